@@ -1,0 +1,17 @@
+# redcoord_add_part(<part> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# Makes the static library redcoord_<part> (alias redcoord::<part>) whose public headers are
+# <part>/include/redcoord/<part>/*.hpp, spelled the same in-tree and installed.
+function(redcoord_add_part part)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  set(target redcoord_${part})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(redcoord::${part} ALIAS ${target})
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/include/*.hpp)
+  target_sources(${target} PUBLIC FILE_SET HEADERS
+                 BASE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/include FILES ${headers})
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  target_link_libraries(${target} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${part} OUTPUT_NAME redcoord_${part})
+endfunction()

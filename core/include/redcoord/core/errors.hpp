@@ -1,0 +1,68 @@
+#pragma once
+/// @file
+/// The typed errors every redcoord part throws. Expected outcomes ("not acquired", "queue
+/// empty", "timed out waiting") are return values, never exceptions; these are for I/O,
+/// protocol, server and usage failures.
+
+#include <stdexcept>
+#include <string>
+
+namespace redcoord {
+
+/// Base of every error redcoord throws. Messages never contain a password.
+class error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The server could not be reached, refused the connection, or the link broke mid-command.
+class connection_error : public error {
+public:
+    using error::error;
+};
+
+/// Authentication was refused (wrong user or password, or the server wants one).
+class auth_error : public connection_error {
+public:
+    using connection_error::connection_error;
+};
+
+/// A connect, command or borrow deadline passed before the server answered.
+class timeout_error : public error {
+public:
+    using error::error;
+};
+
+/// The server answered with an error reply; what() holds the server's text.
+class reply_error : public error {
+public:
+    using error::error;
+};
+
+/// The peer sent something that is not RESP (for example: not a Redis server), or a
+/// reply of an unexpected shape.
+class protocol_error : public error {
+public:
+    using error::error;
+};
+
+/// No connection could be borrowed from a connection_pool within the borrow timeout.
+class pool_exhausted : public error {
+public:
+    using error::error;
+};
+
+/// A caller passed a value redcoord cannot use (empty name, bad URL, bad option).
+class invalid_argument : public error {
+public:
+    using error::error;
+};
+
+/// A write (unlock, ack, extend, ...) was sent but its reply was lost: the effect may or
+/// may not have happened on the server.
+class outcome_unknown : public error {
+public:
+    using error::error;
+};
+
+}  // namespace redcoord

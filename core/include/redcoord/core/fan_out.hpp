@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// One command to N independent servers at once, replies collected under one deadline:
+/// the "multiplexing" of the Redlock page (seed 004, "Performance, crash recovery and fsync").
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/reply.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace redcoord {
+
+/// What one node did with a fanned-out command.
+struct node_result {
+    /// How the node's part ended.
+    enum class status {
+        pending,            ///< Not answered when the fan-out stopped early (quorum reached).
+        answered,           ///< A reply arrived (it may be an error reply: see `value`).
+        timeout,            ///< No reply within the deadline (hung or paused node).
+        connection_failed,  ///< Could not connect, or the link broke.
+    };
+    status state = status::pending;
+    std::optional<reply> value;              ///< The reply, when answered.
+    std::string error;                       ///< Why it failed (no password), otherwise empty.
+    std::chrono::microseconds latency{0};    ///< From the start of the fan-out to this outcome.
+
+    [[nodiscard]] bool answered() const noexcept { return state == status::answered; }
+};
+
+/// Options of one fan-out.
+struct fan_out_options {
+    /// Deadline for the whole fan-out, from its start: connects, writes and replies of all
+    /// nodes share it. Must be > 0.
+    std::chrono::milliseconds timeout{50};
+    /// Called after each node's outcome with all results so far; returning true stops the
+    /// fan-out at once (the rest stay `pending`, their connections are kept and drained
+    /// later). Empty means wait for every node or the deadline.
+    std::function<bool(std::span<const node_result>)> stop_when;
+    /// If set, a node answering with NOSCRIPT is sent this command instead, in the same
+    /// fan-out (used with script::evalsha_argv / eval_argv).
+    std::optional<std::vector<std::string>> noscript_fallback;
+};
+
+/// Sends `argv` to every pool at once and collects the replies, using non-blocking I/O and
+/// poll() on all sockets together, so a dead or hung node costs at most the deadline, never
+/// N times it. Never throws for a node's failure: each failure is a result. Results are in
+/// the order of `pools`.
+///
+/// Thread-safety: safe to call concurrently (each call leases its own connections).
+/// @throws invalid_argument when `pools` contains a null pointer or the timeout is not > 0.
+[[nodiscard]] std::vector<node_result> fan_out(std::span<connection_pool* const> pools,
+                                               const std::vector<std::string>& argv,
+                                               const fan_out_options& opts);
+
+}  // namespace redcoord

@@ -1,0 +1,120 @@
+#pragma once
+/// @file
+/// The thread-safe, bounded connection pool every redcoord part takes.
+
+#include <redcoord/core/connection.hpp>
+#include <redcoord/core/endpoint.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+namespace redcoord {
+
+/// Pool sizing and timing.
+struct pool_options {
+    /// Most connections open at once (leased + idle). Must be >= 1.
+    std::size_t max_size = 16;
+    /// How long borrow() waits for a free connection before throwing pool_exhausted;
+    /// zero means fail at once when none is free.
+    std::chrono::milliseconds borrow_timeout{2000};
+    /// An idle connection older than this is PINGed before it is handed out; zero checks
+    /// every time.
+    std::chrono::milliseconds idle_check_after{30000};
+};
+
+/// Counters of a pool, a snapshot.
+struct pool_stats {
+    std::size_t in_use = 0;        ///< Connections currently leased.
+    std::size_t idle = 0;          ///< Connections open and waiting in the pool.
+    std::uint64_t created = 0;     ///< Connections opened so far.
+    std::uint64_t discarded = 0;   ///< Connections dropped (poisoned or failed health check).
+    std::uint64_t waits = 0;       ///< Borrows that had to wait for a free connection.
+    std::uint64_t errors = 0;      ///< Failed connects and exhausted borrows.
+};
+
+class connection_pool;
+namespace detail {
+struct pool_access;
+}
+
+/// An exclusive RAII lease of one pooled connection; returns it on destruction, or
+/// discards it when poisoned. Move-only. Destruction never throws.
+class pooled_connection {
+public:
+    pooled_connection() = default;
+    pooled_connection(pooled_connection&&) noexcept;
+    pooled_connection& operator=(pooled_connection&&) noexcept;
+    ~pooled_connection();
+
+    connection& operator*() const noexcept { return *conn_; }
+    connection* operator->() const noexcept { return conn_.get(); }
+    [[nodiscard]] explicit operator bool() const noexcept { return conn_ != nullptr; }
+    /// Returns the connection to the pool now.
+    void reset() noexcept;
+
+private:
+    friend class connection_pool;
+    pooled_connection(std::shared_ptr<void> state, std::unique_ptr<connection> c) noexcept;
+    std::shared_ptr<void> state_;
+    std::unique_ptr<connection> conn_;
+};
+
+/// A bounded pool of connections to one endpoint, opened lazily.
+///
+/// Thread-safety: every member function may be called from any thread. Leases may outlive
+/// the pool object (they hold the shared state); connections returned after the pool is
+/// gone are closed.
+///
+/// With a Sentinel endpoint (`redis-sentinel://...`) each new connection is opened to the
+/// master the sentinels currently report (see sentinel.hpp).
+class connection_pool {
+public:
+    /// Creates an empty pool; nothing connects until the first borrow.
+    /// @throws invalid_argument when `opts.max_size` is 0.
+    explicit connection_pool(endpoint ep, pool_options opts = {});
+    ~connection_pool();
+    connection_pool(const connection_pool&) = delete;
+    connection_pool& operator=(const connection_pool&) = delete;
+
+    /// Borrows a connection, waiting up to `pool_options::borrow_timeout`.
+    /// @throws pool_exhausted when none becomes free in time;
+    /// @throws connection_error, auth_error, timeout_error, protocol_error when a new
+    ///         connection cannot be opened.
+    [[nodiscard]] pooled_connection borrow();
+    /// Borrows with an explicit wait (zero: do not wait for a free connection).
+    [[nodiscard]] pooled_connection borrow(std::chrono::milliseconds wait);
+
+    /// Borrow, run one command, return. Same errors as borrow() and connection::command().
+    reply command(std::initializer_list<std::string_view> argv);
+    /// Same, for owned arguments.
+    reply command(const std::vector<std::string>& argv);
+
+    /// Closes all idle connections (e.g. after a failover); leased ones close on return.
+    void clear_idle() noexcept;
+
+    [[nodiscard]] pool_stats stats() const;
+    [[nodiscard]] const endpoint& where() const noexcept;
+    [[nodiscard]] const pool_options& options() const noexcept;
+
+    /// Replaces how new connections are opened (Sentinel resolution installs one).
+    void set_connector(std::function<std::unique_ptr<connection>()> connector);
+
+private:
+    friend struct detail::pool_access;
+    friend class pooled_connection;
+    // Fan-out's two halves: an idle connection if one is free now (else empty), and a new
+    // connection whose connect ends by `within`, refused at once while a recent failure's
+    // backoff runs so a dead node is not re-dialled on every fan-out.
+    pooled_connection take_idle() noexcept;
+    pooled_connection connect_bounded(std::chrono::milliseconds within);
+    struct state;
+    std::shared_ptr<state> state_;
+};
+
+}  // namespace redcoord

@@ -1,0 +1,56 @@
+#pragma once
+/// @file
+/// An owning copy of one RESP2 reply, so no hiredis type appears in public headers.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redcoord {
+
+/// One reply from the server: a tree of strings, integers, nils, statuses, errors and arrays.
+///
+/// Thread-safety: a plain value type.
+class reply {
+public:
+    /// RESP2 reply kinds.
+    enum class kind { nil, string, status, integer, array, error };
+
+    reply() = default;
+    /// Makes a reply of kind `k` with text `s` (string, status, error).
+    static reply make_text(kind k, std::string s);
+    /// Makes an integer reply.
+    static reply make_integer(std::int64_t v);
+    /// Makes an array reply.
+    static reply make_array(std::vector<reply> elements);
+
+    [[nodiscard]] kind type() const noexcept { return kind_; }
+    [[nodiscard]] bool is_nil() const noexcept { return kind_ == kind::nil; }
+    [[nodiscard]] bool is_error() const noexcept { return kind_ == kind::error; }
+    [[nodiscard]] bool is_string() const noexcept { return kind_ == kind::string; }
+    [[nodiscard]] bool is_status() const noexcept { return kind_ == kind::status; }
+    [[nodiscard]] bool is_integer() const noexcept { return kind_ == kind::integer; }
+    [[nodiscard]] bool is_array() const noexcept { return kind_ == kind::array; }
+
+    /// The text of a string, status or error reply (binary-safe).
+    /// @throws protocol_error for other kinds.
+    [[nodiscard]] const std::string& text() const;
+    /// The value of an integer reply. @throws protocol_error for other kinds.
+    [[nodiscard]] std::int64_t integer() const;
+    /// The elements of an array reply. @throws protocol_error for other kinds.
+    [[nodiscard]] const std::vector<reply>& elements() const;
+    /// The text of a string reply, or nullopt for nil. @throws protocol_error otherwise.
+    [[nodiscard]] std::optional<std::string> maybe_text() const;
+    /// True for a status reply equal to `s` (e.g. "OK").
+    [[nodiscard]] bool is_status(std::string_view s) const noexcept;
+
+private:
+    kind kind_ = kind::nil;
+    std::int64_t integer_ = 0;
+    std::string text_;
+    std::vector<reply> elements_;
+};
+
+}  // namespace redcoord

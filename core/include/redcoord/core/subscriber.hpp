@@ -1,0 +1,90 @@
+#pragma once
+/// @file
+/// A dedicated pub/sub connection with its own reader thread that reconnects and
+/// resubscribes by itself (redis.io: Pub/Sub).
+
+#include <redcoord/core/endpoint.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redcoord {
+
+/// One message received on a subscription.
+struct pubsub_message {
+    std::string channel;   ///< The channel it was published to.
+    std::string pattern;   ///< The matching pattern for PSUBSCRIBE deliveries, else empty.
+    std::string payload;   ///< The payload, binary-safe.
+};
+
+/// Reconnection timing of a subscriber.
+struct subscriber_options {
+    /// First delay before reconnecting after the link drops; doubles up to `reconnect_max`,
+    /// with random jitter of up to half the delay. Must be > 0.
+    std::chrono::milliseconds reconnect_min{20};
+    /// Longest delay between reconnect attempts. Must be >= reconnect_min.
+    std::chrono::milliseconds reconnect_max{1000};
+    /// The reader PINGs an idle link this often and drops it after three intervals without
+    /// any data, so a paused or silently dead server is noticed. Zero disables the check.
+    std::chrono::milliseconds health_interval{1000};
+};
+
+/// A pub/sub connection to one server (never taken from a pool) and the thread that reads it.
+///
+/// The subscriber keeps the set of channels and patterns it was asked for; after the link
+/// drops it reconnects with exponential backoff and subscribes to all of them again. Messages
+/// published while the link was down are lost (pub/sub is fire-and-forget): callers that must
+/// not miss an event keep state in keys and use messages only to wake.
+///
+/// Thread-safety: all member functions may be called from any thread. The message and state
+/// handlers run on the reader thread, one at a time, in arrival order; a handler must not call
+/// back into the same subscriber's blocking functions (subscribe/psubscribe with a wait) and
+/// should return quickly. An exception escaping a handler is swallowed and counted.
+class subscriber {
+public:
+    /// Called for each message.
+    using message_handler = std::function<void(const pubsub_message&)>;
+    /// Called with true when (re)subscribed after a connect, false when the link dropped.
+    using state_handler = std::function<void(bool connected)>;
+
+    /// Starts the reader thread, which connects at once (and keeps retrying if it cannot).
+    /// @throws invalid_argument for a missing handler or bad options.
+    subscriber(endpoint ep, message_handler on_message, subscriber_options opts = {},
+               state_handler on_state = {});
+    /// Stops and joins the reader thread; never throws, never hangs longer than one
+    /// connect_timeout.
+    ~subscriber();
+    subscriber(const subscriber&) = delete;
+    subscriber& operator=(const subscriber&) = delete;
+
+    /// Adds channels; returns true once the server confirmed all of them on the current
+    /// link, false when `wait` passed first (they stay wanted and are subscribed as soon as
+    /// the link is up). A zero wait does not wait.
+    bool subscribe(const std::vector<std::string>& channels, std::chrono::milliseconds wait);
+    /// Adds patterns (PSUBSCRIBE); same contract as subscribe().
+    bool psubscribe(const std::vector<std::string>& patterns, std::chrono::milliseconds wait);
+    /// Removes channels; does not wait.
+    void unsubscribe(const std::vector<std::string>& channels);
+    /// Removes patterns; does not wait.
+    void punsubscribe(const std::vector<std::string>& patterns);
+
+    /// True while the link is up and every wanted subscription has been confirmed.
+    [[nodiscard]] bool connected() const;
+    /// How many times the link was (re)established.
+    [[nodiscard]] std::uint64_t connects() const;
+    /// The endpoint this subscriber reads from.
+    [[nodiscard]] const endpoint& where() const noexcept;
+    /// Closes the current link as if the network dropped it (tests, failover): the reader
+    /// reconnects and resubscribes.
+    void drop_link();
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace redcoord

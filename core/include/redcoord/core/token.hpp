@@ -1,0 +1,21 @@
+#pragma once
+/// @file
+/// Unguessable identifiers from the kernel CSPRNG (getrandom(2)).
+
+#include <cstdint>
+#include <string>
+
+namespace redcoord {
+
+/// 20 random bytes from getrandom(2), as 40 lower-case hex characters: lock tokens,
+/// consumer, waiter and message ids.
+/// @throws error if the kernel cannot supply randomness.
+[[nodiscard]] std::string random_token();
+
+/// A uniformly random 64-bit value from the kernel CSPRNG (jitter, random choices).
+[[nodiscard]] std::uint64_t random_u64();
+
+/// A random value in [lo, hi] (inclusive); returns lo when hi <= lo.
+[[nodiscard]] std::uint64_t random_between(std::uint64_t lo, std::uint64_t hi);
+
+}  // namespace redcoord

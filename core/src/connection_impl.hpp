@@ -1,0 +1,56 @@
+#pragma once
+// Private to core: the hiredis-backed state behind redcoord::connection, shared with the
+// fan-out and subscriber code that drive sockets directly.
+
+#include <redcoord/core/connection.hpp>
+#include <redcoord/core/errors.hpp>
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <span>
+#include <string_view>
+
+namespace redcoord {
+
+struct connection::impl {
+    endpoint ep;
+    redisContext* ctx = nullptr;
+    bool poisoned = false;
+    // Replies still owed by the server for commands whose caller stopped waiting (a fan-out
+    // that decided at quorum); the next reader skips them before reading its own.
+    unsigned stale_replies = 0;
+    std::chrono::milliseconds socket_timeout{-1};
+    std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+
+    impl(const endpoint& e, std::chrono::milliseconds connect_timeout);
+    ~impl();
+    impl(const impl&) = delete;
+    impl& operator=(const impl&) = delete;
+
+    void set_timeout(std::chrono::milliseconds t);
+    void append(std::span<const std::string_view> argv);
+    // Blocking read of the next reply, skipping stale ones; transport failures throw and poison.
+    reply read_reply();
+    [[noreturn]] void fail(std::string_view during);
+    [[nodiscard]] std::string where() const { return ep.to_string(); }
+};
+
+namespace detail {
+
+struct connection_access {
+    static connection::impl& get(connection& c) { return *c.impl_; }
+    static connection make(std::unique_ptr<connection::impl> i) noexcept { return connection(std::move(i)); }
+};
+
+// Opens a connection whose handshake is bounded by `connect_timeout` instead of the endpoint's.
+connection open_connection(const endpoint& ep, std::chrono::milliseconds connect_timeout);
+
+reply convert_reply(const redisReply* r);
+
+// The typed error for a hiredis context failure, with the context's message.
+[[noreturn]] void throw_context_error(const redisContext* ctx, int saved_errno, const std::string& where,
+                                      std::string_view during);
+
+}  // namespace detail
+}  // namespace redcoord

@@ -1,0 +1,224 @@
+#include "connection_impl.hpp"
+#include "pool_access.hpp"
+
+#include <redcoord/core/fan_out.hpp>
+#include <redcoord/core/script.hpp>
+
+#include <poll.h>
+
+#include <cerrno>
+#include <ctime>
+#include <thread>
+
+namespace redcoord {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct node_io {
+    pooled_connection lease;
+    connection::impl* conn = nullptr;
+    bool waiting = false;
+    bool retried_noscript = false;
+};
+
+std::vector<std::string_view> views(const std::vector<std::string>& v) {
+    return {v.begin(), v.end()};
+}
+
+// Writes what hiredis has buffered; commands here are small, so a blocking socket that
+// poll() reported writable drains at once, and SO_SNDTIMEO bounds the odd large one.
+void flush(connection::impl& c) {
+    int done = 0;
+    while (!done) {
+        errno = 0;
+        if (redisBufferWrite(c.ctx, &done) != REDIS_OK) c.fail("sending to");
+    }
+}
+
+}  // namespace
+
+std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const std::vector<std::string>& argv,
+                                 const fan_out_options& opts) {
+    if (opts.timeout.count() <= 0) throw invalid_argument("fan-out timeout must be > 0");
+    if (argv.empty()) throw invalid_argument("empty command");
+    for (auto* p : pools)
+        if (!p) throw invalid_argument("fan-out given a null pool");
+
+    const auto start = clock_type::now();
+    const auto deadline = start + opts.timeout;
+    const std::size_t n = pools.size();
+    std::vector<node_result> results(n);
+    std::vector<node_io> io(n);
+    const auto argv_views = views(argv);
+    std::size_t outstanding = 0;
+
+    auto elapsed = [&] {
+        return std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - start);
+    };
+    auto finish_failed = [&](std::size_t i, node_result::status st, std::string why) {
+        results[i].state = st;
+        results[i].error = std::move(why);
+        results[i].latency = elapsed();
+        if (io[i].conn) io[i].conn->poisoned = true;
+        if (io[i].waiting) --outstanding;
+        io[i].waiting = false;
+        io[i].lease.reset();
+    };
+    auto should_stop = [&] { return opts.stop_when && opts.stop_when(std::span<const node_result>(results)); };
+
+    auto send = [&](std::size_t i) {
+        try {
+            io[i].conn = &detail::connection_access::get(*io[i].lease);
+            if (io[i].conn->poisoned) throw connection_error("connection unusable");
+            io[i].conn->append(argv_views);
+            flush(*io[i].conn);
+            io[i].waiting = true;
+            ++outstanding;
+        } catch (const timeout_error& e) {
+            finish_failed(i, node_result::status::timeout, e.what());
+        } catch (const error& e) {
+            finish_failed(i, node_result::status::connection_failed, e.what());
+        }
+    };
+
+    bool stopped = false;
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> which;
+    // Reads replies from whichever node answers first until every sent command is answered,
+    // the caller's predicate says stop, or the shared deadline passes.
+    auto collect = [&] {
+        bool last_look = false;
+        while (outstanding > 0 && !stopped && !last_look) {
+            auto now = clock_type::now();
+            // Past the deadline, one zero-wait look still takes replies already in the buffers.
+            last_look = now >= deadline;
+            fds.clear();
+            which.clear();
+            for (std::size_t i = 0; i < n; ++i)
+                if (io[i].waiting) {
+                    fds.push_back(pollfd{io[i].conn->ctx->fd, POLLIN, 0});
+                    which.push_back(i);
+                }
+            auto left_ns = last_look ? 0 : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count();
+            timespec ts{static_cast<time_t>(left_ns / 1'000'000'000), static_cast<long>(left_ns % 1'000'000'000)};
+            int rc = ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+            if (rc < 0) {
+                if (errno == EINTR) continue;
+                break;
+            }
+            for (std::size_t k = 0; k < fds.size() && !stopped; ++k) {
+                if (!fds[k].revents) continue;
+                std::size_t i = which[k];
+                auto& c = *io[i].conn;
+                try {
+                    errno = 0;
+                    if (redisBufferRead(c.ctx) != REDIS_OK) c.fail("reading from");
+                    for (;;) {
+                        void* raw = nullptr;
+                        if (redisGetReplyFromReader(c.ctx, &raw) != REDIS_OK) c.fail("reading from");
+                        if (!raw) break;
+                        auto* rr = static_cast<redisReply*>(raw);
+                        if (c.stale_replies > 0) {
+                            --c.stale_replies;
+                            freeReplyObject(rr);
+                            continue;
+                        }
+                        reply r;
+                        try {
+                            r = detail::convert_reply(rr);
+                        } catch (...) {
+                            freeReplyObject(rr);
+                            throw;
+                        }
+                        freeReplyObject(rr);
+                        if (is_noscript(r) && opts.noscript_fallback && !io[i].retried_noscript) {
+                            io[i].retried_noscript = true;
+                            c.append(views(*opts.noscript_fallback));
+                            flush(c);
+                            continue;
+                        }
+                        c.last_used = clock_type::now();
+                        results[i].state = node_result::status::answered;
+                        results[i].value = std::move(r);
+                        results[i].latency = elapsed();
+                        io[i].waiting = false;
+                        --outstanding;
+                        io[i].lease.reset();
+                        stopped = should_stop();
+                        break;
+                    }
+                } catch (const timeout_error& e) {
+                    finish_failed(i, node_result::status::timeout, e.what());
+                    stopped = should_stop();
+                } catch (const error& e) {
+                    finish_failed(i, node_result::status::connection_failed, e.what());
+                    stopped = should_stop();
+                }
+            }
+        }
+    };
+
+    // Round 1: nodes with an idle connection get the command at once, and their replies
+    // are collected before anything waits on a connect.
+    std::vector<std::size_t> need_connect;
+    for (std::size_t i = 0; i < n; ++i) {
+        io[i].lease = detail::pool_access::take_idle(*pools[i]);
+        if (io[i].lease) send(i);
+        else need_connect.push_back(i);
+    }
+    stopped = should_stop();
+    collect();
+
+    // Round 2: the rest connect in parallel, each bounded by what is left of the deadline,
+    // so k unreachable nodes cost one deadline, not k.
+    if (!stopped && !need_connect.empty()) {
+        std::vector<std::string> connect_error(n);
+        std::vector<bool> connect_timed_out(n, false);
+        std::vector<std::thread> dialers;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+        for (auto i : need_connect) {
+            if (left.count() <= 0) {
+                connect_error[i] = "no time left to connect";
+                connect_timed_out[i] = true;
+                continue;
+            }
+            dialers.emplace_back([&, i] {
+                try {
+                    io[i].lease = detail::pool_access::connect_bounded(*pools[i], left);
+                } catch (const timeout_error& e) {
+                    connect_error[i] = e.what();
+                    connect_timed_out[i] = true;
+                } catch (const std::exception& e) {
+                    connect_error[i] = e.what();
+                }
+            });
+        }
+        for (auto& t : dialers) t.join();
+        for (auto i : need_connect) {
+            if (io[i].lease) send(i);
+            else
+                finish_failed(i, connect_timed_out[i] ? node_result::status::timeout
+                                                      : node_result::status::connection_failed,
+                              connect_error[i]);
+        }
+        stopped = should_stop();
+        collect();
+    }
+
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!io[i].waiting) continue;
+        if (stopped) {
+            // Still answering: keep the connection and let its next user skip this reply.
+            ++io[i].conn->stale_replies;
+            results[i].state = node_result::status::pending;
+            io[i].waiting = false;
+            io[i].lease.reset();
+        } else {
+            finish_failed(i, node_result::status::timeout, "no reply within " + std::to_string(opts.timeout.count()) + " ms");
+        }
+    }
+    return results;
+}
+
+}  // namespace redcoord

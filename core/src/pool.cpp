@@ -1,0 +1,212 @@
+#include "connection_impl.hpp"
+
+#include <redcoord/core/pool.hpp>
+
+#include <algorithm>
+
+namespace redcoord {
+
+struct connection_pool::state {
+    endpoint ep;
+    pool_options opts;
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::unique_ptr<connection>> idle;
+    std::size_t open = 0;  // idle + leased + being opened
+    pool_stats counters;
+    std::function<std::unique_ptr<connection>(std::chrono::milliseconds)> connector;
+    // Fan-out reconnect backoff after a failed connect (see connect_bounded).
+    std::chrono::milliseconds backoff{0};
+    std::chrono::steady_clock::time_point retry_after{};
+
+    std::unique_ptr<connection> connect(std::chrono::milliseconds connect_timeout) {
+        if (connector) return connector(connect_timeout);
+        return std::make_unique<connection>(detail::open_connection(ep, connect_timeout));
+    }
+
+    void give_back(std::unique_ptr<connection> c) noexcept {
+        std::lock_guard lk(mu);
+        --counters.in_use;
+        if (c->poisoned()) {
+            --open;
+            ++counters.discarded;
+        } else {
+            idle.push_back(std::move(c));
+        }
+        cv.notify_one();
+    }
+};
+
+pooled_connection::pooled_connection(std::shared_ptr<void> state, std::unique_ptr<connection> c) noexcept
+    : state_(std::move(state)), conn_(std::move(c)) {}
+
+pooled_connection::pooled_connection(pooled_connection&& o) noexcept
+    : state_(std::move(o.state_)), conn_(std::move(o.conn_)) {}
+
+pooled_connection& pooled_connection::operator=(pooled_connection&& o) noexcept {
+    if (this != &o) {
+        reset();
+        state_ = std::move(o.state_);
+        conn_ = std::move(o.conn_);
+    }
+    return *this;
+}
+
+pooled_connection::~pooled_connection() { reset(); }
+
+void pooled_connection::reset() noexcept {
+    if (conn_ && state_) static_cast<connection_pool::state*>(state_.get())->give_back(std::move(conn_));
+    conn_.reset();
+    state_.reset();
+}
+
+connection_pool::connection_pool(endpoint ep, pool_options opts) : state_(std::make_shared<state>()) {
+    if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
+    if (opts.borrow_timeout.count() < 0) throw invalid_argument("pool_options::borrow_timeout must be >= 0");
+    state_->ep = std::move(ep);
+    state_->opts = opts;
+}
+
+connection_pool::~connection_pool() { clear_idle(); }
+
+pooled_connection connection_pool::borrow() { return borrow(state_->opts.borrow_timeout); }
+
+pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
+    auto& s = *state_;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+        std::unique_lock lk(s.mu);
+        bool waited = false;
+        while (s.idle.empty() && s.open >= s.opts.max_size) {
+            if (!waited) {
+                ++s.counters.waits;
+                waited = true;
+            }
+            if (s.cv.wait_until(lk, deadline) == std::cv_status::timeout && s.idle.empty() &&
+                s.open >= s.opts.max_size) {
+                ++s.counters.errors;
+                throw pool_exhausted("no free connection to " + s.ep.to_string() + " within " +
+                                     std::to_string(wait.count()) + " ms (pool size " +
+                                     std::to_string(s.opts.max_size) + ")");
+            }
+        }
+        if (!s.idle.empty()) {
+            // Newest first: warm sockets, and old ones age out through the health check.
+            auto c = std::move(s.idle.back());
+            s.idle.pop_back();
+            ++s.counters.in_use;
+            lk.unlock();
+            auto age = std::chrono::steady_clock::now() - c->last_used();
+            if (age >= s.opts.idle_check_after) {
+                try {
+                    c->command({"PING"});
+                } catch (const error&) {
+                    std::lock_guard g(s.mu);
+                    --s.counters.in_use;
+                    --s.open;
+                    ++s.counters.discarded;
+                    continue;
+                }
+            }
+            return pooled_connection(state_, std::move(c));
+        }
+        ++s.open;
+        ++s.counters.in_use;
+        lk.unlock();
+        try {
+            auto c = s.connect(s.ep.connect_timeout);
+            std::lock_guard g(s.mu);
+            ++s.counters.created;
+            return pooled_connection(state_, std::move(c));
+        } catch (...) {
+            std::lock_guard g(s.mu);
+            --s.open;
+            --s.counters.in_use;
+            ++s.counters.errors;
+            s.cv.notify_one();
+            throw;
+        }
+    }
+}
+
+pooled_connection connection_pool::take_idle() noexcept {
+    auto& s = *state_;
+    std::lock_guard lk(s.mu);
+    if (s.idle.empty()) return {};
+    auto c = std::move(s.idle.back());
+    s.idle.pop_back();
+    ++s.counters.in_use;
+    return pooled_connection(state_, std::move(c));
+}
+
+pooled_connection connection_pool::connect_bounded(std::chrono::milliseconds within) {
+    auto& s = *state_;
+    {
+        std::lock_guard lk(s.mu);
+        auto now = std::chrono::steady_clock::now();
+        if (now < s.retry_after)
+            throw connection_error("cannot connect to " + s.ep.to_string() + ": failed recently, retrying in " +
+                                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      s.retry_after - now).count()) + " ms");
+        if (s.open >= s.opts.max_size) throw pool_exhausted("no free connection to " + s.ep.to_string());
+        ++s.open;
+        ++s.counters.in_use;
+    }
+    try {
+        auto c = s.connect(std::max(std::chrono::milliseconds(1), std::min(within, s.ep.connect_timeout)));
+        std::lock_guard g(s.mu);
+        ++s.counters.created;
+        s.backoff = std::chrono::milliseconds(0);
+        return pooled_connection(state_, std::move(c));
+    } catch (...) {
+        std::lock_guard g(s.mu);
+        --s.open;
+        --s.counters.in_use;
+        ++s.counters.errors;
+        s.backoff = std::clamp(s.backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+        s.retry_after = std::chrono::steady_clock::now() + s.backoff;
+        s.cv.notify_one();
+        throw;
+    }
+}
+
+reply connection_pool::command(std::initializer_list<std::string_view> argv) {
+    auto c = borrow();
+    return c->command(argv);
+}
+
+reply connection_pool::command(const std::vector<std::string>& argv) {
+    auto c = borrow();
+    return c->command(argv);
+}
+
+void connection_pool::clear_idle() noexcept {
+    std::deque<std::unique_ptr<connection>> gone;
+    {
+        std::lock_guard lk(state_->mu);
+        gone.swap(state_->idle);
+        state_->open -= gone.size();
+        state_->counters.discarded += gone.size();
+        state_->cv.notify_all();
+    }
+}
+
+pool_stats connection_pool::stats() const {
+    std::lock_guard lk(state_->mu);
+    pool_stats st = state_->counters;
+    st.idle = state_->idle.size();
+    return st;
+}
+
+const endpoint& connection_pool::where() const noexcept { return state_->ep; }
+const pool_options& connection_pool::options() const noexcept { return state_->opts; }
+
+void connection_pool::set_connector(std::function<std::unique_ptr<connection>()> connector) {
+    std::lock_guard lk(state_->mu);
+    if (connector)
+        state_->connector = [c = std::move(connector)](std::chrono::milliseconds) { return c(); };
+    else
+        state_->connector = nullptr;
+}
+
+}  // namespace redcoord

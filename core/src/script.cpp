@@ -1,0 +1,86 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/script.hpp>
+
+#include <boost/uuid/detail/sha1.hpp>
+
+#include <cstdio>
+
+namespace redcoord {
+namespace {
+
+std::string sha1_hex(const std::string& s) {
+    boost::uuids::detail::sha1 h;
+    h.process_bytes(s.data(), s.size());
+    boost::uuids::detail::sha1::digest_type d;
+    h.get_digest(d);
+    char buf[41];
+    for (int i = 0; i < 5; ++i) std::snprintf(buf + 8 * i, 9, "%08x", d[i]);
+    return std::string(buf, 40);
+}
+
+std::vector<std::string> build(std::string_view verb, const std::string& body,
+                               std::span<const std::string_view> keys, std::span<const std::string_view> args) {
+    std::vector<std::string> v;
+    v.reserve(3 + keys.size() + args.size());
+    v.emplace_back(verb);
+    v.push_back(body);
+    v.push_back(std::to_string(keys.size()));
+    for (auto k : keys) v.emplace_back(k);
+    for (auto a : args) v.emplace_back(a);
+    return v;
+}
+
+}  // namespace
+
+bool is_noscript(const reply& e) noexcept {
+    return e.is_error() && e.text().rfind("NOSCRIPT", 0) == 0;
+}
+
+script::script(std::string source) : source_(std::move(source)) {
+    if (source_.empty()) throw invalid_argument("script source must not be empty");
+    sha1_ = sha1_hex(source_);
+}
+
+std::vector<std::string> script::evalsha_argv(std::span<const std::string_view> keys,
+                                              std::span<const std::string_view> args) const {
+    return build("EVALSHA", sha1_, keys, args);
+}
+
+std::vector<std::string> script::eval_argv(std::span<const std::string_view> keys,
+                                           std::span<const std::string_view> args) const {
+    return build("EVAL", source_, keys, args);
+}
+
+reply script::run(connection& c, std::span<const std::string_view> keys,
+                  std::span<const std::string_view> args) const {
+    std::vector<std::string_view> argv;
+    argv.reserve(3 + keys.size() + args.size());
+    const std::string nkeys = std::to_string(keys.size());
+    argv.push_back("EVALSHA");
+    argv.push_back(sha1_);
+    argv.push_back(nkeys);
+    argv.insert(argv.end(), keys.begin(), keys.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    try {
+        return c.command(std::span<const std::string_view>(argv));
+    } catch (const reply_error& e) {
+        if (std::string_view(e.what()).rfind("NOSCRIPT", 0) != 0) throw;
+    }
+    // The cache was flushed (restart, failover, SCRIPT FLUSH): load and retry once.
+    c.command({"SCRIPT", "LOAD", source_});
+    return c.command(std::span<const std::string_view>(argv));
+}
+
+reply script::run(connection& c, std::initializer_list<std::string_view> keys,
+                  std::initializer_list<std::string_view> args) const {
+    return run(c, std::span<const std::string_view>(keys.begin(), keys.size()),
+               std::span<const std::string_view>(args.begin(), args.size()));
+}
+
+reply script::run(connection_pool& pool, std::initializer_list<std::string_view> keys,
+                  std::initializer_list<std::string_view> args) const {
+    auto c = pool.borrow();
+    return run(*c, keys, args);
+}
+
+}  // namespace redcoord

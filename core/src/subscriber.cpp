@@ -1,0 +1,315 @@
+#include "connection_impl.hpp"
+
+#include <redcoord/core/subscriber.hpp>
+#include <redcoord/core/token.hpp>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace redcoord {
+
+using clock_type = std::chrono::steady_clock;
+
+struct subscriber::impl {
+    endpoint ep;
+    message_handler on_message;
+    state_handler on_state;
+    subscriber_options opts;
+
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    std::set<std::string> want_channels, want_patterns;
+    std::set<std::string> confirmed_channels, confirmed_patterns;
+    std::vector<std::vector<std::string>> outbox;
+    bool link_up = false;
+    bool drop_requested = false;
+    std::uint64_t connect_count = 0;
+
+    std::atomic<bool> stopping{false};
+    int wake_fd = -1;
+    std::thread reader;
+
+    void wake() {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+    }
+
+    bool all_confirmed_locked() const {
+        return link_up && confirmed_channels.size() >= want_channels.size() &&
+               confirmed_patterns.size() >= want_patterns.size();
+    }
+
+    void notify_state(bool up) {
+        if (!on_state) return;
+        try {
+            on_state(up);
+        } catch (...) {
+        }
+    }
+
+    void deliver(pubsub_message m) {
+        try {
+            on_message(m);
+        } catch (...) {
+            // A throwing handler must not kill the reader; the caller reports its own errors.
+        }
+    }
+
+    void handle(const reply& r) {
+        if (!r.is_array() || r.elements().empty() || !r.elements()[0].is_string()) return;
+        const auto& e = r.elements();
+        const std::string& kind = e[0].text();
+        if (kind == "message" && e.size() >= 3) {
+            deliver(pubsub_message{e[1].text(), {}, e[2].text()});
+        } else if (kind == "pmessage" && e.size() >= 4) {
+            deliver(pubsub_message{e[2].text(), e[1].text(), e[3].text()});
+        } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" || kind == "punsubscribe") {
+            if (e.size() < 2 || e[1].is_nil()) return;
+            const bool pattern = kind == "psubscribe" || kind == "punsubscribe";
+            std::lock_guard lk(mu);
+            auto& confirmed = pattern ? confirmed_patterns : confirmed_channels;
+            auto& want = pattern ? want_patterns : want_channels;
+            // A late confirmation for something unsubscribed since must not count.
+            if (kind == "subscribe" || kind == "psubscribe") {
+                if (want.count(e[1].text())) confirmed.insert(e[1].text());
+            } else {
+                confirmed.erase(e[1].text());
+            }
+            cv.notify_all();
+        }
+    }
+
+    static void send(connection::impl& c, const std::vector<std::string>& cmd) {
+        std::vector<std::string_view> v(cmd.begin(), cmd.end());
+        c.append(v);
+    }
+
+    static void flush(connection::impl& c) {
+        int done = 0;
+        while (!done)
+            if (redisBufferWrite(c.ctx, &done) != REDIS_OK) c.fail("sending to");
+    }
+
+    // One connected session; returns when the link fails, a drop is requested, or stopping.
+    void session(connection::impl& c) {
+        {
+            std::lock_guard lk(mu);
+            confirmed_channels.clear();
+            confirmed_patterns.clear();
+            outbox.clear();
+            drop_requested = false;
+            link_up = true;
+            ++connect_count;
+            if (!want_channels.empty()) {
+                std::vector<std::string> cmd{"SUBSCRIBE"};
+                cmd.insert(cmd.end(), want_channels.begin(), want_channels.end());
+                send(c, cmd);
+            }
+            if (!want_patterns.empty()) {
+                std::vector<std::string> cmd{"PSUBSCRIBE"};
+                cmd.insert(cmd.end(), want_patterns.begin(), want_patterns.end());
+                send(c, cmd);
+            }
+        }
+        flush(c);
+        announced_up = false;
+        auto last_data = clock_type::now();
+        auto last_ping = last_data;
+        const auto hi = opts.health_interval;
+        while (!stopping.load()) {
+            if (!announced_up) {
+                bool up;
+                {
+                    std::lock_guard lk(mu);
+                    up = all_confirmed_locked();
+                }
+                if (up) {
+                    announced_up = true;
+                    notify_state(true);
+                }
+            }
+            pollfd fds[2] = {{c.ctx->fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+            int timeout_ms = hi.count() > 0 ? static_cast<int>(hi.count()) : 1000;
+            int rc = ::poll(fds, 2, timeout_ms);
+            if (rc < 0 && errno != EINTR) throw connection_error("poll failed");
+            if (stopping.load()) return;
+            if (fds[1].revents) {
+                std::uint64_t v;
+                [[maybe_unused]] auto n = ::read(wake_fd, &v, sizeof v);
+                std::vector<std::vector<std::string>> cmds;
+                {
+                    std::lock_guard lk(mu);
+                    if (drop_requested) return;
+                    cmds.swap(outbox);
+                }
+                for (auto& cmd : cmds) send(c, cmd);
+                if (!cmds.empty()) flush(c);
+            }
+            if (fds[0].revents) {
+                errno = 0;
+                if (redisBufferRead(c.ctx) != REDIS_OK) c.fail("reading from");
+                last_data = clock_type::now();
+                for (;;) {
+                    void* raw = nullptr;
+                    if (redisGetReplyFromReader(c.ctx, &raw) != REDIS_OK) c.fail("reading from");
+                    if (!raw) break;
+                    auto* rr = static_cast<redisReply*>(raw);
+                    reply r;
+                    try {
+                        r = detail::convert_reply(rr);
+                    } catch (...) {
+                        freeReplyObject(rr);
+                        throw;
+                    }
+                    freeReplyObject(rr);
+                    handle(r);
+                }
+            }
+            if (hi.count() > 0) {
+                auto now = clock_type::now();
+                if (now - last_data > 3 * hi) throw timeout_error("subscriber link to " + ep.to_string() + " silent");
+                if (now - last_ping >= hi && now - last_data >= hi) {
+                    send(c, {"PING"});
+                    flush(c);
+                    last_ping = now;
+                }
+            }
+        }
+    }
+    bool announced_up = false;  // reader thread only
+
+    void run() {
+        auto backoff = opts.reconnect_min;
+        while (!stopping.load()) {
+            std::unique_ptr<connection::impl> c;
+            try {
+                c = std::make_unique<connection::impl>(ep, ep.connect_timeout);
+                // The reader blocks in poll(), never in a socket read: no socket timeout needed.
+                backoff = opts.reconnect_min;
+                session(*c);
+            } catch (const std::exception&) {
+            }
+            bool was_up;
+            {
+                std::lock_guard lk(mu);
+                was_up = link_up;
+                link_up = false;
+                confirmed_channels.clear();
+                confirmed_patterns.clear();
+                cv.notify_all();
+            }
+            c.reset();
+            if (was_up && announced_up) notify_state(false);
+            if (stopping.load()) break;
+            auto jitter = std::chrono::milliseconds(random_between(0, static_cast<std::uint64_t>(backoff.count() / 2)));
+            std::unique_lock lk(mu);
+            cv.wait_for(lk, backoff + jitter, [&] { return stopping.load(); });
+            backoff = std::min(opts.reconnect_max, backoff * 2);
+        }
+    }
+
+    bool add(std::set<std::string>& want, std::set<std::string>& confirmed, const char* verb,
+             const std::vector<std::string>& names, std::chrono::milliseconds wait) {
+        std::unique_lock lk(mu);
+        std::vector<std::string> cmd{verb};
+        for (auto& n : names)
+            if (want.insert(n).second) cmd.push_back(n);
+        if (cmd.size() > 1 && link_up) {
+            outbox.push_back(std::move(cmd));
+            wake();
+        }
+        auto done = [&] {
+            if (!link_up) return false;
+            for (auto& n : names)
+                if (!confirmed.count(n)) return false;
+            return true;
+        };
+        if (wait.count() <= 0) return done();
+        return cv.wait_for(lk, wait, done);
+    }
+
+    void remove(std::set<std::string>& want, std::set<std::string>& confirmed, const char* verb,
+                const std::vector<std::string>& names) {
+        std::lock_guard lk(mu);
+        std::vector<std::string> cmd{verb};
+        for (auto& n : names)
+            if (want.erase(n)) {
+                confirmed.erase(n);
+                cmd.push_back(n);
+            }
+        if (cmd.size() > 1 && link_up) {
+            outbox.push_back(std::move(cmd));
+            wake();
+        }
+    }
+};
+
+subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_options opts, state_handler on_state)
+    : impl_(std::make_unique<impl>()) {
+    if (!on_message) throw invalid_argument("subscriber needs a message handler");
+    if (opts.reconnect_min.count() <= 0 || opts.reconnect_max < opts.reconnect_min)
+        throw invalid_argument("subscriber reconnect delays must satisfy 0 < min <= max");
+    if (ep.is_sentinel()) throw invalid_argument("subscriber needs one server, not a Sentinel endpoint");
+    impl_->ep = std::move(ep);
+    impl_->on_message = std::move(on_message);
+    impl_->on_state = std::move(on_state);
+    impl_->opts = opts;
+    impl_->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (impl_->wake_fd < 0) throw error("eventfd failed");
+    impl_->reader = std::thread([p = impl_.get()] { p->run(); });
+}
+
+subscriber::~subscriber() {
+    impl_->stopping.store(true);
+    {
+        std::lock_guard lk(impl_->mu);
+        impl_->cv.notify_all();
+    }
+    impl_->wake();
+    if (impl_->reader.joinable()) impl_->reader.join();
+    ::close(impl_->wake_fd);
+}
+
+bool subscriber::subscribe(const std::vector<std::string>& channels, std::chrono::milliseconds wait) {
+    return impl_->add(impl_->want_channels, impl_->confirmed_channels, "SUBSCRIBE", channels, wait);
+}
+
+bool subscriber::psubscribe(const std::vector<std::string>& patterns, std::chrono::milliseconds wait) {
+    return impl_->add(impl_->want_patterns, impl_->confirmed_patterns, "PSUBSCRIBE", patterns, wait);
+}
+
+void subscriber::unsubscribe(const std::vector<std::string>& channels) {
+    impl_->remove(impl_->want_channels, impl_->confirmed_channels, "UNSUBSCRIBE", channels);
+}
+
+void subscriber::punsubscribe(const std::vector<std::string>& patterns) {
+    impl_->remove(impl_->want_patterns, impl_->confirmed_patterns, "PUNSUBSCRIBE", patterns);
+}
+
+bool subscriber::connected() const {
+    std::lock_guard lk(impl_->mu);
+    return impl_->all_confirmed_locked();
+}
+
+std::uint64_t subscriber::connects() const {
+    std::lock_guard lk(impl_->mu);
+    return impl_->connect_count;
+}
+
+const endpoint& subscriber::where() const noexcept { return impl_->ep; }
+
+void subscriber::drop_link() {
+    std::lock_guard lk(impl_->mu);
+    impl_->drop_requested = true;
+    impl_->wake();
+}
+
+}  // namespace redcoord

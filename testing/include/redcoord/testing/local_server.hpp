@@ -1,0 +1,102 @@
+#pragma once
+/// @file
+/// Real redis-server processes for tests, benchmarks and the demo (DESIGN.md §testing).
+
+#include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/reply.hpp>
+#include <redcoord/testing/process.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace redcoord::testing {
+
+/// How to start a local redis-server.
+struct server_options {
+    bool appendonly = false;               ///< Enable AOF persistence (off: no persistence at all).
+    std::string appendfsync = "everysec";  ///< AOF fsync policy when appendonly is on.
+    std::string password;                  ///< requirepass (and masterauth for replicas); empty: none.
+    /// Extra configuration directives, written verbatim as `name value` lines.
+    std::vector<std::pair<std::string, std::string>> config;
+    /// How long start() and restart() wait for the server to answer PING.
+    std::chrono::milliseconds start_timeout{10000};
+};
+
+/// The redis-server binary to use: $REDCOORD_REDIS_SERVER, or `redis-server` on PATH.
+/// @throws redcoord::error naming both places when neither is there.
+[[nodiscard]] std::string find_redis_server();
+
+/// A free TCP port on 127.0.0.1 (bound and released; a caller retries on the rare clash).
+[[nodiscard]] std::uint16_t free_port();
+
+/// One redis-server on a free loopback port in a fresh temporary directory.
+///
+/// Faults are real: kill() is SIGKILL, pause()/resume() are SIGSTOP/SIGCONT, restart() starts
+/// the same configuration (and data directory) on the same port. Every process is stopped by
+/// PID when the object is destroyed, also during stack unwinding after a failed test, and the
+/// temporary directory is removed.
+///
+/// Thread-safety: none; drive it from one thread.
+class local_server {
+public:
+    /// Starts a master and waits until it answers.
+    /// @throws redcoord::error when redis-server is missing or does not come up.
+    explicit local_server(server_options opts = {});
+    ~local_server();
+    local_server(const local_server&) = delete;
+    local_server& operator=(const local_server&) = delete;
+
+    /// Starts a replica of `master` and waits until its initial sync is done.
+    static std::unique_ptr<local_server> replica_of(const local_server& master, server_options opts = {});
+
+    [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    [[nodiscard]] pid_t pid() const noexcept;
+    [[nodiscard]] host_port address() const { return {"127.0.0.1", port_}; }
+    /// An endpoint for this server (with the password when one is set).
+    [[nodiscard]] redcoord::endpoint endpoint() const;
+    /// `redis://[:password@]127.0.0.1:port`.
+    [[nodiscard]] std::string url() const;
+    [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+    [[nodiscard]] bool running() noexcept;
+
+    /// SIGKILL and reap; the data directory stays for restart().
+    void kill() noexcept;
+    /// SIGSTOP: the server keeps its sockets but answers nothing.
+    void pause() noexcept;
+    /// SIGCONT after pause().
+    void resume() noexcept;
+    /// Starts the server again on the same port and directory (after kill(), or kills first).
+    void restart();
+    /// REPLICAOF NO ONE: makes a replica a master.
+    void promote();
+    /// REPLICAOF master: makes this server a replica of `master` (no wait for sync).
+    void replicate(const local_server& master);
+    /// Waits until this replica reports `master_link_status:up`.
+    void wait_synced(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
+
+    /// Sends one command on a fresh connection (test set-up and checks).
+    reply command(std::initializer_list<std::string_view> argv) const;
+
+private:
+    void write_config();
+    void start();
+
+    server_options opts_;
+    std::filesystem::path dir_;
+    std::uint16_t port_ = 0;
+    std::optional<host_port> master_of_;
+    std::unique_ptr<process> proc_;
+};
+
+/// Starts `n` independent masters (Redlock's N nodes).
+[[nodiscard]] std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n, server_options opts = {});
+
+}  // namespace redcoord::testing

@@ -1,0 +1,209 @@
+#include <redcoord/core/connection.hpp>
+#include <redcoord/core/errors.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace redcoord::testing {
+namespace fs = std::filesystem;
+
+std::string find_redis_server() {
+    if (const char* env = std::getenv("REDCOORD_REDIS_SERVER"); env && *env) {
+        if (::access(env, X_OK) == 0) return env;
+        throw error(std::string("REDCOORD_REDIS_SERVER=") + env + " is not an executable file");
+    }
+    if (const char* path = std::getenv("PATH")) {
+        std::string_view p(path);
+        while (!p.empty()) {
+            auto colon = p.find(':');
+            auto dir = p.substr(0, colon);
+            auto cand = fs::path(std::string(dir)) / "redis-server";
+            if (::access(cand.c_str(), X_OK) == 0) return cand.string();
+            if (colon == std::string_view::npos) break;
+            p.remove_prefix(colon + 1);
+        }
+    }
+    throw error("redis-server not found: install it (./scripts/bootstrap) or set REDCOORD_REDIS_SERVER");
+}
+
+std::uint16_t free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw error("socket failed");
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+        ::close(fd);
+        throw error("cannot find a free port");
+    }
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+local_server::local_server(server_options opts) : opts_(std::move(opts)) {
+    std::string tmpl = (fs::temp_directory_path() / "redcoord-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw error("mkdtemp failed");
+    dir_ = tmpl;
+    // A port can be taken between free_port() and redis binding it: try a few.
+    for (int attempt = 0;; ++attempt) {
+        port_ = free_port();
+        try {
+            write_config();
+            start();
+            return;
+        } catch (const error&) {
+            if (proc_) proc_->kill();
+            if (attempt >= 4) {
+                std::error_code ec;
+                fs::remove_all(dir_, ec);
+                throw;
+            }
+        }
+    }
+}
+
+std::unique_ptr<local_server> local_server::replica_of(const local_server& master, server_options opts) {
+    if (opts.password.empty()) opts.password = master.opts_.password;
+    opts.config.emplace_back("replicaof", "127.0.0.1 " + std::to_string(master.port()));
+    auto r = std::make_unique<local_server>(std::move(opts));
+    r->master_of_ = master.address();
+    r->wait_synced();
+    return r;
+}
+
+local_server::~local_server() {
+    if (proc_) {
+        proc_->signal(SIGCONT);
+        proc_->kill();
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+}
+
+pid_t local_server::pid() const noexcept { return proc_ ? proc_->pid() : -1; }
+
+redcoord::endpoint local_server::endpoint() const {
+    redcoord::endpoint e;
+    e.host = "127.0.0.1";
+    e.port = port_;
+    e.password = opts_.password;
+    return e;
+}
+
+std::string local_server::url() const {
+    return "redis://" + (opts_.password.empty() ? std::string() : ":" + opts_.password + "@") + "127.0.0.1:" +
+           std::to_string(port_);
+}
+
+bool local_server::running() noexcept { return proc_ && proc_->running(); }
+
+void local_server::write_config() {
+    std::ofstream f(dir_ / "redis.conf", std::ios::trunc);
+    f << "port " << port_ << "\n"
+      << "bind 127.0.0.1\n"
+      << "protected-mode no\n"
+      << "daemonize no\n"
+      << "dir " << dir_.string() << "\n"
+      << "logfile " << (dir_ / "redis.log").string() << "\n"
+      << "save \"\"\n"
+      << "enable-debug-command local\n"
+      << "repl-diskless-sync-delay 0\n"
+      << "appendonly " << (opts_.appendonly ? "yes" : "no") << "\n";
+    if (opts_.appendonly) f << "appendfsync " << opts_.appendfsync << "\n";
+    if (!opts_.password.empty()) f << "requirepass " << opts_.password << "\nmasterauth " << opts_.password << "\n";
+    for (auto& [k, v] : opts_.config) f << k << " " << v << "\n";
+    if (!f) throw error("cannot write redis.conf in " + dir_.string());
+}
+
+void local_server::start() {
+    process_options po;
+    po.output_file = (dir_ / "stdout.log").string();
+    proc_ = std::make_unique<process>(std::vector<std::string>{find_redis_server(), (dir_ / "redis.conf").string()}, po);
+    auto ep = endpoint();
+    ep.connect_timeout = std::chrono::milliseconds(200);
+    auto deadline = std::chrono::steady_clock::now() + opts_.start_timeout;
+    std::string last;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (!proc_->running())
+            throw error("redis-server on port " + std::to_string(port_) + " exited at start (see " +
+                        (dir_ / "redis.log").string() + ")");
+        try {
+            connection c(ep);
+            // A server still loading its AOF answers -LOADING; wait for it to be ready.
+            c.command({"PING"});
+            return;
+        } catch (const error& e) {
+            last = e.what();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    throw error("redis-server on port " + std::to_string(port_) + " did not answer: " + last);
+}
+
+void local_server::kill() noexcept {
+    if (!proc_) return;
+    proc_->signal(SIGCONT);
+    proc_->kill();
+}
+
+void local_server::pause() noexcept {
+    if (proc_) proc_->signal(SIGSTOP);
+}
+
+void local_server::resume() noexcept {
+    if (proc_) proc_->signal(SIGCONT);
+}
+
+void local_server::restart() {
+    kill();
+    start();
+}
+
+void local_server::promote() {
+    command({"REPLICAOF", "NO", "ONE"});
+    master_of_.reset();
+}
+
+void local_server::replicate(const local_server& master) {
+    command({"REPLICAOF", "127.0.0.1", std::to_string(master.port())});
+    master_of_ = master.address();
+}
+
+void local_server::wait_synced(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        try {
+            auto r = command({"INFO", "replication"});
+            if (r.text().find("master_link_status:up") != std::string::npos) return;
+        } catch (const error&) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw error("replica on port " + std::to_string(port_) + " did not sync within " +
+                std::to_string(timeout.count()) + " ms");
+}
+
+reply local_server::command(std::initializer_list<std::string_view> argv) const {
+    connection c(endpoint());
+    return c.command(argv);
+}
+
+std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n, server_options opts) {
+    std::vector<std::unique_ptr<local_server>> v;
+    v.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) v.push_back(std::make_unique<local_server>(opts));
+    return v;
+}
+
+}  // namespace redcoord::testing

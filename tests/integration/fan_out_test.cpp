@@ -1,0 +1,110 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/fan_out.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+
+namespace {
+struct five {
+    std::vector<std::unique_ptr<local_server>> servers = redcoord::testing::start_masters(5);
+    std::vector<std::unique_ptr<connection_pool>> pools;
+    std::vector<connection_pool*> ptrs;
+    five() {
+        for (auto& s : servers) {
+            auto e = s->endpoint();
+            e.connect_timeout = 200ms;
+            pools.push_back(std::make_unique<connection_pool>(e));
+            ptrs.push_back(pools.back().get());
+        }
+    }
+};
+std::size_t count(const std::vector<node_result>& r, node_result::status st) {
+    return static_cast<std::size_t>(std::count_if(r.begin(), r.end(), [&](auto& x) { return x.state == st; }));
+}
+}  // namespace
+
+TEST(FanOut, AllNodesAnswer) {
+    five f;
+    auto r = fan_out(f.ptrs, {"SET", "k", "v", "NX", "PX", "10000"}, {.timeout = 500ms});
+    ASSERT_EQ(r.size(), 5u);
+    for (auto& x : r) {
+        ASSERT_TRUE(x.answered()) << x.error;
+        EXPECT_TRUE(x.value->is_status("OK"));
+    }
+    for (auto& s : f.servers) EXPECT_EQ(s->command({"GET", "k"}).text(), "v");
+}
+
+TEST(FanOut, DeadNodeIsAResultNotAnException) {
+    five f;
+    f.servers[1]->kill();
+    f.servers[3]->kill();
+    auto r = fan_out(f.ptrs, {"PING"}, {.timeout = 200ms});
+    EXPECT_EQ(count(r, node_result::status::answered), 3u);
+    EXPECT_EQ(count(r, node_result::status::connection_failed), 2u);
+    EXPECT_FALSE(r[1].error.empty());
+}
+
+TEST(FanOut, HungNodeCostsAtMostTheDeadline) {
+    five f;
+    (void)fan_out(f.ptrs, {"PING"}, {.timeout = 500ms});  // warm connections
+    f.servers[0]->pause();
+    f.servers[2]->pause();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = fan_out(f.ptrs, {"PING"}, {.timeout = 60ms});
+    auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_LT(took, 200ms);
+    EXPECT_EQ(count(r, node_result::status::timeout), 2u);
+    EXPECT_EQ(count(r, node_result::status::answered), 3u);
+    // Fresh connects to paused nodes are bounded by the same deadline.
+    t0 = std::chrono::steady_clock::now();
+    r = fan_out(f.ptrs, {"PING"}, {.timeout = 60ms});
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 200ms);
+    EXPECT_EQ(count(r, node_result::status::answered), 3u);
+    f.servers[0]->resume();
+    f.servers[2]->resume();
+}
+
+TEST(FanOut, StopsAtQuorumAndLaterCommandsSkipStaleReplies) {
+    five f;
+    auto quorum = [](std::span<const node_result> rs) {
+        return std::count_if(rs.begin(), rs.end(), [](auto& x) { return x.answered(); }) >= 3;
+    };
+    for (int round = 0; round < 50; ++round) {
+        auto key = "k" + std::to_string(round);
+        auto r = fan_out(f.ptrs, {"SET", key, "v"}, {.timeout = 500ms, .stop_when = quorum});
+        EXPECT_GE(count(r, node_result::status::answered), 3u);
+        // Every node's next reply must be the reply to the next command, never a stale one.
+        auto g = fan_out(f.ptrs, {"GET", key}, {.timeout = 500ms});
+        for (auto& x : g) {
+            ASSERT_TRUE(x.answered()) << x.error;
+            EXPECT_EQ(x.value->text(), "v");
+        }
+        for (auto* p : f.ptrs) EXPECT_EQ(p->command({"ECHO", key}).text(), key);
+    }
+}
+
+TEST(FanOut, FallsBackToEvalOnNoscript) {
+    five f;
+    script s("return ARGV[1] .. redis.call('GET', KEYS[1])");
+    std::vector<std::string_view> keys{"x"}, args{"got:"};
+    f.servers[0]->command({"SET", "x", "1"});
+    f.servers[0]->command({"SCRIPT", "FLUSH"});
+    auto r = fan_out(f.ptrs, s.evalsha_argv(keys, args),
+                     {.timeout = 500ms, .noscript_fallback = s.eval_argv(keys, args)});
+    ASSERT_TRUE(r[0].answered());
+    EXPECT_EQ(r[0].value->text(), "got:1");
+    ASSERT_TRUE(r[1].answered());
+    EXPECT_TRUE(r[1].value->is_error());  // GET of a missing key concatenated: Lua error, reported as value
+}
+
+TEST(FanOut, RejectsBadArguments) {
+    std::vector<connection_pool*> none{nullptr};
+    EXPECT_THROW((void)fan_out(none, {"PING"}, {}), invalid_argument);
+    std::vector<connection_pool*> empty;
+    EXPECT_THROW((void)fan_out(empty, {"PING"}, {.timeout = 0ms}), invalid_argument);
+}

@@ -1,0 +1,98 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+
+TEST(Pool, ConnectsLazilyAndReuses) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 2});
+    EXPECT_EQ(pool.stats().created, 0u);
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(pool.command({"PING"}).is_status("PONG"));
+    auto st = pool.stats();
+    EXPECT_EQ(st.created, 1u);
+    EXPECT_EQ(st.idle, 1u);
+    EXPECT_EQ(st.in_use, 0u);
+}
+
+TEST(Pool, ExhaustionIsTypedAfterTheWait) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 1, .borrow_timeout = 50ms});
+    auto held = pool.borrow();
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_THROW((void)pool.borrow(), pool_exhausted);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 45ms);
+    held.reset();
+    EXPECT_NO_THROW((void)pool.borrow());
+    EXPECT_GE(pool.stats().waits, 1u);
+}
+
+TEST(Pool, WaiterGetsTheReturnedConnection) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 1, .borrow_timeout = 2000ms});
+    auto held = pool.borrow();
+    std::thread t([&] {
+        std::this_thread::sleep_for(50ms);
+        held.reset();
+    });
+    auto c = pool.borrow();
+    EXPECT_TRUE(c->command({"PING"}).is_status("PONG"));
+    t.join();
+}
+
+TEST(Pool, DiscardsPoisonedConnections) {
+    local_server srv;
+    auto e = srv.endpoint();
+    e.command_timeout = 50ms;
+    connection_pool pool(e, {.max_size = 1});
+    {
+        auto c = pool.borrow();
+        EXPECT_THROW(c->command({"DEBUG", "SLEEP", "0.2"}), timeout_error);
+    }
+    EXPECT_EQ(pool.stats().discarded, 1u);
+    EXPECT_TRUE(pool.command({"PING"}).is_status("PONG"));
+    EXPECT_EQ(pool.stats().created, 2u);
+}
+
+TEST(Pool, IdleHealthCheckReplacesDeadConnections) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 2, .idle_check_after = 0ms});
+    EXPECT_TRUE(pool.command({"PING"}).is_status("PONG"));
+    srv.restart();
+    // The idle connection points at the dead process; the health check must replace it.
+    EXPECT_TRUE(pool.command({"PING"}).is_status("PONG"));
+    EXPECT_EQ(pool.stats().discarded, 1u);
+}
+
+TEST(Pool, ConnectFailuresAreCountedAndDoNotLeakSlots) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 1});
+    srv.kill();
+    for (int i = 0; i < 3; ++i) EXPECT_THROW((void)pool.borrow(), connection_error);
+    EXPECT_EQ(pool.stats().errors, 3u);
+    srv.restart();
+    EXPECT_TRUE(pool.command({"PING"}).is_status("PONG"));
+}
+
+TEST(Pool, ManyThreadsShareABoundedPool) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 3});
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 8; ++t)
+        ts.emplace_back([&] {
+            for (int i = 0; i < 200; ++i) pool.command({"INCR", "counter"});
+        });
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(srv.command({"GET", "counter"}).text(), "1600");
+    EXPECT_LE(pool.stats().created, 3u);
+}
+
+TEST(Pool, RejectsZeroSize) {
+    EXPECT_THROW(connection_pool(endpoint{}, {.max_size = 0}), invalid_argument);
+}

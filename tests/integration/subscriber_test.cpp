@@ -1,0 +1,137 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/subscriber.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+
+namespace {
+struct inbox {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<pubsub_message> got;
+    std::vector<bool> states;
+    void push(const pubsub_message& m) {
+        std::lock_guard lk(mu);
+        got.push_back(m);
+        cv.notify_all();
+    }
+    bool wait_count(std::size_t n, std::chrono::milliseconds t = 3000ms) {
+        std::unique_lock lk(mu);
+        return cv.wait_for(lk, t, [&] { return got.size() >= n; });
+    }
+};
+}  // namespace
+
+TEST(Subscriber, ReceivesBinaryMessagesAfterConfirmation) {
+    local_server srv;
+    inbox in;
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); });
+    ASSERT_TRUE(sub.subscribe({"ch"}, 3000ms));
+    std::string payload("x\0y\r\n", 5);
+    EXPECT_EQ(srv.command({"PUBLISH", "ch", payload}).integer(), 1);
+    ASSERT_TRUE(in.wait_count(1));
+    EXPECT_EQ(in.got[0].channel, "ch");
+    EXPECT_EQ(in.got[0].payload, payload);
+    EXPECT_TRUE(in.got[0].pattern.empty());
+}
+
+TEST(Subscriber, PatternsAndUnsubscribe) {
+    local_server srv;
+    inbox in;
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); });
+    ASSERT_TRUE(sub.psubscribe({"job.*"}, 3000ms));
+    ASSERT_TRUE(sub.subscribe({"a", "b"}, 3000ms));
+    srv.command({"PUBLISH", "job.7", "p"});
+    ASSERT_TRUE(in.wait_count(1));
+    EXPECT_EQ(in.got[0].pattern, "job.*");
+    EXPECT_EQ(in.got[0].channel, "job.7");
+    sub.unsubscribe({"a"});
+    // Wait until the server has dropped the subscription.
+    for (int i = 0; i < 300 && srv.command({"PUBSUB", "NUMSUB", "a"}).elements()[1].integer() != 0; ++i)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(srv.command({"PUBLISH", "a", "x"}).integer(), 0);
+    EXPECT_EQ(srv.command({"PUBLISH", "b", "y"}).integer(), 1);
+    ASSERT_TRUE(in.wait_count(2));
+    EXPECT_EQ(in.got[1].payload, "y");
+}
+
+TEST(Subscriber, ResubscribesAfterTheLinkIsKilled) {
+    local_server srv;
+    inbox in;
+    std::atomic<int> downs{0};
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, {},
+                   [&](bool up) { downs += up ? 0 : 1; });
+    ASSERT_TRUE(sub.subscribe({"c1"}, 3000ms));
+    ASSERT_TRUE(sub.psubscribe({"p.*"}, 3000ms));
+    srv.command({"CLIENT", "KILL", "TYPE", "pubsub"});
+    // Wait for the reader to come back and resubscribe both.
+    for (int i = 0; i < 300 && (sub.connects() < 2 || !sub.connected()); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(sub.connected());
+    EXPECT_GE(downs.load(), 1);
+    EXPECT_EQ(srv.command({"PUBLISH", "c1", "again"}).integer(), 1);
+    EXPECT_EQ(srv.command({"PUBLISH", "p.x", "again"}).integer(), 1);
+    ASSERT_TRUE(in.wait_count(2));
+}
+
+TEST(Subscriber, SurvivesServerRestartAndSubscribesWhileDown) {
+    local_server srv;
+    inbox in;
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); });
+    ASSERT_TRUE(sub.subscribe({"c"}, 3000ms));
+    srv.kill();
+    EXPECT_FALSE(sub.subscribe({"d"}, 100ms));
+    srv.restart();
+    ASSERT_TRUE(sub.subscribe({"d"}, 5000ms));
+    ASSERT_TRUE(sub.subscribe({"c"}, 5000ms));
+    srv.command({"PUBLISH", "d", "1"});
+    ASSERT_TRUE(in.wait_count(1));
+}
+
+TEST(Subscriber, NoticesAPausedServerAndRecovers) {
+    local_server srv;
+    inbox in;
+    std::atomic<int> downs{0};
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); },
+                   {.health_interval = 100ms}, [&](bool up) { downs += up ? 0 : 1; });
+    ASSERT_TRUE(sub.subscribe({"c"}, 3000ms));
+    srv.pause();
+    for (int i = 0; i < 200 && downs.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_GE(downs.load(), 1);
+    srv.resume();
+    ASSERT_TRUE(sub.subscribe({"c"}, 5000ms));
+    srv.command({"PUBLISH", "c", "1"});
+    ASSERT_TRUE(in.wait_count(1));
+}
+
+TEST(Subscriber, ThrowingHandlerIsNotFatal) {
+    local_server srv;
+    inbox in;
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) {
+        if (m.payload == "boom") throw std::runtime_error("boom");
+        in.push(m);
+    });
+    ASSERT_TRUE(sub.subscribe({"c"}, 3000ms));
+    srv.command({"PUBLISH", "c", "boom"});
+    srv.command({"PUBLISH", "c", "fine"});
+    ASSERT_TRUE(in.wait_count(1));
+    EXPECT_EQ(in.got[0].payload, "fine");
+}
+
+TEST(Subscriber, DestructorDoesNotHangWhenServerIsGone) {
+    auto port = redcoord::testing::free_port();
+    endpoint e;
+    e.port = port;
+    auto t0 = std::chrono::steady_clock::now();
+    {
+        subscriber sub(e, [](const pubsub_message&) {});
+        EXPECT_FALSE(sub.subscribe({"x"}, 50ms));
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+}
