@@ -174,13 +174,13 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
     // so k unreachable nodes cost one deadline, not k.
     if (!stopped && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
-        std::vector<bool> connect_timed_out(n, false);
+        std::vector<char> connect_timed_out(n, 0);  // not vector<bool>: dialers write in parallel
         std::vector<std::thread> dialers;
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
         for (auto i : need_connect) {
             if (left.count() <= 0) {
                 connect_error[i] = "no time left to connect";
-                connect_timed_out[i] = true;
+                connect_timed_out[i] = 1;
                 continue;
             }
             dialers.emplace_back([&, i] {
@@ -188,7 +188,7 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                     io[i].lease = detail::pool_access::connect_bounded(*pools[i], left);
                 } catch (const timeout_error& e) {
                     connect_error[i] = e.what();
-                    connect_timed_out[i] = true;
+                    connect_timed_out[i] = 1;
                 } catch (const std::exception& e) {
                     connect_error[i] = e.what();
                 }
