@@ -1,0 +1,74 @@
+#pragma once
+/// @file
+/// A plain Redis list used as a FIFO or LIFO queue (seed 000 §消息队列: LPUSH with RPOP/BRPOP
+/// or LPOP/BLPOP). No acknowledgement: a message popped by a client that then dies is gone;
+/// use reliable_queue when that matters.
+
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/pool.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redcoord {
+
+/// Which end a list_queue pops from.
+enum class queue_order {
+    fifo,   ///< LPUSH + RPOP/BRPOP: first in, first out.
+    lifo,   ///< LPUSH + LPOP/BLPOP: last in, first out (a stack).
+};
+
+/// Options of a list_queue.
+struct list_queue_options {
+    queue_order order = queue_order::fifo;       ///< Pop end.
+    std::string prefix{default_prefix};          ///< Key prefix (core/keys.hpp).
+};
+
+/// A FIFO or LIFO queue on one Redis list, key `<prefix>queue:{<name>}` (the same list a
+/// reliable_queue of that name consumes, so a list_queue can feed one with raw payloads).
+///
+/// Payloads are binary-safe (NUL, CR, LF, any size Redis accepts).
+/// Thread-safety: every member function may be called from any thread concurrently (each
+/// call borrows its own pooled connection). The pool must outlive the queue.
+class list_queue {
+public:
+    /// @throws invalid_argument for an empty name, one over max_name_length, or holding
+    ///         CR/LF/NUL.
+    list_queue(connection_pool& pool, std::string_view name, list_queue_options opts = {});
+
+    /// Appends one message (LPUSH). @throws connection/timeout/reply errors from core.
+    void push(std::string_view payload);
+    /// Appends all messages in one command (one round trip); they are popped in the order
+    /// given (FIFO) or reversed (LIFO). An empty span does nothing. Errors as push().
+    void push_batch(std::span<const std::string> payloads);
+    /// Same, for a vector.
+    void push_batch(const std::vector<std::string>& payloads) {
+        push_batch(std::span<const std::string>(payloads));
+    }
+
+    /// Pops one message, blocking up to `timeout` (ms resolution) for one to arrive
+    /// (BRPOP/BLPOP); zero or negative means do not block (like try_pop()). Returns nullopt
+    /// when none came in time. The connection's reply deadline is the block plus the
+    /// endpoint's command_timeout. Errors as push().
+    [[nodiscard]] std::optional<std::string> pop(std::chrono::milliseconds timeout);
+    /// Pops one message if one is there now (RPOP/LPOP). Errors as push().
+    [[nodiscard]] std::optional<std::string> try_pop();
+    /// Number of messages waiting (LLEN). Errors as push().
+    [[nodiscard]] std::size_t size();
+
+    /// The Redis key of the list.
+    [[nodiscard]] const std::string& key() const noexcept { return key_; }
+    [[nodiscard]] queue_order order() const noexcept { return order_; }
+
+private:
+    connection_pool& pool_;
+    std::string key_;
+    queue_order order_;
+};
+
+}  // namespace redcoord

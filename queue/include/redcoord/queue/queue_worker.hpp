@@ -1,0 +1,91 @@
+#pragma once
+/// @file
+/// A consumer runner: N threads popping from a reliable_queue and calling a handler, with a
+/// graceful drain on stop.
+
+#include <redcoord/queue/reliable_queue.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace redcoord {
+
+/// What the handler decided for one delivery.
+enum class handler_result {
+    ack,           ///< Done: ack() it.
+    requeue,       ///< Failed: nack(requeue), retried until max_attempts.
+    dead_letter,   ///< Hopeless: nack(dead_letter).
+};
+
+/// Options of a queue_worker. Durations are milliseconds.
+struct queue_worker_options {
+    std::size_t threads = 1;                        ///< Worker threads; must be >= 1.
+    /// Longest single blocking pop; bounds how long stop() waits for an idle worker.
+    /// Must be > 0.
+    std::chrono::milliseconds poll_timeout{200};
+    /// Pause after a failed pop (server unreachable) before trying again. Must be >= 0.
+    std::chrono::milliseconds retry_delay{100};
+};
+
+/// Counters of a queue_worker, a snapshot.
+struct queue_worker_stats {
+    std::uint64_t acked = 0;          ///< Messages acked.
+    std::uint64_t requeued = 0;       ///< Messages nacked back to the queue (handler said so or threw).
+    std::uint64_t dead_lettered = 0;  ///< Messages nacked to the dead-letter list.
+    std::uint64_t lost_leases = 0;    ///< Acks/nacks refused: the message had been recovered meanwhile.
+    std::uint64_t errors = 0;         ///< Redis errors seen by workers (each retried).
+};
+
+/// Runs `threads` workers on one reliable_queue. Each worker pops (blocking up to
+/// poll_timeout), calls the handler and acks or nacks according to its result; a handler
+/// that throws gets its message requeued. The queue's own background thread renews the
+/// lease and runs recover() periodically (reliable_queue_options::recover_interval).
+///
+/// stop() drains gracefully: workers stop popping, the handler calls in progress finish and
+/// their messages are acked or nacked, then the threads end. A message popped but not
+/// handled is never dropped: it is nacked, or (server unreachable) left in the processing
+/// list for recovery.
+///
+/// Thread-safety: start()/stop() from one controlling thread; stats() from any thread. The
+/// handler runs on the worker threads, concurrently when threads > 1. The queue must
+/// outlive the worker.
+class queue_worker {
+public:
+    /// Called on a worker thread for each delivery.
+    using handler = std::function<handler_result(const delivery&)>;
+
+    /// @throws invalid_argument for an empty handler or a bad option.
+    queue_worker(reliable_queue& queue, handler h, queue_worker_options opts = {});
+    /// stop(). Never throws.
+    ~queue_worker();
+    queue_worker(const queue_worker&) = delete;
+    queue_worker& operator=(const queue_worker&) = delete;
+
+    /// Starts the worker threads (no-op when running).
+    void start();
+    /// Asks the workers to stop popping and returns at once.
+    void request_stop() noexcept;
+    /// request_stop(), then waits for in-flight handlers to finish and the threads to end
+    /// (at most one handler call plus one poll_timeout plus one command per worker).
+    void stop() noexcept;
+    [[nodiscard]] bool running() const noexcept { return running_.load(); }
+    [[nodiscard]] queue_worker_stats stats() const noexcept;
+
+private:
+    void run();
+
+    reliable_queue& queue_;
+    handler handler_;
+    queue_worker_options opts_;
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stop_{false};
+    std::atomic<bool> running_{false};
+    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0};
+};
+
+}  // namespace redcoord

@@ -1,0 +1,227 @@
+#pragma once
+/// @file
+/// A work queue that never loses a message: pops move each message atomically into the
+/// consumer's own processing list, acks remove exactly that message, dead consumers' lists
+/// are recovered, and poison messages end in a dead-letter list.
+///
+/// Sources: seed 000 §消息队列 (RPOPLPUSH/BRPOPLPUSH into a backup list, LREM on completion),
+/// the redis.io "reliable queue" pattern of LMOVE/BLMOVE, and DESIGN.md §Queue.
+
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/queue/envelope.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace redcoord {
+
+/// Options of a reliable_queue. Durations are milliseconds.
+struct reliable_queue_options {
+    /// This consumer's id (its processing list and heartbeat key are named after it).
+    /// Empty means a random 40-hex-digit id. Must be a valid name (core/keys.hpp) otherwise.
+    std::string consumer_id;
+    /// The visibility timeout: TTL of the consumer's heartbeat key (its lease). When the
+    /// consumer stops heartbeating for this long, recover() hands its in-flight messages to
+    /// others. Must be >= 100 ms.
+    std::chrono::milliseconds visibility_timeout{10000};
+    /// How often the background thread renews the heartbeat. Must be > 0 and at most half
+    /// the visibility timeout.
+    std::chrono::milliseconds heartbeat_interval{2000};
+    /// How often the background thread runs recover(); zero disables periodic recovery
+    /// (recover() still runs once when the consumer starts, if recover_on_start).
+    std::chrono::milliseconds recover_interval{5000};
+    /// A message whose delivery failed this many times (expired lease or nack) goes to the
+    /// dead-letter list instead of back to the queue. Must be >= 1.
+    std::uint32_t max_attempts = 5;
+    /// Run recover() when this consumer first pops.
+    bool recover_on_start = true;
+    /// Key prefix (core/keys.hpp).
+    std::string prefix{default_prefix};
+};
+
+/// A message as stored: its identity, payload and history.
+struct message {
+    /// 32 hex digits for an enveloped message; for a raw payload pushed by another client,
+    /// `raw-` + 16 hex digits of a hash of the payload (equal raw payloads are
+    /// indistinguishable anyway: the identity is the exact bytes in the list).
+    std::string id;
+    std::string payload;                 ///< The user's bytes.
+    std::uint32_t attempts = 0;          ///< Earlier deliveries that ended without an ack.
+    /// When it was pushed (wall clock); the epoch for raw payloads.
+    std::chrono::system_clock::time_point enqueued_at{};
+    bool raw = false;                    ///< True for a payload pushed without an envelope.
+};
+
+/// One message delivered to a consumer, to be passed back to ack() or nack().
+struct delivery : message {
+    std::string consumer;   ///< The consumer whose processing list holds it.
+    /// The exact element in the processing list (envelope or raw bytes). Opaque: ack and
+    /// nack remove precisely this element (LREM count 1).
+    std::string element;
+};
+
+/// What nack() does with a message.
+enum class nack_action {
+    requeue,       ///< Back to the queue with attempts + 1 (dead-lettered at max_attempts).
+    dead_letter,   ///< Straight to the dead-letter list.
+};
+
+/// A snapshot of a queue's state.
+struct reliable_queue_stats {
+    std::size_t ready = 0;                          ///< Messages waiting in the queue.
+    std::size_t dead = 0;                           ///< Messages in the dead-letter list.
+    /// In-flight messages per registered consumer id.
+    std::map<std::string, std::size_t> in_flight;
+    /// Registered consumers whose heartbeat has expired (recover() will reclaim them).
+    std::vector<std::string> expired;
+};
+
+/// Counts returned by recover().
+struct recovery_result {
+    std::size_t requeued = 0;        ///< Messages returned to the queue.
+    std::size_t dead_lettered = 0;   ///< Messages that reached max_attempts.
+    std::size_t consumers = 0;       ///< Expired consumers removed from the consumer set.
+};
+
+/// An at-least-once work queue on Redis lists.
+///
+/// Keys (all in one Cluster slot): `<prefix>queue:{<name>}` (ready list, LPUSH in, popped
+/// from the right), `...:processing:<consumer>` (in-flight), `...:heartbeat:<consumer>`
+/// (lease, TTL = visibility timeout), `...:consumers` (set of registered consumers),
+/// `...:dead` (dead-letter list).
+///
+/// Guarantees: a message is in exactly one of those lists at any time. A consumer moves a
+/// message into its processing list only while its heartbeat key exists, and its heartbeat
+/// key exists only while it is in the consumer set (both are set by one script); recover()
+/// reclaims the list of every registered consumer whose heartbeat is gone in one atomic
+/// script. So a consumer that dies at any point loses nothing: its messages return to the
+/// queue (attempts + 1) within visibility_timeout + recover_interval. Messages can be
+/// delivered more than once (a consumer dying after the work but before its ack).
+///
+/// A queue object used only to push starts no thread. The first pop() registers the
+/// consumer, runs recover() once, and starts one background thread that renews the
+/// heartbeat and runs recover() periodically; close() or the destructor stops it, returns
+/// unacknowledged messages of this consumer to the queue and unregisters it.
+///
+/// Thread-safety: all member functions may be called from any thread concurrently (each
+/// call borrows its own pooled connection; the pool should have one connection per popping
+/// thread plus one for the background thread). The pool must outlive the queue.
+class reliable_queue {
+public:
+    /// @throws invalid_argument for a bad name, consumer id or option.
+    reliable_queue(connection_pool& pool, std::string_view name, reliable_queue_options opts = {});
+    /// close(), swallowing errors. Never throws, never hangs longer than one command.
+    ~reliable_queue();
+    reliable_queue(const reliable_queue&) = delete;
+    reliable_queue& operator=(const reliable_queue&) = delete;
+
+    /// Pushes one message in a new envelope (LPUSH). Returns its id (32 hex digits).
+    /// When this returns, the server has the message. @throws connection_error,
+    /// timeout_error, reply_error from core (outcome unknown on a transport error).
+    std::string push(std::string_view payload);
+    /// Pushes all messages in one round trip (one LPUSH); returns their ids in order.
+    /// Messages are delivered in the order given. Errors as push().
+    std::vector<std::string> push_batch(std::span<const std::string> payloads);
+    /// Same, for a vector.
+    std::vector<std::string> push_batch(const std::vector<std::string>& payloads) {
+        return push_batch(std::span<const std::string>(payloads));
+    }
+
+    /// Takes the oldest message into this consumer's processing list, waiting up to
+    /// `timeout` for one (zero or negative: do not wait). Non-empty queue: one script
+    /// (renew the lease if needed, LMOVE). Empty: the lease renewal and a BLMOVE
+    /// (BRPOPLPUSH semantics) pipelined, each block bounded by half the visibility timeout
+    /// and by the endpoint's command_timeout, repeated until `timeout`.
+    /// Returns nullopt when nothing arrived in time. The caller must ack() or nack() it.
+    /// @throws connection_error, timeout_error, reply_error, protocol_error from core; a
+    ///         message moved by a pop whose reply was lost stays in this consumer's
+    ///         processing list and returns to the queue at close() or lease expiry.
+    [[nodiscard]] std::optional<delivery> pop(std::chrono::milliseconds timeout);
+    /// pop() without waiting.
+    [[nodiscard]] std::optional<delivery> try_pop() { return pop(std::chrono::milliseconds(0)); }
+
+    /// Acknowledges: removes exactly this message from the processing list (LREM count 1
+    /// of the exact element). Returns false when it was no longer there (recovered after a
+    /// lapsed lease, or already acked/nacked): then another consumer may get it again.
+    /// @throws as pop().
+    [[nodiscard]] bool ack(const delivery& d);
+    /// Gives a message back: requeue (attempts + 1, at the back of the queue; to the
+    /// dead-letter list once attempts reaches max_attempts) or dead-letter it now. Atomic
+    /// (one script). Returns false when it was no longer in the processing list.
+    /// @throws as pop().
+    [[nodiscard]] bool nack(const delivery& d, nack_action action = nack_action::requeue);
+
+    /// Returns the in-flight messages of every registered consumer whose heartbeat expired
+    /// to the front of the queue (attempts + 1; dead-lettered at max_attempts), and
+    /// unregisters those consumers, in one atomic script that iterates the consumer set
+    /// (no SCAN/KEYS). Raw payloads get an envelope on the way. Safe to run from any
+    /// process at any time. @throws as pop().
+    recovery_result recover();
+
+    /// Up to `limit` dead letters, oldest first (0: all). @throws as pop().
+    [[nodiscard]] std::vector<message> dead_letters(std::size_t limit = 0);
+    /// Moves up to `limit` dead letters (0: all), oldest first, back to the queue with
+    /// attempts reset to 0. Returns how many moved. @throws as pop().
+    std::size_t requeue_dead(std::size_t limit = 0);
+    /// Counts, in one script. @throws as pop().
+    [[nodiscard]] reliable_queue_stats stats();
+    /// Messages waiting (LLEN). @throws as pop().
+    [[nodiscard]] std::size_t size();
+
+    /// Stops the background thread, returns this consumer's unacknowledged messages to the
+    /// queue (attempts + 1) and unregisters it. Later pops start the consumer again.
+    /// Idempotent. @throws as pop() when the server cannot be reached (the heartbeat then
+    /// simply expires and others recover the messages).
+    void close();
+
+    /// This consumer's id.
+    [[nodiscard]] const std::string& consumer_id() const noexcept { return consumer_; }
+    /// The ready list's key.
+    [[nodiscard]] const std::string& key() const noexcept { return ready_key_; }
+    [[nodiscard]] const std::string& dead_key() const noexcept { return dead_key_; }
+    [[nodiscard]] const std::string& processing_key() const noexcept { return processing_key_; }
+    [[nodiscard]] const reliable_queue_options& options() const noexcept { return opts_; }
+    /// Heartbeats that failed (server unreachable) since construction.
+    [[nodiscard]] std::uint64_t heartbeat_failures() const noexcept { return hb_failures_.load(); }
+
+private:
+    void start_consumer();
+    void background();
+    void heartbeat(connection& c);
+    std::optional<delivery> decode_delivery(std::string element) const;
+    std::string nonce_arg();
+
+    connection_pool& pool_;
+    reliable_queue_options opts_;
+    std::string name_;
+    std::string consumer_;
+    std::string ready_key_, dead_key_, consumers_key_, processing_key_, heartbeat_key_;
+    std::string processing_prefix_, heartbeat_prefix_;
+    std::string ttl_ms_, max_attempts_;
+
+    // Message ids: 8 random bytes fixed per queue object, then a counter.
+    std::array<std::uint8_t, 8> id_prefix_{};
+    std::atomic<std::uint64_t> id_counter_{0};
+
+    std::mutex mu_;                     // guards started_, stop_, thread_
+    std::condition_variable cv_;
+    bool started_ = false;
+    bool stop_ = false;
+    std::thread thread_;
+    std::atomic<std::uint64_t> hb_failures_{0};
+};
+
+}  // namespace redcoord

@@ -1,0 +1,81 @@
+#include <redcoord/queue/queue_worker.hpp>
+
+#include <redcoord/core/errors.hpp>
+
+namespace redcoord {
+
+queue_worker::queue_worker(reliable_queue& queue, handler h, queue_worker_options opts)
+    : queue_(queue), handler_(std::move(h)), opts_(opts) {
+    if (!handler_) throw invalid_argument("queue_worker: empty handler");
+    if (opts_.threads < 1) throw invalid_argument("queue_worker: threads must be >= 1");
+    if (opts_.poll_timeout <= std::chrono::milliseconds(0))
+        throw invalid_argument("queue_worker: poll_timeout must be > 0");
+    if (opts_.retry_delay < std::chrono::milliseconds(0))
+        throw invalid_argument("queue_worker: retry_delay must be >= 0");
+}
+
+queue_worker::~queue_worker() { stop(); }
+
+void queue_worker::start() {
+    if (running_.exchange(true)) return;
+    stop_ = false;
+    for (std::size_t i = 0; i < opts_.threads; ++i) threads_.emplace_back([this] { run(); });
+}
+
+void queue_worker::request_stop() noexcept { stop_ = true; }
+
+void queue_worker::stop() noexcept {
+    request_stop();
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+    threads_.clear();
+    running_ = false;
+}
+
+queue_worker_stats queue_worker::stats() const noexcept {
+    return {acked_.load(), requeued_.load(), dead_.load(), lost_.load(), errors_.load()};
+}
+
+void queue_worker::run() {
+    while (!stop_.load()) {
+        std::optional<delivery> d;
+        try {
+            d = queue_.pop(opts_.poll_timeout);
+        } catch (const std::exception&) {
+            errors_.fetch_add(1);
+            std::this_thread::sleep_for(opts_.retry_delay);
+            continue;
+        }
+        if (!d) continue;
+        handler_result res;
+        try {
+            res = handler_(*d);
+        } catch (...) {
+            res = handler_result::requeue;
+        }
+        // Settle the message even when stop was requested meanwhile (graceful drain). On a
+        // Redis error the message stays in the processing list; recovery returns it.
+        try {
+            bool ok = false;
+            switch (res) {
+                case handler_result::ack:
+                    ok = queue_.ack(*d);
+                    if (ok) acked_.fetch_add(1);
+                    break;
+                case handler_result::requeue:
+                    ok = queue_.nack(*d, nack_action::requeue);
+                    if (ok) requeued_.fetch_add(1);
+                    break;
+                case handler_result::dead_letter:
+                    ok = queue_.nack(*d, nack_action::dead_letter);
+                    if (ok) dead_.fetch_add(1);
+                    break;
+            }
+            if (!ok) lost_.fetch_add(1);
+        } catch (const std::exception&) {
+            errors_.fetch_add(1);
+        }
+    }
+}
+
+}  // namespace redcoord

@@ -1,0 +1,291 @@
+#include <redcoord/queue/reliable_queue.hpp>
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/token.hpp>
+
+#include "reliable_scripts.hpp"
+#include "seconds_arg.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace redcoord {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string be64(std::uint64_t v) {
+    std::string s(8, '\0');
+    for (int i = 7; i >= 0; --i, v >>= 8) s[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
+    return s;
+}
+
+std::string now_arg() {
+    auto ms = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return be64(static_cast<std::uint64_t>(ms));
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    return h;
+}
+
+message to_message(std::string_view element) {
+    message m;
+    if (auto e = decode_envelope(element)) {
+        m.id = to_hex(e->id);
+        m.payload = std::move(e->payload);
+        m.attempts = e->attempts;
+        m.enqueued_at = e->enqueued_at;
+    } else {
+        char buf[24];
+        std::snprintf(buf, sizeof buf, "raw-%016llx", static_cast<unsigned long long>(fnv1a(element)));
+        m.id = buf;
+        m.payload.assign(element);
+        m.raw = true;
+    }
+    return m;
+}
+
+void validate(const reliable_queue_options& o) {
+    if (o.visibility_timeout < milliseconds(100))
+        throw invalid_argument("reliable_queue: visibility_timeout must be >= 100 ms");
+    if (o.heartbeat_interval <= milliseconds(0) || o.heartbeat_interval * 2 > o.visibility_timeout)
+        throw invalid_argument("reliable_queue: heartbeat_interval must be > 0 and <= visibility_timeout / 2");
+    if (o.recover_interval < milliseconds(0))
+        throw invalid_argument("reliable_queue: recover_interval must be >= 0");
+    if (o.max_attempts < 1) throw invalid_argument("reliable_queue: max_attempts must be >= 1");
+    if (!o.consumer_id.empty()) validate_name(o.consumer_id, "consumer id");
+}
+
+}  // namespace
+
+reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, reliable_queue_options opts)
+    : pool_(pool), opts_(std::move(opts)), name_(name) {
+    validate_name(name, "queue name");
+    validate(opts_);
+    consumer_ = opts_.consumer_id.empty() ? random_token() : opts_.consumer_id;
+    ready_key_ = make_key(opts_.prefix, "queue", name);
+    dead_key_ = make_key(opts_.prefix, "queue", name, "dead");
+    consumers_key_ = make_key(opts_.prefix, "queue", name, "consumers");
+    processing_prefix_ = make_key(opts_.prefix, "queue", name, "processing:");
+    heartbeat_prefix_ = make_key(opts_.prefix, "queue", name, "heartbeat:");
+    processing_key_ = processing_prefix_ + consumer_;
+    heartbeat_key_ = heartbeat_prefix_ + consumer_;
+    ttl_ms_ = std::to_string(opts_.visibility_timeout.count());
+    max_attempts_ = std::to_string(opts_.max_attempts);
+    auto r = random_u64();
+    for (auto& b : id_prefix_) {
+        b = static_cast<std::uint8_t>(r & 0xff);
+        r >>= 8;
+    }
+}
+
+reliable_queue::~reliable_queue() {
+    try {
+        close();
+    } catch (...) {
+        // The heartbeat expires on its own and recover() returns the messages.
+    }
+}
+
+std::string reliable_queue::nonce_arg() { return be64(random_u64()); }
+
+std::string reliable_queue::push(std::string_view payload) {
+    std::vector<std::string> one{std::string(payload)};
+    return push_batch(one).front();
+}
+
+std::vector<std::string> reliable_queue::push_batch(std::span<const std::string> payloads) {
+    std::vector<std::string> ids;
+    if (payloads.empty()) return ids;
+    ids.reserve(payloads.size());
+    std::vector<std::string> elements;
+    elements.reserve(payloads.size());
+    const auto now = std::chrono::system_clock::now();
+    const auto first = id_counter_.fetch_add(payloads.size());
+    for (std::size_t i = 0; i < payloads.size(); ++i) {
+        envelope e;
+        std::copy(id_prefix_.begin(), id_prefix_.end(), e.id.begin());
+        auto n = first + i;
+        for (int b = 15; b >= 8; --b, n >>= 8) e.id[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(n & 0xff);
+        e.enqueued_at = now;
+        e.payload = payloads[i];
+        elements.push_back(encode_envelope(e));
+        ids.push_back(to_hex(e.id));
+    }
+    std::vector<std::string_view> argv;
+    argv.reserve(elements.size() + 2);
+    argv.push_back("LPUSH");
+    argv.push_back(ready_key_);
+    for (const auto& el : elements) argv.push_back(el);
+    auto c = pool_.borrow();
+    c->command(std::span<const std::string_view>(argv));
+    return ids;
+}
+
+void reliable_queue::start_consumer() {
+    {
+        std::lock_guard lk(mu_);
+        if (started_) return;
+    }
+    {
+        auto c = pool_.borrow();
+        heartbeat(*c);
+    }
+    if (opts_.recover_on_start) (void)recover();
+    std::lock_guard lk(mu_);
+    if (started_) return;
+    started_ = true;
+    stop_ = false;
+    thread_ = std::thread([this] { background(); });
+}
+
+void reliable_queue::heartbeat(connection& c) {
+    detail::queue_register_script().run(c, {consumers_key_, heartbeat_key_}, {consumer_, ttl_ms_});
+}
+
+void reliable_queue::background() {
+    using clock = std::chrono::steady_clock;
+    auto next_recover = clock::now() + opts_.recover_interval;
+    std::unique_lock lk(mu_);
+    while (!stop_) {
+        cv_.wait_for(lk, opts_.heartbeat_interval, [&] { return stop_; });
+        if (stop_) break;
+        lk.unlock();
+        try {
+            auto c = pool_.borrow();
+            heartbeat(*c);
+            if (opts_.recover_interval > milliseconds(0) && clock::now() >= next_recover) {
+                next_recover = clock::now() + opts_.recover_interval;
+                c.reset();
+                (void)recover();
+            }
+        } catch (const std::exception&) {
+            // Server unreachable: the lease may lapse and others recover our messages;
+            // our acks then report false. Keep trying.
+            hb_failures_.fetch_add(1);
+        }
+        lk.lock();
+    }
+}
+
+std::optional<delivery> reliable_queue::decode_delivery(std::string element) const {
+    delivery d;
+    static_cast<message&>(d) = to_message(element);
+    d.consumer = consumer_;
+    d.element = std::move(element);
+    return d;
+}
+
+std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
+    start_consumer();
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
+    auto c = pool_.borrow();
+    // Fast path: one script renews a missing lease and moves one message.
+    reply r = detail::queue_pop_script().run(*c, {consumers_key_, heartbeat_key_, ready_key_, processing_key_},
+                                             {consumer_, ttl_ms_});
+    if (!r.is_nil()) return decode_delivery(r.text());
+    // Empty: block. The lease is renewed in the same pipeline right before the BLMOVE and
+    // each block is shorter than the lease, so the move lands while we are registered.
+    const auto cmd_timeout = c->where().command_timeout;
+    auto cap = opts_.visibility_timeout / 2;
+    if (cmd_timeout > milliseconds(0)) cap = std::min(cap, std::max(cmd_timeout / 2, milliseconds(1)));
+    const auto& reg = detail::queue_register_script();
+    for (;;) {
+        auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+        if (left < milliseconds(1)) return std::nullopt;
+        auto block = std::min(left, cap);
+        std::vector<std::vector<std::string>> cmds;
+        const std::string_view keys[] = {consumers_key_, heartbeat_key_};
+        const std::string_view args[] = {consumer_, ttl_ms_};
+        // EVAL, not EVALSHA: a NOSCRIPT reply must not leave the BLMOVE unguarded.
+        cmds.push_back(reg.eval_argv(keys, args));
+        cmds.push_back({"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT", detail::seconds_arg(block)});
+        auto replies = c->pipeline(cmds);
+        if (replies[0].is_error()) throw reply_error(replies[0].text());
+        if (replies[1].is_error()) throw reply_error(replies[1].text());
+        if (!replies[1].is_nil()) return decode_delivery(replies[1].text());
+    }
+}
+
+bool reliable_queue::ack(const delivery& d) {
+    auto c = pool_.borrow();
+    const std::string pkey = processing_prefix_ + d.consumer;
+    return c->command({"LREM", pkey, "1", d.element}).integer() == 1;
+}
+
+bool reliable_queue::nack(const delivery& d, nack_action action) {
+    auto c = pool_.borrow();
+    const std::string pkey = processing_prefix_ + d.consumer;
+    const std::string nonce = nonce_arg(), now = now_arg();
+    auto r = detail::queue_nack_script().run(
+        *c, {pkey, ready_key_, dead_key_},
+        {d.element, action == nack_action::requeue ? "requeue" : "dead", max_attempts_, nonce, now});
+    return r.integer() != 0;
+}
+
+recovery_result reliable_queue::recover() {
+    auto c = pool_.borrow();
+    const std::string nonce = nonce_arg(), now = now_arg();
+    auto r = detail::queue_recover_script().run(*c, {consumers_key_, ready_key_, dead_key_},
+                                                {processing_prefix_, heartbeat_prefix_, max_attempts_, nonce, now});
+    const auto& e = r.elements();
+    return {static_cast<std::size_t>(e.at(0).integer()), static_cast<std::size_t>(e.at(1).integer()),
+            static_cast<std::size_t>(e.at(2).integer())};
+}
+
+std::vector<message> reliable_queue::dead_letters(std::size_t limit) {
+    const std::string start = limit == 0 ? "0" : "-" + std::to_string(limit);
+    auto r = pool_.command({"LRANGE", dead_key_, start, "-1"});
+    std::vector<message> out;
+    const auto& e = r.elements();
+    out.reserve(e.size());
+    // The list grows at the left, so the oldest is at the right end.
+    for (auto it = e.rbegin(); it != e.rend(); ++it) out.push_back(to_message(it->text()));
+    return out;
+}
+
+std::size_t reliable_queue::requeue_dead(std::size_t limit) {
+    auto c = pool_.borrow();
+    auto r = detail::queue_requeue_dead_script().run(*c, {dead_key_, ready_key_}, {std::to_string(limit)});
+    return static_cast<std::size_t>(r.integer());
+}
+
+reliable_queue_stats reliable_queue::stats() {
+    auto c = pool_.borrow();
+    auto r = detail::queue_stats_script().run(*c, {consumers_key_, ready_key_, dead_key_},
+                                              {processing_prefix_, heartbeat_prefix_});
+    const auto& e = r.elements();
+    reliable_queue_stats s;
+    s.ready = static_cast<std::size_t>(e.at(0).integer());
+    s.dead = static_cast<std::size_t>(e.at(1).integer());
+    for (std::size_t i = 2; i + 2 < e.size(); i += 3) {
+        s.in_flight[e[i].text()] = static_cast<std::size_t>(e[i + 1].integer());
+        if (e[i + 2].integer() == 0) s.expired.push_back(e[i].text());
+    }
+    return s;
+}
+
+std::size_t reliable_queue::size() { return static_cast<std::size_t>(pool_.command({"LLEN", ready_key_}).integer()); }
+
+void reliable_queue::close() {
+    std::thread t;
+    {
+        std::lock_guard lk(mu_);
+        if (!started_) return;
+        started_ = false;
+        stop_ = true;
+        t = std::move(thread_);
+    }
+    cv_.notify_all();
+    if (t.joinable()) t.join();
+    auto c = pool_.borrow();
+    const std::string nonce = nonce_arg(), now = now_arg();
+    detail::queue_release_script().run(*c, {consumers_key_, ready_key_, dead_key_, processing_key_, heartbeat_key_},
+                                       {consumer_, max_attempts_, nonce, now});
+}
+
+}  // namespace redcoord

@@ -1,0 +1,19 @@
+#pragma once
+// The reliable_queue's Lua scripts. Keys and values arrive as KEYS/ARGV only. The recovery,
+// release and stats scripts also touch the processing and heartbeat keys of the consumers
+// they find in the consumer set; those keys are built from a prefix passed in ARGV and share
+// the queue's hash tag, so they live in the same Cluster slot.
+
+#include <redcoord/core/script.hpp>
+
+namespace redcoord::detail {
+
+const script& queue_pop_script();        // renew lease if gone, then LMOVE
+const script& queue_register_script();   // SADD consumer + SET heartbeat PX ttl
+const script& queue_nack_script();       // LREM exact element, attempts + 1, requeue / dead
+const script& queue_recover_script();    // reclaim every expired consumer's processing list
+const script& queue_release_script();    // reclaim this consumer's list and unregister
+const script& queue_requeue_dead_script();
+const script& queue_stats_script();
+
+}  // namespace redcoord::detail
