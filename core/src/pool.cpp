@@ -1,6 +1,7 @@
 #include "connection_impl.hpp"
 
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
 
@@ -19,15 +20,36 @@ struct connection_pool::state {
     std::chrono::milliseconds backoff{0};
     std::chrono::steady_clock::time_point retry_after{};
 
+    // Set for a Sentinel endpoint: new connections go to the master it resolves.
+    std::shared_ptr<sentinel_resolver> resolver;
+
     std::unique_ptr<connection> connect(std::chrono::milliseconds connect_timeout) {
         if (connector) return connector(connect_timeout);
+        if (resolver) return std::make_unique<connection>(resolver->connect(connect_timeout));
         return std::make_unique<connection>(detail::open_connection(ep, connect_timeout));
     }
 
+    // With Sentinel, a connection to anything but the current master is stale (failover).
+    bool stale(const connection& c) const {
+        if (!resolver) return false;
+        auto m = resolver->cached_master();
+        return m && (c.where().host != m->host || c.where().port != m->port);
+    }
+
     void give_back(std::unique_ptr<connection> c) noexcept {
+        // A broken link may mean the master died: let the resolver ask the sentinels again.
+        if (resolver && c->poisoned()) resolver->report_failure({c->where().host, c->where().port});
+        bool drop = c->poisoned();
+        if (!drop) {
+            try {
+                drop = stale(*c);
+            } catch (...) {
+                drop = true;
+            }
+        }
         std::lock_guard lk(mu);
         --counters.in_use;
-        if (c->poisoned()) {
+        if (drop) {
             --open;
             ++counters.discarded;
         } else {
@@ -63,6 +85,7 @@ void pooled_connection::reset() noexcept {
 connection_pool::connection_pool(endpoint ep, pool_options opts) : state_(std::make_shared<state>()) {
     if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
     if (opts.borrow_timeout.count() < 0) throw invalid_argument("pool_options::borrow_timeout must be >= 0");
+    if (ep.is_sentinel()) state_->resolver = std::make_shared<sentinel_resolver>(ep);
     state_->ep = std::move(ep);
     state_->opts = opts;
 }
@@ -97,6 +120,13 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
             ++s.counters.in_use;
             lk.unlock();
             auto age = std::chrono::steady_clock::now() - c->last_used();
+            if (s.stale(*c)) {
+                std::lock_guard g(s.mu);
+                --s.counters.in_use;
+                --s.open;
+                ++s.counters.discarded;
+                continue;
+            }
             if (age >= s.opts.idle_check_after) {
                 try {
                     c->command({"PING"});
@@ -131,11 +161,26 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
 
 pooled_connection connection_pool::take_idle() noexcept {
     auto& s = *state_;
-    std::lock_guard lk(s.mu);
-    if (s.idle.empty()) return {};
-    auto c = std::move(s.idle.back());
-    s.idle.pop_back();
-    ++s.counters.in_use;
+    std::unique_ptr<connection> c;
+    std::vector<std::unique_ptr<connection>> gone;  // closed outside the lock
+    {
+        std::lock_guard lk(s.mu);
+        while (!s.idle.empty()) {
+            c = std::move(s.idle.back());
+            s.idle.pop_back();
+            bool st = true;
+            try {
+                st = s.stale(*c);
+            } catch (...) {
+            }
+            if (!st) break;
+            --s.open;
+            ++s.counters.discarded;
+            gone.push_back(std::move(c));
+        }
+        if (!c) return {};
+        ++s.counters.in_use;
+    }
     return pooled_connection(state_, std::move(c));
 }
 
@@ -170,15 +215,33 @@ pooled_connection connection_pool::connect_bounded(std::chrono::milliseconds wit
     }
 }
 
+namespace {
+// A READONLY reply means the pool reached a replica (a demoted master): re-resolve.
+template <class Argv>
+reply pooled_command(connection_pool& p, const std::shared_ptr<sentinel_resolver>& r, const Argv& argv) {
+    auto c = p.borrow();
+    try {
+        return c->command(argv);
+    } catch (const reply_error& e) {
+        if (r && std::string_view(e.what()).find("READONLY") != std::string_view::npos) {
+            r->report_failure({c->where().host, c->where().port});
+            c->poison();
+            p.clear_idle();
+        }
+        throw;
+    }
+}
+}  // namespace
+
 reply connection_pool::command(std::initializer_list<std::string_view> argv) {
-    auto c = borrow();
-    return c->command(argv);
+    return pooled_command(*this, state_->resolver, argv);
 }
 
 reply connection_pool::command(const std::vector<std::string>& argv) {
-    auto c = borrow();
-    return c->command(argv);
+    return pooled_command(*this, state_->resolver, argv);
 }
+
+std::shared_ptr<sentinel_resolver> connection_pool::sentinel() const noexcept { return state_->resolver; }
 
 void connection_pool::clear_idle() noexcept {
     std::deque<std::unique_ptr<connection>> gone;

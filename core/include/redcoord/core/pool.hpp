@@ -39,6 +39,7 @@ struct pool_stats {
 };
 
 class connection_pool;
+class sentinel_resolver;
 namespace detail {
 struct pool_access;
 }
@@ -102,7 +103,11 @@ public:
     [[nodiscard]] const endpoint& where() const noexcept;
     [[nodiscard]] const pool_options& options() const noexcept;
 
-    /// Replaces how new connections are opened (Sentinel resolution installs one).
+    /// The resolver behind a Sentinel endpoint (shared with the pool), else null. Use it to
+    /// follow failovers (`master_changed`) or list replicas.
+    [[nodiscard]] std::shared_ptr<sentinel_resolver> sentinel() const noexcept;
+
+    /// Replaces how new connections are opened.
     void set_connector(std::function<std::unique_ptr<connection>()> connector);
 
 private:
