@@ -1,0 +1,111 @@
+#pragma once
+/// @file
+/// The election runner: campaigns on its own thread, keeps the local leadership deadline and
+/// delivers leadership callbacks in order (DESIGN.md §Election, seed 000 §选举算法).
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/election/election_options.hpp>
+#include <redcoord/election/master_selector.hpp>
+
+#include <boost/signals2/signal.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redcoord {
+
+/// Why a leadership ended.
+enum class revoke_reason {
+    lost,        ///< A round found another holder (or a new epoch replaced ours).
+    expired,     ///< The local deadline passed before a renewal was confirmed (server reachable).
+    resigned,    ///< resign() or stop() gave it up.
+    connection,  ///< The local deadline passed while the server could not be reached.
+};
+
+/// "lost", "expired", "resigned", "connection".
+[[nodiscard]] std::string_view to_string(revoke_reason r) noexcept;
+
+/// Campaigns in an election on a background thread and reports leadership.
+///
+/// Algorithm: every retry period the campaign thread runs master_selector::campaign_once();
+/// a confirmed round makes (or keeps) this candidate leader until its local deadline
+/// `sent_at + term - drift` (steady clock). A leader whose renewal is not confirmed by then
+/// steps down by itself: is_leader() turns false at the deadline, and `revoked(expired)` (or
+/// `revoked(connection)` when the last round failed on transport) follows. Followers subscribe
+/// (core `subscriber`) to the election's handoff channel and campaign at once when a leader
+/// resigns.
+///
+/// Nothing runs until start(). The destructor calls stop().
+///
+/// Callbacks: the signals below are delivered on ONE callback thread owned by the elector, in
+/// the order the events happened, never concurrently; `revoked` only ever follows an
+/// `elected` of the same leadership. A callback may call is_leader(), epoch() and
+/// last_known_leader(), but must not call start(), stop(), resign() or destroy the elector.
+/// An exception escaping a slot is swallowed by the elector; as in Boost.Signals2, it skips the
+/// later slots of that one signal invocation, never later events.
+///
+/// Thread-safety: every member function may be called from any thread (except as above).
+class leader_elector {
+public:
+    /// Validates the settings; does not connect or start threads.
+    /// @throws invalid_argument for a bad name or options (see resolve()).
+    leader_elector(connection_pool& pool, std::string name, election_options opts = {});
+    /// stop(): resigns if leading and joins every thread. Never throws.
+    ~leader_elector();
+    leader_elector(const leader_elector&) = delete;
+    leader_elector& operator=(const leader_elector&) = delete;
+
+    /// Starts the campaign and callback threads and the handoff subscriber; the first round
+    /// runs at once. Calling it while running does nothing; after stop() it starts again.
+    /// @throws invalid_argument when the pool's endpoint cannot be subscribed to.
+    void start();
+    /// Stops campaigning, resigns if leading (best effort, errors swallowed), delivers the
+    /// remaining callbacks and joins all threads. Blocks at most about one command timeout.
+    /// Never throws.
+    void stop() noexcept;
+
+    /// True only while leading and before the local deadline (steady clock).
+    [[nodiscard]] bool is_leader() const noexcept;
+    /// The fencing token of the current leadership; 0 when not leading.
+    [[nodiscard]] std::uint64_t epoch() const noexcept;
+    /// The local deadline of the current leadership; nullopt when not leading.
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> deadline() const;
+    /// The current holder's identity, read from Redis now (nullopt: nobody holds the selector).
+    /// @throws connection_error, timeout_error, pool_exhausted, reply_error on failures.
+    [[nodiscard]] std::optional<std::string> leader();
+    /// The holder seen by the latest round or handoff signal, without I/O.
+    [[nodiscard]] std::optional<std::string> last_known_leader() const;
+    /// Gives up leadership: steps down locally at once (`revoked(resigned)` when it was
+    /// leading), deletes the selector if still ours and publishes the handoff signal, then holds
+    /// back from campaigning for one retry period (or until another candidate's handoff signal) so
+    /// a follower takes over. Waits for a round
+    /// in flight (at most one round trip). Returns true when the selector was deleted.
+    /// @throws connection_error, timeout_error, pool_exhausted on transport failures (the local
+    ///         step-down has happened; the selector then expires after its term).
+    bool resign();
+
+    /// This candidate's identity.
+    [[nodiscard]] const std::string& identity() const noexcept;
+    /// The election's settings with defaults filled in.
+    [[nodiscard]] const resolved_election_options& options() const noexcept;
+    /// Campaign rounds sent so far (successful or not).
+    [[nodiscard]] std::uint64_t rounds() const noexcept;
+
+    /// Fired with the epoch (fencing token) when this candidate becomes leader.
+    boost::signals2::signal<void(std::uint64_t epoch)> elected;
+    /// Fired when a leadership that was reported by `elected` ends.
+    boost::signals2::signal<void(revoke_reason reason)> revoked;
+    /// Fired when the observed holder changes (nullopt: none, e.g. after a resign).
+    boost::signals2::signal<void(std::optional<std::string> identity)> leader_changed;
+
+    struct impl;
+
+private:
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace redcoord

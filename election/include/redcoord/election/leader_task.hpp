@@ -1,0 +1,49 @@
+#pragma once
+/// @file
+/// Leader-only periodic work on top of a leader_elector.
+
+#include <redcoord/election/leader_elector.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+
+namespace redcoord {
+
+/// Runs a callable periodically, only while `elector` leads.
+///
+/// Every `period` the task's own thread checks elector.is_leader(); when leading it calls
+/// `work(epoch, stop_token)`. The stop token is triggered when the leadership of that epoch is
+/// revoked (lost, expired, resigned, connection) while the call runs, or when the task stops;
+/// the work should pass the epoch to downstream systems as its fencing token and return soon
+/// after the token fires. Runs never overlap. Exceptions escaping `work` are swallowed.
+///
+/// Thread-safety: construct and destroy from one thread; the elector must outlive the task.
+class leader_task {
+public:
+    /// The work: epoch (fencing token) of the leadership it runs under, and a stop token.
+    using work_function = std::function<void(std::uint64_t epoch, std::stop_token stop)>;
+
+    /// Starts the task thread at once.
+    /// @throws invalid_argument when `period` <= 0 or `work` is empty.
+    leader_task(leader_elector& elector, std::chrono::milliseconds period, work_function work);
+    /// stop(). Never throws.
+    ~leader_task();
+    leader_task(const leader_task&) = delete;
+    leader_task& operator=(const leader_task&) = delete;
+
+    /// Triggers the running call's stop token and joins the thread. Idempotent; never throws.
+    /// Must not be called from inside `work`.
+    void stop() noexcept;
+    /// Calls of `work` started so far.
+    [[nodiscard]] std::uint64_t runs() const noexcept;
+
+    struct impl;
+
+private:
+    std::shared_ptr<impl> impl_;
+};
+
+}  // namespace redcoord

@@ -1,0 +1,86 @@
+#pragma once
+/// @file
+/// One candidate's single campaign round of the hardened master_selector election (seed 000
+/// §选举算法, hardened as DESIGN.md §Election lists).
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/election/election_options.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redcoord {
+
+/// What one campaign round observed.
+struct campaign_result {
+    /// True when this candidate leads: the server recorded it as holder, the required replicas
+    /// acknowledged, and the reply arrived before `deadline`.
+    bool leader = false;
+    /// True when the server recorded this candidate as holder (even if not confirmed in time).
+    bool holder_is_us = false;
+    /// True when this round started a new leadership (the selector was absent): a new epoch.
+    bool new_term = false;
+    /// The fencing token of the current leadership (ours or the holder's); 0 when unknown.
+    std::uint64_t epoch = 0;
+    /// The selector's counter after this round's increment (the seed's master_selector value).
+    std::int64_t round = 0;
+    /// Identity of the current holder (nullopt when the server reported none).
+    std::optional<std::string> holder;
+    /// Replica acknowledgements reported by WAIT; -1 when no replicas were required.
+    int acks = -1;
+    /// Steady-clock time just before the round was sent.
+    std::chrono::steady_clock::time_point sent_at{};
+    /// The local deadline this round confirms when it made us leader: sent_at + term - drift.
+    std::chrono::steady_clock::time_point deadline{};
+};
+
+/// The hardened master_selector: each round is ONE Lua script that increments the selector,
+/// checks the recorded holder identity, and (re)sets the PEXPIRE of the term, so a crash
+/// between steps can never leave a selector without expiry. Only the holder's rounds refresh
+/// the term, so a live leader keeps winning (the seed's re-election preference) and a leader
+/// that was paused past its term cannot take back a selector another candidate holds. A new
+/// leadership takes its epoch from a counter that never expires, raised above the highest
+/// epoch this candidate has seen (so an epoch counter lost in a failover cannot repeat tokens).
+///
+/// Keys: see make_election_keys(). Values travel as ARGV only.
+///
+/// Thread-safety: campaign_once(), resign() and leader() may be called from any thread
+/// (each borrows its own connection from the pool).
+class master_selector {
+public:
+    /// @throws invalid_argument for a bad name or options (see resolve()).
+    master_selector(connection_pool& pool, std::string name, election_options opts = {});
+
+    /// Runs one round. Blocking: one round trip (plus WAIT when replicas > 0, pipelined).
+    /// @throws connection_error, timeout_error, pool_exhausted on transport failures;
+    /// @throws reply_error when the server refuses the script (e.g. WRONGTYPE on the key).
+    [[nodiscard]] campaign_result campaign_once();
+
+    /// Deletes the selector if this candidate holds it and publishes a handoff signal (payload:
+    /// this identity) on the election's channel, both in one script. Returns true if it did.
+    /// @throws as campaign_once().
+    bool resign();
+
+    /// The current holder's identity read from Redis (nullopt: no leader).
+    /// @throws as campaign_once().
+    [[nodiscard]] std::optional<std::string> leader();
+
+    [[nodiscard]] const resolved_election_options& options() const noexcept { return opts_; }
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] const election_keys& keys() const noexcept { return keys_; }
+    /// The highest epoch seen in any reply so far.
+    [[nodiscard]] std::uint64_t max_epoch_seen() const noexcept { return max_epoch_.load(); }
+
+private:
+    connection_pool& pool_;
+    std::string name_;
+    resolved_election_options opts_;
+    election_keys keys_;
+    std::atomic<std::uint64_t> max_epoch_{0};
+};
+
+}  // namespace redcoord

@@ -1,0 +1,289 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/subscriber.hpp>
+#include <redcoord/election/leader_elector.hpp>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+namespace redcoord {
+
+std::string_view to_string(revoke_reason r) noexcept {
+    switch (r) {
+        case revoke_reason::lost: return "lost";
+        case revoke_reason::expired: return "expired";
+        case revoke_reason::resigned: return "resigned";
+        case revoke_reason::connection: return "connection";
+    }
+    return "unknown";
+}
+
+namespace {
+using clock = std::chrono::steady_clock;
+struct ev_elected { std::uint64_t epoch; };
+struct ev_revoked { revoke_reason reason; };
+struct ev_changed { std::optional<std::string> identity; };
+using event = std::variant<ev_elected, ev_revoked, ev_changed>;
+}  // namespace
+
+struct leader_elector::impl {
+    leader_elector& owner;
+    connection_pool& pool;
+    master_selector selector;
+
+    // round_mu: serialises a campaign round (I/O + state update) with resign(), so a round in
+    // flight cannot re-confirm a leadership that resign() just gave up.
+    std::mutex round_mu;
+
+    mutable std::mutex mu;  // guards everything below
+    std::condition_variable campaign_cv;
+    std::condition_variable callback_cv;
+    bool running = false;
+    bool stop_campaign = false;
+    bool stop_callbacks = false;
+    bool handoff = false;
+    bool leader = false;
+    bool last_round_failed = false;
+    bool in_flight = false;  // a round was sent and has not been answered yet
+    std::uint64_t epoch = 0;
+    clock::time_point deadline{};
+    clock::time_point hold_until{};
+    std::optional<std::string> known_holder;
+    std::deque<event> events;
+    std::uint64_t rounds = 0;
+
+    std::thread campaign_thread;
+    std::thread callback_thread;
+    std::unique_ptr<subscriber> sub;
+
+    impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
+        : owner(o), pool(p), selector(p, std::move(name), std::move(opts)) {}
+
+    // --- state transitions; all with mu held ---
+    void push(event e) {
+        events.push_back(std::move(e));
+        callback_cv.notify_all();
+    }
+    void observe_holder(const std::optional<std::string>& h) {
+        if (h != known_holder) {
+            known_holder = h;
+            push(ev_changed{h});
+        }
+    }
+    // Steps down when the local deadline passed without a confirmed renewal.
+    void expire_if_due(clock::time_point now) {
+        if (leader && now >= deadline) {
+            leader = false;
+            push(ev_revoked{last_round_failed || in_flight ? revoke_reason::connection : revoke_reason::expired});
+        }
+    }
+    void apply(const campaign_result& r) {
+        const auto now = clock::now();
+        last_round_failed = false;
+        expire_if_due(now);
+        observe_holder(r.holder);
+        if (r.leader) {
+            if (leader && epoch == r.epoch) {
+                if (r.deadline > deadline) deadline = r.deadline;
+                return;
+            }
+            if (leader) push(ev_revoked{revoke_reason::lost});  // a new epoch replaced ours
+            leader = true;
+            epoch = r.epoch;
+            deadline = r.deadline;
+            push(ev_elected{r.epoch});
+            return;
+        }
+        // Our own unconfirmed renewal (late reply, missing replica acks) keeps the old deadline.
+        if (leader && !(r.holder_is_us && r.epoch == epoch)) {
+            leader = false;
+            push(ev_revoked{revoke_reason::lost});
+        }
+    }
+
+    void campaign_loop() {
+        const auto retry = selector.options().retry_period;
+        std::unique_lock lk(mu);
+        while (!stop_campaign) {
+            if (clock::now() < hold_until) {
+                const auto hold = hold_until;
+                campaign_cv.wait_until(lk, hold, [&] { return stop_campaign || hold_until != hold; });
+                continue;
+            }
+            handoff = false;
+            in_flight = true;
+            lk.unlock();
+            auto next = clock::now() + retry;
+            {
+                std::lock_guard round(round_mu);
+                std::optional<campaign_result> r;
+                try {
+                    r = selector.campaign_once();
+                    next = r->sent_at + retry;
+                } catch (const std::exception&) {
+                    // Transport or server failure: the deadline decides; retry next period.
+                }
+                std::lock_guard g(mu);
+                ++rounds;
+                in_flight = false;
+                if (r) apply(*r);
+                else last_round_failed = true;
+            }
+            lk.lock();
+            campaign_cv.wait_until(lk, next, [&] { return stop_campaign || (handoff && !leader); });
+        }
+    }
+
+    void callback_loop() {
+        std::unique_lock lk(mu);
+        for (;;) {
+            expire_if_due(clock::now());
+            if (!events.empty()) {
+                event e = std::move(events.front());
+                events.pop_front();
+                lk.unlock();
+                deliver(e);
+                lk.lock();
+                continue;
+            }
+            if (stop_callbacks) return;
+            if (leader) callback_cv.wait_until(lk, deadline);
+            else callback_cv.wait(lk);
+        }
+    }
+
+    void deliver(const event& e) noexcept {
+        try {
+            if (auto* el = std::get_if<ev_elected>(&e)) owner.elected(el->epoch);
+            else if (auto* rv = std::get_if<ev_revoked>(&e)) owner.revoked(rv->reason);
+            else owner.leader_changed(std::get<ev_changed>(e).identity);
+        } catch (...) {
+            // A callback's exception must not stop the delivery of later events.
+        }
+    }
+
+    void on_handoff(const pubsub_message& m) {
+        std::lock_guard g(mu);
+        if (known_holder == m.payload) observe_holder(std::nullopt);
+        // Another leader resigned: our own post-resign hold no longer has a purpose.
+        if (m.payload != selector.options().identity) hold_until = {};
+        handoff = true;
+        campaign_cv.notify_all();
+    }
+
+    // Local step-down then the delete-if-ours script; round_mu must be held.
+    bool resign_locked() {
+        {
+            std::lock_guard g(mu);
+            hold_until = clock::now() + selector.options().retry_period;
+            if (leader) {
+                leader = false;
+                push(ev_revoked{revoke_reason::resigned});
+            }
+        }
+        const bool deleted = selector.resign();
+        if (deleted) {
+            std::lock_guard g(mu);
+            observe_holder(std::nullopt);
+        }
+        return deleted;
+    }
+};
+
+leader_elector::leader_elector(connection_pool& pool, std::string name, election_options opts)
+    : impl_(std::make_unique<impl>(*this, pool, std::move(name), std::move(opts))) {}
+
+leader_elector::~leader_elector() { stop(); }
+
+void leader_elector::start() {
+    std::lock_guard g(impl_->mu);
+    if (impl_->running) return;
+    impl_->running = true;
+    impl_->stop_campaign = false;
+    impl_->stop_callbacks = false;
+    impl_->hold_until = {};
+    const endpoint& ep = impl_->pool.where();
+    impl_->sub = std::make_unique<subscriber>(ep, [this](const pubsub_message& m) { impl_->on_handoff(m); });
+    impl_->callback_thread = std::thread([this] { impl_->callback_loop(); });
+    impl_->campaign_thread = std::thread([this] { impl_->campaign_loop(); });
+    // Do not wait for the confirmation with mu held: the handler takes mu.
+    impl_->sub->subscribe({impl_->selector.keys().channel}, std::chrono::milliseconds(0));
+}
+
+void leader_elector::stop() noexcept {
+    {
+        std::lock_guard g(impl_->mu);
+        if (!impl_->running) return;
+        impl_->stop_campaign = true;
+        impl_->campaign_cv.notify_all();
+    }
+    if (impl_->campaign_thread.joinable()) impl_->campaign_thread.join();
+    impl_->sub.reset();
+    {
+        std::lock_guard round(impl_->round_mu);
+        bool holding = false;
+        {
+            std::lock_guard g(impl_->mu);
+            holding = impl_->leader || impl_->known_holder == impl_->selector.options().identity;
+        }
+        if (holding) {
+            try {
+                (void)impl_->resign_locked();
+            } catch (...) {
+                // Best effort: the selector expires after its term.
+            }
+        }
+    }
+    {
+        std::lock_guard g(impl_->mu);
+        impl_->stop_callbacks = true;
+        impl_->callback_cv.notify_all();
+    }
+    if (impl_->callback_thread.joinable()) {
+        if (impl_->callback_thread.get_id() == std::this_thread::get_id()) impl_->callback_thread.detach();
+        else impl_->callback_thread.join();
+    }
+    std::lock_guard g(impl_->mu);
+    impl_->running = false;
+}
+
+bool leader_elector::is_leader() const noexcept {
+    std::lock_guard g(impl_->mu);
+    return impl_->leader && clock::now() < impl_->deadline;
+}
+
+std::uint64_t leader_elector::epoch() const noexcept {
+    std::lock_guard g(impl_->mu);
+    return impl_->leader && clock::now() < impl_->deadline ? impl_->epoch : 0;
+}
+
+std::optional<std::chrono::steady_clock::time_point> leader_elector::deadline() const {
+    std::lock_guard g(impl_->mu);
+    if (impl_->leader && clock::now() < impl_->deadline) return impl_->deadline;
+    return std::nullopt;
+}
+
+std::optional<std::string> leader_elector::leader() { return impl_->selector.leader(); }
+
+std::optional<std::string> leader_elector::last_known_leader() const {
+    std::lock_guard g(impl_->mu);
+    return impl_->known_holder;
+}
+
+bool leader_elector::resign() {
+    std::lock_guard round(impl_->round_mu);
+    return impl_->resign_locked();
+}
+
+const std::string& leader_elector::identity() const noexcept { return impl_->selector.options().identity; }
+
+const resolved_election_options& leader_elector::options() const noexcept { return impl_->selector.options(); }
+
+std::uint64_t leader_elector::rounds() const noexcept {
+    std::lock_guard g(impl_->mu);
+    return impl_->rounds;
+}
+
+}  // namespace redcoord

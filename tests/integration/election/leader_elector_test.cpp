@@ -1,0 +1,173 @@
+#include "event_log.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/election/leader_elector.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using election_test::event_log;
+using redcoord::testing::local_server;
+
+namespace {
+election_options opts(std::string id, std::chrono::milliseconds term) {
+    election_options o;
+    o.identity = std::move(id);
+    o.term = term;
+    return o;
+}
+template <class P>
+bool eventually(P p, std::chrono::milliseconds t) {
+    const auto until = std::chrono::steady_clock::now() + t;
+    while (std::chrono::steady_clock::now() < until) {
+        if (p()) return true;
+        std::this_thread::sleep_for(5ms);
+    }
+    return p();
+}
+}  // namespace
+
+TEST(LeaderElector, OneOfThreeLeadsAndEveryoneSeesIt) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    std::vector<std::unique_ptr<leader_elector>> e;
+    for (int i = 0; i < 3; ++i) e.push_back(std::make_unique<leader_elector>(pool, "trio", opts("n" + std::to_string(i), 600ms)));
+    for (auto& x : e) x->start();
+    ASSERT_TRUE(eventually([&] { return std::count_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }) == 1; }, 3s));
+    auto it = std::find_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); });
+    const std::string id = (*it)->identity();
+    EXPECT_EQ((*it)->leader(), std::optional<std::string>(id));
+    EXPECT_GT((*it)->epoch(), 0u);
+    ASSERT_TRUE((*it)->deadline());
+    EXPECT_LE(*(*it)->deadline(), std::chrono::steady_clock::now() + 600ms);
+    for (auto& x : e) {
+        if (x.get() != it->get()) {
+            EXPECT_FALSE(x->is_leader());
+            EXPECT_EQ(x->epoch(), 0u);
+            EXPECT_TRUE(eventually([&] { return x->last_known_leader() == std::optional<std::string>(id); }, 2s));
+        }
+    }
+    // Over several terms the same leader keeps the same epoch (re-election).
+    const auto ep = (*it)->epoch();
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_TRUE((*it)->is_leader());
+    EXPECT_EQ((*it)->epoch(), ep);
+}
+
+TEST(LeaderElector, ResignHandsOverWithoutWaitingForARetryPeriod) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    // A long term and retry period: only the handoff signal can explain a quick takeover.
+    const auto term = 9s;
+    std::vector<std::unique_ptr<leader_elector>> e;
+    std::vector<std::unique_ptr<event_log>> logs;
+    for (int i = 0; i < 3; ++i) {
+        e.push_back(std::make_unique<leader_elector>(pool, "handoff", opts("h" + std::to_string(i), term)));
+        logs.push_back(std::make_unique<event_log>(*e.back()));
+    }
+    for (auto& x : e) x->start();
+    ASSERT_TRUE(eventually([&] { return std::any_of(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }); }, 3s));
+    // Let every follower finish its first round and subscribe.
+    ASSERT_TRUE(eventually([&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 1; }); }, 3s));
+    std::this_thread::sleep_for(300ms);
+    ASSERT_EQ(srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "handoff").channel}).elements()[1].integer(), 3);
+
+    for (int handoffs = 0; handoffs < 3; ++handoffs) {
+        auto old = std::find_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); });
+        ASSERT_NE(old, e.end());
+        const auto old_epoch = (*old)->epoch();
+        std::vector<std::size_t> before;
+        for (auto& l : logs) before.push_back(l->count('E'));
+        ASSERT_TRUE((*old)->resign());
+        const auto resigned_at = std::chrono::steady_clock::now();
+        EXPECT_FALSE((*old)->is_leader());
+        leader_elector* next = nullptr;
+        ASSERT_TRUE(eventually([&] {
+            for (auto& x : e)
+                if (x.get() != old->get() && x->is_leader()) next = x.get();
+            return next != nullptr;
+        }, 2s)) << "no follower took over after resign " << handoffs << " holder " << srv.command({"HGET", make_election_keys(default_prefix, "handoff").selector, "holder"}).maybe_text().value_or("none") << " old " << (*old)->identity();
+        // Well inside one retry period (3 s): the followers campaigned on the signal.
+        EXPECT_LT(std::chrono::steady_clock::now() - resigned_at, 1500ms);
+        EXPECT_GT(next->epoch(), old_epoch);
+        std::this_thread::sleep_for(100ms);
+    }
+    for (auto& l : logs) EXPECT_TRUE(election_test::paired(l->events()));
+}
+
+TEST(LeaderElector, CallbacksAreOrderedPairedAndOnOneThread) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "callbacks", opts("me", 400ms));
+    event_log log(e);
+    e.start();
+    ASSERT_TRUE(log.wait_for('E', 1, 3s));
+    // Someone else takes the selector (a write on the real server): the next round loses.
+    const auto key = make_election_keys(default_prefix, "callbacks").selector;
+    srv.command({"HSET", key, "holder", "intruder", "epoch", "99"});
+    ASSERT_TRUE(log.wait_for('R', 1, 3s));
+    EXPECT_FALSE(e.is_leader());
+    srv.command({"DEL", key});
+    ASSERT_TRUE(log.wait_for('E', 2, 3s));
+    EXPECT_TRUE(e.resign());
+    ASSERT_TRUE(log.wait_for('R', 2, 3s));
+    ASSERT_TRUE(log.wait_for('E', 3, 3s));  // no other candidate: it comes back after the hold
+    e.stop();
+
+    auto ev = log.events();
+    EXPECT_TRUE(election_test::paired(ev));
+    EXPECT_EQ(log.count('E'), log.count('R'));  // stop() resigned the last leadership
+    EXPECT_FALSE(log.concurrent());
+    EXPECT_EQ(log.threads(), 1u);
+    std::vector<revoke_reason> reasons;
+    for (auto& x : ev)
+        if (x.kind == 'R') reasons.push_back(x.reason);
+    ASSERT_EQ(reasons.size(), 3u);
+    EXPECT_EQ(reasons[0], revoke_reason::lost);
+    EXPECT_EQ(reasons[1], revoke_reason::resigned);
+    EXPECT_EQ(reasons[2], revoke_reason::resigned);
+    // The intruder was reported as the holder in between.
+    EXPECT_TRUE(std::any_of(ev.begin(), ev.end(), [](auto& x) { return x.kind == 'C' && x.identity == "intruder"; }));
+    // After the intruder the epoch floor kept the epochs increasing (99 was seen).
+    std::vector<std::uint64_t> epochs;
+    for (auto& x : ev)
+        if (x.kind == 'E') epochs.push_back(x.epoch);
+    EXPECT_GT(epochs[1], 99u);
+}
+
+TEST(LeaderElector, DestructorResignsAndNeverHangs) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    {
+        leader_elector e(pool, "dtor", opts("gone", 5s));
+        e.start();
+        ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 3s));
+    }
+    EXPECT_TRUE(srv.command({"EXISTS", make_election_keys(default_prefix, "dtor").selector}).integer() == 0);
+    // Destroying an elector that never started, and one whose server is gone, is quick.
+    { leader_elector idle(pool, "dtor", opts("idle", 5s)); }
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+        leader_elector e(pool, "dtor2", opts("x", 600ms));
+        e.start();
+        ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 3s));
+        srv.kill();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 8s);
+}
+
+TEST(LeaderElector, CallbackExceptionsDoNotStopDelivery) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "throws", opts("t", 400ms));
+    event_log log(e);  // connected first: a throwing slot skips the later slots of its signal
+    e.elected.connect([](std::uint64_t) { throw std::runtime_error("user bug"); });
+    e.start();
+    ASSERT_TRUE(log.wait_for('E', 1, 3s));
+    e.resign();
+    ASSERT_TRUE(log.wait_for('R', 1, 3s));
+}

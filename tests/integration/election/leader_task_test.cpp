@@ -1,0 +1,107 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/election/leader_task.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+
+namespace {
+election_options opts(std::string id, std::chrono::milliseconds term) {
+    election_options o;
+    o.identity = std::move(id);
+    o.term = term;
+    return o;
+}
+}  // namespace
+
+TEST(LeaderTask, RunsOnlyOnTheLeaderWithItsEpoch) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector a(pool, "task", opts("a", 600ms)), b(pool, "task", opts("b", 600ms));
+    std::mutex mu;
+    std::vector<std::pair<char, std::uint64_t>> runs;
+    leader_task ta(a, 20ms, [&](std::uint64_t ep, std::stop_token) {
+        std::lock_guard g(mu);
+        runs.emplace_back('a', ep);
+    });
+    leader_task tb(b, 20ms, [&](std::uint64_t ep, std::stop_token) {
+        std::lock_guard g(mu);
+        runs.emplace_back('b', ep);
+    });
+    a.start();
+    std::this_thread::sleep_for(200ms);
+    b.start();
+    std::this_thread::sleep_for(800ms);
+    ta.stop();
+    tb.stop();
+    std::lock_guard g(mu);
+    ASSERT_FALSE(runs.empty());
+    for (auto& [who, ep] : runs) {
+        EXPECT_EQ(who, 'a');
+        EXPECT_EQ(ep, runs.front().second);
+    }
+    EXPECT_EQ(tb.runs(), 0u);
+}
+
+TEST(LeaderTask, StopTokenFiresWhenLeadershipIsRevokedMidRun) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "revoke", opts("me", 600ms));
+    std::atomic<bool> started{false}, saw_stop{false}, leader_when_stopped{true};
+    leader_task t(e, 10ms, [&](std::uint64_t, std::stop_token st) {
+        started = true;
+        // Long-running leader work that honours its stop token.
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (!st.stop_requested() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+        if (st.stop_requested()) {
+            leader_when_stopped = e.is_leader();
+            saw_stop = true;
+        }
+    });
+    e.start();
+    for (int i = 0; i < 300 && !started; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(started);
+    // Another process takes the selector: the next round reports `lost`.
+    const auto key = make_election_keys(default_prefix, "revoke").selector;
+    const auto t0 = std::chrono::steady_clock::now();
+    srv.command({"HSET", key, "holder", "other", "epoch", "1000"});
+    srv.command({"PEXPIRE", key, "10000"});
+    for (int i = 0; i < 300 && !saw_stop; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(saw_stop);
+    EXPECT_FALSE(leader_when_stopped);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    const auto runs = t.runs();
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(t.runs(), runs);  // not leader: no new runs
+}
+
+TEST(LeaderTask, StopTriggersTheTokenAndJoins) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "stop", opts("me", 600ms));
+    std::atomic<bool> started{false};
+    auto t = std::make_unique<leader_task>(e, 10ms, [&](std::uint64_t, std::stop_token st) {
+        started = true;
+        while (!st.stop_requested()) std::this_thread::sleep_for(2ms);
+    });
+    e.start();
+    for (int i = 0; i < 300 && !started; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(started);
+    t.reset();  // would hang if the token were not triggered
+    SUCCEED();
+}
+
+TEST(LeaderTask, RejectsBadArguments) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "bad", opts("me", 600ms));
+    EXPECT_THROW(leader_task(e, 0ms, [](std::uint64_t, std::stop_token) {}), invalid_argument);
+    EXPECT_THROW(leader_task(e, 10ms, {}), invalid_argument);
+}

@@ -1,0 +1,147 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/election/master_selector.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+
+namespace {
+election_options fast(std::string id) {
+    election_options o;
+    o.identity = std::move(id);
+    o.term = 300ms;
+    return o;
+}
+}  // namespace
+
+TEST(MasterSelector, LiveLeaderKeepsWinningHundredRoundsAmongFour) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    std::vector<std::unique_ptr<master_selector>> c;
+    for (int i = 0; i < 4; ++i) c.push_back(std::make_unique<master_selector>(pool, "reelect", fast("c" + std::to_string(i))));
+
+    auto first = c[2]->campaign_once();  // c2 starts first, so it must win
+    ASSERT_TRUE(first.leader);
+    EXPECT_TRUE(first.new_term);
+    EXPECT_EQ(first.epoch, 1u);
+    std::mt19937 rng(7);
+    std::vector<int> order{0, 1, 2, 3};
+    for (int round = 0; round < 100; ++round) {
+        std::shuffle(order.begin(), order.end(), rng);
+        for (int i : order) {
+            auto r = c[i]->campaign_once();
+            ASSERT_EQ(r.leader, i == 2) << "round " << round << " candidate " << i;
+            ASSERT_EQ(r.epoch, 1u);
+            ASSERT_EQ(r.holder, std::optional<std::string>("c2"));
+            ASSERT_FALSE(r.new_term);
+        }
+    }
+    // Followers' increments never refreshed the term: the holder's last round did.
+    const auto ttl = srv.command({"PTTL", c[0]->keys().selector}).integer();
+    EXPECT_GT(ttl, 0);
+    EXPECT_LE(ttl, 300);
+}
+
+TEST(MasterSelector, FollowersCannotKeepTheSelectorAliveAndANewLeaderGetsANewEpoch) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    master_selector a(pool, "expiry", fast("a")), b(pool, "expiry", fast("b"));
+    ASSERT_TRUE(a.campaign_once().leader);
+    // Only b campaigns now: its rounds must not extend a's term, so the selector expires.
+    std::optional<campaign_result> won;
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    while (std::chrono::steady_clock::now() < until) {
+        auto r = b.campaign_once();
+        if (r.leader) {
+            won = r;
+            break;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(won);
+    EXPECT_TRUE(won->new_term);
+    EXPECT_EQ(won->epoch, 2u);
+    auto back = a.campaign_once();
+    EXPECT_FALSE(back.leader);
+    EXPECT_EQ(back.holder, std::optional<std::string>("b"));
+    EXPECT_EQ(a.max_epoch_seen(), 2u);
+}
+
+TEST(MasterSelector, ResignDeletesOnlyOwnSelectorAndPublishesHandoff) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    election_options o = fast("a");
+    o.term = 5s;
+    master_selector a(pool, "resign", o), b(pool, "resign", fast("b"));
+    ASSERT_TRUE(a.campaign_once().leader);
+    EXPECT_FALSE(b.resign());  // not b's to give up
+    EXPECT_EQ(a.leader(), std::optional<std::string>("a"));
+    EXPECT_TRUE(a.resign());
+    EXPECT_EQ(a.leader(), std::nullopt);
+    EXPECT_FALSE(a.resign());
+    auto r = b.campaign_once();
+    EXPECT_TRUE(r.leader);
+    EXPECT_EQ(r.epoch, 2u);  // the counter survived the delete
+}
+
+TEST(MasterSelector, EpochNeverRepeatsWhenTheCounterIsLost) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    master_selector a(pool, "floor", fast("a"));
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(a.campaign_once().leader);
+        ASSERT_TRUE(a.resign());
+    }
+    EXPECT_EQ(a.max_epoch_seen(), 3u);
+    srv.command({"FLUSHALL"});  // as after a failover to an empty replica
+    auto r = a.campaign_once();
+    ASSERT_TRUE(r.leader);
+    EXPECT_EQ(r.epoch, 4u);
+    EXPECT_EQ(srv.command({"GET", a.keys().epoch}).text(), "4");
+}
+
+TEST(MasterSelector, OddIdentityAndNameTravelAsArguments) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    const std::string id = "x') redis.call('FLUSHALL') -- \xc3\xbc";
+    election_options o = fast(id);
+    master_selector a(pool, "n a m e ' \" {x}", o);
+    srv.command({"SET", "canary", "1"});
+    auto r = a.campaign_once();
+    ASSERT_TRUE(r.leader);
+    EXPECT_EQ(r.holder, std::optional<std::string>(id));
+    EXPECT_EQ(a.leader(), std::optional<std::string>(id));
+    EXPECT_EQ(srv.command({"GET", "canary"}).text(), "1");
+}
+
+TEST(MasterSelector, ForeignValueAtTheKeyIsAServerError) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    master_selector a(pool, "typed", fast("a"));
+    srv.command({"SET", a.keys().selector, "not a hash"});
+    EXPECT_THROW((void)a.campaign_once(), reply_error);
+}
+
+TEST(MasterSelector, RejectsBadSettingsAtConstruction) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    election_options o;
+    o.term = 0ms;
+    EXPECT_THROW(master_selector(pool, "x", o), invalid_argument);
+    EXPECT_THROW(master_selector(pool, "", {}), invalid_argument);
+}
+
+TEST(MasterSelector, UnreachableServerThrowsConnectionError) {
+    endpoint ep;
+    ep.port = redcoord::testing::free_port();
+    connection_pool pool(ep);
+    master_selector a(pool, "down", fast("a"));
+    EXPECT_THROW((void)a.campaign_once(), connection_error);
+}
