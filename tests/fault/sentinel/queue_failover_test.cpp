@@ -1,0 +1,161 @@
+// reliable_queue across a real Sentinel failover: pushes and acks continue, acknowledged
+// pushes can be lost to asynchronous replication, and WAIT-backed pushes are not.
+#include "failover_faults.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/replication.hpp>
+#include <redcoord/core/sentinel.hpp>
+#include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/testing/local_sentinel.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_sentinel;
+using redcoord::testing::local_sentinel_options;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto failover_bound = 20s;
+
+template <class F>
+bool eventually(std::chrono::milliseconds within, F f) {
+    auto deadline = clock_type::now() + within;
+    while (clock_type::now() < deadline) {
+        try {
+            if (f()) return true;
+        } catch (const error&) {
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    return false;
+}
+
+// Pops and acks everything; returns the payloads.
+std::set<std::string> drain(connection_pool& pool, const std::string& name) {
+    reliable_queue consumer(pool, name, {.recover_on_start = false});
+    std::set<std::string> got;
+    for (;;) {
+        auto d = consumer.pop(200ms);
+        if (!d) break;
+        EXPECT_TRUE(consumer.ack(*d));
+        got.insert(d->payload);
+    }
+    consumer.close();
+    return got;
+}
+
+local_sentinel_options two_replicas() {
+    local_sentinel_options o;
+    o.replicas = 2;  // the promoted master keeps a replica to WAIT for
+    return o;
+}
+
+}  // namespace
+
+TEST(QueueFailover, AcknowledgedButUnreplicatedPushIsLostWaitBackedPushIsNotConfirmed) {
+    local_sentinel svc(two_replicas());
+    connection_pool pool(svc.endpoint());
+    reliable_queue q(pool, "jobs");
+    q.push("durable");
+    ASSERT_GE(replication_barrier(pool, 1, 1000ms), 1u);
+
+    std::string old_port;
+    {
+        sentinel_test::replication_cut cut(svc);
+        // The master acknowledges this push although no replica will ever see it.
+        q.push("async");
+        // The WAIT-backed push: the same push, then the barrier; no replica acknowledges, so
+        // the caller is told the message is not durable (and would push it again).
+        q.push("waited");
+        EXPECT_EQ(replication_barrier(pool, 1, 100ms), 0u);
+        (void)cut.kill_master_and_resume();
+    }
+    ASSERT_TRUE(eventually(failover_bound, [&] {
+        q.push("after");
+        return replication_barrier(pool, 1, 500ms) >= 1;
+    }));
+    auto got = drain(pool, "jobs");
+    EXPECT_TRUE(got.count("durable"));
+    EXPECT_TRUE(got.count("after"));
+    EXPECT_FALSE(got.count("async")) << "the acknowledged, unreplicated push should be lost with the old master";
+    EXPECT_FALSE(got.count("waited"));  // never confirmed: losing it breaks no promise
+}
+
+TEST(QueueFailover, PushesAndAcksContinueAndOnlyUnconfirmedPushesAreLost) {
+    local_sentinel svc(two_replicas());
+    connection_pool pool(svc.endpoint(), {.max_size = 8});
+    std::atomic<bool> stop{false}, killed{false};
+    std::mutex mu;
+    std::vector<std::string> async_acked, waited_confirmed;
+    std::atomic<int> async_after{0}, waited_after{0}, async_unknown{0}, waited_unconfirmed{0};
+
+    // Two producers under the same failover: plain pushes (acknowledged by the master only)
+    // and WAIT-backed pushes (confirmed once one replica acknowledged them).
+    std::thread async_pusher([&] {
+        reliable_queue q(pool, "async");
+        for (int i = 0; !stop; ++i) {
+            std::string p = "a" + std::to_string(i);
+            try {
+                q.push(p);
+                std::lock_guard lk(mu);
+                async_acked.push_back(p);
+                if (killed) ++async_after;
+            } catch (const error&) {
+                ++async_unknown;  // outcome unknown: not counted as acknowledged
+                std::this_thread::sleep_for(5ms);
+            }
+        }
+    });
+    std::thread waited_pusher([&] {
+        reliable_queue q(pool, "waited");
+        for (int i = 0; !stop; ++i) {
+            std::string p = "w" + std::to_string(i);
+            try {
+                q.push(p);
+                if (replication_barrier(pool, 1, 200ms) >= 1) {
+                    std::lock_guard lk(mu);
+                    waited_confirmed.push_back(p);
+                    if (killed) ++waited_after;
+                } else {
+                    ++waited_unconfirmed;
+                }
+            } catch (const error&) {
+                ++waited_unconfirmed;
+                std::this_thread::sleep_for(5ms);
+            }
+        }
+    });
+    std::this_thread::sleep_for(300ms);
+    auto old = svc.kill_master();
+    killed = true;
+    (void)svc.wait_promoted(old, failover_bound);
+    bool continued = eventually(failover_bound, [&] { return async_after > 50 && waited_after > 50; });
+    stop = true;
+    async_pusher.join();
+    waited_pusher.join();
+    EXPECT_TRUE(continued) << "async pushes after failover: " << async_after << ", WAIT-backed: " << waited_after;
+
+    auto got_async = drain(pool, "async");
+    auto got_waited = drain(pool, "waited");
+    std::size_t async_lost = 0, waited_lost = 0;
+    for (auto& p : async_acked) async_lost += got_async.count(p) ? 0 : 1;
+    for (auto& p : waited_confirmed) waited_lost += got_waited.count(p) ? 0 : 1;
+    EXPECT_EQ(waited_lost, 0u) << "a WAIT-confirmed push was lost";
+    std::cout << "[sentinel/queue] async pushes acknowledged " << async_acked.size() << ", lost " << async_lost
+              << ", outcome unknown " << async_unknown << "; WAIT-backed confirmed " << waited_confirmed.size()
+              << ", lost " << waited_lost << ", unconfirmed " << waited_unconfirmed << "\n";
+    RecordProperty("async_acknowledged", static_cast<int>(async_acked.size()));
+    RecordProperty("async_lost", static_cast<int>(async_lost));
+    RecordProperty("waited_confirmed", static_cast<int>(waited_confirmed.size()));
+    RecordProperty("waited_lost", static_cast<int>(waited_lost));
+}
