@@ -1,0 +1,58 @@
+#pragma once
+/// @file
+/// A one-shot count-down latch in a Redis key; pub/sub only wakes the waiters (DESIGN.md
+/// §Signaling; cf. java CountDownLatch, Redisson RCountDownLatch).
+
+#include <redcoord/signaling/signal_hub.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace redcoord {
+
+/// Options of a latch.
+struct latch_options {
+    /// A waiter re-reads the count at least this often (milliseconds), so a wake signal lost
+    /// while every link was down delays it by at most this much. Must be > 0.
+    std::chrono::milliseconds recheck_interval{1000};
+};
+
+/// A count-down latch shared by processes: wait() returns once count_down() has been called
+/// `count` times in total; it then stays open (until reset()).
+///
+/// State: the integer key `<prefix>latch:{name}` on the master. count_down() is one Lua
+/// script (decrement, and PUBLISH on channel `<prefix>latch:{name}` when it reaches zero);
+/// wait() subscribes FIRST, then reads the key, then waits, re-reading on every wake and
+/// every recheck_interval, so it never misses the opening.
+///
+/// Thread-safety: all functions may be called from any thread. The hub must outlive the latch.
+class latch {
+public:
+    /// Creates the latch key with `count` when it does not exist yet (SET NX); an existing
+    /// latch keeps its current count.
+    /// @throws invalid_argument for a bad name; errors of the master pool.
+    latch(signal_hub& hub, std::string name, std::uint64_t count, latch_options opts = {});
+
+    /// Decrements the count by `n` (not below zero); opens the latch when it reaches zero.
+    /// @return the count left.
+    /// @throws invalid_argument when n is 0; error when the key was deleted; pool errors.
+    std::uint64_t count_down(std::uint64_t n = 1);
+    /// Waits up to `timeout` (milliseconds) for the latch to open.
+    /// @return true when open, false on timeout. @throws hub and pool errors.
+    [[nodiscard]] bool wait(std::chrono::milliseconds timeout);
+    /// The current count (0 when open or when the key is missing).
+    [[nodiscard]] std::uint64_t count();
+    /// Sets the count again (only when nobody relies on the old round).
+    void reset(std::uint64_t count);
+
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+private:
+    signal_hub& hub_;
+    std::string name_;
+    latch_options opts_;
+    std::string key_;
+};
+
+}  // namespace redcoord

@@ -1,0 +1,228 @@
+#pragma once
+/// @file
+/// Signal/wait over Redis pub/sub with master+replica redundancy (seed 000 §signal/wait,
+/// DESIGN.md §Signaling).
+
+#include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/subscriber.hpp>
+
+#include <boost/signals2/connection.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redcoord {
+
+namespace detail {
+struct hub_core;
+struct waiter_state;
+}  // namespace detail
+
+/// One received signal. Refer to it as `redcoord::signal` (the C library's `::signal`
+/// function hides an unqualified use after `using namespace redcoord`).
+struct signal {
+    /// The channel the signal was sent to. For unicast signals this is the channel given to
+    /// unicast()/listen_unicast(), not the internal per-waiter channel.
+    std::string channel;
+    /// The payload, binary-safe (envelope removed).
+    std::string payload;
+    /// For pattern waits and on_pattern() slots: the pattern that matched; else empty.
+    std::string pattern;
+    /// True when the message carried no redcoord envelope (a plain PUBLISH from another
+    /// client). Plain messages cannot be deduplicated: one copy arrives per link.
+    bool plain = false;
+};
+
+/// Options of a signal_hub.
+struct signal_options {
+    /// Key/channel prefix for the hub's internal channels (unicast) and for barrier, latch and
+    /// double_barrier keys. Broadcast channels are used verbatim so that plain clients can
+    /// publish to them.
+    std::string prefix{default_prefix};
+    /// Reconnection timing of each pub/sub link (master and every replica).
+    subscriber_options link{};
+    /// How long listen()/wait*()/on*() wait, in milliseconds, for at least one link to confirm
+    /// a new subscription before throwing connection_error. Must be > 0.
+    std::chrono::milliseconds subscribe_timeout{3000};
+    /// How many recent envelope ids are remembered to drop the second copy of a signal
+    /// (master + replica). Must be >= 1. A copy arriving after more than this many newer
+    /// signals would be delivered twice, so size it above the signals per replication lag.
+    std::size_t dedup_window = 16384;
+    /// Called on the callback thread when a slot throws (after the error counter is bumped);
+    /// may be empty. Exceptions escaping it are swallowed.
+    std::function<void(const signal&, std::exception_ptr)> on_slot_error;
+};
+
+/// Counters of a hub, a snapshot.
+struct signal_hub_stats {
+    std::uint64_t received = 0;    ///< Messages read from all links (both copies counted).
+    std::uint64_t duplicates = 0;  ///< Second copies dropped by id.
+    std::uint64_t plain = 0;       ///< Messages without an envelope (each copy counted).
+    std::uint64_t slot_errors = 0; ///< Slots that threw.
+};
+
+/// A standing subscription that queues the signals it receives.
+///
+/// Made by signal_hub::listen(), listen_pattern() or listen_unicast(); the subscription is
+/// confirmed by at least one link when the waiter is returned, so every signal published
+/// after that (and delivered by any link) is queued. Destroying the waiter unsubscribes
+/// (when it was the last user of the channel in its hub) and drops unread signals. The
+/// waiter may outlive its hub: it then returns nullopt at once.
+///
+/// Thread-safety: one waiter may be used from several threads; each signal is returned once.
+class waiter {
+public:
+    waiter(waiter&&) noexcept;
+    waiter& operator=(waiter&&) noexcept;
+    waiter(const waiter&) = delete;
+    waiter& operator=(const waiter&) = delete;
+    /// Unsubscribes; never throws.
+    ~waiter();
+
+    /// The oldest queued signal, without waiting; nullopt when none is queued.
+    [[nodiscard]] std::optional<signal> try_wait();
+    /// Waits up to `timeout` (milliseconds; zero does not wait) for a signal; nullopt on
+    /// timeout or after the hub was destroyed.
+    [[nodiscard]] std::optional<signal> wait(std::chrono::milliseconds timeout);
+    /// Signals queued and not yet returned.
+    [[nodiscard]] std::size_t pending() const;
+    /// The waiter id (16 hex characters), which names a unicast waiter's private channel.
+    [[nodiscard]] const std::string& id() const noexcept;
+
+private:
+    friend class signal_hub;
+    waiter(std::shared_ptr<detail::hub_core> core, std::shared_ptr<detail::waiter_state> st);
+    std::shared_ptr<detail::hub_core> core_;
+    std::shared_ptr<detail::waiter_state> state_;
+};
+
+/// Broadcast and unicast signals, blocking waits and callback subscriptions over one Redis
+/// master and any number of its replicas (seed 000 §signal/wait).
+///
+/// Every subscription is made on a dedicated pub/sub link (core `subscriber`: own reader
+/// thread, reconnect and resubscribe) to the master AND to each replica. Redis forwards
+/// PUBLISH to replicas, so each signal normally arrives twice; signals published through a
+/// hub carry an envelope with a unique id (envelope.hpp) and every waiter and slot sees each
+/// exactly once (a bounded window of recent ids, signal_options::dedup_window). When the
+/// master link drops, signals keep arriving over a replica while the link reconnects and
+/// resubscribes; when a replica dies, the master link carries on.
+///
+/// A plain PUBLISH from another client (no envelope) still wakes waiters and runs slots, but
+/// it cannot be told apart from a second, identical plain PUBLISH, so it is delivered once
+/// per link that received it (twice with one healthy replica); signal::plain marks it.
+///
+/// Pub/sub is fire-and-forget: a signal published before a subscription is confirmed, or
+/// while every link is down, is never seen. Anything that must not miss an event keeps it in
+/// a key and uses signals only to wake (barrier, latch, double_barrier).
+///
+/// Channels: broadcast channels are the Redis channel names, verbatim (validated with
+/// `validate_name`: non-empty, <= 1024 bytes, no CR/LF/NUL; glob characters are literal).
+/// Unicast channel `c` maps to the per-waiter channels `<prefix>unicast:{c}:<waiter id>`.
+///
+/// Thread-safety: every member function may be called from any thread. Slots run on the
+/// hub's single callback thread, one at a time, in arrival order. A slot must not destroy
+/// the hub. The hub must outlive the pool it was given.
+class signal_hub {
+public:
+    /// A callback for on()/on_pattern().
+    using slot_type = std::function<void(const signal&)>;
+
+    /// Starts one pub/sub link to the pool's master (its address is taken from a pooled
+    /// connection, so Sentinel-resolved pools work) and one per replica.
+    /// @param master the master's pool, used for PUBLISH and scripts; must outlive the hub.
+    /// @param replicas replicas of that master (may be empty).
+    /// @throws invalid_argument for bad options; connection errors of connection_pool::borrow.
+    signal_hub(connection_pool& master, std::vector<endpoint> replicas = {}, signal_options opts = {});
+    /// Stops the links and the callback thread; pending waits return nullopt. Never throws.
+    ~signal_hub();
+    signal_hub(const signal_hub&) = delete;
+    signal_hub& operator=(const signal_hub&) = delete;
+
+    /// Adds a replica link (e.g. found by Sentinel later) and subscribes it to everything
+    /// currently subscribed. Does not wait for it to connect.
+    void add_replica(const endpoint& replica);
+
+    /// Publishes `payload` (any bytes) to `channel` on the master.
+    /// @return how many pub/sub connections on the master received it (each hub listening
+    ///         counts once per master link).
+    /// @throws invalid_argument for a bad channel or a payload over 512 MiB - 20 bytes;
+    ///         errors of connection_pool::command.
+    std::size_t broadcast(std::string_view channel, std::string_view payload);
+
+    /// Delivers `payload` to exactly one unicast waiter of `channel`, chosen uniformly at
+    /// random on the master by the seed's Lua script: it lists `PUBSUB CHANNELS` matching the
+    /// glob-escaped per-waiter prefix, keeps the names of exactly waiter-channel length, and
+    /// publishes to the one at a random index passed in ARGV.
+    /// @return true when a waiter's link received it, false when no unicast waiter listens.
+    /// @throws as broadcast().
+    bool unicast(std::string_view channel, std::string_view payload);
+
+    /// Subscribes to `channels` (non-empty; duplicates ignored) and returns the waiter once at
+    /// least one link confirmed them.
+    /// @throws invalid_argument for an empty list or a bad name;
+    /// @throws connection_error when no link confirms within subscribe_timeout.
+    [[nodiscard]] waiter listen(const std::vector<std::string>& channels);
+    /// Same with glob patterns (PSUBSCRIBE); the pattern is used as given.
+    [[nodiscard]] waiter listen_pattern(const std::vector<std::string>& patterns);
+    /// A unicast waiter of `channel`: subscribes to its own channel `<prefix>unicast:{channel}:<id>`.
+    [[nodiscard]] waiter listen_unicast(std::string_view channel);
+
+    /// Subscribes to `channel` and waits up to `timeout` (milliseconds, counted from the
+    /// confirmed subscription) for one signal. nullopt on timeout.
+    /// @throws as listen().
+    [[nodiscard]] std::optional<signal> wait(std::string_view channel, std::chrono::milliseconds timeout);
+    /// wait() with a zero timeout: a signal can only be returned if it arrives while the
+    /// subscription is being confirmed. For a real non-blocking poll keep a waiter from
+    /// listen() and call waiter::try_wait().
+    [[nodiscard]] std::optional<signal> try_wait(std::string_view channel);
+    /// Waits for the first signal on any of `channels`; signal::channel says which.
+    [[nodiscard]] std::optional<signal> wait_any(const std::vector<std::string>& channels,
+                                                 std::chrono::milliseconds timeout);
+    /// Waits until every channel in `channels` has had a signal; returns one signal per
+    /// distinct channel, in the order of `channels` (the first to arrive on each), or nullopt
+    /// when `timeout` passes first.
+    [[nodiscard]] std::optional<std::vector<signal>> wait_all(const std::vector<std::string>& channels,
+                                                              std::chrono::milliseconds timeout);
+    /// Waits for a signal on any channel matching the glob `pattern` (PSUBSCRIBE).
+    [[nodiscard]] std::optional<signal> wait_pattern(std::string_view pattern, std::chrono::milliseconds timeout);
+    /// Waits as a fresh unicast waiter of `channel`.
+    [[nodiscard]] std::optional<signal> wait_unicast(std::string_view channel, std::chrono::milliseconds timeout);
+
+    /// Runs `slot` on the callback thread for every signal on `channel` until the returned
+    /// connection is disconnected or destroyed (then unsubscribes if nobody else listens).
+    /// A slot that throws is counted (stats().slot_errors) and reported through
+    /// signal_options::on_slot_error; later signals and other slots still run.
+    /// @throws as listen().
+    [[nodiscard]] boost::signals2::scoped_connection on(std::string_view channel, slot_type slot);
+    /// Same for channels matching the glob `pattern`.
+    [[nodiscard]] boost::signals2::scoped_connection on_pattern(std::string_view pattern, slot_type slot);
+
+    /// `payload` wrapped in a fresh envelope of this hub (for scripts that PUBLISH on the
+    /// hub's behalf, so receivers deduplicate their copies).
+    [[nodiscard]] std::string envelope(std::string_view payload);
+    /// The master's pool (barrier, latch and double_barrier run their scripts on it).
+    [[nodiscard]] connection_pool& master() noexcept;
+    /// The options the hub was made with.
+    [[nodiscard]] const signal_options& options() const noexcept;
+    /// Counters, a snapshot.
+    [[nodiscard]] signal_hub_stats stats() const;
+    /// How many links (master + replicas) are up with every subscription confirmed.
+    [[nodiscard]] std::size_t connected_links() const;
+    /// The per-waiter channel prefix of unicast channel `channel`: `<prefix>unicast:{channel}:`.
+    [[nodiscard]] std::string unicast_prefix(std::string_view channel) const;
+
+private:
+    std::shared_ptr<detail::hub_core> core_;
+};
+
+}  // namespace redcoord

@@ -1,0 +1,322 @@
+#include "hub_core.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/core/token.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace redcoord {
+
+using namespace std::chrono_literals;
+using detail::hub_core;
+using detail::waiter_state;
+
+namespace {
+
+// Seed 000 §signal/wait: list the waiters' channels under the unicast prefix and publish to
+// one at a random index. Names of a different length belong to another unicast channel
+// whose name merely starts with this one, so they are skipped.
+const script unicast_script(R"lua(
+local channels = redis.call('PUBSUB', 'CHANNELS', ARGV[1] .. '*')
+local want = tonumber(ARGV[4])
+local picked = {}
+for _, c in ipairs(channels) do
+  if #c == want then picked[#picked + 1] = c end
+end
+if #picked == 0 then return 0 end
+local index = math.floor(tonumber(ARGV[2])) % #picked + 1
+return redis.call('PUBLISH', picked[index], ARGV[3])
+)lua");
+
+constexpr std::size_t max_payload = (std::size_t{512} << 20) - detail::envelope_overhead;
+constexpr std::size_t waiter_id_length = 16;
+
+void check_payload(std::string_view payload) {
+    if (payload.size() > max_payload)
+        throw invalid_argument("signal payload is " + std::to_string(payload.size()) + " bytes; the limit is " +
+                               std::to_string(max_payload));
+}
+
+std::string new_waiter_id() {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(random_u64()));
+    return std::string(buf, waiter_id_length);
+}
+
+std::vector<std::string> distinct_names(const std::vector<std::string>& names, std::string_view what) {
+    if (names.empty()) throw invalid_argument(std::string(what) + " list must not be empty");
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (auto& n : names) {
+        validate_name(n, what);
+        if (seen.insert(n).second) out.push_back(n);
+    }
+    return out;
+}
+
+std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds t) {
+    return std::chrono::steady_clock::now() + std::max(t, 0ms);
+}
+
+std::chrono::milliseconds left_until(std::chrono::steady_clock::time_point d) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - std::chrono::steady_clock::now());
+    return std::max(left, 0ms);
+}
+
+}  // namespace
+
+// ---- waiter ----
+
+waiter::waiter(std::shared_ptr<hub_core> core, std::shared_ptr<waiter_state> st)
+    : core_(std::move(core)), state_(std::move(st)) {}
+waiter::waiter(waiter&&) noexcept = default;
+waiter& waiter::operator=(waiter&& o) noexcept {
+    if (this != &o) {
+        if (core_ && state_) core_->unregister_waiter(state_);
+        core_ = std::move(o.core_);
+        state_ = std::move(o.state_);
+    }
+    return *this;
+}
+waiter::~waiter() {
+    if (core_ && state_) core_->unregister_waiter(state_);
+}
+
+std::optional<signal> waiter::try_wait() { return wait(0ms); }
+
+std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
+    if (!core_ || !state_) return std::nullopt;
+    std::unique_lock lk(core_->mu);
+    auto ready = [&] { return !state_->queue.empty() || core_->closed; };
+    if (timeout.count() > 0)
+        state_->cv.wait_for(lk, timeout, ready);
+    if (state_->queue.empty()) return std::nullopt;
+    signal s = std::move(state_->queue.front());
+    state_->queue.pop_front();
+    return s;
+}
+
+std::size_t waiter::pending() const {
+    if (!core_ || !state_) return 0;
+    std::lock_guard lk(core_->mu);
+    return state_->queue.size();
+}
+
+const std::string& waiter::id() const noexcept {
+    static const std::string none;
+    return state_ ? state_->id : none;
+}
+
+// ---- signal_hub ----
+
+signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, signal_options opts)
+    : core_(std::make_shared<hub_core>(master, std::move(opts))) {
+    endpoint mep = master.where();
+    if (mep.is_sentinel()) mep = master.borrow()->where();  // the master Sentinel resolved
+    std::lock_guard lk(core_->sub_mu);
+    core_->links.push_back(core_->make_link(mep));
+    for (auto& r : replicas) core_->links.push_back(core_->make_link(r));
+}
+
+signal_hub::~signal_hub() { core_->shutdown(); }
+
+void signal_hub::add_replica(const endpoint& replica) {
+    std::lock_guard lk(core_->sub_mu);
+    auto link = core_->make_link(replica);
+    std::vector<std::string> chans, pats;
+    for (auto& [n, c] : core_->channel_refs) chans.push_back(n);
+    for (auto& [n, c] : core_->pattern_refs) pats.push_back(n);
+    if (!chans.empty()) (void)link->subscribe(chans, 0ms);
+    if (!pats.empty()) (void)link->psubscribe(pats, 0ms);
+    core_->links.push_back(std::move(link));
+}
+
+std::size_t signal_hub::broadcast(std::string_view channel, std::string_view payload) {
+    validate_name(channel, "channel");
+    check_payload(payload);
+    std::string wire = core_->next_envelope();
+    wire.append(payload);
+    auto r = core_->pool.command({"PUBLISH", channel, wire});
+    return static_cast<std::size_t>(std::max<std::int64_t>(0, r.integer()));
+}
+
+std::string signal_hub::unicast_prefix(std::string_view channel) const {
+    std::string p = core_->unicast_root;
+    p.append(channel).append("}:");
+    return p;
+}
+
+bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
+    validate_name(channel, "channel");
+    check_payload(payload);
+    const std::string prefix = unicast_prefix(channel);
+    const std::string pattern = glob_escape(prefix);
+    const std::string index = std::to_string(random_u64() >> 33);  // < 2^31: exact in Lua numbers
+    std::string wire = core_->next_envelope();
+    wire.append(payload);
+    const std::string length = std::to_string(prefix.size() + waiter_id_length);
+    auto r = unicast_script.run(core_->pool, {}, {pattern, index, wire, length});
+    return r.integer() > 0;
+}
+
+waiter signal_hub::listen(const std::vector<std::string>& channels) {
+    auto st = std::make_shared<waiter_state>();
+    st->names = distinct_names(channels, "channel");
+    st->id = new_waiter_id();
+    core_->register_waiter(st);
+    waiter w(core_, st);  // from here on its destructor unregisters
+    core_->await_confirmed(st->names, false);
+    return w;
+}
+
+waiter signal_hub::listen_pattern(const std::vector<std::string>& patterns) {
+    auto st = std::make_shared<waiter_state>();
+    st->names = distinct_names(patterns, "pattern");
+    st->pattern = true;
+    st->id = new_waiter_id();
+    core_->register_waiter(st);
+    waiter w(core_, st);
+    core_->await_confirmed(st->names, true);
+    return w;
+}
+
+waiter signal_hub::listen_unicast(std::string_view channel) {
+    validate_name(channel, "channel");
+    auto st = std::make_shared<waiter_state>();
+    st->id = new_waiter_id();
+    st->names = {unicast_prefix(channel) + st->id};
+    st->unicast_channel = std::string(channel);
+    core_->register_waiter(st);
+    waiter w(core_, st);
+    core_->await_confirmed(st->names, false);
+    return w;
+}
+
+std::optional<signal> signal_hub::wait(std::string_view channel, std::chrono::milliseconds timeout) {
+    return listen({std::string(channel)}).wait(timeout);
+}
+
+std::optional<signal> signal_hub::try_wait(std::string_view channel) { return wait(channel, 0ms); }
+
+std::optional<signal> signal_hub::wait_any(const std::vector<std::string>& channels, std::chrono::milliseconds timeout) {
+    return listen(channels).wait(timeout);
+}
+
+std::optional<std::vector<signal>> signal_hub::wait_all(const std::vector<std::string>& channels,
+                                                        std::chrono::milliseconds timeout) {
+    auto w = listen(channels);
+    const auto deadline = deadline_after(timeout);
+    const auto names = distinct_names(channels, "channel");
+    std::map<std::string, signal> got;
+    while (got.size() < names.size()) {
+        auto s = w.wait(left_until(deadline));
+        if (!s) return std::nullopt;
+        auto ch = s->channel;
+        got.emplace(std::move(ch), std::move(*s));  // keeps the first per channel
+    }
+    std::vector<signal> out;
+    out.reserve(names.size());
+    for (auto& n : names) out.push_back(std::move(got.at(n)));
+    return out;
+}
+
+std::optional<signal> signal_hub::wait_pattern(std::string_view pattern, std::chrono::milliseconds timeout) {
+    return listen_pattern({std::string(pattern)}).wait(timeout);
+}
+
+std::optional<signal> signal_hub::wait_unicast(std::string_view channel, std::chrono::milliseconds timeout) {
+    return listen_unicast(channel).wait(timeout);
+}
+
+namespace {
+
+// Lives inside a connected slot; when Boost.Signals2 releases the slot (disconnect or
+// destruction of the connection), the hub drops its subscription reference.
+struct slot_guard {
+    slot_guard(std::weak_ptr<hub_core> c, std::string n, bool p) : core(std::move(c)), name(std::move(n)), pattern(p) {}
+    slot_guard(const slot_guard&) = delete;
+    slot_guard& operator=(const slot_guard&) = delete;
+    std::weak_ptr<hub_core> core;
+    std::string name;
+    bool pattern;
+    ~slot_guard() {
+        if (auto c = core.lock()) c->unref({name}, pattern);
+    }
+};
+
+boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>& core, std::string_view name_in,
+                                                bool pattern, signal_hub::slot_type slot) {
+    if (!slot) throw invalid_argument("signal_hub::on needs a slot");
+    std::string name(name_in);
+    validate_name(name, pattern ? "pattern" : "channel");
+    std::shared_ptr<detail::slot_signal> sig;
+    {
+        std::lock_guard lk(core->mu);
+        if (core->closed) throw error("signal_hub is shut down");
+        auto& slots = pattern ? core->slots_pattern : core->slots_channel;
+        auto& entry = slots[name];
+        if (!entry) entry = std::make_shared<detail::slot_signal>();
+        sig = entry;
+        if (!core->cb_thread.joinable()) core->cb_thread = std::thread([c = core.get()] { c->callback_loop(); });
+    }
+    core->ref({name}, pattern);
+    auto guard = std::make_shared<slot_guard>(core, name, pattern);
+    hub_core* raw = core.get();  // slots run only on the callback thread, which dies before the core
+    boost::signals2::scoped_connection conn = sig->connect([raw, guard, slot = std::move(slot)](const signal& s) {
+        try {
+            slot(s);
+        } catch (...) {
+            std::function<void(const signal&, std::exception_ptr)> report;
+            {
+                std::lock_guard lk(raw->mu);
+                ++raw->counters.slot_errors;
+                report = raw->opts.on_slot_error;
+            }
+            if (report) {
+                try {
+                    report(s, std::current_exception());
+                } catch (...) {
+                }
+            }
+        }
+    });
+    core->await_confirmed({name}, pattern);
+    return conn;
+}
+
+}  // namespace
+
+boost::signals2::scoped_connection signal_hub::on(std::string_view channel, slot_type slot) {
+    return connect_slot(core_, channel, false, std::move(slot));
+}
+
+boost::signals2::scoped_connection signal_hub::on_pattern(std::string_view pattern, slot_type slot) {
+    return connect_slot(core_, pattern, true, std::move(slot));
+}
+
+std::string signal_hub::envelope(std::string_view payload) {
+    std::string wire = core_->next_envelope();
+    wire.append(payload);
+    return wire;
+}
+
+connection_pool& signal_hub::master() noexcept { return core_->pool; }
+const signal_options& signal_hub::options() const noexcept { return core_->opts; }
+
+signal_hub_stats signal_hub::stats() const {
+    std::lock_guard lk(core_->mu);
+    return core_->counters;
+}
+
+std::size_t signal_hub::connected_links() const {
+    std::lock_guard lk(core_->sub_mu);
+    std::size_t n = 0;
+    for (auto& l : core_->links) n += l->connected() ? 1 : 0;
+    return n;
+}
+
+}  // namespace redcoord
