@@ -1,0 +1,170 @@
+#pragma once
+/// @file
+/// A lock on one Redis instance: `SET resource token NX PX ttl` with a fencing token
+/// (Redlock page, seed 004, "Correct implementation with a single instance"; fencing and
+/// Redisson's RLock waiting/watchdog from seed 002).
+///
+/// ## How the protected resource uses the fencing token (Kleppmann, seed 002)
+/// A lock with a TTL cannot stop a holder that was paused (GC, SIGSTOP, swap) past its TTL
+/// from still *believing* it holds the lock. Make the resource itself reject stale holders:
+/// pass `acquisition.fencing_token` with every write to the resource, and have the resource
+/// remember the highest token it has accepted and refuse any write carrying a lower (or, for
+/// "one writer per token", an equal-from-another-writer) token. With Redis as the resource
+/// this is one script: `if tonumber(GET last) < token then SET last token; do write else
+/// reject end`. Tokens come from an INCR executed in the same Lua script as the SET NX, so
+/// each successful acquisition of a resource gets a strictly larger 64-bit token (the counter
+/// key `<prefix>lock:{resource}:fence` never expires; tokens above 2^53 lose precision in Lua
+/// comparisons, which no realistic counter reaches).
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/lock/acquisition.hpp>
+#include <redcoord/lock/errors.hpp>
+
+#include <boost/signals2/connection.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace redcoord {
+
+/// Options of a distributed_lock.
+struct lock_options {
+    /// Lease time of the key (PX), in milliseconds. Must be > 0 (and > the drift allowance).
+    std::chrono::milliseconds ttl{30000};
+    /// Clock drift allowance as a fraction of ttl (plus 2 ms), subtracted from the validity,
+    /// as on the Redlock page. Must be in [0, 0.5).
+    double drift_factor = 0.01;
+    /// Upper bound of a random extra delay, in milliseconds, added when a waiter retries
+    /// because the holder's PTTL ran out (not on release notifications, which are acted on at
+    /// once). Zero: no jitter.
+    std::chrono::milliseconds retry_jitter{5};
+    /// Longest single sleep of a waiter, in milliseconds, when the holder's PTTL is unknown
+    /// (no expiry on the key) or the notification link is down. Must be > 0.
+    std::chrono::milliseconds max_retry_interval{500};
+    /// Opt-in watchdog: while held, a background thread extends the lock to `ttl` every
+    /// ttl/3, at most `max_extensions` times per acquisition; a failed extension sets lost()
+    /// and fires the loss callback.
+    bool watchdog = false;
+    /// Most extensions per acquisition (watchdog and extend() together); zero: extend()
+    /// always returns false. Must be > 0 when `watchdog` is on.
+    std::size_t max_extensions = 100;
+    /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
+    /// `<prefix>lock:{<resource>}:released`.
+    std::string prefix{"redcoord:"};
+};
+
+namespace detail {
+/// Checks `o`. @throws invalid_argument naming the offending field.
+void validate(const lock_options& o);
+}  // namespace detail
+
+/// A mutual-exclusion lock on one Redis instance, usable as a C++ *Lockable* /
+/// *TimedLockable* (std::unique_lock, std::scoped_lock, std::condition_variable_any).
+///
+/// One object is one holder at a time: threads of this process that share the object are
+/// serialised locally first (like std::mutex) and only then compete with other processes in
+/// Redis. The object is not recursive: locking it again from the thread that holds it throws
+/// invalid_argument instead of dead-locking.
+///
+/// Costs: acquire and release are one EVALSHA round trip each. A waiter subscribes once (per
+/// object, lazily, a dedicated connection and reader thread) to the lock's channel, retries
+/// at once when the holder's release publishes, and otherwise sleeps until the holder's PTTL
+/// runs out (plus jitter): no busy polling.
+///
+/// Thread-safety: all members may be called from any thread. The loss callback runs on the
+/// watchdog thread (loss found by the watchdog) or on the thread calling extend() (loss found
+/// there); it must not call back into this object's blocking functions.
+class distributed_lock {
+public:
+    /// Handler called once when a held lock is found lost; gets the resource name.
+    using lost_handler = std::function<void(const std::string& resource)>;
+
+    /// Makes a lock on `resource` over `pool` (which must outlive the object).
+    /// Nothing is sent until the first acquisition.
+    /// @throws invalid_argument for a bad resource name (see validate_name) or options.
+    distributed_lock(connection_pool& pool, std::string resource, lock_options opts = {});
+    /// Releases the lock if held (best effort, errors swallowed), stops the watchdog and the
+    /// subscriber. Never throws; bounded by the command and connect timeouts.
+    ~distributed_lock();
+    distributed_lock(const distributed_lock&) = delete;
+    distributed_lock& operator=(const distributed_lock&) = delete;
+
+    /// Tries to acquire, waiting up to `wait` (milliseconds; zero: one attempt).
+    /// @return the acquisition, or nullopt when the wait passed without it.
+    /// @throws connection_error, timeout_error, pool_exhausted, reply_error when Redis cannot
+    ///         be asked (an acquisition whose reply was lost simply expires after ttl);
+    /// @throws invalid_argument when the calling thread already holds this object.
+    [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait);
+
+    /// Extends the lock to `ttl` from now (compare-and-pexpire); validity becomes
+    /// `now + ttl - drift`.
+    /// @return true when extended; false when the lock is not held by this object, was lost
+    ///         (the key no longer holds our token: lost() becomes true and the callback
+    ///         fires), or the max_extensions budget is used up.
+    /// @throws outcome_unknown when the request was sent but its reply was lost;
+    /// @throws connection_error / pool_exhausted when it could not be sent.
+    [[nodiscard]] bool extend(std::chrono::milliseconds ttl);
+    /// Same, with the configured ttl.
+    [[nodiscard]] bool extend();
+
+    /// Releases (compare-and-delete; publishes on the lock's channel so waiters wake).
+    /// Local state is cleared whatever happens.
+    /// @return true when the key still held our token and was deleted; false when the lock
+    ///         was not held or no longer ours (nothing was deleted).
+    /// @throws outcome_unknown when the request was sent but its reply was lost;
+    /// @throws connection_error / pool_exhausted when it could not be sent.
+    bool release();
+
+    /// True when the current holding can no longer be trusted: an extension found the key
+    /// gone or someone else's, or the validity passed without extension. False when not held.
+    [[nodiscard]] bool lost() const;
+    /// True while this object holds the lock (even if lost() since; call release()).
+    [[nodiscard]] bool held() const;
+    /// The current acquisition (token, validity, fencing token), or nullopt when not held.
+    [[nodiscard]] std::optional<lock_acquisition> current() const;
+    /// The fencing token of the current acquisition. @throws lock_lost when not held.
+    [[nodiscard]] std::uint64_t fencing_token() const;
+    /// @throws lock_lost when not held or lost(); for code that must not go on without it.
+    void check_held() const;
+
+    /// Registers a loss callback (see class comment for its thread); disconnect with the
+    /// returned connection.
+    boost::signals2::connection on_lost(lost_handler h);
+
+    /// Lockable: blocks until acquired.
+    /// @throws as acquire().
+    void lock();
+    /// Lockable: one attempt, no waiting. @throws as acquire().
+    [[nodiscard]] bool try_lock();
+    /// TimedLockable: waits up to `d`. @throws as acquire().
+    template <class Rep, class Period>
+    [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
+        return try_lock_until(std::chrono::steady_clock::now() + d);
+    }
+    /// TimedLockable: waits until `tp` (any clock; converted to steady time once).
+    template <class Clock, class Duration>
+    [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& tp) {
+        const auto left = tp - Clock::now();
+        return acquire_until(std::chrono::steady_clock::now() +
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)).has_value();
+    }
+    /// Lockable: releases; never throws (a lost lock is reported by lost() and the callback
+    /// before, and by release() for callers that want the answer).
+    void unlock() noexcept;
+
+    /// The resource name.
+    [[nodiscard]] const std::string& resource() const noexcept;
+    /// The lock key in Redis.
+    [[nodiscard]] const std::string& key() const noexcept;
+
+private:
+    std::optional<lock_acquisition> acquire_until(std::chrono::steady_clock::time_point deadline);
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace redcoord

@@ -1,0 +1,212 @@
+#pragma once
+/// @file
+/// Redlock: one lock over N independent Redis masters (seed 004, "The Redlock algorithm").
+///
+/// Steps, as on the page: (1) take the steady-clock time; (2) send `SET key token NX PX ttl`
+/// (with the fencing INCR, in one script) to all N nodes at once through core fan-out, each
+/// node bounded by `node_timeout`, deciding as soon as a majority has answered either way;
+/// (3) the lock is acquired iff at least N/2+1 nodes said OK and the validity
+/// `ttl - elapsed - drift` (drift = ttl * drift_factor + 2 ms) is still positive; (4) the
+/// validity is that value; (5) otherwise unlock every node at once, including those believed
+/// not locked, and retry after a random delay. A node that is down, hung or answers with an
+/// error counts as a "no": it never throws and never costs more than `node_timeout`.
+///
+/// ## Fencing under Redlock — read this before relying on it
+/// Each node keeps its own INCR counter; fencing_token() is the maximum over the nodes that
+/// granted the acquisition, and every release raises each reached node's counter to at least
+/// the released token, so after clean releases the next holder's token is strictly larger
+/// (any two majorities share a node). This is best effort, not a guarantee: if a holder
+/// crashes without releasing and later acquisitions reach different majorities, or nodes
+/// restart without persistence, the maximum can go backwards. A quorum of independent
+/// counters cannot produce a sound fencing token; that needs consensus (Kleppmann, seed 002).
+/// Use distributed_lock (one instance, one counter) or a consensus system when the resource
+/// must rely on fencing for safety; here a resource should still reject lower tokens.
+///
+/// ## Restarted nodes
+/// A node that restarts without persistence forgets the keys it held; the page's remedy is
+/// to keep it down for at least the max TTL (delayed restart) or to run with
+/// `appendfsync always`. This class cannot detect it.
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/lock/acquisition.hpp>
+#include <redcoord/lock/errors.hpp>
+
+#include <boost/signals2/connection.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redcoord {
+
+/// Options of a redlock.
+struct redlock_options {
+    /// Lease time of the keys (PX), in milliseconds. Must be > 0 and > the drift allowance.
+    std::chrono::milliseconds ttl{30000};
+    /// Per-node deadline of one acquire/extend/release round, in milliseconds (all nodes
+    /// share it: the round never takes longer). Must be > 0. Default 50 ms (seed 004 suggests
+    /// 5-50 ms for a 10 s TTL).
+    std::chrono::milliseconds node_timeout{50};
+    /// Clock drift allowance as a fraction of ttl (plus 2 ms). Must be in [0, 0.5).
+    double drift_factor = 0.01;
+    /// Most attempts of one acquire(wait) call (the first included); zero: as many as the
+    /// wait allows. lock() ignores it (it blocks until acquired). Default 0.
+    std::size_t retry_count = 0;
+    /// Base delay, in milliseconds, before retrying after an attempt in which no single other
+    /// client held a majority (split vote, stale minority keys, failing nodes); a release
+    /// notification cuts it short. Must be > 0. Default 5 ms.
+    std::chrono::milliseconds retry_delay{5};
+    /// Upper bound of the random delay, in milliseconds, added to retry_delay and to the
+    /// holder's PTTL (seed 004, step 5: desynchronises clients). Zero: none. Default 10 ms.
+    std::chrono::milliseconds retry_jitter{10};
+    /// Upper bound of the random delay, in milliseconds, before retrying after a release
+    /// notification, so waiters woken together do not split the vote. Zero: none. Default 1 ms.
+    std::chrono::milliseconds wake_jitter{1};
+    /// Longest sleep, in milliseconds, while another client holds a majority but its PTTL is
+    /// unknown or no notification link is up. Must be > 0. Default 500 ms.
+    std::chrono::milliseconds max_retry_interval{500};
+    /// Opt-in watchdog: extends at ttl/3 while held, at most `max_extensions` times; a failed
+    /// extension sets lost() and fires the loss callback.
+    bool watchdog = false;
+    /// Most extensions per acquisition (watchdog and extend() together); zero: none.
+    /// Must be > 0 when `watchdog` is on. Default 100.
+    std::size_t max_extensions = 100;
+    /// Key prefix (same key layout as distributed_lock).
+    std::string prefix{"redcoord:"};
+};
+
+/// What one node did in the last round (acquire, extend or release), for diagnosis.
+struct node_outcome {
+    /// How the node answered.
+    enum class status {
+        yes,          ///< Granted (acquired / extended / deleted our key).
+        no,           ///< Refused (held by another / not our key any more).
+        error,        ///< Answered with an error reply (e.g. OOM, wrong type).
+        timeout,      ///< No answer within node_timeout (hung or paused node).
+        unreachable,  ///< Could not connect, or the link broke.
+        not_waited,   ///< Still in flight when the round was decided by a majority.
+    };
+    status state = status::not_waited;
+    /// The holder's PTTL reported by a refusing node, in milliseconds (-1: no expiry,
+    /// -2: none), else -2.
+    std::int64_t pttl = -2;
+    /// The node's fencing counter after a granting acquire, else 0.
+    std::uint64_t fence = 0;
+    /// Time from the round's start to this node's outcome.
+    std::chrono::microseconds latency{0};
+    /// For a refusing acquire: the first 16 hex digits of SHA1 of the holder's token (equal
+    /// ids on a majority mean one client holds the lock; the token itself is not revealed).
+    std::string holder;
+    /// Error text for error/timeout/unreachable (never a password).
+    std::string detail;
+};
+
+namespace detail {
+/// Checks `o` for `n` nodes. @throws invalid_argument naming the offending field.
+void validate(const redlock_options& o, std::size_t n);
+}  // namespace detail
+
+/// A Redlock over N independent masters, usable as a C++ *Lockable* / *TimedLockable*.
+///
+/// One object is one holder at a time (threads sharing it are serialised locally, as with
+/// std::mutex; not recursive). Waiters subscribe once per object to the lock's channel on
+/// every node (a reader thread per node, started on the first wait). When one other client
+/// holds a majority they sleep until its release notification (plus up to wake_jitter) or
+/// until its PTTL runs out; after a split vote they retry after retry_delay + jitter. Only a
+/// holder's release publishes; the clean-up of a failed attempt does not, so waiters never
+/// wake one another in a loop.
+///
+/// Thread-safety: all members may be called from any thread. The loss callback runs on the
+/// watchdog thread or the thread calling extend(); it must not call back into this object's
+/// blocking functions.
+class redlock {
+public:
+    /// Handler called once when a held lock is found lost; gets the resource name.
+    using lost_handler = std::function<void(const std::string& resource)>;
+
+    /// Makes a lock on `resource` over `nodes` (N independent masters; each pool must
+    /// outlive the object; N >= 1, odd N recommended).
+    /// @throws invalid_argument for no nodes, a null or duplicate pool, a bad name or options.
+    redlock(std::vector<connection_pool*> nodes, std::string resource, redlock_options opts = {});
+    /// Releases if held (best effort), stops watchdog and subscribers. Never throws.
+    ~redlock();
+    redlock(const redlock&) = delete;
+    redlock& operator=(const redlock&) = delete;
+
+    /// Tries to acquire within `wait` (milliseconds; zero: one attempt).
+    /// @return the acquisition (fencing_token as described in the file comment), or nullopt
+    ///         when the wait (or retry_count) ran out while the resource was held elsewhere.
+    /// @throws quorum_unreachable when an attempt found more than N - (N/2+1) nodes down,
+    ///         hung or erroring (after unlocking the nodes it reached);
+    /// @throws invalid_argument when the calling thread already holds this object.
+    [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait);
+
+    /// Extends on every node at once (compare-and-pexpire); succeeds iff a majority did so
+    /// before the current validity ran out, and the new validity `ttl - elapsed - drift` is
+    /// positive; counts against max_extensions.
+    /// @return false when not held, the budget is spent, or the extension failed (then
+    ///         lost() is true and the callback fired). Never throws for node failures.
+    [[nodiscard]] bool extend(std::chrono::milliseconds ttl);
+    /// Same, with the configured ttl.
+    [[nodiscard]] bool extend();
+
+    /// Unlocks every node at once (compare-and-delete; publishes so waiters wake; raises
+    /// each node's fencing counter to the released token). Local state is cleared anyway.
+    /// @return true when a majority deleted our key; false when not held or a majority no
+    ///         longer had our key (nothing of anyone else's was deleted).
+    /// @throws outcome_unknown when too few nodes answered to tell.
+    bool release();
+
+    /// True when the current holding can no longer be trusted (failed extension or validity
+    /// passed). False when not held.
+    [[nodiscard]] bool lost() const;
+    /// True while this object holds the lock.
+    [[nodiscard]] bool held() const;
+    /// The current acquisition, or nullopt.
+    [[nodiscard]] std::optional<lock_acquisition> current() const;
+    /// Best-effort fencing token of the current acquisition (see file comment).
+    /// @throws lock_lost when not held.
+    [[nodiscard]] std::uint64_t fencing_token() const;
+    /// @throws lock_lost when not held or lost().
+    void check_held() const;
+    /// Per-node outcomes of the last acquire/extend/release round, in node order.
+    [[nodiscard]] std::vector<node_outcome> last_outcomes() const;
+
+    /// Registers a loss callback; disconnect with the returned connection.
+    boost::signals2::connection on_lost(lost_handler h);
+
+    /// Lockable: blocks until acquired. @throws as acquire().
+    void lock();
+    /// Lockable: one attempt. @throws as acquire().
+    [[nodiscard]] bool try_lock();
+    /// TimedLockable: waits up to `d`. @throws as acquire().
+    template <class Rep, class Period>
+    [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
+        return try_lock_until(std::chrono::steady_clock::now() + d);
+    }
+    /// TimedLockable: waits until `tp` (any clock; converted to steady time once).
+    template <class Clock, class Duration>
+    [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& tp) {
+        const auto left = tp - Clock::now();
+        return acquire_until(std::chrono::steady_clock::now() +
+                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)).has_value();
+    }
+    /// Lockable: releases; never throws.
+    void unlock() noexcept;
+
+    [[nodiscard]] const std::string& resource() const noexcept;
+    [[nodiscard]] const std::string& key() const noexcept;
+    /// Number of nodes N.
+    [[nodiscard]] std::size_t size() const noexcept;
+
+private:
+    std::optional<lock_acquisition> acquire_until(std::chrono::steady_clock::time_point deadline);
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace redcoord

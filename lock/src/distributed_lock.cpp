@@ -1,0 +1,349 @@
+#include <redcoord/lock/distributed_lock.hpp>
+
+#include "hold_common.hpp"
+#include "release_waiter.hpp"
+#include "scripts.hpp"
+#include "watchdog.hpp"
+
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/token.hpp>
+
+#include <boost/signals2/signal.hpp>
+
+#include <algorithm>
+
+namespace redcoord {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace detail {
+void validate(const lock_options& o) {
+    if (o.ttl.count() <= 0) throw invalid_argument("lock_options::ttl must be > 0");
+    if (!(o.drift_factor >= 0.0 && o.drift_factor < 0.5))
+        throw invalid_argument("lock_options::drift_factor must be in [0, 0.5)");
+    if (validity(o.ttl, std::chrono::microseconds(0), o.drift_factor).count() <= 0)
+        throw invalid_argument("lock_options::ttl must exceed the drift allowance (ttl * drift_factor + 2 ms)");
+    if (o.retry_jitter.count() < 0) throw invalid_argument("lock_options::retry_jitter must be >= 0");
+    if (o.max_retry_interval.count() <= 0) throw invalid_argument("lock_options::max_retry_interval must be > 0");
+    if (o.watchdog && o.max_extensions == 0)
+        throw invalid_argument("lock_options::max_extensions must be > 0 when the watchdog is on");
+    if (o.watchdog && o.ttl < milliseconds(3))
+        throw invalid_argument("lock_options::ttl must be >= 3 ms with the watchdog (it extends at ttl/3)");
+}
+}  // namespace detail
+
+namespace {
+// A write whose reply is lost may or may not have happened: say so with outcome_unknown.
+reply run_write(connection_pool& pool, const script& s, std::initializer_list<std::string_view> keys,
+                std::initializer_list<std::string_view> args) {
+    auto conn = pool.borrow();  // connection_error / pool_exhausted: nothing was sent
+    try {
+        return s.run(*conn, keys, args);
+    } catch (const reply_error&) {
+        throw;
+    } catch (const error& e) {
+        throw outcome_unknown(std::string("lock: reply lost, outcome unknown: ") + e.what());
+    }
+}
+}  // namespace
+
+struct distributed_lock::impl {
+    enum class extend_result { extended, not_held, budget_spent, lost };
+
+    impl(connection_pool& p, std::string r, lock_options o)
+        : pool(p), resource(std::move(r)), opts(std::move(o)) {
+        validate_name(resource, "lock resource");
+        detail::validate(opts);
+        key = make_key(opts.prefix, "lock", resource);
+        fence_key = make_key(opts.prefix, "lock", resource, "fence");
+        channel = make_key(opts.prefix, "lock", resource, "released");
+        ttl_arg = detail::ms_arg(opts.ttl);
+    }
+
+    connection_pool& pool;
+    std::string resource;
+    lock_options opts;
+    std::string key, fence_key, channel, ttl_arg;
+
+    detail::local_gate gate;
+    mutable std::mutex mu;  // guards the holding below
+    std::optional<lock_acquisition> held;
+    std::uint64_t hold_id = 0;
+    std::size_t extensions = 0;
+    bool lost_flag = false;
+    boost::signals2::signal<void(const std::string&)> lost_signal;
+
+    std::mutex waiter_mu;
+    std::unique_ptr<detail::release_waiter> waiter;
+    std::unique_ptr<detail::watchdog> dog;
+
+    struct attempt_result {
+        std::optional<lock_acquisition> got;
+        std::int64_t pttl = -2;  // holder's PTTL in ms when refused
+    };
+
+    attempt_result attempt() {
+        auto token = random_token();
+        const auto t0 = clock_type::now();
+        const reply r = detail::acquire_script().run(pool, {key, fence_key}, {token, ttl_arg, "0"});
+        const auto& e = r.elements();
+        if (e.size() < 2) throw protocol_error("lock: unexpected acquire reply");
+        attempt_result out;
+        if (e[0].integer() == 1) {
+            const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
+            if (detail::validity(opts.ttl, elapsed, opts.drift_factor).count() <= 0) {
+                // Too slow to be useful (seed 004, step 4): give it back at once.
+                try {
+                    (void)detail::release_script().run(pool, {key, fence_key}, {token, "0", ""});
+                } catch (...) {
+                }
+                return out;
+            }
+            out.got = lock_acquisition{std::move(token),
+                                       t0 + opts.ttl - detail::clock_drift(opts.ttl, opts.drift_factor),
+                                       static_cast<std::uint64_t>(e[1].integer())};
+        } else {
+            out.pttl = e[1].integer();
+        }
+        return out;
+    }
+
+    void commit(const lock_acquisition& a) {
+        std::lock_guard l(mu);
+        held = a;
+        ++hold_id;
+        extensions = 0;
+        lost_flag = false;
+        if (opts.watchdog) {
+            if (!dog) dog = std::make_unique<detail::watchdog>([this](std::uint64_t id) { return watchdog_tick(id); });
+            dog->arm(hold_id, std::max(opts.ttl / 3, milliseconds(1)));
+        }
+    }
+
+    detail::release_waiter& release_waiter() {
+        std::lock_guard l(waiter_mu);
+        if (!waiter) waiter = std::make_unique<detail::release_waiter>(std::vector<endpoint>{pool.where()}, channel);
+        return *waiter;
+    }
+
+    std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
+        if (!gate.enter(deadline)) return std::nullopt;
+        try {
+            auto r = attempt();  // hot path: no subscription unless we have to wait
+            detail::release_waiter* w = nullptr;
+            std::uint64_t seen = 0;
+            while (!r.got) {
+                auto now = clock_type::now();
+                if (now >= deadline) break;
+                if (!w) {
+                    // Subscribe once, then retry at once: the holder may have released
+                    // between our attempt and the subscription.
+                    w = &release_waiter();
+                    bool live = false;
+                    seen = w->arm(std::min(std::chrono::duration_cast<milliseconds>(deadline - now), milliseconds(1000)),
+                                  live);
+                    r = attempt();
+                    continue;
+                }
+                const bool live = w->live();
+                clock_type::duration slice = opts.max_retry_interval;
+                if (r.pttl >= 0) {
+                    slice = milliseconds(r.pttl) + detail::jitter(opts.retry_jitter);
+                    if (!live) slice = std::min<clock_type::duration>(slice, opts.max_retry_interval);
+                }
+                (void)w->wait(seen, std::min(deadline, now + slice));
+                seen = w->generation();  // read before the attempt: no lost wake-ups
+                r = attempt();
+            }
+            if (r.got) {
+                commit(*r.got);
+                return r.got;
+            }
+        } catch (...) {
+            gate.leave();
+            throw;
+        }
+        gate.leave();
+        return std::nullopt;
+    }
+
+    void mark_lost(std::uint64_t id) {
+        bool fire = false;
+        {
+            std::lock_guard l(mu);
+            if (held && hold_id == id && !lost_flag) {
+                lost_flag = true;
+                fire = true;
+            }
+        }
+        if (fire) {
+            try {
+                lost_signal(resource);
+            } catch (...) {
+                // A throwing callback must not break the watchdog or extend().
+            }
+        }
+    }
+
+    extend_result extend_hold(std::optional<std::uint64_t> expected, milliseconds ttl) {
+        std::string token;
+        std::uint64_t id = 0;
+        {
+            std::lock_guard l(mu);
+            if (!held || (expected && *expected != hold_id)) return extend_result::not_held;
+            if (lost_flag) return extend_result::lost;
+            id = hold_id;
+            if (clock_type::now() >= held->valid_until) {
+                lost_flag = true;  // validity passed: another may hold it already
+                token.clear();
+            } else {
+                if (extensions >= opts.max_extensions) return extend_result::budget_spent;
+                ++extensions;
+                token = held->token;
+            }
+        }
+        if (token.empty()) {
+            fire_lost(id);
+            return extend_result::lost;
+        }
+        const auto t0 = clock_type::now();
+        const reply r = run_write(pool, detail::extend_script(), {key}, {token, detail::ms_arg(ttl)});
+        if (r.integer() == 1) {
+            std::lock_guard l(mu);
+            if (held && hold_id == id) held->valid_until = t0 + ttl - detail::clock_drift(ttl, opts.drift_factor);
+            return extend_result::extended;
+        }
+        mark_lost(id);
+        return extend_result::lost;
+    }
+
+    void fire_lost(std::uint64_t id) {
+        {
+            std::lock_guard l(mu);
+            if (!held || hold_id != id) return;
+        }
+        try {
+            lost_signal(resource);
+        } catch (...) {
+        }
+    }
+
+    bool watchdog_tick(std::uint64_t id) {
+        try {
+            switch (extend_hold(id, opts.ttl)) {
+                case extend_result::extended: return true;
+                default: return false;
+            }
+        } catch (const error&) {
+            // Reply lost or node unreachable: the old validity still stands; try again at the
+            // next tick unless that would be too late.
+            clock_type::time_point until;
+            {
+                std::lock_guard l(mu);
+                if (!held || hold_id != id) return false;
+                until = held->valid_until;
+            }
+            if (clock_type::now() + opts.ttl / 3 < until) return true;
+            mark_lost(id);
+            return false;
+        }
+    }
+
+    bool release() {
+        lock_acquisition a;
+        {
+            std::lock_guard l(mu);
+            if (!held) return false;
+            a = std::move(*held);
+            held.reset();
+            ++hold_id;
+            lost_flag = false;
+            if (dog) dog->disarm();
+        }
+        struct leave_on_exit {
+            detail::local_gate& g;
+            ~leave_on_exit() { g.leave(); }
+        } leave{gate};
+        const reply r = run_write(pool, detail::release_script(), {key, fence_key}, {a.token, "0", channel});
+        return r.integer() == 1;
+    }
+};
+
+distributed_lock::distributed_lock(connection_pool& pool, std::string resource, lock_options opts)
+    : impl_(std::make_unique<impl>(pool, std::move(resource), std::move(opts))) {}
+
+distributed_lock::~distributed_lock() {
+    impl_->dog.reset();  // joins the watchdog before anything it touches goes away
+    try {
+        (void)impl_->release();
+    } catch (...) {
+        // Never throw from a destructor; an unreleased key expires after its TTL.
+    }
+    std::lock_guard l(impl_->waiter_mu);
+    impl_->waiter.reset();
+}
+
+std::optional<lock_acquisition> distributed_lock::acquire(std::chrono::milliseconds wait) {
+    return impl_->acquire_until(clock_type::now() + std::max(wait, milliseconds(0)));
+}
+
+std::optional<lock_acquisition> distributed_lock::acquire_until(clock_type::time_point deadline) {
+    return impl_->acquire_until(deadline);
+}
+
+bool distributed_lock::extend(std::chrono::milliseconds ttl) {
+    if (ttl.count() <= 0) throw invalid_argument("extend: ttl must be > 0");
+    return impl_->extend_hold(std::nullopt, ttl) == impl::extend_result::extended;
+}
+
+bool distributed_lock::extend() { return extend(impl_->opts.ttl); }
+
+bool distributed_lock::release() { return impl_->release(); }
+
+bool distributed_lock::lost() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->held && (impl_->lost_flag || clock_type::now() >= impl_->held->valid_until);
+}
+
+bool distributed_lock::held() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->held.has_value();
+}
+
+std::optional<lock_acquisition> distributed_lock::current() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->held;
+}
+
+std::uint64_t distributed_lock::fencing_token() const {
+    std::lock_guard l(impl_->mu);
+    if (!impl_->held) throw lock_lost("lock '" + impl_->resource + "' is not held");
+    return impl_->held->fencing_token;
+}
+
+void distributed_lock::check_held() const {
+    if (!held()) throw lock_lost("lock '" + impl_->resource + "' is not held");
+    if (lost()) throw lock_lost("lock '" + impl_->resource + "' was lost (expired or taken over)");
+}
+
+boost::signals2::connection distributed_lock::on_lost(lost_handler h) {
+    return impl_->lost_signal.connect(std::move(h));
+}
+
+void distributed_lock::lock() { (void)impl_->acquire_until(detail::forever()); }
+
+bool distributed_lock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
+
+void distributed_lock::unlock() noexcept {
+    try {
+        (void)impl_->release();
+    } catch (...) {
+        // Lockable::unlock must not throw; the key expires after its TTL.
+    }
+}
+
+const std::string& distributed_lock::resource() const noexcept { return impl_->resource; }
+const std::string& distributed_lock::key() const noexcept { return impl_->key; }
+
+}  // namespace redcoord

@@ -1,0 +1,39 @@
+#include "hold_common.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/token.hpp>
+
+namespace redcoord::detail {
+
+bool local_gate::enter(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock l(mu_);
+    if (busy_ && owner_ == std::this_thread::get_id())
+        throw invalid_argument("lock object already held by this thread (locks are not recursive)");
+    if (!cv_.wait_until(l, deadline, [&] { return !busy_; })) return false;
+    busy_ = true;
+    owner_ = std::this_thread::get_id();
+    return true;
+}
+
+void local_gate::leave() noexcept {
+    {
+        std::lock_guard l(mu_);
+        busy_ = false;
+        owner_ = {};
+    }
+    cv_.notify_one();
+}
+
+std::chrono::steady_clock::time_point forever() {
+    return std::chrono::steady_clock::now() + std::chrono::hours(24 * 365 * 10);
+}
+
+std::chrono::microseconds jitter(std::chrono::milliseconds upto) {
+    if (upto.count() <= 0) return std::chrono::microseconds(0);
+    const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(upto).count());
+    return std::chrono::microseconds(static_cast<std::int64_t>(random_between(0, us)));
+}
+
+std::string ms_arg(std::chrono::milliseconds d) { return std::to_string(d.count()); }
+
+}  // namespace redcoord::detail

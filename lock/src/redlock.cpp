@@ -1,0 +1,474 @@
+#include <redcoord/lock/redlock.hpp>
+
+#include "hold_common.hpp"
+#include "release_waiter.hpp"
+#include "scripts.hpp"
+#include "watchdog.hpp"
+
+#include <redcoord/core/fan_out.hpp>
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/token.hpp>
+
+#include <boost/signals2/signal.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace redcoord {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace detail {
+void validate(const redlock_options& o, std::size_t n) {
+    if (n == 0) throw invalid_argument("redlock needs at least one node");
+    if (o.ttl.count() <= 0) throw invalid_argument("redlock_options::ttl must be > 0");
+    if (!(o.drift_factor >= 0.0 && o.drift_factor < 0.5))
+        throw invalid_argument("redlock_options::drift_factor must be in [0, 0.5)");
+    if (validity(o.ttl, std::chrono::microseconds(0), o.drift_factor).count() <= 0)
+        throw invalid_argument("redlock_options::ttl must exceed the drift allowance (ttl * drift_factor + 2 ms)");
+    if (o.node_timeout.count() <= 0) throw invalid_argument("redlock_options::node_timeout must be > 0");
+    if (o.node_timeout >= o.ttl) throw invalid_argument("redlock_options::node_timeout must be < ttl");
+    if (o.retry_delay.count() <= 0) throw invalid_argument("redlock_options::retry_delay must be > 0");
+    if (o.retry_jitter.count() < 0) throw invalid_argument("redlock_options::retry_jitter must be >= 0");
+    if (o.wake_jitter.count() < 0) throw invalid_argument("redlock_options::wake_jitter must be >= 0");
+    if (o.max_retry_interval.count() <= 0) throw invalid_argument("redlock_options::max_retry_interval must be > 0");
+    if (o.watchdog && o.max_extensions == 0)
+        throw invalid_argument("redlock_options::max_extensions must be > 0 when the watchdog is on");
+    if (o.watchdog && o.ttl < milliseconds(3))
+        throw invalid_argument("redlock_options::ttl must be >= 3 ms with the watchdog (it extends at ttl/3)");
+}
+}  // namespace detail
+
+namespace {
+
+using status = node_outcome::status;
+
+// Maps one fan-out result to a node outcome; `acquire` rounds answer {ok, value}, the others
+// an integer 1/0.
+node_outcome classify(const node_result& r, bool acquire) {
+    node_outcome o;
+    o.latency = r.latency;
+    switch (r.state) {
+        case node_result::status::pending: o.state = status::not_waited; return o;
+        case node_result::status::timeout: o.state = status::timeout; o.detail = r.error; return o;
+        case node_result::status::connection_failed: o.state = status::unreachable; o.detail = r.error; return o;
+        case node_result::status::answered: break;
+    }
+    const reply& v = *r.value;
+    try {
+        if (v.is_error()) {
+            o.state = status::error;
+            o.detail = v.text();
+        } else if (acquire) {
+            const auto& e = v.elements();
+            if (e.size() < 2) throw protocol_error("unexpected acquire reply");
+            if (e[0].integer() == 1) {
+                o.state = status::yes;
+                o.fence = static_cast<std::uint64_t>(e[1].integer());
+            } else {
+                o.state = status::no;
+                o.pttl = e[1].integer();
+                if (e.size() > 2) o.holder = e[2].text();
+            }
+        } else {
+            o.state = v.integer() == 1 ? status::yes : status::no;
+        }
+    } catch (const error& e) {
+        o.state = status::error;
+        o.detail = e.what();
+    }
+    return o;
+}
+
+struct tally {
+    std::size_t yes = 0, no = 0, failed = 0;
+};
+
+tally count(const std::vector<node_outcome>& outs) {
+    tally t;
+    for (const auto& o : outs) {
+        if (o.state == status::yes) ++t.yes;
+        else if (o.state == status::no) ++t.no;
+        else if (o.state != status::not_waited) ++t.failed;
+    }
+    return t;
+}
+
+}  // namespace
+
+struct redlock::impl {
+    enum class extend_result { extended, not_held, budget_spent, lost };
+
+    impl(std::vector<connection_pool*> n, std::string r, redlock_options o)
+        : nodes(std::move(n)), resource(std::move(r)), opts(std::move(o)) {
+        validate_name(resource, "lock resource");
+        detail::validate(opts, nodes.size());
+        std::set<connection_pool*> seen;
+        for (auto* p : nodes) {
+            if (!p) throw invalid_argument("redlock given a null node");
+            if (!seen.insert(p).second) throw invalid_argument("redlock given the same node twice");
+        }
+        key = make_key(opts.prefix, "lock", resource);
+        fence_key = make_key(opts.prefix, "lock", resource, "fence");
+        channel = make_key(opts.prefix, "lock", resource, "released");
+        ttl_arg = detail::ms_arg(opts.ttl);
+    }
+
+    std::vector<connection_pool*> nodes;
+    std::string resource;
+    redlock_options opts;
+    std::string key, fence_key, channel, ttl_arg;
+
+    detail::local_gate gate;
+    mutable std::mutex mu;  // guards the holding and last outcomes
+    std::optional<lock_acquisition> held;
+    std::uint64_t hold_id = 0;
+    std::size_t extensions = 0;
+    bool lost_flag = false;
+    std::vector<node_outcome> last;
+    boost::signals2::signal<void(const std::string&)> lost_signal;
+
+    std::mutex waiter_mu;
+    std::unique_ptr<detail::release_waiter> waiter;
+    std::unique_ptr<detail::watchdog> dog;
+
+    // One round: the script on every node at once, decided as soon as a majority answered
+    // either way (or every node has an outcome, or node_timeout passed).
+    std::vector<node_outcome> round(const script& s, std::span<const std::string_view> keys,
+                                    std::span<const std::string_view> args, bool acquire, bool until_all) {
+        const std::size_t n = nodes.size();
+        fan_out_options fo;
+        fo.timeout = opts.node_timeout;
+        // EVAL, not EVALSHA: a node still in flight when the round is decided early would
+        // answer NOSCRIPT (restarted node, flushed cache) after the fan-out stopped listening,
+        // and its part would silently never run. EVAL costs a few hundred bytes more.
+        if (!until_all) {
+            fo.stop_when = [n, acquire](std::span<const node_result> rs) {
+                tally t;
+                for (const auto& r : rs) {
+                    if (r.state == node_result::status::pending) continue;
+                    auto o = classify(r, acquire);
+                    if (o.state == status::yes) ++t.yes;
+                    else if (o.state == status::no) ++t.no;
+                    else ++t.failed;
+                }
+                return detail::decide(n, t.yes, t.no, t.failed) != detail::quorum_state::undecided;
+            };
+        }
+        auto results = fan_out(nodes, s.eval_argv(keys, args), fo);
+        std::vector<node_outcome> outs;
+        outs.reserve(n);
+        for (const auto& r : results) outs.push_back(classify(r, acquire));
+        {
+            std::lock_guard l(mu);
+            last = outs;
+        }
+        return outs;
+    }
+
+    void unlock_all(const std::string& token, const std::string& floor) {
+        const std::string_view keys[] = {key, fence_key};
+        const std::string_view args[] = {token, floor, std::string_view{}};
+        (void)round(detail::release_script(), keys, args, false, true);
+    }
+
+    struct attempt_result {
+        std::optional<lock_acquisition> got;
+        std::int64_t pttl = -2;        // smallest PTTL among the majority holder's nodes
+        bool majority_holder = false;  // one other client holds a majority: wait for its release
+    };
+
+    attempt_result attempt() {
+        auto token = random_token();
+        const auto t0 = clock_type::now();
+        const std::string_view keys[] = {key, fence_key};
+        const std::string_view args[] = {token, ttl_arg, "1"};
+        auto outs = round(detail::acquire_script(), keys, args, true, false);
+        const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
+        const auto t = count(outs);
+        const auto state = detail::decide(nodes.size(), t.yes, t.no, t.failed);
+        attempt_result out;
+        if (state == detail::quorum_state::reached &&
+            detail::validity(opts.ttl, elapsed, opts.drift_factor).count() > 0) {
+            std::uint64_t fence = 0;
+            for (const auto& o : outs) fence = std::max(fence, o.fence);
+            out.got = lock_acquisition{std::move(token), t0 + opts.ttl - detail::clock_drift(opts.ttl, opts.drift_factor),
+                                       fence};
+            return out;
+        }
+        // Step 5: unlock every node, also those believed not locked (a reply may be lost).
+        unlock_all(token, "0");
+        {
+            std::lock_guard l(mu);
+            last = outs;  // keep the acquire round's outcomes for diagnosis
+        }
+        if (state == detail::quorum_state::unreachable) {
+            std::string why = "redlock '" + resource + "': " + std::to_string(t.failed) + " of " +
+                              std::to_string(nodes.size()) + " nodes down, hung or erroring; a majority of " +
+                              std::to_string(detail::quorum(nodes.size())) + " is impossible";
+            for (const auto& o : outs)
+                if (!o.detail.empty()) {
+                    why += " (" + o.detail + ")";
+                    break;
+                }
+            throw quorum_unreachable(why);
+        }
+        // Is there one holder with a majority (wait for its release), or a split vote / stale
+        // minority keys (retry after a short random delay, step 5)?
+        std::map<std::string, std::size_t> holders;
+        std::string top;
+        for (const auto& o : outs)
+            if (o.state == status::no && !o.holder.empty() && ++holders[o.holder] >= detail::quorum(nodes.size()))
+                top = o.holder;
+        if (!top.empty()) {
+            out.majority_holder = true;
+            for (const auto& o : outs)
+                if (o.holder == top && o.pttl >= 0 && (out.pttl < 0 || o.pttl < out.pttl)) out.pttl = o.pttl;
+        }
+        return out;
+    }
+
+    void commit(const lock_acquisition& a) {
+        std::lock_guard l(mu);
+        held = a;
+        ++hold_id;
+        extensions = 0;
+        lost_flag = false;
+        if (opts.watchdog) {
+            if (!dog) dog = std::make_unique<detail::watchdog>([this](std::uint64_t id) { return watchdog_tick(id); });
+            dog->arm(hold_id, std::max(opts.ttl / 3, milliseconds(1)));
+        }
+    }
+
+    detail::release_waiter& release_waiter() {
+        std::lock_guard l(waiter_mu);
+        if (!waiter) {
+            std::vector<endpoint> eps;
+            for (auto* p : nodes) eps.push_back(p->where());
+            waiter = std::make_unique<detail::release_waiter>(std::move(eps), channel);
+        }
+        return *waiter;
+    }
+
+    static void sleep_until_min(clock_type::time_point a, clock_type::time_point b) {
+        std::this_thread::sleep_until(std::min(a, b));
+    }
+
+    std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
+        if (!gate.enter(deadline)) return std::nullopt;
+        try {
+            std::size_t attempts = 1;
+            auto r = attempt();
+            detail::release_waiter* w = nullptr;
+            std::uint64_t seen = 0;
+            while (!r.got) {
+                auto now = clock_type::now();
+                if (now >= deadline || (opts.retry_count > 0 && attempts >= opts.retry_count)) break;
+                if (!w) {
+                    w = &release_waiter();
+                    bool live = false;
+                    seen = w->arm(std::min(std::chrono::duration_cast<milliseconds>(deadline - now), milliseconds(1000)),
+                                  live);
+                    sleep_until_min(clock_type::now() + detail::jitter(opts.retry_jitter), deadline);
+                } else if (r.majority_holder) {
+                    // Sleep until the holder releases (notification) or its keys expire.
+                    clock_type::duration slice = opts.max_retry_interval;
+                    if (r.pttl >= 0) {
+                        slice = milliseconds(r.pttl) + detail::jitter(opts.retry_jitter);
+                        if (!w->live()) slice = std::min<clock_type::duration>(slice, opts.max_retry_interval);
+                    }
+                    const bool woke = w->wait(seen, std::min(deadline, now + slice));
+                    seen = w->generation();  // read before the attempt: no lost wake-ups
+                    // Waiters woken together spread out a little so one of them wins outright.
+                    if (woke) sleep_until_min(clock_type::now() + detail::jitter(opts.wake_jitter), deadline);
+                } else {
+                    // Split vote or nodes failing: retry after a random delay (seed 004, step 5),
+                    // earlier if a release is announced meanwhile.
+                    (void)w->wait(seen, std::min(deadline, now + opts.retry_delay + detail::jitter(opts.retry_jitter)));
+                    seen = w->generation();
+                }
+                r = attempt();
+                ++attempts;
+            }
+            if (r.got) {
+                commit(*r.got);
+                return r.got;
+            }
+        } catch (...) {
+            gate.leave();
+            throw;
+        }
+        gate.leave();
+        return std::nullopt;
+    }
+
+    void fire_lost() {
+        try {
+            lost_signal(resource);
+        } catch (...) {
+            // A throwing callback must not break the watchdog or extend().
+        }
+    }
+
+    void mark_lost(std::uint64_t id) {
+        {
+            std::lock_guard l(mu);
+            if (!held || hold_id != id || lost_flag) return;
+            lost_flag = true;
+        }
+        fire_lost();
+    }
+
+    extend_result extend_hold(std::optional<std::uint64_t> expected, milliseconds ttl) {
+        std::string token;
+        std::uint64_t id = 0;
+        clock_type::time_point valid_until;
+        {
+            std::lock_guard l(mu);
+            if (!held || (expected && *expected != hold_id)) return extend_result::not_held;
+            if (lost_flag) return extend_result::lost;
+            id = hold_id;
+            valid_until = held->valid_until;
+            if (clock_type::now() < valid_until) {
+                if (extensions >= opts.max_extensions) return extend_result::budget_spent;
+                ++extensions;
+                token = held->token;
+            }
+        }
+        if (token.empty()) {  // validity already passed: another may hold it
+            mark_lost(id);
+            return extend_result::lost;
+        }
+        const auto t0 = clock_type::now();
+        const std::string_view keys[] = {key};
+        const std::string ttl_text = detail::ms_arg(ttl);
+        const std::string_view args[] = {token, ttl_text};
+        auto outs = round(detail::extend_script(), keys, args, false, false);
+        const auto now = clock_type::now();
+        const auto t = count(outs);
+        const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(now - t0);
+        if (t.yes >= detail::quorum(nodes.size()) && now < valid_until &&
+            detail::validity(ttl, elapsed, opts.drift_factor).count() > 0) {
+            std::lock_guard l(mu);
+            if (held && hold_id == id) held->valid_until = t0 + ttl - detail::clock_drift(ttl, opts.drift_factor);
+            return extend_result::extended;
+        }
+        mark_lost(id);
+        return extend_result::lost;
+    }
+
+    bool watchdog_tick(std::uint64_t id) { return extend_hold(id, opts.ttl) == extend_result::extended; }
+
+    bool release() {
+        lock_acquisition a;
+        {
+            std::lock_guard l(mu);
+            if (!held) return false;
+            a = std::move(*held);
+            held.reset();
+            ++hold_id;
+            lost_flag = false;
+            if (dog) dog->disarm();
+        }
+        struct leave_on_exit {
+            detail::local_gate& g;
+            ~leave_on_exit() { g.leave(); }
+        } leave{gate};
+        const std::string floor = std::to_string(a.fencing_token);
+        const std::string_view keys[] = {key, fence_key};
+        const std::string_view args[] = {a.token, floor, channel};
+        auto outs = round(detail::release_script(), keys, args, false, false);
+        const auto t = count(outs);
+        const std::size_t n = nodes.size(), q = detail::quorum(n);
+        if (t.yes >= q) return true;
+        if (t.no > n - q) return false;
+        throw outcome_unknown("redlock '" + resource + "': release answered by too few nodes (" +
+                              std::to_string(t.yes) + " deleted, " + std::to_string(t.no) + " not ours, " +
+                              std::to_string(t.failed) + " failed); keys left expire after their TTL");
+    }
+};
+
+redlock::redlock(std::vector<connection_pool*> nodes, std::string resource, redlock_options opts)
+    : impl_(std::make_unique<impl>(std::move(nodes), std::move(resource), std::move(opts))) {}
+
+redlock::~redlock() {
+    impl_->dog.reset();
+    try {
+        (void)impl_->release();
+    } catch (...) {
+        // Never throw from a destructor; keys left behind expire after their TTL.
+    }
+    std::lock_guard l(impl_->waiter_mu);
+    impl_->waiter.reset();
+}
+
+std::optional<lock_acquisition> redlock::acquire(std::chrono::milliseconds wait) {
+    return impl_->acquire_until(clock_type::now() + std::max(wait, milliseconds(0)));
+}
+
+std::optional<lock_acquisition> redlock::acquire_until(clock_type::time_point deadline) {
+    return impl_->acquire_until(deadline);
+}
+
+bool redlock::extend(std::chrono::milliseconds ttl) {
+    if (ttl.count() <= 0) throw invalid_argument("extend: ttl must be > 0");
+    return impl_->extend_hold(std::nullopt, ttl) == impl::extend_result::extended;
+}
+
+bool redlock::extend() { return extend(impl_->opts.ttl); }
+
+bool redlock::release() { return impl_->release(); }
+
+bool redlock::lost() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->held && (impl_->lost_flag || clock_type::now() >= impl_->held->valid_until);
+}
+
+bool redlock::held() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->held.has_value();
+}
+
+std::optional<lock_acquisition> redlock::current() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->held;
+}
+
+std::uint64_t redlock::fencing_token() const {
+    std::lock_guard l(impl_->mu);
+    if (!impl_->held) throw lock_lost("redlock '" + impl_->resource + "' is not held");
+    return impl_->held->fencing_token;
+}
+
+void redlock::check_held() const {
+    if (!held()) throw lock_lost("redlock '" + impl_->resource + "' is not held");
+    if (lost()) throw lock_lost("redlock '" + impl_->resource + "' was lost (expired or taken over)");
+}
+
+std::vector<node_outcome> redlock::last_outcomes() const {
+    std::lock_guard l(impl_->mu);
+    return impl_->last;
+}
+
+boost::signals2::connection redlock::on_lost(lost_handler h) { return impl_->lost_signal.connect(std::move(h)); }
+
+void redlock::lock() { (void)impl_->acquire_until(detail::forever()); }
+
+bool redlock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
+
+void redlock::unlock() noexcept {
+    try {
+        (void)impl_->release();
+    } catch (...) {
+        // Lockable::unlock must not throw; keys left behind expire after their TTL.
+    }
+}
+
+const std::string& redlock::resource() const noexcept { return impl_->resource; }
+const std::string& redlock::key() const noexcept { return impl_->key; }
+std::size_t redlock::size() const noexcept { return impl_->nodes.size(); }
+
+}  // namespace redcoord

@@ -1,0 +1,51 @@
+#pragma once
+// Waiting for a lock's release without polling (Redisson RLock's tryLock, seed 002): one
+// subscriber per node on the lock's channel; each message bumps a generation counter and
+// wakes the waiting threads. A waiter reads the generation *before* its failed attempt, so a
+// release that happens after the attempt is never missed while the link is up; messages lost
+// while it is down are covered by the caller's fallback timer (the holder's PTTL).
+
+#include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/subscriber.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace redcoord::detail {
+
+class release_waiter {
+public:
+    release_waiter(std::vector<endpoint> nodes, std::string channel);
+    ~release_waiter();
+    release_waiter(const release_waiter&) = delete;
+    release_waiter& operator=(const release_waiter&) = delete;
+
+    // Starts the subscribers on first use and waits up to `confirm` for at least one node
+    // to confirm the subscription. Returns the current generation and whether any link is
+    // confirmed (when none is, callers keep their fallback timer short).
+    std::uint64_t arm(std::chrono::milliseconds confirm, bool& live);
+    // True when at least one subscription link is up and confirmed.
+    [[nodiscard]] bool live() const;
+    // The current generation.
+    [[nodiscard]] std::uint64_t generation() const;
+    // Blocks until the generation differs from `seen` (true) or `until` passes (false).
+    bool wait(std::uint64_t seen, std::chrono::steady_clock::time_point until);
+
+private:
+    void notify();
+
+    std::vector<endpoint> nodes_;
+    std::string channel_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::uint64_t generation_ = 0;
+    mutable std::mutex start_mu_;  // serialises the lazy start; never held while mu_ is waited on
+    std::vector<std::unique_ptr<subscriber>> subs_;
+};
+
+}  // namespace redcoord::detail

@@ -1,0 +1,242 @@
+// distributed_lock against a real redis-server: semantics, fencing, waking, watchdog.
+#include "lock_test_util.hpp"
+
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using redcoord::testing::local_server;
+
+namespace {
+struct one_server {
+    local_server server;
+    connection_pool pool{server.endpoint()};
+};
+}  // namespace
+
+TEST(DistributedLock, AcquireSetsKeyWithTokenAndTtlReleaseDeletesIt) {
+    one_server s;
+    distributed_lock a(s.pool, "res", {.ttl = 10s});
+    auto got = a.acquire(0ms);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->token.size(), 40u);
+    EXPECT_GT(got->remaining(), 9s);
+    EXPECT_LE(got->remaining(), 10s);
+    EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);
+    const auto pttl = s.server.command({"PTTL", a.key()}).integer();
+    EXPECT_GT(pttl, 9000);
+    EXPECT_LE(pttl, 10000);
+    EXPECT_TRUE(a.held());
+    EXPECT_FALSE(a.lost());
+
+    distributed_lock b(s.pool, "res", {.ttl = 10s});
+    EXPECT_FALSE(b.try_lock());
+    EXPECT_FALSE(b.acquire(50ms));
+
+    EXPECT_TRUE(a.release());
+    EXPECT_FALSE(a.held());
+    EXPECT_TRUE(s.server.command({"GET", a.key()}).is_nil());
+    EXPECT_FALSE(a.release());  // second release: nothing held
+    EXPECT_TRUE(b.try_lock());
+    b.unlock();
+}
+
+TEST(DistributedLock, FencingTokensStrictlyIncreaseAcrossHolders) {
+    one_server s;
+    distributed_lock a(s.pool, "fenced"), b(s.pool, "fenced");
+    std::uint64_t last = 0;
+    for (int i = 0; i < 20; ++i) {
+        auto& l = (i % 2) ? a : b;
+        auto got = l.acquire(1s);
+        ASSERT_TRUE(got);
+        EXPECT_GT(got->fencing_token, last);
+        EXPECT_EQ(l.fencing_token(), got->fencing_token);
+        last = got->fencing_token;
+        EXPECT_TRUE(l.release());
+    }
+    // Failed attempts do not consume tokens: the counter moves only with acquisitions.
+    ASSERT_TRUE(a.acquire(0ms));
+    for (int i = 0; i < 5; ++i) EXPECT_FALSE(b.try_lock());
+    EXPECT_EQ(std::stoull(s.server.command({"GET", "redcoord:lock:{fenced}:fence"}).text()), last + 1);
+}
+
+TEST(DistributedLock, WaiterWakesOnReleaseWithoutPolling) {
+    one_server s;
+    distributed_lock holder(s.pool, "wake", {.ttl = 30s});
+    distributed_lock waiter(s.pool, "wake", {.ttl = 30s});
+    ASSERT_TRUE(holder.acquire(0ms));
+    const auto before = lock_test::calls(s.server, "evalsha");
+    auto t0 = std::chrono::steady_clock::now();
+    auto fut = std::async(std::launch::async, [&] { return waiter.acquire(20s); });
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_EQ(fut.wait_for(0ms), std::future_status::timeout);
+    EXPECT_TRUE(holder.release());
+    auto got = fut.get();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(got);
+    // Woken by the release, far before the holder's 30 s TTL would have run out...
+    EXPECT_LT(took, 10s);
+    // ...and with a handful of attempts, not one every few milliseconds for 1.5 s.
+    const auto attempts = lock_test::calls(s.server, "evalsha") - before;
+    EXPECT_LE(attempts, 6) << "waiter polled";
+    waiter.unlock();
+}
+
+TEST(DistributedLock, WaiterRetriesWhenHoldersTtlRunsOut) {
+    one_server s;
+    distributed_lock crashed(s.pool, "expire", {.ttl = 400ms});
+    ASSERT_TRUE(crashed.acquire(0ms));
+    // A crashed holder: its key just expires and nobody publishes a release.
+    distributed_lock waiter(s.pool, "expire", {.ttl = 5s});
+    const auto t0 = std::chrono::steady_clock::now();
+    auto got = waiter.acquire(5s);
+    ASSERT_TRUE(got);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms);
+    EXPECT_TRUE(crashed.lost());
+    EXPECT_FALSE(crashed.release());  // not ours any more: deletes nothing
+    EXPECT_EQ(s.server.command({"GET", waiter.key()}).text(), got->token);
+}
+
+TEST(DistributedLock, ExpiredHolderCannotReleaseOrExtendTheNextHoldersLock) {
+    one_server s;
+    distributed_lock first(s.pool, "paused", {.ttl = 200ms});
+    distributed_lock second(s.pool, "paused", {.ttl = 10s});
+    ASSERT_TRUE(first.acquire(0ms));
+    std::this_thread::sleep_for(300ms);  // the holder is "paused" past its TTL
+    EXPECT_TRUE(first.lost());
+    auto got = second.acquire(2s);
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(first.extend());   // extension after expiry fails
+    EXPECT_THROW(first.check_held(), lock_lost);
+    EXPECT_FALSE(first.release());  // and its unlock deletes nothing
+    EXPECT_EQ(s.server.command({"GET", second.key()}).text(), got->token);
+    EXPECT_TRUE(second.release());
+}
+
+TEST(DistributedLock, ExtendPushesTheTtlAndIsBounded) {
+    one_server s;
+    distributed_lock a(s.pool, "ext", {.ttl = 1s, .max_extensions = 2});
+    ASSERT_TRUE(a.acquire(0ms));
+    EXPECT_TRUE(a.extend(5s));
+    EXPECT_GT(s.server.command({"PTTL", a.key()}).integer(), 4000);
+    EXPECT_GT(a.current()->remaining(), 4s);
+    EXPECT_TRUE(a.extend());
+    EXPECT_FALSE(a.extend());  // budget of 2 spent
+    EXPECT_FALSE(a.lost());
+    EXPECT_TRUE(a.release());
+}
+
+TEST(DistributedLock, ExtensionFindingSomeoneElsesKeyReportsLoss) {
+    one_server s;
+    distributed_lock a(s.pool, "stolen", {.ttl = 10s});
+    std::atomic<int> fired{0};
+    std::string what;
+    (void)a.on_lost([&](const std::string& r) {
+        what = r;
+        ++fired;
+    });
+    ASSERT_TRUE(a.acquire(0ms));
+    s.server.command({"SET", a.key(), "someone-else"});
+    EXPECT_FALSE(a.extend());
+    EXPECT_TRUE(a.lost());
+    EXPECT_EQ(fired.load(), 1);
+    EXPECT_EQ(what, "stolen");
+    EXPECT_FALSE(a.release());
+    EXPECT_EQ(s.server.command({"GET", a.key()}).text(), "someone-else");
+}
+
+TEST(DistributedLock, WatchdogKeepsTheLockAcrossTenTtls) {
+    one_server s;
+    distributed_lock a(s.pool, "dog", {.ttl = 300ms, .watchdog = true, .max_extensions = 1000});
+    distributed_lock b(s.pool, "dog", {.ttl = 300ms});
+    std::atomic<int> fired{0};
+    (void)a.on_lost([&](const std::string&) { ++fired; });
+    auto got = a.acquire(0ms);
+    ASSERT_TRUE(got);
+    const auto until = std::chrono::steady_clock::now() + 3s;  // 10 TTLs
+    while (std::chrono::steady_clock::now() < until) {
+        EXPECT_FALSE(b.try_lock());
+        std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_FALSE(a.lost());
+    EXPECT_EQ(fired.load(), 0);
+    EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);
+    EXPECT_TRUE(a.release());
+    // After release the watchdog stops: nothing re-creates the key.
+    std::this_thread::sleep_for(400ms);
+    EXPECT_TRUE(s.server.command({"GET", a.key()}).is_nil());
+}
+
+TEST(DistributedLock, WatchdogStopsAtMaxExtensions) {
+    one_server s;
+    distributed_lock a(s.pool, "bounded", {.ttl = 150ms, .watchdog = true, .max_extensions = 3});
+    ASSERT_TRUE(a.acquire(0ms));
+    // 3 extensions at ttl/3 keep it about 150 + 3*50 ms; after that it must expire.
+    std::this_thread::sleep_for(1200ms);
+    EXPECT_TRUE(s.server.command({"GET", a.key()}).is_nil());
+    EXPECT_TRUE(a.lost());
+    EXPECT_FALSE(a.release());
+}
+
+TEST(DistributedLock, WatchdogReportsLossWhenItsNodeIsKilled) {
+    one_server s;
+    auto ep = s.server.endpoint();
+    ep.connect_timeout = 100ms;
+    ep.command_timeout = 100ms;
+    connection_pool pool(ep);
+    distributed_lock a(pool, "dying", {.ttl = 300ms, .watchdog = true});
+    std::promise<std::string> lost;
+    (void)a.on_lost([&](const std::string& r) { lost.set_value(r); });
+    ASSERT_TRUE(a.acquire(0ms));
+    std::this_thread::sleep_for(400ms);
+    EXPECT_FALSE(a.lost());
+    s.server.kill();
+    auto f = lost.get_future();
+    ASSERT_EQ(f.wait_for(3s), std::future_status::ready);
+    EXPECT_EQ(f.get(), "dying");
+    EXPECT_TRUE(a.lost());
+    EXPECT_THROW(a.check_held(), lock_lost);
+    // release() cannot reach the node: a typed error, and unlock() swallows it.
+    EXPECT_THROW((void)a.release(), error);
+}
+
+TEST(DistributedLock, DestructorReleasesAndNeverThrows) {
+    one_server s;
+    std::string key;
+    {
+        distributed_lock a(s.pool, "raii", {.watchdog = true});
+        ASSERT_TRUE(a.acquire(0ms));
+        key = a.key();
+    }
+    EXPECT_TRUE(s.server.command({"GET", key}).is_nil());
+    {
+        distributed_lock a(s.pool, "raii", {.watchdog = true});
+        ASSERT_TRUE(a.acquire(0ms));
+        s.server.kill();  // destructor meets a dead node: swallowed, bounded
+    }
+}
+
+TEST(DistributedLock, BinaryAndGlobResourceNamesStayExact) {
+    one_server s;
+    const std::string odd("a*b?[c]\\d\x01\xff", 11);
+    distributed_lock a(s.pool, odd), b(s.pool, "a*b?[c]\\d");
+    ASSERT_TRUE(a.acquire(0ms));
+    EXPECT_TRUE(b.try_lock());  // a different resource, not matched as a pattern
+    b.unlock();
+    EXPECT_TRUE(a.release());
+}
+
+TEST(DistributedLock, NotRecursive) {
+    one_server s;
+    distributed_lock a(s.pool, "rec");
+    a.lock();
+    EXPECT_THROW(a.lock(), invalid_argument);
+    a.unlock();
+}
