@@ -41,6 +41,7 @@ namespace detail {
 struct connection_access {
     static connection::impl& get(connection& c) { return *c.impl_; }
     static connection make(std::unique_ptr<connection::impl> i) noexcept { return connection(std::move(i)); }
+    static std::unique_ptr<connection::impl> release(connection& c) noexcept { return std::move(c.impl_); }
 };
 
 // Opens a connection whose handshake is bounded by `connect_timeout` instead of the endpoint's.

@@ -85,7 +85,7 @@ void pooled_connection::reset() noexcept {
 connection_pool::connection_pool(endpoint ep, pool_options opts) : state_(std::make_shared<state>()) {
     if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
     if (opts.borrow_timeout.count() < 0) throw invalid_argument("pool_options::borrow_timeout must be >= 0");
-    if (ep.is_sentinel()) state_->resolver = std::make_shared<sentinel_resolver>(ep);
+    if (ep.is_sentinel()) state_->resolver = shared_sentinel_resolver(ep);
     state_->ep = std::move(ep);
     state_->opts = opts;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -432,6 +433,22 @@ std::uint64_t sentinel_resolver::switches() const {
 }
 
 const endpoint& sentinel_resolver::where() const noexcept { return impl_->ep; }
+
+std::shared_ptr<sentinel_resolver> shared_sentinel_resolver(const endpoint& service) {
+    static std::mutex registry_mu;
+    static std::map<std::string, std::weak_ptr<sentinel_resolver>> registry;
+    // Everything that shapes the resolver's connections is part of the key.
+    std::string key = service.to_string();
+    for (const std::string* f : {&service.user, &service.password, &service.sentinel_password}) key += '\0' + *f;
+    key += '\0' + std::to_string(service.connect_timeout.count()) + '/' + std::to_string(service.command_timeout.count()) +
+           '/' + (service.keepalive ? "k" : "-");
+    std::lock_guard lk(registry_mu);
+    std::erase_if(registry, [](auto& e) { return e.second.expired(); });
+    if (auto r = registry[key].lock()) return r;
+    auto r = std::make_shared<sentinel_resolver>(service);
+    registry[key] = r;
+    return r;
+}
 
 std::vector<endpoint> discover_replicas(const endpoint& ep) {
     std::vector<endpoint> out;

@@ -1,5 +1,6 @@
 #include "connection_impl.hpp"
 
+#include <redcoord/core/sentinel.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/core/token.hpp>
 
@@ -20,6 +21,16 @@ using clock_type = std::chrono::steady_clock;
 
 struct subscriber::impl {
     endpoint ep;
+    // Set for a Sentinel endpoint: each (re)connect goes to the master it resolves.
+    std::shared_ptr<sentinel_resolver> resolver;
+    boost::signals2::scoped_connection on_switch;
+    // The failover slot runs on a resolver thread; it reaches this impl only through the hook,
+    // which the destructor clears first (a disconnect does not wait for a running slot).
+    struct switch_hook {
+        std::mutex mu;
+        impl* target = nullptr;
+    };
+    std::shared_ptr<switch_hook> hook;
     message_handler on_message;
     state_handler on_state;
     subscriber_options opts;
@@ -191,11 +202,18 @@ struct subscriber::impl {
         while (!stopping.load()) {
             std::unique_ptr<connection::impl> c;
             try {
-                c = std::make_unique<connection::impl>(ep, ep.connect_timeout);
+                if (resolver) {
+                    auto conn = resolver->connect(ep.connect_timeout);
+                    c = detail::connection_access::release(conn);
+                } else {
+                    c = std::make_unique<connection::impl>(ep, ep.connect_timeout);
+                }
                 // The reader blocks in poll(), never in a socket read: no socket timeout needed.
                 backoff = opts.reconnect_min;
                 session(*c);
             } catch (const std::exception&) {
+                // With Sentinel, a dropped link may mean a failover: let it resolve again.
+                if (resolver && c) resolver->report_failure({c->ep.host, c->ep.port});
             }
             bool was_up;
             {
@@ -257,7 +275,7 @@ subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_optio
     if (!on_message) throw invalid_argument("subscriber needs a message handler");
     if (opts.reconnect_min.count() <= 0 || opts.reconnect_max < opts.reconnect_min)
         throw invalid_argument("subscriber reconnect delays must satisfy 0 < min <= max");
-    if (ep.is_sentinel()) throw invalid_argument("subscriber needs one server, not a Sentinel endpoint");
+    if (ep.is_sentinel()) impl_->resolver = shared_sentinel_resolver(ep);
     impl_->ep = std::move(ep);
     impl_->on_message = std::move(on_message);
     impl_->on_state = std::move(on_state);
@@ -265,9 +283,28 @@ subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_optio
     impl_->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (impl_->wake_fd < 0) throw error("eventfd failed");
     impl_->reader = std::thread([p = impl_.get()] { p->run(); });
+    if (impl_->resolver)
+        // After a failover the link may still be up to the old master (demoted, or
+        // partitioned): move to the new one.
+    {
+        impl_->hook = std::make_shared<impl::switch_hook>();
+        impl_->hook->target = impl_.get();
+        impl_->on_switch = impl_->resolver->master_changed.connect([h = impl_->hook](const host_port&, const host_port&) {
+            std::lock_guard hl(h->mu);
+            if (!h->target) return;
+            std::lock_guard lk(h->target->mu);
+            h->target->drop_requested = true;
+            h->target->wake();
+        });
+    }
 }
 
 subscriber::~subscriber() {
+    if (impl_->hook) {
+        std::lock_guard hl(impl_->hook->mu);
+        impl_->hook->target = nullptr;
+    }
+    impl_->on_switch.disconnect();
     impl_->stopping.store(true);
     {
         std::lock_guard lk(impl_->mu);

@@ -2,11 +2,14 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/sentinel.hpp>
+#include <redcoord/core/subscriber.hpp>
 #include <redcoord/testing/local_sentinel.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 using namespace redcoord;
@@ -130,4 +133,30 @@ TEST(SentinelFailover, ManyBorrowersAcrossAFailoverAllRecover) {
     stop = true;
     for (auto& t : ts) t.join();
     EXPECT_TRUE(recovered);
+}
+
+TEST(SentinelFailover, SubscriberOnASentinelEndpointMovesToTheNewMaster) {
+    local_sentinel svc;
+    std::mutex mu;
+    std::vector<std::string> got;
+    subscriber sub(svc.endpoint(), [&](const pubsub_message& m) {
+        std::lock_guard lk(mu);
+        got.push_back(m.payload);
+    });
+    ASSERT_TRUE(sub.subscribe({"news"}, 5s));
+    connection_pool pool(svc.endpoint());
+    EXPECT_EQ(pool.command({"PUBLISH", "news", "before"}).integer(), 1);
+
+    auto old = svc.kill_master();
+    auto promoted = svc.wait_promoted(old, failover_bound);
+    // Once resubscribed on the promoted master, a publish there reaches the subscriber.
+    ASSERT_TRUE(eventually(failover_bound, [&] {
+        return sub.connected() && pool.command({"PUBLISH", "news", "after"}).integer() == 1;
+    }));
+    ASSERT_TRUE(eventually(5s, [&] {
+        std::lock_guard lk(mu);
+        return std::find(got.begin(), got.end(), "after") != got.end();
+    }));
+    EXPECT_EQ(svc.server(promoted)->command({"PUBSUB", "NUMSUB", "news"}).elements().at(1).integer(), 1);
+    EXPECT_GE(sub.connects(), 2u);
 }

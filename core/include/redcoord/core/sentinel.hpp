@@ -135,6 +135,14 @@ private:
     std::shared_ptr<impl> impl_;
 };
 
+/// The resolver shared, within this process, by every connection_pool and subscriber opened
+/// with an equal Sentinel endpoint (same sentinels, service, credentials, db and timeouts),
+/// so they follow one view of the master and resolve once for all. Created on first use,
+/// with default sentinel_options; destroyed when the last user lets go.
+/// @throws invalid_argument as sentinel_resolver's constructor.
+/// Thread-safety: safe from any thread.
+[[nodiscard]] std::shared_ptr<sentinel_resolver> shared_sentinel_resolver(const endpoint& service);
+
 /// The replicas of a server or service, as endpoints carrying `ep`'s credentials and timeouts.
 ///
 /// For a Sentinel endpoint: the replicas the sentinels report (`SENTINEL replicas`), without

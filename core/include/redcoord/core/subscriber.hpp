@@ -35,6 +35,10 @@ struct subscriber_options {
 
 /// A pub/sub connection to one server (never taken from a pool) and the thread that reads it.
 ///
+/// With a Sentinel endpoint (`redis-sentinel://...`) every (re)connect goes to the master the
+/// sentinels name (shared_sentinel_resolver(), see sentinel.hpp), and a failover announced by
+/// the sentinels moves the link to the new master (it drops and resubscribes).
+///
 /// The subscriber keeps the set of channels and patterns it was asked for; after the link
 /// drops it reconnects with exponential backoff and subscribes to all of them again. Messages
 /// published while the link was down are lost (pub/sub is fire-and-forget): callers that must
