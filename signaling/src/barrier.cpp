@@ -84,6 +84,12 @@ detail::phase_reply run_barrier(signal_hub& hub, const std::string& state, const
 
 std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    {
+        std::lock_guard lk(anchor_mu_);
+        if (!anchor_) anchor_.emplace(hub_.listen({channel_}));
+        while (anchor_->try_wait()) {
+        }
+    }
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
     const std::string member = random_token();
     auto r = run_barrier(hub_, state_key_, arrived_key_, member, parties_, opts_.arrival_lease, channel_, "arrive", 0);

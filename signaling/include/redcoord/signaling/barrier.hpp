@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace redcoord {
@@ -56,6 +58,9 @@ struct barrier_options {
 /// A timed-out arrival is withdrawn atomically: either the barrier had already passed (and
 /// arrive_and_wait() returns normally) or the caller no longer counts.
 ///
+/// After its first arrival the object keeps its channel subscribed (so later rounds need no
+/// subscribe round trip) until it is destroyed.
+///
 /// Thread-safety: arrive_and_wait() may be called from several threads at once (each call is
 /// one party). The hub must outlive the barrier.
 class barrier {
@@ -90,6 +95,8 @@ private:
     std::size_t parties_;
     barrier_options opts_;
     std::string state_key_, arrived_key_, channel_;
+    std::mutex anchor_mu_;
+    std::optional<waiter> anchor_;  // holds the subscription between rounds; drained, never read
 };
 
 }  // namespace redcoord

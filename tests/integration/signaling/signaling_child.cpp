@@ -1,0 +1,97 @@
+// Child process for the multi-process signaling tests. Modes (ports of 127.0.0.1 servers):
+//   waiters <master> <replica> <channel> <n_waiters> <n_signals> <ready_key>
+//       n waiters on <channel> over master+replica; INCR <ready_key> once every link is
+//       subscribed; then each waiter must get payloads 0..n_signals-1 exactly once, in order.
+//   barrier <master> <name> <parties> <rounds>
+//       arrive_and_wait <rounds> times; generations must advance by one each round.
+//   arrive <master> <name> <parties> <lease_ms>
+//       one arrival with a long timeout (the parent SIGKILLs it while it waits).
+// Exit status 0 on success; a reason on stderr otherwise.
+#include <redcoord/core/pool.hpp>
+#include <redcoord/signaling/barrier.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+namespace {
+redcoord::endpoint at(const char* port) {
+    redcoord::endpoint ep;
+    ep.port = static_cast<std::uint16_t>(std::stoi(port));
+    return ep;
+}
+
+int fail(const std::string& why) {
+    std::fprintf(stderr, "signaling_child: %s\n", why.c_str());
+    return 1;
+}
+
+int run_waiters(char** argv) {
+    redcoord::connection_pool pool(at(argv[2]));
+    redcoord::signal_hub hub(pool, {at(argv[3])});
+    const std::string channel = argv[4];
+    const int n_waiters = std::stoi(argv[5]), n_signals = std::stoi(argv[6]);
+    std::vector<redcoord::waiter> ws;
+    for (int i = 0; i < n_waiters; ++i) ws.push_back(hub.listen({channel}));
+    for (int i = 0; i < 1000 && hub.connected_links() < 2; ++i) std::this_thread::sleep_for(10ms);
+    if (hub.connected_links() < 2) return fail("links not up");
+    (void)pool.command({"INCR", argv[7]});
+    for (int i = 0; i < n_waiters; ++i) {
+        for (int k = 0; k < n_signals; ++k) {
+            auto s = ws[i].wait(20000ms);
+            if (!s) return fail("waiter " + std::to_string(i) + " timed out at signal " + std::to_string(k));
+            if (s->payload != std::to_string(k))
+                return fail("waiter " + std::to_string(i) + " expected " + std::to_string(k) + ", got " + s->payload);
+        }
+    }
+    std::this_thread::sleep_for(300ms);  // a late second copy would be queued by now
+    for (int i = 0; i < n_waiters; ++i)
+        if (ws[i].pending() != 0) return fail("waiter " + std::to_string(i) + " got extra signals");
+    // Every signal must have come over both links (one copy dropped per hub).
+    auto st = hub.stats();
+    if (st.duplicates != static_cast<std::uint64_t>(n_signals))
+        return fail("expected " + std::to_string(n_signals) + " dropped copies, saw " + std::to_string(st.duplicates));
+    return 0;
+}
+
+int run_barrier(char** argv) {
+    redcoord::connection_pool pool(at(argv[2]));
+    redcoord::signal_hub hub(pool);
+    redcoord::barrier b(hub, argv[3], std::stoul(argv[4]));
+    const int rounds = std::stoi(argv[5]);
+    std::uint64_t first = 0;
+    for (int r = 0; r < rounds; ++r) {
+        auto gen = b.arrive_and_wait(20000ms);
+        if (r == 0) first = gen;
+        if (gen != first + static_cast<std::uint64_t>(r))
+            return fail("round " + std::to_string(r) + " passed generation " + std::to_string(gen));
+    }
+    return 0;
+}
+
+int run_arrive(char** argv) {
+    redcoord::connection_pool pool(at(argv[2]));
+    redcoord::signal_hub hub(pool);
+    redcoord::barrier_options o;
+    o.arrival_lease = std::chrono::milliseconds(std::stoi(argv[5]));
+    redcoord::barrier b(hub, argv[3], std::stoul(argv[4]), o);
+    (void)b.arrive_and_wait(60000ms);
+    return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const std::string mode = argc > 1 ? argv[1] : "";
+        if (mode == "waiters" && argc == 8) return run_waiters(argv);
+        if (mode == "barrier" && argc == 6) return run_barrier(argv);
+        if (mode == "arrive" && argc == 6) return run_arrive(argv);
+        return fail("bad arguments");
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+}
