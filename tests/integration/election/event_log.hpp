@@ -27,12 +27,18 @@ struct event {
 
 class event_log {
 public:
-    explicit event_log(redcoord::leader_elector& e) {
+    explicit event_log(redcoord::leader_elector& e) : elector_(e) {
         conns_.emplace_back(e.elected.connect([this](std::uint64_t ep) { add({'E', ep, {}, {}, {}}); }));
         conns_.emplace_back(e.revoked.connect([this](redcoord::revoke_reason r) { add({'R', 0, r, {}, {}}); }));
         conns_.emplace_back(e.leader_changed.connect(
             [this](std::optional<std::string> id) { add({'C', 0, {}, id.value_or(""), {}}); }));
     }
+    // A disconnect does not wait for a slot already running, so the elector is stopped (its
+    // callback thread joined) before the log's members go away.
+    ~event_log() { elector_.stop(); }
+    event_log(const event_log&) = delete;
+    event_log& operator=(const event_log&) = delete;
+
     bool wait_for(char kind, std::size_t count, std::chrono::milliseconds t) {
         std::unique_lock lk(mu_);
         return cv_.wait_for(lk, t, [&] { return count_locked(kind) >= count; });
@@ -69,6 +75,7 @@ private:
     std::size_t count_locked(char kind) const {
         return static_cast<std::size_t>(std::count_if(events_.begin(), events_.end(), [&](const event& e) { return e.kind == kind; }));
     }
+    redcoord::leader_elector& elector_;
     std::mutex mu_;
     std::condition_variable cv_;
     std::vector<event> events_;

@@ -46,7 +46,8 @@ enum class revoke_reason {
 /// `elected` of the same leadership. A callback may call is_leader(), epoch() and
 /// last_known_leader(), but must not call start(), stop(), resign() or destroy the elector.
 /// An exception escaping a slot is swallowed by the elector; as in Boost.Signals2, it skips the
-/// later slots of that one signal invocation, never later events.
+/// later slots of that one signal invocation, never later events. Disconnecting a slot does not
+/// wait for a call of it already running: stop() the elector before destroying what slots use.
 ///
 /// Thread-safety: every member function may be called from any thread (except as above).
 class leader_elector {
