@@ -27,8 +27,11 @@ void list_queue::push_batch(std::span<const std::string> payloads) {
 }
 
 std::optional<std::string> list_queue::pop(std::chrono::milliseconds timeout) {
-    if (timeout < std::chrono::milliseconds(1)) return try_pop();
     auto c = pool_.borrow();
+    // A waiting message is taken with a plain RPOP/LPOP; only an empty list needs the
+    // blocking command (and its longer reply deadline).
+    auto now = c->command({order_ == queue_order::fifo ? "RPOP" : "LPOP", key_}).maybe_text();
+    if (now || timeout < std::chrono::milliseconds(1)) return now;
     const std::string secs = detail::seconds_arg(timeout);
     const std::string_view cmd = order_ == queue_order::fifo ? "BRPOP" : "BLPOP";
     const std::string_view argv[] = {cmd, key_, secs};

@@ -132,7 +132,9 @@ void reliable_queue::start_consumer() {
     }
     {
         auto c = pool_.borrow();
+        const auto sent = std::chrono::steady_clock::now();
         heartbeat(*c);
+        renewed(sent);
     }
     if (opts_.recover_on_start) (void)recover();
     std::lock_guard lk(mu_);
@@ -156,7 +158,9 @@ void reliable_queue::background() {
         lk.unlock();
         try {
             auto c = pool_.borrow();
+            const auto sent = clock::now();
             heartbeat(*c);
+            renewed(sent);
             if (opts_.recover_interval > milliseconds(0) && clock::now() >= next_recover) {
                 next_recover = clock::now() + opts_.recover_interval;
                 c.reset();
@@ -179,35 +183,74 @@ std::optional<delivery> reliable_queue::decode_delivery(std::string element) con
     return d;
 }
 
+void reliable_queue::renewed(std::chrono::steady_clock::time_point sent) noexcept {
+    // The server set the key's expiry after `sent`, so it lives at least until sent + TTL.
+    const auto until = (sent + opts_.visibility_timeout).time_since_epoch().count();
+    auto cur = lease_until_.load();
+    while (cur < until && !lease_until_.compare_exchange_weak(cur, until)) {
+    }
+}
+
 std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
     start_consumer();
     using clock = std::chrono::steady_clock;
+    const auto margin = opts_.visibility_timeout / 4;
     const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
     auto c = pool_.borrow();
-    // Fast path: one script renews a missing lease and moves one message.
-    reply r = detail::queue_pop_script().run(*c, {consumers_key_, heartbeat_key_, ready_key_, processing_key_},
-                                             {consumer_, ttl_ms_});
-    if (!r.is_nil()) return decode_delivery(r.text());
-    // Empty: block. The lease is renewed in the same pipeline right before the BLMOVE and
-    // each block is shorter than the lease, so the move lands while we are registered.
     const auto cmd_timeout = c->where().command_timeout;
+    // Each block is shorter than half a lease and than the reply deadline of a pipeline.
     auto cap = opts_.visibility_timeout / 2;
     if (cmd_timeout > milliseconds(0)) cap = std::min(cap, std::max(cmd_timeout / 2, milliseconds(1)));
-    const auto& reg = detail::queue_register_script();
-    for (;;) {
-        auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+    for (bool first = true;; first = false) {
+        const auto now = clock::now();
+        const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
+        if (!first && left < milliseconds(1)) return std::nullopt;
+        // Only a zero timeout takes the non-blocking path: BLMOVE on a non-empty list
+        // answers at once, so a non-empty queue costs one command either way.
+        const auto block = left < milliseconds(1) ? milliseconds(0) : std::min(left, cap);
+        const auto lease = clock::time_point(clock::duration(lease_until_.load()));
+        reply r;
+        if (lease - now > block + margin) {
+            // The lease outlives this command by `margin` even if it blocks fully, so the
+            // move lands while we are registered: plain LMOVE/BLMOVE, as cheap as raw Redis.
+            if (block == milliseconds(0)) {
+                r = c->command({"LMOVE", ready_key_, processing_key_, "RIGHT", "LEFT"});
+            } else {
+                const std::string secs = detail::seconds_arg(block);
+                const std::string_view argv[] = {"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT", secs};
+                r = c->command_for(block + cmd_timeout, argv);
+            }
+            // Stalled past the bound (e.g. the process was stopped)? Re-register at once, so
+            // a message moved after a lapse is reclaimable if we die now.
+            if (!r.is_nil() && clock::now() + margin > lease) {
+                const auto sent = clock::now();
+                heartbeat(*c);
+                renewed(sent);
+            }
+        } else if (block == milliseconds(0)) {
+            // Lease short or unknown: renew and move in one script.
+            const auto sent = clock::now();
+            r = detail::queue_pop_script().run(*c, {consumers_key_, heartbeat_key_, ready_key_, processing_key_},
+                                               {consumer_, ttl_ms_});
+            renewed(sent);
+        } else {
+            // Renew in a transaction pipelined right before the BLMOVE (one round trip), so
+            // the lease outlives the block whatever the client does meanwhile.
+            const auto sent = clock::now();
+            auto replies = c->pipeline({{"MULTI"},
+                                        {"SADD", consumers_key_, consumer_},
+                                        {"SET", heartbeat_key_, "1", "PX", ttl_ms_},
+                                        {"EXEC"},
+                                        {"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT",
+                                         detail::seconds_arg(block)}});
+            for (auto& x : replies)
+                if (x.is_error()) throw reply_error(x.text());
+            if (!replies[3].is_array()) throw protocol_error("reliable_queue: lease renewal transaction aborted");
+            renewed(sent);
+            r = std::move(replies[4]);
+        }
+        if (!r.is_nil()) return decode_delivery(r.text());
         if (left < milliseconds(1)) return std::nullopt;
-        auto block = std::min(left, cap);
-        std::vector<std::vector<std::string>> cmds;
-        const std::string_view keys[] = {consumers_key_, heartbeat_key_};
-        const std::string_view args[] = {consumer_, ttl_ms_};
-        // EVAL, not EVALSHA: a NOSCRIPT reply must not leave the BLMOVE unguarded.
-        cmds.push_back(reg.eval_argv(keys, args));
-        cmds.push_back({"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT", detail::seconds_arg(block)});
-        auto replies = c->pipeline(cmds);
-        if (replies[0].is_error()) throw reply_error(replies[0].text());
-        if (replies[1].is_error()) throw reply_error(replies[1].text());
-        if (!replies[1].is_nil()) return decode_delivery(replies[1].text());
     }
 }
 
@@ -282,6 +325,7 @@ void reliable_queue::close() {
     }
     cv_.notify_all();
     if (t.joinable()) t.join();
+    lease_until_ = 0;  // the release script deletes the heartbeat key
     auto c = pool_.borrow();
     const std::string nonce = nonce_arg(), now = now_arg();
     detail::queue_release_script().run(*c, {consumers_key_, ready_key_, dead_key_, processing_key_, heartbeat_key_},

@@ -52,13 +52,11 @@ std::string with_prelude(const char* body) { return std::string(prelude) + body;
 }  // namespace
 
 // KEYS: consumers, heartbeat, ready, processing. ARGV: consumer id, ttl ms.
-// The move happens while the heartbeat key exists, hence while the consumer is registered.
+// Renews the lease, then moves: the move happens while the consumer is registered.
 const script& queue_pop_script() {
     static const script s(R"lua(
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('SADD', KEYS[1], ARGV[1])
-  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
-end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
 return redis.call('LMOVE', KEYS[3], KEYS[4], 'RIGHT', 'LEFT')
 )lua");
     return s;

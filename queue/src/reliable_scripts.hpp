@@ -8,7 +8,7 @@
 
 namespace redcoord::detail {
 
-const script& queue_pop_script();        // renew lease if gone, then LMOVE
+const script& queue_pop_script();        // renew the lease, then LMOVE
 const script& queue_register_script();   // SADD consumer + SET heartbeat PX ttl
 const script& queue_nack_script();       // LREM exact element, attempts + 1, requeue / dead
 const script& queue_recover_script();    // reclaim every expired consumer's processing list

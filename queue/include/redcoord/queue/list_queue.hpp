@@ -51,10 +51,11 @@ public:
         push_batch(std::span<const std::string>(payloads));
     }
 
-    /// Pops one message, blocking up to `timeout` (ms resolution) for one to arrive
-    /// (BRPOP/BLPOP); zero or negative means do not block (like try_pop()). Returns nullopt
-    /// when none came in time. The connection's reply deadline is the block plus the
-    /// endpoint's command_timeout. Errors as push().
+    /// Pops one message, blocking up to `timeout` (ms resolution) for one to arrive; zero
+    /// or negative means do not block (like try_pop()). Returns nullopt when none came in
+    /// time. A waiting message is taken with RPOP/LPOP; an empty list is waited on with
+    /// BRPOP/BLPOP, whose reply deadline is the block plus the endpoint's command_timeout.
+    /// Errors as push().
     [[nodiscard]] std::optional<std::string> pop(std::chrono::milliseconds timeout);
     /// Pops one message if one is there now (RPOP/LPOP). Errors as push().
     [[nodiscard]] std::optional<std::string> try_pop();

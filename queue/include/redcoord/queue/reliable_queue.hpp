@@ -104,12 +104,14 @@ struct recovery_result {
 /// `...:dead` (dead-letter list).
 ///
 /// Guarantees: a message is in exactly one of those lists at any time. A consumer moves a
-/// message into its processing list only while its heartbeat key exists, and its heartbeat
-/// key exists only while it is in the consumer set (both are set by one script); recover()
-/// reclaims the list of every registered consumer whose heartbeat is gone in one atomic
-/// script. So a consumer that dies at any point loses nothing: its messages return to the
-/// queue (attempts + 1) within visibility_timeout + recover_interval. Messages can be
-/// delivered more than once (a consumer dying after the work but before its ack).
+/// message into its processing list only while its heartbeat key exists (pop()), and its
+/// heartbeat key exists only while it is in the consumer set (both are set together, in
+/// one script or transaction); recover() reclaims the list of every registered consumer
+/// whose heartbeat is gone in one atomic script. So a consumer that dies at any point loses
+/// nothing: its messages return to the queue (attempts + 1) within visibility_timeout +
+/// recover_interval. Messages can be delivered more than once (a consumer dying after the
+/// work but before its ack, or one whose lease lapsed). The lease reasoning assumes nobody
+/// else deletes the heartbeat key and the server keeps its data (persistence on restart).
 ///
 /// A queue object used only to push starts no thread. The first pop() registers the
 /// consumer, runs recover() once, and starts one background thread that renews the
@@ -141,11 +143,17 @@ public:
     }
 
     /// Takes the oldest message into this consumer's processing list, waiting up to
-    /// `timeout` for one (zero or negative: do not wait). Non-empty queue: one script
-    /// (renew the lease if needed, LMOVE). Empty: the lease renewal and a BLMOVE
-    /// (BRPOPLPUSH semantics) pipelined, each block bounded by half the visibility timeout
-    /// and by the endpoint's command_timeout, repeated until `timeout`.
-    /// Returns nullopt when nothing arrived in time. The caller must ack() or nack() it.
+    /// `timeout` for one (zero or negative: do not wait). Returns nullopt when nothing
+    /// arrived in time. The caller must ack() or nack() the delivery.
+    ///
+    /// The move always happens while this consumer's lease is valid: when the lease known
+    /// locally (steady clock, from the last renewal's send time + visibility_timeout)
+    /// outlasts the command by a quarter of the visibility timeout, a plain LMOVE / BLMOVE
+    /// (BRPOPLPUSH semantics) is sent, as cheap as raw Redis; otherwise the renewal goes in
+    /// the same script (non-blocking) or in a MULTI/EXEC pipelined right before the BLMOVE.
+    /// If the thread stalled past that bound anyway, the lease is renewed right after the
+    /// move. Blocks are bounded by half the visibility timeout and half the endpoint's
+    /// command_timeout and repeated until `timeout`.
     /// @throws connection_error, timeout_error, reply_error, protocol_error from core; a
     ///         message moved by a pop whose reply was lost stays in this consumer's
     ///         processing list and returns to the queue at close() or lease expiry.
@@ -201,6 +209,7 @@ private:
     void start_consumer();
     void background();
     void heartbeat(connection& c);
+    void renewed(std::chrono::steady_clock::time_point sent) noexcept;
     std::optional<delivery> decode_delivery(std::string element) const;
     std::string nonce_arg();
 
@@ -222,6 +231,8 @@ private:
     bool stop_ = false;
     std::thread thread_;
     std::atomic<std::uint64_t> hb_failures_{0};
+    // Lower bound of the heartbeat key's expiry (steady_clock ticks since its epoch).
+    std::atomic<std::chrono::steady_clock::rep> lease_until_{0};
 };
 
 }  // namespace redcoord

@@ -1,0 +1,150 @@
+// Queue benchmarks (issue 6). Every ratio compares redcoord against the same Redis commands
+// sent with plain hiredis in the same run, against the same local redis-server:
+//   reliable_queue: push + pop + ack  vs  LPUSH + BLMOVE + LREM   (1 and 4 consumers)
+//   list_queue:     push + pop        vs  LPUSH + BRPOP
+// plus the enveloped batch-push rate. Each pair runs interleaved, five rounds; ratios use
+// the median rate of each side.
+
+#include "common.hpp"
+
+#include <redcoord/queue/list_queue.hpp>
+#include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <benchmark/benchmark.h>
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+redcoord::testing::local_server* server = nullptr;
+std::unique_ptr<redcoord::connection_pool> pool;
+const std::string payload(64, 'p');
+constexpr int rounds = 5;
+
+struct raw_conn {
+    redisContext* c;
+    raw_conn() : c(redisConnect("127.0.0.1", server->port())) {
+        if (!c || c->err) throw std::runtime_error("hiredis connect failed");
+    }
+    ~raw_conn() { redisFree(c); }
+    redisReply* run(std::vector<std::string> argv) {
+        std::vector<const char*> p;
+        std::vector<size_t> l;
+        for (auto& a : argv) {
+            p.push_back(a.data());
+            l.push_back(a.size());
+        }
+        auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), p.data(), l.data()));
+        if (!r) throw std::runtime_error("hiredis command failed");
+        return r;
+    }
+};
+
+void raw_reliable(benchmark::State& state) {
+    raw_conn rc;
+    const std::string q = "raw:reliable", proc = "raw:processing:" + std::to_string(state.thread_index());
+    for (auto _ : state) {
+        freeReplyObject(rc.run({"LPUSH", q, payload}));
+        auto* m = rc.run({"BLMOVE", q, proc, "RIGHT", "LEFT", "1"});
+        std::string element(m->str, m->len);
+        freeReplyObject(m);
+        freeReplyObject(rc.run({"LREM", proc, "1", element}));
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void ours_reliable(benchmark::State& state) {
+    // Each consumer has its own pool, as separate consumer processes would (and as each raw
+    // thread has its own connection): one connection for the worker, one for the heartbeat.
+    redcoord::connection_pool own(server->endpoint(), {.max_size = 2});
+    redcoord::reliable_queue q(own, "bench-reliable");
+    if (auto d = q.try_pop()) (void)q.ack(*d);  // registers the consumer outside the timing
+    for (auto _ : state) {
+        q.push(payload);
+        auto d = q.pop(1s);
+        if (!d || !q.ack(*d)) state.SkipWithError("lost a message");
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void raw_list(benchmark::State& state) {
+    raw_conn rc;
+    for (auto _ : state) {
+        freeReplyObject(rc.run({"LPUSH", "raw:list", payload}));
+        freeReplyObject(rc.run({"BRPOP", "raw:list", "1"}));
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void ours_list(benchmark::State& state) {
+    redcoord::list_queue q(*pool, "bench-list");
+    for (auto _ : state) {
+        q.push(payload);
+        if (!q.pop(1s)) state.SkipWithError("lost a message");
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void batch_push(benchmark::State& state) {
+    redcoord::reliable_queue q(*pool, "bench-batch");
+    std::vector<std::string> batch(1000, payload);
+    for (auto _ : state) (void)q.push_batch(batch);
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(batch.size()));
+    pool->command({"DEL", q.key()});
+}
+
+double median_rate(const std::map<std::string, redcoord::bench::result>& res, const std::string& name) {
+    std::vector<double> v;
+    for (int r = 0; r < rounds; ++r) {
+        for (auto& [k, x] : res)
+            if (k.rfind(name + "/round:" + std::to_string(r), 0) == 0) v.push_back(x.items_per_second);
+    }
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    redcoord::testing::local_server srv;
+    server = &srv;
+    pool = std::make_unique<redcoord::connection_pool>(srv.endpoint(), redcoord::pool_options{.max_size = 16});
+
+    for (int r = 0; r < rounds; ++r) {
+        const std::string round = "/round:" + std::to_string(r);
+        for (int threads : {1, 4}) {
+            const std::string t = "/c" + std::to_string(threads);
+            benchmark::RegisterBenchmark(("raw_reliable" + t + round).c_str(), raw_reliable)
+                ->Threads(threads)->UseRealTime()->MinTime(0.3);
+            benchmark::RegisterBenchmark(("reliable_queue" + t + round).c_str(), ours_reliable)
+                ->Threads(threads)->UseRealTime()->MinTime(0.3);
+        }
+        benchmark::RegisterBenchmark(("raw_list" + round).c_str(), raw_list)->UseRealTime()->MinTime(0.3);
+        benchmark::RegisterBenchmark(("list_queue" + round).c_str(), ours_list)->UseRealTime()->MinTime(0.3);
+    }
+    benchmark::RegisterBenchmark("batch_push", batch_push)->UseRealTime()->MinTime(1.0);
+
+    auto res = redcoord::bench::run_benchmarks(argc, argv);
+    auto ratio = [&](const std::string& ours, const std::string& raw) {
+        double r = median_rate(res, raw);
+        return r > 0 ? median_rate(res, ours) / r : 0.0;
+    };
+    redcoord::bench::print_ratio("reliable_queue_1c_vs_raw", ratio("reliable_queue/c1", "raw_reliable/c1"));
+    redcoord::bench::print_ratio("reliable_queue_4c_vs_raw", ratio("reliable_queue/c4", "raw_reliable/c4"));
+    double batch = 0;
+    for (auto& [k, x] : res)
+        if (k.rfind("batch_push", 0) == 0) batch = x.items_per_second;
+    redcoord::bench::print_value("queue_batch_push_per_s", batch, "msg/s");
+    redcoord::bench::print_ratio("list_queue_vs_raw", ratio("list_queue", "raw_list"));
+    pool.reset();
+    return 0;
+}
