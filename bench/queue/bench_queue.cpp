@@ -1,7 +1,7 @@
 // Queue benchmarks (issue 6). Every ratio compares redcoord against the same Redis commands
 // sent with plain hiredis in the same run, against the same local redis-server:
 //   reliable_queue: push + pop + ack  vs  LPUSH + BLMOVE + LREM   (1 and 4 consumers)
-//   list_queue:     push + pop        vs  LPUSH + BRPOP
+//   list_queue:     push + pop        vs  LPUSH + RPOP (BRPOP when empty), as list_queue sends
 // plus the enveloped batch-push rate. Each pair runs interleaved, five rounds; ratios use
 // the median rate of each side.
 
@@ -15,6 +15,8 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -79,7 +81,11 @@ void raw_list(benchmark::State& state) {
     raw_conn rc;
     for (auto _ : state) {
         freeReplyObject(rc.run({"LPUSH", "raw:list", payload}));
-        freeReplyObject(rc.run({"BRPOP", "raw:list", "1"}));
+        // The same commands list_queue::pop sends: RPOP, and BRPOP only when it was empty.
+        auto* r = rc.run({"RPOP", "raw:list"});
+        bool empty = r->type == REDIS_REPLY_NIL;
+        freeReplyObject(r);
+        if (empty) freeReplyObject(rc.run({"BRPOP", "raw:list", "1"}));
     }
     state.SetItemsProcessed(state.iterations());
 }
@@ -134,6 +140,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("batch_push", batch_push)->UseRealTime()->MinTime(1.0);
 
     auto res = redcoord::bench::run_benchmarks(argc, argv);
+    if (std::getenv("QUEUE_BENCH_STATS")) std::fprintf(stderr, "%s\n", srv.command({"INFO", "commandstats"}).text().c_str());
     auto ratio = [&](const std::string& ours, const std::string& raw) {
         double r = median_rate(res, raw);
         return r > 0 ? median_rate(res, ours) / r : 0.0;

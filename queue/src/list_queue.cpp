@@ -35,7 +35,7 @@ std::optional<std::string> list_queue::pop(std::chrono::milliseconds timeout) {
     const std::string secs = detail::seconds_arg(timeout);
     const std::string_view cmd = order_ == queue_order::fifo ? "BRPOP" : "BLPOP";
     const std::string_view argv[] = {cmd, key_, secs};
-    reply r = c->command_for(timeout + c->where().command_timeout, argv);
+    reply r = c->command_for(detail::blocking_deadline(timeout, c->where().command_timeout), argv);
     // BRPOP answers [key, value] or nil on timeout.
     if (r.is_nil()) return std::nullopt;
     return r.elements().at(1).text();

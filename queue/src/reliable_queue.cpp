@@ -218,7 +218,7 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
             } else {
                 const std::string secs = detail::seconds_arg(block);
                 const std::string_view argv[] = {"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT", secs};
-                r = c->command_for(block + cmd_timeout, argv);
+                r = c->command_for(detail::blocking_deadline(block, cmd_timeout), argv);
             }
             // Stalled past the bound (e.g. the process was stopped)? Re-register at once, so
             // a message moved after a lapse is reclaimable if we die now.

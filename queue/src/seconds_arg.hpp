@@ -1,5 +1,5 @@
 #pragma once
-// Blocking commands take their timeout in (fractional) seconds.
+// Arguments and deadlines of blocking commands (BRPOP, BLMOVE).
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +14,18 @@ inline std::string seconds_arg(std::chrono::milliseconds t) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%lld.%03lld", ms / 1000, ms % 1000);
     return buf;
+}
+
+/// The reply deadline for a command that blocks up to `block` on a connection whose default
+/// deadline is `command_timeout`: the default itself when it covers the block with room to
+/// spare (so the socket timeout is not changed, two syscalls saved per switch), else the
+/// block plus the default. Zero (no deadline) stays zero.
+inline std::chrono::milliseconds blocking_deadline(std::chrono::milliseconds block,
+                                                  std::chrono::milliseconds command_timeout) {
+    using std::chrono::milliseconds;
+    if (command_timeout == milliseconds(0)) return command_timeout;
+    if (block + milliseconds(250) <= command_timeout / 2 + command_timeout / 4) return command_timeout;
+    return block + command_timeout;
 }
 
 }  // namespace redcoord::detail
