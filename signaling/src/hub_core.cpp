@@ -54,6 +54,7 @@ void hub_core::on_message(const pubsub_message& m) {
         for (auto& st : it->second) {
             auto& pushed = st->queue.emplace_back(s);
             if (!st->unicast_channel.empty()) pushed.channel = st->unicast_channel;
+            st->queued.store(st->queue.size(), std::memory_order_release);
             st->cv.notify_one();
         }
     }

@@ -26,6 +26,7 @@ struct waiter_state {
     std::string id;                  // 16 hex characters
     std::string unicast_channel;     // user channel reported for unicast signals, else empty
     std::deque<redcoord::signal> queue;
+    std::atomic<std::size_t> queued{0};  // queue.size(), readable without the lock (spinning)
     std::condition_variable cv;
     bool registered = false;
 };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace redcoord {
 
@@ -90,13 +91,23 @@ std::optional<signal> waiter::try_wait() { return wait(0ms); }
 
 std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (!core_ || !state_) return std::nullopt;
+    if (timeout.count() > 0 && core_->opts.spin.count() > 0 && state_->queued.load(std::memory_order_acquire) == 0) {
+        const auto until = std::chrono::steady_clock::now() + std::min<std::chrono::microseconds>(core_->opts.spin, timeout);
+        // A busy poll, not yield(): on a loaded box a yield can hand the core away for a
+        // whole time slice, which is what the spin is meant to avoid.
+        while (state_->queued.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        }
+    }
     std::unique_lock lk(core_->mu);
     auto ready = [&] { return !state_->queue.empty() || core_->closed; };
-    if (timeout.count() > 0)
-        state_->cv.wait_for(lk, timeout, ready);
+    if (timeout.count() > 0) state_->cv.wait_for(lk, timeout, ready);
     if (state_->queue.empty()) return std::nullopt;
     signal s = std::move(state_->queue.front());
     state_->queue.pop_front();
+    state_->queued.store(state_->queue.size(), std::memory_order_release);
     return s;
 }
 

@@ -58,6 +58,11 @@ struct signal_options {
     /// (master + replica). Must be >= 1. A copy arriving after more than this many newer
     /// signals would be delivered twice, so size it above the signals per replication lag.
     std::size_t dedup_window = 16384;
+    /// A waiter with an empty queue first busy-polls it for up to this long
+    /// (microseconds) before it sleeps on a condition variable: the signal usually lands
+    /// within a few microseconds of the publisher's reply, and a sleep/wake pair costs more
+    /// than that. Zero disables spinning.
+    std::chrono::microseconds spin{50};
     /// Called on the callback thread when a slot throws (after the error counter is bumped);
     /// may be empty. Exceptions escaping it are swallowed.
     std::function<void(const signal&, std::exception_ptr)> on_slot_error;
