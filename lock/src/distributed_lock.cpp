@@ -11,6 +11,7 @@
 #include <boost/signals2/signal.hpp>
 
 #include <algorithm>
+#include <thread>
 
 namespace redcoord {
 
@@ -26,6 +27,8 @@ void validate(const lock_options& o) {
         throw invalid_argument("lock_options::ttl must exceed the drift allowance (ttl * drift_factor + 2 ms)");
     if (o.retry_jitter.count() < 0) throw invalid_argument("lock_options::retry_jitter must be >= 0");
     if (o.max_retry_interval.count() <= 0) throw invalid_argument("lock_options::max_retry_interval must be > 0");
+    if (o.contention_backoff.count() < 0) throw invalid_argument("lock_options::contention_backoff must be >= 0");
+    if (o.wake_jitter.count() < 0) throw invalid_argument("lock_options::wake_jitter must be >= 0");
     if (o.watchdog && o.max_extensions == 0)
         throw invalid_argument("lock_options::max_extensions must be > 0 when the watchdog is on");
     if (o.watchdog && o.ttl < milliseconds(3))
@@ -133,6 +136,7 @@ struct distributed_lock::impl {
             auto r = attempt();  // hot path: no subscription unless we have to wait
             detail::release_waiter* w = nullptr;
             std::uint64_t seen = 0;
+            unsigned losses = 0;  // consecutive races lost right after a release notification
             while (!r.got) {
                 auto now = clock_type::now();
                 if (now >= deadline) break;
@@ -146,15 +150,32 @@ struct distributed_lock::impl {
                     r = attempt();
                     continue;
                 }
+                if (losses > 0) {
+                    // We lost the last race for a released lock: back off before reacting to
+                    // releases again, then act at once if one happened meanwhile.
+                    std::this_thread::sleep_until(
+                        std::min(deadline, now + detail::contention_backoff(losses, opts.contention_backoff)));
+                    if (const auto g = w->generation(); g != seen) {
+                        seen = g;
+                        r = attempt();
+                        if (!r.got) ++losses;
+                        continue;
+                    }
+                    now = clock_type::now();
+                    if (now >= deadline) break;
+                }
                 const bool live = w->live();
                 clock_type::duration slice = opts.max_retry_interval;
                 if (r.pttl >= 0) {
                     slice = milliseconds(r.pttl) + detail::jitter(opts.retry_jitter);
                     if (!live) slice = std::min<clock_type::duration>(slice, opts.max_retry_interval);
                 }
-                (void)w->wait(seen, std::min(deadline, now + slice));
+                const bool woke = w->wait(seen, std::min(deadline, now + slice));
                 seen = w->generation();  // read before the attempt: no lost wake-ups
+                if (woke && opts.wake_jitter.count() > 0)
+                    std::this_thread::sleep_until(std::min(deadline, clock_type::now() + detail::jitter(opts.wake_jitter)));
                 r = attempt();
+                if (!r.got && woke) ++losses;
             }
             if (r.got) {
                 commit(*r.got);

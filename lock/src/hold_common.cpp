@@ -3,6 +3,8 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 
+#include <algorithm>
+
 namespace redcoord::detail {
 
 bool local_gate::enter(std::chrono::steady_clock::time_point deadline) {
@@ -32,6 +34,14 @@ std::chrono::microseconds jitter(std::chrono::milliseconds upto) {
     if (upto.count() <= 0) return std::chrono::microseconds(0);
     const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(upto).count());
     return std::chrono::microseconds(static_cast<std::int64_t>(random_between(0, us)));
+}
+
+std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milliseconds cap) {
+    if (losses == 0 || cap.count() <= 0) return std::chrono::microseconds(0);
+    const auto cap_us = std::chrono::duration_cast<std::chrono::microseconds>(cap).count();
+    const auto shift = std::min(losses - 1, 20u);
+    const auto upto = std::min<std::int64_t>(cap_us, std::int64_t{250} << shift);
+    return std::chrono::microseconds(static_cast<std::int64_t>(random_between(0, static_cast<std::uint64_t>(upto))));
 }
 
 std::string ms_arg(std::chrono::milliseconds d) { return std::to_string(d.count()); }

@@ -31,6 +31,11 @@ std::chrono::steady_clock::time_point forever();
 // Random delay in [0, jitter], microsecond resolution.
 std::chrono::microseconds jitter(std::chrono::milliseconds upto);
 
+// Random back-off after `losses` consecutive lost races for a just-released lock: uniform in
+// [0, min(cap, 250 us * 2^(losses - 1))]; zero for no loss or a zero cap. It bounds how often
+// a waiter that keeps losing to a re-acquiring holder tries (no herd on every release).
+std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milliseconds cap);
+
 // Milliseconds as the decimal text Redis expects.
 std::string ms_arg(std::chrono::milliseconds d);
 

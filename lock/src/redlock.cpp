@@ -35,6 +35,7 @@ void validate(const redlock_options& o, std::size_t n) {
     if (o.retry_jitter.count() < 0) throw invalid_argument("redlock_options::retry_jitter must be >= 0");
     if (o.wake_jitter.count() < 0) throw invalid_argument("redlock_options::wake_jitter must be >= 0");
     if (o.max_retry_interval.count() <= 0) throw invalid_argument("redlock_options::max_retry_interval must be > 0");
+    if (o.contention_backoff.count() < 0) throw invalid_argument("redlock_options::contention_backoff must be >= 0");
     if (o.watchdog && o.max_extensions == 0)
         throw invalid_argument("redlock_options::max_extensions must be > 0 when the watchdog is on");
     if (o.watchdog && o.ttl < milliseconds(3))
@@ -264,8 +265,10 @@ struct redlock::impl {
             auto r = attempt();
             detail::release_waiter* w = nullptr;
             std::uint64_t seen = 0;
+            unsigned losses = 0;  // consecutive races lost right after a release notification
             while (!r.got) {
                 auto now = clock_type::now();
+                bool woke = false;
                 if (now >= deadline || (opts.retry_count > 0 && attempts >= opts.retry_count)) break;
                 if (!w) {
                     w = &release_waiter();
@@ -274,13 +277,27 @@ struct redlock::impl {
                                   live);
                     sleep_until_min(clock_type::now() + detail::jitter(opts.retry_jitter), deadline);
                 } else if (r.majority_holder) {
+                    if (losses > 0) {
+                        // Lost the last race for a released lock: back off, then act at once
+                        // if a release happened meanwhile.
+                        sleep_until_min(now + detail::contention_backoff(losses, opts.contention_backoff), deadline);
+                        if (const auto g = w->generation(); g != seen) {
+                            seen = g;
+                            r = attempt();
+                            ++attempts;
+                            if (!r.got) ++losses;
+                            continue;
+                        }
+                        now = clock_type::now();
+                        if (now >= deadline) break;
+                    }
                     // Sleep until the holder releases (notification) or its keys expire.
                     clock_type::duration slice = opts.max_retry_interval;
                     if (r.pttl >= 0) {
                         slice = milliseconds(r.pttl) + detail::jitter(opts.retry_jitter);
                         if (!w->live()) slice = std::min<clock_type::duration>(slice, opts.max_retry_interval);
                     }
-                    const bool woke = w->wait(seen, std::min(deadline, now + slice));
+                    woke = w->wait(seen, std::min(deadline, now + slice));
                     seen = w->generation();  // read before the attempt: no lost wake-ups
                     // Waiters woken together spread out a little so one of them wins outright.
                     if (woke) sleep_until_min(clock_type::now() + detail::jitter(opts.wake_jitter), deadline);
@@ -292,6 +309,7 @@ struct redlock::impl {
                 }
                 r = attempt();
                 ++attempts;
+                if (!r.got && woke) ++losses;
             }
             if (r.got) {
                 commit(*r.got);

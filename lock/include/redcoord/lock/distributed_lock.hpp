@@ -45,6 +45,16 @@ struct lock_options {
     /// Longest single sleep of a waiter, in milliseconds, when the holder's PTTL is unknown
     /// (no expiry on the key) or the notification link is down. Must be > 0.
     std::chrono::milliseconds max_retry_interval{500};
+    /// Upper bound of a random delay, in milliseconds, between a release notification and the
+    /// waiter's retry, so waiters woken together do not all hit Redis at the same instant.
+    /// Zero: retry at once. Default 1 ms.
+    std::chrono::milliseconds wake_jitter{1};
+    /// Cap, in milliseconds, of the random back-off of a waiter that keeps losing the race for
+    /// a just-released lock (typically to a holder that re-acquires at once): after k lost
+    /// races in a row it waits up to min(cap, 0.25 ms * 2^(k-1)) before reacting to releases
+    /// again, so a busy lock does not make every waiter retry on every release. Zero: no
+    /// back-off. Default 10 ms.
+    std::chrono::milliseconds contention_backoff{10};
     /// Opt-in watchdog: while held, a background thread extends the lock to `ttl` every
     /// ttl/3, at most `max_extensions` times per acquisition; a failed extension sets lost()
     /// and fires the loss callback.

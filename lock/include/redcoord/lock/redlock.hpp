@@ -69,6 +69,11 @@ struct redlock_options {
     /// Longest sleep, in milliseconds, while another client holds a majority but its PTTL is
     /// unknown or no notification link is up. Must be > 0. Default 500 ms.
     std::chrono::milliseconds max_retry_interval{500};
+    /// Cap, in milliseconds, of the random back-off of a waiter that keeps losing the race for
+    /// a just-released lock: after k lost races in a row it waits up to
+    /// min(cap, 0.25 ms * 2^(k-1)) before reacting to releases again. Zero: no back-off.
+    /// Default 10 ms.
+    std::chrono::milliseconds contention_backoff{10};
     /// Opt-in watchdog: extends at ttl/3 while held, at most `max_extensions` times; a failed
     /// extension sets lost() and fires the loss callback.
     bool watchdog = false;
