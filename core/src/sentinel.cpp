@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -93,6 +94,7 @@ struct sentinel_resolver::impl {
     std::vector<std::pair<host_port, clock_type::time_point>> suspects;
     std::vector<bool> auth_refused;  // per sentinel: its last connect failed authentication
     std::uint64_t switches = 0;
+    std::uint64_t rounds = 0;
     std::string last_failure;
     bool notifications_started = false;
     // Declared last: destroyed (threads joined) before anything their handlers touch.
@@ -102,6 +104,22 @@ struct sentinel_resolver::impl {
         for (auto& [a, t] : suspects)
             if (a == hp && now - t < suspect_window) return true;
         return false;
+    }
+
+    // The first candidate that did not fail recently; when all did, the one that failed
+    // longest ago, so alternatives are tried in turn.
+    host_port choose_locked(const std::vector<host_port>& cands, clock_type::time_point now) const {
+        const host_port* oldest = &cands.front();
+        clock_type::time_point oldest_t = clock_type::time_point::max();
+        for (auto& c : cands) {
+            if (!suspected_locked(c, now)) return c;
+            for (auto& [a, t] : suspects)
+                if (a == c && t < oldest_t) {
+                    oldest_t = t;
+                    oldest = &c;
+                }
+        }
+        return *oldest;
     }
 
     // Sets the master; returns the (old, new) pair to announce when it changed.
@@ -221,6 +239,45 @@ struct sentinel_resolver::impl {
         std::stable_sort(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second > b.second; });
         std::vector<host_port> out;
         for (auto& v : votes) out.push_back(v.first);
+        bool all_suspected;
+        {
+            std::lock_guard lk(mu);
+            auto now = clock_type::now();
+            all_suspected = std::all_of(out.begin(), out.end(), [&](auto& hp) { return suspected_locked(hp, now); });
+        }
+        if (all_suspected)
+            for (auto& hp : promoted_replicas(ps))
+                if (std::find(out.begin(), out.end(), hp) == out.end()) out.push_back(hp);
+        return out;
+    }
+
+    // The sentinels answer the new master only after they saw the promoted replica report
+    // role master (their INFO period is 1 s during a failover). The failover leader flags its
+    // chosen replica "promoted" before sending it REPLICAOF NO ONE, so while the named master
+    // is failing, that replica is worth trying; connect() still verifies it with ROLE.
+    std::vector<host_port> promoted_replicas(std::span<connection_pool* const> ps) {
+        fan_out_options fo;
+        fo.timeout = opts.query_timeout;
+        std::vector<host_port> out;
+        for (auto& r : fan_out(ps, {"SENTINEL", "replicas", ep.service}, fo)) {
+            if (!r.answered() || !r.value->is_array()) continue;
+            for (const auto& entry : r.value->elements()) {
+                if (!entry.is_array()) continue;
+                const auto& f = entry.elements();
+                std::string ip, port, flags;
+                for (std::size_t i = 0; i + 1 < f.size(); i += 2) {
+                    if (!f[i].is_string() || !f[i + 1].is_string()) continue;
+                    const auto& k = f[i].text();
+                    if (k == "ip") ip = f[i + 1].text();
+                    else if (k == "port") port = f[i + 1].text();
+                    else if (k == "flags") flags = f[i + 1].text();
+                }
+                auto p = parse_port(port);
+                if (ip.empty() || !p || flags.find("promoted") == std::string::npos) continue;
+                host_port hp{ip, *p};
+                if (std::find(out.begin(), out.end(), hp) == out.end()) out.push_back(hp);
+            }
+        }
         return out;
     }
 
@@ -246,6 +303,7 @@ struct sentinel_resolver::impl {
                 continue;
             }
             resolving = true;
+            ++rounds;
             lk.unlock();
             std::vector<host_port> cands;
             std::exception_ptr err;
@@ -268,12 +326,7 @@ struct sentinel_resolver::impl {
                 std::rethrow_exception(err);
             }
             now = clock_type::now();
-            host_port chosen = cands.front();
-            for (auto& c : cands)
-                if (!suspected_locked(c, now)) {
-                    chosen = c;
-                    break;
-                }
+            host_port chosen = choose_locked(cands, now);
             auto ch = set_master_locked(chosen);
             lk.unlock();
             announce(ch);
@@ -425,6 +478,11 @@ std::vector<host_port> sentinel_resolver::replicas() {
         throw unknown_service("no sentinel of " + m.ep.to_string() + " monitors a service named '" + m.ep.service + "'");
     throw sentinel_unreachable("no sentinel of " + m.ep.to_string() + " answered SENTINEL replicas" +
                                (detail.empty() ? std::string() : " (last: " + detail + ")"));
+}
+
+std::uint64_t sentinel_resolver::rounds() const {
+    std::lock_guard lk(impl_->mu);
+    return impl_->rounds;
 }
 
 std::uint64_t sentinel_resolver::switches() const {

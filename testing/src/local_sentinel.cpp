@@ -167,6 +167,20 @@ void local_sentinel::wait_ready() {
     std::string last;
     for (;;) {
         bool ready = true;
+        // The master counts a replica for WAIT only once it is online (after its first ACK).
+        try {
+            auto info = servers_.front()->command({"INFO", "replication"}).text();
+            std::size_t online = 0;
+            for (auto pos = info.find("state=online"); pos != std::string::npos; pos = info.find("state=online", pos + 1))
+                ++online;
+            if (online < opts_.replicas) {
+                ready = false;
+                last = "master sees " + std::to_string(online) + " online replicas";
+            }
+        } catch (const error& e) {
+            ready = false;
+            last = e.what();
+        }
         for (std::size_t i = 0; i < sentinels_.size() && ready; ++i) {
             try {
                 auto r = sentinel_command(i, {"SENTINEL", "replicas", opts_.service});

@@ -67,7 +67,7 @@ TEST(QueueFailover, AcknowledgedButUnreplicatedPushIsLostWaitBackedPushIsNotConf
     connection_pool pool(svc.endpoint());
     reliable_queue q(pool, "jobs");
     q.push("durable");
-    ASSERT_GE(replication_barrier(pool, 1, 1000ms), 1u);
+    ASSERT_GE(replication_barrier(pool, 1, 5000ms), 1u);
 
     std::string old_port;
     {

@@ -51,7 +51,7 @@ struct sentinel_options {
     /// confirmed (connected, `ROLE` = master). Zero: no pause (not recommended).
     std::chrono::milliseconds backoff_min{10};
     /// Longest pause between two resolutions. Must be >= backoff_min.
-    std::chrono::milliseconds backoff_max{250};
+    std::chrono::milliseconds backoff_max{100};
     /// Subscribe to `+switch-master` and `+promoted-slave` on every sentinel, so a failover is
     /// followed as soon as a sentinel announces it instead of at the next connection error.
     bool follow_notifications = true;
@@ -68,6 +68,9 @@ struct sentinel_options {
 ///
 /// A round asks every sentinel at once; each answer is a vote, and the address named by most
 /// sentinels is tried first, except that addresses that failed recently are tried last.
+/// While every named address is failing (a failover in progress), the replica the failover
+/// leader flagged `promoted` (`SENTINEL replicas`) is added as a candidate: the sentinels
+/// only name it after their next INFO of it (up to a second after its promotion).
 /// What the caller connects to is checked with `ROLE`: a node that says it is a replica is
 /// not a master, and resolution is retried.
 ///
@@ -120,6 +123,8 @@ public:
     /// @throws unknown_service, sentinel_unreachable, auth_error as master().
     [[nodiscard]] std::vector<host_port> replicas();
 
+    /// How many rounds of questions were sent to the sentinels so far.
+    [[nodiscard]] std::uint64_t rounds() const;
     /// How many times the master address changed after the first resolution (failovers seen).
     [[nodiscard]] std::uint64_t switches() const;
     /// The Sentinel endpoint this resolver serves.
