@@ -73,7 +73,12 @@ private:
 /// gone are closed.
 ///
 /// With a Sentinel endpoint (`redis-sentinel://...`) each new connection is opened to the
-/// master the sentinels currently report (see sentinel.hpp).
+/// master the sentinels currently report, verified with `ROLE` (see sentinel.hpp; the
+/// resolver is shared by every pool and subscriber with an equal endpoint). After a failover,
+/// idle or returned connections to any other address are closed instead of reused; a
+/// connection that broke, or a `READONLY` reply to command(), makes the resolver ask again.
+/// A `READONLY` seen on a leased connection is the caller's to handle (retry after the
+/// failover completes).
 class connection_pool {
 public:
     /// Creates an empty pool; nothing connects until the first borrow.
