@@ -125,6 +125,7 @@ TEST(QueueFault, AcknowledgedPushesSurviveAServerCrashWithAofAlways) {
     connection_pool pool(ep);
     std::mutex mu;
     std::set<std::string> pushed, acked;  // confirmed by the server's reply
+    std::set<std::string> ack_unknown;     // ack sent, reply lost in the crash: done or not
     std::atomic<bool> stop{false};
     std::atomic<int> push_errors{0};
 
@@ -144,13 +145,18 @@ TEST(QueueFault, AcknowledgedPushesSurviveAServerCrashWithAofAlways) {
     std::thread consumer([&] {
         reliable_queue q(pool, "durable", {.consumer_id = "consumer"});
         while (!stop) {
+            std::optional<delivery> d;
             try {
-                auto d = q.pop(50ms);
+                d = q.pop(50ms);
                 if (d && q.ack(*d)) {
                     std::lock_guard lk(mu);
                     acked.insert(d->id);
                 }
             } catch (const error&) {
+                if (d) {
+                    std::lock_guard lk(mu);
+                    ack_unknown.insert(d->id);
+                }
                 std::this_thread::sleep_for(20ms);
             }
         }
@@ -182,14 +188,21 @@ TEST(QueueFault, AcknowledgedPushesSurviveAServerCrashWithAofAlways) {
     // Messages still in processing lists of a consumer whose lease has not expired yet.
     auto st = drain.stats();
     for (auto& [c, n] : st.in_flight) EXPECT_EQ(n, 0u) << c;
-    int lost = 0, resurrected = 0;
-    for (auto& id : pushed)
-        if (!acked.count(id) && !remaining.count(id)) ++lost;
+    // A message whose ack reply was lost may be gone (the ack went through) or drained; only
+    // the one ack in flight at the crash can be in that state.
+    int lost = 0, resurrected = 0, acked_unconfirmed = 0;
+    for (auto& id : pushed) {
+        if (acked.count(id) || remaining.count(id)) continue;
+        if (ack_unknown.count(id)) ++acked_unconfirmed;
+        else ++lost;
+    }
+    EXPECT_LE(acked_unconfirmed, 1);
     for (auto& id : acked)
         if (remaining.count(id)) ++resurrected;
     std::printf("[ report   ] %zu pushes confirmed, %d failed during the crash, %zu acked, %zu drained after "
-                "restart, %d lost, %d acked messages reappeared\n",
-                pushed.size(), push_errors.load(), acked.size(), remaining.size(), lost, resurrected);
+                "restart, %d acked without a reply, %d lost, %d acked messages reappeared\n",
+                pushed.size(), push_errors.load(), acked.size(), remaining.size(), acked_unconfirmed, lost,
+                resurrected);
     EXPECT_EQ(lost, 0);
     EXPECT_EQ(resurrected, 0);
 }
