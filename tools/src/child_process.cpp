@@ -1,0 +1,110 @@
+#include "child_process.hpp"
+
+#include "os_signals.hpp"
+
+#include <redcoord/core/errors.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+extern char** environ;
+
+namespace redcoord::cli {
+namespace {
+
+int decode_status(int st) {
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 1;
+}
+
+}  // namespace
+
+child_process::child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+    if (argv.empty()) throw invalid_argument("no command given after --");
+    // Everything the child needs is built before fork: after fork in a threaded process only
+    // async-signal-safe calls are allowed.
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string s(*e);
+        env[s.substr(0, s.find('='))] = s;
+    }
+    for (const auto& s : extra_env) env[s.substr(0, s.find('='))] = s;
+    std::vector<std::string> env_strings;
+    for (auto& [k, v] : env) env_strings.push_back(v);
+    std::vector<char*> envp, args;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_copy = argv;
+    for (auto& s : argv_copy) args.push_back(s.data());
+    args.push_back(nullptr);
+
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::strerror(errno));
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int err = errno;
+        ::close(report[0]);
+        ::close(report[1]);
+        throw error(std::string("fork: ") + std::strerror(err));
+    }
+    if (pid == 0) {
+        ::close(report[0]);
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) ::_exit(128 + SIGTERM);  // parent died before prctl
+        restore_signals_in_child();
+        ::execvpe(args[0], args.data(), envp.data());
+        const int err = errno;
+        [[maybe_unused]] auto n = ::write(report[1], &err, sizeof err);
+        ::_exit(127);
+    }
+    ::close(report[1]);
+    ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it
+    pid_ = pid;
+    int err = 0;
+    ssize_t n;
+    do {
+        n = ::read(report[0], &err, sizeof err);
+    } while (n < 0 && errno == EINTR);
+    ::close(report[0]);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+        pid_ = -1;
+        const int code = (err == ENOENT || err == ENOTDIR) ? 127 : 126;
+        throw exec_failure(code, "cannot run '" + argv[0] + "': " + std::strerror(err));
+    }
+}
+
+child_process::~child_process() {
+    if (pid_ > 0 && !status_) {
+        signal_group(SIGKILL);
+        int st = 0;
+        ::waitpid(pid_, &st, 0);
+    }
+}
+
+std::optional<int> child_process::try_reap() noexcept {
+    if (status_ || pid_ <= 0) return status_;
+    int st = 0;
+    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) status_ = decode_status(st);
+    return status_;
+}
+
+void child_process::signal_group(int sig) const noexcept {
+    if (pid_ > 0) ::kill(-pid_, sig);
+}
+
+bool child_process::group_alive() const noexcept { return pid_ > 0 && ::kill(-pid_, 0) == 0; }
+
+}  // namespace redcoord::cli

@@ -1,0 +1,56 @@
+#pragma once
+/// @file
+/// The CMD that `lock` and `elect` run: its own process group (so the whole group can be
+/// stopped), and a parent-death signal so it never outlives redcoord unprotected.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace redcoord::cli {
+
+/// CMD could not be started; `code` is 127 (not found) or 126 (not executable).
+class exec_failure : public std::runtime_error {
+public:
+    exec_failure(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+    [[nodiscard]] int code() const noexcept { return code_; }
+
+private:
+    int code_;
+};
+
+/// A running CMD. Thread-safety: none; use from the thread that started it (the main thread,
+/// which must outlive the child: PR_SET_PDEATHSIG fires when the forking *thread* ends).
+class child_process {
+public:
+    /// fork + execvpe `argv` (searched on PATH) with the parent's environment plus `extra_env`
+    /// (`NAME=value` entries, which override). In the child, before exec: own process group
+    /// (setpgid), PR_SET_PDEATHSIG = SIGTERM (and exit at once if the parent is already gone),
+    /// default signal mask and dispositions.
+    /// @throws exec_failure when exec fails (reported through a close-on-exec pipe);
+    /// @throws redcoord::error when fork fails.
+    child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
+    /// If CMD was not reaped: SIGKILL to its group and reap. Never throws.
+    ~child_process();
+    child_process(const child_process&) = delete;
+    child_process& operator=(const child_process&) = delete;
+
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+    /// Reaps CMD if it ended: its exit code, or 128 + signal. nullopt while it runs.
+    [[nodiscard]] std::optional<int> try_reap() noexcept;
+    /// The status once reaped.
+    [[nodiscard]] std::optional<int> status() const noexcept { return status_; }
+    /// Sends `sig` to CMD's whole process group (ignores ESRCH).
+    void signal_group(int sig) const noexcept;
+    /// True while any process of CMD's group exists.
+    [[nodiscard]] bool group_alive() const noexcept;
+
+private:
+    pid_t pid_ = -1;
+    std::optional<int> status_;
+};
+
+}  // namespace redcoord::cli

@@ -1,0 +1,61 @@
+#pragma once
+/// @file
+/// What every subcommand shares: the global options, the endpoints, output helpers, and the
+/// CLI11 glue for durations.
+
+#include "duration.hpp"
+#include "endpoints.hpp"
+#include "json.hpp"
+
+#include <redcoord/core/endpoint.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redcoord::cli {
+
+/// Options that apply to every subcommand.
+struct global_options {
+    std::vector<std::string> urls;                  ///< --redis (repeatable).
+    bool json = false;                              ///< --json.
+    std::chrono::milliseconds connect_timeout{1000};///< --connect-timeout.
+    std::chrono::milliseconds command_timeout{2000};///< --command-timeout.
+    std::string prefix{"redcoord:"};                ///< --prefix (key prefix of every primitive).
+};
+
+/// Shared state of one invocation. The chosen subcommand stores its action in `run`.
+struct context {
+    global_options opts;
+    /// The subcommand's action; returns the exit status. Runs after parsing.
+    std::function<int()> run;
+
+    /// Every endpoint from --redis / REDCOORD_REDIS / the default, with REDCOORD_PASSWORD.
+    /// @throws invalid_argument for a bad URL.
+    [[nodiscard]] std::vector<endpoint> endpoints() const;
+    /// The one endpoint of a command that talks to a single server.
+    /// @throws invalid_argument when several are given (only `lock` uses several: Redlock).
+    [[nodiscard]] endpoint single_endpoint(std::string_view command) const;
+};
+
+/// Writes `line` and a newline to stdout and flushes (scripts read line by line).
+void print_line(std::string_view line);
+/// Writes `redcoord: <message>` to stderr.
+void print_note(std::string_view message);
+
+/// Adds a duration option (`500ms`, `20s`, `2m`) writing into `target`; a bad value is a
+/// usage error naming the option.
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
+                          const std::string& description, bool show_default = true);
+
+/// Registers the subcommands of each group (one file per group).
+void add_lock_command(CLI::App& app, context& ctx);
+void add_election_commands(CLI::App& app, context& ctx);
+void add_signal_commands(CLI::App& app, context& ctx);
+void add_queue_commands(CLI::App& app, context& ctx);
+
+}  // namespace redcoord::cli

@@ -1,0 +1,187 @@
+// `redcoord lock NAME [--ttl D] [--wait D] [--grace D] -- CMD ARGS...`
+//
+// Runs CMD while holding the lock: one server -> distributed_lock, several -> redlock. The
+// watchdog extends the lock every ttl/3; CMD's process group is stopped when the lock is lost
+// or its validity is about to run out, and the lock is released when CMD exits.
+#include "context.hpp"
+#include "exit_codes.hpp"
+#include "supervisor.hpp"
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/redlock.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+namespace redcoord::cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct lock_args {
+    std::string name;
+    std::vector<std::string> command;
+    milliseconds ttl{30000};
+    std::optional<milliseconds> wait;  // nullopt: wait forever
+    milliseconds wait_value{0};
+    milliseconds grace{5000};
+};
+
+/// distributed_lock and redlock behind one face.
+class held_lock {
+public:
+    virtual ~held_lock() = default;
+    [[nodiscard]] virtual std::optional<lock_acquisition> acquire(milliseconds wait) = 0;
+    virtual bool release() = 0;
+    [[nodiscard]] virtual bool lost() const = 0;
+    [[nodiscard]] virtual std::optional<lock_acquisition> current() const = 0;
+    virtual void on_lost(std::function<void()> f) = 0;
+};
+
+template <class Lock>
+class held_lock_of : public held_lock {
+public:
+    template <class... A>
+    explicit held_lock_of(A&&... a) : lock_(std::forward<A>(a)...) {}
+    std::optional<lock_acquisition> acquire(milliseconds wait) override { return lock_.acquire(wait); }
+    bool release() override { return lock_.release(); }
+    bool lost() const override { return lock_.lost(); }
+    std::optional<lock_acquisition> current() const override { return lock_.current(); }
+    void on_lost(std::function<void()> f) override {
+        lock_.on_lost([f = std::move(f)](const std::string&) { f(); });
+    }
+
+private:
+    Lock lock_;
+};
+
+void emit(const context& ctx, json_object obj) {
+    // Events go to stderr: stdout belongs to CMD.
+    if (ctx.opts.json) {
+        const std::string s = obj.str() + "\n";
+        std::fwrite(s.data(), 1, s.size(), stderr);
+        std::fflush(stderr);
+    }
+}
+
+int run_lock(context& ctx, const lock_args& a) {
+    signal_source signals;
+    wakeup wake;
+    const auto eps = ctx.endpoints();
+    std::vector<std::unique_ptr<connection_pool>> pools;
+    for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
+
+    std::unique_ptr<held_lock> lock;
+    if (pools.size() == 1) {
+        lock_options o;
+        o.ttl = a.ttl;
+        o.watchdog = true;
+        o.max_extensions = std::numeric_limits<std::size_t>::max();
+        o.prefix = ctx.opts.prefix;
+        lock = std::make_unique<held_lock_of<distributed_lock>>(*pools.front(), a.name, o);
+    } else {
+        redlock_options o;
+        o.ttl = a.ttl;
+        o.watchdog = true;
+        o.max_extensions = std::numeric_limits<std::size_t>::max();
+        o.prefix = ctx.opts.prefix;
+        std::vector<connection_pool*> nodes;
+        for (auto& p : pools) nodes.push_back(p.get());
+        lock = std::make_unique<held_lock_of<redlock>>(nodes, a.name, o);
+    }
+    lock->on_lost([&wake] { wake.notify(); });
+
+    // Acquire in slices so SIGINT/SIGTERM are noticed while waiting.
+    const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
+    std::optional<lock_acquisition> got;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+        got = lock->acquire(std::clamp(left, milliseconds(0), milliseconds(250)));
+        if (got) break;
+        if (auto sig = signals.wait_termination(milliseconds(0))) return signal_exit(*sig);
+        if (left <= milliseconds(0)) {
+            print_note("lock '" + a.name + "' not acquired within " + format_duration(a.wait.value_or(forever)));
+            emit(ctx, json_object().add("event", "not_acquired").add("name", a.name));
+            return timed_out;
+        }
+    }
+    if (auto sig = signals.wait_termination(milliseconds(0))) {
+        lock->release();
+        return signal_exit(*sig);
+    }
+    emit(ctx, json_object()
+                  .add("event", "acquired")
+                  .add("name", a.name)
+                  .add("fencing_token", got->fencing_token)
+                  .add("servers", static_cast<std::uint64_t>(pools.size())));
+
+    supervise_result r;
+    try {
+        child_process child(a.command, {"REDCOORD_LOCK=" + a.name,
+                                        "REDCOORD_FENCING_TOKEN=" + std::to_string(got->fencing_token)});
+        supervise_options so;
+        so.grace = a.grace;
+        so.early_window = std::min(a.grace, a.ttl / 4);
+        r = supervise(child, signals, wake, [&] {
+            hold_state st;
+            st.lost = lock->lost();
+            if (auto c = lock->current()) st.valid_until = c->valid_until;
+            else st.lost = true;
+            return st;
+        }, so);
+    } catch (const exec_failure& e) {
+        try {
+            lock->release();
+        } catch (...) {
+        }
+        print_note(e.what());
+        return e.code();
+    }
+
+    bool released = false;
+    try {
+        released = lock->release();
+    } catch (const std::exception& e) {
+        print_note(std::string("release of lock '") + a.name + "' failed: " + e.what());
+    }
+    switch (r.reason) {
+        case stop_reason::exited:
+            emit(ctx, json_object().add("event", "released").add("name", a.name).add("status", r.status).add("released", released));
+            return r.status;
+        case stop_reason::lost:
+            print_note("lock '" + a.name + "' lost; CMD was stopped (its status " + std::to_string(r.status) + ")");
+            emit(ctx, json_object().add("event", "lost").add("name", a.name).add("status", r.status));
+            return lost;
+        case stop_reason::signal:
+            emit(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
+            return signal_exit(r.signo);
+    }
+    return internal;
+}
+
+}  // namespace
+
+void add_lock_command(CLI::App& app, context& ctx) {
+    auto a = std::make_shared<lock_args>();
+    auto* sub = app.add_subcommand("lock", "Run CMD while holding a distributed lock (Redlock with several --redis)");
+    sub->footer(
+        "CMD runs in its own process group. The lock is extended every TTL/3 while CMD runs and released\n"
+        "when CMD exits; redcoord then exits with CMD's status. If the lock is lost (or its validity is\n"
+        "about to run out), CMD's group gets SIGTERM, then SIGKILL after --grace, and redcoord exits 125.\n"
+        "If redcoord dies, CMD gets SIGTERM (parent-death signal). CMD sees REDCOORD_LOCK and\n"
+        "REDCOORD_FENCING_TOKEN in its environment. With --json, events are JSON lines on stderr.");
+    sub->add_option("name", a->name, "Lock (resource) name")->required();
+    sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
+    add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
+    add_duration(*sub, "--wait", a->wait_value, "Give up (exit 124) when not acquired within this (default: wait forever)",
+                 false);
+    add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
+    sub->callback([a, &ctx, sub] {
+        if (sub->count("--wait") > 0) a->wait = a->wait_value;
+        ctx.run = [a, &ctx] { return run_lock(ctx, *a); };
+    });
+}
+
+}  // namespace redcoord::cli

@@ -1,0 +1,57 @@
+// redcoord: coordination primitives on Redis from the shell (issue 7).
+#include "context.hpp"
+#include "exit_codes.hpp"
+#include "os_signals.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <exception>
+
+int main(int argc, char** argv) {
+    using namespace redcoord::cli;
+    // Before any thread exists, so every thread inherits the mask (see os_signals.hpp).
+    block_signals();
+
+    CLI::App app{"redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell."};
+    app.footer(
+        "Servers: --redis URL (repeatable; several masters make 'lock' use Redlock), else $REDCOORD_REDIS\n"
+        "(comma-separated), else redis://127.0.0.1:6379. URLs: redis://[[user]:password@]host[:port][/db],\n"
+        "unix:///path.sock[?db=N], redis-sentinel://h1:p1,h2:p2/service. A password missing from the URL\n"
+        "is taken from $REDCOORD_PASSWORD (keeps it out of ps). Passwords are never printed.\n"
+        "Durations: 500ms, 20s, 2m, 1h, 1m30s.\n\n" +
+        exit_code_table());
+    app.require_subcommand(1);
+    app.fallthrough();
+
+    context ctx;
+    app.add_option("--redis", ctx.opts.urls, "Redis URL (repeatable)")->type_name("URL");
+    app.add_flag("--json", ctx.opts.json, "Machine-readable output: one JSON object per line");
+    add_duration(app, "--connect-timeout", ctx.opts.connect_timeout, "Connect deadline per server");
+    add_duration(app, "--command-timeout", ctx.opts.command_timeout, "Reply deadline per command");
+    app.add_option("--prefix", ctx.opts.prefix, "Key prefix of every primitive")->capture_default_str();
+
+    add_lock_command(app, ctx);
+    add_election_commands(app, ctx);
+    add_signal_commands(app, ctx);
+    add_queue_commands(app, ctx);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return usage;
+    }
+    if (!ctx.run) return usage;
+    try {
+        return ctx.run();
+    } catch (const std::exception& e) {
+        print_note(std::string("error: ") + e.what());
+        return exit_code_for(e);
+    }
+}

@@ -1,0 +1,59 @@
+#pragma once
+/// @file
+/// Runs CMD while something (a lock, a leadership) is held, and stops CMD's process group
+/// before that holding can no longer be vouched for.
+
+#include "child_process.hpp"
+#include "os_signals.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+namespace redcoord::cli {
+
+/// What the holder reports on each check.
+struct hold_state {
+    /// The holding is gone (lock lost, leadership revoked).
+    bool lost = false;
+    /// Until when the holding is valid locally (steady clock); nullopt when unknown.
+    std::optional<std::chrono::steady_clock::time_point> valid_until;
+};
+
+/// Timing of the stop.
+struct supervise_options {
+    /// Time between SIGTERM and SIGKILL to CMD's group, in milliseconds (zero: SIGKILL at once).
+    std::chrono::milliseconds grace{5000};
+    /// CMD's group gets SIGTERM once the remaining validity drops to this (milliseconds), and
+    /// SIGKILL at the latest when the validity ends; renewals normally keep the remaining
+    /// validity far above it. Zero: react only to `lost`.
+    std::chrono::milliseconds early_window{0};
+    /// How often `check` runs (milliseconds; > 0).
+    std::chrono::milliseconds tick{50};
+};
+
+/// Why supervision ended.
+enum class stop_reason {
+    exited,   ///< CMD exited on its own.
+    lost,     ///< The holding was lost (or about to run out); CMD's group was stopped.
+    signal,   ///< redcoord got SIGINT/SIGTERM/SIGHUP; CMD's group was stopped.
+};
+
+/// The outcome: CMD's status (exit code or 128 + signal) and why it ended.
+struct supervise_result {
+    int status = 0;
+    stop_reason reason = stop_reason::exited;
+    int signo = 0;  ///< The signal redcoord got, for stop_reason::signal.
+};
+
+/// Supervises `child` until it and the rest of its process group are gone. Calls `check` every
+/// tick and whenever `wake` is notified. When the holding is lost or runs out, or a
+/// termination signal arrives on `signals`: SIGTERM to the group, SIGKILL after the grace
+/// period (or when the validity ends, whichever is first). When CMD exits on its own, members
+/// of its group still running get the same treatment, so nothing of CMD's keeps working after
+/// the holding is released. Runs on the calling thread; never throws from `check` (an
+/// exception from it counts as lost).
+[[nodiscard]] supervise_result supervise(child_process& child, signal_source& signals, const wakeup& wake,
+                                         const std::function<hold_state()>& check, supervise_options opts);
+
+}  // namespace redcoord::cli
