@@ -20,7 +20,8 @@ void release_waiter::notify() {
 
 std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live) {
     std::lock_guard sl(start_mu_);
-    if (subs_.empty()) {
+    const bool fresh = subs_.empty();
+    if (fresh) {
         for (const auto& ep : nodes_) {
             // A dropped link may have swallowed a release: wake waiters on every reconnect
             // so they re-check at once instead of sleeping out their fallback timer.
@@ -40,8 +41,9 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
             break;
         }
     }
-    // Wait for the first confirmation only; the rest confirm in the background.
-    while (!live && std::chrono::steady_clock::now() < until) {
+    // Wait for the first confirmation only, and only when just started: links that are down
+    // later reconnect in the background while callers rely on their fallback timers.
+    while (fresh && !live && std::chrono::steady_clock::now() < until) {
         for (auto& s : subs_) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
             if (left.count() <= 0) break;

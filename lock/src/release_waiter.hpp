@@ -25,8 +25,8 @@ public:
     release_waiter(const release_waiter&) = delete;
     release_waiter& operator=(const release_waiter&) = delete;
 
-    // Starts the subscribers on first use and waits up to `confirm` for at least one node
-    // to confirm the subscription. Returns the current generation and whether any link is
+    // Starts the subscribers on first use and then waits up to `confirm` for at least one
+    // node to confirm the subscription (later calls do not wait). Returns the current generation and whether any link is
     // confirmed (when none is, callers keep their fallback timer short).
     std::uint64_t arm(std::chrono::milliseconds confirm, bool& live);
     // True when at least one subscription link is up and confirmed.
