@@ -48,6 +48,16 @@ message to_message(std::string_view element) {
     return m;
 }
 
+// Records a renewal sent at `sent`: the server set the key's expiry after that, so the lease
+// lasts at least until sent + ttl.
+template <class Identity>
+void renewed(Identity& who, std::chrono::steady_clock::time_point sent, milliseconds ttl) noexcept {
+    const auto until = (sent + ttl).time_since_epoch().count();
+    auto cur = who.lease_until.load();
+    while (cur < until && !who.lease_until.compare_exchange_weak(cur, until)) {
+    }
+}
+
 void validate(const reliable_queue_options& o) {
     if (o.visibility_timeout < milliseconds(100))
         throw invalid_argument("reliable_queue: visibility_timeout must be >= 100 ms");
@@ -65,14 +75,12 @@ reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, rel
     : pool_(pool), opts_(std::move(opts)), name_(name) {
     validate_name(name, "queue name");
     validate(opts_);
-    consumer_ = opts_.consumer_id.empty() ? random_token() : opts_.consumer_id;
     ready_key_ = make_key(opts_.prefix, "queue", name);
     dead_key_ = make_key(opts_.prefix, "queue", name, "dead");
     consumers_key_ = make_key(opts_.prefix, "queue", name, "consumers");
     processing_prefix_ = make_key(opts_.prefix, "queue", name, "processing:");
     heartbeat_prefix_ = make_key(opts_.prefix, "queue", name, "heartbeat:");
-    processing_key_ = processing_prefix_ + consumer_;
-    heartbeat_key_ = heartbeat_prefix_ + consumer_;
+    ident_ = make_identity(opts_.consumer_id.empty() ? random_token() : opts_.consumer_id);
     ttl_ms_ = std::to_string(opts_.visibility_timeout.count());
     max_attempts_ = std::to_string(opts_.max_attempts);
     auto r = random_u64();
@@ -88,6 +96,30 @@ reliable_queue::~reliable_queue() {
     } catch (...) {
         // The heartbeat expires on its own and recover() returns the messages.
     }
+}
+
+std::shared_ptr<reliable_queue::identity> reliable_queue::make_identity(std::string id) const {
+    auto who = std::make_shared<identity>();
+    who->processing_key = processing_prefix_ + id;
+    who->heartbeat_key = heartbeat_prefix_ + id;
+    who->id = std::move(id);
+    return who;
+}
+
+std::shared_ptr<reliable_queue::identity> reliable_queue::current() const {
+    std::lock_guard lk(ident_mu_);
+    return ident_;
+}
+
+std::string reliable_queue::consumer_id() const { return current()->id; }
+std::string reliable_queue::processing_key() const { return current()->processing_key; }
+
+void reliable_queue::retire(const std::shared_ptr<identity>& who) {
+    std::lock_guard lk(ident_mu_);
+    if (ident_ != who) return;  // another thread already did
+    ++generation_;
+    ident_ = make_identity(opts_.consumer_id.empty() ? random_token()
+                                                     : opts_.consumer_id + "~" + std::to_string(generation_));
 }
 
 std::string reliable_queue::nonce_arg() { return be64(random_u64()); }
@@ -132,9 +164,7 @@ void reliable_queue::start_consumer() {
     }
     {
         auto c = pool_.borrow();
-        const auto sent = std::chrono::steady_clock::now();
-        heartbeat(*c);
-        renewed(sent);
+        heartbeat(*c, *current());
     }
     if (opts_.recover_on_start) (void)recover();
     std::lock_guard lk(mu_);
@@ -144,8 +174,10 @@ void reliable_queue::start_consumer() {
     thread_ = std::thread([this] { background(); });
 }
 
-void reliable_queue::heartbeat(connection& c) {
-    detail::queue_register_script().run(c, {consumers_key_, heartbeat_key_}, {consumer_, ttl_ms_});
+void reliable_queue::heartbeat(connection& c, identity& who) {
+    const auto sent = std::chrono::steady_clock::now();
+    detail::queue_register_script().run(c, {consumers_key_, who.heartbeat_key}, {who.id, ttl_ms_});
+    renewed(who, sent, opts_.visibility_timeout);
 }
 
 void reliable_queue::background() {
@@ -158,9 +190,7 @@ void reliable_queue::background() {
         lk.unlock();
         try {
             auto c = pool_.borrow();
-            const auto sent = clock::now();
-            heartbeat(*c);
-            renewed(sent);
+            heartbeat(*c, *current());
             if (opts_.recover_interval > milliseconds(0) && clock::now() >= next_recover) {
                 next_recover = clock::now() + opts_.recover_interval;
                 c.reset();
@@ -175,25 +205,22 @@ void reliable_queue::background() {
     }
 }
 
-std::optional<delivery> reliable_queue::decode_delivery(std::string element) const {
-    delivery d;
-    static_cast<message&>(d) = to_message(element);
-    d.consumer = consumer_;
-    d.element = std::move(element);
-    return d;
-}
-
-void reliable_queue::renewed(std::chrono::steady_clock::time_point sent) noexcept {
-    // The server set the key's expiry after `sent`, so it lives at least until sent + TTL.
-    const auto until = (sent + opts_.visibility_timeout).time_since_epoch().count();
-    auto cur = lease_until_.load();
-    while (cur < until && !lease_until_.compare_exchange_weak(cur, until)) {
+std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
+    start_consumer();
+    auto me = current();
+    try {
+        return pop_as(*me, timeout);
+    } catch (const reply_error&) {
+        throw;  // the server refused the command: nothing moved
+    } catch (const error&) {
+        retire(me);  // a move may have happened without its reply
+        throw;
     }
 }
 
-std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
-    start_consumer();
+std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeout) {
     using clock = std::chrono::steady_clock;
+    auto renewed = [&](clock::time_point sent) { redcoord::renewed(me, sent, opts_.visibility_timeout); };
     const auto margin = opts_.visibility_timeout / 4;
     const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
     auto c = pool_.borrow();
@@ -208,40 +235,36 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
         // Only a zero timeout takes the non-blocking path: BLMOVE on a non-empty list
         // answers at once, so a non-empty queue costs one command either way.
         const auto block = left < milliseconds(1) ? milliseconds(0) : std::min(left, cap);
-        const auto lease = clock::time_point(clock::duration(lease_until_.load()));
+        const auto lease = clock::time_point(clock::duration(me.lease_until.load()));
         reply r;
         if (lease - now > block + margin) {
             // The lease outlives this command by `margin` even if it blocks fully, so the
             // move lands while we are registered: plain LMOVE/BLMOVE, as cheap as raw Redis.
             if (block == milliseconds(0)) {
-                r = c->command({"LMOVE", ready_key_, processing_key_, "RIGHT", "LEFT"});
+                r = c->command({"LMOVE", ready_key_, me.processing_key, "RIGHT", "LEFT"});
             } else {
                 const std::string secs = detail::seconds_arg(block);
-                const std::string_view argv[] = {"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT", secs};
+                const std::string_view argv[] = {"BLMOVE", ready_key_, me.processing_key, "RIGHT", "LEFT", secs};
                 r = c->command_for(detail::blocking_deadline(block, cmd_timeout), argv);
             }
             // Stalled past the bound (e.g. the process was stopped)? Re-register at once, so
             // a message moved after a lapse is reclaimable if we die now.
-            if (!r.is_nil() && clock::now() + margin > lease) {
-                const auto sent = clock::now();
-                heartbeat(*c);
-                renewed(sent);
-            }
+            if (!r.is_nil() && clock::now() + margin > lease) heartbeat(*c, me);
         } else if (block == milliseconds(0)) {
             // Lease short or unknown: renew and move in one script.
             const auto sent = clock::now();
-            r = detail::queue_pop_script().run(*c, {consumers_key_, heartbeat_key_, ready_key_, processing_key_},
-                                               {consumer_, ttl_ms_});
+            r = detail::queue_pop_script().run(*c, {consumers_key_, me.heartbeat_key, ready_key_, me.processing_key},
+                                               {me.id, ttl_ms_});
             renewed(sent);
         } else {
             // Renew in a transaction pipelined right before the BLMOVE (one round trip), so
             // the lease outlives the block whatever the client does meanwhile.
             const auto sent = clock::now();
             auto replies = c->pipeline({{"MULTI"},
-                                        {"SADD", consumers_key_, consumer_},
-                                        {"SET", heartbeat_key_, "1", "PX", ttl_ms_},
+                                        {"SADD", consumers_key_, me.id},
+                                        {"SET", me.heartbeat_key, "1", "PX", ttl_ms_},
                                         {"EXEC"},
-                                        {"BLMOVE", ready_key_, processing_key_, "RIGHT", "LEFT",
+                                        {"BLMOVE", ready_key_, me.processing_key, "RIGHT", "LEFT",
                                          detail::seconds_arg(block)}});
             for (auto& x : replies)
                 if (x.is_error()) throw reply_error(x.text());
@@ -249,25 +272,49 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
             renewed(sent);
             r = std::move(replies[4]);
         }
-        if (!r.is_nil()) return decode_delivery(r.text());
+        if (!r.is_nil()) {
+            delivery d;
+            static_cast<message&>(d) = to_message(r.text());
+            d.consumer = me.id;
+            d.element = r.text();
+            return d;
+        }
         if (left < milliseconds(1)) return std::nullopt;
     }
 }
 
+template <class F>
+auto reliable_queue::settling(const delivery& d, F&& f) {
+    try {
+        return f();
+    } catch (const reply_error&) {
+        throw;
+    } catch (const error&) {
+        // Unknown whether it was removed: if it is still there, let recovery return it.
+        auto me = current();
+        if (me->id == d.consumer) retire(me);
+        throw;
+    }
+}
+
 bool reliable_queue::ack(const delivery& d) {
-    auto c = pool_.borrow();
-    const std::string pkey = processing_prefix_ + d.consumer;
-    return c->command({"LREM", pkey, "1", d.element}).integer() == 1;
+    return settling(d, [&] {
+        auto c = pool_.borrow();
+        const std::string pkey = processing_prefix_ + d.consumer;
+        return c->command({"LREM", pkey, "1", d.element}).integer() == 1;
+    });
 }
 
 bool reliable_queue::nack(const delivery& d, nack_action action) {
-    auto c = pool_.borrow();
-    const std::string pkey = processing_prefix_ + d.consumer;
-    const std::string nonce = nonce_arg(), now = now_arg();
-    auto r = detail::queue_nack_script().run(
-        *c, {pkey, ready_key_, dead_key_},
-        {d.element, action == nack_action::requeue ? "requeue" : "dead", max_attempts_, nonce, now});
-    return r.integer() != 0;
+    return settling(d, [&] {
+        auto c = pool_.borrow();
+        const std::string pkey = processing_prefix_ + d.consumer;
+        const std::string nonce = nonce_arg(), now = now_arg();
+        auto r = detail::queue_nack_script().run(
+            *c, {pkey, ready_key_, dead_key_},
+            {d.element, action == nack_action::requeue ? "requeue" : "dead", max_attempts_, nonce, now});
+        return r.integer() != 0;
+    });
 }
 
 recovery_result reliable_queue::recover() {
@@ -325,11 +372,12 @@ void reliable_queue::close() {
     }
     cv_.notify_all();
     if (t.joinable()) t.join();
-    lease_until_ = 0;  // the release script deletes the heartbeat key
+    auto me = current();
+    me->lease_until = 0;  // the release script deletes the heartbeat key
     auto c = pool_.borrow();
     const std::string nonce = nonce_arg(), now = now_arg();
-    detail::queue_release_script().run(*c, {consumers_key_, ready_key_, dead_key_, processing_key_, heartbeat_key_},
-                                       {consumer_, max_attempts_, nonce, now});
+    detail::queue_release_script().run(*c, {consumers_key_, ready_key_, dead_key_, me->processing_key, me->heartbeat_key},
+                                       {me->id, max_attempts_, nonce, now});
 }
 
 }  // namespace redcoord

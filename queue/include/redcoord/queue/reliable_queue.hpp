@@ -118,6 +118,14 @@ struct recovery_result {
 /// heartbeat and runs recover() periodically; close() or the destructor stops it, returns
 /// unacknowledged messages of this consumer to the queue and unregisters it.
 ///
+/// Transport errors: when a pop, ack or nack fails mid-flight (connection lost, timeout),
+/// its effect on the server is unknown, e.g. a BLMOVE may have moved a message whose reply
+/// never arrived. The consumer then retires its identity: it stops renewing that lease and
+/// continues under a fresh id (`<consumer_id>~<n>`, or a new random id), so recovery returns
+/// whatever the lost replies left behind once the old lease expires, instead of it sitting
+/// in a live consumer's processing list. Deliveries already handed out keep their consumer
+/// and can still be acked until then.
+///
 /// Thread-safety: all member functions may be called from any thread concurrently (each
 /// call borrows its own pooled connection; the pool should have one connection per popping
 /// thread plus one for the background thread). The pool must outlive the queue.
@@ -154,9 +162,8 @@ public:
     /// If the thread stalled past that bound anyway, the lease is renewed right after the
     /// move. Blocks are bounded by half the visibility timeout and half the endpoint's
     /// command_timeout and repeated until `timeout`.
-    /// @throws connection_error, timeout_error, reply_error, protocol_error from core; a
-    ///         message moved by a pop whose reply was lost stays in this consumer's
-    ///         processing list and returns to the queue at close() or lease expiry.
+    /// @throws connection_error, timeout_error, reply_error, protocol_error from core; after
+    ///         a transport error the consumer continues under a new id (see above).
     [[nodiscard]] std::optional<delivery> pop(std::chrono::milliseconds timeout);
     /// pop() without waiting.
     [[nodiscard]] std::optional<delivery> try_pop() { return pop(std::chrono::milliseconds(0)); }
@@ -195,29 +202,41 @@ public:
     /// simply expires and others recover the messages).
     void close();
 
-    /// This consumer's id.
-    [[nodiscard]] const std::string& consumer_id() const noexcept { return consumer_; }
+    /// This consumer's current id (see "Transport errors" above for when it changes).
+    [[nodiscard]] std::string consumer_id() const;
+    /// The current processing list's key.
+    [[nodiscard]] std::string processing_key() const;
     /// The ready list's key.
     [[nodiscard]] const std::string& key() const noexcept { return ready_key_; }
+    /// The dead-letter list's key.
     [[nodiscard]] const std::string& dead_key() const noexcept { return dead_key_; }
-    [[nodiscard]] const std::string& processing_key() const noexcept { return processing_key_; }
     [[nodiscard]] const reliable_queue_options& options() const noexcept { return opts_; }
     /// Heartbeats that failed (server unreachable) since construction.
     [[nodiscard]] std::uint64_t heartbeat_failures() const noexcept { return hb_failures_.load(); }
 
 private:
+    // One consumer identity: its id, keys and lease. Replaced after a transport error.
+    struct identity {
+        std::string id, processing_key, heartbeat_key;
+        // Lower bound of the heartbeat key's expiry (steady_clock ticks since its epoch).
+        std::atomic<std::chrono::steady_clock::rep> lease_until{0};
+    };
+
     void start_consumer();
     void background();
-    void heartbeat(connection& c);
-    void renewed(std::chrono::steady_clock::time_point sent) noexcept;
-    std::optional<delivery> decode_delivery(std::string element) const;
+    void heartbeat(connection& c, identity& who);
+    std::shared_ptr<identity> current() const;
+    std::shared_ptr<identity> make_identity(std::string id) const;
+    void retire(const std::shared_ptr<identity>& who);
+    std::optional<delivery> pop_as(identity& me, std::chrono::milliseconds timeout);
+    template <class F>
+    auto settling(const delivery& d, F&& f);
     std::string nonce_arg();
 
     connection_pool& pool_;
     reliable_queue_options opts_;
     std::string name_;
-    std::string consumer_;
-    std::string ready_key_, dead_key_, consumers_key_, processing_key_, heartbeat_key_;
+    std::string ready_key_, dead_key_, consumers_key_;
     std::string processing_prefix_, heartbeat_prefix_;
     std::string ttl_ms_, max_attempts_;
 
@@ -231,8 +250,10 @@ private:
     bool stop_ = false;
     std::thread thread_;
     std::atomic<std::uint64_t> hb_failures_{0};
-    // Lower bound of the heartbeat key's expiry (steady_clock ticks since its epoch).
-    std::atomic<std::chrono::steady_clock::rep> lease_until_{0};
+
+    mutable std::mutex ident_mu_;       // guards ident_, generation_
+    std::shared_ptr<identity> ident_;
+    std::uint64_t generation_ = 0;
 };
 
 }  // namespace redcoord
