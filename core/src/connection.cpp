@@ -168,6 +168,41 @@ reply connection::impl::read_reply() {
     }
 }
 
+void connection::impl::flush() {
+    int done = 0;
+    while (!done) {
+        errno = 0;
+        if (redisBufferWrite(ctx, &done) != REDIS_OK) fail("sending to");
+    }
+}
+
+void connection::impl::read_ready(const std::function<bool(reply&)>& on_reply) {
+    errno = 0;
+    if (redisBufferRead(ctx) != REDIS_OK) fail("reading from");
+    for (;;) {
+        void* raw = nullptr;
+        if (redisGetReplyFromReader(ctx, &raw) != REDIS_OK) fail("reading from");
+        if (!raw) return;
+        auto* rr = static_cast<redisReply*>(raw);
+        if (stale_replies > 0) {
+            --stale_replies;
+            freeReplyObject(rr);
+            continue;
+        }
+        reply r;
+        try {
+            r = detail::convert_reply(rr);
+        } catch (...) {
+            freeReplyObject(rr);
+            poisoned = true;
+            throw;
+        }
+        freeReplyObject(rr);
+        last_used = std::chrono::steady_clock::now();
+        if (!on_reply(r)) return;
+    }
+}
+
 void connection::impl::fail(std::string_view during) {
     int saved = errno;
     poisoned = true;

@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 
 #include <chrono>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -32,6 +33,11 @@ struct connection::impl {
     void append(std::span<const std::string_view> argv);
     // Blocking read of the next reply, skipping stale ones; transport failures throw and poison.
     reply read_reply();
+    // Writes everything hiredis has buffered (poll-driven callers: fan-out, subscriber).
+    void flush();
+    // One read() from a socket poll() reported readable; each complete reply goes to
+    // `on_reply` (stale ones skipped) until it returns false. Failures throw and poison.
+    void read_ready(const std::function<bool(reply&)>& on_reply);
     [[noreturn]] void fail(std::string_view during);
     [[nodiscard]] std::string where() const { return ep.to_string(); }
 };

@@ -26,16 +26,6 @@ std::vector<std::string_view> views(const std::vector<std::string>& v) {
     return {v.begin(), v.end()};
 }
 
-// Writes what hiredis has buffered; commands here are small, so a blocking socket that
-// poll() reported writable drains at once, and SO_SNDTIMEO bounds the odd large one.
-void flush(connection::impl& c) {
-    int done = 0;
-    while (!done) {
-        errno = 0;
-        if (redisBufferWrite(c.ctx, &done) != REDIS_OK) c.fail("sending to");
-    }
-}
-
 }  // namespace
 
 std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const std::vector<std::string>& argv,
@@ -72,7 +62,7 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
             io[i].conn = &detail::connection_access::get(*io[i].lease);
             if (io[i].conn->poisoned) throw connection_error("connection unusable");
             io[i].conn->append(argv_views);
-            flush(*io[i].conn);
+            io[i].conn->flush();
             io[i].waiting = true;
             ++outstanding;
         } catch (const timeout_error& e) {
@@ -112,33 +102,13 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                 std::size_t i = which[k];
                 auto& c = *io[i].conn;
                 try {
-                    errno = 0;
-                    if (redisBufferRead(c.ctx) != REDIS_OK) c.fail("reading from");
-                    for (;;) {
-                        void* raw = nullptr;
-                        if (redisGetReplyFromReader(c.ctx, &raw) != REDIS_OK) c.fail("reading from");
-                        if (!raw) break;
-                        auto* rr = static_cast<redisReply*>(raw);
-                        if (c.stale_replies > 0) {
-                            --c.stale_replies;
-                            freeReplyObject(rr);
-                            continue;
-                        }
-                        reply r;
-                        try {
-                            r = detail::convert_reply(rr);
-                        } catch (...) {
-                            freeReplyObject(rr);
-                            throw;
-                        }
-                        freeReplyObject(rr);
+                    c.read_ready([&](reply& r) {
                         if (is_noscript(r) && opts.noscript_fallback && !io[i].retried_noscript) {
                             io[i].retried_noscript = true;
                             c.append(views(*opts.noscript_fallback));
-                            flush(c);
-                            continue;
+                            c.flush();
+                            return true;
                         }
-                        c.last_used = clock_type::now();
                         results[i].state = node_result::status::answered;
                         results[i].value = std::move(r);
                         results[i].latency = elapsed();
@@ -146,8 +116,8 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                         --outstanding;
                         io[i].lease.reset();
                         stopped = should_stop();
-                        break;
-                    }
+                        return false;
+                    });
                 } catch (const timeout_error& e) {
                     finish_failed(i, node_result::status::timeout, e.what());
                     stopped = should_stop();

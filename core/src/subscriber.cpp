@@ -103,11 +103,6 @@ struct subscriber::impl {
         c.append(v);
     }
 
-    static void flush(connection::impl& c) {
-        int done = 0;
-        while (!done)
-            if (redisBufferWrite(c.ctx, &done) != REDIS_OK) c.fail("sending to");
-    }
 
     // One connected session; returns when the link fails, a drop is requested, or stopping.
     void session(connection::impl& c) {
@@ -130,7 +125,7 @@ struct subscriber::impl {
                 send(c, cmd);
             }
         }
-        flush(c);
+        c.flush();
         announced_up = false;
         auto last_data = clock_type::now();
         auto last_ping = last_data;
@@ -162,34 +157,21 @@ struct subscriber::impl {
                     cmds.swap(outbox);
                 }
                 for (auto& cmd : cmds) send(c, cmd);
-                if (!cmds.empty()) flush(c);
+                if (!cmds.empty()) c.flush();
             }
             if (fds[0].revents) {
-                errno = 0;
-                if (redisBufferRead(c.ctx) != REDIS_OK) c.fail("reading from");
                 last_data = clock_type::now();
-                for (;;) {
-                    void* raw = nullptr;
-                    if (redisGetReplyFromReader(c.ctx, &raw) != REDIS_OK) c.fail("reading from");
-                    if (!raw) break;
-                    auto* rr = static_cast<redisReply*>(raw);
-                    reply r;
-                    try {
-                        r = detail::convert_reply(rr);
-                    } catch (...) {
-                        freeReplyObject(rr);
-                        throw;
-                    }
-                    freeReplyObject(rr);
+                c.read_ready([&](reply& r) {
                     handle(r);
-                }
+                    return true;
+                });
             }
             if (hi.count() > 0) {
                 auto now = clock_type::now();
                 if (now - last_data > 3 * hi) throw timeout_error("subscriber link to " + ep.to_string() + " silent");
                 if (now - last_ping >= hi && now - last_data >= hi) {
                     send(c, {"PING"});
-                    flush(c);
+                    c.flush();
                     last_ping = now;
                 }
             }
