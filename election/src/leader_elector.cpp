@@ -200,16 +200,20 @@ leader_elector::~leader_elector() { stop(); }
 void leader_elector::start() {
     std::lock_guard g(impl_->mu);
     if (impl_->running) return;
+    // Followers hear a resign at once through the handoff channel. A Sentinel-resolved pool has
+    // no single server to subscribe to; its followers notice a resign at their next round.
+    std::unique_ptr<subscriber> sub;
+    if (!impl_->pool.where().is_sentinel())
+        sub = std::make_unique<subscriber>(impl_->pool.where(), [this](const pubsub_message& m) { impl_->on_handoff(m); });
+    impl_->sub = std::move(sub);
     impl_->running = true;
     impl_->stop_campaign = false;
     impl_->stop_callbacks = false;
     impl_->hold_until = {};
-    const endpoint& ep = impl_->pool.where();
-    impl_->sub = std::make_unique<subscriber>(ep, [this](const pubsub_message& m) { impl_->on_handoff(m); });
     impl_->callback_thread = std::thread([this] { impl_->callback_loop(); });
     impl_->campaign_thread = std::thread([this] { impl_->campaign_loop(); });
-    // Do not wait for the confirmation with mu held: the handler takes mu.
-    impl_->sub->subscribe({impl_->selector.keys().channel}, std::chrono::milliseconds(0));
+    // Wait 0: the confirmation is handled on the reader thread, which takes mu (held here).
+    if (impl_->sub) impl_->sub->subscribe({impl_->selector.keys().channel}, std::chrono::milliseconds(0));
 }
 
 void leader_elector::stop() noexcept {

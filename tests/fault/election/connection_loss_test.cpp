@@ -46,7 +46,8 @@ TEST(ElectionConnectionLoss, PausedServerLeaderStepsDownByItsLocalDeadline) {
     auto ev = log.events();
     auto r = std::find_if(ev.begin(), ev.end(), [](auto& x) { return x.kind == 'R'; });
     EXPECT_EQ(r->reason, revoke_reason::connection);
-    EXPECT_LE(r->at - paused_at, term + 500ms);  // delivered at the deadline, not after a timeout
+    // Delivered at the deadline, not when the blocked round's 2 s command timeout fires.
+    EXPECT_LT(r->at - paused_at, term + 1000ms);
     std::this_thread::sleep_for(300ms);
     srv.resume();
     ASSERT_TRUE(log.wait_for('E', 2, 5s));  // the selector expired meanwhile: a new term

@@ -74,9 +74,9 @@ struct resolved_election_options {
 /// Redis keys and channel of one election: the selector hash (`<prefix>election:{name}`), the
 /// epoch counter that never expires (`...:epoch`) and the handoff channel (`...:handoff`).
 struct election_keys {
-    std::string selector;
-    std::string epoch;
-    std::string channel;
+    std::string selector;  ///< Hash {round, holder, epoch} with the term as its PEXPIRE.
+    std::string epoch;     ///< Integer counter of leaderships; never expires, never reset.
+    std::string channel;   ///< Pub/sub channel; payload: the identity of a leader that resigned.
 };
 
 /// Builds the keys of election `name` under `prefix`. Does not validate.

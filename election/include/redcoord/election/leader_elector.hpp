@@ -60,13 +60,15 @@ public:
     leader_elector(const leader_elector&) = delete;
     leader_elector& operator=(const leader_elector&) = delete;
 
-    /// Starts the campaign and callback threads and the handoff subscriber; the first round
-    /// runs at once. Calling it while running does nothing; after stop() it starts again.
-    /// @throws invalid_argument when the pool's endpoint cannot be subscribed to.
+    /// Starts the campaign and callback threads and the handoff subscriber (none for a Sentinel
+    /// endpoint: followers then notice a resign at their next round); the first round runs at
+    /// once. Calling it while running does nothing; after stop() it starts again. Does not wait
+    /// for the server.
+    /// @throws std::system_error when a thread cannot be started.
     void start();
     /// Stops campaigning, resigns if leading (best effort, errors swallowed), delivers the
-    /// remaining callbacks and joins all threads. Blocks at most about one command timeout.
-    /// Never throws.
+    /// remaining callbacks and joins all threads. Blocks at most for a round in flight plus the
+    /// resign (each bounded by the endpoint's connect and command timeouts). Never throws.
     void stop() noexcept;
 
     /// True only while leading and before the local deadline (steady clock).
@@ -86,7 +88,8 @@ public:
     /// a follower takes over. Waits for a round
     /// in flight (at most one round trip). Returns true when the selector was deleted.
     /// @throws connection_error, timeout_error, pool_exhausted on transport failures (the local
-    ///         step-down has happened; the selector then expires after its term).
+    ///         step-down has happened; if the selector is still ours the elector may win it
+    ///         back after the hold, under the same epoch).
     bool resign();
 
     /// This candidate's identity.
@@ -96,7 +99,10 @@ public:
     /// Campaign rounds sent so far (successful or not).
     [[nodiscard]] std::uint64_t rounds() const noexcept;
 
-    /// Fired with the epoch (fencing token) when this candidate becomes leader.
+    /// Fired with the epoch (fencing token) when this candidate becomes leader. A new leadership
+    /// on the server always has a new, higher epoch; the same epoch is reported again only when
+    /// a leader that stepped down locally (deadline passed) re-confirms the selector it still
+    /// held on the server, so no one else led in between.
     boost::signals2::signal<void(std::uint64_t epoch)> elected;
     /// Fired when a leadership that was reported by `elected` ends.
     boost::signals2::signal<void(revoke_reason reason)> revoked;
