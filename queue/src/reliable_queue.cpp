@@ -163,8 +163,16 @@ void reliable_queue::start_consumer() {
         if (started_) return;
     }
     {
+        // A processing list under our id already (a previous process with this consumer id
+        // died less than a lease ago) holds nothing this object handed out: return it now
+        // rather than adopting it silently, then register.
+        auto me = current();
         auto c = pool_.borrow();
-        heartbeat(*c, *current());
+        const std::string nonce = nonce_arg(), now = now_arg();
+        detail::queue_release_script().run(
+            *c, {consumers_key_, ready_key_, dead_key_, me->processing_key, me->heartbeat_key},
+            {me->id, max_attempts_, nonce, now});
+        heartbeat(*c, *me);
     }
     if (opts_.recover_on_start) (void)recover();
     std::lock_guard lk(mu_);

@@ -480,3 +480,36 @@ TEST(ReliableQueue, LostAckReplyRetiresTheIdentity) {
     EXPECT_EQ(q.stats().in_flight.count("c"), 0u);
     EXPECT_EQ(srv.command({"LLEN", q.key()}).integer(), 0);
 }
+
+TEST(ReliableQueue, RestartedConsumerWithTheSameIdReturnsWhatItsPredecessorHeld) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    reliable_queue producer(pool, "sameid", quiet("producer"));
+    producer.push("held");
+    std::string held_id;
+    {
+        // The predecessor takes the message and dies (no close: its keys stay as they were,
+        // lease still valid).
+        reliable_queue before(pool, "sameid", quiet("worker-1"));
+        auto d = before.pop(1s);
+        ASSERT_TRUE(d);
+        held_id = d->id;
+        auto hb = before.key() + ":heartbeat:worker-1";
+        auto proc = before.processing_key();
+        auto snapshot = srv.command({"LRANGE", proc, "0", "-1"}).elements().at(0).text();
+        // Restore the "crashed" state the destructor's close() would otherwise clean up.
+        before.close();
+        srv.command({"RPUSH", proc, snapshot});
+        srv.command({"SET", hb, "1", "PX", "60000"});
+        srv.command({"SADD", before.key() + ":consumers", "worker-1"});
+        ASSERT_EQ(srv.command({"DEL", before.key()}).integer(), 1);  // close() had requeued it
+    }
+    ASSERT_EQ(producer.size(), 0u);
+    reliable_queue after(pool, "sameid", quiet("worker-1"));
+    auto d = after.pop(1s);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->id, held_id);
+    EXPECT_EQ(d->attempts, 1u);
+    EXPECT_TRUE(after.ack(*d));
+    EXPECT_EQ(after.stats().in_flight.at("worker-1"), 0u);
+}

@@ -37,6 +37,7 @@ struct list_queue_options {
 /// call borrows its own pooled connection). The pool must outlive the queue.
 class list_queue {
 public:
+    /// Makes a handle; nothing is sent until the first call.
     /// @throws invalid_argument for an empty name, one over max_name_length, or holding
     ///         CR/LF/NUL.
     list_queue(connection_pool& pool, std::string_view name, list_queue_options opts = {});
@@ -64,6 +65,7 @@ public:
 
     /// The Redis key of the list.
     [[nodiscard]] const std::string& key() const noexcept { return key_; }
+    /// The pop end chosen at construction.
     [[nodiscard]] queue_order order() const noexcept { return order_; }
 
 private:

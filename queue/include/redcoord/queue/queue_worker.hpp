@@ -66,14 +66,17 @@ public:
     queue_worker(const queue_worker&) = delete;
     queue_worker& operator=(const queue_worker&) = delete;
 
-    /// Starts the worker threads (no-op when running).
+    /// Starts the worker threads (no-op when running). @throws std::system_error when a
+    /// thread cannot be started.
     void start();
     /// Asks the workers to stop popping and returns at once.
     void request_stop() noexcept;
     /// request_stop(), then waits for in-flight handlers to finish and the threads to end
     /// (at most one handler call plus one poll_timeout plus one command per worker).
     void stop() noexcept;
+    /// True between start() and the end of stop().
     [[nodiscard]] bool running() const noexcept { return running_.load(); }
+    /// Counters so far (each read atomically; the set is not one snapshot).
     [[nodiscard]] queue_worker_stats stats() const noexcept;
 
 private:

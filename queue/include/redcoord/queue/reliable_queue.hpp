@@ -31,7 +31,9 @@ namespace redcoord {
 /// Options of a reliable_queue. Durations are milliseconds.
 struct reliable_queue_options {
     /// This consumer's id (its processing list and heartbeat key are named after it).
-    /// Empty means a random 40-hex-digit id. Must be a valid name (core/keys.hpp) otherwise.
+    /// Empty means a random 40-hex-digit id. Otherwise a valid name (core/keys.hpp), unique
+    /// among live consumers of the queue; a restarted process may reuse its id: whatever its
+    /// previous incarnation left in flight is returned to the queue when it starts.
     std::string consumer_id;
     /// The visibility timeout: TTL of the consumer's heartbeat key (its lease). When the
     /// consumer stops heartbeating for this long, recover() hands its in-flight messages to
@@ -113,8 +115,8 @@ struct recovery_result {
 /// work but before its ack, or one whose lease lapsed). The lease reasoning assumes nobody
 /// else deletes the heartbeat key and the server keeps its data (persistence on restart).
 ///
-/// A queue object used only to push starts no thread. The first pop() registers the
-/// consumer, runs recover() once, and starts one background thread that renews the
+/// A queue object used only to push starts no thread. The first pop() returns anything left
+/// in this consumer id's processing list, registers the consumer, runs recover() once, and starts one background thread that renews the
 /// heartbeat and runs recover() periodically; close() or the destructor stops it, returns
 /// unacknowledged messages of this consumer to the queue and unregisters it.
 ///
@@ -131,6 +133,7 @@ struct recovery_result {
 /// thread plus one for the background thread). The pool must outlive the queue.
 class reliable_queue {
 public:
+    /// Makes a handle; nothing is sent and no thread starts until the first pop().
     /// @throws invalid_argument for a bad name, consumer id or option.
     reliable_queue(connection_pool& pool, std::string_view name, reliable_queue_options opts = {});
     /// close(), swallowing errors. Never throws, never hangs longer than one command.
@@ -210,6 +213,7 @@ public:
     [[nodiscard]] const std::string& key() const noexcept { return ready_key_; }
     /// The dead-letter list's key.
     [[nodiscard]] const std::string& dead_key() const noexcept { return dead_key_; }
+    /// The options given at construction.
     [[nodiscard]] const reliable_queue_options& options() const noexcept { return opts_; }
     /// Heartbeats that failed (server unreachable) since construction.
     [[nodiscard]] std::uint64_t heartbeat_failures() const noexcept { return hb_failures_.load(); }
