@@ -46,6 +46,9 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     for (auto& s : argv_copy) args.push_back(s.data());
     args.push_back(nullptr);
 
+    // Orphaned members of CMD's group are re-parented to redcoord instead of an init that may
+    // never reap them, so group_alive() does not see zombies for ever (see try_reap()).
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::strerror(errno));
     const pid_t parent = ::getpid();
@@ -91,13 +94,23 @@ child_process::~child_process() {
         int st = 0;
         ::waitpid(pid_, &st, 0);
     }
+    if (pid_ > 0) {
+        int st = 0;
+        while (::waitpid(-1, &st, WNOHANG) > 0) {
+        }
+    }
 }
 
 std::optional<int> child_process::try_reap() noexcept {
-    if (status_ || pid_ <= 0) return status_;
-    int st = 0;
-    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
-    if (r == pid_) status_ = decode_status(st);
+    if (pid_ <= 0) return status_;
+    // Reap every ended child: CMD and, as subreaper, members of its group that outlived
+    // their parent. redcoord starts no other children.
+    for (;;) {
+        int st = 0;
+        const pid_t r = ::waitpid(-1, &st, WNOHANG);
+        if (r <= 0) break;
+        if (r == pid_) status_ = decode_status(st);
+    }
     return status_;
 }
 

@@ -58,6 +58,9 @@ supervise_result supervise(child_process& child, signal_source& signals, const w
         // 3. CMD's leader process, then the rest of its group.
         const bool leader_done = child.try_reap().has_value();
         if (leader_done && !child.group_alive()) break;
+        // A member that survives SIGKILL (uninterruptible sleep) cannot be waited for: give up
+        // on it a grace period after the SIGKILL.
+        if (leader_done && killed && clock_type::now() >= kill_at + std::max(opts.grace, std::chrono::milliseconds(1000))) break;
         if (leader_done && !stopping) {
             // CMD exited but left members of its group running: stop them too.
             stopping = true;

@@ -1,0 +1,74 @@
+// `redcoord elect` with two candidates: exactly one CMD runs; when the leader's redcoord is
+// SIGKILLed its CMD dies too (parent-death signal) and the other candidate's CMD takes over.
+// A leader whose server stops answering stops its CMD before its term runs out.
+#include "cli_harness.hpp"
+
+#include <signal.h>
+
+using namespace cli_test;
+
+namespace {
+
+struct ElectionFaultCli : ::testing::Test {
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    std::string url = server.url();
+    std::string marks = dir.file("marks");
+
+    std::unique_ptr<cli_process> candidate(const std::string& id) {
+        return std::make_unique<cli_process>(
+            std::vector<std::string>{"--redis", url, "elect", "svc", "--identity", id, "--term", "1s", "--grace",
+                                     "200ms", "--", "sh", "-c",
+                                     "trap 'echo term " + id + " >> " + marks + "; exit 0' TERM; echo run " + id +
+                                         " $$ >> " + marks + "; while :; do sleep 0.05; done"},
+            dir.file("out-" + id));
+    }
+    std::vector<std::string> runs() const {
+        std::vector<std::string> out;
+        for (auto& l : lines_of(read_file(marks)))
+            if (l.rfind("run ", 0) == 0) out.push_back(l);
+        return out;
+    }
+};
+
+bool pid_gone(pid_t p) { return ::kill(p, 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+TEST_F(ElectionFaultCli, OneLeaderRunsAndFollowerTakesOverWhenLeaderIsKilled) {
+    auto a = candidate("a");
+    auto b = candidate("b");
+    ASSERT_TRUE(eventually([&] { return runs().size() == 1; })) << read_file(marks);
+    std::this_thread::sleep_for(1500ms);  // > one term: still exactly one CMD
+    auto first = runs();
+    ASSERT_EQ(first.size(), 1u) << read_file(marks);
+    std::istringstream in(first[0]);
+    std::string w, id;
+    pid_t pid = -1;
+    in >> w >> id >> pid;
+    auto& leader = id == "a" ? a : b;
+    const std::string other = id == "a" ? "b" : "a";
+
+    leader->kill();  // SIGKILL the leader's redcoord
+    EXPECT_TRUE(eventually([&] { return pid_gone(pid); }, 5s)) << "the dead leader's CMD still runs";
+    EXPECT_TRUE(contains(read_file(marks), "term " + id));
+    // The follower is elected once the term expires (1 s) and runs its CMD.
+    ASSERT_TRUE(eventually([&] { return runs().size() == 2; }, 10s)) << read_file(marks);
+    EXPECT_EQ(runs()[1].substr(0, 5), "run " + other);
+    auto l = run(dir, {"--redis", url, "leader", "svc"});
+    EXPECT_EQ(l.output, other + " 2\n");
+}
+
+TEST_F(ElectionFaultCli, LeaderStopsCmdWhenServerStopsAnswering) {
+    auto a = candidate("a");
+    ASSERT_TRUE(eventually([&] { return runs().size() == 1; })) << read_file(marks);
+    server.pause();
+    const auto start = std::chrono::steady_clock::now();
+    const auto st = a->wait_for(10s);
+    server.resume();
+    ASSERT_TRUE(st.has_value()) << a->output();
+    EXPECT_EQ(*st, code::lost) << a->output();
+    EXPECT_TRUE(contains(read_file(marks), "term a"));
+    // Stopped around the local deadline (within one term of the last renewal), not later.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
