@@ -87,7 +87,7 @@ void validate(const lock_options& o);
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// watchdog thread (loss found by the watchdog) or on the thread calling extend() (loss found
-/// there); it must not call back into this object's blocking functions.
+/// there); it must not call back into this object's blocking functions nor destroy it.
 class distributed_lock {
 public:
     /// Handler called once when a held lock is found lost; gets the resource name.

@@ -127,7 +127,11 @@ void validate(const redlock_options& o, std::size_t n);
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// watchdog thread or the thread calling extend(); it must not call back into this object's
-/// blocking functions.
+/// blocking functions nor destroy it.
+///
+/// Rounds are sent with EVAL (not EVALSHA): a node still in flight when a round is decided
+/// by a majority would otherwise answer NOSCRIPT after a restart unseen, and its part would
+/// never run.
 class redlock {
 public:
     /// Handler called once when a held lock is found lost; gets the resource name.
