@@ -71,7 +71,9 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(100ms);
         }
         hub.broadcast("orders.poison", "poison");
-        std::this_thread::sleep_for(300ms);  // let the callback thread catch up
+        // Let the callback thread catch up (bounded, for a loaded machine).
+        for (int i = 0; i < 500 && any_order.load() < sent + 1; ++i) std::this_thread::sleep_for(10ms);
+        std::this_thread::sleep_for(100ms);  // a duplicate, if any, would run by now
 
         auto st = hub.stats();
         std::printf("sent %d; 'orders' slot ran %d times, 'orders*' slot %d times, %d slot error(s); "

@@ -19,6 +19,9 @@ TEST(MultiProcess, BroadcastReachesFiftyWaitersInFourProcessesOnceEach) {
     local_server master;
     auto replica = local_server::replica_of(master);
     const std::string m = std::to_string(master.port()), r = std::to_string(replica->port());
+    // The master streams commands to the replica only once it counts it online.
+    for (int i = 0; i < 500 && master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos; ++i)
+        std::this_thread::sleep_for(10ms);
     constexpr int signals = 20;
     const int per_child[] = {13, 13, 12, 12};
     std::vector<process> kids;

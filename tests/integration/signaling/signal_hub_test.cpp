@@ -22,6 +22,9 @@ class SignalHub : public ::testing::Test {
 protected:
     void SetUp() override {
         replica = local_server::replica_of(master);
+        // The master streams PUBLISH to the replica only once it counts it online.
+        for (int i = 0; i < 500 && master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
         pool = std::make_unique<redcoord::connection_pool>(master.endpoint());
         hub = std::make_unique<signal_hub>(*pool, std::vector<redcoord::endpoint>{replica->endpoint()});
     }

@@ -82,7 +82,8 @@ struct signal_hub_stats {
 /// confirmed by at least one link when the waiter is returned, so every signal published
 /// after that (and delivered by any link) is queued. Destroying the waiter unsubscribes
 /// (when it was the last user of the channel in its hub) and drops unread signals. The
-/// waiter may outlive its hub: it then returns nullopt at once.
+/// waiter may outlive its hub: it then returns nullopt at once. The queue is unbounded: a
+/// waiter nobody reads keeps every signal of its channels.
 ///
 /// Thread-safety: one waiter may be used from several threads; each signal is returned once.
 class waiter {
@@ -125,6 +126,13 @@ private:
 /// A plain PUBLISH from another client (no envelope) still wakes waiters and runs slots, but
 /// it cannot be told apart from a second, identical plain PUBLISH, so it is delivered once
 /// per link that received it (twice with one healthy replica); signal::plain marks it.
+///
+/// Order: signals arrive in publish order over any one link. When a link drops and the other
+/// fills in, a signal that only the surviving link carried may be delivered after a later
+/// one the reconnected link carried first (never twice, never lost while one link is up).
+///
+/// Unicast picks among the waiter channels subscribed *on the master*: a unicast waiter whose
+/// master link is reconnecting is not a candidate (its replica link alone is not listed).
 ///
 /// Pub/sub is fire-and-forget: a signal published before a subscription is confirmed, or
 /// while every link is down, is never seen. Anything that must not miss an event keeps it in

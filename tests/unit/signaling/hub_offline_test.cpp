@@ -1,0 +1,81 @@
+// signal_hub, barrier and latch input checks that need no server: everything here is
+// rejected before any I/O (the pool connects lazily; links retry in the background).
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/signaling/barrier.hpp>
+#include <redcoord/signaling/double_barrier.hpp>
+#include <redcoord/signaling/envelope.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+redcoord::endpoint nowhere() {
+    redcoord::endpoint ep;
+    ep.port = 1;  // nothing listens on port 1
+    ep.connect_timeout = 100ms;
+    return ep;
+}
+
+TEST(HubOffline, UnicastChannelsAreNamespacedByPrefixAndChannel) {
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_options o;
+    o.prefix = "app:";
+    redcoord::signal_hub hub(pool, {}, o);
+    EXPECT_EQ(hub.unicast_prefix("jobs"), "app:unicast:{jobs}:");
+    EXPECT_EQ(hub.unicast_prefix("a*b"), "app:unicast:{a*b}:");
+}
+
+TEST(HubOffline, EnvelopesAreUniqueAndCarryThePayload) {
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_hub hub(pool);
+    const std::string payload("x\0y", 3);
+    auto a = hub.envelope(payload), b = hub.envelope(payload);
+    EXPECT_NE(a, b);
+    auto ea = redcoord::detail::open_envelope(a);
+    ASSERT_TRUE(ea);
+    EXPECT_EQ(ea->payload, payload);
+    EXPECT_EQ(a.size(), payload.size() + redcoord::detail::envelope_overhead);
+}
+
+TEST(HubOffline, BadNamesAndOptionsAreRejectedBeforeAnyIo) {
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_hub hub(pool);
+    EXPECT_THROW(hub.broadcast("", "x"), redcoord::invalid_argument);
+    EXPECT_THROW(hub.broadcast(std::string("a\0b", 3), "x"), redcoord::invalid_argument);
+    EXPECT_THROW(hub.broadcast("a\nb", "x"), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.unicast("a\rb", "x"), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.listen({}), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.listen_pattern({""}), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.listen_unicast(""), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.wait_all({}, 10ms), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.on_pattern("", [](const redcoord::signal&) {}), redcoord::invalid_argument);
+    redcoord::signal_options bad;
+    bad.subscribe_timeout = 0ms;
+    EXPECT_THROW(redcoord::signal_hub(pool, {}, bad), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::barrier(hub, "b", 0), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::barrier(hub, "", 1), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::double_barrier(hub, "d", 0), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::double_barrier(hub, "d", 2, {.arrival_lease = 10ms}), redcoord::invalid_argument);
+}
+
+TEST(HubOffline, BarrierTimeoutMessageNamesTheCounts) {
+    redcoord::barrier_timeout e("crew", 2, 5);
+    EXPECT_EQ(e.arrived(), 2u);
+    EXPECT_EQ(e.parties(), 5u);
+    EXPECT_STREQ(e.what(), "barrier 'crew' timed out: 2 of 5 parties arrived");
+    const redcoord::timeout_error& base = e;  // catchable as core's timeout_error
+    EXPECT_NE(std::string(base.what()).find("2 of 5"), std::string::npos);
+}
+
+TEST(HubOffline, DestroyingAHubThatNeverConnectedDoesNotHang) {
+    redcoord::connection_pool pool(nowhere());
+    auto start = std::chrono::steady_clock::now();
+    { redcoord::signal_hub hub(pool, {nowhere()}); }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+}
+
+}  // namespace
