@@ -19,6 +19,17 @@ extern char** environ;
 namespace redcoord::cli {
 namespace {
 
+// Gives the terminal's foreground to process group `pgid`, with SIGTTOU blocked (a process
+// outside the foreground group may not change it otherwise). Async-signal-safe.
+void give_terminal(pid_t pgid) noexcept {
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, &old);
+    ::tcsetpgrp(STDIN_FILENO, pgid);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+}
+
 int decode_status(int st) {
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
@@ -51,6 +62,9 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::strerror(errno));
+    // When redcoord runs in the terminal's foreground, CMD's group takes the foreground (as a
+    // shell does for a job), so an interactive CMD can read the terminal and gets Ctrl-C itself.
+    const bool foreground = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -62,6 +76,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     if (pid == 0) {
         ::close(report[0]);
         ::setpgid(0, 0);
+        if (foreground) give_terminal(::getpid());  // also here: CMD may read before the parent runs
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(128 + SIGTERM);  // parent died before prctl
         restore_signals_in_child();
@@ -73,6 +88,10 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     ::close(report[1]);
     ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it
     pid_ = pid;
+    if (foreground) {
+        give_terminal(pid);
+        took_terminal_ = true;
+    }
     int err = 0;
     ssize_t n;
     do {
@@ -83,6 +102,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
         int st = 0;
         ::waitpid(pid, &st, 0);
         pid_ = -1;
+        if (took_terminal_) give_terminal(::getpgrp());
         const int code = (err == ENOENT || err == ENOTDIR) ? 127 : 126;
         throw exec_failure(code, "cannot run '" + argv[0] + "': " + std::strerror(err));
     }
@@ -99,6 +119,7 @@ child_process::~child_process() {
         while (::waitpid(-1, &st, WNOHANG) > 0) {
         }
     }
+    if (took_terminal_) give_terminal(::getpgrp());
 }
 
 std::optional<int> child_process::try_reap() noexcept {

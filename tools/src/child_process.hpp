@@ -29,7 +29,10 @@ public:
     /// fork + execvpe `argv` (searched on PATH) with the parent's environment plus `extra_env`
     /// (`NAME=value` entries, which override). In the child, before exec: own process group
     /// (setpgid), PR_SET_PDEATHSIG = SIGTERM (and exit at once if the parent is already gone),
-    /// default signal mask and dispositions.
+    /// default signal mask and dispositions. When redcoord is the terminal's foreground job,
+    /// CMD's group becomes the foreground until the child_process is destroyed. redcoord
+    /// becomes a child subreaper, so members of CMD's group that outlive their parent are
+    /// reaped here.
     /// @throws exec_failure when exec fails (reported through a close-on-exec pipe);
     /// @throws redcoord::error when fork fails.
     child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
@@ -51,6 +54,7 @@ public:
 private:
     pid_t pid_ = -1;
     std::optional<int> status_;
+    bool took_terminal_ = false;
 };
 
 }  // namespace redcoord::cli
