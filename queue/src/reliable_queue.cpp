@@ -111,12 +111,38 @@ std::shared_ptr<reliable_queue::identity> reliable_queue::current() const {
     return ident_;
 }
 
+std::shared_ptr<reliable_queue::identity> reliable_queue::owner_of(const std::string& consumer) const {
+    std::lock_guard lk(ident_mu_);
+    if (ident_->id == consumer) return ident_;
+    for (auto& r : retired_)
+        if (r->id == consumer) return r;
+    return nullptr;
+}
+
+std::vector<std::shared_ptr<reliable_queue::identity>> reliable_queue::to_renew() {
+    using clock = std::chrono::steady_clock;
+    std::lock_guard lk(ident_mu_);
+    // A retired identity is renewed while deliveries it handed out are unsettled (so they
+    // are not recovered under their handler's feet); once none are, its lease runs out and
+    // recovery returns whatever lost replies left in its list. Long expired ones are dropped.
+    const auto now = clock::now().time_since_epoch().count();
+    const auto forget_after = std::chrono::duration_cast<clock::duration>(opts_.visibility_timeout * 2).count();
+    std::erase_if(retired_, [&](const std::shared_ptr<identity>& r) {
+        return r->outstanding.load() == 0 && r->lease_until.load() + forget_after < now;
+    });
+    std::vector<std::shared_ptr<identity>> out{ident_};
+    for (auto& r : retired_)
+        if (r->outstanding.load() > 0) out.push_back(r);
+    return out;
+}
+
 std::string reliable_queue::consumer_id() const { return current()->id; }
 std::string reliable_queue::processing_key() const { return current()->processing_key; }
 
 void reliable_queue::retire(const std::shared_ptr<identity>& who) {
     std::lock_guard lk(ident_mu_);
     if (ident_ != who) return;  // another thread already did
+    retired_.push_back(who);
     ++generation_;
     ident_ = make_identity(opts_.consumer_id.empty() ? random_token()
                                                      : opts_.consumer_id + "~" + std::to_string(generation_));
@@ -158,10 +184,11 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
 }
 
 void reliable_queue::start_consumer() {
-    {
-        std::lock_guard lk(mu_);
-        if (started_) return;
-    }
+    if (started_.load(std::memory_order_acquire)) return;
+    // Concurrent first pops must not each run the start-up release: a late one would return
+    // a message another thread has just popped.
+    std::lock_guard start(start_mu_);
+    if (started_.load()) return;
     {
         // A processing list under our id already (a previous process with this consumer id
         // died less than a lease ago) holds nothing this object handed out: return it now
@@ -175,11 +202,12 @@ void reliable_queue::start_consumer() {
         heartbeat(*c, *me);
     }
     if (opts_.recover_on_start) (void)recover();
-    std::lock_guard lk(mu_);
-    if (started_) return;
-    started_ = true;
-    stop_ = false;
+    {
+        std::lock_guard lk(mu_);
+        stop_ = false;
+    }
     thread_ = std::thread([this] { background(); });
+    started_.store(true, std::memory_order_release);
 }
 
 void reliable_queue::heartbeat(connection& c, identity& who) {
@@ -198,7 +226,7 @@ void reliable_queue::background() {
         lk.unlock();
         try {
             auto c = pool_.borrow();
-            heartbeat(*c, *current());
+            for (auto& who : to_renew()) heartbeat(*c, *who);
             if (opts_.recover_interval > milliseconds(0) && clock::now() >= next_recover) {
                 next_recover = clock::now() + opts_.recover_interval;
                 c.reset();
@@ -217,7 +245,9 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
     start_consumer();
     auto me = current();
     try {
-        return pop_as(*me, timeout);
+        auto d = pop_as(*me, timeout);
+        if (d) me->outstanding.fetch_add(1);
+        return d;
     } catch (const reply_error&) {
         throw;  // the server refused the command: nothing moved
     } catch (const error&) {
@@ -293,12 +323,20 @@ std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeou
 
 template <class F>
 auto reliable_queue::settling(const delivery& d, F&& f) {
+    auto owner = owner_of(d.consumer);
+    // Settled whatever the outcome: the caller is done with it.
+    auto settle = [&] {
+        if (owner && owner->outstanding.load() > 0) owner->outstanding.fetch_sub(1);
+    };
     try {
-        return f();
+        auto r = f();
+        settle();
+        return r;
     } catch (const reply_error&) {
-        throw;
+        throw;  // refused by the server: nothing changed, still unsettled
     } catch (const error&) {
         // Unknown whether it was removed: if it is still there, let recovery return it.
+        settle();
         auto me = current();
         if (me->id == d.consumer) retire(me);
         throw;
@@ -370,22 +408,32 @@ reliable_queue_stats reliable_queue::stats() {
 std::size_t reliable_queue::size() { return static_cast<std::size_t>(pool_.command({"LLEN", ready_key_}).integer()); }
 
 void reliable_queue::close() {
-    std::thread t;
+    std::lock_guard start(start_mu_);
+    if (!started_.load()) return;
+    started_.store(false);
     {
         std::lock_guard lk(mu_);
-        if (!started_) return;
-        started_ = false;
         stop_ = true;
-        t = std::move(thread_);
     }
     cv_.notify_all();
-    if (t.joinable()) t.join();
-    auto me = current();
-    me->lease_until = 0;  // the release script deletes the heartbeat key
+    if (thread_.joinable()) thread_.join();
+    // Return what this object holds under its current and any retired identity.
+    std::vector<std::shared_ptr<identity>> all;
+    {
+        std::lock_guard lk(ident_mu_);
+        all = retired_;
+        retired_.clear();
+        all.push_back(ident_);
+    }
     auto c = pool_.borrow();
-    const std::string nonce = nonce_arg(), now = now_arg();
-    detail::queue_release_script().run(*c, {consumers_key_, ready_key_, dead_key_, me->processing_key, me->heartbeat_key},
-                                       {me->id, max_attempts_, nonce, now});
+    for (auto& me : all) {
+        me->lease_until = 0;  // the release script deletes the heartbeat key
+        me->outstanding = 0;
+        const std::string nonce = nonce_arg(), now = now_arg();
+        detail::queue_release_script().run(
+            *c, {consumers_key_, ready_key_, dead_key_, me->processing_key, me->heartbeat_key},
+            {me->id, max_attempts_, nonce, now});
+    }
 }
 
 }  // namespace redcoord

@@ -122,11 +122,12 @@ struct recovery_result {
 ///
 /// Transport errors: when a pop, ack or nack fails mid-flight (connection lost, timeout),
 /// its effect on the server is unknown, e.g. a BLMOVE may have moved a message whose reply
-/// never arrived. The consumer then retires its identity: it stops renewing that lease and
-/// continues under a fresh id (`<consumer_id>~<n>`, or a new random id), so recovery returns
-/// whatever the lost replies left behind once the old lease expires, instead of it sitting
-/// in a live consumer's processing list. Deliveries already handed out keep their consumer
-/// and can still be acked until then.
+/// never arrived. The consumer then retires its identity and continues under a fresh id
+/// (`<consumer_id>~<n>`, or a new random id). The retired lease is renewed only while
+/// deliveries handed out under it are unsettled (so their handlers are not overtaken);
+/// then it expires and recovery returns whatever the lost replies left behind, instead of
+/// it sitting in a live consumer's processing list. close() returns the lists of all
+/// identities at once.
 ///
 /// Thread-safety: all member functions may be called from any thread concurrently (each
 /// call borrows its own pooled connection; the pool should have one connection per popping
@@ -224,6 +225,8 @@ private:
         std::string id, processing_key, heartbeat_key;
         // Lower bound of the heartbeat key's expiry (steady_clock ticks since its epoch).
         std::atomic<std::chrono::steady_clock::rep> lease_until{0};
+        // Deliveries popped under this identity and not yet acked/nacked through us.
+        std::atomic<long> outstanding{0};
     };
 
     void start_consumer();
@@ -232,6 +235,8 @@ private:
     std::shared_ptr<identity> current() const;
     std::shared_ptr<identity> make_identity(std::string id) const;
     void retire(const std::shared_ptr<identity>& who);
+    std::shared_ptr<identity> owner_of(const std::string& consumer) const;
+    std::vector<std::shared_ptr<identity>> to_renew();
     std::optional<delivery> pop_as(identity& me, std::chrono::milliseconds timeout);
     template <class F>
     auto settling(const delivery& d, F&& f);
@@ -248,15 +253,17 @@ private:
     std::array<std::uint8_t, 8> id_prefix_{};
     std::atomic<std::uint64_t> id_counter_{0};
 
-    std::mutex mu_;                     // guards started_, stop_, thread_
-    std::condition_variable cv_;
-    bool started_ = false;
-    bool stop_ = false;
+    std::mutex start_mu_;               // serializes start_consumer() and close(); guards thread_
+    std::atomic<bool> started_{false};
     std::thread thread_;
+    std::mutex mu_;                     // guards stop_
+    std::condition_variable cv_;
+    bool stop_ = false;
     std::atomic<std::uint64_t> hb_failures_{0};
 
-    mutable std::mutex ident_mu_;       // guards ident_, generation_
+    mutable std::mutex ident_mu_;       // guards ident_, retired_, generation_
     std::shared_ptr<identity> ident_;
+    std::vector<std::shared_ptr<identity>> retired_;
     std::uint64_t generation_ = 0;
 };
 
