@@ -168,8 +168,9 @@ void add_lock_command(CLI::App& app, context& ctx) {
     auto* sub = app.add_subcommand("lock", "Run CMD while holding a distributed lock (Redlock with several --redis)");
     sub->footer(
         "CMD runs in its own process group. The lock is extended every TTL/3 while CMD runs and released\n"
-        "when CMD exits; redcoord then exits with CMD's status. If the lock is lost (or its validity is\n"
-        "about to run out), CMD's group gets SIGTERM, then SIGKILL after --grace, and redcoord exits 125.\n"
+        "when CMD exits; redcoord then exits with CMD's status. If the lock is lost, or its validity comes\n"
+        "within min(--grace, TTL/4) without an extension, CMD's group gets SIGTERM, then SIGKILL after\n"
+        "--grace (at the latest when the validity ends), and redcoord exits 125.\n"
         "If redcoord dies, CMD gets SIGTERM (parent-death signal). CMD sees REDCOORD_LOCK and\n"
         "REDCOORD_FENCING_TOKEN in its environment. With --json, events are JSON lines on stderr.");
     sub->add_option("name", a->name, "Lock (resource) name")->required();

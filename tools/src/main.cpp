@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
     // Before any thread exists, so every thread inherits the mask (see os_signals.hpp).
     block_signals();
 
-    CLI::App app{"redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell."};
+    CLI::App app{"redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell.", "redcoord"};
     app.footer(
         "Servers: --redis URL (repeatable; several masters make 'lock' use Redlock), else $REDCOORD_REDIS\n"
         "(comma-separated), else redis://127.0.0.1:6379. URLs: redis://[[user]:password@]host[:port][/db],\n"
