@@ -116,9 +116,10 @@ struct recovery_result {
 /// else deletes the heartbeat key and the server keeps its data (persistence on restart).
 ///
 /// A queue object used only to push starts no thread. The first pop() returns anything left
-/// in this consumer id's processing list, registers the consumer, runs recover() once, and starts one background thread that renews the
-/// heartbeat and runs recover() periodically; close() or the destructor stops it, returns
-/// unacknowledged messages of this consumer to the queue and unregisters it.
+/// in this consumer id's processing list, registers the consumer, runs recover() once, and
+/// starts one background thread that renews the heartbeat and runs recover() periodically;
+/// close() or the destructor stops it, returns unacknowledged messages of this consumer to
+/// the queue and unregisters it.
 ///
 /// Transport errors: when a pop, ack or nack fails mid-flight (connection lost, timeout),
 /// its effect on the server is unknown, e.g. a BLMOVE may have moved a message whose reply
