@@ -2,7 +2,10 @@
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/replication.hpp>
 
+#include "connection_impl.hpp"
+
 #include <string>
+#include <vector>
 
 namespace redcoord {
 
@@ -26,6 +29,68 @@ std::size_t replication_barrier(connection_pool& pool, std::size_t replicas, std
     // past every write applied before it, without creating a key.
     (void)c->command({"PUBLISH", std::string(default_prefix) + "replication-barrier", ""});
     return wait_replicas(*c, replicas, timeout);
+}
+
+namespace {
+
+std::chrono::milliseconds wait_deadline(const connection& c, std::chrono::milliseconds timeout) {
+    // Zero command_timeout means "wait forever" for the connection; keep that meaning.
+    const auto ct = c.where().command_timeout;
+    return ct.count() == 0 ? ct : timeout + ct;
+}
+
+void check_wait_args(std::size_t replicas, std::chrono::milliseconds timeout, const char* who) {
+    if (timeout.count() <= 0) throw invalid_argument(std::string(who) + ": timeout must be > 0 ms");
+    if (replicas == 0) throw invalid_argument(std::string(who) + ": replicas must be >= 1");
+}
+
+// Writes `argv` and WAIT together, then reads the write's reply (command_timeout) and WAIT's
+// (timeout + command_timeout): Redis answers the write before it blocks on WAIT. Error
+// replies are returned, not thrown, so both are always consumed.
+std::pair<reply, reply> send_with_wait(connection& c, std::span<const std::string_view> argv,
+                                       std::size_t replicas, std::chrono::milliseconds timeout) {
+    if (argv.empty()) throw invalid_argument("command_then_wait: empty command");
+    if (c.poisoned()) throw connection_error("connection to " + c.where().to_string() + " is unusable after an earlier failure");
+    auto& io = detail::connection_access::get(c);
+    const std::string n = std::to_string(replicas), t = std::to_string(timeout.count());
+    const std::string_view wait[] = {"WAIT", n, t};
+    io.set_timeout(c.where().command_timeout);
+    io.append(argv);
+    io.append(wait);
+    reply first = io.read_reply();
+    io.set_timeout(wait_deadline(c, timeout));
+    reply second = io.read_reply();
+    io.set_timeout(c.where().command_timeout);
+    return {std::move(first), std::move(second)};
+}
+
+replicated_reply finish(std::pair<reply, reply> r) {
+    if (r.first.is_error()) throw reply_error(r.first.text());
+    if (r.second.is_error()) throw reply_error(r.second.text());
+    const auto acked = r.second.integer();
+    return {std::move(r.first), acked < 0 ? 0 : static_cast<std::size_t>(acked)};
+}
+
+}  // namespace
+
+replicated_reply command_then_wait(connection& c, std::span<const std::string_view> argv, std::size_t replicas,
+                                   std::chrono::milliseconds timeout) {
+    check_wait_args(replicas, timeout, "command_then_wait");
+    return finish(send_with_wait(c, argv, replicas, timeout));
+}
+
+replicated_reply run_then_wait(connection& c, const script& s, std::span<const std::string_view> keys,
+                               std::span<const std::string_view> args, std::size_t replicas,
+                               std::chrono::milliseconds timeout) {
+    check_wait_args(replicas, timeout, "run_then_wait");
+    auto views = [](const std::vector<std::string>& v) { return std::vector<std::string_view>(v.begin(), v.end()); };
+    const auto sha = s.evalsha_argv(keys, args);
+    auto r = send_with_wait(c, views(sha), replicas, timeout);
+    if (r.first.is_error() && is_noscript(r.first)) {
+        const auto full = s.eval_argv(keys, args);
+        r = send_with_wait(c, views(full), replicas, timeout);
+    }
+    return finish(std::move(r));
 }
 
 }  // namespace redcoord

@@ -6,6 +6,7 @@
 #include "watchdog.hpp"
 
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/core/token.hpp>
 
 #include <boost/signals2/signal.hpp>
@@ -33,6 +34,10 @@ void validate(const lock_options& o) {
         throw invalid_argument("lock_options::max_extensions must be > 0 when the watchdog is on");
     if (o.watchdog && o.ttl < milliseconds(3))
         throw invalid_argument("lock_options::ttl must be >= 3 ms with the watchdog (it extends at ttl/3)");
+    if (o.replicas > 0 && o.replica_timeout.count() <= 0)
+        throw invalid_argument("lock_options::replica_timeout must be > 0 when replicas > 0");
+    if (o.replicas > 0 && o.replica_timeout >= o.ttl)
+        throw invalid_argument("lock_options::replica_timeout must be < ttl");
 }
 }  // namespace detail
 
@@ -89,12 +94,23 @@ struct distributed_lock::impl {
     attempt_result attempt() {
         auto token = random_token();
         const auto t0 = clock_type::now();
-        const reply r = detail::acquire_script().run(pool, {key, fence_key}, {token, ttl_arg, "0"});
+        std::size_t acks = 0;
+        const reply r = opts.replicas == 0
+                            ? detail::acquire_script().run(pool, {key, fence_key}, {token, ttl_arg, "0"})
+                            : run_replicated(token, acks);
         const auto& e = r.elements();
         if (e.size() < 2) throw protocol_error("lock: unexpected acquire reply");
         attempt_result out;
         if (e[0].integer() == 1) {
             const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
+            if (acks < opts.replicas) {
+                // Not on enough replicas: a failover could hand the lock to someone else
+                // while we hold it. Give it back without waking waiters (nobody else got it)
+                // and retry after replica_timeout.
+                give_back(token);
+                out.pttl = opts.replica_timeout.count();
+                return out;
+            }
             if (detail::validity(opts.ttl, elapsed, opts.drift_factor).count() <= 0) {
                 // Too slow to be useful (seed 004, step 4): give it back at once.
                 try {
@@ -110,6 +126,33 @@ struct distributed_lock::impl {
             out.pttl = e[1].integer();
         }
         return out;
+    }
+
+    // Best effort: an undeleted key expires after ttl.
+    void give_back(const std::string& token) noexcept {
+        try {
+            (void)detail::release_script().run(pool, {key, fence_key}, {token, "0", ""});
+        } catch (...) {
+        }
+    }
+
+    // The acquire script and WAIT in one write on one connection; `acks` gets WAIT's count.
+    reply run_replicated(const std::string& token, std::size_t& acks) {
+        const std::string_view keys[] = {key, fence_key};
+        const std::string_view args[] = {token, ttl_arg, "0"};
+        auto conn = pool.borrow();
+        replicated_reply rr;
+        try {
+            rr = run_then_wait(*conn, detail::acquire_script(), keys, args, opts.replicas, opts.replica_timeout);
+        } catch (const reply_error&) {
+            throw;
+        } catch (const error&) {
+            // The SET may have happened: remove it if it did (another connection), then report.
+            give_back(token);
+            throw;
+        }
+        acks = rr.acks;
+        return std::move(rr.result);
     }
 
     void commit(const lock_acquisition& a) {

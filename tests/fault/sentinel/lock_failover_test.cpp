@@ -5,7 +5,6 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
-#include <redcoord/core/replication.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/testing/local_sentinel.hpp>
 
@@ -30,19 +29,15 @@ local_sentinel_options two_replicas() {
     return o;
 }
 
-// The option under test: an acquisition counts only once `replicas` replicas acknowledged it
-// (everything the master applied before the barrier, our SET NX included); otherwise it is
-// released and reported as not acquired.
-std::optional<lock_acquisition> acquire_replicated(distributed_lock& l, connection_pool& pool,
-                                                   std::chrono::milliseconds wait) {
-    auto a = l.acquire(wait);
-    if (!a) return a;
-    if (replication_barrier(pool, 1, 100ms) >= 1) return a;
-    try {
-        (void)l.release();
-    } catch (const error&) {
-    }
-    return std::nullopt;
+// The option under test: lock_options::replicas. An acquisition counts only once that many
+// replicas acknowledged it (WAIT on the same connection, pipelined with the acquire script);
+// otherwise it is released and reported as not acquired.
+lock_options replicated(std::chrono::milliseconds ttl) {
+    lock_options o;
+    o.ttl = ttl;
+    o.replicas = 1;
+    o.replica_timeout = 100ms;
+    return o;
 }
 
 // Retries until B holds the lock on whatever master Sentinel promoted.
@@ -90,26 +85,25 @@ TEST(LockFailover, AsyncReplicationLetsTwoClientsHoldTheLock) {
 TEST(LockFailover, WaitingForAReplicaBeforeTheLockCountsPreventsTheRace) {
     local_sentinel svc(two_replicas());
     connection_pool pool_a(svc.endpoint()), pool_b(svc.endpoint());
-    lock_options o;
-    o.ttl = 30000ms;
+    const auto o = replicated(30000ms);
     distributed_lock a(pool_a, "resource", o), b(pool_b, "resource", o);
 
     // Normal operation: the replica acknowledges, the acquisition counts.
-    auto first = acquire_replicated(a, pool_a, 0ms);
+    auto first = a.acquire(0ms);
     ASSERT_TRUE(first);
     EXPECT_TRUE(a.release());
 
     std::optional<lock_acquisition> held_a;
     {
         sentinel_test::replication_cut cut(svc);
-        held_a = acquire_replicated(a, pool_a, 0ms);
+        held_a = a.acquire(0ms);
         EXPECT_FALSE(held_a) << "no replica acknowledged, so A must not count the lock";
         (void)cut.kill_master_and_resume();
     }
-    auto held_b = acquire_after_failover([&] { return acquire_replicated(b, pool_b, 0ms); });
+    auto held_b = acquire_after_failover([&] { return b.acquire(0ms); });
     ASSERT_TRUE(held_b) << "B could not lock (with a replica acknowledgement) after the failover";
     // A, trying again on the promoted master, is refused: one holder.
-    auto again = acquire_replicated(a, pool_a, 0ms);
+    auto again = a.acquire(0ms);
     EXPECT_FALSE(again);
     EXPECT_GT(held_b->fencing_token, first->fencing_token);
 }

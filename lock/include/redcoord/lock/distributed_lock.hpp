@@ -62,6 +62,22 @@ struct lock_options {
     /// Most extensions per acquisition (watchdog and extend() together); zero: extend()
     /// always returns false. Must be > 0 when `watchdog` is on.
     std::size_t max_extensions = 100;
+    /// Replicas that must acknowledge an acquisition (Redis WAIT) before it counts; zero (the
+    /// default) counts on the master's reply alone. With n > 0 the acquire script and
+    /// `WAIT n replica_timeout` go in one write on the same connection (one round trip plus
+    /// the replication wait); when fewer than n replicas acknowledged within
+    /// replica_timeout, the key is released at once (compare-and-delete, no release
+    /// notification) and that attempt counts as not acquired: acquire() retries until its
+    /// wait runs out and then returns nullopt, try_lock() returns false. This closes the
+    /// failover race of seed 004 ("Why failover-based implementations are not enough") for
+    /// a promoted replica that acknowledged; WAIT is not consensus, so ask for as many
+    /// replicas as Sentinel could promote. Extensions and releases do not wait. A consumed
+    /// fencing token of a released attempt is simply skipped (tokens still increase).
+    std::size_t replicas = 0;
+    /// How long, in milliseconds, WAIT may block for `replicas` acknowledgements (also the
+    /// pause before the next attempt after an unconfirmed one). Must be > 0 when replicas > 0
+    /// and below ttl; ignored when replicas == 0. Default 100 ms.
+    std::chrono::milliseconds replica_timeout{100};
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
     /// `<prefix>lock:{<resource>}:released`.
     std::string prefix{"redcoord:"};
@@ -80,7 +96,8 @@ void validate(const lock_options& o);
 /// Redis. The object is not recursive: locking it again from the thread that holds it throws
 /// invalid_argument instead of dead-locking.
 ///
-/// Costs: acquire and release are one EVALSHA round trip each. A waiter subscribes once (per
+/// Costs: acquire and release are one EVALSHA round trip each (with lock_options::replicas,
+/// acquire also waits for the replicas' acknowledgements in the same round trip). A waiter subscribes once (per
 /// object, lazily, a dedicated connection and reader thread) to the lock's channel, retries
 /// at once when the holder's release publishes, and otherwise sleeps until the holder's PTTL
 /// runs out (plus jitter): no busy polling.
