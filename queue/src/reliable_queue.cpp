@@ -66,6 +66,8 @@ void validate(const reliable_queue_options& o) {
     if (o.recover_interval < milliseconds(0))
         throw invalid_argument("reliable_queue: recover_interval must be >= 0");
     if (o.max_attempts < 1) throw invalid_argument("reliable_queue: max_attempts must be >= 1");
+    if (o.replicas > 0 && o.replica_timeout <= milliseconds(0))
+        throw invalid_argument("reliable_queue: replica_timeout must be > 0 when replicas > 0");
     if (!o.consumer_id.empty()) validate_name(o.consumer_id, "consumer id");
 }
 
@@ -179,7 +181,17 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
     argv.push_back(ready_key_);
     for (const auto& el : elements) argv.push_back(el);
     auto c = pool_.borrow();
-    c->command(std::span<const std::string_view>(argv));
+    if (opts_.replicas == 0) {
+        c->command(std::span<const std::string_view>(argv));
+        return ids;
+    }
+    const auto r = command_then_wait(*c, argv, opts_.replicas, opts_.replica_timeout);
+    if (r.acks < opts_.replicas)
+        throw replication_timeout("reliable_queue: push to '" + ready_key_ + "' acknowledged by " +
+                                      std::to_string(r.acks) + " of " + std::to_string(opts_.replicas) +
+                                      " replicas within " + std::to_string(opts_.replica_timeout.count()) +
+                                      " ms (the master has it; not yet durable)",
+                                  r.acks, opts_.replicas);
     return ids;
 }
 

@@ -54,6 +54,14 @@ std::set<std::string> drain(connection_pool& pool, const std::string& name) {
     return got;
 }
 
+// Pushes confirmed by one replica (reliable_queue_options::replicas).
+reliable_queue_options waited(std::chrono::milliseconds replica_timeout = 100ms) {
+    reliable_queue_options o;
+    o.replicas = 1;
+    o.replica_timeout = replica_timeout;
+    return o;
+}
+
 local_sentinel_options two_replicas() {
     local_sentinel_options o;
     o.replicas = 2;  // the promoted master keeps a replica to WAIT for
@@ -66,23 +74,29 @@ TEST(QueueFailover, AcknowledgedButUnreplicatedPushIsLostWaitBackedPushIsNotConf
     local_sentinel svc(two_replicas());
     connection_pool pool(svc.endpoint());
     reliable_queue q(pool, "jobs");
-    q.push("durable");
-    ASSERT_GE(replication_barrier(pool, 1, 5000ms), 1u);
+    // The option under test: a push returns only once one replica acknowledged it.
+    reliable_queue qw(pool, "jobs", waited());
+    ASSERT_NO_THROW(qw.push("durable"));
 
     std::string old_port;
     {
         sentinel_test::replication_cut cut(svc);
         // The master acknowledges this push although no replica will ever see it.
         q.push("async");
-        // The WAIT-backed push: the same push, then the barrier; no replica acknowledges, so
-        // the caller is told the message is not durable (and would push it again).
-        q.push("waited");
-        EXPECT_EQ(replication_barrier(pool, 1, 100ms), 0u);
+        // The WAIT-backed push: no replica acknowledges, so the caller is told the message
+        // is not durable (and would push it again).
+        try {
+            qw.push("waited");
+            ADD_FAILURE() << "a push no replica acknowledged must throw replication_timeout";
+        } catch (const replication_timeout& e) {
+            EXPECT_EQ(e.acknowledged(), 0u);
+            EXPECT_EQ(e.required(), 1u);
+        }
         (void)cut.kill_master_and_resume();
     }
     ASSERT_TRUE(eventually(failover_bound, [&] {
-        q.push("after");
-        return replication_barrier(pool, 1, 500ms) >= 1;
+        qw.push("after");  // replication_timeout / connection errors: try again
+        return true;
     }));
     auto got = drain(pool, "jobs");
     EXPECT_TRUE(got.count("durable"));
@@ -117,18 +131,16 @@ TEST(QueueFailover, PushesAndAcksContinueAndOnlyUnconfirmedPushesAreLost) {
         }
     });
     std::thread waited_pusher([&] {
-        reliable_queue q(pool, "waited");
+        reliable_queue q(pool, "waited", waited(200ms));
         for (int i = 0; !stop; ++i) {
             std::string p = "w" + std::to_string(i);
             try {
-                q.push(p);
-                if (replication_barrier(pool, 1, 200ms) >= 1) {
-                    std::lock_guard lk(mu);
-                    waited_confirmed.push_back(p);
-                    if (killed) ++waited_after;
-                } else {
-                    ++waited_unconfirmed;
-                }
+                q.push(p);  // returns only once one replica acknowledged
+                std::lock_guard lk(mu);
+                waited_confirmed.push_back(p);
+                if (killed) ++waited_after;
+            } catch (const replication_timeout&) {
+                ++waited_unconfirmed;
             } catch (const error&) {
                 ++waited_unconfirmed;
                 std::this_thread::sleep_for(5ms);

@@ -9,6 +9,7 @@
 
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/queue/envelope.hpp>
 
 #include <atomic>
@@ -50,6 +51,18 @@ struct reliable_queue_options {
     std::uint32_t max_attempts = 5;
     /// Run recover() when this consumer first pops.
     bool recover_on_start = true;
+    /// Replicas that must acknowledge a push (Redis WAIT) before push()/push_batch() return;
+    /// zero (the default) returns on the master's reply alone. With n > 0 the LPUSH and
+    /// `WAIT n replica_timeout` go in one write on the same connection; when fewer than n
+    /// replicas acknowledged within replica_timeout, the push throws replication_timeout
+    /// (core/replication.hpp): the master has the message, but a failover could still lose
+    /// it, so a caller that needs it durable pushes again (at-least-once: it may then be
+    /// delivered twice). WAIT is not consensus: ask for as many replicas as Sentinel could
+    /// promote. Acks, nacks and recovery do not wait.
+    std::size_t replicas = 0;
+    /// How long WAIT may block for `replicas` acknowledgements. Must be > 0 when replicas > 0;
+    /// ignored when replicas == 0. Default 100 ms.
+    std::chrono::milliseconds replica_timeout{100};
     /// Key prefix (core/keys.hpp).
     std::string prefix{default_prefix};
 };
@@ -144,11 +157,16 @@ public:
     reliable_queue& operator=(const reliable_queue&) = delete;
 
     /// Pushes one message in a new envelope (LPUSH). Returns its id (32 hex digits).
-    /// When this returns, the server has the message. @throws connection_error,
-    /// timeout_error, reply_error from core (outcome unknown on a transport error).
+    /// When this returns, the server has the message (and, with options().replicas = n > 0,
+    /// so do at least n replicas). @throws replication_timeout (a timeout_error, from
+    /// core/replication.hpp) when fewer than `replicas` replicas acknowledged within
+    /// replica_timeout: the master has the message, a failover may lose it, pushing again
+    /// is safe (at-least-once); connection_error, timeout_error, reply_error from core
+    /// (outcome unknown on a transport error).
     std::string push(std::string_view payload);
     /// Pushes all messages in one round trip (one LPUSH); returns their ids in order.
-    /// Messages are delivered in the order given. Errors as push().
+    /// Messages are delivered in the order given. Errors as push() (replication_timeout
+    /// covers the whole batch: every message is on the master, none is known durable).
     std::vector<std::string> push_batch(std::span<const std::string> payloads);
     /// Same, for a vector.
     std::vector<std::string> push_batch(const std::vector<std::string>& payloads) {
