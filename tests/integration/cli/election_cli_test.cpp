@@ -14,9 +14,12 @@ struct ElectionCli : ::testing::Test {
 }  // namespace
 
 TEST_F(ElectionCli, RunsCmdAsLeaderThenResigns) {
-    const std::string f = dir.file("f");
+    const std::string f = dir.file("f"), stop = dir.file("stop");
+    // CMD runs until the test creates `stop`, so the checks below see it leading however slow
+    // the machine is.
     cli_process p({"--redis", url, "elect", "svc", "--identity", "node-a", "--term", "1s", "--", "sh", "-c",
-                   "echo $REDCOORD_IDENTITY $REDCOORD_EPOCH > " + f + "; sleep 0.6"},
+                   "echo $REDCOORD_IDENTITY $REDCOORD_EPOCH > " + f + "; while [ ! -e " + stop +
+                       " ]; do sleep 0.02; done"},
                   dir.file("out"));
     ASSERT_TRUE(eventually([&] { return contains(read_file(f), "node-a 1"); })) << p.output();
     auto l = run(dir, {"--redis", url, "leader", "svc"});
@@ -24,6 +27,7 @@ TEST_F(ElectionCli, RunsCmdAsLeaderThenResigns) {
     EXPECT_EQ(l.output, "node-a 1\n");
     auto j = run(dir, {"--redis", url, "--json", "leader", "svc"});
     EXPECT_TRUE(contains(j.output, R"({"name":"svc","leader":"node-a","epoch":1,"ttl_ms":)")) << j.output;
+    std::ofstream(stop).put('x');
     ASSERT_EQ(p.wait_for(10s), std::optional<int>(0)) << p.output();
     // Resigned when CMD exited: no leader now, well before the term would have run out.
     auto none = run(dir, {"--redis", url, "leader", "svc"});
