@@ -23,7 +23,7 @@ TEST_F(LockCli, ConcurrentRunsNeverOverlap) {
     std::vector<std::unique_ptr<cli_process>> runs;
     for (int i = 0; i < 3; ++i)
         runs.push_back(std::make_unique<cli_process>(
-            std::vector<std::string>{"--redis", url, "lock", "x", "--ttl", "2s", "--", "sh", "-c", body},
+            std::vector<std::string>{"--redis", url, "lock", "x", "--ttl", "5s", "--", "sh", "-c", body},
             dir.file("run" + std::to_string(i))));
     for (auto& r : runs) {
         const auto st = r->wait_for(20s);
