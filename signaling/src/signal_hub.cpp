@@ -2,6 +2,7 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
+#include <redcoord/core/sentinel.hpp>
 #include <redcoord/core/token.hpp>
 
 #include <algorithm>
@@ -126,8 +127,10 @@ const std::string& waiter::id() const noexcept {
 
 signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, signal_options opts)
     : core_(std::make_shared<hub_core>(master, std::move(opts))) {
-    endpoint mep = master.where();
-    if (mep.is_sentinel()) mep = master.borrow()->where();  // the master Sentinel resolved
+    // A Sentinel endpoint goes to the master link as is: the core subscriber then follows
+    // the master the sentinels name across failovers instead of staying on today's address.
+    const endpoint& mep = master.where();
+    if (mep.is_sentinel() && replicas.empty()) replicas = discover_replicas(mep);
     std::lock_guard lk(core_->sub_mu);
     core_->links.push_back(core_->make_link(mep));
     for (auto& r : replicas) core_->links.push_back(core_->make_link(r));

@@ -150,11 +150,21 @@ public:
     /// A callback for on()/on_pattern().
     using slot_type = std::function<void(const signal&)>;
 
-    /// Starts one pub/sub link to the pool's master (its address is taken from a pooled
-    /// connection, so Sentinel-resolved pools work) and one per replica.
+    /// Starts one pub/sub link to the pool's master and one per replica.
+    ///
+    /// With a Sentinel pool (`master.where().is_sentinel()`) the master link is given the
+    /// Sentinel endpoint itself, so it follows the master the sentinels name across
+    /// failovers (core subscriber, sentinel.hpp); and when `replicas` is empty, the replica
+    /// links go to the replicas the sentinels report at construction (discover_replicas(),
+    /// without those flagged down). Replicas that appear later (e.g. a restarted old master)
+    /// are not added automatically: use add_replica(). After a failover the master link and
+    /// the promoted replica's link are on the same server: enveloped signals are still
+    /// delivered once, plain ones once per link.
     /// @param master the master's pool, used for PUBLISH and scripts; must outlive the hub.
     /// @param replicas replicas of that master (may be empty).
-    /// @throws invalid_argument for bad options; connection errors of connection_pool::borrow.
+    /// @throws invalid_argument for bad options; with a Sentinel pool and no replicas given,
+    ///         the errors of discover_replicas() (connection_error, timeout_error, auth_error,
+    ///         unknown_service) when the sentinels cannot be asked.
     signal_hub(connection_pool& master, std::vector<endpoint> replicas = {}, signal_options opts = {});
     /// Stops the links and the callback thread; pending waits return nullopt. Never throws.
     ~signal_hub();
