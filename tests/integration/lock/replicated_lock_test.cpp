@@ -1,6 +1,7 @@
 // lock_options::replicas against a real master + replica: an acquisition counts only once
 // the replica acknowledged it (WAIT pipelined with the acquire script).
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -19,14 +20,17 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-// The master counts a replica for WAIT only once it is `online` (after the initial sync).
+// A replica that acknowledges writes: the master counts it for WAIT only once it is online
+// and it answers GETACK only after loading the initial snapshot, so wait for a WAIT to pass.
 std::unique_ptr<local_server> online_replica(const local_server& master) {
     auto r = local_server::replica_of(master);
-    for (int i = 0; i < 500; ++i) {
-        if (master.command({"INFO", "replication"}).text().find("state=online") != std::string::npos) return r;
-        std::this_thread::sleep_for(10ms);
+    connection c(master.endpoint());
+    for (int i = 0; i < 100; ++i) {
+        // WAIT counts acknowledgements of this connection's writes, so write first.
+        (void)c.command({"SET", "test:replica-ready", "1"});
+        if (wait_replicas(c, 1, 100ms) >= 1) return r;
     }
-    throw std::runtime_error("replica never came online");
+    throw std::runtime_error("replica never acknowledged");
 }
 
 struct master_and_replica {
