@@ -83,3 +83,19 @@ TEST(LockOptions, NotHeldIsAValueOrLockLost) {
     EXPECT_FALSE(r.extend());
     EXPECT_THROW(r.check_held(), lock_lost);
 }
+
+TEST(LockOptions, ReplicaTimeoutIsCheckedOnlyWithReplicas) {
+    lock_options o;
+    EXPECT_EQ(o.replicas, 0u);
+    EXPECT_EQ(o.replica_timeout, 100ms);
+    o.replica_timeout = 0ms;
+    EXPECT_NO_THROW(detail::validate(o));  // ignored without replicas
+    o.replicas = 1;
+    EXPECT_THROW(detail::validate(o), invalid_argument);
+    o.replica_timeout = -1ms;
+    EXPECT_THROW(detail::validate(o), invalid_argument);
+    o.replica_timeout = o.ttl;  // WAIT must end well before the key could expire
+    EXPECT_THROW(detail::validate(o), invalid_argument);
+    o.replica_timeout = 100ms;
+    EXPECT_NO_THROW(detail::validate(o));
+}
