@@ -144,10 +144,9 @@ struct distributed_lock::impl {
         replicated_reply rr;
         try {
             rr = run_then_wait(*conn, detail::acquire_script(), keys, args, opts.replicas, opts.replica_timeout);
-        } catch (const reply_error&) {
-            throw;
-        } catch (const error&) {
-            // The SET may have happened: remove it if it did (another connection), then report.
+        } catch (...) {
+            // The SET may have happened (e.g. WAIT failed after it): remove it if it did,
+            // on another connection, then report.
             give_back(token);
             throw;
         }
