@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <sys/time.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,28 +145,28 @@ void connection::impl::append(std::span<const std::string_view> argv) {
         fail("sending to");
 }
 
+std::optional<reply> connection::impl::adopt(void* raw) {
+    std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw), freeReplyObject);
+    if (stale_replies > 0) {
+        --stale_replies;
+        return std::nullopt;
+    }
+    try {
+        reply out = detail::convert_reply(owned.get());
+        last_used = std::chrono::steady_clock::now();
+        return out;
+    } catch (...) {
+        poisoned = true;
+        throw;
+    }
+}
+
 reply connection::impl::read_reply() {
     for (;;) {
         void* raw = nullptr;
         errno = 0;
         if (redisGetReply(ctx, &raw) != REDIS_OK || !raw) fail("reading from");
-        auto* rr = static_cast<redisReply*>(raw);
-        if (stale_replies > 0) {
-            --stale_replies;
-            freeReplyObject(rr);
-            continue;
-        }
-        reply out;
-        try {
-            out = detail::convert_reply(rr);
-        } catch (...) {
-            freeReplyObject(rr);
-            poisoned = true;
-            throw;
-        }
-        freeReplyObject(rr);
-        last_used = std::chrono::steady_clock::now();
-        return out;
+        if (auto r = adopt(raw)) return std::move(*r);
     }
 }
 
@@ -183,23 +185,8 @@ void connection::impl::read_ready(const std::function<bool(reply&)>& on_reply) {
         void* raw = nullptr;
         if (redisGetReplyFromReader(ctx, &raw) != REDIS_OK) fail("reading from");
         if (!raw) return;
-        auto* rr = static_cast<redisReply*>(raw);
-        if (stale_replies > 0) {
-            --stale_replies;
-            freeReplyObject(rr);
-            continue;
-        }
-        reply r;
-        try {
-            r = detail::convert_reply(rr);
-        } catch (...) {
-            freeReplyObject(rr);
-            poisoned = true;
-            throw;
-        }
-        freeReplyObject(rr);
-        last_used = std::chrono::steady_clock::now();
-        if (!on_reply(r)) return;
+        auto r = adopt(raw);
+        if (r && !on_reply(*r)) return;
     }
 }
 

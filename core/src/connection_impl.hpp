@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -33,6 +34,9 @@ struct connection::impl {
     void append(std::span<const std::string_view> argv);
     // Blocking read of the next reply, skipping stale ones; transport failures throw and poison.
     reply read_reply();
+    // Takes ownership of one hiredis reply: converted, or nullopt when it was a stale reply
+    // being skipped. A reply that cannot be converted poisons the connection.
+    std::optional<reply> adopt(void* raw);
     // Writes everything hiredis has buffered (poll-driven callers: fan-out, subscriber).
     void flush();
     // One read() from a socket poll() reported readable; each complete reply goes to
