@@ -122,9 +122,10 @@ TEST(Redlock, WaiterWakesOnReleaseWithoutPolling) {
     ASSERT_TRUE(got);
     std::int64_t after = 0;
     for (auto& s : f.servers) after += lock_test::calls(*s, "eval");
-    // Each attempt is one acquire (+ one unlock when refused) per node; a poller would
-    // have made hundreds in 1.5 s. The release itself is 5 more.
-    EXPECT_LE(after - before, 5 * 8) << "waiter polled";
+    // Each attempt is one acquire (+ one unlock when refused) per node; a 5 ms poller would
+    // make ~3000 calls in 1.5 s. The release itself is 5 more; a loaded machine may add a
+    // re-check or two after a slow subscriber link, hence the margin.
+    EXPECT_LE(after - before, 5 * 12) << "waiter polled";
     waiter.unlock();
 }
 
