@@ -176,6 +176,17 @@ void local_sentinel::wait_ready() {
             if (online < opts_.replicas) {
                 ready = false;
                 last = "master sees " + std::to_string(online) + " online replicas";
+            } else if (opts_.replicas > 0) {
+                // Online is not enough: a replica just past its first sync may not acknowledge
+                // writes for a few hundred ms yet. Ready means a write is acknowledged by all.
+                connection c(servers_.front()->endpoint());
+                c.command({"SET", "redcoord:local_sentinel:ready", "1"});
+                auto acks = c.command({"WAIT", std::to_string(opts_.replicas), "100"}).integer();
+                c.command({"DEL", "redcoord:local_sentinel:ready"});
+                if (acks < static_cast<std::int64_t>(opts_.replicas)) {
+                    ready = false;
+                    last = "replicas acknowledge " + std::to_string(acks) + " of " + std::to_string(opts_.replicas) + " writes";
+                }
             }
         } catch (const error& e) {
             ready = false;
