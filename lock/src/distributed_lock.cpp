@@ -56,31 +56,16 @@ reply run_write(connection_pool& pool, const script& s, std::initializer_list<st
 }
 }  // namespace
 
-struct distributed_lock::impl {
+struct distributed_lock::impl : detail::hold_state {
     enum class extend_result { extended, not_held, budget_spent, lost };
 
     impl(connection_pool& p, std::string r, lock_options o)
-        : pool(p), resource(std::move(r)), opts(std::move(o)) {
-        validate_name(resource, "lock resource");
+        : hold_state(std::move(r), "lock", o.prefix, o.ttl), pool(p), opts(std::move(o)) {
         detail::validate(opts);
-        key = make_key(opts.prefix, "lock", resource);
-        fence_key = make_key(opts.prefix, "lock", resource, "fence");
-        channel = make_key(opts.prefix, "lock", resource, "released");
-        ttl_arg = detail::ms_arg(opts.ttl);
     }
 
     connection_pool& pool;
-    std::string resource;
     lock_options opts;
-    std::string key, fence_key, channel, ttl_arg;
-
-    detail::local_gate gate;
-    mutable std::mutex mu;  // guards the holding below
-    std::optional<lock_acquisition> held;
-    std::uint64_t hold_id = 0;
-    std::size_t extensions = 0;
-    bool lost_flag = false;
-    boost::signals2::signal<void(const std::string&)> lost_signal;
 
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
@@ -364,31 +349,11 @@ bool distributed_lock::extend() { return extend(impl_->opts.ttl); }
 
 bool distributed_lock::release() { return impl_->release(); }
 
-bool distributed_lock::lost() const {
-    std::lock_guard l(impl_->mu);
-    return impl_->held && (impl_->lost_flag || clock_type::now() >= impl_->held->valid_until);
-}
-
-bool distributed_lock::held() const {
-    std::lock_guard l(impl_->mu);
-    return impl_->held.has_value();
-}
-
-std::optional<lock_acquisition> distributed_lock::current() const {
-    std::lock_guard l(impl_->mu);
-    return impl_->held;
-}
-
-std::uint64_t distributed_lock::fencing_token() const {
-    std::lock_guard l(impl_->mu);
-    if (!impl_->held) throw lock_lost("lock '" + impl_->resource + "' is not held");
-    return impl_->held->fencing_token;
-}
-
-void distributed_lock::check_held() const {
-    if (!held()) throw lock_lost("lock '" + impl_->resource + "' is not held");
-    if (lost()) throw lock_lost("lock '" + impl_->resource + "' was lost (expired or taken over)");
-}
+bool distributed_lock::lost() const { return impl_->lost(); }
+bool distributed_lock::held() const { return impl_->is_held(); }
+std::optional<lock_acquisition> distributed_lock::current() const { return impl_->current(); }
+std::uint64_t distributed_lock::fencing_token() const { return impl_->fencing_token(); }
+void distributed_lock::check_held() const { impl_->check_held(); }
 
 boost::signals2::connection distributed_lock::on_lost(lost_handler h) {
     return impl_->lost_signal.connect(std::move(h));

@@ -1,6 +1,8 @@
 #include "hold_common.hpp"
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/keys.hpp>
+#include <redcoord/lock/errors.hpp>
 #include <redcoord/core/token.hpp>
 
 #include <algorithm>
@@ -45,5 +47,40 @@ std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milli
 }
 
 std::string ms_arg(std::chrono::milliseconds d) { return std::to_string(d.count()); }
+
+hold_state::hold_state(std::string r, std::string_view k, std::string_view prefix, std::chrono::milliseconds ttl)
+    : resource(std::move(r)), kind(k) {
+    validate_name(resource, "lock resource");
+    key = make_key(prefix, "lock", resource);
+    fence_key = make_key(prefix, "lock", resource, "fence");
+    channel = make_key(prefix, "lock", resource, "released");
+    ttl_arg = ms_arg(ttl);
+}
+
+bool hold_state::lost() const {
+    std::lock_guard l(mu);
+    return held && (lost_flag || std::chrono::steady_clock::now() >= held->valid_until);
+}
+
+bool hold_state::is_held() const {
+    std::lock_guard l(mu);
+    return held.has_value();
+}
+
+std::optional<lock_acquisition> hold_state::current() const {
+    std::lock_guard l(mu);
+    return held;
+}
+
+std::uint64_t hold_state::fencing_token() const {
+    std::lock_guard l(mu);
+    if (!held) throw lock_lost(kind + " '" + resource + "' is not held");
+    return held->fencing_token;
+}
+
+void hold_state::check_held() const {
+    if (!is_held()) throw lock_lost(kind + " '" + resource + "' is not held");
+    if (lost()) throw lock_lost(kind + " '" + resource + "' was lost (expired or taken over)");
+}
 
 }  // namespace redcoord::detail

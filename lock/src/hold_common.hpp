@@ -1,10 +1,17 @@
 #pragma once
 // Small pieces shared by distributed_lock and redlock.
 
+#include <redcoord/lock/acquisition.hpp>
+
+#include <boost/signals2/signal.hpp>
+
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace redcoord::detail {
@@ -38,5 +45,32 @@ std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milli
 
 // Milliseconds as the decimal text Redis expects.
 std::string ms_arg(std::chrono::milliseconds d);
+
+// What a lock object knows about its resource and its current holding; the base of both
+// distributed_lock's and redlock's state, so their accessors are one piece of code.
+struct hold_state {
+    // @throws invalid_argument for a bad resource name.
+    hold_state(std::string resource, std::string_view kind, std::string_view prefix, std::chrono::milliseconds ttl);
+
+    std::string resource;
+    std::string kind;  // "lock" or "redlock", for messages
+    std::string key, fence_key, channel, ttl_arg;
+
+    local_gate gate;
+    mutable std::mutex mu;  // guards the holding below (and what a derived state adds to it)
+    std::optional<lock_acquisition> held;
+    std::uint64_t hold_id = 0;
+    std::size_t extensions = 0;
+    bool lost_flag = false;
+    boost::signals2::signal<void(const std::string&)> lost_signal;
+
+    [[nodiscard]] bool lost() const;
+    [[nodiscard]] bool is_held() const;
+    [[nodiscard]] std::optional<lock_acquisition> current() const;
+    // @throws lock_lost when nothing is held.
+    [[nodiscard]] std::uint64_t fencing_token() const;
+    // @throws lock_lost when nothing is held, or the holding expired or was taken over.
+    void check_held() const;
+};
 
 }  // namespace redcoord::detail

@@ -100,37 +100,22 @@ tally count(const std::vector<node_outcome>& outs) {
 
 }  // namespace
 
-struct redlock::impl {
+struct redlock::impl : detail::hold_state {
     enum class extend_result { extended, not_held, budget_spent, lost };
 
     impl(std::vector<connection_pool*> n, std::string r, redlock_options o)
-        : nodes(std::move(n)), resource(std::move(r)), opts(std::move(o)) {
-        validate_name(resource, "lock resource");
+        : hold_state(std::move(r), "redlock", o.prefix, o.ttl), nodes(std::move(n)), opts(std::move(o)) {
         detail::validate(opts, nodes.size());
         std::set<connection_pool*> seen;
         for (auto* p : nodes) {
             if (!p) throw invalid_argument("redlock given a null node");
             if (!seen.insert(p).second) throw invalid_argument("redlock given the same node twice");
         }
-        key = make_key(opts.prefix, "lock", resource);
-        fence_key = make_key(opts.prefix, "lock", resource, "fence");
-        channel = make_key(opts.prefix, "lock", resource, "released");
-        ttl_arg = detail::ms_arg(opts.ttl);
     }
 
     std::vector<connection_pool*> nodes;
-    std::string resource;
     redlock_options opts;
-    std::string key, fence_key, channel, ttl_arg;
-
-    detail::local_gate gate;
-    mutable std::mutex mu;  // guards the holding and last outcomes
-    std::optional<lock_acquisition> held;
-    std::uint64_t hold_id = 0;
-    std::size_t extensions = 0;
-    bool lost_flag = false;
-    std::vector<node_outcome> last;
-    boost::signals2::signal<void(const std::string&)> lost_signal;
+    std::vector<node_outcome> last;  // guarded by mu
 
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
@@ -440,31 +425,11 @@ bool redlock::extend() { return extend(impl_->opts.ttl); }
 
 bool redlock::release() { return impl_->release(); }
 
-bool redlock::lost() const {
-    std::lock_guard l(impl_->mu);
-    return impl_->held && (impl_->lost_flag || clock_type::now() >= impl_->held->valid_until);
-}
-
-bool redlock::held() const {
-    std::lock_guard l(impl_->mu);
-    return impl_->held.has_value();
-}
-
-std::optional<lock_acquisition> redlock::current() const {
-    std::lock_guard l(impl_->mu);
-    return impl_->held;
-}
-
-std::uint64_t redlock::fencing_token() const {
-    std::lock_guard l(impl_->mu);
-    if (!impl_->held) throw lock_lost("redlock '" + impl_->resource + "' is not held");
-    return impl_->held->fencing_token;
-}
-
-void redlock::check_held() const {
-    if (!held()) throw lock_lost("redlock '" + impl_->resource + "' is not held");
-    if (lost()) throw lock_lost("redlock '" + impl_->resource + "' was lost (expired or taken over)");
-}
+bool redlock::lost() const { return impl_->lost(); }
+bool redlock::held() const { return impl_->is_held(); }
+std::optional<lock_acquisition> redlock::current() const { return impl_->current(); }
+std::uint64_t redlock::fencing_token() const { return impl_->fencing_token(); }
+void redlock::check_held() const { impl_->check_held(); }
 
 std::vector<node_outcome> redlock::last_outcomes() const {
     std::lock_guard l(impl_->mu);
