@@ -13,14 +13,7 @@ namespace {
 // mode (arrive | refresh | withdraw | count), generation the member arrived in.
 // Returns {passed, generation, arrivals}. Server time (TIME) scores the leases, so all
 // lease math happens on one clock.
-const script barrier_script(R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local parties = tonumber(ARGV[2])
-local stored = redis.call('HGET', KEYS[1], 'parties')
-if stored and tonumber(stored) ~= parties then
-  return redis.error_reply('ERR barrier parties mismatch: it has ' .. stored)
-end
+const script barrier_script(std::string(detail::party_script_preamble) + R"lua(
 local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
 local mode = ARGV[6]
 if mode == 'count' then

@@ -13,14 +13,7 @@ namespace {
 // mode (enter | refresh | withdraw | leave | check), round the member entered in.
 // Returns {done, round, count}; done = 2 from 'enter' means the previous round is still
 // leaving. Leases are scored in server time (TIME).
-const script double_barrier_script(R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local parties = tonumber(ARGV[2])
-local stored = redis.call('HGET', KEYS[1], 'parties')
-if stored and tonumber(stored) ~= parties then
-  return redis.error_reply('ERR barrier parties mismatch: it has ' .. stored)
-end
+const script double_barrier_script(std::string(detail::party_script_preamble) + R"lua(
 local round = tonumber(redis.call('HGET', KEYS[1], 'round') or '0')
 local ready = redis.call('HGET', KEYS[1], 'ready') == '1'
 local mode = ARGV[6]

@@ -8,8 +8,22 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace redcoord::detail {
+
+// The opening of the barrier and double_barrier scripts (KEYS[1] the state hash, ARGV[2] the
+// party count): server time in ms as `now`, `parties`, and a refusal when the stored party
+// count differs. One clock (the server's) scores every lease.
+inline constexpr std::string_view party_script_preamble = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local parties = tonumber(ARGV[2])
+local stored = redis.call('HGET', KEYS[1], 'parties')
+if stored and tonumber(stored) ~= parties then
+  return redis.error_reply('ERR barrier parties mismatch: it has ' .. stored)
+end
+)lua";
 
 /// {done, generation, count} as the coordination scripts return it.
 struct phase_reply {
