@@ -1,6 +1,9 @@
 #include "connection_impl.hpp"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <memory>
@@ -132,21 +135,74 @@ void connection::impl::set_timeout(std::chrono::milliseconds t) {
     socket_timeout = t;
 }
 
-void connection::impl::append(std::span<const std::string_view> argv) {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    ptrs.reserve(argv.size());
-    lens.reserve(argv.size());
-    for (auto a : argv) {
-        ptrs.push_back(a.data());
-        lens.push_back(a.size());
+namespace {
+// Runs `fn(argc, ptrs, lens)` with hiredis's argument arrays; commands are short, so the
+// arrays live on the stack unless long.
+template <class Fn>
+int with_argv(std::span<const std::string_view> argv, Fn&& fn) {
+    constexpr std::size_t small = 16;
+    const char* ptr_buf[small];
+    size_t len_buf[small];
+    std::vector<const char*> ptr_vec;
+    std::vector<size_t> len_vec;
+    const char** ptrs = ptr_buf;
+    size_t* lens = len_buf;
+    if (argv.size() > small) {
+        ptr_vec.resize(argv.size());
+        len_vec.resize(argv.size());
+        ptrs = ptr_vec.data();
+        lens = len_vec.data();
     }
-    if (redisAppendCommandArgv(ctx, static_cast<int>(argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
-        fail("sending to");
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        ptrs[i] = argv[i].data();
+        lens[i] = argv[i].size();
+    }
+    return fn(static_cast<int>(argv.size()), ptrs, lens);
+}
+}  // namespace
+
+void connection::impl::append(std::span<const std::string_view> argv) {
+    const int rc = with_argv(argv, [&](int argc, const char** ptrs, const size_t* lens) {
+        return redisAppendCommandArgv(ctx, argc, ptrs, lens);
+    });
+    if (rc != REDIS_OK) fail("sending to");
+}
+
+void connection::impl::append_formatted(std::string_view resp) {
+    if (redisAppendFormattedCommand(ctx, resp.data(), resp.size()) != REDIS_OK) fail("sending to");
+}
+
+namespace detail {
+
+formatted_command::formatted_command(std::span<const std::string_view> argv) {
+    const int rc = with_argv(argv, [&](int argc, const char** ptrs, const size_t* lens) {
+        return redisFormatSdsCommandArgv(&buf_, argc, ptrs, lens);
+    });
+    if (rc < 0 || !buf_) throw error("cannot encode command (out of memory)");
+    len_ = static_cast<std::size_t>(rc);
+}
+
+formatted_command::~formatted_command() {
+    if (buf_) sdsfree(buf_);
+}
+
+}  // namespace detail
+
+bool connection::impl::knows_script(std::string_view sha) const noexcept {
+    for (const auto& k : known_scripts)
+        if (k == sha) return true;
+    return false;
+}
+
+void connection::impl::learned_script(const std::string& sha) {
+    if (!knows_script(sha)) known_scripts.push_back(sha);
 }
 
 std::optional<reply> connection::impl::adopt(void* raw) {
     std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw), freeReplyObject);
+    // The server's script cache was flushed: nothing learned on this connection holds any more.
+    if (owned->type == REDIS_REPLY_ERROR && std::string_view(owned->str, owned->len).rfind("NOSCRIPT", 0) == 0)
+        known_scripts.clear();
     if (stale_replies > 0) {
         --stale_replies;
         return std::nullopt;
@@ -164,6 +220,7 @@ std::optional<reply> connection::impl::adopt(void* raw) {
 reply connection::impl::read_reply() {
     for (;;) {
         void* raw = nullptr;
+        flush();  // so that redisGetReply, finding nothing to write, only reads
         errno = 0;
         if (redisGetReply(ctx, &raw) != REDIS_OK || !raw) fail("reading from");
         if (auto r = adopt(raw)) return std::move(*r);
@@ -171,11 +228,28 @@ reply connection::impl::read_reply() {
 }
 
 void connection::impl::flush() {
-    int done = 0;
-    while (!done) {
+    // hiredis's own writer uses write(), which raises SIGPIPE once the peer has reset the
+    // socket (a second write to a dead server, e.g. after a reply nobody waited for). A
+    // library must not kill its host process, so the buffer goes out with MSG_NOSIGNAL.
+    while (ctx->err == 0 && sdslen(ctx->obuf) > 0) {
         errno = 0;
-        if (redisBufferWrite(ctx, &done) != REDIS_OK) fail("sending to");
+        const ssize_t n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int saved = errno;
+            ctx->err = REDIS_ERR_IO;
+            std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", std::strerror(saved));
+            errno = saved;
+            fail("sending to");
+        }
+        if (static_cast<std::size_t>(n) == sdslen(ctx->obuf)) {
+            sdsfree(ctx->obuf);
+            ctx->obuf = sdsempty();
+        } else {
+            sdsrange(ctx->obuf, static_cast<int>(n), -1);
+        }
     }
+    if (ctx->err != 0) fail("sending to");
 }
 
 void connection::impl::read_ready(const std::function<bool(reply&)>& on_reply) {

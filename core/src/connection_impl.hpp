@@ -5,13 +5,20 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/errors.hpp>
 
+// hiredis.h pulls in sds.h (the type of its output buffer) outside its extern "C" block;
+// including sds.h first, wrapped, gives its functions C linkage.
+extern "C" {
+#include <hiredis/sds.h>
+}
 #include <hiredis/hiredis.h>
 
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace redcoord {
 
@@ -22,6 +29,10 @@ struct connection::impl {
     // Replies still owed by the server for commands whose caller stopped waiting (a fan-out
     // that decided at quorum); the next reader skips them before reading its own.
     unsigned stale_replies = 0;
+    // SHA1s of scripts this connection has seen run: the server's cache has them for the
+    // connection's whole life (a restart or failover breaks the connection), except after
+    // SCRIPT FLUSH, which a NOSCRIPT reply reveals and which empties this list.
+    std::vector<std::string> known_scripts;
     std::chrono::milliseconds socket_timeout{-1};
     std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
 
@@ -32,6 +43,8 @@ struct connection::impl {
 
     void set_timeout(std::chrono::milliseconds t);
     void append(std::span<const std::string_view> argv);
+    // Appends a command already in RESP form (see formatted_command).
+    void append_formatted(std::string_view resp);
     // Blocking read of the next reply, skipping stale ones; transport failures throw and poison.
     reply read_reply();
     // Takes ownership of one hiredis reply: converted, or nullopt when it was a stale reply
@@ -44,9 +57,26 @@ struct connection::impl {
     void read_ready(const std::function<bool(reply&)>& on_reply);
     [[noreturn]] void fail(std::string_view during);
     [[nodiscard]] std::string where() const { return ep.to_string(); }
+    [[nodiscard]] bool knows_script(std::string_view sha) const noexcept;
+    void learned_script(const std::string& sha);
 };
 
 namespace detail {
+
+// One command encoded to RESP once by hiredis, to be appended to many connections (a
+// fan-out to N nodes formats its command once instead of N times).
+class formatted_command {
+public:
+    explicit formatted_command(std::span<const std::string_view> argv);
+    ~formatted_command();
+    formatted_command(const formatted_command&) = delete;
+    formatted_command& operator=(const formatted_command&) = delete;
+    [[nodiscard]] std::string_view resp() const noexcept { return {buf_, len_}; }
+
+private:
+    sds buf_ = nullptr;
+    std::size_t len_ = 0;
+};
 
 struct connection_access {
     static connection::impl& get(connection& c) { return *c.impl_; }

@@ -26,10 +26,17 @@ std::vector<std::string_view> views(const std::vector<std::string>& v) {
     return {v.begin(), v.end()};
 }
 
-}  // namespace
+// What to send: `argv` as is, or, with `sha` set, a script as EVALSHA (`argv`) on connections
+// that have seen it run and EVAL (`eval`, built only when needed) on the others and after
+// NOSCRIPT.
+struct payload {
+    std::span<const std::string_view> argv;
+    std::function<std::vector<std::string_view>()> eval;
+    const std::string* sha = nullptr;
+};
 
-std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const std::vector<std::string>& argv,
-                                 const fan_out_options& opts) {
+std::vector<node_result> run(std::span<connection_pool* const> pools, const payload& what, const fan_out_options& opts) {
+    const auto& argv = what.argv;
     if (opts.timeout.count() <= 0) throw invalid_argument("fan-out timeout must be > 0");
     if (argv.empty()) throw invalid_argument("empty command");
     for (auto* p : pools)
@@ -40,7 +47,13 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
     const std::size_t n = pools.size();
     std::vector<node_result> results(n);
     std::vector<node_io> io(n);
-    const auto argv_views = views(argv);
+    // Encoded once for all nodes; the EVAL form only if some connection needs it.
+    const detail::formatted_command encoded(argv);
+    std::optional<detail::formatted_command> eval_encoded;
+    auto eval_resp = [&] {
+        if (!eval_encoded) eval_encoded.emplace(what.eval ? what.eval() : views(*opts.noscript_fallback));
+        return eval_encoded->resp();
+    };
     std::size_t outstanding = 0;
 
     auto elapsed = [&] {
@@ -61,7 +74,10 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
         try {
             io[i].conn = &detail::connection_access::get(*io[i].lease);
             if (io[i].conn->poisoned) throw connection_error("connection unusable");
-            io[i].conn->append(argv_views);
+            const bool full = what.sha && !io[i].conn->knows_script(*what.sha);
+            io[i].conn->append_formatted(full ? eval_resp() : encoded.resp());
+            // An EVAL that reaches the server loads the script whatever the reply.
+            if (full) io[i].conn->learned_script(*what.sha);
             io[i].conn->flush();
             io[i].waiting = true;
             ++outstanding;
@@ -103,9 +119,10 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                 auto& c = *io[i].conn;
                 try {
                     c.read_ready([&](reply& r) {
-                        if (is_noscript(r) && opts.noscript_fallback && !io[i].retried_noscript) {
+                        if (is_noscript(r) && !io[i].retried_noscript && (what.eval || opts.noscript_fallback)) {
                             io[i].retried_noscript = true;
-                            c.append(views(*opts.noscript_fallback));
+                            c.append_formatted(eval_resp());
+                            if (what.sha) c.learned_script(*what.sha);
                             c.flush();
                             return true;
                         }
@@ -137,12 +154,12 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
         if (io[i].lease) send(i);
         else need_connect.push_back(i);
     }
-    stopped = should_stop();
+    stopped = opts.detach || should_stop();
     collect();
 
     // Round 2: the rest connect in parallel, each bounded by what is left of the deadline,
     // so k unreachable nodes cost one deadline, not k.
-    if (!stopped && !need_connect.empty()) {
+    if ((!stopped || opts.detach) && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
         std::vector<char> connect_timed_out(n, 0);  // not vector<bool>: dialers write in parallel
         std::vector<std::thread> dialers;
@@ -172,7 +189,7 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                                                       : node_result::status::connection_failed,
                               connect_error[i]);
         }
-        stopped = should_stop();
+        stopped = opts.detach || should_stop();
         collect();
     }
 
@@ -189,6 +206,31 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
         }
     }
     return results;
+}
+
+}  // namespace
+
+std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const std::vector<std::string>& argv,
+                                 const fan_out_options& opts) {
+    return run(pools, payload{views(argv), {}, nullptr}, opts);
+}
+
+std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const script& s,
+                                 std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                                 const fan_out_options& opts) {
+    const std::string nkeys = std::to_string(keys.size());
+    auto argv_with = [&](std::string_view verb, std::string_view body) {
+        std::vector<std::string_view> v;
+        v.reserve(3 + keys.size() + args.size());
+        v.push_back(verb);
+        v.push_back(body);
+        v.push_back(nkeys);
+        v.insert(v.end(), keys.begin(), keys.end());
+        v.insert(v.end(), args.begin(), args.end());
+        return v;
+    };
+    const auto sha = argv_with("EVALSHA", s.sha1());
+    return run(pools, payload{sha, [&] { return argv_with("EVAL", s.source()); }, &s.sha1()}, opts);
 }
 
 }  // namespace redcoord

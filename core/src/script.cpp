@@ -1,3 +1,5 @@
+#include "connection_impl.hpp"
+
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
 
@@ -51,24 +53,60 @@ std::vector<std::string> script::eval_argv(std::span<const std::string_view> key
     return build("EVAL", source_, keys, args);
 }
 
-reply script::run(connection& c, std::span<const std::string_view> keys,
-                  std::span<const std::string_view> args) const {
+std::vector<std::string_view> script::argv_for(const connection& c, std::span<const std::string_view> keys,
+                                               std::span<const std::string_view> args, std::string& nkeys) const {
+    // EVALSHA only where this connection has seen the script run; otherwise EVAL, which
+    // loads it and runs it in one round trip (a first EVALSHA would cost a NOSCRIPT trip).
+    const bool known = detail::connection_access::get(const_cast<connection&>(c)).knows_script(sha1_);
+    nkeys = std::to_string(keys.size());
     std::vector<std::string_view> argv;
     argv.reserve(3 + keys.size() + args.size());
-    const std::string nkeys = std::to_string(keys.size());
-    argv.push_back("EVALSHA");
-    argv.push_back(sha1_);
+    argv.push_back(known ? "EVALSHA" : "EVAL");
+    argv.push_back(known ? sha1_ : source_);
     argv.push_back(nkeys);
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
-    try {
-        return c.command(std::span<const std::string_view>(argv));
-    } catch (const reply_error& e) {
-        if (std::string_view(e.what()).rfind("NOSCRIPT", 0) != 0) throw;
+    return argv;
+}
+
+reply script::run(connection& c, std::span<const std::string_view> keys,
+                  std::span<const std::string_view> args) const {
+    auto& ci = detail::connection_access::get(c);
+    std::string nkeys;
+    auto argv = argv_for(c, keys, args, nkeys);
+    if (argv[0] == "EVALSHA") {
+        try {
+            return c.command(std::span<const std::string_view>(argv));
+        } catch (const reply_error& e) {
+            if (std::string_view(e.what()).rfind("NOSCRIPT", 0) != 0) throw;
+        }
+        // SCRIPT FLUSH since we learned it (the reply emptied the connection's list): EVAL.
+        argv = argv_for(c, keys, args, nkeys);
     }
-    // The cache was flushed (restart, failover, SCRIPT FLUSH): load and retry once.
-    c.command({"SCRIPT", "LOAD", source_});
-    return c.command(std::span<const std::string_view>(argv));
+    reply r = c.command(std::span<const std::string_view>(argv));
+    ci.learned_script(sha1_);
+    return r;
+}
+
+void script::send(connection& c, std::span<const std::string_view> keys, std::span<const std::string_view> args) const {
+    auto& ci = detail::connection_access::get(c);
+    if (ci.poisoned) throw connection_error("connection to " + ci.where() + " is unusable after an earlier failure");
+    std::string nkeys;
+    const auto argv = argv_for(c, keys, args, nkeys);
+    ci.set_timeout(ci.ep.command_timeout);
+    ci.append(argv);
+    ci.flush();
+    // The reply is the next reader's to skip. An EVAL we sent loads the script, so EVALSHA is
+    // safe for whatever follows on this connection.
+    ++ci.stale_replies;
+    ci.learned_script(sha1_);
+}
+
+void script::send(connection_pool& pool, std::initializer_list<std::string_view> keys,
+                  std::initializer_list<std::string_view> args) const {
+    auto c = pool.borrow();
+    send(*c, std::span<const std::string_view>(keys.begin(), keys.size()),
+         std::span<const std::string_view>(args.begin(), args.size()));
 }
 
 reply script::run(connection& c, std::initializer_list<std::string_view> keys,

@@ -1,9 +1,12 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 
+#include <pthread.h>
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -21,11 +24,51 @@ void fill_random(void* buf, std::size_t n) {
         n -= static_cast<std::size_t>(got);
     }
 }
+// Bumped in a forked child, so the child never hands out bytes its parent also used.
+std::atomic<std::uint64_t> fork_generation{0};
+
+void after_fork_in_child() { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+// Per-thread random bytes, drawn from getrandom 512 at a time: a token per lock attempt would
+// otherwise cost a system call each.
+class random_buffer {
+public:
+    void take(unsigned char* out, std::size_t n) {
+        static const bool registered = [] { return ::pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0; }();
+        (void)registered;
+        const auto gen = fork_generation.load(std::memory_order_relaxed);
+        if (gen != generation_) {
+            used_ = bytes_.size();  // inherited from the parent: discard
+            generation_ = gen;
+        }
+        while (n > 0) {
+            if (used_ == bytes_.size()) {
+                fill_random(bytes_.data(), bytes_.size());
+                used_ = 0;
+            }
+            const std::size_t k = std::min(n, bytes_.size() - used_);
+            std::memcpy(out, bytes_.data() + used_, k);
+            // Handed-out bytes are wiped so a later read of this buffer cannot recover them.
+            std::memset(bytes_.data() + used_, 0, k);
+            used_ += k;
+            out += k;
+            n -= k;
+        }
+    }
+
+private:
+    std::array<unsigned char, 512> bytes_{};
+    std::size_t used_ = bytes_.size();
+    std::uint64_t generation_ = 0;
+};
+
+thread_local random_buffer buffer;
+
 }  // namespace
 
 std::string random_token() {
     std::array<unsigned char, 20> bytes{};
-    fill_random(bytes.data(), bytes.size());
+    buffer.take(bytes.data(), bytes.size());
     static constexpr char digits[] = "0123456789abcdef";
     std::string out(bytes.size() * 2, '0');
     for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -37,7 +80,7 @@ std::string random_token() {
 
 std::uint64_t random_u64() {
     std::uint64_t v = 0;
-    fill_random(&v, sizeof v);
+    buffer.take(reinterpret_cast<unsigned char*>(&v), sizeof v);
     return v;
 }
 

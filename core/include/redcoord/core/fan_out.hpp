@@ -5,6 +5,7 @@
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/reply.hpp>
+#include <redcoord/core/script.hpp>
 
 #include <chrono>
 #include <functional>
@@ -44,6 +45,11 @@ struct fan_out_options {
     /// If set, a node answering with NOSCRIPT is sent this command instead, in the same
     /// fan-out (used with script::evalsha_argv / eval_argv).
     std::optional<std::vector<std::string>> noscript_fallback;
+    /// Send to every node (connecting where needed, within `timeout`) and return without
+    /// waiting for any reply: the sent nodes stay `pending`, and each connection's next user
+    /// skips its reply. For best-effort writes such as a lock release whose outcome nobody
+    /// reads. `stop_when` is not consulted.
+    bool detach = false;
 };
 
 /// Sends `argv` to every pool at once and collects the replies, using non-blocking I/O and
@@ -56,5 +62,14 @@ struct fan_out_options {
 [[nodiscard]] std::vector<node_result> fan_out(std::span<connection_pool* const> pools,
                                                const std::vector<std::string>& argv,
                                                const fan_out_options& opts);
+
+/// Runs script `s` on every pool at once, as fan_out() above: `EVALSHA` on connections that
+/// have seen the script run, `EVAL` on the others (it loads the script in the same round
+/// trip), and `EVAL` again for a node that answers NOSCRIPT (SCRIPT FLUSH), so a node's part
+/// never silently fails to run for want of a cached script.
+/// @throws invalid_argument as fan_out() above.
+[[nodiscard]] std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const script& s,
+                                               std::span<const std::string_view> keys,
+                                               std::span<const std::string_view> args, const fan_out_options& opts);
 
 }  // namespace redcoord

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// A Lua script run by SHA1 with EVALSHA, loading it on NOSCRIPT (redis.io: EVALSHA).
+/// A Lua script run with EVAL once per connection and EVALSHA after that (redis.io: EVAL,
+/// EVALSHA, "Script cache").
 
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/pool.hpp>
@@ -15,9 +16,13 @@ namespace redcoord {
 
 /// A Lua script: its source and SHA1, computed once at construction.
 ///
-/// run() sends `EVALSHA sha numkeys keys... args...`; on a NOSCRIPT error reply (script
-/// cache flushed, failover, restart) it sends `SCRIPT LOAD` and retries once. Keys and
-/// values always travel as KEYS/ARGV, never spliced into the source.
+/// Each connection remembers which scripts it has seen run. On a connection that has not,
+/// run() sends `EVAL source numkeys keys... args...`, which loads the script and runs it in
+/// one round trip; after that it sends `EVALSHA sha ...`. The server's cache outlives the
+/// connection's view of it except after SCRIPT FLUSH (a restart or failover breaks the
+/// connection, and a new connection starts with EVAL): a NOSCRIPT reply empties the
+/// connection's list and run() retries once with EVAL. Keys and values always travel as
+/// KEYS/ARGV, never spliced into the source.
 ///
 /// Thread-safety: immutable after construction; share freely.
 class script {
@@ -40,6 +45,18 @@ public:
     reply run(connection_pool& pool, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
 
+    /// Sends the script on `c` without waiting for its reply (pipelining): the reply, error
+    /// or not, is read and discarded by the connection's next reader, before its own. For
+    /// writes whose outcome the caller does not need, such as a best-effort lock release;
+    /// the command reaches the server in order with whatever `c` sends next.
+    /// @throws connection_error when `c` is poisoned; timeout_error / connection_error when
+    ///         the write fails (the connection is then poisoned).
+    void send(connection& c, std::span<const std::string_view> keys, std::span<const std::string_view> args) const;
+    /// Borrows from `pool`, sends as above, returns the connection (its next user skips the
+    /// reply). Same errors as borrow() and send(connection&, ...).
+    void send(connection_pool& pool, std::initializer_list<std::string_view> keys,
+              std::initializer_list<std::string_view> args) const;
+
     /// The argument vector of `EVALSHA sha numkeys keys... args...` (for fan-out).
     [[nodiscard]] std::vector<std::string> evalsha_argv(std::span<const std::string_view> keys,
                                                         std::span<const std::string_view> args) const;
@@ -48,6 +65,11 @@ public:
                                                      std::span<const std::string_view> args) const;
 
 private:
+    // EVALSHA or EVAL for `c` (see the class comment); the views point into this script,
+    // `keys`, `args` and `nkeys`.
+    std::vector<std::string_view> argv_for(const connection& c, std::span<const std::string_view> keys,
+                                           std::span<const std::string_view> args, std::string& nkeys) const;
+
     std::string source_;
     std::string sha1_;
 };

@@ -8,7 +8,9 @@
 namespace redcoord {
 
 /// 20 random bytes from getrandom(2), as 40 lower-case hex characters: lock tokens,
-/// consumer, waiter and message ids.
+/// consumer, waiter and message ids. Each thread draws kernel randomness 512 bytes at a time
+/// and hands each byte out once (wiped after use; a forked child discards what it inherited),
+/// so a token costs a system call only every 25 calls.
 /// @throws error if the kernel cannot supply randomness.
 [[nodiscard]] std::string random_token();
 
