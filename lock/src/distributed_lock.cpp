@@ -76,55 +76,58 @@ struct distributed_lock::impl : detail::hold_state {
         std::int64_t pttl = -2;  // holder's PTTL in ms when refused
     };
 
-    attempt_result attempt() {
+    // `will_wait`: a refusal marks the holder's key, so its release publishes.
+    attempt_result attempt(bool will_wait) {
         auto token = random_token();
         const auto t0 = clock_type::now();
         std::size_t acks = 0;
-        const reply r = opts.replicas == 0
-                            ? detail::acquire_script().run(pool, {key, fence_key}, {token, ttl_arg, "0"})
-                            : run_replicated(token, acks);
-        const auto& e = r.elements();
-        if (e.size() < 2) throw protocol_error("lock: unexpected acquire reply");
+        const std::string_view keys[] = {key, fence_key};
+        const std::string_view args[] = {token, ttl_arg, "1"};
+        // The mark argument only when waiting: the hot path sends two arguments.
+        const std::span<const std::string_view> argv(args, will_wait ? 3 : 2);
+        const reply r = opts.replicas == 0 ? run_acquire(keys, argv) : run_replicated(token, keys, argv, acks);
+        if (!r.is_integer() || r.integer() == 0) throw protocol_error("lock: unexpected acquire reply");
         attempt_result out;
-        if (e[0].integer() == 1) {
+        if (r.integer() > 0) {
             const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
             if (acks < opts.replicas) {
                 // Not on enough replicas: a failover could hand the lock to someone else
-                // while we hold it. Give it back without waking waiters (nobody else got it)
-                // and retry after replica_timeout.
+                // while we hold it. Give it back and retry after replica_timeout.
                 give_back(token);
                 out.pttl = opts.replica_timeout.count();
                 return out;
             }
             if (detail::validity(opts.ttl, elapsed, opts.drift_factor).count() <= 0) {
                 // Too slow to be useful (seed 004, step 4): give it back at once.
-                try {
-                    (void)detail::release_script().run(pool, {key, fence_key}, {token, "0", ""});
-                } catch (...) {
-                }
+                give_back(token);
                 return out;
             }
             out.got = lock_acquisition{std::move(token),
                                        t0 + opts.ttl - detail::clock_drift(opts.ttl, opts.drift_factor),
-                                       static_cast<std::uint64_t>(e[1].integer())};
+                                       static_cast<std::uint64_t>(r.integer())};
         } else {
-            out.pttl = e[1].integer();
+            out.pttl = -2 - r.integer();
         }
         return out;
     }
 
-    // Best effort: an undeleted key expires after ttl.
+    // Best effort: an undeleted key expires after ttl. Waiters that marked the key meanwhile
+    // are woken.
     void give_back(const std::string& token) noexcept {
         try {
-            (void)detail::release_script().run(pool, {key, fence_key}, {token, "0", ""});
+            (void)detail::release_script().run(pool, {key}, {token});
         } catch (...) {
         }
     }
 
     // The acquire script and WAIT in one write on one connection; `acks` gets WAIT's count.
-    reply run_replicated(const std::string& token, std::size_t& acks) {
-        const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {token, ttl_arg, "0"};
+    reply run_acquire(std::span<const std::string_view> keys, std::span<const std::string_view> args) {
+        auto conn = pool.borrow();
+        return detail::acquire_script().run(*conn, keys, args);
+    }
+
+    reply run_replicated(const std::string& token, std::span<const std::string_view> keys,
+                         std::span<const std::string_view> args, std::size_t& acks) {
         auto conn = pool.borrow();
         replicated_reply rr;
         try {
@@ -160,7 +163,7 @@ struct distributed_lock::impl : detail::hold_state {
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
         if (!gate.enter(deadline)) return std::nullopt;
         try {
-            auto r = attempt();  // hot path: no subscription unless we have to wait
+            auto r = attempt(clock_type::now() < deadline);  // hot path: no subscription unless we have to wait
             detail::release_waiter* w = nullptr;
             std::uint64_t seen = 0;
             unsigned losses = 0;  // consecutive races lost right after a release notification
@@ -174,20 +177,18 @@ struct distributed_lock::impl : detail::hold_state {
                     bool live = false;
                     seen = w->arm(std::min(std::chrono::duration_cast<milliseconds>(deadline - now), milliseconds(1000)),
                                   live);
-                    r = attempt();
+                    r = attempt(true);
                     continue;
                 }
                 if (losses > 0) {
-                    // We lost the last race for a released lock: back off before reacting to
-                    // releases again, then act at once if one happened meanwhile.
+                    // We lost the last race for a released lock: back off, then try once more,
+                    // which also marks the new holder's key (the mark died with the key whose
+                    // release we lost), so its release wakes us.
                     std::this_thread::sleep_until(
                         std::min(deadline, now + detail::contention_backoff(losses, opts.contention_backoff)));
-                    if (const auto g = w->generation(); g != seen) {
-                        seen = g;
-                        r = attempt();
-                        if (!r.got) ++losses;
-                        continue;
-                    }
+                    seen = w->generation();  // read before the attempt: no lost wake-ups
+                    r = attempt(true);
+                    if (r.got) break;
                     now = clock_type::now();
                     if (now >= deadline) break;
                 }
@@ -201,8 +202,9 @@ struct distributed_lock::impl : detail::hold_state {
                 seen = w->generation();  // read before the attempt: no lost wake-ups
                 if (woke && opts.wake_jitter.count() > 0)
                     std::this_thread::sleep_until(std::min(deadline, clock_type::now() + detail::jitter(opts.wake_jitter)));
-                r = attempt();
-                if (!r.got && woke) ++losses;
+                r = attempt(true);
+                if (r.got) break;
+                losses = woke ? losses + 1 : 0;
             }
             if (r.got) {
                 commit(*r.got);
@@ -298,23 +300,40 @@ struct distributed_lock::impl : detail::hold_state {
         }
     }
 
+    // Clears the local holding; nullopt when nothing was held.
+    std::optional<lock_acquisition> take_hold() {
+        std::lock_guard l(mu);
+        if (!held) return std::nullopt;
+        std::optional<lock_acquisition> a = std::move(held);
+        held.reset();
+        ++hold_id;
+        lost_flag = false;
+        if (dog) dog->disarm();
+        return a;
+    }
+
     bool release() {
-        lock_acquisition a;
-        {
-            std::lock_guard l(mu);
-            if (!held) return false;
-            a = std::move(*held);
-            held.reset();
-            ++hold_id;
-            lost_flag = false;
-            if (dog) dog->disarm();
-        }
+        auto a = take_hold();
+        if (!a) return false;
         struct leave_on_exit {
             detail::local_gate& g;
             ~leave_on_exit() { g.leave(); }
         } leave{gate};
-        const reply r = run_write(pool, detail::release_script(), {key, fence_key}, {a.token, "0", channel});
+        const reply r = run_write(pool, detail::release_script(), {key}, {a->token});
         return r.integer() == 1;
+    }
+
+    // Lockable::unlock: the release is written and not waited for (the connection's next
+    // user skips its reply), so a holder that re-acquires pipelines both.
+    void unlock() noexcept {
+        auto a = take_hold();
+        if (!a) return;
+        try {
+            detail::release_script().send(pool, {key}, {a->token});
+        } catch (...) {
+            // Not sent: the key expires after its TTL.
+        }
+        gate.leave();
     }
 };
 
@@ -363,13 +382,7 @@ void distributed_lock::lock() { (void)impl_->acquire_until(detail::forever()); }
 
 bool distributed_lock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
 
-void distributed_lock::unlock() noexcept {
-    try {
-        (void)impl_->release();
-    } catch (...) {
-        // Lockable::unlock must not throw; the key expires after its TTL.
-    }
-}
+void distributed_lock::unlock() noexcept { impl_->unlock(); }
 
 const std::string& distributed_lock::resource() const noexcept { return impl_->resource; }
 const std::string& distributed_lock::key() const noexcept { return impl_->key; }

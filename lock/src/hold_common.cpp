@@ -53,8 +53,9 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
     validate_name(resource, "lock resource");
     key = make_key(prefix, "lock", resource);
     fence_key = make_key(prefix, "lock", resource, "fence");
-    channel = make_key(prefix, "lock", resource, "released");
+    channel = key + ":released";  // the release script derives it the same way from KEYS[1]
     ttl_arg = ms_arg(ttl);
+
 }
 
 bool hold_state::lost() const {

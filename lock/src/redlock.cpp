@@ -128,9 +128,10 @@ struct redlock::impl : detail::hold_state {
         const std::size_t n = nodes.size();
         fan_out_options fo;
         fo.timeout = opts.node_timeout;
-        // EVAL, not EVALSHA: a node still in flight when the round is decided early would
-        // answer NOSCRIPT (restarted node, flushed cache) after the fan-out stopped listening,
-        // and its part would silently never run. EVAL costs a few hundred bytes more.
+        // Decided early, a node still in flight ran the script unless SCRIPT FLUSH emptied its
+        // cache since its connection last used it (a NOSCRIPT its next user skips). Rounds that
+        // stop early are acquire and extend, for which "did not run" is the safe side: no key
+        // taken, no validity claimed from that node.
         if (!until_all) {
             fo.stop_when = [n, acquire](std::span<const node_result> rs) {
                 tally t;
@@ -144,7 +145,7 @@ struct redlock::impl : detail::hold_state {
                 return detail::decide(n, t.yes, t.no, t.failed) != detail::quorum_state::undecided;
             };
         }
-        auto results = fan_out(nodes, s.eval_argv(keys, args), fo);
+        auto results = fan_out(nodes, s, keys, args, fo);
         std::vector<node_outcome> outs;
         outs.reserve(n);
         for (const auto& r : results) outs.push_back(classify(r, acquire));
@@ -155,9 +156,11 @@ struct redlock::impl : detail::hold_state {
         return outs;
     }
 
+    // Step 5's clean-up. It publishes only where a waiter marked our key (it saw us as the
+    // majority holder and waits for our release).
     void unlock_all(const std::string& token, const std::string& floor) {
         const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {token, floor, std::string_view{}};
+        const std::string_view args[] = {token, floor};
         (void)round(detail::release_script(), keys, args, false, true);
     }
 
@@ -167,11 +170,12 @@ struct redlock::impl : detail::hold_state {
         bool majority_holder = false;  // one other client holds a majority: wait for its release
     };
 
-    attempt_result attempt() {
+    // `will_wait`: a refusal marks the holder's key, so its release publishes.
+    attempt_result attempt(bool will_wait) {
         auto token = random_token();
         const auto t0 = clock_type::now();
         const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {token, ttl_arg, "1"};
+        const std::string_view args[] = {token, ttl_arg, will_wait ? "1" : "0", "h"};
         auto outs = round(detail::acquire_script(), keys, args, true, false);
         const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
         const auto t = count(outs);
@@ -247,7 +251,7 @@ struct redlock::impl : detail::hold_state {
         if (!gate.enter(deadline)) return std::nullopt;
         try {
             std::size_t attempts = 1;
-            auto r = attempt();
+            auto r = attempt(clock_type::now() < deadline);
             detail::release_waiter* w = nullptr;
             std::uint64_t seen = 0;
             unsigned losses = 0;  // consecutive races lost right after a release notification
@@ -263,18 +267,20 @@ struct redlock::impl : detail::hold_state {
                     sleep_until_min(clock_type::now() + detail::jitter(opts.retry_jitter), deadline);
                 } else if (r.majority_holder) {
                     if (losses > 0) {
-                        // Lost the last race for a released lock: back off, then act at once
-                        // if a release happened meanwhile.
+                        // Lost the last race for a released lock: back off, then try once
+                        // more, which also marks the new holder's key (the mark died
+                        // with the key whose release we lost), so its release wakes us.
                         sleep_until_min(now + detail::contention_backoff(losses, opts.contention_backoff), deadline);
-                        if (const auto g = w->generation(); g != seen) {
-                            seen = g;
-                            r = attempt();
-                            ++attempts;
-                            if (!r.got) ++losses;
+                        seen = w->generation();  // read before the attempt: no lost wake-ups
+                        r = attempt(true);
+                        ++attempts;
+                        if (r.got) break;
+                        now = clock_type::now();
+                        if (now >= deadline || (opts.retry_count > 0 && attempts >= opts.retry_count)) break;
+                        if (!r.majority_holder) {
+                            losses = 0;
                             continue;
                         }
-                        now = clock_type::now();
-                        if (now >= deadline) break;
                     }
                     // Sleep until the holder releases (notification) or its keys expire.
                     clock_type::duration slice = opts.max_retry_interval;
@@ -292,9 +298,10 @@ struct redlock::impl : detail::hold_state {
                     (void)w->wait(seen, std::min(deadline, now + opts.retry_delay + detail::jitter(opts.retry_jitter)));
                     seen = w->generation();
                 }
-                r = attempt();
+                r = attempt(true);
                 ++attempts;
-                if (!r.got && woke) ++losses;
+                if (r.got) break;
+                losses = woke ? losses + 1 : 0;
             }
             if (r.got) {
                 commit(*r.got);
@@ -365,24 +372,28 @@ struct redlock::impl : detail::hold_state {
 
     bool watchdog_tick(std::uint64_t id) { return extend_hold(id, opts.ttl) == extend_result::extended; }
 
+    // Clears the local holding; nullopt when nothing was held.
+    std::optional<lock_acquisition> take_hold() {
+        std::lock_guard l(mu);
+        if (!held) return std::nullopt;
+        std::optional<lock_acquisition> a = std::move(held);
+        held.reset();
+        ++hold_id;
+        lost_flag = false;
+        if (dog) dog->disarm();
+        return a;
+    }
+
     bool release() {
-        lock_acquisition a;
-        {
-            std::lock_guard l(mu);
-            if (!held) return false;
-            a = std::move(*held);
-            held.reset();
-            ++hold_id;
-            lost_flag = false;
-            if (dog) dog->disarm();
-        }
+        auto a = take_hold();
+        if (!a) return false;
         struct leave_on_exit {
             detail::local_gate& g;
             ~leave_on_exit() { g.leave(); }
         } leave{gate};
-        const std::string floor = std::to_string(a.fencing_token);
+        const std::string floor = std::to_string(a->fencing_token);
         const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {a.token, floor, channel};
+        const std::string_view args[] = {a->token, floor};
         auto outs = round(detail::release_script(), keys, args, false, false);
         const auto t = count(outs);
         const std::size_t n = nodes.size(), q = detail::quorum(n);
@@ -391,6 +402,25 @@ struct redlock::impl : detail::hold_state {
         throw outcome_unknown("redlock '" + resource + "': release answered by too few nodes (" +
                               std::to_string(t.yes) + " deleted, " + std::to_string(t.no) + " not ours, " +
                               std::to_string(t.failed) + " failed); keys left expire after their TTL");
+    }
+
+    // Lockable::unlock: the release goes to every node and is not waited for (each
+    // connection's next user skips its reply), so a holder that re-acquires pipelines both.
+    void unlock() noexcept {
+        auto a = take_hold();
+        if (!a) return;
+        try {
+            const std::string floor = std::to_string(a->fencing_token);
+            const std::string_view keys[] = {key, fence_key};
+            const std::string_view args[] = {a->token, floor};
+            fan_out_options fo;
+            fo.timeout = opts.node_timeout;
+            fo.detach = true;
+            (void)fan_out(nodes, detail::release_script(), keys, args, fo);
+        } catch (...) {
+            // Not sent: keys left behind expire after their TTL.
+        }
+        gate.leave();
     }
 };
 
@@ -442,13 +472,7 @@ void redlock::lock() { (void)impl_->acquire_until(detail::forever()); }
 
 bool redlock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
 
-void redlock::unlock() noexcept {
-    try {
-        (void)impl_->release();
-    } catch (...) {
-        // Lockable::unlock must not throw; keys left behind expire after their TTL.
-    }
-}
+void redlock::unlock() noexcept { impl_->unlock(); }
 
 const std::string& redlock::resource() const noexcept { return impl_->resource; }
 const std::string& redlock::key() const noexcept { return impl_->key; }

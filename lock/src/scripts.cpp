@@ -5,25 +5,44 @@ namespace redcoord::detail {
 const script& acquire_script() {
     static const script s(R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('INCR', KEYS[2])}
+  local fence = redis.call('INCR', KEYS[2])
+  if ARGV[4] then return {1, fence} end
+  return fence
 end
-local holder = redis.call('GET', KEYS[1])
-if ARGV[3] == '1' and holder then holder = string.sub(redis.sha1hex(holder), 1, 16) else holder = '' end
-return {0, redis.call('PTTL', KEYS[1]), holder}
+local pttl = redis.call('PTTL', KEYS[1])
+local holder = ''
+if ARGV[3] == '1' or ARGV[4] then
+  local v = redis.call('GET', KEYS[1])
+  if v then
+    local n = #v
+    if string.byte(v, n) == 42 then n = n - 1
+    elseif ARGV[3] == '1' then redis.call('APPEND', KEYS[1], '*') end
+    if ARGV[4] then holder = string.sub(redis.sha1hex(string.sub(v, 1, n)), 1, 16) end
+  end
+end
+if ARGV[4] then return {0, pttl, holder} end
+return -2 - pttl
 )lua");
     return s;
 }
 
 const script& release_script() {
     static const script s(R"lua(
-local floor = tonumber(ARGV[2])
-if floor and floor > 0 then
-  local cur = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-  if cur < floor then redis.call('SET', KEYS[2], ARGV[2]) end
+if KEYS[2] then
+  local floor = tonumber(ARGV[2])
+  if floor and floor > 0 then
+    local cur = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+    if cur < floor then redis.call('SET', KEYS[2], ARGV[2]) end
+  end
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], 'released') end
+  return 1
+end
+if v == ARGV[1] .. '*' then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[1] .. ':released', 'released')
   return 1
 end
 return 0
@@ -33,7 +52,8 @@ return 0
 
 const script& extend_script() {
     static const script s(R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] or v == ARGV[1] .. '*' then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0

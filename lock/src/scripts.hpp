@@ -1,28 +1,38 @@
 #pragma once
 // The lock's Lua scripts. Every value travels as KEYS/ARGV, never in the source.
+//
+// The lock key holds the holder's token, followed by one '*' once a refused caller that
+// will wait has marked it (tokens are hex, so the mark is unambiguous). Only a marked key's
+// release publishes: a lock nobody waits for costs its release no PUBLISH, and the release
+// script does the same work as a plain compare-and-delete. The mark dies with the key, so a
+// waiter that loses the race for a release marks the next holder's key with its next refused
+// attempt, and a waiter backing off is not woken by every release of a busy lock.
 
 #include <redcoord/core/script.hpp>
 
 namespace redcoord::detail {
 
-// KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] "1" to
-// identify the holder. Returns {1, fencing token} when acquired, else {0, PTTL of the current
-// holder, holder id}: the holder id is the first 16 hex digits of SHA1(holder's token) with
-// ARGV[3] == "1" (redlock: tells a real majority holder from a split vote without revealing
-// the token), else empty.
-// SET NX PX and INCR in one script, so a fencing token exists iff the lock was taken.
+// KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] ttl in ms, optional
+// ARGV[3] "1" when the caller will wait for a release (a refusal marks the key), optional
+// ARGV[4] present to identify the holder. SET NX PX and INCR in one script, so a fencing
+// token exists iff the lock was taken.
+// Without ARGV[4] returns an integer: the fencing token (>= 1) when acquired, else
+// -2 - PTTL of the holder (<= -1). With ARGV[4] (redlock) returns {1, fencing token} or
+// {0, PTTL, holder id}, the holder id being the first 16 hex digits of SHA1(holder's token):
+// it tells a real majority holder from a split vote without revealing the token.
+// Optional arguments are left off rather than sent empty: every argument costs formatting
+// and parsing on both sides of the hot path.
 const script& acquire_script();
 
-// KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] fencing floor ("0": none),
-// ARGV[3] channel to PUBLISH on when the key was ours and got deleted ("": none; redlock's
-// clean-up of a failed attempt must not wake other waiters, who would retry and fail in turn).
-// Returns 1 when the key held our token and was deleted, else 0 (nothing deleted).
-// With a floor, raises the counter to at least that value first (redlock: keeps the nodes'
-// counters from falling behind one another, see redlock.hpp).
+// KEYS[1] lock key, optional KEYS[2] fencing counter; ARGV[1] token, ARGV[2] fencing floor
+// (with KEYS[2]). Deletes the key iff it holds our token; if it was marked, PUBLISHes on
+// KEYS[1] .. ":released" (hold_state::channel). Returns 1 when deleted, else 0. With the
+// counter, raises it to at least the floor first (redlock: keeps the nodes' counters from
+// falling behind one another, see redlock.hpp).
 const script& release_script();
 
-// KEYS[1] lock key; ARGV[1] token, ARGV[2] ttl in ms. PEXPIREs iff the key holds our token.
-// Returns 1 when extended, 0 when the key is no longer ours.
+// KEYS[1] lock key; ARGV[1] token, ARGV[2] ttl in ms. PEXPIREs iff the key holds our token
+// (marked or not). Returns 1 when extended, 0 when the key is no longer ours.
 const script& extend_script();
 
 }  // namespace redcoord::detail
