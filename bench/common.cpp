@@ -44,6 +44,12 @@ std::map<std::string, result> run_benchmarks(int argc, char** argv) {
     return rep.results;
 }
 
+double thread_cpu_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
 void print_ratio(const std::string& name, double value) {
     std::printf("ratio %s %.3f\n", name.c_str(), value);
     std::fflush(stdout);

@@ -4,6 +4,11 @@
 //   ratio <name> <value>
 //   value <name> <number> <unit>
 
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,5 +31,38 @@ void print_value(const std::string& name, double number, const std::string& unit
 
 // Percentile (0..100) of a sample, by nearest rank; 0 for an empty sample.
 double percentile(std::vector<double> sample, double p);
+
+// Time and calling-thread CPU spent by one side of an interleaved comparison.
+struct side {
+    double wall_ns = 0;
+    double cpu_ns = 0;
+    std::uint64_t calls = 0;
+    [[nodiscard]] double per_second() const { return wall_ns > 0 ? static_cast<double>(calls) * 1e9 / wall_ns : 0.0; }
+    [[nodiscard]] double cpu_ns_per_call() const { return calls ? cpu_ns / static_cast<double>(calls) : 0.0; }
+};
+
+double thread_cpu_ns();
+
+// Each benchmark iteration runs `block` calls of `a`, then `block` calls of `b`, adding each
+// block's wall and thread CPU time to its side. Loopback latency here drifts by a factor of
+// several within seconds, so a reference measured in its own time slot says little about
+// the library measured in another; alternating in short blocks gives both the same machine.
+template <class A, class B>
+void alternate(benchmark::State& st, A&& a, B&& b, side& sa, side& sb, int block = 16) {
+    auto run = [&](auto& fn, side& s) {
+        const auto w0 = std::chrono::steady_clock::now();
+        const double c0 = thread_cpu_ns();
+        for (int i = 0; i < block; ++i) fn();
+        s.cpu_ns += thread_cpu_ns() - c0;
+        s.wall_ns += static_cast<double>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w0).count());
+        s.calls += static_cast<std::uint64_t>(block);
+    };
+    for (auto _ : st) {
+        run(a, sa);
+        run(b, sb);
+    }
+    st.SetItemsProcessed(st.iterations() * 2 * block);
+}
 
 }  // namespace redcoord::bench

@@ -10,8 +10,14 @@
 namespace lock_bench {
 
 struct contended_result {
-    double sections_per_s = 0;
+    double seconds = 0;
     std::uint64_t sections = 0;
+    [[nodiscard]] double per_second() const { return seconds > 0 ? static_cast<double>(sections) / seconds : 0.0; }
+    contended_result& operator+=(const contended_result& o) {
+        seconds += o.seconds;
+        sections += o.sections;
+        return *this;
+    }
 };
 
 // Raw clients: SET NX PX; on failure retry after 5 +- 5 ms.
