@@ -47,8 +47,8 @@ namespace {
 
 using status = node_outcome::status;
 
-// Maps one fan-out result to a node outcome; `acquire` rounds answer {ok, value}, the others
-// an integer 1/0.
+// Maps one fan-out result to a node outcome; `acquire` rounds answer the fencing token or
+// {0, PTTL, holder id}, the others an integer 1/0.
 node_outcome classify(const node_result& r, bool acquire) {
     node_outcome o;
     o.latency = r.latency;
@@ -63,17 +63,16 @@ node_outcome classify(const node_result& r, bool acquire) {
         if (v.is_error()) {
             o.state = status::error;
             o.detail = v.text();
+        } else if (acquire && v.is_integer()) {
+            if (v.integer() < 1) throw protocol_error("unexpected acquire reply");
+            o.state = status::yes;
+            o.fence = static_cast<std::uint64_t>(v.integer());
         } else if (acquire) {
             const auto& e = v.elements();
-            if (e.size() < 2) throw protocol_error("unexpected acquire reply");
-            if (e[0].integer() == 1) {
-                o.state = status::yes;
-                o.fence = static_cast<std::uint64_t>(e[1].integer());
-            } else {
-                o.state = status::no;
-                o.pttl = e[1].integer();
-                if (e.size() > 2) o.holder = e[2].text();
-            }
+            if (e.size() < 2 || e[0].integer() != 0) throw protocol_error("unexpected acquire reply");
+            o.state = status::no;
+            o.pttl = e[1].integer();
+            if (e.size() > 2) o.holder = e[2].text();
         } else {
             o.state = v.integer() == 1 ? status::yes : status::no;
         }
@@ -116,6 +115,7 @@ struct redlock::impl : detail::hold_state {
     std::vector<connection_pool*> nodes;
     redlock_options opts;
     std::vector<node_outcome> last;  // guarded by mu
+    bool floor_needed = false;       // guarded by mu; see attempt()
 
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
@@ -158,9 +158,9 @@ struct redlock::impl : detail::hold_state {
 
     // Step 5's clean-up. It publishes only where a waiter marked our key (it saw us as the
     // majority holder and waits for our release).
-    void unlock_all(const std::string& token, const std::string& floor) {
-        const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {token, floor};
+    void unlock_all(const std::string& token) {
+        const std::string_view keys[] = {key};
+        const std::string_view args[] = {token};
         (void)round(detail::release_script(), keys, args, false, true);
     }
 
@@ -168,6 +168,7 @@ struct redlock::impl : detail::hold_state {
         std::optional<lock_acquisition> got;
         std::int64_t pttl = -2;        // smallest PTTL among the majority holder's nodes
         bool majority_holder = false;  // one other client holds a majority: wait for its release
+        bool floor_needed = false;     // acquired: the release must raise the nodes' counters
     };
 
     // `will_wait`: a refusal marks the holder's key, so its release publishes.
@@ -185,12 +186,18 @@ struct redlock::impl : detail::hold_state {
             detail::validity(opts.ttl, elapsed, opts.drift_factor).count() > 0) {
             std::uint64_t fence = 0;
             for (const auto& o : outs) fence = std::max(fence, o.fence);
+            // The release raises lagging counters to our token only when fewer than a majority
+            // already stand at it: any later majority shares a node with that majority, whose
+            // INCR then exceeds our token anyway (the common case, and a cheaper release).
+            std::size_t at_max = 0;
+            for (const auto& o : outs) at_max += (o.state == status::yes && o.fence == fence) ? 1 : 0;
+            out.floor_needed = at_max < detail::quorum(nodes.size());
             out.got = lock_acquisition{std::move(token), t0 + opts.ttl - detail::clock_drift(opts.ttl, opts.drift_factor),
                                        fence};
             return out;
         }
         // Step 5: unlock every node, also those believed not locked (a reply may be lost).
-        unlock_all(token, "0");
+        unlock_all(token);
         {
             std::lock_guard l(mu);
             last = outs;  // keep the acquire round's outcomes for diagnosis
@@ -221,9 +228,10 @@ struct redlock::impl : detail::hold_state {
         return out;
     }
 
-    void commit(const lock_acquisition& a) {
+    void commit(const lock_acquisition& a, bool floor) {
         std::lock_guard l(mu);
         held = a;
+        floor_needed = floor;
         ++hold_id;
         extensions = 0;
         lost_flag = false;
@@ -304,7 +312,7 @@ struct redlock::impl : detail::hold_state {
                 losses = woke ? losses + 1 : 0;
             }
             if (r.got) {
-                commit(*r.got);
+                commit(*r.got, r.floor_needed);
                 return r.got;
             }
         } catch (...) {
@@ -372,10 +380,12 @@ struct redlock::impl : detail::hold_state {
 
     bool watchdog_tick(std::uint64_t id) { return extend_hold(id, opts.ttl) == extend_result::extended; }
 
-    // Clears the local holding; nullopt when nothing was held.
-    std::optional<lock_acquisition> take_hold() {
+    // Clears the local holding; nullopt when nothing was held. `floor`: whether the release
+    // must raise the nodes' fencing counters.
+    std::optional<lock_acquisition> take_hold(bool& floor) {
         std::lock_guard l(mu);
         if (!held) return std::nullopt;
+        floor = floor_needed;
         std::optional<lock_acquisition> a = std::move(held);
         held.reset();
         ++hold_id;
@@ -385,7 +395,8 @@ struct redlock::impl : detail::hold_state {
     }
 
     bool release() {
-        auto a = take_hold();
+        bool with_floor = false;
+        auto a = take_hold(with_floor);
         if (!a) return false;
         struct leave_on_exit {
             detail::local_gate& g;
@@ -394,7 +405,8 @@ struct redlock::impl : detail::hold_state {
         const std::string floor = std::to_string(a->fencing_token);
         const std::string_view keys[] = {key, fence_key};
         const std::string_view args[] = {a->token, floor};
-        auto outs = round(detail::release_script(), keys, args, false, false);
+        const std::size_t k = with_floor ? 2 : 1;  // the counter and floor only when needed
+        auto outs = round(detail::release_script(), std::span(keys, k), std::span(args, k), false, false);
         const auto t = count(outs);
         const std::size_t n = nodes.size(), q = detail::quorum(n);
         if (t.yes >= q) return true;
@@ -407,16 +419,18 @@ struct redlock::impl : detail::hold_state {
     // Lockable::unlock: the release goes to every node and is not waited for (each
     // connection's next user skips its reply), so a holder that re-acquires pipelines both.
     void unlock() noexcept {
-        auto a = take_hold();
+        bool with_floor = false;
+        auto a = take_hold(with_floor);
         if (!a) return;
         try {
             const std::string floor = std::to_string(a->fencing_token);
             const std::string_view keys[] = {key, fence_key};
             const std::string_view args[] = {a->token, floor};
+            const std::size_t k = with_floor ? 2 : 1;
             fan_out_options fo;
             fo.timeout = opts.node_timeout;
             fo.detach = true;
-            (void)fan_out(nodes, detail::release_script(), keys, args, fo);
+            (void)fan_out(nodes, detail::release_script(), std::span(keys, k), std::span(args, k), fo);
         } catch (...) {
             // Not sent: keys left behind expire after their TTL.
         }

@@ -5,9 +5,7 @@ namespace redcoord::detail {
 const script& acquire_script() {
     static const script s(R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fence = redis.call('INCR', KEYS[2])
-  if ARGV[4] then return {1, fence} end
-  return fence
+  return redis.call('INCR', KEYS[2])
 end
 local pttl = redis.call('PTTL', KEYS[1])
 local holder = ''

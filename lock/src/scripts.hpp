@@ -16,10 +16,10 @@ namespace redcoord::detail {
 // ARGV[3] "1" when the caller will wait for a release (a refusal marks the key), optional
 // ARGV[4] present to identify the holder. SET NX PX and INCR in one script, so a fencing
 // token exists iff the lock was taken.
-// Without ARGV[4] returns an integer: the fencing token (>= 1) when acquired, else
-// -2 - PTTL of the holder (<= -1). With ARGV[4] (redlock) returns {1, fencing token} or
-// {0, PTTL, holder id}, the holder id being the first 16 hex digits of SHA1(holder's token):
-// it tells a real majority holder from a split vote without revealing the token.
+// Returns the fencing token (an integer >= 1) when acquired. Refused, returns -2 - PTTL of
+// the holder (<= -1), or with ARGV[4] (redlock) {0, PTTL, holder id}, the holder id being the
+// first 16 hex digits of SHA1(holder's token): it tells a real majority holder from a split
+// vote without revealing the token. The success path builds no array.
 // Optional arguments are left off rather than sent empty: every argument costs formatting
 // and parsing on both sides of the hot path.
 const script& acquire_script();
