@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
@@ -107,4 +109,80 @@ TEST(FanOut, RejectsBadArguments) {
     EXPECT_THROW((void)fan_out(none, {"PING"}, {}), invalid_argument);
     std::vector<connection_pool*> empty;
     EXPECT_THROW((void)fan_out(empty, {"PING"}, {.timeout = 0ms}), invalid_argument);
+}
+
+namespace {
+std::int64_t calls(local_server& s, const std::string& cmd) {
+    const auto info = s.command({"INFO", "commandstats"}).text();
+    const auto at = info.find("cmdstat_" + cmd + ":calls=");
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + cmd.size() + 15));
+}
+}  // namespace
+
+TEST(FanOut, ScriptRunsAsEvalOnceThenEvalshaAndSurvivesAFlush) {
+    five f;
+    script s("return redis.call('INCR', KEYS[1])");
+    std::vector<std::string_view> keys{"n"}, args;
+    for (int round = 1; round <= 3; ++round) {
+        auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms});
+        for (auto& x : r) {
+            ASSERT_TRUE(x.answered()) << x.error;
+            EXPECT_EQ(x.value->integer(), round);
+        }
+    }
+    for (auto& srv : f.servers) {
+        EXPECT_EQ(calls(*srv, "eval"), 1);  // the first round on each connection loads it
+        EXPECT_EQ(calls(*srv, "evalsha"), 2);
+    }
+    // SCRIPT FLUSH behind the connections' backs: the node answers NOSCRIPT and gets EVAL
+    // in the same fan-out, so its part still runs.
+    f.servers[2]->command({"SCRIPT", "FLUSH"});
+    auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms});
+    for (auto& x : r) {
+        ASSERT_TRUE(x.answered()) << x.error;
+        EXPECT_EQ(x.value->integer(), 4);
+    }
+}
+
+TEST(FanOut, DetachedSendsEverywhereAndNextUsersSkipTheReplies) {
+    five f;
+    script s("return redis.call('SET', KEYS[1], ARGV[1])");
+    std::vector<std::string_view> keys{"d"}, args{"v"};
+    auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms, .detach = true});
+    for (auto& x : r) EXPECT_EQ(x.state, node_result::status::pending);
+    // The next command on each pool reads past the detached reply and gets its own.
+    for (std::size_t i = 0; i < f.ptrs.size(); ++i) EXPECT_EQ(f.ptrs[i]->command({"GET", "d"}).text(), "v");
+}
+
+TEST(Script, SendDoesNotWaitAndTheNextCommandSkipsItsReply) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    script s("return redis.call('RPUSH', KEYS[1], ARGV[1])");
+    for (int i = 0; i < 3; ++i) s.send(pool, {"l"}, {std::to_string(i)});
+    EXPECT_EQ(pool.command({"LLEN", "l"}).integer(), 3);
+    EXPECT_EQ(calls(srv, "eval"), 1);
+    EXPECT_EQ(calls(srv, "evalsha"), 2);
+    EXPECT_EQ(s.run(pool, {"l"}, {"x"}).integer(), 4);
+}
+
+TEST(Connection, WritesToAKilledServerThrowInsteadOfRaisingSigpipe) {
+    local_server srv;
+    connection c(srv.endpoint());
+    script s("return 1");
+    const std::span<const std::string_view> none;
+    s.send(c, none, none);  // leaves a reply unread
+    srv.kill();
+    std::this_thread::sleep_for(50ms);
+    // Each send writes without reading: a write after the peer reset the socket would, with
+    // plain write(), raise SIGPIPE and kill this test.
+    int failed = 0;
+    for (int i = 0; i < 5; ++i) {
+        try {
+            s.send(c, none, none);
+        } catch (const error&) {
+            ++failed;
+        }
+    }
+    EXPECT_GE(failed, 1);
+    EXPECT_THROW((void)c.command({"PING"}), error);
 }

@@ -240,3 +240,59 @@ TEST(DistributedLock, NotRecursive) {
     EXPECT_THROW(a.lock(), invalid_argument);
     a.unlock();
 }
+
+namespace {
+std::int64_t publishes(local_server& s) {
+    const auto info = s.command({"INFO", "commandstats"}).text();
+    const auto at = info.find("cmdstat_publish:calls=");
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + 22));
+}
+}  // namespace
+
+TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterMarkedTheKey) {
+    one_server s;
+    distributed_lock a(s.pool, "marked", {.ttl = 10s}), b(s.pool, "marked", {.ttl = 10s});
+    // Nobody waits: no PUBLISH, the key holds the bare token.
+    auto got = a.acquire(0ms);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);
+    EXPECT_FALSE(b.try_lock());  // a refusal that will not wait leaves no mark
+    EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);
+    EXPECT_TRUE(a.release());
+    EXPECT_EQ(publishes(s.server), 0);
+
+    // A waiter marks the holder's key; the release publishes once and wakes it long before
+    // the holder's 10 s TTL.
+    got = a.acquire(0ms);
+    ASSERT_TRUE(got);
+    auto waiter = std::async(std::launch::async, [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto w = b.acquire(5s);
+        return std::make_pair(w.has_value(), std::chrono::steady_clock::now() - t0);
+    });
+    for (int i = 0; i < 500 && s.server.command({"GET", a.key()}).text() != got->token + "*"; ++i)
+        std::this_thread::sleep_for(2ms);
+    ASSERT_EQ(s.server.command({"GET", a.key()}).text(), got->token + "*");
+    EXPECT_TRUE(a.extend());  // the mark does not hide our token from compare-and-pexpire
+    a.unlock();               // pipelined: the reply is read by the pool's next command
+    const auto [woke, took] = waiter.get();
+    EXPECT_TRUE(woke);
+    EXPECT_LT(took, 3s);
+    EXPECT_EQ(publishes(s.server), 1);
+    EXPECT_TRUE(b.release());
+}
+
+TEST(DistributedLock, UnlockThenLockAgainOnOneConnectionKeepsTheStreamInStep) {
+    one_server s;
+    distributed_lock a(s.pool, "again", {.ttl = 10s});
+    std::uint64_t last = 0;
+    for (int i = 0; i < 50; ++i) {
+        a.lock();
+        EXPECT_GT(a.fencing_token(), last);
+        last = a.fencing_token();
+        a.unlock();
+    }
+    // Every pipelined release ran: the key is gone and the pool still answers in order.
+    EXPECT_TRUE(s.pool.command({"EXISTS", a.key()}).integer() == 0);
+    EXPECT_EQ(s.pool.command({"ECHO", "in-step"}).text(), "in-step");
+}

@@ -79,7 +79,8 @@ struct lock_options {
     /// and below ttl; ignored when replicas == 0. Default 100 ms.
     std::chrono::milliseconds replica_timeout{100};
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
-    /// `<prefix>lock:{<resource>}:released`.
+    /// `<prefix>lock:{<resource>}:released`. The lock key holds the holder's token, followed
+    /// by one `*` once a waiter has marked it (see the class comment).
     std::string prefix{"redcoord:"};
 };
 
@@ -96,11 +97,17 @@ void validate(const lock_options& o);
 /// Redis. The object is not recursive: locking it again from the thread that holds it throws
 /// invalid_argument instead of dead-locking.
 ///
-/// Costs: acquire and release are one EVALSHA round trip each (with lock_options::replicas,
-/// acquire also waits for the replicas' acknowledgements in the same round trip). A waiter subscribes once (per
-/// object, lazily, a dedicated connection and reader thread) to the lock's channel, retries
-/// at once when the holder's release publishes, and otherwise sleeps until the holder's PTTL
-/// runs out (plus jitter): no busy polling.
+/// Costs: acquire and release are one EVALSHA round trip each (EVAL the first time on a
+/// connection; with lock_options::replicas, acquire also waits for the replicas'
+/// acknowledgements in the same round trip). unlock() does not wait for its reply: the
+/// release is written and the connection's next command reads past its answer, so a holder
+/// that locks again pipelines both. A waiter subscribes once (per object, lazily, a dedicated
+/// connection and reader thread) to the lock's channel, and its refused attempts mark the
+/// holder's key (a `*` after the token); only the release of a marked key publishes, so an
+/// uncontended lock never pays for a PUBLISH and a waiter backing off after a lost race is
+/// not woken by every release of a busy lock. Woken, a waiter retries at once; otherwise it
+/// sleeps until the holder's PTTL runs out (plus jitter): no busy polling. The lock is not
+/// fair: a holder that re-acquires at once usually wins (as with std::mutex).
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// watchdog thread (loss found by the watchdog) or on the thread calling extend() (loss found
@@ -138,8 +145,8 @@ public:
     /// Same, with the configured ttl.
     [[nodiscard]] bool extend();
 
-    /// Releases (compare-and-delete; publishes on the lock's channel so waiters wake).
-    /// Local state is cleared whatever happens.
+    /// Releases (compare-and-delete; publishes on the lock's channel when a waiter marked
+    /// the key) and waits for the answer. Local state is cleared whatever happens.
     /// @return true when the key still held our token and was deleted; false when the lock
     ///         was not held or no longer ours (nothing was deleted).
     /// @throws outcome_unknown when the request was sent but its reply was lost;
@@ -179,8 +186,13 @@ public:
         return acquire_until(std::chrono::steady_clock::now() +
                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)).has_value();
     }
-    /// Lockable: releases; never throws (a lost lock is reported by lost() and the callback
-    /// before, and by release() for callers that want the answer).
+    /// Lockable: releases without waiting for Redis's answer. The compare-and-delete is
+    /// written to the connection before unlock() returns (other clients see the lock free
+    /// as soon as Redis reads it, as with release()); its reply is read and discarded by that
+    /// connection's next command. Never throws: a lost lock is reported by lost() and the
+    /// callback before, and release() is there for callers that want the answer. A command
+    /// this process sends on another connection right after unlock() may reach Redis before
+    /// the release.
     void unlock() noexcept;
 
     /// The resource name.

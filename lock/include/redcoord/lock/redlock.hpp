@@ -13,9 +13,9 @@
 ///
 /// ## Fencing under Redlock — read this before relying on it
 /// Each node keeps its own INCR counter; fencing_token() is the maximum over the nodes that
-/// granted the acquisition, and every release raises each reached node's counter to at least
-/// the released token, so after clean releases the next holder's token is strictly larger
-/// (any two majorities share a node). This is best effort, not a guarantee: if a holder
+/// granted the acquisition, and a release raises each reached node's counter to at least the
+/// released token unless a majority of nodes already stands at it, so after clean releases
+/// the next holder's token is strictly larger (any two majorities share a node). This is best effort, not a guarantee: if a holder
 /// crashes without releasing and later acquisitions reach different majorities, or nodes
 /// restart without persistence, the maximum can go backwards. A quorum of independent
 /// counters cannot produce a sound fencing token; that needs consensus (Kleppmann, seed 002).
@@ -121,9 +121,12 @@ void validate(const redlock_options& o, std::size_t n);
 /// std::mutex; not recursive). Waiters subscribe once per object to the lock's channel on
 /// every node (a reader thread per node, started on the first wait). When one other client
 /// holds a majority they sleep until its release notification (plus up to wake_jitter) or
-/// until its PTTL runs out; after a split vote they retry after retry_delay + jitter. Only a
-/// holder's release publishes; the clean-up of a failed attempt does not, so waiters never
-/// wake one another in a loop.
+/// until its PTTL runs out; after a split vote they retry after retry_delay + jitter. A
+/// waiter's refused attempt marks the holder's key on each node (a `*` after the token, as
+/// distributed_lock does), and only the release of a marked key publishes: releases nobody
+/// waits for cost no PUBLISH, and waiters never wake one another in a loop. Each round's
+/// command is encoded once for all nodes and runs as EVALSHA (EVAL the first time on a
+/// connection).
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// watchdog thread or the thread calling extend(); it must not call back into this object's
@@ -163,8 +166,10 @@ public:
     /// Same, with the configured ttl.
     [[nodiscard]] bool extend();
 
-    /// Unlocks every node at once (compare-and-delete; publishes so waiters wake; raises
-    /// each node's fencing counter to the released token). Local state is cleared anyway.
+    /// Unlocks every node at once (compare-and-delete; publishes where a waiter marked the
+    /// key; raises each node's fencing counter to the released token unless a majority of
+    /// nodes already granted exactly that token, in which case every later majority includes
+    /// one of them and the raise would change nothing). Local state is cleared anyway.
     /// @return true when a majority deleted our key; false when not held or a majority no
     ///         longer had our key (nothing of anyone else's was deleted).
     /// @throws outcome_unknown when too few nodes answered to tell.
@@ -204,7 +209,10 @@ public:
         return acquire_until(std::chrono::steady_clock::now() +
                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)).has_value();
     }
-    /// Lockable: releases; never throws.
+    /// Lockable: sends the release to every node (connecting where needed, within
+    /// node_timeout) and returns without waiting for the answers, which each connection's
+    /// next command reads past; a holder that locks again pipelines both. Never throws; use
+    /// release() for the answer.
     void unlock() noexcept;
 
     [[nodiscard]] const std::string& resource() const noexcept;
