@@ -48,6 +48,15 @@ struct subscriber::impl {
     int wake_fd = -1;
     std::thread reader;
 
+    // Whoever reads the link holds read_mu: the reader thread, or a caller of help_read()
+    // (a waiter that would otherwise sleep until the reader thread hands it the message).
+    // Everything touching the current connection happens under it, so handlers still run
+    // one at a time, in arrival order.
+    std::mutex read_mu;
+    connection::impl* current = nullptr;       // the session's connection; under read_mu
+    bool helper_failed = false;                // a helper's read failed; under read_mu
+    std::atomic<std::int64_t> last_data_ns{0}; // steady time of the last data read, by anyone
+
     void wake() {
         std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
@@ -104,8 +113,38 @@ struct subscriber::impl {
     }
 
 
+    static std::int64_t now_ns() { return clock_type::now().time_since_epoch().count(); }
+
+    // Reads and dispatches what has arrived, if anything. Caller holds read_mu. The poll()
+    // under the lock tells whether another reader took the data first, so the read never
+    // blocks. @throws as connection::impl::read_ready.
+    bool read_available(connection::impl& c) {
+        pollfd p{c.ctx->fd, POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0 || !p.revents) return false;
+        last_data_ns.store(now_ns(), std::memory_order_relaxed);
+        c.read_ready([&](reply& r) {
+            handle(r);
+            return true;
+        });
+        return true;
+    }
+
+    bool help_read() noexcept {
+        std::unique_lock rl(read_mu, std::try_to_lock);
+        if (!rl.owns_lock() || !current || helper_failed) return false;
+        try {
+            return read_available(*current);
+        } catch (...) {
+            // The reader thread owns reconnecting: tell it, and let it throw from its session.
+            helper_failed = true;
+            wake();
+            return false;
+        }
+    }
+
     // One connected session; returns when the link fails, a drop is requested, or stopping.
     void session(connection::impl& c) {
+        std::unique_lock rl(read_mu);
         {
             std::lock_guard lk(mu);
             confirmed_channels.clear();
@@ -126,9 +165,19 @@ struct subscriber::impl {
             }
         }
         c.flush();
+        current = &c;
+        helper_failed = false;
+        rl.unlock();
+        struct unpublish {
+            impl& self;
+            ~unpublish() {
+                std::lock_guard g(self.read_mu);
+                self.current = nullptr;
+            }
+        } unpublish_on_exit{*this};
         announced_up = false;
-        auto last_data = clock_type::now();
-        auto last_ping = last_data;
+        last_data_ns.store(now_ns(), std::memory_order_relaxed);
+        auto last_ping = clock_type::now();
         const auto hi = opts.health_interval;
         while (!stopping.load()) {
             if (!announced_up) {
@@ -156,20 +205,21 @@ struct subscriber::impl {
                     if (drop_requested) return;
                     cmds.swap(outbox);
                 }
+                std::lock_guard g(read_mu);
+                if (helper_failed) throw connection_error("subscriber link to " + ep.to_string() + " failed");
                 for (auto& cmd : cmds) send(c, cmd);
                 if (!cmds.empty()) c.flush();
             }
             if (fds[0].revents) {
-                last_data = clock_type::now();
-                c.read_ready([&](reply& r) {
-                    handle(r);
-                    return true;
-                });
+                std::lock_guard g(read_mu);
+                (void)read_available(c);
             }
             if (hi.count() > 0) {
-                auto now = clock_type::now();
+                const auto now = clock_type::now();
+                const auto last_data = clock_type::time_point(clock_type::duration(last_data_ns.load(std::memory_order_relaxed)));
                 if (now - last_data > 3 * hi) throw timeout_error("subscriber link to " + ep.to_string() + " silent");
                 if (now - last_ping >= hi && now - last_data >= hi) {
+                    std::lock_guard g(read_mu);
                     send(c, {"PING"});
                     c.flush();
                     last_ping = now;
@@ -324,6 +374,8 @@ std::uint64_t subscriber::connects() const {
 }
 
 const endpoint& subscriber::where() const noexcept { return impl_->ep; }
+
+bool subscriber::help_read() noexcept { return impl_->help_read(); }
 
 void subscriber::drop_link() {
     std::lock_guard lk(impl_->mu);

@@ -92,15 +92,27 @@ std::optional<signal> waiter::try_wait() { return wait(0ms); }
 
 std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (!core_ || !state_) return std::nullopt;
-    if (timeout.count() > 0 && core_->opts.spin.count() > 0 && state_->queued.load(std::memory_order_acquire) == 0) {
+    if (timeout.count() > 0 && state_->queued.load(std::memory_order_acquire) == 0) {
+        // A signal already in a link's socket is read on this thread instead of waiting for
+        // the link's reader thread to wake and hand it over; for `spin` keep looking (a
+        // busy poll, not yield(): on a loaded box a yield can hand the core away for a whole
+        // time slice, which is what the spin is meant to avoid), then sleep.
+        std::vector<std::shared_ptr<subscriber>> links;
+        {
+            std::lock_guard sl(core_->sub_mu);
+            links = core_->links;
+        }
         const auto until = std::chrono::steady_clock::now() + std::min<std::chrono::microseconds>(core_->opts.spin, timeout);
-        // A busy poll, not yield(): on a loaded box a yield can hand the core away for a
-        // whole time slice, which is what the spin is meant to avoid.
-        while (state_->queued.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) {
+        do {
+            for (auto& l : links) {
+                (void)l->help_read();
+                if (state_->queued.load(std::memory_order_acquire) != 0) break;
+            }
+            if (state_->queued.load(std::memory_order_acquire) != 0) break;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-        }
+        } while (std::chrono::steady_clock::now() < until);
     }
     std::unique_lock lk(core_->mu);
     auto ready = [&] { return !state_->queue.empty() || core_->closed; };

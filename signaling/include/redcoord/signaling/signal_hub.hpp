@@ -58,10 +58,11 @@ struct signal_options {
     /// (master + replica). Must be >= 1. A copy arriving after more than this many newer
     /// signals would be delivered twice, so size it above the signals per replication lag.
     std::size_t dedup_window = 16384;
-    /// A waiter with an empty queue first busy-polls it for up to this long
-    /// (microseconds) before it sleeps on a condition variable: the signal usually lands
-    /// within a few microseconds of the publisher's reply, and a sleep/wake pair costs more
-    /// than that. Zero disables spinning.
+    /// A waiter with an empty queue first reads the links' sockets itself for up to this
+    /// long (microseconds; subscriber::help_read, when no reader thread is reading them at
+    /// that moment) before it sleeps on a condition variable: the signal usually lands within
+    /// a few microseconds of the publisher's reply, and the hand-off from a reader thread
+    /// costs more than that. Zero: one look, no spinning.
     std::chrono::microseconds spin{50};
     /// Called on the callback thread when a slot throws (after the error counter is bumped);
     /// may be empty. Exceptions escaping it are swallowed.
@@ -98,7 +99,9 @@ public:
     /// The oldest queued signal, without waiting; nullopt when none is queued.
     [[nodiscard]] std::optional<signal> try_wait();
     /// Waits up to `timeout` (milliseconds; zero does not wait) for a signal; nullopt on
-    /// timeout or after the hub was destroyed.
+    /// timeout or after the hub was destroyed. Before sleeping it reads signals already in
+    /// the links' sockets on the calling thread (see signal_options::spin); routing and
+    /// dedup are the same whichever thread reads, and slots still run on the callback thread.
     [[nodiscard]] std::optional<signal> wait(std::chrono::milliseconds timeout);
     /// Signals queued and not yet returned.
     [[nodiscard]] std::size_t pending() const;
