@@ -1,11 +1,14 @@
+#include <redcoord/core/connection.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/testing/local_server.hpp>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 using namespace redcoord;
 using namespace std::chrono_literals;
@@ -134,4 +137,54 @@ TEST(Subscriber, DestructorDoesNotHangWhenServerIsGone) {
         EXPECT_FALSE(sub.subscribe({"x"}, 50ms));
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+}
+
+TEST(Subscriber, HelpersAndTheReaderDeliverEachMessageOnceInOrder) {
+    local_server srv;
+    inbox in;
+    std::atomic<int> in_handler{0}, overlaps{0};
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) {
+        if (in_handler.fetch_add(1) != 0) ++overlaps;  // handlers must never run at once
+        in.push(m);
+        in_handler.fetch_sub(1);
+    });
+    ASSERT_TRUE(sub.subscribe({"seq"}, 3000ms));
+    std::atomic<bool> stop{false};
+    std::atomic<int> helped{0};
+    std::vector<std::thread> helpers;
+    for (int t = 0; t < 3; ++t)
+        helpers.emplace_back([&] {
+            while (!stop)
+                if (sub.help_read()) ++helped;
+        });
+    constexpr int n = 2000;
+    connection pub(srv.endpoint());
+    for (int i = 0; i < n; ++i) pub.command({"PUBLISH", "seq", std::to_string(i)});
+    ASSERT_TRUE(in.wait_count(n));
+    stop = true;
+    for (auto& h : helpers) h.join();
+    EXPECT_EQ(overlaps.load(), 0);
+    EXPECT_GT(helped.load(), 0);  // the helpers did read some of them
+    std::lock_guard lk(in.mu);
+    ASSERT_EQ(in.got.size(), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
+}
+
+TEST(Subscriber, AHelperMeetingADeadLinkLeavesTheReconnectToTheReader) {
+    local_server srv;
+    inbox in;
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); });
+    ASSERT_TRUE(sub.subscribe({"ch"}, 3000ms));
+    const auto before = sub.connects();
+    srv.command({"CLIENT", "KILL", "TYPE", "pubsub"});
+    // Helpers may be the first to read the EOF; the reader still reconnects and resubscribes.
+    for (int i = 0; i < 300 && sub.connects() == before; ++i) {
+        (void)sub.help_read();
+        std::this_thread::sleep_for(5ms);
+    }
+    EXPECT_GT(sub.connects(), before);
+    ASSERT_TRUE(sub.subscribe({"ch"}, 3000ms));
+    EXPECT_EQ(srv.command({"PUBLISH", "ch", "again"}).integer(), 1);
+    ASSERT_TRUE(in.wait_count(1));
+    EXPECT_EQ(in.got.back().payload, "again");
 }
