@@ -69,7 +69,6 @@ struct distributed_lock::impl : detail::hold_state {
 
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
-    std::unique_ptr<detail::watchdog> dog;
 
     struct attempt_result {
         std::optional<lock_acquisition> got;
@@ -298,18 +297,6 @@ struct distributed_lock::impl : detail::hold_state {
             mark_lost(id);
             return false;
         }
-    }
-
-    // Clears the local holding; nullopt when nothing was held.
-    std::optional<lock_acquisition> take_hold() {
-        std::lock_guard l(mu);
-        if (!held) return std::nullopt;
-        std::optional<lock_acquisition> a = std::move(held);
-        held.reset();
-        ++hold_id;
-        lost_flag = false;
-        if (dog) dog->disarm();
-        return a;
     }
 
     bool release() {

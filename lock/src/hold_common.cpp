@@ -58,6 +58,17 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
 
 }
 
+std::optional<lock_acquisition> hold_state::take_hold() {
+    std::lock_guard l(mu);
+    if (!held) return std::nullopt;
+    std::optional<lock_acquisition> a = std::move(held);
+    held.reset();
+    ++hold_id;
+    lost_flag = false;
+    if (dog) dog->disarm();
+    return a;
+}
+
 bool hold_state::lost() const {
     std::lock_guard l(mu);
     return held && (lost_flag || std::chrono::steady_clock::now() >= held->valid_until);

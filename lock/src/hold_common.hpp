@@ -1,6 +1,8 @@
 #pragma once
 // Small pieces shared by distributed_lock and redlock.
 
+#include "watchdog.hpp"
+
 #include <redcoord/lock/acquisition.hpp>
 
 #include <boost/signals2/signal.hpp>
@@ -9,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +66,11 @@ struct hold_state {
     std::size_t extensions = 0;
     bool lost_flag = false;
     boost::signals2::signal<void(const std::string&)> lost_signal;
+    // The opt-in renewal thread; the owner resets it first on destruction (it calls back in).
+    std::unique_ptr<watchdog> dog;
+
+    // Clears the local holding and stops renewing it; nullopt when nothing was held.
+    std::optional<lock_acquisition> take_hold();
 
     [[nodiscard]] bool lost() const;
     [[nodiscard]] bool is_held() const;

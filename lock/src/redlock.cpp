@@ -119,7 +119,6 @@ struct redlock::impl : detail::hold_state {
 
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
-    std::unique_ptr<detail::watchdog> dog;
 
     // One round: the script on every node at once, decided as soon as a majority answered
     // either way (or every node has an outcome, or node_timeout passed).
@@ -383,15 +382,12 @@ struct redlock::impl : detail::hold_state {
     // Clears the local holding; nullopt when nothing was held. `floor`: whether the release
     // must raise the nodes' fencing counters.
     std::optional<lock_acquisition> take_hold(bool& floor) {
-        std::lock_guard l(mu);
-        if (!held) return std::nullopt;
-        floor = floor_needed;
-        std::optional<lock_acquisition> a = std::move(held);
-        held.reset();
-        ++hold_id;
-        lost_flag = false;
-        if (dog) dog->disarm();
-        return a;
+        {
+            // Only commit() changes it, and no commit comes before this holding is released.
+            std::lock_guard l(mu);
+            floor = floor_needed;
+        }
+        return hold_state::take_hold();
     }
 
     bool release() {
