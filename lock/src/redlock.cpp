@@ -243,8 +243,14 @@ struct redlock::impl : detail::hold_state {
     detail::release_waiter& release_waiter() {
         std::lock_guard l(waiter_mu);
         if (!waiter) {
+            // A majority of the nodes, chosen at random per object, is enough to hear a release:
+            // a holder needs a majority too, so any lock held while all of ours are down would
+            // share a node with them. Fewer links mean fewer reader threads woken per release.
             std::vector<endpoint> eps;
             for (auto* p : nodes) eps.push_back(p->where());
+            for (std::size_t i = eps.size(); i > 1; --i)
+                std::swap(eps[i - 1], eps[random_between(0, i - 1)]);
+            eps.resize(detail::quorum(eps.size()));
             waiter = std::make_unique<detail::release_waiter>(std::move(eps), channel);
         }
         return *waiter;

@@ -118,8 +118,9 @@ void validate(const redlock_options& o, std::size_t n);
 /// A Redlock over N independent masters, usable as a C++ *Lockable* / *TimedLockable*.
 ///
 /// One object is one holder at a time (threads sharing it are serialised locally, as with
-/// std::mutex; not recursive). Waiters subscribe once per object to the lock's channel on
-/// every node (a reader thread per node, started on the first wait). When one other client
+/// std::mutex; not recursive). Waiters subscribe once per object to the lock's channel on a
+/// random majority of the nodes (a reader thread per node, started on the first wait): a
+/// holder needs a majority too, so while any lock can be held one of those nodes is up. When one other client
 /// holds a majority they sleep until its release notification (plus up to wake_jitter) or
 /// until its PTTL runs out; after a split vote they retry after retry_delay + jitter. A
 /// waiter's refused attempt marks the holder's key on each node (a `*` after the token, as
