@@ -218,19 +218,9 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
 std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const script& s,
                                  std::span<const std::string_view> keys, std::span<const std::string_view> args,
                                  const fan_out_options& opts) {
-    const std::string nkeys = std::to_string(keys.size());
-    auto argv_with = [&](std::string_view verb, std::string_view body) {
-        std::vector<std::string_view> v;
-        v.reserve(3 + keys.size() + args.size());
-        v.push_back(verb);
-        v.push_back(body);
-        v.push_back(nkeys);
-        v.insert(v.end(), keys.begin(), keys.end());
-        v.insert(v.end(), args.begin(), args.end());
-        return v;
-    };
-    const auto sha = argv_with("EVALSHA", s.sha1());
-    return run(pools, payload{sha, [&] { return argv_with("EVAL", s.source()); }, &s.sha1()}, opts);
+    std::string nkeys, eval_nkeys;
+    const auto sha = s.argv(true, keys, args, nkeys);
+    return run(pools, payload{sha, [&] { return s.argv(false, keys, args, eval_nkeys); }, &s.sha1()}, opts);
 }
 
 }  // namespace redcoord

@@ -20,18 +20,6 @@ std::string sha1_hex(const std::string& s) {
     return std::string(buf, 40);
 }
 
-std::vector<std::string> build(std::string_view verb, const std::string& body,
-                               std::span<const std::string_view> keys, std::span<const std::string_view> args) {
-    std::vector<std::string> v;
-    v.reserve(3 + keys.size() + args.size());
-    v.emplace_back(verb);
-    v.push_back(body);
-    v.push_back(std::to_string(keys.size()));
-    for (auto k : keys) v.emplace_back(k);
-    for (auto a : args) v.emplace_back(a);
-    return v;
-}
-
 }  // namespace
 
 bool is_noscript(const reply& e) noexcept {
@@ -45,12 +33,29 @@ script::script(std::string source) : source_(std::move(source)) {
 
 std::vector<std::string> script::evalsha_argv(std::span<const std::string_view> keys,
                                               std::span<const std::string_view> args) const {
-    return build("EVALSHA", sha1_, keys, args);
+    std::string nkeys;
+    const auto v = argv(true, keys, args, nkeys);
+    return {v.begin(), v.end()};
 }
 
 std::vector<std::string> script::eval_argv(std::span<const std::string_view> keys,
                                            std::span<const std::string_view> args) const {
-    return build("EVAL", source_, keys, args);
+    std::string nkeys;
+    const auto v = argv(false, keys, args, nkeys);
+    return {v.begin(), v.end()};
+}
+
+std::vector<std::string_view> script::argv(bool by_sha, std::span<const std::string_view> keys,
+                                           std::span<const std::string_view> args, std::string& nkeys) const {
+    nkeys = std::to_string(keys.size());
+    std::vector<std::string_view> v;
+    v.reserve(3 + keys.size() + args.size());
+    v.push_back(by_sha ? "EVALSHA" : "EVAL");
+    v.push_back(by_sha ? sha1_ : source_);
+    v.push_back(nkeys);
+    v.insert(v.end(), keys.begin(), keys.end());
+    v.insert(v.end(), args.begin(), args.end());
+    return v;
 }
 
 std::vector<std::string_view> script::argv_for(const connection& c, std::span<const std::string_view> keys,
@@ -58,15 +63,7 @@ std::vector<std::string_view> script::argv_for(const connection& c, std::span<co
     // EVALSHA only where this connection has seen the script run; otherwise EVAL, which
     // loads it and runs it in one round trip (a first EVALSHA would cost a NOSCRIPT trip).
     const bool known = detail::connection_access::get(const_cast<connection&>(c)).knows_script(sha1_);
-    nkeys = std::to_string(keys.size());
-    std::vector<std::string_view> argv;
-    argv.reserve(3 + keys.size() + args.size());
-    argv.push_back(known ? "EVALSHA" : "EVAL");
-    argv.push_back(known ? sha1_ : source_);
-    argv.push_back(nkeys);
-    argv.insert(argv.end(), keys.begin(), keys.end());
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
+    return argv(known, keys, args, nkeys);
 }
 
 reply script::run(connection& c, std::span<const std::string_view> keys,

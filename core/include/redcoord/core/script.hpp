@@ -57,6 +57,11 @@ public:
     void send(connection_pool& pool, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
 
+    /// `EVALSHA sha numkeys keys... args...` (`by_sha`) or `EVAL source numkeys ...`, as views
+    /// into this script, `keys`, `args` and `nkeys` (which receives the key count's text).
+    [[nodiscard]] std::vector<std::string_view> argv(bool by_sha, std::span<const std::string_view> keys,
+                                                     std::span<const std::string_view> args, std::string& nkeys) const;
+
     /// The argument vector of `EVALSHA sha numkeys keys... args...` (for fan-out).
     [[nodiscard]] std::vector<std::string> evalsha_argv(std::span<const std::string_view> keys,
                                                         std::span<const std::string_view> args) const;
