@@ -1,5 +1,6 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/testing/local_server.hpp>
 
 #include <arpa/inet.h>
@@ -80,6 +81,20 @@ std::unique_ptr<local_server> local_server::replica_of(const local_server& maste
     r->master_of_ = master.address();
     r->wait_synced();
     return r;
+}
+
+std::unique_ptr<local_server> local_server::acknowledging_replica_of(const local_server& master, server_options opts) {
+    auto r = replica_of(master, std::move(opts));
+    connection c(master.endpoint());
+    for (int i = 0; i < 100; ++i) {
+        // WAIT counts acknowledgements of this connection's writes, so write first.
+        (void)c.command({"SET", "redcoord:local_server:replica-ready", "1"});
+        if (wait_replicas(c, 1, std::chrono::milliseconds(100)) >= 1) {
+            (void)c.command({"DEL", "redcoord:local_server:replica-ready"});
+            return r;
+        }
+    }
+    throw error("replica of " + master.url() + " never acknowledged a write");
 }
 
 local_server::~local_server() {

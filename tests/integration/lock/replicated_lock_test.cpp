@@ -9,7 +9,6 @@
 
 #include <iostream>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -20,22 +19,9 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-// A replica that acknowledges writes: the master counts it for WAIT only once it is online
-// and it answers GETACK only after loading the initial snapshot, so wait for a WAIT to pass.
-std::unique_ptr<local_server> online_replica(const local_server& master) {
-    auto r = local_server::replica_of(master);
-    connection c(master.endpoint());
-    for (int i = 0; i < 100; ++i) {
-        // WAIT counts acknowledgements of this connection's writes, so write first.
-        (void)c.command({"SET", "test:replica-ready", "1"});
-        if (wait_replicas(c, 1, 100ms) >= 1) return r;
-    }
-    throw std::runtime_error("replica never acknowledged");
-}
-
 struct master_and_replica {
     local_server master;
-    std::unique_ptr<local_server> replica = online_replica(master);
+    std::unique_ptr<local_server> replica = local_server::acknowledging_replica_of(master);
     connection_pool pool{master.endpoint()};
     ~master_and_replica() { replica->resume(); }  // harmless when not paused
 };

@@ -56,6 +56,12 @@ public:
 
     /// Starts a replica of `master` and waits until its initial sync is done.
     static std::unique_ptr<local_server> replica_of(const local_server& master, server_options opts = {});
+    /// Same, and waits until the master's WAIT counts it: the master counts a replica only
+    /// once it is online, and the replica acknowledges only after loading the initial
+    /// snapshot. For tests of WAIT-backed writes. Meant for the master's first replica (an
+    /// earlier one would satisfy the WAIT).
+    /// @throws redcoord::error when the replica never acknowledges a write.
+    static std::unique_ptr<local_server> acknowledging_replica_of(const local_server& master, server_options opts = {});
 
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
     [[nodiscard]] pid_t pid() const noexcept;
