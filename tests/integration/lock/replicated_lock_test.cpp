@@ -15,16 +15,10 @@
 using namespace std::chrono_literals;
 using namespace redcoord;
 using redcoord::testing::local_server;
+using redcoord::testing::master_and_replica;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-struct master_and_replica {
-    local_server master;
-    std::unique_ptr<local_server> replica = local_server::acknowledging_replica_of(master);
-    connection_pool pool{master.endpoint()};
-    ~master_and_replica() { replica->resume(); }  // harmless when not paused
-};
 
 lock_options with_replicas(std::size_t n) {
     lock_options o;

@@ -15,15 +15,9 @@
 using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
+using redcoord::testing::master_and_replica;
 
 namespace {
-
-struct master_and_replica {
-    local_server master;
-    std::unique_ptr<local_server> replica = local_server::acknowledging_replica_of(master);
-    connection_pool pool{master.endpoint()};
-    ~master_and_replica() { replica->resume(); }  // harmless when not paused
-};
 
 reliable_queue_options waited(std::size_t n) {
     reliable_queue_options o;

@@ -3,6 +3,7 @@
 /// Real redis-server processes for tests, benchmarks and the demo (DESIGN.md §testing).
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/pool.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/testing/process.hpp>
 
@@ -100,6 +101,16 @@ private:
     std::uint16_t port_ = 0;
     std::optional<host_port> master_of_;
     std::unique_ptr<process> proc_;
+};
+
+/// A master, its acknowledging replica and a pool on the master: the set-up of tests of
+/// WAIT-backed writes. The replica is resumed on destruction (harmless when not paused), so
+/// a test that paused it never leaves a stopped process behind.
+struct master_and_replica {
+    local_server master;
+    std::unique_ptr<local_server> replica = local_server::acknowledging_replica_of(master);
+    connection_pool pool{master.endpoint()};
+    ~master_and_replica() { replica->resume(); }
 };
 
 /// Starts `n` independent masters (Redlock's N nodes).
