@@ -1,5 +1,6 @@
 #include <redcoord/lock/distributed_lock.hpp>
 
+#include "acquire_loop.hpp"
 #include "hold_common.hpp"
 #include "release_waiter.hpp"
 #include "scripts.hpp"
@@ -12,7 +13,6 @@
 #include <boost/signals2/signal.hpp>
 
 #include <algorithm>
-#include <thread>
 
 namespace redcoord {
 
@@ -69,31 +69,40 @@ struct distributed_lock::impl : detail::hold_state {
 
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
+    detail::contention_memory contention;  // only touched while the gate is held
 
     struct attempt_result {
         std::optional<lock_acquisition> got;
-        std::int64_t pttl = -2;  // holder's PTTL in ms when refused
+        detail::refusal why;  // when refused
     };
 
-    // `will_wait`: a refusal marks the holder's key, so its release publishes.
-    attempt_result attempt(bool will_wait) {
+    // One acquire script run. With ask::mark a refusal marks the holder's key, so its
+    // release publishes.
+    attempt_result attempt(detail::ask what) {
         auto token = random_token();
         const auto t0 = clock_type::now();
         std::size_t acks = 0;
         const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {token, ttl_arg, "1"};
-        // The mark argument only when waiting: the hot path sends two arguments.
-        const std::span<const std::string_view> argv(args, will_wait ? 3 : 2);
+        const std::string_view args[] = {token, ttl_arg, what == detail::ask::mark ? "1" : "0"};
+        // The third argument only when asked for: try_lock's hot path sends two.
+        const std::span<const std::string_view> argv(args, what == detail::ask::nothing ? 2 : 3);
         const reply r = opts.replicas == 0 ? run_acquire(keys, argv) : run_replicated(token, keys, argv, acks);
-        if (!r.is_integer() || r.integer() == 0) throw protocol_error("lock: unexpected acquire reply");
         attempt_result out;
+        if (r.is_array()) {  // refused, with the holder's id
+            const auto& e = r.elements();
+            if (e.size() != 3 || e[0].integer() != 0) throw protocol_error("lock: unexpected acquire reply");
+            out.why.one_holder = true;
+            out.why.pttl = e[1].integer();
+            out.why.holder = e[2].text();
+            return out;
+        }
+        if (!r.is_integer() || r.integer() == 0) throw protocol_error("lock: unexpected acquire reply");
         if (r.integer() > 0) {
             const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
             if (acks < opts.replicas) {
                 // Not on enough replicas: a failover could hand the lock to someone else
                 // while we hold it. Give it back and retry after replica_timeout.
                 give_back(token);
-                out.pttl = opts.replica_timeout.count();
                 return out;
             }
             if (detail::validity(opts.ttl, elapsed, opts.drift_factor).count() <= 0) {
@@ -105,7 +114,21 @@ struct distributed_lock::impl : detail::hold_state {
                                        t0 + opts.ttl - detail::clock_drift(opts.ttl, opts.drift_factor),
                                        static_cast<std::uint64_t>(r.integer())};
         } else {
-            out.pttl = -2 - r.integer();
+            out.why.one_holder = true;
+            out.why.pttl = -2 - r.integer();
+        }
+        return out;
+    }
+
+    // Who holds the lock, by a plain GET (the holder's token, without a waiter's mark).
+    detail::refusal look() {
+        auto conn = pool.borrow();
+        const reply r = conn->command({"GET", key});
+        detail::refusal out;
+        if (r.is_string()) {
+            out.one_holder = true;
+            out.holder = r.text();
+            if (!out.holder.empty() && out.holder.back() == '*') out.holder.pop_back();
         }
         return out;
     }
@@ -159,55 +182,40 @@ struct distributed_lock::impl : detail::hold_state {
         return *waiter;
     }
 
+    detail::wait_settings wait_settings() const {
+        detail::wait_settings ws;
+        // A refusal without a holder is an attempt given back (too few replicas acknowledged,
+        // or validity used up): retry after replica_timeout, or soon.
+        ws.retry_delay = opts.replicas > 0 ? opts.replica_timeout : milliseconds(1);
+        ws.retry_jitter = opts.retry_jitter;
+        ws.wake_jitter = opts.wake_jitter;
+        ws.max_retry_interval = opts.max_retry_interval;
+        ws.contention_backoff = opts.contention_backoff;
+        return ws;
+    }
+
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
         if (!gate.enter(deadline)) return std::nullopt;
         try {
-            auto r = attempt(clock_type::now() < deadline);  // hot path: no subscription unless we have to wait
-            detail::release_waiter* w = nullptr;
-            std::uint64_t seen = 0;
-            unsigned losses = 0;  // consecutive races lost right after a release notification
-            while (!r.got) {
-                auto now = clock_type::now();
-                if (now >= deadline) break;
-                if (!w) {
-                    // Subscribe once, then retry at once: the holder may have released
-                    // between our attempt and the subscription.
-                    w = &release_waiter();
-                    bool live = false;
-                    seen = w->arm(std::min(std::chrono::duration_cast<milliseconds>(deadline - now), milliseconds(1000)),
-                                  live);
-                    r = attempt(true);
-                    continue;
-                }
-                if (losses > 0) {
-                    // We lost the last race for a released lock: back off, then try once more,
-                    // which also marks the new holder's key (the mark died with the key whose
-                    // release we lost), so its release wakes us.
-                    std::this_thread::sleep_until(
-                        std::min(deadline, now + detail::contention_backoff(losses, opts.contention_backoff)));
-                    seen = w->generation();  // read before the attempt: no lost wake-ups
-                    r = attempt(true);
-                    if (r.got) break;
-                    now = clock_type::now();
-                    if (now >= deadline) break;
-                }
-                const bool live = w->live();
-                clock_type::duration slice = opts.max_retry_interval;
-                if (r.pttl >= 0) {
-                    slice = milliseconds(r.pttl) + detail::jitter(opts.retry_jitter);
-                    if (!live) slice = std::min<clock_type::duration>(slice, opts.max_retry_interval);
-                }
-                const bool woke = w->wait(seen, std::min(deadline, now + slice));
-                seen = w->generation();  // read before the attempt: no lost wake-ups
-                if (woke && opts.wake_jitter.count() > 0)
-                    std::this_thread::sleep_until(std::min(deadline, clock_type::now() + detail::jitter(opts.wake_jitter)));
-                r = attempt(true);
-                if (r.got) break;
-                losses = woke ? losses + 1 : 0;
-            }
-            if (r.got) {
-                commit(*r.got);
-                return r.got;
+            std::optional<lock_acquisition> got;
+            const bool ok = detail::acquire_loop(
+                deadline, wait_settings(), contention, [this]() -> detail::release_waiter& { return release_waiter(); },
+                [this, &got](detail::ask what, detail::refusal& why) {
+                    if (what == detail::ask::look) {
+                        why = look();
+                        return false;
+                    }
+                    auto r = attempt(what);
+                    if (r.got) {
+                        got = std::move(r.got);
+                        return true;
+                    }
+                    why = std::move(r.why);
+                    return false;
+                });
+            if (ok) {
+                commit(*got);
+                return got;
             }
         } catch (...) {
             gate.leave();

@@ -1,5 +1,6 @@
 #include <redcoord/lock/redlock.hpp>
 
+#include "acquire_loop.hpp"
 #include "hold_common.hpp"
 #include "release_waiter.hpp"
 #include "scripts.hpp"
@@ -14,7 +15,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
 namespace redcoord {
 
@@ -120,6 +120,8 @@ struct redlock::impl : detail::hold_state {
     std::mutex waiter_mu;
     std::unique_ptr<detail::release_waiter> waiter;
 
+    detail::contention_memory contention;  // only touched while the gate is held
+
     // One round: the script on every node at once, decided as soon as a majority answered
     // either way (or every node has an outcome, or node_timeout passed).
     std::vector<node_outcome> round(const script& s, std::span<const std::string_view> keys,
@@ -155,27 +157,31 @@ struct redlock::impl : detail::hold_state {
         return outs;
     }
 
-    // Step 5's clean-up. It publishes only where a waiter marked our key (it saw us as the
-    // majority holder and waits for our release).
+    // Step 5's clean-up on every node, also those that refused (seed 004: "even the
+    // instances it believed it was not able to lock"). It publishes only where a waiter
+    // marked our key (it saw us as the majority holder and waits for our release).
     void unlock_all(const std::string& token) {
         const std::string_view keys[] = {key};
         const std::string_view args[] = {token};
-        (void)round(detail::release_script(), keys, args, false, true);
+        fan_out_options fo;
+        fo.timeout = opts.node_timeout;
+        (void)fan_out(nodes, detail::release_script(), keys, args, fo);
     }
 
     struct attempt_result {
         std::optional<lock_acquisition> got;
-        std::int64_t pttl = -2;        // smallest PTTL among the majority holder's nodes
-        bool majority_holder = false;  // one other client holds a majority: wait for its release
-        bool floor_needed = false;     // acquired: the release must raise the nodes' counters
+        detail::refusal why;       // when refused
+        bool floor_needed = false;  // acquired: the release must raise the nodes' counters
     };
 
-    // `will_wait`: a refusal marks the holder's key, so its release publishes.
-    attempt_result attempt(bool will_wait) {
+    // One round of step 2 and, when refused, step 5's clean-up. Refusals always identify the
+    // holder (a majority of equal ids is one holding; anything else a split vote); with
+    // ask::mark they also mark its key, so its release publishes.
+    attempt_result attempt(detail::ask what) {
         auto token = random_token();
         const auto t0 = clock_type::now();
         const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {token, ttl_arg, will_wait ? "1" : "0", "h"};
+        const std::string_view args[] = {token, ttl_arg, what == detail::ask::mark ? "1" : "0"};
         auto outs = round(detail::acquire_script(), keys, args, true, false);
         const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
         const auto t = count(outs);
@@ -197,10 +203,6 @@ struct redlock::impl : detail::hold_state {
         }
         // Step 5: unlock every node, also those believed not locked (a reply may be lost).
         unlock_all(token);
-        {
-            std::lock_guard l(mu);
-            last = outs;  // keep the acquire round's outcomes for diagnosis
-        }
         if (state == detail::quorum_state::unreachable) {
             std::string why = "redlock '" + resource + "': " + std::to_string(t.failed) + " of " +
                               std::to_string(nodes.size()) + " nodes down, hung or erroring; a majority of " +
@@ -220,9 +222,52 @@ struct redlock::impl : detail::hold_state {
             if (o.state == status::no && !o.holder.empty() && ++holders[o.holder] >= detail::quorum(nodes.size()))
                 top = o.holder;
         if (!top.empty()) {
-            out.majority_holder = true;
-            for (const auto& o : outs)
-                if (o.holder == top && o.pttl >= 0 && (out.pttl < 0 || o.pttl < out.pttl)) out.pttl = o.pttl;
+            out.why.one_holder = true;
+            out.why.holder = top;
+            for (const auto& o : outs)  // the smallest PTTL among the holder's nodes
+                if (o.holder == top && o.pttl >= 0 && (out.why.pttl < 0 || o.pttl < out.why.pttl)) out.why.pttl = o.pttl;
+        }
+        return out;
+    }
+
+    // Who holds the lock, by a plain GET on every node, decided like a round: one holding
+    // on a majority, or none possible any more. A node that fails is simply not a vote.
+    // Does not touch last_outcomes().
+    detail::refusal look() {
+        const std::size_t q = detail::quorum(nodes.size());
+        auto holding = [](const node_result& r) -> std::optional<std::string> {
+            if (r.state != node_result::status::answered || !r.value->is_string()) return std::nullopt;
+            std::string v = r.value->text();
+            if (!v.empty() && v.back() == '*') v.pop_back();
+            return v;
+        };
+        auto tally = [&](std::span<const node_result> rs, std::string* top) {
+            std::map<std::string, std::size_t> votes;
+            std::size_t open = 0, best = 0;
+            for (const auto& r : rs) {
+                if (r.state == node_result::status::pending) {
+                    ++open;
+                } else if (auto v = holding(r)) {
+                    if (auto c = ++votes[*v]; c > best) {
+                        best = c;
+                        if (top) *top = *v;
+                    }
+                }
+            }
+            return std::pair{best, open};
+        };
+        fan_out_options fo;
+        fo.timeout = opts.node_timeout;
+        fo.stop_when = [&](std::span<const node_result> rs) {
+            const auto [best, open] = tally(rs, nullptr);
+            return best >= q || best + open < q;  // decided: a majority, or none can form
+        };
+        const auto results = fan_out(nodes, std::vector<std::string>{"GET", key}, fo);
+        detail::refusal out;
+        std::string top;
+        if (tally(results, &top).first >= q) {
+            out.one_holder = true;
+            out.holder = std::move(top);
         }
         return out;
     }
@@ -256,69 +301,40 @@ struct redlock::impl : detail::hold_state {
         return *waiter;
     }
 
-    static void sleep_until_min(clock_type::time_point a, clock_type::time_point b) {
-        std::this_thread::sleep_until(std::min(a, b));
+    detail::wait_settings wait_settings() const {
+        detail::wait_settings ws;
+        ws.retry_delay = opts.retry_delay;
+        ws.retry_jitter = opts.retry_jitter;
+        ws.wake_jitter = opts.wake_jitter;
+        ws.max_retry_interval = opts.max_retry_interval;
+        ws.contention_backoff = opts.contention_backoff;
+        ws.jitter_first_retry = true;
+        ws.retry_count = opts.retry_count;
+        return ws;
     }
 
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
         if (!gate.enter(deadline)) return std::nullopt;
         try {
-            std::size_t attempts = 1;
-            auto r = attempt(clock_type::now() < deadline);
-            detail::release_waiter* w = nullptr;
-            std::uint64_t seen = 0;
-            unsigned losses = 0;  // consecutive races lost right after a release notification
-            while (!r.got) {
-                auto now = clock_type::now();
-                bool woke = false;
-                if (now >= deadline || (opts.retry_count > 0 && attempts >= opts.retry_count)) break;
-                if (!w) {
-                    w = &release_waiter();
-                    bool live = false;
-                    seen = w->arm(std::min(std::chrono::duration_cast<milliseconds>(deadline - now), milliseconds(1000)),
-                                  live);
-                    sleep_until_min(clock_type::now() + detail::jitter(opts.retry_jitter), deadline);
-                } else if (r.majority_holder) {
-                    if (losses > 0) {
-                        // Lost the last race for a released lock: back off, then try once
-                        // more, which also marks the new holder's key (the mark died
-                        // with the key whose release we lost), so its release wakes us.
-                        sleep_until_min(now + detail::contention_backoff(losses, opts.contention_backoff), deadline);
-                        seen = w->generation();  // read before the attempt: no lost wake-ups
-                        r = attempt(true);
-                        ++attempts;
-                        if (r.got) break;
-                        now = clock_type::now();
-                        if (now >= deadline || (opts.retry_count > 0 && attempts >= opts.retry_count)) break;
-                        if (!r.majority_holder) {
-                            losses = 0;
-                            continue;
-                        }
+            attempt_result got;
+            const bool ok = detail::acquire_loop(
+                deadline, wait_settings(), contention, [this]() -> detail::release_waiter& { return release_waiter(); },
+                [this, &got](detail::ask what, detail::refusal& why) {
+                    if (what == detail::ask::look) {
+                        why = look();
+                        return false;
                     }
-                    // Sleep until the holder releases (notification) or its keys expire.
-                    clock_type::duration slice = opts.max_retry_interval;
-                    if (r.pttl >= 0) {
-                        slice = milliseconds(r.pttl) + detail::jitter(opts.retry_jitter);
-                        if (!w->live()) slice = std::min<clock_type::duration>(slice, opts.max_retry_interval);
+                    auto r = attempt(what);
+                    if (r.got) {
+                        got = std::move(r);
+                        return true;
                     }
-                    woke = w->wait(seen, std::min(deadline, now + slice));
-                    seen = w->generation();  // read before the attempt: no lost wake-ups
-                    // Waiters woken together spread out a little so one of them wins outright.
-                    if (woke) sleep_until_min(clock_type::now() + detail::jitter(opts.wake_jitter), deadline);
-                } else {
-                    // Split vote or nodes failing: retry after a random delay (seed 004, step 5),
-                    // earlier if a release is announced meanwhile.
-                    (void)w->wait(seen, std::min(deadline, now + opts.retry_delay + detail::jitter(opts.retry_jitter)));
-                    seen = w->generation();
-                }
-                r = attempt(true);
-                ++attempts;
-                if (r.got) break;
-                losses = woke ? losses + 1 : 0;
-            }
-            if (r.got) {
-                commit(*r.got, r.floor_needed);
-                return r.got;
+                    why = std::move(r.why);
+                    return false;
+                });
+            if (ok) {
+                commit(*got.got, got.floor_needed);
+                return got.got;
             }
         } catch (...) {
             gate.leave();

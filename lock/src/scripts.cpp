@@ -8,18 +8,16 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.call('INCR', KEYS[2])
 end
 local pttl = redis.call('PTTL', KEYS[1])
+if not ARGV[3] then return -2 - pttl end
 local holder = ''
-if ARGV[3] == '1' or ARGV[4] then
-  local v = redis.call('GET', KEYS[1])
-  if v then
-    local n = #v
-    if string.byte(v, n) == 42 then n = n - 1
-    elseif ARGV[3] == '1' then redis.call('APPEND', KEYS[1], '*') end
-    if ARGV[4] then holder = string.sub(redis.sha1hex(string.sub(v, 1, n)), 1, 16) end
-  end
+local v = redis.call('GET', KEYS[1])
+if v then
+  local n = #v
+  if string.byte(v, n) == 42 then n = n - 1
+  elseif ARGV[3] == '1' then redis.call('APPEND', KEYS[1], '*') end
+  holder = string.sub(redis.sha1hex(string.sub(v, 1, n)), 1, 16)
 end
-if ARGV[4] then return {0, pttl, holder} end
-return -2 - pttl
+return {0, pttl, holder}
 )lua");
     return s;
 }

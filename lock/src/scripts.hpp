@@ -13,13 +13,14 @@
 namespace redcoord::detail {
 
 // KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] ttl in ms, optional
-// ARGV[3] "1" when the caller will wait for a release (a refusal marks the key), optional
-// ARGV[4] present to identify the holder. SET NX PX and INCR in one script, so a fencing
-// token exists iff the lock was taken.
-// Returns the fencing token (an integer >= 1) when acquired. Refused, returns -2 - PTTL of
-// the holder (<= -1), or with ARGV[4] (redlock) {0, PTTL, holder id}, the holder id being the
-// first 16 hex digits of SHA1(holder's token): it tells a real majority holder from a split
-// vote without revealing the token. The success path builds no array.
+// ARGV[3]: "1" when the caller will wait for this holder's release (a refusal marks the
+// key), "0" when it only wants to know who holds it. SET NX PX and INCR in one script, so a
+// fencing token exists iff the lock was taken.
+// Returns the fencing token (an integer >= 1) when acquired. Refused without ARGV[3], returns
+// -2 - PTTL of the holder (<= -1); with it, {0, PTTL, holder id}, the holder id being the
+// first 16 hex digits of SHA1(holder's token): equal ids tell one holding from another (a
+// holder that re-acquired, a split vote) without revealing the token. The success path
+// builds no array.
 // Optional arguments are left off rather than sent empty: every argument costs formatting
 // and parsing on both sides of the hot path.
 const script& acquire_script();

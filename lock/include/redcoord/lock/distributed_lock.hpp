@@ -49,11 +49,12 @@ struct lock_options {
     /// waiter's retry, so waiters woken together do not all hit Redis at the same instant.
     /// Zero: retry at once. Default 1 ms.
     std::chrono::milliseconds wake_jitter{1};
-    /// Cap, in milliseconds, of the random back-off of a waiter that keeps losing the race for
-    /// a just-released lock (typically to a holder that re-acquires at once): after k lost
-    /// races in a row it waits up to min(cap, 0.25 ms * 2^(k-1)) before reacting to releases
-    /// again, so a busy lock does not make every waiter retry on every release. Zero: no
-    /// back-off. Default 10 ms.
+    /// Cap, in milliseconds, of the random back-off of a waiter on a busy lock (one it keeps
+    /// losing to a holder that re-acquires at once, or to other waiters): after k lost races
+    /// in a row it waits a random time in [0, min(cap, 0.25 ms * 2^(k-1))], deaf to
+    /// releases, then reads the holder and tries only if the lock looks free. This bounds
+    /// what waiters cost a busy lock (no PUBLISH and no wake-up per release). Zero: never
+    /// back off (every release notification is acted on). Default 10 ms.
     std::chrono::milliseconds contention_backoff{10};
     /// Opt-in watchdog: while held, a background thread extends the lock to `ttl` every
     /// ttl/3, at most `max_extensions` times per acquisition; a failed extension sets lost()
@@ -104,9 +105,14 @@ void validate(const lock_options& o);
 /// that locks again pipelines both. A waiter subscribes once (per object, lazily, a dedicated
 /// connection and reader thread) to the lock's channel, and its refused attempts mark the
 /// holder's key (a `*` after the token); only the release of a marked key publishes, so an
-/// uncontended lock never pays for a PUBLISH and a waiter backing off after a lost race is
-/// not woken by every release of a busy lock. Woken, a waiter retries at once; otherwise it
-/// sleeps until the holder's PTTL runs out (plus jitter): no busy polling. The lock is not
+/// uncontended lock never pays for a PUBLISH. Woken, a waiter retries after up to
+/// wake_jitter; otherwise it sleeps until the holder's PTTL runs out (plus jitter): no busy
+/// polling of a lock that is held. A busy lock (its holder re-acquires as soon as it
+/// releases, so a woken waiter loses the race) is different: there the waiter stops marking
+/// and looks at the key (a plain GET) after a random back-off that grows up to
+/// contention_backoff, trying only when it looks free; when one holding outlives a whole
+/// back-off it marks it and sleeps until its release again. The back-off level carries over
+/// to the object's next acquire call for 2 * contention_backoff. The lock is not
 /// fair: a holder that re-acquires at once usually wins (as with std::mutex).
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the

@@ -69,10 +69,10 @@ struct redlock_options {
     /// Longest sleep, in milliseconds, while another client holds a majority but its PTTL is
     /// unknown or no notification link is up. Must be > 0. Default 500 ms.
     std::chrono::milliseconds max_retry_interval{500};
-    /// Cap, in milliseconds, of the random back-off of a waiter that keeps losing the race for
-    /// a just-released lock: after k lost races in a row it waits up to
-    /// min(cap, 0.25 ms * 2^(k-1)) before reacting to releases again. Zero: no back-off.
-    /// Default 10 ms.
+    /// Cap, in milliseconds, of the random back-off of a waiter on a busy lock (see the class
+    /// comment): after k lost races in a row it waits a random time in
+    /// [0, min(cap, 0.25 ms * 2^(k-1))], deaf to releases, then reads the holders and
+    /// attempts only if no holding has a majority. Zero: never back off. Default 10 ms.
     std::chrono::milliseconds contention_backoff{10};
     /// Opt-in watchdog: extends at ttl/3 while held, at most `max_extensions` times; a failed
     /// extension sets lost() and fires the loss callback.
@@ -125,17 +125,17 @@ void validate(const redlock_options& o, std::size_t n);
 /// until its PTTL runs out; after a split vote they retry after retry_delay + jitter. A
 /// waiter's refused attempt marks the holder's key on each node (a `*` after the token, as
 /// distributed_lock does), and only the release of a marked key publishes: releases nobody
-/// waits for cost no PUBLISH, and waiters never wake one another in a loop. Each round's
-/// command is encoded once for all nodes and runs as EVALSHA (EVAL the first time on a
-/// connection).
+/// waits for cost no PUBLISH, and waiters never wake one another in a loop. On a busy lock
+/// (a woken waiter loses the race: the holder re-acquired at once) waiters stop marking and
+/// read the key on every node (GET, decided at a majority) after a random back-off growing
+/// up to contention_backoff, and attempt only when no holding has a majority; a holding that
+/// outlives a whole back-off is marked and waited for again. Each round's command is encoded
+/// once for all nodes and runs as EVALSHA (EVAL the first time on a connection, and again
+/// on a node that answers NOSCRIPT within the same round).
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// watchdog thread or the thread calling extend(); it must not call back into this object's
 /// blocking functions nor destroy it.
-///
-/// Rounds are sent with EVAL (not EVALSHA): a node still in flight when a round is decided
-/// by a majority would otherwise answer NOSCRIPT after a restart unseen, and its part would
-/// never run.
 class redlock {
 public:
     /// Handler called once when a held lock is found lost; gets the resource name.

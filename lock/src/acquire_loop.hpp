@@ -1,0 +1,74 @@
+#pragma once
+// How a lock object waits for a lock that someone else holds; one loop for distributed_lock
+// and redlock, which differ only in what one attempt is.
+//
+// Quiet lock (Redisson's tryLock, seed 002): a refused attempt marks the holder's key, the
+// waiter sleeps until the release notification (or the holder's PTTL), then tries again
+// after a small random delay.
+// Busy lock (the holder re-acquires as soon as it releases, or another waiter gets in
+// first): the waiter stops marking and polls with a growing random back-off, so a lock that
+// changes hands every few hundred microseconds does not publish and wake every waiter on
+// each release; it reads the holder (test-and-test-and-set) and tries only when the lock
+// looks free. When the same holding outlives a whole back-off, the lock has gone quiet
+// again: the waiter marks it and goes back to sleeping until its release.
+// The contention level survives from one acquire call to the next (briefly), so a caller
+// looping on acquire(timeout) does not ramp up from nothing on every call.
+
+#include "release_waiter.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace redcoord::detail {
+
+// What an attempt asks of a refusal.
+enum class ask {
+    nothing,  // just try (try_lock's hot path: no extra work on the server)
+    holder,   // also report who holds it
+    mark,     // report who holds it and mark its key: its release will publish
+    look,     // try nothing, only read who holds it (a plain GET: far cheaper than a refused
+              // attempt and its clean-up, which is what a waiter polling a busy lock needs)
+};
+
+// What a refused attempt (or a look) learned.
+struct refusal {
+    // One other client holds the lock (redlock: the same holding on a majority of the nodes).
+    bool one_holder = false;
+    // Its holding's id; empty when not asked for or unknown. Ids from a look and from an
+    // attempt are not comparable with one another.
+    std::string holder;
+    // Its remaining TTL in ms; < 0 when unknown or without expiry.
+    std::int64_t pttl = -2;
+};
+
+struct wait_settings {
+    std::chrono::milliseconds retry_delay{5};  // base delay after a refusal with no single holder
+    std::chrono::milliseconds retry_jitter{5};  // random extra on retry_delay, on the PTTL fallback
+                                                // and (redlock) before the first retry
+    std::chrono::milliseconds wake_jitter{1};
+    std::chrono::milliseconds max_retry_interval{500};
+    std::chrono::milliseconds contention_backoff{10};
+    bool jitter_first_retry = false;  // redlock, seed 004 step 5: desynchronise the first retry
+    std::size_t retry_count = 0;      // most attempts in one call; zero: no limit
+};
+
+// The contention level one lock object carried out of its last acquire call.
+struct contention_memory {
+    unsigned losses = 0;
+    std::string holder;
+    std::chrono::steady_clock::time_point at{};
+};
+
+// Tries `attempt` until it succeeds (true), the deadline passes or retry_count attempts were
+// made (false). `attempt(what, why)` returns true when acquired and otherwise fills `why`
+// (with ask::look it never acquires and does not count as an attempt); its exceptions
+// propagate. `waiter()` returns the object's release_waiter (started lazily).
+// The caller serialises calls for one `memory` (the lock object's local gate).
+bool acquire_loop(std::chrono::steady_clock::time_point deadline, const wait_settings& ws,
+                  contention_memory& memory, const std::function<release_waiter&()>& waiter,
+                  const std::function<bool(ask what, refusal& why)>& attempt);
+
+}  // namespace redcoord::detail
