@@ -52,6 +52,8 @@ redcoord::endpoint local(std::uint16_t port) {
 
 }  // namespace
 
+std::atomic<std::uint64_t> quorum_errors{0};
+
 contended_result raw_polling_single(std::uint16_t port, int threads, std::chrono::milliseconds run) {
     return run_threads(threads, run, [port](int, std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
         auto* c = raw_connect(port);
@@ -113,7 +115,14 @@ contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int 
         }
         redcoord::redlock lock(nodes, "bench:contended5", {.ttl = 10s});
         while (!stop) {
-            if (!lock.acquire(200ms)) continue;
+            try {
+                if (!lock.acquire(200ms)) continue;
+            } catch (const redcoord::quorum_unreachable&) {
+                // Every node silent for node_timeout (50 ms): on this 2-core VM a fresh
+                // slice's connects can stall that long. Counted and reported, not fatal.
+                ++quorum_errors;
+                continue;
+            }
             critical_section(sections);
             lock.unlock();
         }

@@ -3,6 +3,7 @@
 // section / release on one resource for a fixed time (threads instead of the issue's
 // processes, and ~3 s instead of 10 s, to keep the whole bench under two minutes).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -27,7 +28,9 @@ contended_result lock_contended_single(std::uint16_t port, int threads, std::chr
 // Raw quorum clients over N nodes: all at once, decide at a majority, release partial locks
 // at once, retry after 5 +- 5 ms.
 contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int threads, std::chrono::milliseconds run);
-// redlock: lock() / unlock().
+// redlock: lock() / unlock(). Acquisitions that threw quorum_unreachable are counted in
+// quorum_errors.
+extern std::atomic<std::uint64_t> quorum_errors;
 contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int threads, std::chrono::milliseconds run);
 // Two distributed_lock holders passing the lock back and forth; microseconds from the start
 // of one holder's unlock() to the other's lock() returning.
