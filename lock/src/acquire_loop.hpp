@@ -14,12 +14,14 @@
 // The contention level survives from one acquire call to the next (briefly), so a caller
 // looping on acquire(timeout) does not ramp up from nothing on every call.
 
+#include "hold_common.hpp"
 #include "release_waiter.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace redcoord::detail {
@@ -70,5 +72,43 @@ struct contention_memory {
 bool acquire_loop(std::chrono::steady_clock::time_point deadline, const wait_settings& ws,
                   contention_memory& memory, const std::function<release_waiter&()>& waiter,
                   const std::function<bool(ask what, refusal& why)>& attempt);
+
+// A lock object's whole acquire_until(): its local gate, acquire_loop() over its attempts
+// and looks, and the commit of what it got. `Lock` (distributed_lock's or redlock's state)
+// provides gate, contention, wait_settings(), release_waiter(), look() -> refusal,
+// attempt(ask) -> attempt_result {optional<lock_acquisition> got; refusal why; ...} and
+// commit(const attempt_result&).
+template <class Lock>
+std::optional<lock_acquisition> gated_acquire(Lock& self, std::chrono::steady_clock::time_point deadline) {
+    if (!self.gate.enter(deadline)) return std::nullopt;
+    try {
+        typename Lock::attempt_result got;
+        const bool ok = acquire_loop(
+            deadline, self.wait_settings(), self.contention,
+            [&self]() -> release_waiter& { return self.release_waiter(); },
+            [&](ask what, refusal& why) {
+                if (what == ask::look) {
+                    why = self.look();
+                    return false;
+                }
+                auto r = self.attempt(what);
+                if (!r.got) {
+                    why = std::move(r.why);
+                    return false;
+                }
+                got = std::move(r);
+                return true;
+            });
+        if (ok) {
+            self.commit(got);
+            return got.got;
+        }
+    } catch (...) {
+        self.gate.leave();
+        throw;
+    }
+    self.gate.leave();
+    return std::nullopt;
+}
 
 }  // namespace redcoord::detail

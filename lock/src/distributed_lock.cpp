@@ -194,35 +194,12 @@ struct distributed_lock::impl : detail::hold_state {
         return ws;
     }
 
+    void commit(const attempt_result& r) {
+        commit(*r.got);
+    }
+
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
-        if (!gate.enter(deadline)) return std::nullopt;
-        try {
-            std::optional<lock_acquisition> got;
-            const bool ok = detail::acquire_loop(
-                deadline, wait_settings(), contention, [this]() -> detail::release_waiter& { return release_waiter(); },
-                [this, &got](detail::ask what, detail::refusal& why) {
-                    if (what == detail::ask::look) {
-                        why = look();
-                        return false;
-                    }
-                    auto r = attempt(what);
-                    if (r.got) {
-                        got = std::move(r.got);
-                        return true;
-                    }
-                    why = std::move(r.why);
-                    return false;
-                });
-            if (ok) {
-                commit(*got);
-                return got;
-            }
-        } catch (...) {
-            gate.leave();
-            throw;
-        }
-        gate.leave();
-        return std::nullopt;
+        return detail::gated_acquire(*this, deadline);
     }
 
     void mark_lost(std::uint64_t id) {
