@@ -255,6 +255,34 @@ void connection::impl::flush() {
 void connection::impl::read_ready(const std::function<bool(reply&)>& on_reply) {
     errno = 0;
     if (redisBufferRead(ctx) != REDIS_OK) fail("reading from");
+    dispatch_buffered(on_reply);
+}
+
+bool connection::impl::read_if_ready(const std::function<bool(reply&)>& on_reply) {
+    char buf[16 * 1024];  // hiredis reads in chunks of this size too
+    ssize_t n;
+    do {
+        errno = 0;
+        n = ::recv(ctx->fd, buf, sizeof buf, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    if (n <= 0) {
+        const int saved = errno;
+        ctx->err = n == 0 ? REDIS_ERR_EOF : REDIS_ERR_IO;
+        std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", n == 0 ? "Server closed the connection" : std::strerror(saved));
+        errno = saved;
+        fail("reading from");
+    }
+    if (redisReaderFeed(ctx->reader, buf, static_cast<size_t>(n)) != REDIS_OK) {
+        ctx->err = ctx->reader->err;
+        std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", ctx->reader->errstr);
+        fail("reading from");
+    }
+    dispatch_buffered(on_reply);
+    return true;
+}
+
+void connection::impl::dispatch_buffered(const std::function<bool(reply&)>& on_reply) {
     for (;;) {
         void* raw = nullptr;
         if (redisGetReplyFromReader(ctx, &raw) != REDIS_OK) fail("reading from");

@@ -55,6 +55,11 @@ struct connection::impl {
     // One read() from a socket poll() reported readable; each complete reply goes to
     // `on_reply` (stale ones skipped) until it returns false. Failures throw and poison.
     void read_ready(const std::function<bool(reply&)>& on_reply);
+    // As read_ready(), but never blocks: one recv(MSG_DONTWAIT) instead of a poll() and a
+    // read(). Returns false when nothing had arrived. @throws as read_ready().
+    bool read_if_ready(const std::function<bool(reply&)>& on_reply);
+    // Hands every complete reply already in hiredis's buffer to `on_reply` (false: stop).
+    void dispatch_buffered(const std::function<bool(reply&)>& on_reply);
     [[noreturn]] void fail(std::string_view during);
     [[nodiscard]] std::string where() const { return ep.to_string(); }
     [[nodiscard]] bool knows_script(std::string_view sha) const noexcept;

@@ -115,18 +115,16 @@ struct subscriber::impl {
 
     static std::int64_t now_ns() { return clock_type::now().time_since_epoch().count(); }
 
-    // Reads and dispatches what has arrived, if anything. Caller holds read_mu. The poll()
-    // under the lock tells whether another reader took the data first, so the read never
-    // blocks. @throws as connection::impl::read_ready.
+    // Reads and dispatches what has arrived, if anything. Caller holds read_mu. The read
+    // does not wait (another reader may have taken the data first). @throws as
+    // connection::impl::read_if_ready.
     bool read_available(connection::impl& c) {
-        pollfd p{c.ctx->fd, POLLIN, 0};
-        if (::poll(&p, 1, 0) <= 0 || !p.revents) return false;
-        last_data_ns.store(now_ns(), std::memory_order_relaxed);
-        c.read_ready([&](reply& r) {
+        const bool got = c.read_if_ready([&](reply& r) {
             handle(r);
             return true;
         });
-        return true;
+        if (got) last_data_ns.store(now_ns(), std::memory_order_relaxed);
+        return got;
     }
 
     bool help_read() noexcept {
