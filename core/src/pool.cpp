@@ -19,6 +19,7 @@ struct connection_pool::state {
     // Fan-out reconnect backoff after a failed connect (see connect_bounded).
     std::chrono::milliseconds backoff{0};
     std::chrono::steady_clock::time_point retry_after{};
+    bool last_connect_timed_out = false;  // the failure behind retry_after was a timeout
 
     // Set for a Sentinel endpoint: new connections go to the master it resolves.
     std::shared_ptr<sentinel_resolver> resolver;
@@ -189,10 +190,16 @@ pooled_connection connection_pool::connect_bounded(std::chrono::milliseconds wit
     {
         std::lock_guard lk(s.mu);
         auto now = std::chrono::steady_clock::now();
-        if (now < s.retry_after)
-            throw connection_error("cannot connect to " + s.ep.to_string() + ": failed recently, retrying in " +
-                                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      s.retry_after - now).count()) + " ms");
+        if (now < s.retry_after) {
+            // Same kind as the failure behind it: a server that was only slow is not "down".
+            const std::string why = "cannot connect to " + s.ep.to_string() + ": " +
+                                    (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
+                                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                       s.retry_after - now).count()) +
+                                    " ms";
+            if (s.last_connect_timed_out) throw timeout_error(why);
+            throw connection_error(why);
+        }
         if (s.open >= s.opts.max_size) throw pool_exhausted("no free connection to " + s.ep.to_string());
         ++s.open;
         ++s.counters.in_use;
@@ -204,12 +211,20 @@ pooled_connection connection_pool::connect_bounded(std::chrono::milliseconds wit
         s.backoff = std::chrono::milliseconds(0);
         return pooled_connection(state_, std::move(c));
     } catch (...) {
+        bool timed_out = false;
+        try {
+            throw;
+        } catch (const timeout_error&) {
+            timed_out = true;
+        } catch (...) {
+        }
         std::lock_guard g(s.mu);
         --s.open;
         --s.counters.in_use;
         ++s.counters.errors;
         s.backoff = std::clamp(s.backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
         s.retry_after = std::chrono::steady_clock::now() + s.backoff;
+        s.last_connect_timed_out = timed_out;
         s.cv.notify_one();
         throw;
     }

@@ -76,8 +76,9 @@ bool acquire_loop(std::chrono::steady_clock::time_point deadline, const wait_set
 // A lock object's whole acquire_until(): its local gate, acquire_loop() over its attempts
 // and looks, and the commit of what it got. `Lock` (distributed_lock's or redlock's state)
 // provides gate, contention, wait_settings(), release_waiter(), look() -> refusal,
-// attempt(ask) -> attempt_result {optional<lock_acquisition> got; refusal why; ...} and
-// commit(const attempt_result&).
+// attempt(ask) -> attempt_result {optional<lock_acquisition> got; refusal why; ...},
+// commit(const attempt_result&) and not_acquired() (called after the gate is left; may
+// throw what the last attempt left to say).
 template <class Lock>
 std::optional<lock_acquisition> gated_acquire(Lock& self, std::chrono::steady_clock::time_point deadline) {
     if (!self.gate.enter(deadline)) return std::nullopt;
@@ -108,6 +109,7 @@ std::optional<lock_acquisition> gated_acquire(Lock& self, std::chrono::steady_cl
         throw;
     }
     self.gate.leave();
+    self.not_acquired();
     return std::nullopt;
 }
 

@@ -198,6 +198,8 @@ struct distributed_lock::impl : detail::hold_state {
         commit(*r.got);
     }
 
+    void not_acquired() {}
+
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {
         return detail::gated_acquire(*this, deadline);
     }

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace redcoord {
 
@@ -87,6 +88,10 @@ struct tally {
     std::size_t yes = 0, no = 0, failed = 0;
 };
 
+std::size_t count_state(const std::vector<node_outcome>& outs, status s) {
+    return static_cast<std::size_t>(std::count_if(outs.begin(), outs.end(), [s](const auto& o) { return o.state == s; }));
+}
+
 tally count(const std::vector<node_outcome>& outs) {
     tally t;
     for (const auto& o : outs) {
@@ -121,6 +126,9 @@ struct redlock::impl : detail::hold_state {
     std::unique_ptr<detail::release_waiter> waiter;
 
     detail::contention_memory contention;  // only touched while the gate is held
+    // Why the last round could not reach a majority, when every failing node was only slow;
+    // empty otherwise. Only touched while the gate is held.
+    std::string unreachable;
 
     // One round: the script on every node at once, decided as soon as a majority answered
     // either way (or every node has an outcome, or node_timeout passed).
@@ -178,6 +186,7 @@ struct redlock::impl : detail::hold_state {
     // holder (a majority of equal ids is one holding; anything else a split vote); with
     // ask::mark they also mark its key, so its release publishes.
     attempt_result attempt(detail::ask what) {
+        unreachable.clear();
         auto token = random_token();
         const auto t0 = clock_type::now();
         const std::string_view keys[] = {key, fence_key};
@@ -212,7 +221,15 @@ struct redlock::impl : detail::hold_state {
                     why += " (" + o.detail + ")";
                     break;
                 }
-            throw quorum_unreachable(why);
+            // Nodes that refused the connection or answered with an error are down for
+            // good: say so at once. Nodes that were only slow (no reply within node_timeout:
+            // paused, overloaded, or still connecting) may answer the next round, so a
+            // caller with time left retries like after a split vote and gets the error only
+            // if its wait ends this way (not_acquired()).
+            const bool only_slow = count_state(outs, status::timeout) == t.failed;
+            if (what == detail::ask::nothing || !only_slow) throw quorum_unreachable(why);
+            unreachable = std::move(why);
+            return out;
         }
         // Is there one holder with a majority (wait for its release), or a split vote / stale
         // minority keys (retry after a short random delay, step 5)?
@@ -315,6 +332,12 @@ struct redlock::impl : detail::hold_state {
 
     void commit(const attempt_result& r) {
         commit(*r.got, r.floor_needed);
+    }
+
+    // The wait ended without the lock: if the last round could not reach a majority, that
+    // is the answer (quorum_unreachable), not "held by someone else".
+    void not_acquired() {
+        if (!unreachable.empty()) throw quorum_unreachable(std::exchange(unreachable, {}));
     }
 
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline) {

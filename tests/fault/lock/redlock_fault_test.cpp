@@ -104,6 +104,32 @@ TEST(RedlockFault, HungNodesCostAtMostTheNodeTimeout) {
     for (int i : {0, 1, 3}) f.servers[i]->resume();
 }
 
+TEST(RedlockFault, MajorityOnlyPausedIsRetriedWhileTheWaitLasts) {
+    five f;
+    // A short TTL: the attempts that reached the paused nodes run when they resume, and
+    // those keys (our own, but of attempts given up) only go away with their TTL.
+    redlock a(f.nodes, "r", {.ttl = 1s, .node_timeout = 50ms});
+    ASSERT_TRUE(a.acquire(0ms));  // warm connections
+    ASSERT_TRUE(a.release());
+    for (int i : {0, 1, 3}) f.servers[i]->pause();
+    // Slow is not down: a waiting acquire keeps trying, and says quorum_unreachable only when
+    // its wait ends with the majority still silent.
+    auto t0 = clock_type::now();
+    EXPECT_THROW((void)a.acquire(400ms), quorum_unreachable);
+    const auto took = clock_type::now() - t0;
+    EXPECT_GE(took, 350ms);
+    EXPECT_LT(took, 2s);
+    // Nodes that come back within the wait give the lock (once the stale keys expired).
+    std::thread resume([&] {
+        std::this_thread::sleep_for(300ms);
+        for (int i : {0, 1, 3}) f.servers[i]->resume();
+    });
+    auto got = a.acquire(5s);
+    resume.join();
+    ASSERT_TRUE(got);
+    EXPECT_TRUE(a.release());
+}
+
 TEST(RedlockFault, HolderPausedPastTtlLosesAndCannotDeleteTheNextHoldersKeys) {
     five f;
     redlock first(f.nodes, "r", {.ttl = 300ms});

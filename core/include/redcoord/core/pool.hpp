@@ -120,7 +120,8 @@ private:
     friend class pooled_connection;
     // Fan-out's two halves: an idle connection if one is free now (else empty), and a new
     // connection whose connect ends by `within`, refused at once while a recent failure's
-    // backoff runs so a dead node is not re-dialled on every fan-out.
+    // backoff runs so a dead node is not re-dialled on every fan-out (with timeout_error when
+    // that failure was a timeout, so a slow node is not reported as a dead one).
     pooled_connection take_idle() noexcept;
     pooled_connection connect_bounded(std::chrono::milliseconds within);
     struct state;

@@ -153,8 +153,13 @@ public:
     /// Tries to acquire within `wait` (milliseconds; zero: one attempt).
     /// @return the acquisition (fencing_token as described in the file comment), or nullopt
     ///         when the wait (or retry_count) ran out while the resource was held elsewhere.
-    /// @throws quorum_unreachable when an attempt found more than N - (N/2+1) nodes down,
-    ///         hung or erroring (after unlocking the nodes it reached);
+    /// @throws quorum_unreachable when an attempt found more than N - (N/2+1) nodes down
+    ///         (connection refused or reset) or erroring, at once, after unlocking the nodes
+    ///         it reached. When the failing nodes were only slow (no reply within
+    ///         node_timeout: paused, overloaded, still connecting), later attempts may
+    ///         succeed: the call retries like after a split vote while its wait lasts and
+    ///         throws only if the last attempt still found no majority reachable (so lock()
+    ///         waits for them to come back, and a zero wait throws at once);
     /// @throws invalid_argument when the calling thread already holds this object.
     [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait);
 
