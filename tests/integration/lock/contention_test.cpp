@@ -79,8 +79,8 @@ TEST(BusyLock, RedlockWaitersDoNotPublishOnEveryRelease) {
         std::vector<redcoord::connection_pool*> nodes;
         for (auto& p : pools[static_cast<std::size_t>(i)]) nodes.push_back(p.get());
         // A generous node_timeout: this test is about publishes, and on a loaded 2-core box
-        // four fresh objects connecting at once can take longer than the default 50 ms
-        // (which would be a quorum_unreachable, by design).
+        // four fresh objects connecting at once can take longer than the default 50 ms; a
+        // wait that ends on such a round throws quorum_unreachable, by design.
         return std::make_unique<redcoord::redlock>(nodes, "busy",
                                                    redcoord::redlock_options{.ttl = 10s, .node_timeout = 500ms});
     });
