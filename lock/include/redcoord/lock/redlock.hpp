@@ -150,7 +150,10 @@ public:
     redlock(const redlock&) = delete;
     redlock& operator=(const redlock&) = delete;
 
-    /// Tries to acquire within `wait` (milliseconds; zero: one attempt).
+    /// Tries to acquire within `wait` (milliseconds; zero: one attempt). A round also opens
+    /// the connections it lacks, within the same node_timeout: on a heavily loaded host the
+    /// very first round of fresh pools can run out of it, so warm them (e.g. a PING through
+    /// each pool) or give the first acquire a wait (slow rounds are retried).
     /// @return the acquisition (fencing_token as described in the file comment), or nullopt
     ///         when the wait (or retry_count) ran out while the resource was held elsewhere.
     /// @throws quorum_unreachable when an attempt found more than N - (N/2+1) nodes down
