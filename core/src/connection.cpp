@@ -236,11 +236,7 @@ void connection::impl::flush() {
         const ssize_t n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const int saved = errno;
-            ctx->err = REDIS_ERR_IO;
-            std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", std::strerror(saved));
-            errno = saved;
-            fail("sending to");
+            fail_io(REDIS_ERR_IO, errno, "sending to");
         }
         if (static_cast<std::size_t>(n) == sdslen(ctx->obuf)) {
             sdsfree(ctx->obuf);
@@ -266,13 +262,8 @@ bool connection::impl::read_if_ready(const std::function<bool(reply&)>& on_reply
         n = ::recv(ctx->fd, buf, sizeof buf, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-    if (n <= 0) {
-        const int saved = errno;
-        ctx->err = n == 0 ? REDIS_ERR_EOF : REDIS_ERR_IO;
-        std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", n == 0 ? "Server closed the connection" : std::strerror(saved));
-        errno = saved;
-        fail("reading from");
-    }
+    if (n == 0) fail_io(REDIS_ERR_EOF, 0, "reading from");
+    if (n < 0) fail_io(REDIS_ERR_IO, errno, "reading from");
     if (redisReaderFeed(ctx->reader, buf, static_cast<size_t>(n)) != REDIS_OK) {
         ctx->err = ctx->reader->err;
         std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", ctx->reader->errstr);
@@ -290,6 +281,15 @@ void connection::impl::dispatch_buffered(const std::function<bool(reply&)>& on_r
         auto r = adopt(raw);
         if (r && !on_reply(*r)) return;
     }
+}
+
+void connection::impl::fail_io(int kind, int saved_errno, std::string_view during) {
+    // Recorded the way hiredis records its own I/O errors, so fail() reports them alike.
+    ctx->err = kind;
+    std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s",
+                  kind == REDIS_ERR_EOF ? "Server closed the connection" : std::strerror(saved_errno));
+    errno = saved_errno;
+    fail(during);
 }
 
 void connection::impl::fail(std::string_view during) {

@@ -61,6 +61,9 @@ struct connection::impl {
     // Hands every complete reply already in hiredis's buffer to `on_reply` (false: stop).
     void dispatch_buffered(const std::function<bool(reply&)>& on_reply);
     [[noreturn]] void fail(std::string_view during);
+    // A failed send()/recv() of our own (not through hiredis): `kind` REDIS_ERR_IO or
+    // REDIS_ERR_EOF, then as fail().
+    [[noreturn]] void fail_io(int kind, int saved_errno, std::string_view during);
     [[nodiscard]] std::string where() const { return ep.to_string(); }
     [[nodiscard]] bool knows_script(std::string_view sha) const noexcept;
     void learned_script(const std::string& sha);

@@ -21,6 +21,18 @@ struct connection_pool::state {
     std::chrono::steady_clock::time_point retry_after{};
     bool last_connect_timed_out = false;  // the failure behind retry_after was a timeout
 
+    // Books a failed connect_bounded(): the slot is freed and the next dial backs off.
+    void connect_failed(bool timed_out) {
+        std::lock_guard g(mu);
+        --open;
+        --counters.in_use;
+        ++counters.errors;
+        backoff = std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+        retry_after = std::chrono::steady_clock::now() + backoff;
+        last_connect_timed_out = timed_out;
+        cv.notify_one();
+    }
+
     // Set for a Sentinel endpoint: new connections go to the master it resolves.
     std::shared_ptr<sentinel_resolver> resolver;
 
@@ -210,22 +222,11 @@ pooled_connection connection_pool::connect_bounded(std::chrono::milliseconds wit
         ++s.counters.created;
         s.backoff = std::chrono::milliseconds(0);
         return pooled_connection(state_, std::move(c));
+    } catch (const timeout_error&) {
+        s.connect_failed(true);
+        throw;
     } catch (...) {
-        bool timed_out = false;
-        try {
-            throw;
-        } catch (const timeout_error&) {
-            timed_out = true;
-        } catch (...) {
-        }
-        std::lock_guard g(s.mu);
-        --s.open;
-        --s.counters.in_use;
-        ++s.counters.errors;
-        s.backoff = std::clamp(s.backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
-        s.retry_after = std::chrono::steady_clock::now() + s.backoff;
-        s.last_connect_timed_out = timed_out;
-        s.cv.notify_one();
+        s.connect_failed(false);
         throw;
     }
 }

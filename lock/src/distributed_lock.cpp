@@ -127,8 +127,7 @@ struct distributed_lock::impl : detail::hold_state {
         detail::refusal out;
         if (r.is_string()) {
             out.one_holder = true;
-            out.holder = r.text();
-            if (!out.holder.empty() && out.holder.back() == '*') out.holder.pop_back();
+            out.holder = detail::without_mark(r.text());
         }
         return out;
     }

@@ -88,8 +88,15 @@ struct tally {
     std::size_t yes = 0, no = 0, failed = 0;
 };
 
-std::size_t count_state(const std::vector<node_outcome>& outs, status s) {
-    return static_cast<std::size_t>(std::count_if(outs.begin(), outs.end(), [s](const auto& o) { return o.state == s; }));
+// The most frequent non-empty value and how often it occurs ({"", 0} when none): one holding
+// on a majority of the nodes is one client holding the lock.
+std::pair<std::string_view, std::size_t> most_common(const std::vector<std::string_view>& values) {
+    std::map<std::string_view, std::size_t> votes;
+    std::pair<std::string_view, std::size_t> best{{}, 0};
+    for (auto v : values)
+        if (!v.empty())
+            if (auto c = ++votes[v]; c > best.second) best = {v, c};
+    return best;
 }
 
 tally count(const std::vector<node_outcome>& outs) {
@@ -226,19 +233,19 @@ struct redlock::impl : detail::hold_state {
             // paused, overloaded, or still connecting) may answer the next round, so a
             // caller with time left retries like after a split vote and gets the error only
             // if its wait ends this way (not_acquired()).
-            const bool only_slow = count_state(outs, status::timeout) == t.failed;
+            const auto slow = std::count_if(outs.begin(), outs.end(), [](const auto& o) { return o.state == status::timeout; });
+            const bool only_slow = static_cast<std::size_t>(slow) == t.failed;
             if (what == detail::ask::nothing || !only_slow) throw quorum_unreachable(why);
             unreachable = std::move(why);
             return out;
         }
         // Is there one holder with a majority (wait for its release), or a split vote / stale
         // minority keys (retry after a short random delay, step 5)?
-        std::map<std::string, std::size_t> holders;
-        std::string top;
+        std::vector<std::string_view> holders;
         for (const auto& o : outs)
-            if (o.state == status::no && !o.holder.empty() && ++holders[o.holder] >= detail::quorum(nodes.size()))
-                top = o.holder;
-        if (!top.empty()) {
+            if (o.state == status::no) holders.push_back(o.holder);
+        const auto [top, votes] = most_common(holders);
+        if (votes >= detail::quorum(nodes.size())) {
             out.why.one_holder = true;
             out.why.holder = top;
             for (const auto& o : outs)  // the smallest PTTL among the holder's nodes
@@ -252,39 +259,31 @@ struct redlock::impl : detail::hold_state {
     // Does not touch last_outcomes().
     detail::refusal look() {
         const std::size_t q = detail::quorum(nodes.size());
-        auto holding = [](const node_result& r) -> std::optional<std::string> {
-            if (r.state != node_result::status::answered || !r.value->is_string()) return std::nullopt;
-            std::string v = r.value->text();
-            if (!v.empty() && v.back() == '*') v.pop_back();
-            return v;
-        };
-        auto tally = [&](std::span<const node_result> rs, std::string* top) {
-            std::map<std::string, std::size_t> votes;
-            std::size_t open = 0, best = 0;
+        // The holdings read so far, and how many nodes are still in flight.
+        auto holdings = [](std::span<const node_result> rs, std::size_t& open) {
+            std::vector<std::string_view> values;
+            open = 0;
             for (const auto& r : rs) {
-                if (r.state == node_result::status::pending) {
-                    ++open;
-                } else if (auto v = holding(r)) {
-                    if (auto c = ++votes[*v]; c > best) {
-                        best = c;
-                        if (top) *top = *v;
-                    }
-                }
+                if (r.state == node_result::status::pending) ++open;
+                else if (r.state == node_result::status::answered && r.value->is_string())
+                    values.push_back(detail::without_mark(r.value->text()));
             }
-            return std::pair{best, open};
+            return values;
         };
         fan_out_options fo;
         fo.timeout = opts.node_timeout;
         fo.stop_when = [&](std::span<const node_result> rs) {
-            const auto [best, open] = tally(rs, nullptr);
+            std::size_t open = 0;
+            const auto best = most_common(holdings(rs, open)).second;
             return best >= q || best + open < q;  // decided: a majority, or none can form
         };
         const auto results = fan_out(nodes, std::vector<std::string>{"GET", key}, fo);
+        std::size_t open = 0;
+        const auto [top, votes] = most_common(holdings(results, open));
         detail::refusal out;
-        std::string top;
-        if (tally(results, &top).first >= q) {
+        if (votes >= q) {
             out.one_holder = true;
-            out.holder = std::move(top);
+            out.holder = top;
         }
         return out;
     }

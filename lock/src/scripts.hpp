@@ -10,7 +10,15 @@
 
 #include <redcoord/core/script.hpp>
 
+#include <string_view>
+
 namespace redcoord::detail {
+
+// A lock key's value without a waiter's mark: the holder's token.
+inline std::string_view without_mark(std::string_view v) {
+    if (!v.empty() && v.back() == '*') v.remove_suffix(1);
+    return v;
+}
 
 // KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] ttl in ms, optional
 // ARGV[3]: "1" when the caller will wait for this holder's release (a refusal marks the
