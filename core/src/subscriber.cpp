@@ -57,6 +57,39 @@ struct subscriber::impl {
     bool helper_failed = false;                // a helper's read failed; under read_mu
     std::atomic<std::int64_t> last_data_ns{0}; // steady time of the last data read, by anyone
 
+    // Demand-driven reading (subscriber_options::drain_interval > 0). `demand` counts who
+    // wants prompt delivery; `watching` says whether the reader's poll() includes the socket.
+    // The reader clears `watching` before it reads `demand`, and adjust_demand() raises
+    // `demand` before it reads `watching` (both sequentially consistent), so either the
+    // reader sees the demand or the raiser sees an idle reader and wakes it: no blocked
+    // waiter is left to the next drain.
+    std::atomic<int> demand{0};
+    std::atomic<bool> watching{true};
+    [[nodiscard]] bool lazy() const noexcept { return opts.drain_interval.count() > 0; }
+
+    void adjust_demand(int delta) noexcept {
+        if (delta > 0) {
+            if (demand.fetch_add(delta) <= 0 && !watching.load()) wake();
+        } else if (delta < 0) {
+            demand.fetch_sub(-delta);
+        }
+    }
+
+    // Whether the reader should watch the socket now (always, unless reading lazily).
+    bool should_watch() {
+        if (!lazy()) return true;
+        watching.store(false);
+        bool want = demand.load() > 0;
+        if (!want) {
+            // Confirmations of a (re)subscription are read promptly so connected() and the
+            // state handler follow the link without waiting for a drain.
+            std::lock_guard lk(mu);
+            want = !all_confirmed_locked();
+        }
+        if (want) watching.store(true);
+        return want;
+    }
+
     void wake() {
         std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
@@ -177,6 +210,10 @@ struct subscriber::impl {
         last_data_ns.store(now_ns(), std::memory_order_relaxed);
         auto last_ping = clock_type::now();
         const auto hi = opts.health_interval;
+        const int hi_ms = hi.count() > 0 ? static_cast<int>(hi.count()) : 1000;
+        // The lazy reader's current drain interval: back to the minimum whenever a drain
+        // finds data, doubled (up to 16x) when it finds none.
+        auto drain = opts.drain_interval;
         while (!stopping.load()) {
             if (!announced_up) {
                 bool up;
@@ -189,12 +226,20 @@ struct subscriber::impl {
                     notify_state(true);
                 }
             }
-            pollfd fds[2] = {{c.ctx->fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-            int timeout_ms = hi.count() > 0 ? static_cast<int>(hi.count()) : 1000;
-            int rc = ::poll(fds, 2, timeout_ms);
+            const bool watch = should_watch();
+            pollfd fds[2] = {{wake_fd, POLLIN, 0}, {c.ctx->fd, POLLIN, 0}};
+            // A lazy reader also wakes for the health check (when enabled).
+            const int drain_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(drain.count(), 1 << 30));
+            // A lazy reader that watches looks at the demand again at least every 16 drain
+            // intervals: once the demand is gone it returns to its drain timer.
+            const int watch_ms = lazy() ? std::min(hi_ms, static_cast<int>(std::min<std::chrono::milliseconds::rep>(
+                                                             opts.drain_interval.count() * 16, 1 << 30)))
+                                        : hi_ms;
+            const int timeout_ms = watch ? watch_ms : (hi.count() > 0 ? std::min(hi_ms, drain_ms) : drain_ms);
+            int rc = ::poll(fds, watch ? 2 : 1, timeout_ms);
             if (rc < 0 && errno != EINTR) throw connection_error("poll failed");
             if (stopping.load()) return;
-            if (fds[1].revents) {
+            if (fds[0].revents) {
                 std::uint64_t v;
                 [[maybe_unused]] auto n = ::read(wake_fd, &v, sizeof v);
                 std::vector<std::vector<std::string>> cmds;
@@ -208,9 +253,17 @@ struct subscriber::impl {
                 for (auto& cmd : cmds) send(c, cmd);
                 if (!cmds.empty()) c.flush();
             }
-            if (fds[0].revents) {
+            if (watch && fds[1].revents) {
                 std::lock_guard g(read_mu);
                 (void)read_available(c);
+            } else if (!watch) {
+                // A drain: what arrived since the last one, a bounded number of reads so a
+                // flood cannot keep read_mu from the helpers.
+                std::lock_guard g(read_mu);
+                if (helper_failed) throw connection_error("subscriber link to " + ep.to_string() + " failed");
+                bool got = false;
+                for (int i = 0; i < 64 && read_available(c); ++i) got = true;
+                drain = got ? opts.drain_interval : std::min(drain * 2, opts.drain_interval * 16);
             }
             if (hi.count() > 0) {
                 const auto now = clock_type::now();
@@ -281,7 +334,11 @@ struct subscriber::impl {
             return true;
         };
         if (wait.count() <= 0) return done();
-        return cv.wait_for(lk, wait, done);
+        // A lazy reader must watch for the confirmation while someone waits for it.
+        adjust_demand(1);
+        const bool ok = cv.wait_for(lk, wait, done);
+        adjust_demand(-1);
+        return ok;
     }
 
     void remove(std::set<std::string>& want, std::set<std::string>& confirmed, const char* verb,
@@ -305,6 +362,7 @@ subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_optio
     if (!on_message) throw invalid_argument("subscriber needs a message handler");
     if (opts.reconnect_min.count() <= 0 || opts.reconnect_max < opts.reconnect_min)
         throw invalid_argument("subscriber reconnect delays must satisfy 0 < min <= max");
+    if (opts.drain_interval.count() < 0) throw invalid_argument("subscriber drain_interval must be >= 0");
     if (ep.is_sentinel()) impl_->resolver = shared_sentinel_resolver(ep);
     impl_->ep = std::move(ep);
     impl_->on_message = std::move(on_message);
@@ -374,6 +432,8 @@ std::uint64_t subscriber::connects() const {
 const endpoint& subscriber::where() const noexcept { return impl_->ep; }
 
 bool subscriber::help_read() noexcept { return impl_->help_read(); }
+
+void subscriber::adjust_demand(int delta) noexcept { impl_->adjust_demand(delta); }
 
 void subscriber::drop_link() {
     std::lock_guard lk(impl_->mu);

@@ -179,6 +179,24 @@ void hub_core::await_confirmed(const std::vector<std::string>& names, bool patte
     }
 }
 
+std::vector<std::shared_ptr<subscriber>> hub_core::current_links() {
+    std::lock_guard lk(sub_mu);
+    return links;
+}
+
+void hub_core::read_links(const std::vector<std::shared_ptr<subscriber>>& ls) noexcept {
+    // Every link, not just until the first hit: the other copies of the same signals are
+    // consumed in step, so they meet their ids inside the dedup window.
+    for (auto& l : ls) (void)l->help_read();
+}
+
+void hub_core::watch_links() {
+    std::lock_guard lk(sub_mu);
+    if (links_watched) return;
+    links_watched = true;
+    for (auto& l : links) l->adjust_demand(1);
+}
+
 void hub_core::register_waiter(const std::shared_ptr<waiter_state>& st) {
     {
         std::lock_guard lk(mu);

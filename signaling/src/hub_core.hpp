@@ -45,6 +45,9 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     std::mutex sub_mu;
     std::vector<std::shared_ptr<subscriber>> links;
     std::map<std::string, int> channel_refs, pattern_refs;  // guarded by sub_mu
+    // Set by the first slot: from then on every link (also later replicas) keeps a demand
+    // raised so that slots run as signals arrive. Guarded by sub_mu.
+    bool links_watched = false;
 
     // Routing, queues, dedup, callbacks. Taken by the link reader threads.
     mutable std::mutex mu;
@@ -70,6 +73,13 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     void unref(const std::vector<std::string>& names, bool pattern) noexcept;
     // Waits until one link confirmed all `names` (we hold references, so they stay wanted).
     void await_confirmed(const std::vector<std::string>& names, bool pattern);
+
+    // A snapshot of the links, for reading them outside sub_mu.
+    std::vector<std::shared_ptr<subscriber>> current_links();
+    // Reads what every link's socket already holds, on the calling thread (help_read).
+    static void read_links(const std::vector<std::shared_ptr<subscriber>>& ls) noexcept;
+    // Keeps every link, present and future, watched (the first slot calls it).
+    void watch_links();
 
     void register_waiter(const std::shared_ptr<waiter_state>& st);
     void unregister_waiter(const std::shared_ptr<waiter_state>& st) noexcept;

@@ -92,31 +92,36 @@ std::optional<signal> waiter::try_wait() { return wait(0ms); }
 
 std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (!core_ || !state_) return std::nullopt;
-    if (timeout.count() > 0 && state_->queued.load(std::memory_order_acquire) == 0) {
-        // A signal already in a link's socket is read on this thread instead of waiting for
-        // the link's reader thread to wake and hand it over; for `spin` keep looking (a
-        // busy poll, not yield(): on a loaded box a yield can hand the core away for a whole
-        // time slice, which is what the spin is meant to avoid), then sleep.
-        std::vector<std::shared_ptr<subscriber>> links;
-        {
-            std::lock_guard sl(core_->sub_mu);
-            links = core_->links;
-        }
-        const auto until = std::chrono::steady_clock::now() + std::min<std::chrono::microseconds>(core_->opts.spin, timeout);
-        do {
-            for (auto& l : links) {
-                (void)l->help_read();
-                if (state_->queued.load(std::memory_order_acquire) != 0) break;
-            }
-            if (state_->queued.load(std::memory_order_acquire) != 0) break;
+    std::vector<std::shared_ptr<subscriber>> links;
+    auto queued = [&] { return state_->queued.load(std::memory_order_acquire) != 0; };
+    // Needed to raise the links' demand should this call block (another thread sharing the
+    // waiter may take the queued signal first).
+    if (timeout.count() > 0 || !queued()) links = core_->current_links();
+    if (!queued()) {
+        // The links are read on demand (signal_options::link): a signal already in a socket
+        // is read on this thread, without a reader thread's wake-up and hand-off. Keep
+        // looking for `spin` (a busy poll, not yield(): on a loaded box a yield can hand the
+        // core away for a whole time slice, which is what the spin is meant to avoid).
+        const auto spin = timeout.count() > 0 ? std::min<std::chrono::microseconds>(core_->opts.spin, timeout)
+                                              : std::chrono::microseconds(0);
+        const auto until = std::chrono::steady_clock::now() + spin;
+        for (;;) {
+            hub_core::read_links(links);
+            if (queued() || std::chrono::steady_clock::now() >= until) break;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-        } while (std::chrono::steady_clock::now() < until);
+        }
     }
     std::unique_lock lk(core_->mu);
     auto ready = [&] { return !state_->queue.empty() || core_->closed; };
-    if (timeout.count() > 0) state_->cv.wait_for(lk, timeout, ready);
+    if (timeout.count() > 0 && !ready()) {
+        // Blocking: the links' reader threads must watch the sockets until we are done.
+        // Raised under `mu`, which the reader needs to deliver, so nothing slips between.
+        for (auto& l : links) l->adjust_demand(1);
+        state_->cv.wait_for(lk, timeout, ready);
+        for (auto& l : links) l->adjust_demand(-1);
+    }
     if (state_->queue.empty()) return std::nullopt;
     signal s = std::move(state_->queue.front());
     state_->queue.pop_front();
@@ -126,6 +131,7 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
 
 std::size_t waiter::pending() const {
     if (!core_ || !state_) return 0;
+    hub_core::read_links(core_->current_links());
     std::lock_guard lk(core_->mu);
     return state_->queue.size();
 }
@@ -158,6 +164,7 @@ void signal_hub::add_replica(const endpoint& replica) {
     for (auto& [n, c] : core_->pattern_refs) pats.push_back(n);
     if (!chans.empty()) (void)link->subscribe(chans, 0ms);
     if (!pats.empty()) (void)link->psubscribe(pats, 0ms);
+    if (core_->links_watched) link->adjust_demand(1);
     core_->links.push_back(std::move(link));
 }
 
@@ -290,6 +297,7 @@ boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>&
         if (!core->cb_thread.joinable()) core->cb_thread = std::thread([c = core.get()] { c->callback_loop(); });
     }
     core->ref({name}, pattern);
+    core->watch_links();
     auto guard = std::make_shared<slot_guard>(core, name, pattern);
     hub_core* raw = core.get();  // slots run only on the callback thread, which dies before the core
     boost::signals2::scoped_connection conn = sig->connect([raw, guard, slot = std::move(slot)](const signal& s) {

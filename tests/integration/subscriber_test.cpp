@@ -188,3 +188,71 @@ TEST(Subscriber, AHelperMeetingADeadLinkLeavesTheReconnectToTheReader) {
     ASSERT_TRUE(in.wait_count(1));
     EXPECT_EQ(in.got.back().payload, "again");
 }
+
+// drain_interval > 0: nobody reads on the reader thread while nothing asks for prompt
+// delivery, helpers get everything in order, and a raised demand makes the reader watch.
+TEST(Subscriber, LazyReaderLeavesMessagesToHelpersUntilDemandIsRaised) {
+    local_server srv;
+    inbox in;
+    std::atomic<int> by_reader{0};
+    const auto test_thread = std::this_thread::get_id();
+    subscriber_options o;
+    o.health_interval = 0ms;     // no health ticks: the reader's only timer is the drain
+    o.drain_interval = 60000ms;  // no drain within this test
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) {
+        if (std::this_thread::get_id() != test_thread) ++by_reader;
+        in.push(m);
+    }, o);
+    ASSERT_TRUE(sub.subscribe({"lazy"}, 3000ms));
+    connection pub(srv.endpoint());
+    constexpr int n = 5;
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(pub.command({"PUBLISH", "lazy", std::to_string(i)}).integer(), 1);
+        std::this_thread::sleep_for(50ms);
+    }
+    std::this_thread::sleep_for(200ms);
+    // The reader may still have been watching for the first one (it watched while the
+    // subscription was being confirmed); after that it leaves the socket alone.
+    EXPECT_LE(by_reader.load(), 1);
+    for (int i = 0; i < 300; ++i) {
+        {
+            std::lock_guard lk(in.mu);
+            if (in.got.size() >= static_cast<std::size_t>(n)) break;
+        }
+        (void)sub.help_read();
+        std::this_thread::sleep_for(1ms);
+    }
+    {
+        std::lock_guard lk(in.mu);
+        ASSERT_EQ(in.got.size(), static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
+    }
+    const int before = by_reader.load();
+    sub.adjust_demand(1);
+    EXPECT_EQ(pub.command({"PUBLISH", "lazy", "watched"}).integer(), 1);
+    ASSERT_TRUE(in.wait_count(n + 1));  // no helper: only the reader can have read it
+    EXPECT_EQ(by_reader.load(), before + 1);
+    EXPECT_EQ(in.got.back().payload, "watched");
+    sub.adjust_demand(-1);
+}
+
+TEST(Subscriber, LazyReaderDrainsWithoutHelpersOrDemand) {
+    local_server srv;
+    inbox in;
+    subscriber_options o;
+    o.drain_interval = 10ms;
+    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, o);
+    ASSERT_TRUE(sub.subscribe({"drained"}, 3000ms));
+    connection pub(srv.endpoint());
+    constexpr int n = 500;
+    for (int i = 0; i < n; ++i) pub.command({"PUBLISH", "drained", std::to_string(i)});
+    ASSERT_TRUE(in.wait_count(n));
+    std::lock_guard lk(in.mu);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
+}
+
+TEST(Subscriber, NegativeDrainIntervalIsRejected) {
+    subscriber_options o;
+    o.drain_interval = -1ms;
+    EXPECT_THROW(subscriber(endpoint{}, [](const pubsub_message&) {}, o), invalid_argument);
+}

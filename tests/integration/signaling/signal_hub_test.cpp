@@ -344,3 +344,49 @@ TEST(SignalHubNoServer, ListenThrowsWhenNoLinkComesUp) {
 }
 
 }  // namespace
+
+// Links read on demand with no drain during the test: a blocked waiter and a slot must
+// still be served as signals arrive (they raise the links' demand), and a waiter that is
+// not blocked reads the socket itself.
+TEST_F(SignalHub, OnDemandLinksServeBlockedWaitersSlotsAndPollers) {
+    redcoord::signal_options o;
+    o.link.health_interval = 0ms;
+    o.link.drain_interval = 60000ms;
+    signal_hub lazy(*pool, {replica->endpoint()}, o);
+    all_links_up(lazy);
+
+    auto blocked = lazy.listen({"blocked"});
+    on_replica("blocked");
+    // The readers watched while the subscription was confirmed; within one tick (1 s with
+    // the health check off) they are back on their drain timers.
+    std::this_thread::sleep_for(1500ms);
+    std::thread later([&] {
+        std::this_thread::sleep_for(300ms);
+        hub->broadcast("blocked", "late");
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto s = blocked.wait(10000ms);
+    later.join();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->payload, "late");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5000ms);  // not left to a drain
+
+    auto polled = lazy.listen({"polled"});
+    hub->broadcast("polled", "p");
+    std::optional<redcoord::signal> got;
+    for (int i = 0; i < 300 && !got; ++i) {
+        got = polled.try_wait();  // reads the sockets on this thread
+        if (!got) std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->payload, "p");
+
+    std::atomic<int> calls{0};
+    auto slot = lazy.on("cb", [&](const redcoord::signal&) { ++calls; });
+    on_replica("cb");
+    hub->broadcast("cb", "c");
+    for (int i = 0; i < 300 && calls == 0; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(calls.load(), 1);
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(calls.load(), 1);  // the replica's copy was read and dropped, not run twice
+}

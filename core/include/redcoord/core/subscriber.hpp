@@ -31,6 +31,20 @@ struct subscriber_options {
     /// The reader PINGs an idle link this often and drops it after three intervals without
     /// any data, so a paused or silently dead server is noticed. Zero disables the check.
     std::chrono::milliseconds health_interval{1000};
+    /// Zero (the default): the reader thread watches the socket and reads every message as
+    /// soon as it arrives. Greater than zero (milliseconds): *demand-driven reading*. The
+    /// reader watches the socket only while prompt delivery is wanted: adjust_demand() was
+    /// raised, a subscribe()/psubscribe() is waiting for its confirmation, or a
+    /// (re)subscription is unconfirmed. Otherwise it drains whatever has arrived every
+    /// `drain_interval`, doubling the interval up to 16 times it while it finds nothing (and
+    /// never longer than a non-zero health_interval), and a thread that wants a message reads the socket
+    /// itself with help_read(). Why: every message that wakes a reader blocked on the socket
+    /// costs the host a thread wake-up, and on a small machine that wake-up competes with the
+    /// process's own work, such as the publish round trip of a thread that signals and then
+    /// waits. Messages are never dropped by the delay, only read later; a burst larger than
+    /// the socket buffer plus the server's pub/sub output-buffer limit within one interval
+    /// would make the server close the link, so keep the interval short (a few ms).
+    std::chrono::milliseconds drain_interval{0};
 };
 
 /// A pub/sub connection to one server (never taken from a pool) and the thread that reads it.
@@ -96,6 +110,16 @@ public:
     /// reconnects as usual.
     /// @return true when something was read.
     bool help_read() noexcept;
+
+    /// Raises (`delta` > 0) or lowers (`delta` < 0) the demand for prompt delivery, a count
+    /// that only matters with subscriber_options::drain_interval > 0: while it is above zero
+    /// the reader thread watches the socket and delivers each message as it arrives. A
+    /// thread about to block until a message comes raises it for the duration of the block;
+    /// a component whose handler must run promptly (callbacks) raises it for its lifetime.
+    /// Raising it from zero wakes the reader so that it starts watching at once (a message
+    /// already in the socket is then read without waiting for the next drain). Never blocks;
+    /// callers keep their raises and lowers balanced.
+    void adjust_demand(int delta) noexcept;
 
 private:
     struct impl;

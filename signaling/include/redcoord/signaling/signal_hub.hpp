@@ -49,8 +49,14 @@ struct signal_options {
     /// double_barrier keys. Broadcast channels are used verbatim so that plain clients can
     /// publish to them.
     std::string prefix{default_prefix};
-    /// Reconnection timing of each pub/sub link (master and every replica).
-    subscriber_options link{};
+    /// Reconnection timing and reading policy of each pub/sub link (master and every
+    /// replica). The hub reads its links on demand (subscriber_options::drain_interval, 5 ms
+    /// here): a waiter reads the sockets itself when it waits and raises the links' demand
+    /// only while it blocks, and the first on()/on_pattern() keeps the links watched for the
+    /// hub's lifetime so slots run as signals arrive. A signal therefore wakes no reader
+    /// thread in a process that is not blocked waiting for it. Zero restores reading every
+    /// message on the links' reader threads as it arrives.
+    subscriber_options link{.drain_interval = std::chrono::milliseconds{5}};
     /// How long listen()/wait*()/on*() wait, in milliseconds, for at least one link to confirm
     /// a new subscription before throwing connection_error. Must be > 0.
     std::chrono::milliseconds subscribe_timeout{3000};
@@ -103,7 +109,8 @@ public:
     /// the links' sockets on the calling thread (see signal_options::spin); routing and
     /// dedup are the same whichever thread reads, and slots still run on the callback thread.
     [[nodiscard]] std::optional<signal> wait(std::chrono::milliseconds timeout);
-    /// Signals queued and not yet returned.
+    /// Signals queued and not yet returned, after reading what the links' sockets already
+    /// hold (as try_wait() does).
     [[nodiscard]] std::size_t pending() const;
     /// The waiter id (16 hex characters), which names a unicast waiter's private channel.
     [[nodiscard]] const std::string& id() const noexcept;
