@@ -6,10 +6,15 @@
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -36,12 +41,60 @@ contended_result run_threads(int threads, std::chrono::milliseconds run, Body bo
     return {secs, sections.load()};
 }
 
-// The critical section: checks exclusion (two holders at once voids the bench).
-std::atomic<int> inside{0};
+// State the contending processes share (an anonymous shared mapping; these atomics are
+// lock-free, so they work across processes).
+struct shared_state {
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> sections{0};
+    std::atomic<int> inside{0};  // holders in the critical section right now
+    std::atomic<std::uint64_t> quorum_errors{0};
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+
+shared_state& shared() {
+    static shared_state* s = [] {
+        void* p = ::mmap(nullptr, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) std::abort();
+        return new (p) shared_state;
+    }();
+    return *s;
+}
+
+// The critical section: checks exclusion across all contenders (two holders at once voids
+// the bench).
 void critical_section(std::atomic<std::uint64_t>& sections) {
+    auto& inside = shared().inside;
     if (inside.fetch_add(1) != 0) std::abort();
     ++sections;
     inside.fetch_sub(1);
+}
+
+// The contenders: `procs` processes (forked, each with its own connections and lock
+// object) looping on one resource until told to stop.
+template <class Body>
+contended_result run_processes(int procs, std::chrono::milliseconds run, Body body) {
+    auto& sh = shared();
+    sh.stop = false;
+    sh.sections = 0;
+    std::vector<pid_t> kids;
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < procs; ++i) {
+        const pid_t pid = ::fork();
+        if (pid < 0) std::abort();
+        if (pid == 0) {
+            body(sh.stop, sh.sections);
+            ::_exit(0);
+        }
+        kids.push_back(pid);
+    }
+    std::this_thread::sleep_for(run);
+    sh.stop = true;
+    for (auto pid : kids) {
+        int status = 0;
+        if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) std::abort();
+    }
+    const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
+    return {secs, sh.sections.load()};
 }
 
 redcoord::endpoint local(std::uint16_t port) {
@@ -52,10 +105,10 @@ redcoord::endpoint local(std::uint16_t port) {
 
 }  // namespace
 
-std::atomic<std::uint64_t> quorum_errors{0};
+std::uint64_t quorum_errors() { return shared().quorum_errors.load(); }
 
-contended_result raw_polling_single(std::uint16_t port, int threads, std::chrono::milliseconds run) {
-    return run_threads(threads, run, [port](int, std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
+contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::milliseconds run) {
+    return run_processes(procs, run, [port](std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
         auto* c = raw_connect(port);
         const auto sha = raw_load_release(c);
         const std::string key = "bench:raw:contended1", token = redcoord::random_token(), ttl = "10000";
@@ -71,8 +124,8 @@ contended_result raw_polling_single(std::uint16_t port, int threads, std::chrono
     });
 }
 
-contended_result lock_contended_single(std::uint16_t port, int threads, std::chrono::milliseconds run) {
-    return run_threads(threads, run, [port](int, std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
+contended_result lock_contended_single(std::uint16_t port, int procs, std::chrono::milliseconds run) {
+    return run_processes(procs, run, [port](std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
         redcoord::connection_pool pool(local(port));
         redcoord::distributed_lock lock(pool, "bench:contended1", {.ttl = 10s});
         while (!stop) {
@@ -84,8 +137,8 @@ contended_result lock_contended_single(std::uint16_t port, int threads, std::chr
     });
 }
 
-contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int threads, std::chrono::milliseconds run) {
-    return run_threads(threads, run, [&ports](int, std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
+contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run) {
+    return run_processes(procs, run, [&ports](std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
         raw_quorum q(ports);
         std::string sha;
         for (std::size_t i = 0; i < q.size(); ++i) sha = raw_load_release(q.node(i));
@@ -105,8 +158,8 @@ contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int
     });
 }
 
-contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int threads, std::chrono::milliseconds run) {
-    return run_threads(threads, run, [&ports](int, std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
+contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run) {
+    return run_processes(procs, run, [&ports](std::atomic<bool>& stop, std::atomic<std::uint64_t>& sections) {
         std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
         std::vector<redcoord::connection_pool*> nodes;
         for (auto p : ports) {
@@ -120,7 +173,7 @@ contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int 
             } catch (const redcoord::quorum_unreachable&) {
                 // Every node silent for node_timeout (50 ms): on this 2-core VM a fresh
                 // slice's connects can stall that long. Counted and reported, not fatal.
-                ++quorum_errors;
+                ++shared().quorum_errors;
                 continue;
             }
             critical_section(sections);

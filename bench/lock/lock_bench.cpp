@@ -8,8 +8,8 @@
 //   value lock_handoff_p50_us               start of one holder's unlock() to the next holder's lock()
 // Every comparison interleaves raw and ours (short blocks of pairs, 200 ms slices of the
 // contended runs), so both meet the same machine: loopback latency here drifts by a factor
-// of several within seconds. Contended runs use 4 threads with their own connections, 4 s
-// per side (not 4 processes for 10 s as in the issue) to keep the bench near a minute.
+// of several within seconds. Contended runs are 4 processes for 10 s per side, as the issue
+// asks, in 50 alternating slices of 200 ms per side.
 #include "common.hpp"
 #include "contended.hpp"
 #include "raw_clients.hpp"
@@ -151,15 +151,15 @@ int main(int argc, char** argv) {
     print_ratio("redlock5_vs_raw_quorum", ratio(ours_quorum5, raw_quorum5));
     print_ratio("redlock5_vs_raw_sequential", ratio(ours_sequential5, raw_sequential5));
 
-    // Contended runs alternate 200 ms slices of raw and ours, 20 of each (4 s per side).
-    const int threads = 4, slices = 20;
+    // Contended runs alternate 200 ms slices of raw and ours, 50 of each (10 s per side).
+    const int procs = 4, slices = 50;
     const auto slice = 200ms;
     lock_bench::contended_result raw1, ours1, raw5, ours5;
     std::int64_t ours1_calls = 0;
     for (int i = 0; i < slices; ++i) {
-        raw1 += lock_bench::raw_polling_single(s[0]->port(), threads, slice);
+        raw1 += lock_bench::raw_polling_single(s[0]->port(), procs, slice);
         const auto calls0 = evalsha_calls(*s[0]);
-        ours1 += lock_bench::lock_contended_single(s[0]->port(), threads, slice);
+        ours1 += lock_bench::lock_contended_single(s[0]->port(), procs, slice);
         ours1_calls += evalsha_calls(*s[0]) - calls0;
     }
     std::fprintf(stderr, "contended single: ours %.0f/s (%.2f EVALSHA per section), raw polling %.0f/s\n",
@@ -173,16 +173,16 @@ int main(int argc, char** argv) {
         return n;
     };
     for (int i = 0; i < slices; ++i) {
-        raw5 += lock_bench::raw_polling_quorum(ports(), threads, slice);
+        raw5 += lock_bench::raw_polling_quorum(ports(), procs, slice);
         const auto calls0 = all_calls();
-        ours5 += lock_bench::redlock_contended(ports(), threads, slice);
+        ours5 += lock_bench::redlock_contended(ports(), procs, slice);
         ours5_calls += all_calls() - calls0;
     }
     std::fprintf(stderr,
                  "contended redlock5: ours %.0f/s (%.2f EVALSHA per section over all nodes, %llu quorum errors), "
                  "raw polling %.0f/s\n",
                  ours5.per_second(), static_cast<double>(ours5_calls) / static_cast<double>(ours5.sections),
-                 static_cast<unsigned long long>(lock_bench::quorum_errors.load()), raw5.per_second());
+                 static_cast<unsigned long long>(lock_bench::quorum_errors()), raw5.per_second());
     print_ratio("redlock5_contended_vs_raw_polling", raw5.per_second() > 0 ? ours5.per_second() / raw5.per_second() : 0.0);
 
     auto handoffs = lock_bench::single_handoffs_us(s[0]->port(), 2s);
