@@ -173,6 +173,18 @@ struct subscriber::impl {
         }
     }
 
+    // read_mu for the reader thread's own use of the link, which a helper's failed read has
+    // condemned: the throw ends the session, and run() reconnects.
+    std::unique_lock<std::mutex> own_link() {
+        std::unique_lock g(read_mu);
+        if (helper_failed) throw connection_error("subscriber link to " + ep.to_string() + " failed");
+        return g;
+    }
+
+    static int poll_ms(std::chrono::milliseconds d) {
+        return static_cast<int>(std::min<std::chrono::milliseconds::rep>(d.count(), 1 << 30));
+    }
+
     // One connected session; returns when the link fails, a drop is requested, or stopping.
     void session(connection::impl& c) {
         std::unique_lock rl(read_mu);
@@ -212,7 +224,11 @@ struct subscriber::impl {
         const auto hi = opts.health_interval;
         const int hi_ms = hi.count() > 0 ? static_cast<int>(hi.count()) : 1000;
         // The lazy reader's current drain interval: back to the minimum whenever a drain
-        // finds data, doubled (up to 16x) when it finds none.
+        // finds data, doubled up to drain_max when it finds none. A lazy reader that watches
+        // looks at the demand again at least every drain_max, so it returns to its drain
+        // timer soon after the demand is gone.
+        const auto drain_max = opts.drain_interval * 16;
+        const int watch_ms = lazy() ? std::min(hi_ms, poll_ms(drain_max)) : hi_ms;
         auto drain = opts.drain_interval;
         while (!stopping.load()) {
             if (!announced_up) {
@@ -229,13 +245,7 @@ struct subscriber::impl {
             const bool watch = should_watch();
             pollfd fds[2] = {{wake_fd, POLLIN, 0}, {c.ctx->fd, POLLIN, 0}};
             // A lazy reader also wakes for the health check (when enabled).
-            const int drain_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(drain.count(), 1 << 30));
-            // A lazy reader that watches looks at the demand again at least every 16 drain
-            // intervals: once the demand is gone it returns to its drain timer.
-            const int watch_ms = lazy() ? std::min(hi_ms, static_cast<int>(std::min<std::chrono::milliseconds::rep>(
-                                                             opts.drain_interval.count() * 16, 1 << 30)))
-                                        : hi_ms;
-            const int timeout_ms = watch ? watch_ms : (hi.count() > 0 ? std::min(hi_ms, drain_ms) : drain_ms);
+            const int timeout_ms = watch ? watch_ms : (hi.count() > 0 ? std::min(hi_ms, poll_ms(drain)) : poll_ms(drain));
             int rc = ::poll(fds, watch ? 2 : 1, timeout_ms);
             if (rc < 0 && errno != EINTR) throw connection_error("poll failed");
             if (stopping.load()) return;
@@ -248,8 +258,7 @@ struct subscriber::impl {
                     if (drop_requested) return;
                     cmds.swap(outbox);
                 }
-                std::lock_guard g(read_mu);
-                if (helper_failed) throw connection_error("subscriber link to " + ep.to_string() + " failed");
+                auto g = own_link();
                 for (auto& cmd : cmds) send(c, cmd);
                 if (!cmds.empty()) c.flush();
             }
@@ -259,11 +268,10 @@ struct subscriber::impl {
             } else if (!watch) {
                 // A drain: what arrived since the last one, a bounded number of reads so a
                 // flood cannot keep read_mu from the helpers.
-                std::lock_guard g(read_mu);
-                if (helper_failed) throw connection_error("subscriber link to " + ep.to_string() + " failed");
+                auto g = own_link();
                 bool got = false;
                 for (int i = 0; i < 64 && read_available(c); ++i) got = true;
-                drain = got ? opts.drain_interval : std::min(drain * 2, opts.drain_interval * 16);
+                drain = got ? opts.drain_interval : std::min(drain * 2, drain_max);
             }
             if (hi.count() > 0) {
                 const auto now = clock_type::now();

@@ -94,10 +94,8 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (!core_ || !state_) return std::nullopt;
     std::vector<std::shared_ptr<subscriber>> links;
     auto queued = [&] { return state_->queued.load(std::memory_order_acquire) != 0; };
-    // Needed to raise the links' demand should this call block (another thread sharing the
-    // waiter may take the queued signal first).
-    if (timeout.count() > 0 || !queued()) links = core_->current_links();
     if (!queued()) {
+        links = core_->current_links();
         // The links are read on demand (signal_options::link): a signal already in a socket
         // is read on this thread, without a reader thread's wake-up and hand-off. Keep
         // looking for `spin` (a busy poll, not yield(): on a loaded box a yield can hand the
@@ -115,6 +113,13 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     }
     std::unique_lock lk(core_->mu);
     auto ready = [&] { return !state_->queue.empty() || core_->closed; };
+    if (timeout.count() > 0 && !ready() && links.empty()) {
+        // Another thread sharing the waiter took the signal we saw queued: fetch the links
+        // (outside `mu`, which never nests sub_mu) and look again.
+        lk.unlock();
+        links = core_->current_links();
+        lk.lock();
+    }
     if (timeout.count() > 0 && !ready()) {
         // Blocking: the links' reader threads must watch the sockets until we are done.
         // Raised under `mu`, which the reader needs to deliver, so nothing slips between.
