@@ -351,7 +351,7 @@ boost::signals2::connection distributed_lock::on_lost(lost_handler h) {
     return impl_->lost_signal.connect(std::move(h));
 }
 
-void distributed_lock::lock() { (void)impl_->acquire_until(detail::forever()); }
+void distributed_lock::lock() { (void)impl_->acquire_until(forever()); }
 
 bool distributed_lock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
 

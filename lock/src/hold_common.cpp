@@ -28,10 +28,6 @@ void local_gate::leave() noexcept {
     cv_.notify_one();
 }
 
-std::chrono::steady_clock::time_point forever() {
-    return std::chrono::steady_clock::now() + std::chrono::hours(24 * 365 * 10);
-}
-
 std::chrono::microseconds jitter(std::chrono::milliseconds upto) {
     if (upto.count() <= 0) return std::chrono::microseconds(0);
     const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(upto).count());

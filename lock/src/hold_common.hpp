@@ -3,6 +3,7 @@
 
 #include "watchdog.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/lock/acquisition.hpp>
 
 #include <boost/signals2/signal.hpp>
@@ -34,9 +35,6 @@ private:
     bool busy_ = false;
     std::thread::id owner_;
 };
-
-// A deadline far enough away to mean "forever" without overflowing clock arithmetic.
-std::chrono::steady_clock::time_point forever();
 
 // Random delay in [0, jitter], microsecond resolution.
 std::chrono::microseconds jitter(std::chrono::milliseconds upto);

@@ -499,7 +499,7 @@ std::vector<node_outcome> redlock::last_outcomes() const {
 
 boost::signals2::connection redlock::on_lost(lost_handler h) { return impl_->lost_signal.connect(std::move(h)); }
 
-void redlock::lock() { (void)impl_->acquire_until(detail::forever()); }
+void redlock::lock() { (void)impl_->acquire_until(forever()); }
 
 bool redlock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
 
