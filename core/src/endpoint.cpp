@@ -7,6 +7,8 @@
 namespace redcoord {
 namespace {
 
+// Messages name the faulty part but never quote the URI's text: a password pasted without
+// percent-encoding can end up in any part (C1), so no fragment is safe to echo.
 [[noreturn]] void bad(std::string_view why) {
     throw invalid_argument("invalid redis URI: " + std::string(why));
 }
@@ -42,7 +44,7 @@ Int parse_number(std::string_view s, Int lo, Int hi, std::string_view what) {
     long long v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc{} || p != s.data() + s.size() || v < lo || v > hi)
-        bad(std::string(what) + " '" + std::string(s) + "' is not a number in range");
+        bad(std::string(what) + " is not a number in range " + std::to_string(lo) + ".." + std::to_string(hi));
     return static_cast<Int>(v);
 }
 
@@ -75,14 +77,14 @@ host_port parse_host_port(std::string_view s, std::uint16_t default_port) {
     return hp;
 }
 
-// Splits "user:password@rest"; the '@' searched is the last one so passwords may hold '@'
-// only when percent-encoded, as RFC 3986 demands.
+// Splits "user:password@rest" at the LAST '@' of authority and path, as URL parsers do:
+// passwords are often pasted without percent-encoding (base64 holds '/'), and an '@' or '/'
+// inside one must not move the host boundary, or part of the password would be parsed
+// (and reported) as host, port or database. Hosts, ports and database numbers never hold '@'.
 std::string_view take_userinfo(std::string_view authority_and_path, endpoint& ep) {
-    auto slash = authority_and_path.find('/');
-    auto authority = authority_and_path.substr(0, slash);
-    auto at = authority.rfind('@');
+    auto at = authority_and_path.rfind('@');
     if (at == std::string_view::npos) return authority_and_path;
-    auto info = authority.substr(0, at);
+    auto info = authority_and_path.substr(0, at);
     auto colon = info.find(':');
     if (colon == std::string_view::npos) {
         // "redis://secret@host" is the common password-only form.
@@ -147,7 +149,7 @@ endpoint parse_endpoint(std::string_view uri) {
         return ep;
     }
     if (scheme != "redis" && scheme != "redis-sentinel")
-        bad("unknown scheme '" + std::string(scheme) + "'");
+        bad("unknown scheme (expected redis://, unix:// or redis-sentinel://)");
 
     rest = take_userinfo(rest, ep);
     auto slash = rest.find('/');
@@ -173,7 +175,7 @@ endpoint parse_endpoint(std::string_view uri) {
     }
     auto db_slash = path.find('/');
     ep.service = std::string(path.substr(0, db_slash));
-    if (ep.service.empty()) bad("sentinel URI needs a service name: redis-sentinel://host:port/service");
+    if (ep.service.empty()) bad("sentinel URI needs a service name after the sentinel list");
     if (db_slash != std::string_view::npos) ep.db = parse_db(path.substr(db_slash + 1));
     // Sentinels usually share the data nodes' password only when told; keep them apart.
     ep.host.clear();

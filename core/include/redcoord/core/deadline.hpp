@@ -15,7 +15,10 @@ namespace redcoord {
 /// call, far enough to mean forever, near enough that adding a few hours still cannot overflow.
 /// Thread-safe.
 inline std::chrono::steady_clock::time_point forever() noexcept {
-    return std::chrono::steady_clock::now() + std::chrono::hours(24 * 365 * 10);
+    // One fixed instant, so every "no deadline" compares equal and a deadline computed from
+    // forever() stays there (a sliding now()+10y would move past it).
+    static const auto far = std::chrono::steady_clock::now() + std::chrono::hours(24 * 365 * 10);
+    return far;
 }
 
 /// `from + wait`, saturated: a negative wait gives `from`, and any wait that would reach past
