@@ -1,5 +1,6 @@
 #include "connection_impl.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/sentinel.hpp>
@@ -75,7 +76,82 @@ std::vector<host_port> parse_replicas(const reply& r) {
     return out;
 }
 
+// What is left of `deadline` for one command on `c`, capped by its command_timeout.
+// @throws timeout_error when nothing is left (a zero timeout would mean "wait forever").
+milliseconds command_budget(const connection& c, clock_type::time_point deadline, std::string_view what) {
+    const auto left = time_left(deadline);
+    if (left.count() <= 0) throw timeout_error("no time left to " + std::string(what) + " " + addr_text({c.where().host, c.where().port}));
+    const auto cap = c.where().command_timeout;
+    return cap.count() > 0 ? std::min(left, cap) : left;
+}
+
+// The value of `field` in a flat field/value array (HELLO's RESP2 map).
+std::optional<std::string> map_field(const reply& r, std::string_view field) {
+    if (!r.is_array()) return std::nullopt;
+    const auto& f = r.elements();
+    for (std::size_t i = 0; i + 1 < f.size(); i += 2)
+        if (f[i].is_string() && f[i].text() == field && f[i + 1].is_string()) return f[i + 1].text();
+    return std::nullopt;
+}
+
+// The value of `key` in an INFO section ("key:value" lines).
+std::optional<std::string> info_field(const reply& r, std::string_view key) {
+    if (!r.is_string()) return std::nullopt;
+    std::istringstream in(r.text());
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':')
+            return line.substr(key.size() + 1);
+    }
+    return std::nullopt;
+}
+
+// The node's role ("master", "slave", "replica", "sentinel", ...), asked with the first of
+// ROLE, HELLO 2 and INFO replication the ACL user may run: ROLE is @admin @dangerous and INFO
+// @dangerous, so a least-privilege user typically has only HELLO. nullopt when all three are
+// refused. Every command ends by `deadline`.
+// @throws timeout_error, connection_error, protocol_error on transport failures.
+std::optional<std::string> probe_role(connection& c, clock_type::time_point deadline) {
+    struct probe {
+        std::initializer_list<std::string_view> argv;
+        std::optional<std::string> (*role)(const reply&);
+    };
+    static const probe probes[] = {
+        {{"ROLE"},
+         [](const reply& r) -> std::optional<std::string> {
+             if (r.is_array() && !r.elements().empty() && r.elements()[0].is_string()) return r.elements()[0].text();
+             return std::nullopt;
+         }},
+        {{"HELLO", "2"}, [](const reply& r) { return map_field(r, "role"); }},
+        {{"INFO", "replication"}, [](const reply& r) { return info_field(r, "role"); }},
+    };
+    for (const auto& p : probes) {
+        const std::span<const std::string_view> argv(p.argv.begin(), p.argv.size());
+        try {
+            if (auto role = p.role(c.command_for(command_budget(c, deadline, "verify the role of"), argv))) return role;
+        } catch (const reply_error&) {
+            // NOPERM (or an unknown command on an old server): try the next way of asking.
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
+
+namespace detail {
+
+std::size_t choose_master(std::span<const master_candidate> cands) noexcept {
+    const bool disagree = cands.size() > 1 && cands[1].votes > 0;
+    if (disagree) return 0;
+    std::size_t oldest = 0;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+        if (!cands[i].suspected_since) return i;
+        if (*cands[i].suspected_since < *cands[oldest].suspected_since) oldest = i;
+    }
+    return oldest;
+}
+
+}  // namespace detail
 
 struct sentinel_resolver::impl {
     sentinel_resolver* owner = nullptr;
@@ -96,30 +172,26 @@ struct sentinel_resolver::impl {
     std::uint64_t switches = 0;
     std::uint64_t rounds = 0;
     std::string last_failure;
+    // The address a majority of the configured sentinels named in the last round, if any: the
+    // only one connect() accepts when the user may not ask the node its role.
+    std::optional<host_port> majority;
     bool notifications_started = false;
     // Declared last: destroyed (threads joined) before anything their handlers touch.
     std::vector<std::unique_ptr<subscriber>> subs;
 
-    bool suspected_locked(const host_port& hp, clock_type::time_point now) const {
+    std::optional<clock_type::time_point> suspected_since_locked(const host_port& hp, clock_type::time_point now) const {
         for (auto& [a, t] : suspects)
-            if (a == hp && now - t < suspect_window) return true;
-        return false;
+            if (a == hp && now - t < suspect_window) return t;
+        return std::nullopt;
     }
 
-    // The first candidate that did not fail recently; when all did, the one that failed
-    // longest ago, so alternatives are tried in turn.
-    host_port choose_locked(const std::vector<host_port>& cands, clock_type::time_point now) const {
-        const host_port* oldest = &cands.front();
-        clock_type::time_point oldest_t = clock_type::time_point::max();
-        for (auto& c : cands) {
-            if (!suspected_locked(c, now)) return c;
-            for (auto& [a, t] : suspects)
-                if (a == c && t < oldest_t) {
-                    oldest_t = t;
-                    oldest = &c;
-                }
-        }
-        return *oldest;
+    bool suspected_locked(const host_port& hp, clock_type::time_point now) const {
+        return suspected_since_locked(hp, now).has_value();
+    }
+
+    host_port choose_locked(std::vector<detail::master_candidate>& cands, clock_type::time_point now) const {
+        for (auto& c : cands) c.suspected_since = suspected_since_locked(c.addr, now);
+        return cands[detail::choose_master(cands)].addr;
     }
 
     // Sets the master; returns the (old, new) pair to announce when it changed.
@@ -181,7 +253,7 @@ struct sentinel_resolver::impl {
     }
 
     // One round: every sentinel at once; candidates ordered by votes, then sentinel order.
-    std::vector<host_port> ask_sentinels() {
+    std::vector<detail::master_candidate> ask_sentinels() {
         std::vector<connection_pool*> ps;
         for (auto& p : pools) ps.push_back(p.get());
         fan_out_options fo;
@@ -237,17 +309,20 @@ struct sentinel_resolver::impl {
                                        (detail.empty() ? std::string() : " (last: " + detail + ")"));
         }
         std::stable_sort(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second > b.second; });
-        std::vector<host_port> out;
-        for (auto& v : votes) out.push_back(v.first);
+        std::vector<detail::master_candidate> out;
+        for (auto& [hp, n] : votes) out.push_back({hp, static_cast<std::size_t>(n), std::nullopt});
         bool all_suspected;
         {
             std::lock_guard lk(mu);
             auto now = clock_type::now();
-            all_suspected = std::all_of(out.begin(), out.end(), [&](auto& hp) { return suspected_locked(hp, now); });
+            all_suspected = std::all_of(out.begin(), out.end(), [&](auto& c) { return suspected_locked(c.addr, now); });
+            majority.reset();
+            if (out.front().votes * 2 > ep.sentinels.size()) majority = out.front().addr;
         }
         if (all_suspected)
             for (auto& hp : promoted_replicas(ps))
-                if (std::find(out.begin(), out.end(), hp) == out.end()) out.push_back(hp);
+                if (std::none_of(out.begin(), out.end(), [&](auto& c) { return c.addr == hp; }))
+                    out.push_back({hp, 0, std::nullopt});
         return out;
     }
 
@@ -281,8 +356,13 @@ struct sentinel_resolver::impl {
         return out;
     }
 
+    bool named_by_majority(const host_port& hp) const {
+        std::lock_guard lk(mu);
+        return majority == hp;
+    }
+
     host_port master(milliseconds wait) {
-        const auto deadline = clock_type::now() + wait;
+        const auto deadline = deadline_after(wait);
         std::unique_lock lk(mu);
         start_notifications_locked();
         for (;;) {
@@ -305,7 +385,7 @@ struct sentinel_resolver::impl {
             resolving = true;
             ++rounds;
             lk.unlock();
-            std::vector<host_port> cands;
+            std::vector<detail::master_candidate> cands;
             std::exception_ptr err;
             try {
                 cands = ask_sentinels();
@@ -315,7 +395,7 @@ struct sentinel_resolver::impl {
             lk.lock();
             resolving = false;
             backoff = backoff.count() == 0 ? opts.backoff_min : std::min(backoff * 2, opts.backoff_max);
-            next_round = clock_type::now() + backoff;
+            next_round = deadline_after(backoff);
             cv.notify_all();
             if (err) {
                 try {
@@ -402,7 +482,7 @@ void sentinel_resolver::report_failure(const host_port& addr) noexcept { impl_->
 
 connection sentinel_resolver::connect(milliseconds timeout) {
     auto& m = *impl_;
-    const auto deadline = clock_type::now() + timeout;
+    const auto deadline = deadline_after(timeout);
     std::string last;
     bool unreachable = false;  // the last failure was "no sentinel answered"
     for (;;) {
@@ -429,17 +509,14 @@ connection sentinel_resolver::connect(milliseconds timeout) {
         unreachable = false;
         try {
             auto c = detail::open_connection(m.ep.with_address(addr), std::min(remaining, m.ep.connect_timeout));
-            auto role = c.command({"ROLE"});
-            if (role.is_array() && !role.elements().empty() && role.elements()[0].is_string() &&
-                role.elements()[0].text() == "master") {
+            const auto role = probe_role(c, deadline);
+            if (role == "master" || (!role && m.named_by_majority(addr))) {
                 m.confirm(addr);
                 return c;
             }
-            last = addr_text(addr) + " is not a master (ROLE says " +
-                   (role.is_array() && !role.elements().empty() && role.elements()[0].is_string()
-                        ? role.elements()[0].text()
-                        : std::string("?")) +
-                   ")";
+            last = addr_text(addr) + (role ? " is not a master (its role is " + *role + ")"
+                                           : " could not be asked its role (ROLE, HELLO and INFO refused to this "
+                                             "user) and no majority of sentinels named it");
         } catch (const auth_error&) {
             throw;  // the data nodes refused the endpoint's credentials: retrying cannot help
         } catch (const error& e) {

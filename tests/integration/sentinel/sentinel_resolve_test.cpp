@@ -168,3 +168,43 @@ TEST(SentinelAuth, WrongOrMissingSentinelPasswordIsAnAuthError) {
     connection_pool bad_data_pool(bad_data);
     EXPECT_THROW((void)bad_data_pool.borrow(), auth_error);
 }
+
+namespace {
+
+// Creates `user` (password "pw") with `rules` on every data server: ACL users are not
+// replicated, and after a failover any of them may be the master.
+endpoint acl_user_endpoint(const local_sentinel& svc, const std::string& user,
+                           std::initializer_list<std::string_view> rules) {
+    for (const auto& s : svc.servers()) {
+        connection admin(s->endpoint());
+        std::vector<std::string> cmd{"ACL", "SETUSER", user, "reset", "on", ">pw"};
+        cmd.insert(cmd.end(), rules.begin(), rules.end());
+        EXPECT_TRUE(admin.command(cmd).is_status("OK"));
+    }
+    endpoint ep = svc.endpoint();
+    ep.user = user;
+    ep.password = "pw";
+    return ep;
+}
+
+}  // namespace
+
+// C2: ROLE is @admin @dangerous, so a least-privilege application user could not connect
+// through Sentinel at all.
+TEST_F(SentinelResolve, C2_LeastPrivilegeAclUser) {
+    const endpoint ep = acl_user_endpoint(*svc_, "c2app", {"~*", "&*", "+@all", "-@dangerous"});
+    connection_pool pool(ep, pool_options{.max_size = 2, .borrow_timeout = 3000ms});
+    auto c = pool.borrow();
+    EXPECT_EQ(c->where().port, svc_->master_address().port);
+    EXPECT_TRUE(c->command({"SET", "c2:k", "v"}).is_status("OK"));
+    EXPECT_EQ(c->command({"GET", "c2:k"}).text(), "v");
+}
+
+// C2: a user refused ROLE, HELLO and INFO still connects to the master the sentinels agree on.
+TEST_F(SentinelResolve, C2_AclUserWithoutAnyRoleCommandTrustsTheSentinelMajority) {
+    const endpoint ep = acl_user_endpoint(*svc_, "c2min", {"~*", "&*", "+@all", "-@dangerous", "-hello"});
+    connection_pool pool(ep, pool_options{.max_size = 2, .borrow_timeout = 3000ms});
+    auto c = pool.borrow();
+    EXPECT_EQ(c->where().port, svc_->master_address().port);
+    EXPECT_TRUE(c->command({"SET", "c2:k2", "v"}).is_status("OK"));
+}

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace redcoord {
@@ -66,13 +67,22 @@ struct sentinel_options {
 /// that do not yield a confirmed master are spaced by an exponential backoff, so a failover
 /// does not cause a thundering herd of reconnects against the sentinels.
 ///
-/// A round asks every sentinel at once; each answer is a vote, and the address named by most
-/// sentinels is tried first, except that addresses that failed recently are tried last.
-/// While every named address is failing (a failover in progress), the replica the failover
-/// leader flagged `promoted` (`SENTINEL replicas`) is added as a candidate: the sentinels
-/// only name it after their next INFO of it (up to a second after its promotion).
-/// What the caller connects to is checked with `ROLE`: a node that says it is a replica is
-/// not a master, and resolution is retried.
+/// A round asks every sentinel at once; each answer is a vote (see detail::choose_master):
+/// while the sentinels disagree, the address named by most of them is used even when it
+/// failed recently (retried after the backoff), because a minority may still name a demoted
+/// master that this client can reach but that is partitioned from the sentinels; when they
+/// agree, an address that failed recently is tried last. While every named address is
+/// failing (a failover in progress), the replica the failover leader flagged `promoted`
+/// (`SENTINEL replicas`) is added as a candidate: the sentinels only name it after their
+/// next INFO of it (up to a second after its promotion).
+///
+/// What the caller connects to is checked: its role is read with `ROLE`, or, when the
+/// endpoint's ACL user may not run it (ROLE is `@admin @dangerous`), with the `role` field
+/// of `HELLO 2`, or with `INFO replication`. A node that says it is a replica is not a
+/// master, and resolution is retried. When the user may run none of the three, the address
+/// is accepted only if a majority of the configured sentinels named it in the last round.
+/// Asynchronous replication still allows a failover to lose writes; set
+/// `min-replicas-to-write` on the servers to bound that.
 ///
 /// Notifications: when `follow_notifications` is set, the first resolution starts one
 /// subscriber per sentinel (reader threads owned by the resolver) on `+switch-master` and
@@ -106,9 +116,11 @@ public:
     /// The last known master without any I/O (nullopt before the first resolution).
     [[nodiscard]] std::optional<host_port> cached_master() const;
 
-    /// Opens a connection to the current master and verifies it with `ROLE`, re-resolving
-    /// and retrying (with the backoff) until `timeout` (milliseconds) when the address does
-    /// not answer or is not a master.
+    /// Opens a connection to the current master and verifies its role (see above),
+    /// re-resolving and retrying (with the backoff) until `timeout` (milliseconds) when the
+    /// address does not answer or is not a master. The whole call, connect and role check
+    /// included, ends within `timeout` (each step gets what is left of it, the role check at
+    /// most the endpoint's command_timeout), apart from DNS resolution, which is unbounded.
     /// @throws unknown_service, auth_error at once (retrying cannot help);
     /// @throws sentinel_error (or a subclass) when no verified master was reached in time,
     ///         with the last failure in the message.
@@ -139,6 +151,25 @@ private:
     struct impl;
     std::shared_ptr<impl> impl_;
 };
+
+namespace detail {
+
+/// One address a resolution round may pick (see choose_master()).
+struct master_candidate {
+    host_port addr;            ///< The data node's address.
+    std::size_t votes = 0;     ///< Sentinels that named it; 0 for a promoted replica.
+    /// When a connection to it last failed, if that was recent (it is "suspected").
+    std::optional<std::chrono::steady_clock::time_point> suspected_since;
+};
+
+/// The candidate a round uses (an index into `cands`, which must be non-empty and ordered
+/// by votes, most first). While the sentinels disagree (two or more addresses have votes),
+/// the most-voted one, suspected or not: switching to a minority's address risks writing to
+/// a demoted master. When they agree, the first candidate not suspected; when every one is,
+/// the one suspected longest ago, so alternatives are tried in turn. Pure; thread-safe.
+[[nodiscard]] std::size_t choose_master(std::span<const master_candidate> cands) noexcept;
+
+}  // namespace detail
 
 /// The resolver shared, within this process, by every connection_pool and subscriber opened
 /// with an equal Sentinel endpoint (same sentinels, service, credentials, db and timeouts),
