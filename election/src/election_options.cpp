@@ -39,6 +39,7 @@ resolved_election_options resolve(std::string_view name, const election_options&
         throw invalid_argument("election replica_timeout must be > 0 when replicas > 0");
     r.replicas = opts.replicas;
     r.replica_timeout = opts.replica_timeout;
+    r.epoch_ttl = opts.epoch_ttl;
     r.key_prefix = opts.key_prefix;
     return r;
 }

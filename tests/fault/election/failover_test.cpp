@@ -142,3 +142,25 @@ TEST(ElectionSeedVsHardened, FailoverToAReplicaBehindWaitsOutTheOldLeadersDeadli
     EXPECT_GE(*b_leader_at, a_deadline) << "b led while a's local deadline still ran";
     EXPECT_GT(b.max_epoch_seen(), first.epoch);
 }
+
+// With replicas > 0 the WAIT reply may take replica_timeout; reading it under command_timeout
+// alone fails the round (and steps the leader down) merely because replica_timeout >=
+// command_timeout. A paused replica makes WAIT use all of its timeout.
+TEST(ElectionReplicas, M7_WaitReplyIsReadWithReplicaTimeoutPlusCommandTimeout) {
+    redcoord::testing::master_and_replica m;
+    auto ep = m.master.endpoint();
+    ep.command_timeout = 200ms;
+    connection_pool pool(ep);
+    auto o = hardened("a", 2000ms, 1);
+    o.replica_timeout = 400ms;  // >= command_timeout: allowed, and well inside the term
+    master_selector a(pool, "m7", o);
+    ASSERT_TRUE(a.campaign_once().leader);
+    m.replica->pause();
+    std::optional<campaign_result> r;
+    EXPECT_NO_THROW(r = a.campaign_once());
+    m.replica->resume();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->acks, 0);
+    EXPECT_TRUE(r->holder_is_us);
+    EXPECT_FALSE(r->leader);  // not acknowledged: not a confirmed renewal
+}

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <latch>
 #include <thread>
 
 using namespace redcoord;
@@ -170,4 +171,27 @@ TEST(LeaderElector, CallbackExceptionsDoNotStopDelivery) {
     ASSERT_TRUE(log.wait_for('E', 1, 3s));
     e.resign();
     ASSERT_TRUE(log.wait_for('R', 1, 3s));
+}
+
+// The destructor racing an explicit stop() (or several shutdown paths at once) must neither
+// join a thread twice nor return before the threads are joined.
+TEST(LeaderElector, M2_ConcurrentStopsNeverDoubleJoin) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    for (int round = 0; round < 10; ++round) {
+        leader_elector e(pool, "m2", opts("s", 300ms));
+        e.start();
+        ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 3s));
+        std::latch go(8);
+        std::vector<std::thread> stoppers;
+        for (int i = 0; i < 8; ++i)
+            stoppers.emplace_back([&] {
+                go.arrive_and_wait();
+                e.stop();
+                // Every stop() returns only once the elector is stopped.
+                EXPECT_FALSE(e.is_leader());
+            });
+        for (auto& t : stoppers) t.join();
+        EXPECT_EQ(srv.command({"EXISTS", make_election_keys(default_prefix, "m2").selector}).integer(), 0);
+    }  // and the destructor's stop() after them
 }

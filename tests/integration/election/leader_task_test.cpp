@@ -82,6 +82,35 @@ TEST(LeaderTask, StopTokenFiresWhenLeadershipIsRevokedMidRun) {
     EXPECT_EQ(t.runs(), runs);  // not leader: no new runs
 }
 
+// The task's stop must not depend on user slots of `revoked`: a throwing slot connected
+// before the task skips the later slots of that signal invocation (Boost.Signals2).
+TEST(LeaderTask, M3_ThrowingRevokedSlotDoesNotSkipStop) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    std::atomic<bool> started{false}, saw_stop{false};
+    leader_elector e(pool, "m3_throw", opts("me", 600ms));
+    e.revoked.connect([](revoke_reason) { throw std::runtime_error("the user's metrics call failed"); });
+    leader_task t(e, 10ms, [&](std::uint64_t, std::stop_token st) {
+        started = true;
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (!st.stop_requested() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+        if (st.stop_requested()) saw_stop = true;
+    });
+    e.start();
+    for (int i = 0; i < 300 && !started; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(started);
+    // Another process takes the selector: the next round revokes (`lost`).
+    const auto key = make_election_keys(default_prefix, "m3_throw").selector;
+    srv.command({"HSET", key, "holder", "other", "epoch", "1000"});
+    srv.command({"PEXPIRE", key, "10000"});
+    for (int i = 0; i < 300 && !saw_stop && !e.is_leader(); ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 100 && !saw_stop; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_FALSE(e.is_leader());
+    EXPECT_TRUE(saw_stop) << "the revocation never reached the task's stop token";
+    t.stop();
+    e.stop();
+}
+
 TEST(LeaderTask, StopTriggersTheTokenAndJoins) {
     local_server srv;
     connection_pool pool(srv.endpoint());

@@ -1,4 +1,5 @@
 #include <redcoord/core/errors.hpp>
+#include <redcoord/election/leader_elector.hpp>
 #include <redcoord/election/master_selector.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -144,4 +145,116 @@ TEST(MasterSelector, UnreachableServerThrowsConnectionError) {
     connection_pool pool(ep);
     master_selector a(pool, "down", fast("a"));
     EXPECT_THROW((void)a.campaign_once(), connection_error);
+}
+
+namespace {
+// Keys that would stay forever: PTTL -1 (SCAN over the whole test server).
+std::vector<std::string> keys_without_ttl(const local_server& srv) {
+    std::vector<std::string> found;
+    std::string cursor = "0";
+    do {
+        auto r = srv.command({"SCAN", cursor, "COUNT", "1000"});
+        cursor = r.elements()[0].text();
+        for (const auto& k : r.elements()[1].elements())
+            if (srv.command({"PTTL", k.text()}).integer() == -1) found.push_back(k.text());
+    } while (cursor != "0");
+    return found;
+}
+bool eventually_empty(const local_server& srv, std::chrono::milliseconds t) {
+    const auto until = std::chrono::steady_clock::now() + t;
+    while (srv.command({"DBSIZE"}).integer() != 0) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+    return true;
+}
+}  // namespace
+
+// A Lua runtime error after the selector was created (the epoch key is corrupt) must not leave
+// the selector without its PEXPIRE: that would block every later election.
+TEST(MasterSelector, M9_CorruptEpochKeyNeverLeavesASelectorWithoutTtl) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    master_selector a(pool, "corrupt", fast("a"));
+    const auto& k = a.keys();
+    for (int kind = 0; kind < 2; ++kind) {
+        SCOPED_TRACE(kind == 0 ? "epoch key is not an integer" : "epoch key has the wrong type");
+        srv.command({"DEL", k.selector, k.epoch});
+        if (kind == 0) srv.command({"SET", k.epoch, "not-a-number"});
+        else srv.command({"HSET", k.epoch, "f", "v"});
+        EXPECT_THROW((void)a.campaign_once(), reply_error);
+        const auto ttl = srv.command({"PTTL", k.selector}).integer();
+        EXPECT_NE(ttl, -1) << "the selector was left without an expiry";
+        EXPECT_LE(ttl, 300);
+    }
+}
+
+// After a resign nothing stays forever; once the counter has expired too, a new process (no
+// client floor) still gets a greater epoch, from the server's clock.
+TEST(MasterSelector, KeyspaceHygiene_NoKeyWithoutTtlAndEpochsIncreaseAcrossCounterExpiry) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    election_options o = fast("a");
+    o.term = 100ms;
+    o.retry_period = 30ms;
+    o.epoch_ttl = 300ms;
+    std::uint64_t last = 0;
+    for (int life = 0; life < 3; ++life) {
+        SCOPED_TRACE("life " + std::to_string(life));
+        master_selector s(pool, "hygiene", o);  // a fresh process each time: its floor is 0
+        auto r = s.campaign_once();
+        ASSERT_TRUE(r.leader);
+        EXPECT_GT(r.epoch, last);
+        EXPECT_LT(r.epoch, std::uint64_t{1} << 53);  // exact as a Lua number and a double
+        last = r.epoch;
+        ASSERT_TRUE(s.campaign_once().leader);  // a renewal
+        ASSERT_TRUE(s.resign());
+        EXPECT_EQ(keys_without_ttl(srv), std::vector<std::string>{});
+        ASSERT_TRUE(eventually_empty(srv, 3s)) << "the epoch counter never expired";
+    }
+}
+
+// The selector's TTL-less siblings: none after an elector led and stopped.
+TEST(LeaderElectorKeyspace, KeyspaceHygiene_StoppedElectorLeavesOnlyExpiringKeys) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    election_options o = fast("e");
+    o.epoch_ttl = 400ms;
+    {
+        leader_elector e(pool, "hygiene_elector", o);
+        e.start();
+        const auto until = std::chrono::steady_clock::now() + 3s;
+        while (!e.is_leader() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
+        ASSERT_TRUE(e.is_leader());
+        std::this_thread::sleep_for(250ms);  // some renewals
+        e.stop();
+    }
+    EXPECT_EQ(keys_without_ttl(srv), std::vector<std::string>{});
+    EXPECT_TRUE(eventually_empty(srv, 3s));
+}
+
+// A process restarted with the same configured identity while its old incarnation's selector
+// lives (the old one may only be paused) must not share the old epoch: fencing on the epoch
+// has to tell the two apart.
+TEST(MasterSelector, M12_RestartWithTheSameIdentityGetsAGreaterEpoch) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    master_selector old(pool, "restart", fast("node-1"));
+    const auto first = old.campaign_once();
+    ASSERT_TRUE(first.leader);
+    master_selector restarted(pool, "restart", fast("node-1"));
+    std::optional<campaign_result> won;
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    while (!won && std::chrono::steady_clock::now() < until) {
+        auto r = restarted.campaign_once();
+        if (r.leader) won = r;
+        else std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(won);
+    EXPECT_GT(won->epoch, first.epoch);
+    // The old incarnation, back from its pause, does not hold the new one's leadership.
+    const auto back = old.campaign_once();
+    EXPECT_FALSE(back.leader);
+    EXPECT_FALSE(back.holder_is_us);
+    EXPECT_EQ(back.epoch, won->epoch);
 }

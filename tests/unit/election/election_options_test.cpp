@@ -48,8 +48,82 @@ TEST(ElectionOptions, RejectsBadSettings) {
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.replicas = -1; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.replicas = 1; o.replica_timeout = 0ms; })), invalid_argument);
     // Edge values that are allowed.
-    EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) { o.term = 100ms; o.retry_period = 99ms; o.drift = 0ms; })));
+    EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) { o.term = 100ms; o.retry_period = 50ms; o.drift = 0ms; })));
     EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) { o.identity = "with space and ünïcode"; })));
+}
+
+namespace {
+election_options with(std::chrono::milliseconds term, std::optional<std::chrono::milliseconds> retry = {},
+                      int replicas = 0, std::chrono::milliseconds replica_timeout = 100ms) {
+    election_options o;
+    o.term = term;
+    o.retry_period = retry;
+    o.replicas = replicas;
+    o.replica_timeout = replica_timeout;
+    return o;
+}
+std::string message_of(const election_options& o) {
+    try {
+        (void)resolve("n", o);
+    } catch (const invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+// A retry period close to term - drift makes every renewal land after the deadline, so the
+// leader flaps; half of it leaves room for one lost renewal (client-go's rule, in spirit).
+TEST(ElectionOptions, M8_RetryPeriodLeavesRoomForOneLostRenewal) {
+    // term 1000 ms: drift 12 ms, so (term - drift) / 2 = 494 ms.
+    EXPECT_THROW((void)resolve("n", with(1000ms, 990ms)), invalid_argument);
+    EXPECT_THROW((void)resolve("n", with(1000ms, 495ms)), invalid_argument);
+    EXPECT_NO_THROW((void)resolve("n", with(1000ms, 494ms)));
+    const auto m = message_of(with(1000ms, 990ms));
+    EXPECT_NE(m.find("retry_period"), std::string::npos) << m;
+    EXPECT_NE(m.find("494"), std::string::npos) << m;  // tells the largest allowed value
+}
+
+// A renewal sent one retry period after the last one must be confirmed, WAIT included, before
+// the deadline; replica_timeout is checked only when replicas are asked for.
+TEST(ElectionOptions, M8_ReplicaTimeoutFitsBeforeTheDeadline) {
+    // term 1000: retry 333, drift 12: 333 + replica_timeout must stay below 988.
+    EXPECT_THROW((void)resolve("n", with(1000ms, {}, 1, 700ms)), invalid_argument);
+    EXPECT_THROW((void)resolve("n", with(1000ms, {}, 1, 655ms)), invalid_argument);
+    EXPECT_NO_THROW((void)resolve("n", with(1000ms, {}, 1, 400ms)));  // tests/fault/election uses this
+    EXPECT_NO_THROW((void)resolve("n", with(300ms, {}, 0, 5000ms)));  // ignored without replicas
+    const auto m = message_of(with(1000ms, {}, 1, 700ms));
+    EXPECT_NE(m.find("replica_timeout"), std::string::npos) << m;
+}
+
+// The term/3 default of a 2 ms term is 0: the error must name the term the user set, not the
+// retry_period they never set.
+TEST(ElectionOptions, M8_TooShortTermIsBlamedOnTheTerm) {
+    for (auto t : {1ms, 2ms, 3ms}) {
+        const auto m = message_of(with(t));
+        EXPECT_NE(m.find("term of " + std::to_string(t.count()) + " ms is too short"), std::string::npos) << m;
+    }
+    EXPECT_NO_THROW((void)resolve("n", with(4ms)));
+}
+
+// Every combination the examples, tools, benches and tests use still validates.
+TEST(ElectionOptions, M8_DefaultsOfEveryTermInUseValidate) {
+    for (auto t : {100ms, 300ms, 400ms, 600ms, 1000ms, 1500ms, 2000ms, 5000ms, 8000ms, 9000ms, 10000ms, 20000ms})
+        EXPECT_NO_THROW((void)resolve("n", with(t))) << t.count();
+    EXPECT_NO_THROW((void)resolve("n", with(2000ms, 300ms)));               // sentinel failover test
+    EXPECT_NO_THROW((void)resolve("n", with(8000ms, 3000ms, 1, 100ms)));    // sentinel race test
+    EXPECT_NO_THROW((void)resolve("n", with(2000ms, {}, 1, 400ms)));        // fault failover test
+    EXPECT_NO_THROW((void)resolve("n", {}));
+}
+
+// The epoch counter expires (keyspace hygiene), but not before the selector it numbers.
+TEST(ElectionOptions, EpochCounterTtlIsBoundedBelowByTheTerm) {
+    auto o = with(1000ms);
+    o.epoch_ttl = 999ms;
+    EXPECT_THROW((void)resolve("n", o), invalid_argument);
+    o.epoch_ttl = 1000ms;
+    EXPECT_EQ(resolve("n", o).epoch_ttl, 1000ms);
+    EXPECT_EQ(resolve("n", {}).epoch_ttl, std::chrono::hours(24));
 }
 
 TEST(ElectionOptions, DeadlineIsSendTimePlusTermMinusDrift) {

@@ -39,6 +39,7 @@ struct election_options {
     /// How long WAIT may block for `replicas` acknowledgements; must be > 0 when replicas > 0
     /// and should be well below the term. Ignored when replicas == 0.
     std::chrono::milliseconds replica_timeout{100};
+    std::chrono::milliseconds epoch_ttl{std::chrono::hours(24)};
     /// Prefix of every key and channel (see core/keys.hpp).
     std::string key_prefix{default_prefix};
 };
@@ -51,6 +52,7 @@ struct resolved_election_options {
     std::chrono::milliseconds drift;          ///< In [0, term).
     int replicas;                             ///< >= 0.
     std::chrono::milliseconds replica_timeout;///< > 0 when replicas > 0.
+    std::chrono::milliseconds epoch_ttl;
     std::string key_prefix;
 };
 
