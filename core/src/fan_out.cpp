@@ -1,6 +1,8 @@
 #include "connection_impl.hpp"
 #include "pool_access.hpp"
 
+#include <redcoord/core/deadline.hpp>
+#include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/script.hpp>
 
@@ -8,6 +10,7 @@
 
 #include <cerrno>
 #include <ctime>
+#include <system_error>
 #include <thread>
 
 namespace redcoord {
@@ -43,7 +46,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         if (!p) throw invalid_argument("fan-out given a null pool");
 
     const auto start = clock_type::now();
-    const auto deadline = start + opts.timeout;
+    const auto deadline = deadline_after(opts.timeout, start);
     const std::size_t n = pools.size();
     std::vector<node_result> results(n);
     std::vector<node_io> io(n);
@@ -157,37 +160,56 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     stopped = opts.detach || should_stop();
     collect();
 
-    // Round 2: the rest connect in parallel, each bounded by what is left of the deadline,
-    // so k unreachable nodes cost one deadline, not k.
+    // Round 2: the rest get a lease in parallel (a connect, or a wait for a pooled connection
+    // another thread holds), each bounded by what is left of the deadline, so k unreachable
+    // nodes cost one deadline, not k.
     if ((!stopped || opts.detach) && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
-        std::vector<char> connect_timed_out(n, 0);  // not vector<bool>: dialers write in parallel
-        std::vector<std::thread> dialers;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
-        for (auto i : need_connect) {
-            if (left.count() <= 0) {
-                connect_error[i] = "no time left to connect";
-                connect_timed_out[i] = 1;
-                continue;
+        std::vector<node_result::status> connect_failure(n, node_result::status::connection_failed);
+        const auto left = time_left(deadline);
+        auto dial = [&](std::size_t i) noexcept {
+            try {
+                io[i].lease = detail::pool_access::borrow_bounded(*pools[i], left);
+            } catch (const timeout_error& e) {
+                connect_error[i] = e.what();
+                connect_failure[i] = node_result::status::timeout;
+            } catch (const pool_exhausted& e) {
+                connect_error[i] = e.what();
+                connect_failure[i] = node_result::status::pool_exhausted;
+            } catch (const std::exception& e) {
+                connect_error[i] = e.what();
+            } catch (...) {
+                connect_error[i] = "unknown failure while connecting";
             }
-            dialers.emplace_back([&, i] {
-                try {
-                    io[i].lease = detail::pool_access::connect_bounded(*pools[i], left);
-                } catch (const timeout_error& e) {
-                    connect_error[i] = e.what();
-                    connect_timed_out[i] = 1;
-                } catch (const std::exception& e) {
-                    connect_error[i] = e.what();
+        };
+        {
+            std::vector<std::thread> dialers;
+            // Joined on every exit: a joinable std::thread destroyed during unwinding terminates.
+            struct join_all {
+                std::vector<std::thread>& ts;
+                ~join_all() {
+                    for (auto& t : ts)
+                        if (t.joinable()) t.join();
                 }
-            });
+            } joiner{dialers};
+            dialers.reserve(need_connect.size());
+            for (auto i : need_connect) {
+                if (left.count() <= 0) {
+                    connect_error[i] = "no time left to connect";
+                    connect_failure[i] = node_result::status::timeout;
+                    continue;
+                }
+                try {
+                    dialers.emplace_back(dial, i);
+                } catch (const std::system_error& e) {
+                    // Out of threads: this node is not tried (unlock() is noexcept and lands here).
+                    connect_error[i] = std::string("cannot start a connect thread: ") + e.what();
+                }
+            }
         }
-        for (auto& t : dialers) t.join();
         for (auto i : need_connect) {
             if (io[i].lease) send(i);
-            else
-                finish_failed(i, connect_timed_out[i] ? node_result::status::timeout
-                                                      : node_result::status::connection_failed,
-                              connect_error[i]);
+            else finish_failed(i, connect_failure[i], connect_error[i]);
         }
         stopped = opts.detach || should_stop();
         collect();

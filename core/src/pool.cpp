@@ -1,5 +1,6 @@
 #include "connection_impl.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/sentinel.hpp>
 
@@ -197,27 +198,60 @@ pooled_connection connection_pool::take_idle() noexcept {
     return pooled_connection(state_, std::move(c));
 }
 
-pooled_connection connection_pool::connect_bounded(std::chrono::milliseconds within) {
+pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds within) {
     auto& s = *state_;
-    {
-        std::lock_guard lk(s.mu);
-        auto now = std::chrono::steady_clock::now();
-        if (now < s.retry_after) {
-            // Same kind as the failure behind it: a server that was only slow is not "down".
-            const std::string why = "cannot connect to " + s.ep.to_string() + ": " +
-                                    (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
-                                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                       s.retry_after - now).count()) +
-                                    " ms";
-            if (s.last_connect_timed_out) throw timeout_error(why);
-            throw connection_error(why);
+    const auto start = std::chrono::steady_clock::now();
+    const auto wait_until = deadline_after(std::min(within, s.opts.borrow_timeout), start);
+    const auto dial_until = deadline_after(within, start);
+    std::unique_lock lk(s.mu);
+    for (;;) {
+        // An idle connection freed by another thread serves at once, however the dial backoff stands.
+        while (!s.idle.empty()) {
+            auto c = std::move(s.idle.back());
+            s.idle.pop_back();
+            bool st = true;
+            try {
+                st = s.stale(*c);
+            } catch (...) {
+            }
+            if (!st) {
+                ++s.counters.in_use;
+                lk.unlock();
+                return pooled_connection(state_, std::move(c));
+            }
+            --s.open;
+            ++s.counters.discarded;
+            lk.unlock();
+            c.reset();  // closed outside the lock
+            lk.lock();
         }
-        if (s.open >= s.opts.max_size) throw pool_exhausted("no free connection to " + s.ep.to_string());
-        ++s.open;
-        ++s.counters.in_use;
+        if (s.open < s.opts.max_size) break;
+        // Every connection is leased: wait for one to come back rather than call the node down.
+        ++s.counters.waits;
+        if (s.cv.wait_until(lk, wait_until) == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size) {
+            ++s.counters.errors;
+            throw pool_exhausted("no free connection to " + s.ep.to_string() + " (all " +
+                                 std::to_string(s.opts.max_size) + " leased); nothing was sent");
+        }
     }
+    const auto now = std::chrono::steady_clock::now();
+    if (now < s.retry_after) {
+        // Same kind as the failure behind it: a server that was only slow is not "down".
+        const std::string why = "cannot connect to " + s.ep.to_string() + ": " +
+                                (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
+                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                   s.retry_after - now).count()) +
+                                " ms";
+        if (s.last_connect_timed_out) throw timeout_error(why);
+        throw connection_error(why);
+    }
+    ++s.open;
+    ++s.counters.in_use;
+    lk.unlock();
+    // The connect gets what any wait for a slot left of `within`.
+    const auto dial = std::max(std::chrono::milliseconds(1), std::min(time_left(dial_until), s.ep.connect_timeout));
     try {
-        auto c = s.connect(std::max(std::chrono::milliseconds(1), std::min(within, s.ep.connect_timeout)));
+        auto c = s.connect(dial);
         std::lock_guard g(s.mu);
         ++s.counters.created;
         s.backoff = std::chrono::milliseconds(0);

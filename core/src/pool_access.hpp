@@ -7,8 +7,8 @@ namespace redcoord::detail {
 
 struct pool_access {
     static pooled_connection take_idle(connection_pool& p) noexcept { return p.take_idle(); }
-    static pooled_connection connect_bounded(connection_pool& p, std::chrono::milliseconds within) {
-        return p.connect_bounded(within);
+    static pooled_connection borrow_bounded(connection_pool& p, std::chrono::milliseconds within) {
+        return p.borrow_bounded(within);
     }
 };
 

@@ -57,6 +57,7 @@ node_outcome classify(const node_result& r, bool acquire) {
         case node_result::status::pending: o.state = status::not_waited; return o;
         case node_result::status::timeout: o.state = status::timeout; o.detail = r.error; return o;
         case node_result::status::connection_failed: o.state = status::unreachable; o.detail = r.error; return o;
+        case node_result::status::pool_exhausted: o.state = status::not_waited; return o;
         case node_result::status::answered: break;
     }
     const reply& v = *r.value;

@@ -186,3 +186,48 @@ TEST(Connection, WritesToAKilledServerThrowInsteadOfRaisingSigpipe) {
     EXPECT_GE(failed, 1);
     EXPECT_THROW((void)c.command({"PING"}), error);
 }
+
+// M5: a pool whose connections are all leased says nothing about its node. The fan-out
+// waits for one up to its deadline, and if none comes free reports pool_exhausted
+// ("nothing was sent"), never connection_failed (which redlock reads as "node down").
+TEST(FanOut, M5_PoolExhaustionIsNotNodeDown) {
+    local_server s;
+    connection_pool pool(s.endpoint(), pool_options{.max_size = 1, .borrow_timeout = 2000ms});
+    connection_pool* ptrs[] = {&pool};
+    auto held = pool.borrow();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = fan_out(ptrs, {"PING"}, {.timeout = 150ms});
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].state, node_result::status::pool_exhausted) << r[0].error;
+    EXPECT_FALSE(r[0].error.empty());
+    EXPECT_GE(took, 140ms);  // it waited for a connection up to the deadline
+    EXPECT_LT(took, 1000ms);
+}
+
+TEST(FanOut, M5_WaitsForAPooledConnectionWithinTheDeadline) {
+    local_server s;
+    connection_pool pool(s.endpoint(), pool_options{.max_size = 1, .borrow_timeout = 2000ms});
+    connection_pool* ptrs[] = {&pool};
+    auto held = pool.borrow();
+    std::thread giver([&] {
+        std::this_thread::sleep_for(50ms);
+        held.reset();
+    });
+    auto r = fan_out(ptrs, {"PING"}, {.timeout = 1000ms});
+    giver.join();
+    ASSERT_TRUE(r[0].answered()) << r[0].error;
+    EXPECT_TRUE(r[0].value->is_status("PONG"));
+}
+
+// M5: the wait is capped by the pool's borrow_timeout too, not only by the round.
+TEST(FanOut, M5_WaitIsCappedByBorrowTimeout) {
+    local_server s;
+    connection_pool pool(s.endpoint(), pool_options{.max_size = 1, .borrow_timeout = 30ms});
+    connection_pool* ptrs[] = {&pool};
+    auto held = pool.borrow();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = fan_out(ptrs, {"PING"}, {.timeout = 2000ms});
+    EXPECT_EQ(r[0].state, node_result::status::pool_exhausted) << r[0].error;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1000ms);
+}

@@ -24,6 +24,11 @@ struct node_result {
         answered,           ///< A reply arrived (it may be an error reply: see `value`).
         timeout,            ///< No reply within the deadline (hung or paused node).
         connection_failed,  ///< Could not connect, or the link broke.
+        /// Nothing was sent: every connection of the node's pool stayed leased (to other
+        /// threads) for the whole wait (the round's deadline, capped by the pool's
+        /// `borrow_timeout`). Says nothing about the node's health: size the pool for the
+        /// concurrency, or retry.
+        pool_exhausted,
     };
     status state = status::pending;
     std::optional<reply> value;              ///< The reply, when answered.
@@ -56,6 +61,13 @@ struct fan_out_options {
 /// poll() on all sockets together, so a dead or hung node costs at most the deadline, never
 /// N times it. Never throws for a node's failure: each failure is a result. Results are in
 /// the order of `pools`.
+///
+/// Nodes with an idle pooled connection get the command first; the others get a lease in
+/// parallel (one short-lived thread each): a new connection, or, when every connection of
+/// that pool is leased, the first one returned, waiting up to what is left of the deadline
+/// capped by the pool's `borrow_timeout`. A pool that stays full is `pool_exhausted`, never
+/// `connection_failed`. If a thread cannot be started, that node is `connection_failed`
+/// (nothing was sent) and the others proceed.
 ///
 /// Thread-safety: safe to call concurrently (each call leases its own connections).
 /// @throws invalid_argument when `pools` contains a null pointer or the timeout is not > 0.

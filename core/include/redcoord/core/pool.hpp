@@ -118,12 +118,15 @@ public:
 private:
     friend struct detail::pool_access;
     friend class pooled_connection;
-    // Fan-out's two halves: an idle connection if one is free now (else empty), and a new
-    // connection whose connect ends by `within`, refused at once while a recent failure's
-    // backoff runs so a dead node is not re-dialled on every fan-out (with timeout_error when
-    // that failure was a timeout, so a slow node is not reported as a dead one).
+    // Fan-out's two halves: an idle connection if one is free now (else empty), and a lease
+    // that ends by `within`: an idle connection as soon as one is returned, else a new one
+    // when a slot is free. All leased: waits up to min(within, borrow_timeout), then
+    // pool_exhausted (nothing sent; not the node's fault). A new connect is refused at once
+    // while a recent failure's backoff runs so a dead node is not re-dialled on every fan-out
+    // (with timeout_error when that failure was a timeout, so a slow node is not reported as
+    // a dead one).
     pooled_connection take_idle() noexcept;
-    pooled_connection connect_bounded(std::chrono::milliseconds within);
+    pooled_connection borrow_bounded(std::chrono::milliseconds within);
     struct state;
     std::shared_ptr<state> state_;
 };
