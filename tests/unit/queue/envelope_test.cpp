@@ -101,3 +101,19 @@ TEST(Envelope, HexIds) {
     id[15] = 0x01;
     EXPECT_EQ(to_hex(id), "ab000000000000000000000000000001");
 }
+
+TEST(Envelope, Q7_ForeignPayloadWithMagicIsRaw) {
+    // Another client's payload that happens to start with the magic and is long enough.
+    std::string foreign(envelope_magic);
+    for (int i = 0; i < 60; ++i) foreign.push_back(static_cast<char>(i * 37 + 5));
+    EXPECT_FALSE(decode_envelope(foreign));
+    // Even one that copies a real header but carries a different payload length.
+    auto wire = encode_envelope(sample("payload"));
+    EXPECT_FALSE(decode_envelope(wire + "more"));
+    EXPECT_FALSE(decode_envelope(std::string_view(wire).substr(0, wire.size() - 1)));
+    // A header whose check does not match its id.
+    auto forged = wire;
+    forged[4] = static_cast<char>(forged[4] ^ 1);
+    EXPECT_FALSE(decode_envelope(forged));
+    EXPECT_TRUE(decode_envelope(wire));
+}

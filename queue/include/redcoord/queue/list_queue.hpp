@@ -6,6 +6,7 @@
 
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/queue/limits.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -27,6 +28,9 @@ enum class queue_order {
 struct list_queue_options {
     queue_order order = queue_order::fifo;       ///< Pop end.
     std::string prefix{default_prefix};          ///< Key prefix (core/keys.hpp).
+    /// Longest payload push() and push_batch() accept, in bytes (limits.hpp); longer ones
+    /// throw payload_too_large before anything is sent. Must be in 1..max_payload_limit.
+    std::size_t max_payload = default_max_payload;
 };
 
 /// A FIFO or LIFO queue on one Redis list, key `<prefix>queue:{<name>}` (the same list a

@@ -39,6 +39,7 @@ struct queue_worker_stats {
     std::uint64_t dead_lettered = 0;  ///< Messages nacked to the dead-letter list.
     std::uint64_t lost_leases = 0;    ///< Acks/nacks refused: the message had been recovered meanwhile.
     std::uint64_t errors = 0;         ///< Redis errors seen by workers (each retried).
+    std::uint64_t unsettled = 0;
 };
 
 /// Runs `threads` workers on one reliable_queue. Each worker pops (blocking up to

@@ -11,6 +11,7 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/queue/envelope.hpp>
+#include <redcoord/queue/limits.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -65,6 +66,9 @@ struct reliable_queue_options {
     std::chrono::milliseconds replica_timeout{100};
     /// Key prefix (core/keys.hpp).
     std::string prefix{default_prefix};
+    /// Longest payload push() and push_batch() accept, in bytes (limits.hpp); longer ones
+    /// throw payload_too_large before anything is sent. Must be in 1..max_payload_limit.
+    std::size_t max_payload = default_max_payload;
 };
 
 /// A message as stored: its identity, payload and history.
@@ -237,6 +241,11 @@ public:
     [[nodiscard]] const reliable_queue_options& options() const noexcept { return opts_; }
     /// Heartbeats that failed (server unreachable) since construction.
     [[nodiscard]] std::uint64_t heartbeat_failures() const noexcept { return hb_failures_.load(); }
+    /// Acks and nacks sent again after the server refused them or no connection could be
+    /// had, since construction.
+    [[nodiscard]] std::uint64_t settle_retries() const noexcept { return settle_retries_.load(); }
+    /// Renewals that found the lease already gone on the server before its local bound.
+    [[nodiscard]] std::uint64_t lease_losses() const noexcept { return lease_losses_.load(); }
 
 private:
     // One consumer identity: its id, keys and lease. Replaced after a transport error.
@@ -279,6 +288,8 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     std::atomic<std::uint64_t> hb_failures_{0};
+    std::atomic<std::uint64_t> settle_retries_{0};
+    std::atomic<std::uint64_t> lease_losses_{0};
 
     mutable std::mutex ident_mu_;       // guards ident_, retired_, generation_
     std::shared_ptr<identity> ident_;
