@@ -40,4 +40,13 @@ bool recent_ids::insert(std::string id) {
     return true;
 }
 
+dedup_window::dedup_window(std::size_t capacity, std::size_t) : recent_(capacity) {}
+
+bool dedup_window::first_copy(std::string_view id, std::string_view channel, std::string_view pattern) {
+    (void)channel;
+    std::string key(id);
+    if (!pattern.empty()) key.append(1, '\0').append(pattern);
+    return recent_.insert(std::move(key));
+}
+
 }  // namespace redcoord::detail

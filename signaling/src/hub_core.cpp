@@ -32,10 +32,7 @@ void hub_core::on_message(const pubsub_message& m) {
     if (closed) return;
     ++counters.received;
     if (env) {
-        // A channel message and a pattern message of the same PUBLISH are distinct deliveries.
-        std::string key(env->id);
-        if (!m.pattern.empty()) key.append(1, '\0').append(m.pattern);
-        if (!seen.insert(std::move(key))) {
+        if (!seen.first_copy(env->id, m.channel, m.pattern)) {
             ++counters.duplicates;
             return;
         }

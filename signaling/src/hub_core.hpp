@@ -54,7 +54,7 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     bool closed = false;
     std::unordered_map<std::string, std::vector<std::shared_ptr<waiter_state>>> by_channel, by_pattern;
     std::unordered_map<std::string, std::shared_ptr<slot_signal>> slots_channel, slots_pattern;
-    recent_ids seen;
+    dedup_window seen;
     signal_hub_stats counters;
 
     // Callback thread (started by the first on()).

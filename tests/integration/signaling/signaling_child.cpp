@@ -6,9 +6,16 @@
 //       arrive_and_wait <rounds> times; generations must advance by one each round.
 //   arrive <master> <name> <parties> <lease_ms>
 //       one arrival with a long timeout (the parent SIGKILLs it while it waits).
+//   arrive_report <master> <name> <parties> <lease_ms> <result_key>
+//       one arrival with a long timeout; SETs <result_key> to "passed:<gen>" or
+//       "error:<what>" (the parent SIGSTOPs/SIGCONTs it while it waits).
+//   enter_report <master> <name> <parties> <lease_ms> <result_key>
+//       double_barrier enter() with a long timeout; SETs <result_key> to "inside" or
+//       "error:<what>"; once inside it stays inside (until the parent SIGKILLs it).
 // Exit status 0 on success; a reason on stderr otherwise.
 #include <redcoord/core/pool.hpp>
 #include <redcoord/signaling/barrier.hpp>
+#include <redcoord/signaling/double_barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
 #include <cstdio>
@@ -86,6 +93,40 @@ int run_arrive(char** argv) {
     (void)b.arrive_and_wait(60000ms);
     return 0;
 }
+redcoord::barrier_options lease_of(const char* ms) {
+    redcoord::barrier_options o;
+    o.arrival_lease = std::chrono::milliseconds(std::stoi(ms));
+    return o;
+}
+
+int run_arrive_report(char** argv) {
+    redcoord::connection_pool pool(at(argv[2]));
+    redcoord::signal_hub hub(pool);
+    redcoord::barrier b(hub, argv[3], std::stoul(argv[4]), lease_of(argv[5]));
+    std::string result;
+    try {
+        result = "passed:" + std::to_string(b.arrive_and_wait(60000ms));
+    } catch (const std::exception& e) {
+        result = std::string("error:") + e.what();
+    }
+    (void)pool.command({"SET", argv[6], result});
+    return 0;
+}
+
+int run_enter_report(char** argv) {
+    redcoord::connection_pool pool(at(argv[2]));
+    redcoord::signal_hub hub(pool);
+    redcoord::double_barrier b(hub, argv[3], std::stoul(argv[4]), lease_of(argv[5]));
+    try {
+        b.enter(60000ms);
+    } catch (const std::exception& e) {
+        (void)pool.command({"SET", argv[6], std::string("error:") + e.what()});
+        return 0;
+    }
+    (void)pool.command({"SET", argv[6], "inside"});
+    std::this_thread::sleep_for(60s);
+    return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +135,8 @@ int main(int argc, char** argv) {
         if (mode == "waiters" && argc == 8) return run_waiters(argv);
         if (mode == "barrier" && argc == 6) return run_barrier(argv);
         if (mode == "arrive" && argc == 6) return run_arrive(argv);
+        if (mode == "arrive_report" && argc == 7) return run_arrive_report(argv);
+        if (mode == "enter_report" && argc == 7) return run_enter_report(argv);
         return fail("bad arguments");
     } catch (const std::exception& e) {
         return fail(e.what());

@@ -7,7 +7,11 @@
 #include <redcoord/signaling/envelope.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
+#include <redcoord/signaling/latch.hpp>
+
 #include <gtest/gtest.h>
+
+#include <sys/mman.h>
 
 using namespace std::chrono_literals;
 
@@ -60,6 +64,32 @@ TEST(HubOffline, BadNamesAndOptionsAreRejectedBeforeAnyIo) {
     EXPECT_THROW(redcoord::barrier(hub, "", 1), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::double_barrier(hub, "d", 0), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::double_barrier(hub, "d", 2, {.arrival_lease = 10ms}), redcoord::invalid_argument);
+}
+
+TEST(HubOffline, S7_LatchCountsBeyondTwoToThe53AreRejectedBeforeAnyIo) {
+    // Lua numbers are doubles: a larger count would be stored rounded (and read back wrong).
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_hub hub(pool);
+    constexpr std::uint64_t too_big = (std::uint64_t{1} << 53) + 1;
+    EXPECT_THROW(redcoord::latch(hub, "big", too_big), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::latch(hub, "big", ~std::uint64_t{0}), redcoord::invalid_argument);
+}
+
+TEST(HubOffline, C8_OversizedPayloadsAndEmptyNamesAreTypedErrorsBeforeAnyIo) {
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_hub hub(pool);
+    // A real (reserved, never touched) range one byte over the documented maximum.
+    const std::size_t size = (std::size_t{512} << 20) - redcoord::detail::envelope_overhead + 1;
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    const std::string_view huge(static_cast<const char*>(p), size);
+    EXPECT_THROW(hub.broadcast("c", huge), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.unicast("c", huge), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.envelope(huge), redcoord::invalid_argument);
+    ::munmap(p, size);
+    EXPECT_THROW(redcoord::double_barrier(hub, "", 2), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::latch(hub, "", 2), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::latch(hub, "l", 1, {.recheck_interval = 0ms}), redcoord::invalid_argument);
 }
 
 TEST(HubOffline, BarrierTimeoutMessageNamesTheCounts) {

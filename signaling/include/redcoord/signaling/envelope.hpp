@@ -55,4 +55,20 @@ private:
     std::deque<std::string> order_;
 };
 
+/// Decides which copy of an enveloped signal is the first one a hub sees.
+///
+/// Thread-safety: none; the owner locks.
+class dedup_window {
+public:
+    /// @param capacity how many recent deliveries are remembered; must be >= 1.
+    explicit dedup_window(std::size_t capacity, std::size_t max_origins = 4096);
+    /// True for the first copy of the delivery (envelope `id`, `channel`, `pattern`).
+    [[nodiscard]] bool first_copy(std::string_view id, std::string_view channel, std::string_view pattern);
+    /// Publishers currently tracked.
+    [[nodiscard]] std::size_t origins() const noexcept { return 0; }
+
+private:
+    recent_ids recent_;
+};
+
 }  // namespace redcoord::detail
