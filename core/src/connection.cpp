@@ -72,6 +72,26 @@ timeval to_timeval(std::chrono::milliseconds t) {
 }
 }  // namespace
 
+namespace {
+// Error replies that mean "not now" rather than "no": the server is loading its dataset,
+// running a script past busy-reply-threshold, or a replica refusing while its master is down.
+// PING is refused with them (it has no `loading`/`stale` flag), so they surface here.
+bool is_transient_refusal(std::string_view t) noexcept {
+    for (std::string_view p : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN"})
+        if (t.substr(0, p.size()) == p && (t.size() == p.size() || t[p.size()] == ' ')) return true;
+    return false;
+}
+}  // namespace
+
+void connection::impl::throw_handshake_error(std::string_view verb, const std::string& t) const {
+    if (verb == "AUTH" || t.rfind("NOAUTH", 0) == 0 || t.rfind("WRONGPASS", 0) == 0)
+        throw auth_error("authentication failed for " + where() + ": " + t);
+    // Transient: a connection_error, which callers retry, unlike a reply_error (C7).
+    if (is_transient_refusal(t)) throw connection_error("server " + where() + " not ready: " + t);
+    if (verb == "SELECT") throw reply_error("cannot select database on " + where() + ": " + t);
+    throw reply_error("handshake with " + where() + " failed: " + t);
+}
+
 connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_timeout) : ep(e) {
     if (ep.is_sentinel())
         throw invalid_argument("a connection needs one server; use a connection_pool for " + ep.to_string());
@@ -108,13 +128,7 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
         }
         for (std::size_t i = 0; i < hs.size(); ++i) {
             reply r = read_reply();
-            if (!r.is_error()) continue;
-            const std::string& t = r.text();
-            const std::string& verb = hs[i][0];
-            if (verb == "AUTH" || t.rfind("NOAUTH", 0) == 0 || t.rfind("WRONGPASS", 0) == 0)
-                throw auth_error("authentication failed for " + where() + ": " + t);
-            if (verb == "SELECT") throw reply_error("cannot select database on " + where() + ": " + t);
-            throw reply_error("handshake with " + where() + " failed: " + t);
+            if (r.is_error()) throw_handshake_error(hs[i][0], r.text());
         }
         set_timeout(ep.command_timeout);
     } catch (...) {
@@ -328,10 +342,13 @@ reply connection::command_for(std::chrono::milliseconds timeout, std::span<const
 }
 
 std::vector<reply> connection::pipeline(const std::vector<std::vector<std::string>>& commands) {
+    // All checks before the first append: a throw after it would leave commands buffered
+    // whose replies the next command on this (unpoisoned) connection would read (C6).
+    for (auto& cmd : commands)
+        if (cmd.empty()) throw invalid_argument("empty command in pipeline");
     if (impl_->poisoned) throw connection_error("connection to " + impl_->where() + " is unusable after an earlier failure");
     impl_->set_timeout(impl_->ep.command_timeout);
     for (auto& cmd : commands) {
-        if (cmd.empty()) throw invalid_argument("empty command in pipeline");
         std::vector<std::string_view> v(cmd.begin(), cmd.end());
         impl_->append(v);
     }

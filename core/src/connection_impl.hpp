@@ -61,6 +61,8 @@ struct connection::impl {
     // Hands every complete reply already in hiredis's buffer to `on_reply` (false: stop).
     void dispatch_buffered(const std::function<bool(reply&)>& on_reply);
     [[noreturn]] void fail(std::string_view during);
+    // The typed error for an error reply `text` to handshake command `verb` (AUTH, SELECT, PING).
+    [[noreturn]] void throw_handshake_error(std::string_view verb, const std::string& text) const;
     // A failed send()/recv() of our own (not through hiredis): `kind` REDIS_ERR_IO or
     // REDIS_ERR_EOF, then as fail().
     [[noreturn]] void fail_io(int kind, int saved_errno, std::string_view during);

@@ -202,3 +202,94 @@ TEST(Connection, UnixSocket) {
     connection c(e);
     EXPECT_TRUE(c.command({"PING"}).is_status("PONG"));
 }
+
+// C6: an invalid command in a pipeline must be rejected before anything is buffered, or the
+// commands before it go out with the next command and that command reads their replies.
+TEST(Connection, C6_InvalidPipelineSendsNothingAndKeepsTheStreamInStep) {
+    local_server s;
+    connection c(s.endpoint());
+    EXPECT_THROW((void)c.pipeline({{"SET", "c6", "1"}, {}}), invalid_argument);
+    EXPECT_FALSE(c.poisoned());
+    EXPECT_EQ(c.command({"ECHO", "mine"}).text(), "mine");
+    EXPECT_EQ(c.command({"EXISTS", "c6"}).integer(), 0);  // nothing of the pipeline was sent
+}
+
+namespace {
+// Opens connections until one handshake is answered with an error reply containing `word`
+// or `until` says stop; returns the error caught then (or nullptr).
+template <class Until>
+std::exception_ptr handshake_error_with(const endpoint& ep, std::string_view word, Until until) {
+    while (!until()) {
+        try {
+            connection c(ep);
+        } catch (const error& e) {
+            if (std::string_view(e.what()).find(word) != std::string_view::npos) return std::current_exception();
+        }
+        std::this_thread::sleep_for(2ms);
+    }
+    return nullptr;
+}
+}  // namespace
+
+// C7: a server that is loading its dataset answers the handshake's PING with -LOADING. That
+// is transient (retry later), so connection_error, not reply_error ("refused, don't retry").
+TEST(Connection, C7_LoadingDuringHandshakeIsAConnectionError) {
+    redcoord::testing::server_options o;
+    // Slow, observable loading: 100 us per key, client events served every KB.
+    o.config = {{"key-load-delay", "100"}, {"loading-process-events-interval-bytes", "1024"}};
+    local_server s(o);
+    ASSERT_TRUE(s.command({"DEBUG", "POPULATE", "20000", "c7", "8"}).is_status("OK"));
+    ASSERT_TRUE(s.command({"SAVE"}).is_status("OK"));
+    std::atomic<bool> restarted{false};
+    std::thread restarter([&] {
+        s.restart();  // returns once the load is over (about 2 s)
+        restarted = true;
+    });
+    auto ep = s.endpoint();
+    ep.connect_timeout = 300ms;
+    const auto err = handshake_error_with(ep, "LOADING", [&] { return restarted.load(); });
+    restarter.join();
+    ASSERT_TRUE(err) << "never saw the server loading";
+    try {
+        std::rethrow_exception(err);
+    } catch (const connection_error& e) {
+        EXPECT_EQ(dynamic_cast<const auth_error*>(&e), nullptr) << e.what();
+    } catch (const error& e) {
+        ADD_FAILURE() << "not a connection_error: " << e.what();
+    }
+}
+
+// C7: -BUSY (a script past busy-reply-threshold) is transient too.
+TEST(Connection, C7_BusyDuringHandshakeIsAConnectionError) {
+    redcoord::testing::server_options o;
+    o.config = {{"busy-reply-threshold", "50"}};
+    local_server s(o);
+    connection killer(s.endpoint());  // opened before the script: a new handshake would be refused
+    std::thread runner([&] {
+        try {
+            connection c(s.endpoint());
+            (void)c.command_for(10s, std::vector<std::string_view>{"EVAL", "while true do end", "0"});
+        } catch (const error&) {
+            // SCRIPT KILL below ends it with an error reply.
+        }
+    });
+    const auto give_up = std::chrono::steady_clock::now() + 5s;
+    const auto err = handshake_error_with(s.endpoint(), "BUSY", [&] { return std::chrono::steady_clock::now() > give_up; });
+    for (int i = 0; i < 250; ++i) {
+        try {
+            (void)killer.command({"SCRIPT", "KILL"});
+            break;
+        } catch (const reply_error&) {
+            std::this_thread::sleep_for(20ms);  // NOTBUSY: the script has not started yet
+        }
+    }
+    runner.join();
+    ASSERT_TRUE(err) << "never saw the server busy";
+    try {
+        std::rethrow_exception(err);
+    } catch (const connection_error& e) {
+        SUCCEED() << e.what();
+    } catch (const error& e) {
+        ADD_FAILURE() << "not a connection_error: " << e.what();
+    }
+}

@@ -24,9 +24,22 @@ struct connection_access;
 /// Opening connects with `endpoint::connect_timeout`, authenticates (AUTH [user] password),
 /// selects the database and PINGs, so a port where something other than Redis listens is
 /// detected at once. Every command is binary-safe (arguments are sent as length-prefixed
-/// bulk strings, never spliced into text) and bounded by a deadline. A connection whose
-/// command failed mid-flight (I/O error, timeout, protocol error) is *poisoned*: its stream
-/// position is unknown, so it refuses further commands and a pool discards it.
+/// bulk strings, never spliced into text) and bounded by a deadline (see below). A connection
+/// whose command failed mid-flight (I/O error, timeout, protocol error) is *poisoned*: its
+/// stream position is unknown, so it refuses further commands and a pool discards it.
+///
+/// What the timeouts bound, precisely:
+/// - DNS resolution of `endpoint::host` (getaddrinfo) is not bounded; use an IP literal where
+///   that matters.
+/// - The TCP connect is bounded by connect_timeout. Each handshake reply (AUTH, SELECT, PING)
+///   is then read with connect_timeout as a per-socket-operation limit, so the handshake as a
+///   whole can take up to connect_timeout for the TCP connect plus connect_timeout per
+///   blocking read (normally one: the replies arrive together).
+/// - A command's timeout (command_timeout, or command_for's argument) applies to each
+///   blocking send() and recv() of the socket (SO_SNDTIMEO / SO_RCVTIMEO), not to the command
+///   as a whole: a peer that trickles a large reply a little at a time is not cut off. For a
+///   normal server a reply arrives in one or a few reads, so the bound is effectively the
+///   timeout. The fan-out (fan_out.hpp) enforces one absolute deadline with poll() instead.
 ///
 /// Thread-safety: none; use one connection from one thread at a time (pools hand out
 /// exclusive leases).
@@ -34,8 +47,12 @@ class connection {
 public:
     /// Connects to `ep` (which must not be a Sentinel endpoint; see sentinel.hpp).
     /// @throws invalid_argument for a Sentinel endpoint;
-    /// @throws connection_error when the server cannot be reached;
+    /// @throws connection_error when the server cannot be reached, or refuses the handshake
+    ///         for a transient reason (`-LOADING`, `-BUSY`, `-MASTERDOWN`, `-TRYAGAIN`):
+    ///         retrying later can succeed;
     /// @throws auth_error when the password or user is refused;
+    /// @throws reply_error when the server refuses the handshake for good (e.g. SELECT of a
+    ///         database it does not have);
     /// @throws timeout_error when the handshake does not finish within connect_timeout;
     /// @throws protocol_error when the peer does not speak RESP.
     explicit connection(const endpoint& ep);
@@ -60,6 +77,8 @@ public:
 
     /// Sends several commands in one write and reads all replies in order (pipelining).
     /// Error replies are returned as values (reply::is_error()), not thrown.
+    /// @throws invalid_argument when a command is empty; nothing is sent then and the
+    ///         connection stays usable;
     /// @throws timeout_error, connection_error, protocol_error as command().
     std::vector<reply> pipeline(const std::vector<std::vector<std::string>>& commands);
 

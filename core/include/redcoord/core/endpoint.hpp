@@ -27,9 +27,11 @@ struct endpoint {
     std::string user;                 ///< ACL user name; empty means the default user.
     std::string password;             ///< Password; empty means no AUTH. Never printed.
     int db = 0;                       ///< Database selected after connecting (SELECT); 0 sends none.
-    /// Connect deadline (TCP connect plus the AUTH/SELECT/PING handshake). Must be > 0.
+    /// Connect deadline: the TCP connect, then each blocking read of the AUTH/SELECT/PING
+    /// handshake (DNS is not bounded; see connection.hpp for the exact bounds). Must be > 0.
     std::chrono::milliseconds connect_timeout{1000};
-    /// Deadline for one command's reply; zero means wait forever (not recommended).
+    /// Deadline for one command's reply, applied to each blocking socket send/receive (see
+    /// connection.hpp); zero means wait forever (not recommended).
     std::chrono::milliseconds command_timeout{2000};
     bool keepalive = true;            ///< Enable TCP keepalive on the socket.
 
@@ -54,8 +56,12 @@ struct endpoint {
 /// - `redis://[[user]:password@]host[:port][/db]` (IPv6 hosts in brackets), default port 6379;
 /// - `unix:///path/to.sock[?db=N]`;
 /// - `redis-sentinel://[[user]:password@]h1[:p1],h2[:p2]/service[/db]`, default port 26379.
-/// User and password may be percent-encoded.
-/// @throws invalid_argument for anything else, with a message that never contains the password.
+/// User and password may be percent-encoded. The user information ends at the last `@`, so
+/// a password pasted without encoding may hold `/`, `@` and `:` (the user name ends at the
+/// first `:`).
+/// @throws invalid_argument for anything else. The message names the faulty part but quotes
+///         no text of the URI, so no fragment of a password can appear in it.
+/// Thread-safety: a pure function.
 [[nodiscard]] endpoint parse_endpoint(std::string_view uri);
 
 }  // namespace redcoord
