@@ -1,4 +1,5 @@
 #include "connection_impl.hpp"
+#include "pool_access.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/pool.hpp>
@@ -265,30 +266,35 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
     }
 }
 
+void connection_pool::reply_error_seen(connection& c, const reply_error& e) noexcept {
+    // READONLY: this address is a replica now (a demoted master). Its connections are useless
+    // for writes, so none is reused: the next borrow connects afresh, to the master the
+    // resolver asks the sentinels for, or to whatever the address leads to after a failover.
+    if (std::string_view(e.what()).find("READONLY") == std::string_view::npos) return;
+    if (state_->resolver) state_->resolver->report_failure({c.where().host, c.where().port});
+    c.poison();
+    clear_idle();
+}
+
 namespace {
-// A READONLY reply means the pool reached a replica (a demoted master): re-resolve.
 template <class Argv>
-reply pooled_command(connection_pool& p, const std::shared_ptr<sentinel_resolver>& r, const Argv& argv) {
+reply pooled_command(connection_pool& p, const Argv& argv) {
     auto c = p.borrow();
     try {
         return c->command(argv);
     } catch (const reply_error& e) {
-        if (r && std::string_view(e.what()).find("READONLY") != std::string_view::npos) {
-            r->report_failure({c->where().host, c->where().port});
-            c->poison();
-            p.clear_idle();
-        }
+        detail::pool_access::reply_error_seen(p, *c, e);
         throw;
     }
 }
 }  // namespace
 
 reply connection_pool::command(std::initializer_list<std::string_view> argv) {
-    return pooled_command(*this, state_->resolver, argv);
+    return pooled_command(*this, argv);
 }
 
 reply connection_pool::command(const std::vector<std::string>& argv) {
-    return pooled_command(*this, state_->resolver, argv);
+    return pooled_command(*this, argv);
 }
 
 std::shared_ptr<sentinel_resolver> connection_pool::sentinel() const noexcept { return state_->resolver; }

@@ -1,4 +1,5 @@
 #include "connection_impl.hpp"
+#include "pool_access.hpp"
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
@@ -115,7 +116,12 @@ reply script::run(connection& c, std::initializer_list<std::string_view> keys,
 reply script::run(connection_pool& pool, std::initializer_list<std::string_view> keys,
                   std::initializer_list<std::string_view> args) const {
     auto c = pool.borrow();
-    return run(*c, keys, args);
+    try {
+        return run(*c, keys, args);
+    } catch (const reply_error& e) {
+        detail::pool_access::reply_error_seen(pool, *c, e);
+        throw;
+    }
 }
 
 }  // namespace redcoord

@@ -1,9 +1,12 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/script.hpp>
 #include <redcoord/testing/local_server.hpp>
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string_view>
 #include <thread>
 
 using namespace redcoord;
@@ -95,4 +98,41 @@ TEST(Pool, ManyThreadsShareABoundedPool) {
 
 TEST(Pool, RejectsZeroSize) {
     EXPECT_THROW(connection_pool(endpoint{}, {.max_size = 0}), invalid_argument);
+}
+
+// C11: a READONLY reply means the pool reached a replica (a demoted master). Scripts get the
+// same treatment as pool.command(): the connection is dropped and the idle ones closed, so
+// the next borrow connects afresh (to the new master behind a moved address or, with
+// Sentinel, to the one the resolver asks for, which it is told about).
+TEST(Pool, C11_ReadonlyReplyToAScriptDropsTheConnectionLikeACommand) {
+    local_server master;
+    auto replica = local_server::replica_of(master);
+    const script set_it("return redis.call('SET', KEYS[1], ARGV[1])");
+    struct way {
+        const char* name;
+        std::function<void(connection_pool&)> write;
+    };
+    const way ways[] = {
+        {"pool.command", [](connection_pool& p) { (void)p.command({"SET", "c11", "v"}); }},
+        {"script::run(pool)", [&](connection_pool& p) { (void)set_it.run(p, {"c11"}, {"v"}); }},
+    };
+    for (const auto& w : ways) {
+        SCOPED_TRACE(w.name);
+        connection_pool pool(replica->endpoint(), {.max_size = 2});
+        {
+            auto spare = pool.borrow();  // leaves one more idle connection behind
+            (void)pool.command({"PING"});
+        }
+        ASSERT_EQ(pool.stats().idle, 2u);
+        try {
+            w.write(pool);
+            FAIL() << "a replica accepted a write";
+        } catch (const reply_error& e) {
+            EXPECT_NE(std::string_view(e.what()).find("READONLY"), std::string_view::npos) << e.what();
+        }
+        const auto st = pool.stats();
+        EXPECT_EQ(st.idle, 0u);
+        EXPECT_EQ(st.discarded, 2u);
+        EXPECT_EQ(st.in_use, 0u);
+    }
 }

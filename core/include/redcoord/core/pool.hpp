@@ -4,6 +4,7 @@
 
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/errors.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -73,12 +74,15 @@ private:
 /// gone are closed.
 ///
 /// With a Sentinel endpoint (`redis-sentinel://...`) each new connection is opened to the
-/// master the sentinels currently report, verified with `ROLE` (see sentinel.hpp; the
+/// master the sentinels currently report, its role verified (see sentinel.hpp; the
 /// resolver is shared by every pool and subscriber with an equal endpoint). After a failover,
 /// idle or returned connections to any other address are closed instead of reused; a
-/// connection that broke, or a `READONLY` reply to command(), makes the resolver ask again.
-/// A `READONLY` seen on a leased connection is the caller's to handle (retry after the
-/// failover completes).
+/// connection that broke makes the resolver ask again.
+///
+/// A `READONLY` reply to command() or to script::run(pool, ...) (the node is a replica now)
+/// closes that connection and every idle one, and with Sentinel makes the resolver ask
+/// again; the call still throws reply_error (retry after the failover completes). A
+/// `READONLY` seen on a connection the caller borrowed is the caller's to handle.
 class connection_pool {
 public:
     /// Creates an empty pool; nothing connects until the first borrow.
@@ -127,6 +131,10 @@ private:
     // a dead one).
     pooled_connection take_idle() noexcept;
     pooled_connection borrow_bounded(std::chrono::milliseconds within);
+    // Called with each error reply a pool-level call (command(), script::run(pool)) got on
+    // `c`, a connection of this pool: a READONLY drops `c` and the idle connections and, with
+    // Sentinel, reports the address to the resolver.
+    void reply_error_seen(connection& c, const reply_error& e) noexcept;
     struct state;
     std::shared_ptr<state> state_;
 };

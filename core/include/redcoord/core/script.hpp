@@ -41,7 +41,9 @@ public:
     /// Same, with literal lists: `s.run(c, {key}, {token, ttl})`.
     reply run(connection& c, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
-    /// Borrows from `pool`, runs, returns the connection.
+    /// Borrows from `pool`, runs, returns the connection. A `READONLY` reply is handled as
+    /// connection_pool::command() handles it (connections dropped, Sentinel re-asked).
+    /// @throws as connection_pool::borrow() and run() above. Thread-safe as the pool.
     reply run(connection_pool& pool, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
 
