@@ -8,6 +8,55 @@
 #include <array>
 
 namespace redcoord {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
+
+// Beyond these, PEXPIRE and steady-clock deadlines would overflow or Redis would refuse them.
+constexpr milliseconds max_term = std::chrono::hours(24 * 365);
+constexpr milliseconds max_epoch_ttl = std::chrono::hours(24 * 365 * 10);
+
+[[noreturn]] void reject(const std::string& what) { throw invalid_argument("election " + what); }
+
+// With both derived values defaulted, a failing rule is the term's fault, not theirs.
+void check_term_fits_defaults(const election_options& opts, milliseconds retry, milliseconds drift) {
+    if (opts.retry_period || opts.drift) return;
+    if (drift < opts.term && retry > milliseconds::zero() && retry <= (opts.term - drift) / 2) return;
+    reject("term of " + ms(opts.term) +
+           " is too short: its default retry_period (term / 3) and drift (term / 100 + 2 ms) leave no room "
+           "for a renewal; use a term of at least 4 ms, or set retry_period and drift");
+}
+
+void check_drift(milliseconds drift, milliseconds term) {
+    if (drift < milliseconds::zero() || drift >= term)
+        reject("drift must be in [0, term), got " + ms(drift) + " for a term of " + ms(term));
+}
+
+// client-go's rule in spirit (LeaseDuration > RenewDeadline > RetryPeriod): a leader must be
+// able to miss one renewal and still renew before its deadline `term - drift`.
+void check_retry(const election_options& opts, milliseconds retry, milliseconds term, milliseconds drift) {
+    const auto most = (term - drift) / 2;
+    if (retry > milliseconds::zero() && retry <= most) return;
+    reject("retry_period must be in (0, (term - drift) / 2] = (0, " + ms(most) +
+           "] so that one lost renewal is survivable, got " + ms(retry) + (opts.retry_period ? "" : " (term / 3)") +
+           " for a term of " + ms(term) + " and a drift of " + ms(drift));
+}
+
+// A renewal is sent one retry period after the last confirmed one; with WAIT it may take the
+// whole replica_timeout, and it still has to be confirmed before the deadline.
+void check_replicas(const election_options& opts, milliseconds retry, milliseconds term, milliseconds drift) {
+    if (opts.replicas < 0) reject("replicas must be >= 0, got " + std::to_string(opts.replicas));
+    if (opts.replicas == 0) return;
+    const auto room = term - drift - retry;
+    if (opts.replica_timeout > milliseconds::zero() && opts.replica_timeout < room) return;
+    reject("replica_timeout must be in (0, term - drift - retry_period) = (0, " + ms(room) +
+           ") when replicas > 0, so a renewal's WAIT ends before the leadership deadline; got " +
+           ms(opts.replica_timeout));
+}
+
+}  // namespace
 
 std::string default_identity() {
     std::array<char, 256> host{};
@@ -18,27 +67,24 @@ std::string default_identity() {
 }
 
 resolved_election_options resolve(std::string_view name, const election_options& opts) {
-    using std::chrono::milliseconds;
     validate_name(name, "election name");
     resolved_election_options r;
     r.identity = opts.identity.empty() ? default_identity() : opts.identity;
     validate_name(r.identity, "election identity");
-    if (opts.term <= milliseconds::zero())
-        throw invalid_argument("election term must be > 0 ms, got " + std::to_string(opts.term.count()));
+    if (opts.term <= milliseconds::zero() || opts.term > max_term)
+        reject("term must be in (0, 1 year], got " + ms(opts.term));
     r.term = opts.term;
     r.retry_period = opts.retry_period.value_or(opts.term / 3);
-    if (r.retry_period <= milliseconds::zero() || r.retry_period >= r.term)
-        throw invalid_argument("election retry_period must be in (0, term), got " +
-                               std::to_string(r.retry_period.count()) + " ms for a term of " +
-                               std::to_string(r.term.count()) + " ms");
     r.drift = opts.drift.value_or(opts.term / 100 + milliseconds(2));
-    if (r.drift < milliseconds::zero() || r.drift >= r.term)
-        throw invalid_argument("election drift must be in [0, term), got " + std::to_string(r.drift.count()) + " ms");
-    if (opts.replicas < 0) throw invalid_argument("election replicas must be >= 0");
-    if (opts.replicas > 0 && opts.replica_timeout <= milliseconds::zero())
-        throw invalid_argument("election replica_timeout must be > 0 when replicas > 0");
+    check_term_fits_defaults(opts, r.retry_period, r.drift);
+    check_drift(r.drift, r.term);
+    check_retry(opts, r.retry_period, r.term, r.drift);
+    check_replicas(opts, r.retry_period, r.term, r.drift);
     r.replicas = opts.replicas;
     r.replica_timeout = opts.replica_timeout;
+    if (opts.epoch_ttl < r.term || opts.epoch_ttl > max_epoch_ttl)
+        reject("epoch_ttl must be in [term, 10 years] (the counter must outlive the selector it numbers), got " +
+               ms(opts.epoch_ttl) + " for a term of " + ms(r.term));
     r.epoch_ttl = opts.epoch_ttl;
     r.key_prefix = opts.key_prefix;
     return r;

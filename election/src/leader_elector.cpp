@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 #include <variant>
 
@@ -33,6 +34,9 @@ struct leader_elector::impl {
     connection_pool& pool;
     master_selector selector;
 
+    // lifecycle_mu: serialises start() and stop(), so concurrent stops (the destructor racing an
+    // explicit stop) run one after the other and never join a thread twice (review m2).
+    std::mutex lifecycle_mu;
     // round_mu: serialises a campaign round (I/O + state update) with resign(), so a round in
     // flight cannot re-confirm a leadership that resign() just gave up.
     std::mutex round_mu;
@@ -40,9 +44,11 @@ struct leader_elector::impl {
     mutable std::mutex mu;  // guards everything below
     std::condition_variable campaign_cv;
     std::condition_variable callback_cv;
+    std::condition_variable timer_cv;
     bool running = false;
     bool stop_campaign = false;
     bool stop_callbacks = false;
+    bool stop_timer = false;
     bool handoff = false;
     bool leader = false;
     bool last_round_failed = false;
@@ -50,12 +56,16 @@ struct leader_elector::impl {
     std::uint64_t epoch = 0;
     clock::time_point deadline{};
     clock::time_point hold_until{};
+    // Stopped when the current leadership ends, by the transition itself: neither a user slot
+    // nor a round in flight can skip or delay it (review M3).
+    std::stop_source term_stop;
     std::optional<std::string> known_holder;
     std::deque<event> events;
     std::uint64_t rounds = 0;
 
     std::thread campaign_thread;
     std::thread callback_thread;
+    std::thread timer_thread;
     std::unique_ptr<subscriber> sub;
 
     impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
@@ -72,39 +82,51 @@ struct leader_elector::impl {
             push(ev_changed{h});
         }
     }
+    void become_leader(const campaign_result& r) {
+        leader = true;
+        epoch = r.epoch;
+        deadline = r.deadline;
+        term_stop = std::stop_source{};
+        push(ev_elected{r.epoch});
+        timer_cv.notify_all();
+    }
+    // The stop is requested before `revoked` is queued, so leader work hears of the end first.
+    void step_down(revoke_reason why) {
+        leader = false;
+        term_stop.request_stop();
+        push(ev_revoked{why});
+    }
     // Steps down when the local deadline passed without a confirmed renewal.
     void expire_if_due(clock::time_point now) {
-        if (leader && now >= deadline) {
-            leader = false;
-            push(ev_revoked{last_round_failed || in_flight ? revoke_reason::connection : revoke_reason::expired});
-        }
+        if (leader && now >= deadline)
+            step_down(last_round_failed || in_flight ? revoke_reason::connection : revoke_reason::expired);
+    }
+    // A step-down that fell due while the round was out is labelled by the state of that time
+    // (in flight, or after a failed round): `connection`, not `expired`.
+    void finish_round(const std::optional<campaign_result>& r) {
+        expire_if_due(clock::now());
+        ++rounds;
+        in_flight = false;
+        last_round_failed = !r;
+        if (r) apply(*r);
     }
     void apply(const campaign_result& r) {
-        const auto now = clock::now();
-        last_round_failed = false;
-        expire_if_due(now);
         observe_holder(r.holder);
         if (r.leader) {
             if (leader && epoch == r.epoch) {
                 if (r.deadline > deadline) deadline = r.deadline;
                 return;
             }
-            if (leader) push(ev_revoked{revoke_reason::lost});  // a new epoch replaced ours
-            leader = true;
-            epoch = r.epoch;
-            deadline = r.deadline;
-            push(ev_elected{r.epoch});
+            if (leader) step_down(revoke_reason::lost);  // a new epoch replaced ours
+            become_leader(r);
             return;
         }
         // Our own unconfirmed renewal (late reply, missing replica acks) keeps the old deadline.
-        if (leader && !(r.holder_is_us && r.epoch == epoch)) {
-            leader = false;
-            push(ev_revoked{revoke_reason::lost});
-        }
+        if (leader && !(r.holder_is_us && r.epoch == epoch)) step_down(revoke_reason::lost);
     }
+    [[nodiscard]] bool held_back(clock::time_point now) const { return stop_campaign || now < hold_until; }
 
     void campaign_loop() {
-        const auto retry = selector.options().retry_period;
         std::unique_lock lk(mu);
         while (!stop_campaign) {
             if (clock::now() < hold_until) {
@@ -113,33 +135,40 @@ struct leader_elector::impl {
                 continue;
             }
             handoff = false;
-            in_flight = true;
             lk.unlock();
-            auto next = clock::now() + retry;
-            {
-                std::lock_guard round(round_mu);
-                std::optional<campaign_result> r;
-                try {
-                    r = selector.campaign_once();
-                    next = r->sent_at + retry;
-                } catch (const std::exception&) {
-                    // Transport or server failure: the deadline decides; retry next period.
-                }
-                std::lock_guard g(mu);
-                ++rounds;
-                in_flight = false;
-                if (r) apply(*r);
-                else last_round_failed = true;
-            }
+            const auto next = campaign_round();
             lk.lock();
             campaign_cv.wait_until(lk, next, [&] { return stop_campaign || (handoff && !leader); });
         }
     }
 
+    // One round under round_mu; returns when the next one is due.
+    clock::time_point campaign_round() {
+        std::lock_guard round(round_mu);
+        const auto started = clock::now();
+        {
+            std::lock_guard g(mu);
+            // A resign() may have run between the caller's hold check and round_mu: checked
+            // again here, where no resign can interleave, or the resigner could win its own
+            // handoff at once (review m1).
+            if (held_back(started)) return started;
+            in_flight = true;
+        }
+        std::optional<campaign_result> r;
+        try {
+            r = selector.campaign_once();
+        } catch (const std::exception&) {
+            // Transport or server failure: the deadline decides; retry next period.
+        }
+        std::lock_guard g(mu);
+        finish_round(r);
+        return (r ? r->sent_at : started) + selector.options().retry_period;
+    }
+
+    // Only delivers: a slot may block this thread for as long as it likes.
     void callback_loop() {
         std::unique_lock lk(mu);
         for (;;) {
-            expire_if_due(clock::now());
             if (!events.empty()) {
                 event e = std::move(events.front());
                 events.pop_front();
@@ -149,8 +178,18 @@ struct leader_elector::impl {
                 continue;
             }
             if (stop_callbacks) return;
-            if (leader) callback_cv.wait_until(lk, deadline);
-            else callback_cv.wait(lk);
+            callback_cv.wait(lk);
+        }
+    }
+
+    // Ends a leadership at its deadline. No user code and no I/O run on this thread, so the
+    // step-down (and the stop of leader work) is never later than the deadline plus wake-up.
+    void timer_loop() {
+        std::unique_lock lk(mu);
+        while (!stop_timer) {
+            expire_if_due(clock::now());
+            if (leader) timer_cv.wait_until(lk, deadline);
+            else timer_cv.wait(lk);
         }
     }
 
@@ -178,10 +217,7 @@ struct leader_elector::impl {
         {
             std::lock_guard g(mu);
             hold_until = clock::now() + selector.options().retry_period;
-            if (leader) {
-                leader = false;
-                push(ev_revoked{revoke_reason::resigned});
-            }
+            if (leader) step_down(revoke_reason::resigned);
         }
         const bool deleted = selector.resign();
         if (deleted) {
@@ -189,6 +225,37 @@ struct leader_elector::impl {
             observe_holder(std::nullopt);
         }
         return deleted;
+    }
+
+    // stop() after the campaign thread is joined: resigns what this candidate may still hold.
+    void resign_if_holding() noexcept {
+        std::lock_guard round(round_mu);
+        bool holding = false;
+        {
+            std::lock_guard g(mu);
+            holding = leader || known_holder == selector.options().identity;
+        }
+        if (!holding) return;
+        try {
+            (void)resign_locked();
+        } catch (...) {
+            // Best effort: the selector expires after its term.
+        }
+    }
+
+    // The callback thread last, once nothing can queue events any more.
+    void join_timer_and_callbacks() noexcept {
+        {
+            std::lock_guard g(mu);
+            stop_timer = true;
+            stop_callbacks = true;
+            timer_cv.notify_all();
+            callback_cv.notify_all();
+        }
+        if (timer_thread.joinable()) timer_thread.join();
+        if (!callback_thread.joinable()) return;
+        if (callback_thread.get_id() == std::this_thread::get_id()) callback_thread.detach();
+        else callback_thread.join();
     }
 };
 
@@ -198,25 +265,26 @@ leader_elector::leader_elector(connection_pool& pool, std::string name, election
 leader_elector::~leader_elector() { stop(); }
 
 void leader_elector::start() {
+    std::lock_guard life(impl_->lifecycle_mu);
     std::lock_guard g(impl_->mu);
     if (impl_->running) return;
-    // Followers hear a resign at once through the handoff channel. A Sentinel-resolved pool has
-    // no single server to subscribe to; its followers notice a resign at their next round.
-    std::unique_ptr<subscriber> sub;
-    if (!impl_->pool.where().is_sentinel())
-        sub = std::make_unique<subscriber>(impl_->pool.where(), [this](const pubsub_message& m) { impl_->on_handoff(m); });
-    impl_->sub = std::move(sub);
+    // Followers hear a resign at once through the handoff channel. The subscriber follows a
+    // Sentinel-resolved master too (core subscriber), so this holds for every endpoint kind.
+    impl_->sub = std::make_unique<subscriber>(impl_->pool.where(), [this](const pubsub_message& m) { impl_->on_handoff(m); });
     impl_->running = true;
     impl_->stop_campaign = false;
     impl_->stop_callbacks = false;
+    impl_->stop_timer = false;
     impl_->hold_until = {};
     impl_->callback_thread = std::thread([this] { impl_->callback_loop(); });
+    impl_->timer_thread = std::thread([this] { impl_->timer_loop(); });
     impl_->campaign_thread = std::thread([this] { impl_->campaign_loop(); });
     // Wait 0: the confirmation is handled on the reader thread, which takes mu (held here).
-    if (impl_->sub) impl_->sub->subscribe({impl_->selector.keys().channel}, std::chrono::milliseconds(0));
+    impl_->sub->subscribe({impl_->selector.keys().channel}, std::chrono::milliseconds(0));
 }
 
 void leader_elector::stop() noexcept {
+    std::lock_guard life(impl_->lifecycle_mu);
     {
         std::lock_guard g(impl_->mu);
         if (!impl_->running) return;
@@ -225,30 +293,8 @@ void leader_elector::stop() noexcept {
     }
     if (impl_->campaign_thread.joinable()) impl_->campaign_thread.join();
     impl_->sub.reset();
-    {
-        std::lock_guard round(impl_->round_mu);
-        bool holding = false;
-        {
-            std::lock_guard g(impl_->mu);
-            holding = impl_->leader || impl_->known_holder == impl_->selector.options().identity;
-        }
-        if (holding) {
-            try {
-                (void)impl_->resign_locked();
-            } catch (...) {
-                // Best effort: the selector expires after its term.
-            }
-        }
-    }
-    {
-        std::lock_guard g(impl_->mu);
-        impl_->stop_callbacks = true;
-        impl_->callback_cv.notify_all();
-    }
-    if (impl_->callback_thread.joinable()) {
-        if (impl_->callback_thread.get_id() == std::this_thread::get_id()) impl_->callback_thread.detach();
-        else impl_->callback_thread.join();
-    }
+    impl_->resign_if_holding();
+    impl_->join_timer_and_callbacks();
     std::lock_guard g(impl_->mu);
     impl_->running = false;
 }
@@ -261,6 +307,14 @@ bool leader_elector::is_leader() const noexcept {
 std::uint64_t leader_elector::epoch() const noexcept {
     std::lock_guard g(impl_->mu);
     return impl_->leader && clock::now() < impl_->deadline ? impl_->epoch : 0;
+}
+
+leader_elector::leadership leader_elector::current_leadership() const {
+    std::lock_guard g(impl_->mu);
+    if (impl_->leader && clock::now() < impl_->deadline) return {impl_->epoch, impl_->term_stop.get_token()};
+    std::stop_source ended;
+    ended.request_stop();
+    return {0, ended.get_token()};
 }
 
 std::optional<std::chrono::steady_clock::time_point> leader_elector::deadline() const {

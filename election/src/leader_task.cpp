@@ -1,3 +1,4 @@
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/election/leader_task.hpp>
 
@@ -19,38 +20,43 @@ struct leader_task::impl {
     bool stopping = false;
     std::optional<std::stop_source> current;  // the running call's source, if any
     std::atomic<std::uint64_t> runs{0};
-    boost::signals2::scoped_connection on_revoked;
     std::thread thread;
 
     impl(leader_elector& e, std::chrono::milliseconds p, work_function w)
         : elector(e), period(p), work(std::move(w)) {}
 
-    void revoke_current() {
+    // One call of `work` under the leadership `l`; its token stops when the task stops or when
+    // the elector ends that leadership (directly, not through the `revoked` signal: review M3).
+    void run_once(const leader_elector::leadership& l) {
+        std::stop_source src;
+        {
+            std::lock_guard g(mu);
+            if (stopping) return;
+            src = current.emplace();
+        }
+        {
+            // Only request_stop() in the callback: it may run on an elector thread holding the
+            // elector's lock, and stop_source is thread-safe without ours.
+            std::stop_callback relay(l.stop, [src]() mutable { src.request_stop(); });
+            runs.fetch_add(1);
+            try {
+                work(l.epoch, src.get_token());
+            } catch (...) {
+                // The task keeps running; work reports its own failures.
+            }
+        }
         std::lock_guard g(mu);
-        if (current) current->request_stop();
+        current.reset();
     }
 
     void loop() {
         std::unique_lock lk(mu);
         while (!stopping) {
-            // Create the stop source before checking leadership: a revoke delivered after the
-            // check stops this run, and one delivered before it made is_leader() false already
-            // (the elector clears leadership before queueing `revoked`).
-            current.emplace();
-            auto token = current->get_token();
             lk.unlock();
-            const std::uint64_t epoch = elector.epoch();
-            if (epoch != 0) {
-                runs.fetch_add(1);
-                try {
-                    work(epoch, token);
-                } catch (...) {
-                    // The task keeps running; work reports its own failures.
-                }
-            }
+            const auto l = elector.current_leadership();
+            if (l.epoch != 0) run_once(l);
             lk.lock();
-            current.reset();
-            cv.wait_for(lk, period, [&] { return stopping; });
+            cv.wait_until(lk, deadline_after(period), [&] { return stopping; });
         }
     }
 };
@@ -59,10 +65,6 @@ leader_task::leader_task(leader_elector& elector, std::chrono::milliseconds peri
     if (period <= std::chrono::milliseconds::zero()) throw invalid_argument("leader_task period must be > 0 ms");
     if (!work) throw invalid_argument("leader_task needs a work function");
     impl_ = std::make_shared<impl>(elector, period, std::move(work));
-    std::weak_ptr<impl> weak = impl_;
-    impl_->on_revoked = elector.revoked.connect([weak](revoke_reason) {
-        if (auto self = weak.lock()) self->revoke_current();
-    });
     impl_->thread = std::thread([self = impl_.get()] { self->loop(); });
 }
 
@@ -77,7 +79,6 @@ void leader_task::stop() noexcept {
         impl_->cv.notify_all();
     }
     if (impl_->thread.joinable()) impl_->thread.join();
-    impl_->on_revoked.disconnect();
 }
 
 std::uint64_t leader_task::runs() const noexcept { return impl_ ? impl_->runs.load() : 0; }

@@ -1,43 +1,61 @@
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/core/script.hpp>
+#include <redcoord/core/token.hpp>
 #include <redcoord/election/master_selector.hpp>
 
 namespace redcoord {
 namespace {
 
-// KEYS[1] selector hash {round, holder, epoch}; KEYS[2] epoch counter (never expires).
-// ARGV[1] identity, ARGV[2] term in ms, ARGV[3] highest epoch the caller has seen.
+// KEYS[1] selector hash {round, holder, nonce, epoch}; KEYS[2] epoch counter.
+// ARGV[1] identity, ARGV[2] term in ms, ARGV[3] highest epoch the caller has seen,
+// ARGV[4] the caller's instance nonce, ARGV[5] the epoch counter's TTL in ms.
 // Returns {is_holder, epoch, round, holder, new_term}.
-// The increment, the ownership check and the expiry are one atomic step, so the selector can
-// never be left without an expiry; only the holder's own rounds push the expiry out.
+// Redis does not roll a script back on a runtime error, so the selector's expiry is set right
+// after the HINCRBY that may create it and before anything that can fail (a corrupt counter):
+// no error can leave a selector without expiry. Only the holder's own rounds push the expiry
+// out; others merely repair a missing one. The holder is the identity AND the nonce: a restarted
+// process (same identity, new nonce) waits for a new term and so gets a new epoch.
+// A new epoch is the largest of the counter + 1, the server clock in microseconds and the
+// caller's floor + 1, so epochs keep increasing after the counter expired or was lost; they
+// stay below 2^53, where Lua numbers stop being exact.
 const script campaign_script(R"lua(
 local round = redis.call('HINCRBY', KEYS[1], 'round', 1)
-local f = redis.call('HMGET', KEYS[1], 'holder', 'epoch')
-if round == 1 or not f[1] then
-  local epoch = redis.call('INCR', KEYS[2])
-  local floor = tonumber(ARGV[3])
-  if epoch <= floor then
-    epoch = floor + 1
-    redis.call('SET', KEYS[2], epoch)
-  end
-  redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'epoch', epoch)
+local f = redis.call('HMGET', KEYS[1], 'holder', 'epoch', 'nonce')
+local fresh = round == 1 or not f[1]
+local ours = f[1] == ARGV[1] and f[3] == ARGV[4]
+if fresh or ours or redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if fresh then
+  local stored = redis.call('GET', KEYS[2])
+  local last = 0
+  if stored then
+    last = tonumber(stored)
+    if not last then return redis.error_reply('ERR election epoch counter is not an integer: ' .. KEYS[2]) end
+  end
+  local now = redis.call('TIME')
+  local epoch = math.max(last + 1, tonumber(now[1]) * 1000000 + tonumber(now[2]), tonumber(ARGV[3]) + 1)
+  if epoch >= 9007199254740992 then
+    return redis.error_reply('ERR election epoch would reach 2^53: ' .. KEYS[2])
+  end
+  local text = string.format('%d', epoch)
+  redis.call('SET', KEYS[2], text, 'PX', ARGV[5])
+  redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'nonce', ARGV[4], 'epoch', text)
   return {1, epoch, round, ARGV[1], 1}
 end
 local epoch = tonumber(f[2]) or 0
-if f[1] == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ours then
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
   return {1, epoch, round, f[1], 0}
-end
-if redis.call('PTTL', KEYS[1]) < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return {0, epoch, round, f[1], 0}
 )lua");
 
-// KEYS[1] selector; ARGV[1] identity, ARGV[2] handoff channel.
+// KEYS[1] selector; ARGV[1] identity, ARGV[2] handoff channel, ARGV[3] instance nonce.
 const script resign_script(R"lua(
-if redis.call('HGET', KEYS[1], 'holder') == ARGV[1] then
+local f = redis.call('HMGET', KEYS[1], 'holder', 'nonce')
+if f[1] == ARGV[1] and f[2] == ARGV[3] then
   redis.call('DEL', KEYS[1])
   redis.call('PUBLISH', ARGV[2], ARGV[1])
   return 1
@@ -55,13 +73,14 @@ void check_shape(const reply& r) {
 
 master_selector::master_selector(connection_pool& pool, std::string name, election_options opts)
     : pool_(pool), name_(std::move(name)), opts_(resolve(name_, opts)),
-      keys_(make_election_keys(opts_.key_prefix, name_)) {}
+      keys_(make_election_keys(opts_.key_prefix, name_)), nonce_(random_token().substr(0, 16)) {}
 
 campaign_result master_selector::campaign_once() {
     const std::string term = std::to_string(opts_.term.count());
     const std::string floor = std::to_string(max_epoch_.load());
+    const std::string epoch_ttl = std::to_string(opts_.epoch_ttl.count());
     const std::string_view keys[] = {keys_.selector, keys_.epoch};
-    const std::string_view args[] = {opts_.identity, term, floor};
+    const std::string_view args[] = {opts_.identity, term, floor, nonce_, epoch_ttl};
 
     auto conn = pool_.borrow();
     campaign_result res;
@@ -70,15 +89,12 @@ campaign_result master_selector::campaign_once() {
     if (opts_.replicas == 0) {
         out = campaign_script.run(*conn, keys, args);
     } else {
-        // EVALSHA and WAIT in one write: the round counts only once replicas hold it.
-        std::vector<std::string> wait = {"WAIT", std::to_string(opts_.replicas),
-                                         std::to_string(opts_.replica_timeout.count())};
-        auto replies = conn->pipeline({campaign_script.evalsha_argv(keys, args), wait});
-        if (replies.at(0).is_error() && is_noscript(replies[0]))
-            replies = conn->pipeline({campaign_script.eval_argv(keys, args), wait});
-        out = replies.at(0);
-        if (replies.at(1).is_error()) throw reply_error(replies[1].text());
-        res.acks = static_cast<int>(replies[1].integer());
+        // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
+        // reply may take replica_timeout on top of the command timeout (run_then_wait).
+        auto rr = run_then_wait(*conn, campaign_script, keys, args, static_cast<std::size_t>(opts_.replicas),
+                                opts_.replica_timeout);
+        out = std::move(rr.result);
+        res.acks = static_cast<int>(rr.acks);
     }
     const auto received = std::chrono::steady_clock::now();
     conn.reset();
@@ -99,7 +115,7 @@ campaign_result master_selector::campaign_once() {
 }
 
 bool master_selector::resign() {
-    auto r = resign_script.run(pool_, {keys_.selector}, {opts_.identity, keys_.channel});
+    auto r = resign_script.run(pool_, {keys_.selector}, {opts_.identity, keys_.channel, nonce_});
     if (r.is_error()) throw reply_error(r.text());
     return r.integer() == 1;
 }

@@ -22,11 +22,13 @@ struct election_options {
     /// default of `<hostname>:<pid>:<8 random hex chars>`. Must not contain CR, LF or NUL.
     std::string identity;
     /// The term: how long a leadership lasts without renewal (the selector key's PEXPIRE, and
-    /// the base of the local deadline). Default 20 s (the seed's). Must be > 0; 100 ms is
-    /// fine for tests on a quiet machine.
+    /// the base of the local deadline). Default 20 s (the seed's). Must be in (0, 1 year]; with
+    /// the defaults below at least 4 ms; 100 ms is fine for tests on a quiet machine.
     std::chrono::milliseconds term{20000};
     /// How often a candidate campaigns (a leader renews). nullopt means term / 3.
-    /// Must be > 0 and < term.
+    /// Must be in (0, (term - drift) / 2], so that a leader can miss one renewal and still
+    /// renew before its deadline (the spirit of client-go's LeaseDuration > RenewDeadline >
+    /// RetryPeriod check).
     std::optional<std::chrono::milliseconds> retry_period;
     /// Clock drift allowance subtracted from the term for the local deadline. nullopt means
     /// term / 100 + 2 ms (the Redlock rule). Must be >= 0 and < term.
@@ -36,9 +38,17 @@ struct election_options {
     /// keeps the holder and its expiry, so the promoted master cannot elect a second leader
     /// while the old one's deadline runs.
     int replicas = 0;
-    /// How long WAIT may block for `replicas` acknowledgements; must be > 0 when replicas > 0
-    /// and should be well below the term. Ignored when replicas == 0.
+    /// How long WAIT may block for `replicas` acknowledgements. When replicas > 0 it must be in
+    /// (0, term - drift - retry_period): a renewal sent one retry period after the last
+    /// confirmed one must be acknowledged before the deadline. It may exceed the endpoint's
+    /// command_timeout: WAIT's reply is read with replica_timeout + command_timeout. Ignored
+    /// (not checked) when replicas == 0.
     std::chrono::milliseconds replica_timeout{100};
+    /// Expiry of the epoch counter key, refreshed by every new leadership and every renewal,
+    /// so an election that is no longer used leaves no key behind for longer than this. Epochs
+    /// stay strictly increasing across the counter's expiry because a new epoch is at least
+    /// the server's clock in microseconds (see master_selector); the counter only has to
+    /// outlast a backward step of that clock. Must be in [term, 10 years]. Default 24 h.
     std::chrono::milliseconds epoch_ttl{std::chrono::hours(24)};
     /// Prefix of every key and channel (see core/keys.hpp).
     std::string key_prefix{default_prefix};
@@ -48,17 +58,21 @@ struct election_options {
 struct resolved_election_options {
     std::string identity;                     ///< Never empty.
     std::chrono::milliseconds term;           ///< > 0.
-    std::chrono::milliseconds retry_period;   ///< In (0, term).
+    std::chrono::milliseconds retry_period;   ///< In (0, (term - drift) / 2].
     std::chrono::milliseconds drift;          ///< In [0, term).
     int replicas;                             ///< >= 0.
-    std::chrono::milliseconds replica_timeout;///< > 0 when replicas > 0.
-    std::chrono::milliseconds epoch_ttl;
+    std::chrono::milliseconds replica_timeout;///< In (0, term - drift - retry_period) when replicas > 0.
+    std::chrono::milliseconds epoch_ttl;      ///< In [term, 10 years].
     std::string key_prefix;
 };
 
 /// Fills in defaults and validates `opts` for the election `name`.
-/// @throws invalid_argument for an empty/CR/LF name or identity, term <= 0, retry_period <= 0
-///         or >= term, drift < 0 or >= term, replicas < 0, replica_timeout <= 0 with replicas.
+/// @throws invalid_argument, naming the rule and the allowed range, for an empty/CR/LF/NUL name
+///         or identity, a term outside (0, 1 year] (or too short for the defaults derived from
+///         it), a drift outside [0, term), a retry_period outside (0, (term - drift) / 2],
+///         replicas < 0, a replica_timeout outside (0, term - drift - retry_period) with
+///         replicas > 0, or an epoch_ttl outside [term, 10 years].
+/// Thread-safety: pure function.
 [[nodiscard]] resolved_election_options resolve(std::string_view name, const election_options& opts);
 
 /// The default identity: `<hostname>:<pid>:<8 random hex chars>`.
@@ -74,10 +88,12 @@ struct resolved_election_options {
 }
 
 /// Redis keys and channel of one election: the selector hash (`<prefix>election:{name}`), the
-/// epoch counter that never expires (`...:epoch`) and the handoff channel (`...:handoff`).
+/// epoch counter (`...:epoch`) and the handoff channel (`...:handoff`). Both keys expire: the
+/// selector after a term without its holder's renewal, the counter `epoch_ttl` after the last
+/// leadership or renewal.
 struct election_keys {
-    std::string selector;  ///< Hash {round, holder, epoch} with the term as its PEXPIRE.
-    std::string epoch;     ///< Integer counter of leaderships; never expires, never reset.
+    std::string selector;  ///< Hash {round, holder, nonce, epoch} with the term as its PEXPIRE.
+    std::string epoch;     ///< Highest epoch handed out; PEXPIRE epoch_ttl, never lowered by us.
     std::string channel;   ///< Pub/sub channel; payload: the identity of a leader that resigned.
 };
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -39,7 +40,25 @@ enum class revoke_reason {
 /// (core `subscriber`) to the election's handoff channel and campaign at once when a leader
 /// resigns.
 ///
-/// Nothing runs until start(). The destructor calls stop().
+/// Leadership ends by the elector's own state transitions, not by its signals: a leadership's
+/// stop token (current_leadership()) is stopped, under the elector's lock, when a round finds
+/// it lost, on resign()/stop(), and at the local deadline by a dedicated timer thread that runs
+/// neither user code nor I/O. So a slow or throwing slot can delay the *notification*
+/// `revoked`, but never is_leader() turning false or the stop of leader work (client-go cancels
+/// OnStartedLeading's context from its renew loop in the same way).
+///
+/// Epochs: a new leadership's epoch is max(counter + 1, the server's TIME in microseconds, the
+/// highest epoch this candidate has seen + 1) (see master_selector), so it is strictly greater
+/// than every earlier epoch of the election as long as the counter key survives or the server
+/// clock does not step back. Caveats (review m14): with `replicas == 0` an asynchronous
+/// failover can lose the latest leadership together with its counter, and under an
+/// `allkeys-*` maxmemory-policy the counter can be evicted; in both cases only the server
+/// clock and the floor of candidates that saw the epoch keep epochs increasing, and a candidate
+/// elected by a promoted replica may act while the old leader's deadline still runs. Use
+/// `noeviction` or a `volatile-*` policy and `replicas >= 1` where epochs fence writes.
+///
+/// Threads: one campaign thread, one callback thread, one deadline timer thread, and the
+/// handoff subscriber's reader. Nothing runs until start(). The destructor calls stop().
 ///
 /// Callbacks: the signals below are delivered on ONE callback thread owned by the elector, in
 /// the order the events happened, never concurrently; `revoked` only ever follows an
@@ -60,16 +79,33 @@ public:
     leader_elector(const leader_elector&) = delete;
     leader_elector& operator=(const leader_elector&) = delete;
 
-    /// Starts the campaign and callback threads and the handoff subscriber (none for a Sentinel
-    /// endpoint: followers then notice a resign at their next round); the first round runs at
-    /// once. Calling it while running does nothing; after stop() it starts again. Does not wait
-    /// for the server.
+    /// Starts the campaign, callback and deadline threads and the handoff subscriber (for a
+    /// Sentinel endpoint it follows the current master); the first round runs at once. Calling
+    /// it while running does nothing; after stop() it starts again. Does not wait for the
+    /// server. Serialised with stop().
     /// @throws std::system_error when a thread cannot be started.
     void start();
     /// Stops campaigning, resigns if leading (best effort, errors swallowed), delivers the
     /// remaining callbacks and joins all threads. Blocks at most for a round in flight plus the
     /// resign (each bounded by the endpoint's connect and command timeouts). Never throws.
+    /// Concurrent calls (e.g. the destructor and a shutdown thread) are serialised: each returns
+    /// once the elector is stopped, and the threads are joined exactly once.
     void stop() noexcept;
+
+    /// A leadership as seen at one instant: its epoch and a token that is stopped when it ends.
+    struct leadership {
+        /// The fencing token; 0 when not leading (then `stop` is already stopped).
+        std::uint64_t epoch = 0;
+        /// Stopped when this leadership ends: lost, resigned, stopped, or at its local deadline
+        /// (steady clock), whatever the signals' slots do. std::stop_callback functions
+        /// registered on it may run on an elector thread with the elector's lock held: they must
+        /// not call this elector and should only hand the news on (request another stop,
+        /// notify a condition variable).
+        std::stop_token stop;
+    };
+    /// The current leadership, read atomically (epoch and token of the same leadership). Leader
+    /// work should take both from here, not from `elected`. Thread-safe; no I/O.
+    [[nodiscard]] leadership current_leadership() const;
 
     /// True only while leading and before the local deadline (steady clock).
     [[nodiscard]] bool is_leader() const noexcept;

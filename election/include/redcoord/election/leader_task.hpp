@@ -14,11 +14,15 @@ namespace redcoord {
 
 /// Runs a callable periodically, only while `elector` leads.
 ///
-/// Every `period` the task's own thread checks elector.is_leader(); when leading it calls
-/// `work(epoch, stop_token)`. The stop token is triggered when the leadership of that epoch is
-/// revoked (lost, expired, resigned, connection) while the call runs, or when the task stops;
-/// the work should pass the epoch to downstream systems as its fencing token and return soon
-/// after the token fires. Runs never overlap. Exceptions escaping `work` are swallowed.
+/// Every `period` the task's own thread reads elector.current_leadership(); when leading it
+/// calls `work(epoch, stop_token)`. The stop token is triggered when the leadership of that
+/// epoch ends (lost, resigned, stopped, or its local deadline passed) while the call runs, or
+/// when the task stops. It is driven by the elector's state transitions and its deadline
+/// timer, never by the `revoked` signal, so application slots that throw or block cannot skip
+/// or delay it: it fires within a few milliseconds of is_leader() turning false (client-go's
+/// OnStartedLeading context, cancelled by the renew loop). The work should pass the epoch to
+/// downstream systems as its fencing token and return soon after the token fires. Runs never
+/// overlap. Exceptions escaping `work` are swallowed.
 ///
 /// Thread-safety: construct and destroy from one thread; the elector must outlive the task.
 class leader_task {
@@ -26,8 +30,11 @@ public:
     /// The work: epoch (fencing token) of the leadership it runs under, and a stop token.
     using work_function = std::function<void(std::uint64_t epoch, std::stop_token stop)>;
 
-    /// Starts the task thread at once.
-    /// @throws invalid_argument when `period` <= 0 or `work` is empty.
+    /// Starts the task thread at once. `period` is the pause between the end of one check (or
+    /// call) and the next check; any positive value works, `milliseconds::max()` means forever
+    /// (one check, then idle until stop(); the wait saturates, core/deadline.hpp).
+    /// @throws invalid_argument when `period` <= 0 or `work` is empty;
+    /// @throws std::system_error when the thread cannot be started.
     leader_task(leader_elector& elector, std::chrono::milliseconds period, work_function work);
     /// stop(). Never throws.
     ~leader_task();

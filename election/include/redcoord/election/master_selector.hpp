@@ -80,6 +80,7 @@ private:
     std::string name_;
     resolved_election_options opts_;
     election_keys keys_;
+    std::string nonce_;  // this incarnation's; recorded next to the holder identity (review m12)
     std::atomic<std::uint64_t> max_epoch_{0};
 };
 
