@@ -1,5 +1,7 @@
+#include "hub_core.hpp"
 #include "wake_wait.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/token.hpp>
@@ -9,27 +11,49 @@ namespace redcoord {
 
 namespace {
 
-// KEYS: state hash, arrivals zset. ARGV: member, parties, lease ms, channel, envelope header,
-// mode (arrive | refresh | withdraw | count), generation the member arrived in.
-// Returns {passed, generation, arrivals}. Server time (TIME) scores the leases, so all
-// lease math happens on one clock.
+// KEYS: state hash, arrivals zset, passed zset. ARGV: member, parties (0: any), lease ms,
+// channel, envelope header, mode (arrive | refresh | withdraw | count | reset), generation the
+// member arrived in, passed-member retention ms, idle TTL ms.
+// Returns {code, generation, arrivals} with a detail::phase_code. Server time (TIME) scores
+// the leases, so all lease math happens on one clock. A member whose generation moved on is
+// told it passed only when the passed set names it (review S2): a lapsed, uncounted member
+// and a member of a reset barrier get `lost`.
 const script barrier_script(std::string(detail::party_script_preamble) + R"lua(
 local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
 local mode = ARGV[6]
 if mode == 'count' then
   return {0, gen, redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')}
 end
-if mode ~= 'arrive' and gen ~= tonumber(ARGV[7]) then return {1, gen, 0} end
+if mode == 'reset' then
+  local live = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+  if live > 0 then return {0, gen, live} end
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  return {1, 0, 0}
+end
+if mode ~= 'arrive' and gen ~= tonumber(ARGV[7]) then
+  local until_ms = redis.call('ZSCORE', KEYS[3], ARGV[1])
+  if until_ms and tonumber(until_ms) > now then return {1, gen, 0} end
+  return {3, gen, 0}
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if mode == 'withdraw' then
   local n = redis.call('ZCARD', KEYS[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {0, gen, n}
 end
+local idle = tonumber(ARGV[9])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 if not stored then redis.call('HSET', KEYS[1], 'parties', parties) end
+redis.call('PEXPIRE', KEYS[1], idle)
+redis.call('PEXPIRE', KEYS[2], idle)
 local n = redis.call('ZCARD', KEYS[2])
 if n >= parties then
+  local keep = tonumber(ARGV[8])
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    redis.call('ZADD', KEYS[3], now + keep, m)
+  end
+  redis.call('PEXPIRE', KEYS[3], keep)
   redis.call('DEL', KEYS[2])
   redis.call('HSET', KEYS[1], 'gen', gen + 1)
   redis.call('PUBLISH', ARGV[4], ARGV[5] .. tostring(gen + 1))
@@ -47,26 +71,40 @@ barrier_timeout::barrier_timeout(const std::string& name, std::size_t arrived, s
       arrived_(arrived),
       parties_(parties) {}
 
+barrier_lease_lost::barrier_lease_lost(const std::string& what_barrier, std::uint64_t generation)
+    : error(what_barrier + ": this member's lease lapsed (it stalled for longer than arrival_lease) and generation " +
+            std::to_string(generation) + " went on without counting it; it did not pass"),
+      generation_(generation) {}
+
 barrier::barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts)
     : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts) {
     validate_name(name_, "barrier name");
     if (parties_ == 0) throw invalid_argument("barrier '" + name_ + "' needs at least one party");
-    if (opts_.arrival_lease < std::chrono::milliseconds(30))
-        throw invalid_argument("barrier_options::arrival_lease must be >= 30 ms");
+    detail::validate_barrier_options(opts_);
     const auto& prefix = hub_.options().prefix;
     state_key_ = make_key(prefix, "barrier", name_);
     arrived_key_ = make_key(prefix, "barrier", name_, "arrived");
+    passed_key_ = make_key(prefix, "barrier", name_, "passed");
     channel_ = state_key_;
 }
 
 namespace {
-detail::phase_reply run_barrier(signal_hub& hub, const std::string& state, const std::string& arrived,
-                                const std::string& member, std::size_t parties, std::chrono::milliseconds lease,
-                                const std::string& channel, const char* mode, std::uint64_t gen) {
-    const std::string p = std::to_string(parties), l = std::to_string(lease.count()), g = std::to_string(gen);
-    const std::string env = hub.envelope({});
+// One run of the barrier script. `parties` 0 skips the party-count check (count, reset).
+struct barrier_keys {
+    const std::string& state;
+    const std::string& arrived;
+    const std::string& passed;
+};
+
+detail::phase_reply run_barrier(signal_hub& hub, const barrier_keys& k, const barrier_options& o,
+                                const std::string& member, std::size_t parties, const std::string& channel,
+                                const char* mode, std::uint64_t gen) {
+    const std::string p = std::to_string(parties);
     try {
-        return detail::parse_phase(barrier_script.run(hub.master(), {state, arrived}, {member, p, l, channel, env, mode, g}));
+        return detail::parse_phase(barrier_script.run(
+            hub.master(), {k.state, k.arrived, k.passed},
+            {member, p, std::to_string(o.arrival_lease.count()), channel, hub.envelope({}), mode, std::to_string(gen),
+             std::to_string(detail::passed_retention(o).count()), std::to_string(o.idle_ttl.count())}));
     } catch (const reply_error& e) {
         if (std::string(e.what()).find("parties mismatch") != std::string::npos)
             throw invalid_argument(std::string("barrier: ") + e.what() + ", not " + p + " parties");
@@ -76,43 +114,46 @@ detail::phase_reply run_barrier(signal_hub& hub, const std::string& state, const
 }  // namespace
 
 std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = deadline_after(timeout);
     {
         std::lock_guard lk(anchor_mu_);
-        if (!anchor_) anchor_.emplace(hub_.listen({channel_}));
-        while (anchor_->try_wait()) {
-        }
+        if (!anchor_) anchor_ = detail::hold_channel(hub_, channel_);
     }
+    const barrier_keys keys{state_key_, arrived_key_, passed_key_};
+    auto run = [&](const std::string& member, const char* mode, std::uint64_t gen) {
+        return run_barrier(hub_, keys, opts_, member, parties_, channel_, mode, gen);
+    };
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
     const std::string member = random_token();
-    auto r = run_barrier(hub_, state_key_, arrived_key_, member, parties_, opts_.arrival_lease, channel_, "arrive", 0);
-    if (r.done) return r.generation;
+    auto r = run(member, "arrive", 0);
     const std::uint64_t mine = r.generation;
     for (;;) {
-        const auto left = detail::remaining(deadline);
+        if (r.code == detail::passed) return mine;
+        if (r.code == detail::lost) throw barrier_lease_lost("barrier '" + name_ + "'", mine);
+        const auto left = time_left(deadline);
         if (left.count() == 0) {
-            r = run_barrier(hub_, state_key_, arrived_key_, member, parties_, opts_.arrival_lease, channel_, "withdraw",
-                            mine);
-            if (r.done) return mine;
-            throw barrier_timeout(name_, r.count, parties_);
+            r = run(member, "withdraw", mine);
+            if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_);
+            continue;  // passed or lost while we gave up
         }
         (void)w.wait(std::min(left, opts_.arrival_lease / 3));
         while (w.try_wait()) {
         }
-        r = run_barrier(hub_, state_key_, arrived_key_, member, parties_, opts_.arrival_lease, channel_, "refresh", mine);
-        if (r.done) return mine;
+        r = run(member, "refresh", mine);
     }
 }
 
 std::size_t barrier::arrived() {
-    return run_barrier(hub_, state_key_, arrived_key_, "", parties_, opts_.arrival_lease, channel_, "count", 0).count;
+    return run_barrier(hub_, barrier_keys{state_key_, arrived_key_, passed_key_}, opts_, "", 0, channel_, "count", 0).count;
 }
 
 std::uint64_t barrier::generation() {
-    return run_barrier(hub_, state_key_, arrived_key_, "", parties_, opts_.arrival_lease, channel_, "count", 0)
-        .generation;
+    return run_barrier(hub_, barrier_keys{state_key_, arrived_key_, passed_key_}, opts_, "", 0, channel_, "count", 0).generation;
 }
 
-void barrier::reset() { (void)hub_.master().command({"DEL", state_key_, arrived_key_}); }
+bool barrier::reset() {
+    return run_barrier(hub_, barrier_keys{state_key_, arrived_key_, passed_key_}, opts_, "", 0, channel_, "reset", 0).code ==
+           detail::passed;
+}
 
 }  // namespace redcoord

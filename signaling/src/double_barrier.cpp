@@ -1,5 +1,6 @@
 #include "wake_wait.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/token.hpp>
@@ -9,38 +10,79 @@ namespace redcoord {
 
 namespace {
 
-// KEYS: state hash, members zset. ARGV: member, parties, lease ms, channel, envelope header,
-// mode (enter | refresh | withdraw | leave | check), round the member entered in.
-// Returns {done, round, count}; done = 2 from 'enter' means the previous round is still
-// leaving. Leases are scored in server time (TIME).
+// KEYS: state hash, members zset. ARGV: member, parties (0: any), lease ms, channel, envelope
+// header, mode, round the member entered in, idle TTL ms. Modes: enter | refresh | withdraw
+// (entering), keep (heartbeat while inside), leave | check (leaving), reset.
+// Returns {code, round, count} with a detail::phase_code. Leases are scored in server time
+// (TIME). Every mode drops members whose lease ran out, in the ready phase too, so a dead
+// member cannot keep a round open (review S1); a member is told it is inside only while the
+// members set names it (review S2).
 const script double_barrier_script(std::string(detail::party_script_preamble) + R"lua(
 local round = tonumber(redis.call('HGET', KEYS[1], 'round') or '0')
 local ready = redis.call('HGET', KEYS[1], 'ready') == '1'
 local mode = ARGV[6]
-if mode == 'enter' then
-  if ready then return {2, round, redis.call('ZCARD', KEYS[2])} end
-elseif mode == 'refresh' or mode == 'withdraw' then
-  if round ~= tonumber(ARGV[7]) or ready then return {1, round, 0} end
-else
-  if round ~= tonumber(ARGV[7]) then return {1, round, 0} end
-  if mode == 'leave' then redis.call('ZREM', KEYS[2], ARGV[1]) end
-  local n = redis.call('ZCARD', KEYS[2])
-  if n == 0 then
-    redis.call('HSET', KEYS[1], 'round', round + 1, 'ready', '0')
-    redis.call('PUBLISH', ARGV[4], ARGV[5] .. 'empty')
+local mine = tonumber(ARGV[7])
+local idle = tonumber(ARGV[8])
+local function live()
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  return redis.call('ZCARD', KEYS[2])
+end
+local function touch()
+  redis.call('PEXPIRE', KEYS[1], idle)
+  redis.call('PEXPIRE', KEYS[2], idle)
+end
+local function end_round()
+  redis.call('HSET', KEYS[1], 'round', round + 1, 'ready', '0')
+  redis.call('PEXPIRE', KEYS[1], idle)
+  redis.call('PUBLISH', ARGV[4], ARGV[5] .. 'empty')
+end
+if mode == 'reset' then
+  local n = live()
+  if n > 0 then return {0, round, n} end
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return {1, 0, 0}
+end
+if mode == 'leave' or mode == 'check' then
+  if round ~= mine or not ready then
+    if mode == 'leave' then return {3, round, 0} end
     return {1, round, 0}
   end
+  local was = 1
+  if mode == 'leave' then was = redis.call('ZREM', KEYS[2], ARGV[1]) end
+  local n = live()
+  if n == 0 then end_round() else touch() end
+  if was == 0 then return {3, round, n} end
+  if n == 0 then return {1, round, 0} end
   return {0, round, n}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if ready then
+  if mode == 'enter' then
+    local n = live()
+    if n > 0 then return {2, round, n} end
+    end_round()
+    round = round + 1
+  else
+    if round ~= mine or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {3, round, 0} end
+    if mode == 'keep' then
+      redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[3]), ARGV[1])
+      touch()
+    end
+    return {1, round, 0}
+  end
+elseif mode ~= 'enter' and round ~= mine then
+  return {3, round, 0}
+elseif mode == 'keep' then
+  return {3, round, 0}
+end
+local n = live()
 if mode == 'withdraw' then
-  local n = redis.call('ZCARD', KEYS[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {0, round, n}
 end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 if not stored then redis.call('HSET', KEYS[1], 'parties', parties) end
-local n = redis.call('ZCARD', KEYS[2])
+touch()
+n = redis.call('ZCARD', KEYS[2])
 if n >= parties then
   redis.call('HSET', KEYS[1], 'ready', '1')
   redis.call('PUBLISH', ARGV[4], ARGV[5] .. 'ready')
@@ -52,18 +94,22 @@ return {0, round, n}
 }  // namespace
 
 struct double_barrier::phase {
-    static detail::phase_reply run(double_barrier& b, const char* mode) {
-        const std::string p = std::to_string(b.parties_);
+    // One run of the script; `any_parties` skips the party-count check (reset).
+    static detail::phase_reply run(double_barrier& b, const char* mode, bool any_parties = false) {
+        const std::string p = any_parties ? "0" : std::to_string(b.parties_);
         try {
             return detail::parse_phase(double_barrier_script.run(
                 b.hub_.master(), {b.state_key_, b.members_key_},
                 {b.member_, p, std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
-                 std::to_string(b.round_)}));
+                 std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())}));
         } catch (const reply_error& e) {
             if (std::string(e.what()).find("parties mismatch") != std::string::npos)
                 throw invalid_argument(std::string("double_barrier: ") + e.what() + ", not " + p + " parties");
             throw;
         }
+    }
+    static barrier_lease_lost lost(const double_barrier& b) {
+        return barrier_lease_lost("double_barrier '" + b.name_ + "'", b.round_);
     }
 };
 
@@ -71,8 +117,7 @@ double_barrier::double_barrier(signal_hub& hub, std::string name, std::size_t pa
     : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts) {
     validate_name(name_, "double_barrier name");
     if (parties_ == 0) throw invalid_argument("double_barrier '" + name_ + "' needs at least one party");
-    if (opts_.arrival_lease < std::chrono::milliseconds(30))
-        throw invalid_argument("barrier_options::arrival_lease must be >= 30 ms");
+    detail::validate_barrier_options(opts_);
     const auto& prefix = hub_.options().prefix;
     state_key_ = make_key(prefix, "double_barrier", name_);
     members_key_ = make_key(prefix, "double_barrier", name_, "members");
@@ -80,6 +125,7 @@ double_barrier::double_barrier(signal_hub& hub, std::string name, std::size_t pa
 }
 
 double_barrier::~double_barrier() {
+    stop_heartbeat();
     if (!inside_) return;
     try {
         (void)phase::run(*this, "leave");
@@ -87,22 +133,53 @@ double_barrier::~double_barrier() {
     }
 }
 
+void double_barrier::start_heartbeat() {
+    {
+        std::lock_guard lk(heartbeat_mu_);
+        heartbeat_stop_ = false;
+    }
+    heartbeat_ = std::thread([this] {
+        std::unique_lock lk(heartbeat_mu_);
+        while (!heartbeat_cv_.wait_for(lk, opts_.arrival_lease / 3, [this] { return heartbeat_stop_; })) {
+            lk.unlock();
+            bool dropped = false;
+            try {
+                dropped = phase::run(*this, "keep").code == detail::lost;
+            } catch (...) {
+                // A failed refresh is retried at the next tick; the lease outlasts two misses.
+            }
+            lk.lock();
+            if (dropped) return;  // leave() reports it
+        }
+    });
+}
+
+void double_barrier::stop_heartbeat() noexcept {
+    {
+        std::lock_guard lk(heartbeat_mu_);
+        heartbeat_stop_ = true;
+    }
+    heartbeat_cv_.notify_all();
+    if (heartbeat_.joinable()) heartbeat_.join();
+}
+
 void double_barrier::enter(std::chrono::milliseconds timeout) {
     if (inside_) throw error("double_barrier '" + name_ + "': enter() while already inside");
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
     member_ = random_token();
     const auto slice = opts_.arrival_lease / 3;
     detail::phase_reply r = phase::run(*this, "enter");
     round_ = r.generation;
-    while (r.code != 1) {
-        const bool blocked = r.code == 2;  // the previous round is still leaving
-        const auto left = detail::remaining(deadline);
+    while (r.code != detail::passed) {
+        if (r.code == detail::lost) throw phase::lost(*this);
+        const bool blocked = r.code == detail::blocked;  // the previous round is still leaving
+        const auto left = time_left(deadline);
         if (left.count() == 0) {
             if (blocked) throw barrier_timeout(name_, 0, parties_, "entered (the previous round is still leaving)");
             r = phase::run(*this, "withdraw");
-            if (r.code == 1) break;
-            throw barrier_timeout(name_, r.count, parties_, "entered");
+            if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_, "entered");
+            continue;  // inside or lost while we gave up
         }
         (void)w.wait(std::min(left, slice));
         while (w.try_wait()) {
@@ -111,16 +188,25 @@ void double_barrier::enter(std::chrono::milliseconds timeout) {
         if (blocked) round_ = r.generation;
     }
     inside_ = true;
+    start_heartbeat();
 }
 
 void double_barrier::leave(std::chrono::milliseconds timeout) {
     if (!inside_) throw error("double_barrier '" + name_ + "': leave() without enter()");
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({channel_});
-    auto r = phase::run(*this, "leave");
+    stop_heartbeat();
+    detail::phase_reply r;
+    try {
+        r = phase::run(*this, "leave");
+    } catch (...) {
+        start_heartbeat();  // still inside: keep the lease while the caller decides
+        throw;
+    }
     inside_ = false;
-    while (!r.done) {
-        const auto left = detail::remaining(deadline);
+    if (r.code == detail::lost) throw phase::lost(*this);
+    while (r.code == detail::waiting) {
+        const auto left = time_left(deadline);
         if (left.count() == 0) throw barrier_timeout(name_, r.count, parties_, "still inside");
         (void)w.wait(std::min(left, opts_.arrival_lease / 3));
         while (w.try_wait()) {
@@ -128,5 +214,7 @@ void double_barrier::leave(std::chrono::milliseconds timeout) {
         r = phase::run(*this, "check");
     }
 }
+
+bool double_barrier::reset() { return phase::run(*this, "reset", /*any_parties=*/true).code == detail::passed; }
 
 }  // namespace redcoord

@@ -1,6 +1,8 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/signaling/envelope.hpp>
 
+#include <algorithm>
+
 namespace redcoord::detail {
 
 namespace {
@@ -40,13 +42,54 @@ bool recent_ids::insert(std::string id) {
     return true;
 }
 
-dedup_window::dedup_window(std::size_t capacity, std::size_t) : recent_(capacity) {}
+namespace {
+std::uint64_t get_be64(std::string_view b) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(b[i]);
+    return v;
+}
+}  // namespace
+
+dedup_window::dedup_window(std::size_t capacity, std::size_t max_origins)
+    : capacity_(capacity), max_origins_(max_origins) {
+    if (capacity_ == 0) throw invalid_argument("dedup window must hold at least one id");
+    if (max_origins_ == 0) throw invalid_argument("dedup window must track at least one origin");
+}
 
 bool dedup_window::first_copy(std::string_view id, std::string_view channel, std::string_view pattern) {
-    (void)channel;
-    std::string key(id);
-    if (!pattern.empty()) key.append(1, '\0').append(pattern);
-    return recent_.insert(std::move(key));
+    if (id.size() != envelope_id_size) throw invalid_argument("dedup_window: not an envelope id");
+    const std::uint64_t origin = get_be64(id.substr(0, 8)), seq = get_be64(id.substr(8, 8));
+    if (auto f = floors_.find(origin); f != floors_.end() && seq <= f->second.seq) return false;
+    std::string key;
+    key.reserve(id.size() + channel.size() + pattern.size() + 2);
+    key.append(id).append(1, '\0').append(channel).append(1, '\0').append(pattern);
+    if (set_.count(key)) return false;
+    if (order_.size() >= capacity_) forget_oldest();
+    set_.insert(key);
+    order_.push_back({std::move(key), origin, seq});
+    return true;
+}
+
+void dedup_window::forget_oldest() {
+    entry& e = order_.front();
+    raise_floor(e.origin, e.seq);
+    set_.erase(e.key);
+    order_.pop_front();
+}
+
+void dedup_window::raise_floor(std::uint64_t origin, std::uint64_t seq) {
+    auto [it, fresh] = floors_.try_emplace(origin, floor{seq, ++updates_});
+    if (!fresh) {
+        it->second.seq = std::max(it->second.seq, seq);
+        it->second.touched = updates_;
+        return;
+    }
+    if (floors_.size() <= max_origins_) return;
+    // Rare (only past max_origins publishers), so a linear scan is cheaper than an LRU list.
+    auto stalest = floors_.begin();
+    for (auto f = floors_.begin(); f != floors_.end(); ++f)
+        if (f->second.touched < stalest->second.touched) stalest = f;
+    floors_.erase(stalest);
 }
 
 }  // namespace redcoord::detail

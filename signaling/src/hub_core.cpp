@@ -1,5 +1,6 @@
 #include "hub_core.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 
@@ -18,9 +19,12 @@ hub_core::hub_core(connection_pool& p, signal_options o)
 
 hub_core::~hub_core() { shutdown(); }
 
-std::shared_ptr<subscriber> hub_core::make_link(const endpoint& ep) {
+std::shared_ptr<subscriber> hub_core::make_link(const endpoint& ep, bool is_master) {
     // The links die in shutdown(), before this object, so the raw `this` never dangles.
-    return std::make_shared<subscriber>(ep, [this](const pubsub_message& m) { on_message(m); }, opts.link);
+    subscriber::state_handler on_state;
+    if (is_master) on_state = [this](bool up) { master_up.store(up); };
+    return std::make_shared<subscriber>(ep, [this](const pubsub_message& m) { on_message(m); }, opts.link,
+                                        std::move(on_state));
 }
 
 std::string hub_core::next_envelope() { return envelope_header(origin, seq.fetch_add(1) + 1); }
@@ -152,7 +156,7 @@ void hub_core::unref(const std::vector<std::string>& names, bool pattern) noexce
     }
 }
 
-void hub_core::await_confirmed(const std::vector<std::string>& names, bool pattern) {
+void hub_core::await_confirmed(const std::vector<std::string>& names, bool pattern, bool master_first) {
     std::vector<std::shared_ptr<subscriber>> ls;
     {
         std::lock_guard lk(sub_mu);
@@ -162,14 +166,17 @@ void hub_core::await_confirmed(const std::vector<std::string>& names, bool patte
     auto confirm = [&](subscriber& l, std::chrono::milliseconds w) {
         return pattern ? l.psubscribe(names, w) : l.subscribe(names, w);
     };
-    const auto deadline = std::chrono::steady_clock::now() + opts.subscribe_timeout;
+    const auto deadline = deadline_after(opts.subscribe_timeout);
     for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = time_left(deadline);
         // The master usually confirms within one round trip; poll the replicas between
-        // short waits on it so a reconnecting master link does not stall the caller.
+        // short waits on it so a reconnecting master link does not stall the caller. A unicast
+        // waiter is a candidate only once the master has its channel (the unicast script lists
+        // the master's channels), so for it a replica counts only while the master link is down.
         if (confirm(*ls[0], std::clamp(left, 1ms, 20ms))) return;
-        for (std::size_t i = 1; i < ls.size(); ++i)
-            if (confirm(*ls[i], 0ms)) return;
+        if (!master_first || !master_up.load())
+            for (std::size_t i = 1; i < ls.size(); ++i)
+                if (confirm(*ls[i], 0ms)) return;
         if (std::chrono::steady_clock::now() >= deadline)
             throw connection_error("signal_hub: no pub/sub link (master or replica) confirmed the subscription within " +
                                    std::to_string(opts.subscribe_timeout.count()) + " ms");
@@ -192,6 +199,27 @@ void hub_core::watch_links() {
     if (links_watched) return;
     links_watched = true;
     for (auto& l : links) l->adjust_demand(1);
+}
+
+void hub_core::sweep_slots_locked() {
+    for (auto* slots : {&slots_channel, &slots_pattern})
+        for (auto it = slots->begin(); it != slots->end();) it = it->second->empty() ? slots->erase(it) : std::next(it);
+}
+
+std::shared_ptr<void> hold_channel(const signal_hub& hub, const std::string& channel) {
+    struct held {
+        std::weak_ptr<hub_core> core;
+        std::vector<std::string> names;
+        ~held() {
+            if (auto c = core.lock()) c->unref(names, false);
+        }
+    };
+    const auto& core = hub_access::core(hub);
+    auto h = std::make_shared<held>();
+    h->names = {channel};
+    core->ref(h->names, false);
+    h->core = core;  // from here on the destructor drops the reference
+    return h;
 }
 
 void hub_core::register_waiter(const std::shared_ptr<waiter_state>& st) {

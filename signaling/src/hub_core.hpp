@@ -62,7 +62,11 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     std::condition_variable cb_cv;
     std::thread cb_thread;
 
-    std::shared_ptr<subscriber> make_link(const endpoint& ep);
+    // True while the master link is up (between its state handler's true and false). A
+    // unicast waiter falls back to a replica's confirmation only while it is false.
+    std::atomic<bool> master_up{false};
+
+    std::shared_ptr<subscriber> make_link(const endpoint& ep, bool is_master);
     void on_message(const pubsub_message& m);
     void callback_loop();
     void shutdown() noexcept;
@@ -72,7 +76,10 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     void ref(const std::vector<std::string>& names, bool pattern);
     void unref(const std::vector<std::string>& names, bool pattern) noexcept;
     // Waits until one link confirmed all `names` (we hold references, so they stay wanted).
-    void await_confirmed(const std::vector<std::string>& names, bool pattern);
+    // With `master_first`, a replica's confirmation counts only while the master link is down.
+    void await_confirmed(const std::vector<std::string>& names, bool pattern, bool master_first = false);
+    // Forgets slot signals whose last slot was disconnected. Caller holds `mu`.
+    void sweep_slots_locked();
 
     // A snapshot of the links, for reading them outside sub_mu.
     std::vector<std::shared_ptr<subscriber>> current_links();
@@ -84,5 +91,15 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     void register_waiter(const std::shared_ptr<waiter_state>& st);
     void unregister_waiter(const std::shared_ptr<waiter_state>& st) noexcept;
 };
+
+/// Reaches the core of a public signal_hub (barrier keeps its channel subscribed through it).
+struct hub_access {
+    static const std::shared_ptr<hub_core>& core(const signal_hub& h) noexcept { return h.core_; }
+};
+
+/// Keeps `channel` subscribed on every link of a hub without queueing its signals (a
+/// reference in the hub's refcount, no waiter). Returned type-erased so that public headers
+/// need not name it.
+[[nodiscard]] std::shared_ptr<void> hold_channel(const signal_hub& hub, const std::string& channel);
 
 }  // namespace redcoord::detail

@@ -1,43 +1,60 @@
 #include "wake_wait.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/signaling/latch.hpp>
 
+#include <charconv>
+
 namespace redcoord {
 
 namespace {
-// KEYS: count key. ARGV: decrement, channel, envelope header. Returns the count left, or an
-// error when the latch does not exist.
+// KEYS: count key. ARGV: decrement, channel, envelope header, TTL ms. Returns the count left,
+// or an error when the latch does not exist. Counts stay <= 2^53 (checked by the caller), so
+// the Lua doubles and the integer text Redis writes for them are exact.
 const script count_down_script(R"lua(
 local v = redis.call('GET', KEYS[1])
 if not v then return redis.error_reply('ERR latch does not exist') end
 v = tonumber(v)
-if v <= 0 then return 0 end
+if v <= 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  return 0
+end
 v = v - tonumber(ARGV[1])
 if v < 0 then v = 0 end
-redis.call('SET', KEYS[1], v)
+redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
 if v == 0 then redis.call('PUBLISH', ARGV[2], ARGV[3] .. 'open') end
 return v
 )lua");
+
+void check_count(std::uint64_t n, const char* what) {
+    if (n > latch_max_count)
+        throw invalid_argument(std::string(what) + " " + std::to_string(n) + " is above the largest exact latch count 2^53");
+}
 }  // namespace
 
 latch::latch(signal_hub& hub, std::string name, std::uint64_t count, latch_options opts)
     : hub_(hub), name_(std::move(name)), opts_(opts) {
     validate_name(name_, "latch name");
     if (opts_.recheck_interval.count() <= 0) throw invalid_argument("latch_options::recheck_interval must be > 0");
+    if (opts_.ttl.count() <= 0 || opts_.ttl > std::chrono::hours(24 * 366))
+        throw invalid_argument("latch_options::ttl must be > 0 and <= 366 days");
+    check_count(count, "latch count");
     key_ = make_key(hub_.options().prefix, "latch", name_);
-    (void)hub_.master().command({"SET", key_, std::to_string(count), "NX"});
+    (void)hub_.master().command({"SET", key_, std::to_string(count), "NX", "PX", std::to_string(opts_.ttl.count())});
 }
 
 std::uint64_t latch::count_down(std::uint64_t n) {
     if (n == 0) throw invalid_argument("latch::count_down needs n >= 1");
+    check_count(n, "latch::count_down n");
     try {
-        auto r = count_down_script.run(hub_.master(), {key_}, {std::to_string(n), key_, hub_.envelope({})});
+        auto r = count_down_script.run(hub_.master(), {key_},
+                                       {std::to_string(n), key_, hub_.envelope({}), std::to_string(opts_.ttl.count())});
         return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.integer()));
     } catch (const reply_error& e) {
         if (std::string(e.what()).find("does not exist") != std::string::npos)
-            throw error("latch '" + name_ + "' does not exist (its key was deleted)");
+            throw error("latch '" + name_ + "' does not exist (its key was deleted or expired)");
         throw;
     }
 }
@@ -45,15 +62,17 @@ std::uint64_t latch::count_down(std::uint64_t n) {
 std::uint64_t latch::count() {
     auto v = hub_.master().command({"GET", key_}).maybe_text();
     if (!v) return 0;
-    try {
-        return std::stoull(*v);
-    } catch (...) {
-        throw protocol_error("latch '" + name_ + "' key holds a non-number");
-    }
+    // Digits only: stoull would accept "-5" (as 2^64 - 5) and stop at "9.2e+18" (as 9).
+    std::uint64_t n = 0;
+    const char* end = v->data() + v->size();
+    auto [p, ec] = std::from_chars(v->data(), end, n);
+    if (v->empty() || ec != std::errc() || p != end)
+        throw protocol_error("latch '" + name_ + "' key holds '" + v->substr(0, 32) + "', not a count");
+    return n;
 }
 
 bool latch::wait(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({key_});  // subscribe first, then read state, then wait
     auto open = [&] {
         auto v = hub_.master().command({"GET", key_}).maybe_text();
@@ -61,7 +80,7 @@ bool latch::wait(std::chrono::milliseconds timeout) {
     };
     for (;;) {
         if (open()) return true;
-        const auto left = detail::remaining(deadline);
+        const auto left = time_left(deadline);
         if (left.count() == 0) return false;
         (void)w.wait(std::min(left, opts_.recheck_interval));
         while (w.try_wait()) {
@@ -69,6 +88,9 @@ bool latch::wait(std::chrono::milliseconds timeout) {
     }
 }
 
-void latch::reset(std::uint64_t count) { (void)hub_.master().command({"SET", key_, std::to_string(count)}); }
+void latch::reset(std::uint64_t count) {
+    check_count(count, "latch count");
+    (void)hub_.master().command({"SET", key_, std::to_string(count), "PX", std::to_string(opts_.ttl.count())});
+}
 
 }  // namespace redcoord

@@ -1,5 +1,6 @@
 #include "hub_core.hpp"
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/sentinel.hpp>
@@ -60,13 +61,12 @@ std::vector<std::string> distinct_names(const std::vector<std::string>& names, s
     return out;
 }
 
-std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds t) {
-    return std::chrono::steady_clock::now() + std::max(t, 0ms);
-}
-
-std::chrono::milliseconds left_until(std::chrono::steady_clock::time_point d) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - std::chrono::steady_clock::now());
-    return std::max(left, 0ms);
+// How long a waiter reads the sockets itself before it sleeps: `spin`, but never past its
+// timeout (compared in milliseconds, so a timeout of milliseconds::max() is not converted).
+std::chrono::microseconds spin_for(std::chrono::microseconds spin, std::chrono::milliseconds timeout) {
+    if (timeout <= 0ms) return std::chrono::microseconds(0);
+    if (timeout >= std::chrono::ceil<std::chrono::milliseconds>(spin)) return spin;
+    return std::chrono::duration_cast<std::chrono::microseconds>(timeout);
 }
 
 }  // namespace
@@ -92,6 +92,7 @@ std::optional<signal> waiter::try_wait() { return wait(0ms); }
 
 std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (!core_ || !state_) return std::nullopt;
+    const auto deadline = deadline_after(timeout);
     std::vector<std::shared_ptr<subscriber>> links;
     auto queued = [&] { return state_->queued.load(std::memory_order_acquire) != 0; };
     if (!queued()) {
@@ -100,9 +101,7 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
         // is read on this thread, without a reader thread's wake-up and hand-off. Keep
         // looking for `spin` (a busy poll, not yield(): on a loaded box a yield can hand the
         // core away for a whole time slice, which is what the spin is meant to avoid).
-        const auto spin = timeout.count() > 0 ? std::min<std::chrono::microseconds>(core_->opts.spin, timeout)
-                                              : std::chrono::microseconds(0);
-        const auto until = std::chrono::steady_clock::now() + spin;
+        const auto until = std::chrono::steady_clock::now() + spin_for(core_->opts.spin, timeout);
         for (;;) {
             hub_core::read_links(links);
             if (queued() || std::chrono::steady_clock::now() >= until) break;
@@ -124,7 +123,7 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
         // Blocking: the links' reader threads must watch the sockets until we are done.
         // Raised under `mu`, which the reader needs to deliver, so nothing slips between.
         for (auto& l : links) l->adjust_demand(1);
-        state_->cv.wait_for(lk, timeout, ready);
+        state_->cv.wait_until(lk, deadline, ready);
         for (auto& l : links) l->adjust_demand(-1);
     }
     if (state_->queue.empty()) return std::nullopt;
@@ -155,15 +154,15 @@ signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, 
     const endpoint& mep = master.where();
     if (mep.is_sentinel() && replicas.empty()) replicas = discover_replicas(mep);
     std::lock_guard lk(core_->sub_mu);
-    core_->links.push_back(core_->make_link(mep));
-    for (auto& r : replicas) core_->links.push_back(core_->make_link(r));
+    core_->links.push_back(core_->make_link(mep, true));
+    for (auto& r : replicas) core_->links.push_back(core_->make_link(r, false));
 }
 
 signal_hub::~signal_hub() { core_->shutdown(); }
 
 void signal_hub::add_replica(const endpoint& replica) {
     std::lock_guard lk(core_->sub_mu);
-    auto link = core_->make_link(replica);
+    auto link = core_->make_link(replica, false);
     std::vector<std::string> chans, pats;
     for (auto& [n, c] : core_->channel_refs) chans.push_back(n);
     for (auto& [n, c] : core_->pattern_refs) pats.push_back(n);
@@ -230,7 +229,7 @@ waiter signal_hub::listen_unicast(std::string_view channel) {
     st->unicast_channel = std::string(channel);
     core_->register_waiter(st);
     waiter w(core_, st);
-    core_->await_confirmed(st->names, false);
+    core_->await_confirmed(st->names, false, /*master_first=*/true);
     return w;
 }
 
@@ -251,7 +250,7 @@ std::optional<std::vector<signal>> signal_hub::wait_all(const std::vector<std::s
     const auto names = distinct_names(channels, "channel");
     std::map<std::string, signal> got;
     while (got.size() < names.size()) {
-        auto s = w.wait(left_until(deadline));
+        auto s = w.wait(time_left(deadline));
         if (!s) return std::nullopt;
         auto ch = s->channel;
         got.emplace(std::move(ch), std::move(*s));  // keeps the first per channel
@@ -296,6 +295,9 @@ boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>&
         std::lock_guard lk(core->mu);
         if (core->closed) throw error("signal_hub is shut down");
         auto& slots = pattern ? core->slots_pattern : core->slots_channel;
+        // A new name: first drop the entries of names whose slots are all gone, so a process
+        // that connects slots on ever new channels does not grow the map forever.
+        if (slots.find(name) == slots.end()) core->sweep_slots_locked();
         auto& entry = slots[name];
         if (!entry) entry = std::make_shared<detail::slot_signal>();
         sig = entry;
@@ -338,6 +340,7 @@ boost::signals2::scoped_connection signal_hub::on_pattern(std::string_view patte
 }
 
 std::string signal_hub::envelope(std::string_view payload) {
+    check_payload(payload);
     std::string wire = core_->next_envelope();
     wire.append(payload);
     return wire;

@@ -105,6 +105,17 @@ TEST_F(Findings, S1_SlowMemberInsideKeepsItsLease) {
     f.join();
 }
 
+TEST_F(Findings, S1_ResetClearsAnIdleDoubleBarrierButNotALiveOne) {
+    redcoord::double_barrier a(hub, "s1reset", 1);
+    a.enter(2s);
+    EXPECT_FALSE(a.reset());  // a live member is inside
+    a.leave(2s);
+    EXPECT_TRUE(a.reset());
+    EXPECT_EQ(master.command({"EXISTS", "redcoord:double_barrier:{s1reset}"}).integer(), 0);
+    redcoord::double_barrier three(hub, "s1reset", 3);  // parties can change after a reset
+    EXPECT_THROW(three.enter(100ms), redcoord::barrier_timeout);
+}
+
 // ---- S8: reset() is guarded and documented ----
 
 TEST_F(Findings, S8_ResetDoesNotPullTheRugFromAWaitingMember) {

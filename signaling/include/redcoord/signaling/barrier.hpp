@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -35,31 +36,70 @@ private:
     std::size_t parties_;
 };
 
+/// Thrown to a barrier or double_barrier member whose lease lapsed (its process stalled, e.g.
+/// SIGSTOP or a long GC pause, for longer than barrier_options::arrival_lease) so that it was
+/// not counted, while the group went on without it: the generation passed or the round
+/// started or ended without this member, or the barrier was reset. The member did NOT pass /
+/// is NOT inside; it may arrive (enter) again, which counts towards the next generation (round).
+/// Like java.util.concurrent's BrokenBarrierException, it is never thrown when the member was
+/// counted.
+class barrier_lease_lost : public error {
+public:
+    /// @param what_barrier "barrier 'name'" or "double_barrier 'name'";
+    /// @param generation the generation (round) the member arrived (entered) in.
+    barrier_lease_lost(const std::string& what_barrier, std::uint64_t generation);
+    /// The generation (round) the member had arrived (entered) in.
+    [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+
+private:
+    std::uint64_t generation_;
+};
+
 /// Options of barrier and double_barrier.
 struct barrier_options {
     /// How long, in milliseconds, one arrival counts without being refreshed. A waiting
-    /// member refreshes it every arrival_lease/3, so a member that dies (SIGKILL) stops
-    /// counting after at most this long and cannot make the others pass without it.
-    /// Must be >= 30 ms.
+    /// member refreshes it every arrival_lease/3 (a double_barrier member inside also does,
+    /// on a background thread), so a member that dies (SIGKILL) stops counting after at most
+    /// this long and cannot make the others pass without it. Must be >= 30 ms.
     std::chrono::milliseconds arrival_lease{3000};
+    /// Every key of the barrier expires this long (milliseconds) after its last use; every
+    /// arrival, refresh, enter, leave and heartbeat renews it. So barriers with per-job names
+    /// do not grow the keyspace forever. A barrier idle for longer starts again from
+    /// generation (round) 0 with no stored party count. Must be between 3 x arrival_lease
+    /// and 366 days.
+    std::chrono::milliseconds idle_ttl{std::chrono::hours(24)};
 };
 
 /// A reusable barrier for `parties` processes or threads: arrive_and_wait() returns in all of
 /// them once `parties` have arrived, then the barrier is ready for the next generation.
 ///
-/// State (all on the master, one hash slot): `<prefix>barrier:{name}` (hash: generation,
-/// parties) and `<prefix>barrier:{name}:arrived` (sorted set: member id -> lease expiry in
-/// server milliseconds). One Lua script arrives, refreshes or withdraws atomically; the last
-/// arriver advances the generation, clears the arrivals and publishes the new generation on
-/// channel `<prefix>barrier:{name}`. Members subscribe FIRST, then arrive (which reads the
-/// state), then wait; every wake and every arrival_lease/3 they re-read the generation, so a
-/// lost signal (both links down) costs at most that long and is never missed.
+/// State (all on the master, one hash slot), every key with a TTL:
+/// - `<prefix>barrier:{name}` (hash: generation, parties), expiring barrier_options::idle_ttl
+///   after its last use;
+/// - `<prefix>barrier:{name}:arrived` (sorted set: member id -> lease expiry in server
+///   milliseconds), deleted when a generation passes, else expiring idle_ttl after its last use;
+/// - `<prefix>barrier:{name}:passed` (sorted set: member ids counted in recently passed
+///   generations), each kept 10 x arrival_lease (at most idle_ttl) after its generation passed,
+///   the key expiring with its last entry. Its size is bounded by the parties that passed in
+///   that span.
 ///
-/// A timed-out arrival is withdrawn atomically: either the barrier had already passed (and
-/// arrive_and_wait() returns normally) or the caller no longer counts.
+/// One Lua script arrives, refreshes or withdraws atomically; the last arriver advances the
+/// generation, records the counted members, clears the arrivals and publishes the new
+/// generation on channel `<prefix>barrier:{name}`. Members subscribe FIRST, then arrive (which
+/// reads the state), then wait; every wake and every arrival_lease/3 they re-read the
+/// generation, so a lost signal (both links down) costs at most that long and is never missed.
+///
+/// A member learns that it passed only when it was counted: a member whose lease lapsed
+/// before the generation passed gets barrier_lease_lost, never a pass (review S2). A counted
+/// member that stalls for longer than the passed-member retention (10 x arrival_lease) gets
+/// barrier_lease_lost too, as it can no longer be told apart.
+///
+/// A timed-out arrival is withdrawn atomically: either the barrier had already passed with
+/// this member counted (and arrive_and_wait() returns normally) or the caller no longer counts.
 ///
 /// After its first arrival the object keeps its channel subscribed (so later rounds need no
-/// subscribe round trip) until it is destroyed.
+/// subscribe round trip) until it is destroyed; signals arriving between rounds are not
+/// queued anywhere.
 ///
 /// Thread-safety: arrive_and_wait() may be called from several threads at once (each call is
 /// one party). The hub must outlive the barrier.
@@ -72,19 +112,29 @@ public:
     barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts = {});
 
     /// Arrives and waits until `parties` have arrived in this generation.
-    /// @param timeout longest wait in milliseconds, counted from the call.
+    /// @param timeout longest wait in milliseconds, counted from the call;
+    ///        milliseconds::max() (or anything beyond ten years) waits without a deadline.
     /// @return the generation that passed (0 for the first).
     /// @throws barrier_timeout when the timeout passed first (the arrival is withdrawn);
+    /// @throws barrier_lease_lost when this arrival's lease lapsed and the generation passed
+    ///         (or the barrier was reset) without counting it;
     /// @throws invalid_argument when the barrier exists in Redis with a different party count;
     /// @throws connection_error, timeout_error, ... from the master or the hub.
     std::uint64_t arrive_and_wait(std::chrono::milliseconds timeout);
 
     /// Parties currently arrived in the open generation (expired leases not counted).
+    /// Works whatever party count the barrier has in Redis.
     [[nodiscard]] std::size_t arrived();
-    /// Generations completed so far.
+    /// Generations completed so far (0 again after reset() or idle_ttl of disuse).
     [[nodiscard]] std::uint64_t generation();
-    /// Deletes the barrier's keys (only when nobody is waiting), e.g. to change parties.
-    void reset();
+    /// Deletes the barrier's keys, e.g. to change its party count, but only while no live
+    /// arrival is waiting (one atomic script): a reset never pulls the rug from under a
+    /// counted member. A member whose lease had lapsed and that resumes after the reset gets
+    /// barrier_lease_lost (it never reads the reset as "passed"), or, when it had arrived in
+    /// generation 0, simply arrives in the fresh barrier.
+    /// @return true when the keys were deleted; false (nothing changed) while a member waits.
+    /// @throws connection and pool errors.
+    bool reset();
 
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     [[nodiscard]] std::size_t parties() const noexcept { return parties_; }
@@ -94,9 +144,9 @@ private:
     std::string name_;
     std::size_t parties_;
     barrier_options opts_;
-    std::string state_key_, arrived_key_, channel_;
+    std::string state_key_, arrived_key_, passed_key_, channel_;
     std::mutex anchor_mu_;
-    std::optional<waiter> anchor_;  // holds the subscription between rounds; drained, never read
+    std::shared_ptr<void> anchor_;  // keeps the channel subscribed between rounds, queues nothing
 };
 
 }  // namespace redcoord

@@ -7,27 +7,40 @@
 #include <redcoord/signaling/signal_hub.hpp>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace redcoord {
 
 /// One party of a double barrier. enter() waits until `parties` members are inside; leave()
 /// waits until every member has left. The barrier is then reusable (a new round).
 ///
-/// State (master, one hash slot): `<prefix>double_barrier:{name}` (hash: round, ready flag,
-/// parties) and `<prefix>double_barrier:{name}:members` (sorted set: member -> lease expiry,
-/// server ms). Scripts enter/leave atomically and publish on channel
-/// `<prefix>double_barrier:{name}` when the group becomes ready or empty; waiters subscribe
-/// FIRST, then read state, then wait, re-reading on every wake and every arrival_lease/3.
+/// State (master, one hash slot), both keys expiring barrier_options::idle_ttl after their
+/// last use: `<prefix>double_barrier:{name}` (hash: round, ready flag, parties) and
+/// `<prefix>double_barrier:{name}:members` (sorted set: member -> lease expiry, server ms;
+/// empty, hence gone, once a round is over). Scripts enter/leave atomically and publish on
+/// channel `<prefix>double_barrier:{name}` when the group becomes ready or empty; waiters
+/// subscribe FIRST, then read state, then wait, re-reading on every wake and every
+/// arrival_lease/3.
 ///
-/// While entering, a member's presence is a lease refreshed by its waiting call, so a member
-/// that dies before the group is ready stops counting. Once ready, members are counted until
-/// they leave (there is no heartbeat during the work between enter() and leave()), so a
-/// member that dies then makes the others' leave() time out with barrier_timeout. A member
-/// that calls enter() while the previous round is still leaving waits for that round to end.
-/// A timed-out enter() is withdrawn atomically; a timed-out leave() stays left.
+/// A member's presence is a lease (barrier_options::arrival_lease) from enter() to leave(),
+/// as Curator's ephemeral nodes live as long as their session: the waiting enter() refreshes
+/// it, and once inside a background thread of this object refreshes it every arrival_lease/3
+/// until leave(). Every enter/leave/check drops members whose lease ran out. So a member that
+/// dies (SIGKILL, host lost) at any point stops counting within one lease: the others'
+/// leave() then completes, and a later round can enter (review S1).
+///
+/// A member whose lease lapsed (its process stalled past arrival_lease) is never told it is
+/// inside when the group went on without it: enter() or leave() throws barrier_lease_lost
+/// (review S2). A member that calls enter() while the previous round is still leaving waits
+/// for that round to end. A timed-out enter() is withdrawn atomically; a timed-out leave()
+/// stays left.
+///
+/// Cost: one thread per object while it is inside (the lease heartbeat).
 ///
 /// Thread-safety: one object is one party; do not call it from two threads at once.
 class double_barrier {
@@ -35,23 +48,40 @@ public:
     /// @param parties members needed to start; must be >= 1.
     /// @throws invalid_argument for a bad name, parties or options.
     double_barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts = {});
-    /// Leaves when still inside (best effort, no wait); never throws.
+    /// Stops the heartbeat and leaves when still inside (best effort, no wait); never throws.
     ~double_barrier();
     double_barrier(const double_barrier&) = delete;
     double_barrier& operator=(const double_barrier&) = delete;
 
-    /// Enters and waits until `parties` members are inside.
-    /// @param timeout milliseconds, counted from the call.
+    /// Enters and waits until `parties` members are inside; then keeps this member's lease
+    /// alive on a background thread until leave().
+    /// @param timeout milliseconds, counted from the call; milliseconds::max() (or anything
+    ///        beyond ten years) waits without a deadline.
     /// @throws barrier_timeout naming how many had entered (the entry is withdrawn);
+    /// @throws barrier_lease_lost when this member's lease lapsed and the group became ready
+    ///         (or its round ended) without it;
     /// @throws usage error (redcoord::error) when already inside; invalid_argument for a
     ///         party-count mismatch; pool and hub errors.
     void enter(std::chrono::milliseconds timeout);
-    /// Leaves and waits until every member has left.
+    /// Leaves and waits until every member has left (members whose lease ran out no longer
+    /// count).
+    /// @param timeout milliseconds, counted from the call; milliseconds::max() waits without
+    ///        a deadline.
     /// @throws barrier_timeout naming how many are still inside (this member stays left);
+    /// @throws barrier_lease_lost when this member had already been dropped (its lease lapsed
+    ///         while inside, e.g. a stall past arrival_lease, or the barrier was reset): the
+    ///         others may have finished without it;
     /// @throws redcoord::error when not inside; pool and hub errors.
     void leave(std::chrono::milliseconds timeout);
     /// True between a successful enter() and leave().
     [[nodiscard]] bool inside() const noexcept { return inside_; }
+    /// Deletes the double barrier's keys, e.g. to change its party count, but only while no
+    /// member holds a live lease (entering or inside): one atomic script. Members that resume
+    /// after a reset get barrier_lease_lost, never "inside". Rarely needed: a dead member no
+    /// longer wedges the barrier, it just stops counting after its lease.
+    /// @return true when the keys were deleted; false (nothing changed) while a member is live.
+    /// @throws connection and pool errors.
+    bool reset();
 
 private:
     struct phase;
@@ -63,6 +93,13 @@ private:
     std::string member_;
     std::uint64_t round_ = 0;
     bool inside_ = false;
+    // The lease heartbeat while inside (review S1).
+    void start_heartbeat();
+    void stop_heartbeat() noexcept;
+    std::thread heartbeat_;
+    std::mutex heartbeat_mu_;
+    std::condition_variable heartbeat_cv_;
+    bool heartbeat_stop_ = false;
 };
 
 }  // namespace redcoord

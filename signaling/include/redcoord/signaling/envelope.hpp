@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace redcoord::detail {
@@ -55,20 +56,62 @@ private:
     std::deque<std::string> order_;
 };
 
-/// Decides which copy of an enveloped signal is the first one a hub sees.
+/// Decides which copy of an enveloped signal is the first one a hub sees, so that each
+/// delivery reaches waiters once although it arrives over the master and every replica link.
+///
+/// A delivery is (envelope id, channel, pattern): one envelope PUBLISHed to two channels by a
+/// user script is two deliveries (review S4), and the channel and pattern messages of one
+/// PUBLISH are two deliveries too.
+///
+/// Two defences, because a count window alone cannot hold a replica's late replay (a replica
+/// that partially resyncs re-runs its backlog's PUBLISHes, a burst that can be far larger than
+/// the window; review S5):
+/// - the last `capacity` deliveries are remembered exactly (oldest forgotten first);
+/// - per publishing hub (the id's origin half) a *floor*: the highest sequence number among
+///   its deliveries that left the window. A copy at or below its origin's floor was seen
+///   before and forgotten, so it is a replay and is dropped.
+///
+/// The floor assumes a hub's signals reach the server roughly in sequence order (each hub
+/// numbers them when it builds the envelope). A signal overtaken by more than `capacity` later
+/// deliveries would be dropped as a replay; the window is sized far above any realistic
+/// overtaking (16384 by default). At most `max_origins` floors are kept, the least recently
+/// updated forgotten first; a replay from a forgotten origin beyond the window is delivered.
 ///
 /// Thread-safety: none; the owner locks.
 class dedup_window {
 public:
-    /// @param capacity how many recent deliveries are remembered; must be >= 1.
+    /// @param capacity how many recent deliveries are remembered exactly; must be >= 1.
+    /// @param max_origins how many publishers' floors are kept; must be >= 1.
+    /// @throws invalid_argument for a zero bound.
     explicit dedup_window(std::size_t capacity, std::size_t max_origins = 4096);
-    /// True for the first copy of the delivery (envelope `id`, `channel`, `pattern`).
+    /// True for the first copy of the delivery (envelope `id`, `channel`, `pattern`); false
+    /// for a copy seen before (within the window, or at or below its origin's floor). `id`
+    /// must be an envelope id (envelope_id_size bytes).
     [[nodiscard]] bool first_copy(std::string_view id, std::string_view channel, std::string_view pattern);
-    /// Publishers currently tracked.
-    [[nodiscard]] std::size_t origins() const noexcept { return 0; }
+    /// Deliveries remembered exactly.
+    [[nodiscard]] std::size_t size() const noexcept { return set_.size(); }
+    /// Publishers whose floor is kept.
+    [[nodiscard]] std::size_t origins() const noexcept { return floors_.size(); }
 
 private:
-    recent_ids recent_;
+    struct entry {
+        std::string key;  // id, then the channel and pattern, NUL-separated
+        std::uint64_t origin;
+        std::uint64_t seq;
+    };
+    struct floor {
+        std::uint64_t seq;
+        std::uint64_t touched;  // update counter, to forget the stalest origin first
+    };
+    void forget_oldest();
+    void raise_floor(std::uint64_t origin, std::uint64_t seq);
+
+    std::size_t capacity_;
+    std::size_t max_origins_;
+    std::unordered_set<std::string> set_;
+    std::deque<entry> order_;
+    std::unordered_map<std::uint64_t, floor> floors_;
+    std::uint64_t updates_ = 0;
 };
 
 }  // namespace redcoord::detail

@@ -25,6 +25,7 @@ namespace redcoord {
 
 namespace detail {
 struct hub_core;
+struct hub_access;
 struct waiter_state;
 }  // namespace detail
 
@@ -255,6 +256,7 @@ public:
     [[nodiscard]] std::string unicast_prefix(std::string_view channel) const;
 
 private:
+    friend struct detail::hub_access;  // barrier keeps its channel subscribed without a waiter
     std::shared_ptr<detail::hub_core> core_;
 };
 
