@@ -1,9 +1,16 @@
 #include <redcoord/queue/envelope.hpp>
+#include <redcoord/queue/limits.hpp>
+
+#include <boost/uuid/detail/sha1.hpp>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace redcoord {
 namespace {
+
+// Offsets of the wire layout (envelope.hpp).
+constexpr std::size_t id_at = 4, attempts_at = 20, enqueued_at_offset = 24, length_at = 32, check_at = 36;
 
 void put_be(std::string& out, std::uint64_t v, int bytes) {
     for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -15,9 +22,32 @@ std::uint64_t get_be(std::string_view in, std::size_t at, int bytes) {
     return v;
 }
 
+// The first four bytes of SHA-1(magic | id | length): the Lua scripts compute the same with
+// redis.sha1hex, so both sides recognise an envelope by the same rule. The attempts and time
+// fields are left out on purpose: the scripts rewrite attempts in place.
+std::uint32_t header_check(std::string_view wire) {
+    std::string covered;
+    covered.reserve(24);
+    covered.append(wire.substr(0, attempts_at));
+    covered.append(wire.substr(length_at, 4));
+    boost::uuids::detail::sha1 h;
+    h.process_bytes(covered.data(), covered.size());
+    boost::uuids::detail::sha1::digest_type d;
+    h.get_digest(d);
+    // Boost changed the digest from five 32-bit words to twenty bytes (1.86).
+    if constexpr (sizeof(d[0]) == 1) {
+        return (std::uint32_t(std::uint8_t(d[0])) << 24) | (std::uint32_t(std::uint8_t(d[1])) << 16) |
+               (std::uint32_t(std::uint8_t(d[2])) << 8) | std::uint32_t(std::uint8_t(d[3]));
+    } else {
+        return static_cast<std::uint32_t>(d[0]);
+    }
+}
+
 }  // namespace
 
 std::string encode_envelope(const envelope& e) {
+    if (e.payload.size() > 0xffffffffULL)
+        throw payload_too_large("envelope: a payload must be shorter than 4 GiB");
     std::string out;
     out.reserve(envelope_header_size + e.payload.size());
     out.append(envelope_magic);
@@ -25,6 +55,8 @@ std::string encode_envelope(const envelope& e) {
     put_be(out, e.attempts, 4);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.enqueued_at.time_since_epoch()).count();
     put_be(out, static_cast<std::uint64_t>(std::max<std::int64_t>(ms, 0)), 8);
+    put_be(out, e.payload.size(), 4);
+    put_be(out, header_check(out), 4);
     out.append(e.payload);
     return out;
 }
@@ -32,10 +64,12 @@ std::string encode_envelope(const envelope& e) {
 std::optional<envelope> decode_envelope(std::string_view wire) {
     if (wire.size() < envelope_header_size || wire.substr(0, envelope_magic.size()) != envelope_magic)
         return std::nullopt;
+    if (get_be(wire, length_at, 4) != wire.size() - envelope_header_size) return std::nullopt;
+    if (get_be(wire, check_at, 4) != header_check(wire)) return std::nullopt;
     envelope e;
-    std::copy_n(reinterpret_cast<const std::uint8_t*>(wire.data()) + 4, e.id.size(), e.id.begin());
-    e.attempts = static_cast<std::uint32_t>(get_be(wire, 20, 4));
-    auto ms = get_be(wire, 24, 8);
+    std::copy_n(reinterpret_cast<const std::uint8_t*>(wire.data()) + id_at, e.id.size(), e.id.begin());
+    e.attempts = static_cast<std::uint32_t>(get_be(wire, attempts_at, 4));
+    auto ms = get_be(wire, enqueued_at_offset, 8);
     // Clamp so the conversion to system_clock's nanosecond rep cannot overflow.
     constexpr std::uint64_t max_ms = 9'000'000'000'000ULL;
     e.enqueued_at = std::chrono::system_clock::time_point(

@@ -19,10 +19,17 @@ queue_worker::~queue_worker() { stop(); }
 void queue_worker::start() {
     if (running_.exchange(true)) return;
     stop_ = false;
-    for (std::size_t i = 0; i < opts_.threads; ++i) threads_.emplace_back([this] { run(); });
+    stop_source_ = std::stop_source();
+    for (std::size_t i = 0; i < opts_.threads; ++i)
+        threads_.emplace_back([this, token = stop_source_.get_token()] { run(token); });
 }
 
-void queue_worker::request_stop() noexcept { stop_ = true; }
+void queue_worker::request_stop() noexcept {
+    stop_ = true;
+    // Ends pops in progress between blocks, so a long poll_timeout (even
+    // milliseconds::max()) does not hold stop() up.
+    stop_source_.request_stop();
+}
 
 void queue_worker::stop() noexcept {
     request_stop();
@@ -33,14 +40,14 @@ void queue_worker::stop() noexcept {
 }
 
 queue_worker_stats queue_worker::stats() const noexcept {
-    return {acked_.load(), requeued_.load(), dead_.load(), lost_.load(), errors_.load()};
+    return {acked_.load(), requeued_.load(), dead_.load(), lost_.load(), errors_.load(), unsettled_.load()};
 }
 
-void queue_worker::run() {
+void queue_worker::run(std::stop_token stop) {
     while (!stop_.load()) {
         std::optional<delivery> d;
         try {
-            d = queue_.pop(opts_.poll_timeout);
+            d = queue_.pop(opts_.poll_timeout, stop);
         } catch (const std::exception&) {
             errors_.fetch_add(1);
             std::this_thread::sleep_for(opts_.retry_delay);
@@ -53,8 +60,10 @@ void queue_worker::run() {
         } catch (...) {
             res = handler_result::requeue;
         }
-        // Settle the message even when stop was requested meanwhile (graceful drain). On a
-        // Redis error the message stays in the processing list; recovery returns it.
+        // Settle the message even when stop was requested meanwhile (graceful drain). The
+        // queue retries refusals itself while the lease holds; an ack/nack that still fails
+        // has been given up to recovery (its identity retired), which returns the message
+        // once the lease lapses: counted as unsettled, never as done.
         try {
             bool ok = false;
             switch (res) {
@@ -74,6 +83,7 @@ void queue_worker::run() {
             if (!ok) lost_.fetch_add(1);
         } catch (const std::exception&) {
             errors_.fetch_add(1);
+            unsettled_.fetch_add(1);
         }
     }
 }

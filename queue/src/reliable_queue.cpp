@@ -1,13 +1,17 @@
 #include <redcoord/queue/reliable_queue.hpp>
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 
+#include "payload_checks.hpp"
 #include "reliable_scripts.hpp"
 #include "seconds_arg.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 namespace redcoord {
 namespace {
@@ -58,6 +62,17 @@ void renewed(Identity& who, std::chrono::steady_clock::time_point sent, millisec
     }
 }
 
+// True when the renewal transaction pipelined before a BLMOVE went through: MULTI, both
+// queued commands and EXEC, with no error inside EXEC's reply either.
+bool transaction_renewed(const std::vector<reply>& replies) {
+    for (std::size_t i = 0; i < 4; ++i)
+        if (replies[i].is_error()) return false;
+    if (!replies[3].is_array()) return false;
+    for (const auto& x : replies[3].elements())
+        if (x.is_error()) return false;
+    return true;
+}
+
 void validate(const reliable_queue_options& o) {
     if (o.visibility_timeout < milliseconds(100))
         throw invalid_argument("reliable_queue: visibility_timeout must be >= 100 ms");
@@ -69,7 +84,19 @@ void validate(const reliable_queue_options& o) {
     if (o.replicas > 0 && o.replica_timeout <= milliseconds(0))
         throw invalid_argument("reliable_queue: replica_timeout must be > 0 when replicas > 0");
     if (!o.consumer_id.empty()) validate_name(o.consumer_id, "consumer id");
+    detail::validate_max_payload(o.max_payload, "reliable_queue");
 }
+
+// A retired identity's id. The suffix is random, not a counter, so a restarted process
+// with the same consumer_id never adopts an unexpired list its predecessor retired (Q2).
+std::string retired_id(const std::string& consumer_id) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(random_u64()));
+    return consumer_id + "~" + buf;
+}
+
+// Back-off between attempts of a refused ack or nack.
+constexpr milliseconds first_settle_backoff{10}, max_settle_backoff{500};
 
 }  // namespace
 
@@ -90,6 +117,8 @@ reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, rel
         b = static_cast<std::uint8_t>(r & 0xff);
         r >>= 8;
     }
+    // A random start as well: 128 random bits even for a producer that pushes once (Q6).
+    id_counter_.store(random_u64());
 }
 
 reliable_queue::~reliable_queue() {
@@ -145,9 +174,12 @@ void reliable_queue::retire(const std::shared_ptr<identity>& who) {
     std::lock_guard lk(ident_mu_);
     if (ident_ != who) return;  // another thread already did
     retired_.push_back(who);
-    ++generation_;
-    ident_ = make_identity(opts_.consumer_id.empty() ? random_token()
-                                                     : opts_.consumer_id + "~" + std::to_string(generation_));
+    ident_ = make_identity(opts_.consumer_id.empty() ? random_token() : retired_id(opts_.consumer_id));
+}
+
+void reliable_queue::retire_if_current(const std::string& consumer) {
+    auto me = current();
+    if (me->id == consumer) retire(me);
 }
 
 std::string reliable_queue::nonce_arg() { return be64(random_u64()); }
@@ -160,6 +192,7 @@ std::string reliable_queue::push(std::string_view payload) {
 std::vector<std::string> reliable_queue::push_batch(std::span<const std::string> payloads) {
     std::vector<std::string> ids;
     if (payloads.empty()) return ids;
+    detail::check_payloads(payloads, opts_.max_payload, "reliable_queue");
     ids.reserve(payloads.size());
     std::vector<std::string> elements;
     elements.reserve(payloads.size());
@@ -181,11 +214,17 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
     argv.push_back(ready_key_);
     for (const auto& el : elements) argv.push_back(el);
     auto c = pool_.borrow();
-    if (opts_.replicas == 0) {
-        c->command(std::span<const std::string_view>(argv));
-        return ids;
+    replicated_reply r{};
+    try {
+        if (opts_.replicas == 0) {
+            c->command(std::span<const std::string_view>(argv));
+            return ids;
+        }
+        r = command_then_wait(*c, argv, opts_.replicas, opts_.replica_timeout);
+    } catch (const reply_error& e) {
+        detail::poison_if_desynchronised(*c, e);
+        throw;
     }
-    const auto r = command_then_wait(*c, argv, opts_.replicas, opts_.replica_timeout);
     if (r.acks < opts_.replicas)
         throw replication_timeout("reliable_queue: push to '" + ready_key_ + "' acknowledged by " +
                                       std::to_string(r.acks) + " of " + std::to_string(opts_.replicas) +
@@ -224,8 +263,28 @@ void reliable_queue::start_consumer() {
 
 void reliable_queue::heartbeat(connection& c, identity& who) {
     const auto sent = std::chrono::steady_clock::now();
-    detail::queue_register_script().run(c, {consumers_key_, who.heartbeat_key}, {who.id, ttl_ms_});
+    const auto believed = who.lease_until.load();
+    const auto r = detail::queue_register_script().run(c, {consumers_key_, who.heartbeat_key}, {who.id, ttl_ms_});
+    const auto& e = r.elements();
+    const bool intact = e.at(0).integer() == 0 && e.at(1).integer() == 1;
+    if (!intact && believed > sent.time_since_epoch().count()) {
+        // The server dropped the lease before the bound we computed (volatile-* eviction, a
+        // clock step, a manual DEL): plain moves trusting that bound could land in an
+        // unregistered list (Q4). From now on every move goes with a renewal.
+        lease_losses_.fetch_add(1);
+        distrust_lease_.store(true);
+    }
     renewed(who, sent, opts_.visibility_timeout);
+}
+
+void reliable_queue::register_after_move(connection& c, identity& who) noexcept {
+    try {
+        heartbeat(c, who);
+    } catch (const error&) {
+        // The move happened, so the delivery is returned all the same (dropping it would
+        // strand the message); the background thread keeps renewing, and if this consumer
+        // dies first, recovery returns the message as long as it is registered.
+    }
 }
 
 void reliable_queue::background() {
@@ -253,41 +312,52 @@ void reliable_queue::background() {
     }
 }
 
-std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
+std::optional<delivery> reliable_queue::pop(milliseconds timeout) { return pop(timeout, std::stop_token{}); }
+
+std::optional<delivery> reliable_queue::pop(milliseconds timeout, std::stop_token stop) {
     start_consumer();
     auto me = current();
+    // Counted before the move, not after: if another thread retires this identity meanwhile,
+    // its lease is still renewed for the message this pop may be moving (Q3).
+    me->outstanding.fetch_add(1);
     try {
-        auto d = pop_as(*me, timeout);
-        if (d) me->outstanding.fetch_add(1);
+        auto d = pop_as(*me, timeout, stop);
+        if (!d) me->outstanding.fetch_sub(1);
         return d;
     } catch (const reply_error&) {
+        me->outstanding.fetch_sub(1);
         throw;  // the server refused the command: nothing moved
     } catch (const error&) {
-        retire(me);  // a move may have happened without its reply
+        // A move may have happened without its reply: no handler holds it, so the retired
+        // lease must run out for recovery to return it.
+        me->outstanding.fetch_sub(1);
+        retire(me);
         throw;
     }
 }
 
-std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeout) {
+std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeout, const std::stop_token& stop) {
     using clock = std::chrono::steady_clock;
     auto renewed = [&](clock::time_point sent) { redcoord::renewed(me, sent, opts_.visibility_timeout); };
     const auto margin = opts_.visibility_timeout / 4;
-    const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
+    // Saturating: pop(milliseconds::max()) waits until a message comes (C8).
+    const auto deadline = deadline_after(timeout);
     auto c = pool_.borrow();
     const auto cmd_timeout = c->where().command_timeout;
     // Each block is shorter than half a lease and than the reply deadline of a pipeline.
     auto cap = opts_.visibility_timeout / 2;
     if (cmd_timeout > milliseconds(0)) cap = std::min(cap, std::max(cmd_timeout / 2, milliseconds(1)));
     for (bool first = true;; first = false) {
+        if (!first && stop.stop_requested()) return std::nullopt;
         const auto now = clock::now();
-        const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
+        const auto left = time_left(deadline);
         if (!first && left < milliseconds(1)) return std::nullopt;
         // Only a zero timeout takes the non-blocking path: BLMOVE on a non-empty list
         // answers at once, so a non-empty queue costs one command either way.
         const auto block = left < milliseconds(1) ? milliseconds(0) : std::min(left, cap);
         const auto lease = clock::time_point(clock::duration(me.lease_until.load()));
         reply r;
-        if (lease - now > block + margin) {
+        if (!distrust_lease_.load() && lease - now > block + margin) {
             // The lease outlives this command by `margin` even if it blocks fully, so the
             // move lands while we are registered: plain LMOVE/BLMOVE, as cheap as raw Redis.
             if (block == milliseconds(0)) {
@@ -299,7 +369,7 @@ std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeou
             }
             // Stalled past the bound (e.g. the process was stopped)? Re-register at once, so
             // a message moved after a lapse is reclaimable if we die now.
-            if (!r.is_nil() && clock::now() + margin > lease) heartbeat(*c, me);
+            if (!r.is_nil() && clock::now() + margin > lease) register_after_move(*c, me);
         } else if (block == milliseconds(0)) {
             // Lease short or unknown: renew and move in one script.
             const auto sent = clock::now();
@@ -316,11 +386,20 @@ std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeou
                                         {"EXEC"},
                                         {"BLMOVE", ready_key_, me.processing_key, "RIGHT", "LEFT",
                                          detail::seconds_arg(block)}});
-            for (auto& x : replies)
-                if (x.is_error()) throw reply_error(x.text());
-            if (!replies[3].is_array()) throw protocol_error("reliable_queue: lease renewal transaction aborted");
-            renewed(sent);
+            // The BLMOVE runs whatever became of the transaction: look at its reply first, and
+            // never drop a message it moved (Q5).
             r = std::move(replies[4]);
+            const bool moved = !r.is_nil() && !r.is_error();
+            if (transaction_renewed(replies)) {
+                renewed(sent);
+            } else if (moved) {
+                register_after_move(*c, me);
+            } else {
+                for (auto& x : replies)
+                    if (x.is_error()) throw reply_error(x.text());
+                throw protocol_error("reliable_queue: lease renewal transaction aborted");
+            }
+            if (r.is_error()) throw reply_error(r.text());
         }
         if (!r.is_nil()) {
             delivery d;
@@ -333,6 +412,17 @@ std::optional<delivery> reliable_queue::pop_as(identity& me, milliseconds timeou
     }
 }
 
+bool reliable_queue::may_retry_settle(const identity* owner, milliseconds backoff,
+                                      std::chrono::steady_clock::time_point give_up) const {
+    using clock = std::chrono::steady_clock;
+    // Without a lease we know of (a delivery popped elsewhere) there is nothing to bound
+    // the wait by: the caller decides.
+    if (owner == nullptr) return false;
+    const auto next = clock::now() + backoff;
+    const auto lease = clock::time_point(clock::duration(owner->lease_until.load()));
+    return next < give_up && next + opts_.visibility_timeout / 4 < lease;
+}
+
 template <class F>
 auto reliable_queue::settling(const delivery& d, F&& f) {
     auto owner = owner_of(d.consumer);
@@ -340,36 +430,63 @@ auto reliable_queue::settling(const delivery& d, F&& f) {
     auto settle = [&] {
         if (owner && owner->outstanding.load() > 0) owner->outstanding.fetch_sub(1);
     };
-    try {
-        auto r = f();
-        settle();
-        return r;
-    } catch (const reply_error&) {
-        throw;  // refused by the server: nothing changed, still unsettled
-    } catch (const error&) {
-        // Unknown whether it was removed: if it is still there, let recovery return it.
-        settle();
-        auto me = current();
-        if (me->id == d.consumer) retire(me);
-        throw;
+    const auto give_up = deadline_after(opts_.visibility_timeout);
+    auto backoff = first_settle_backoff;
+    for (;;) {
+        // Failures before the command was sent (no connection, a refused handshake) and
+        // error replies both leave the server unchanged: the message is still ours to settle.
+        std::exception_ptr unchanged;
+        bool sent = false;
+        try {
+            auto c = pool_.borrow();
+            sent = true;
+            try {
+                auto r = f(*c);
+                settle();
+                return r;
+            } catch (const reply_error& e) {
+                detail::poison_if_desynchronised(*c, e);
+                throw;
+            }
+        } catch (const reply_error&) {
+            unchanged = std::current_exception();
+        } catch (const error& e) {
+            if (!sent) {
+                unchanged = std::current_exception();
+            } else {
+                // Sent, reply lost: whether it was removed is unknown. If it is still there,
+                // the retired identity's lease runs out and recovery returns it (D1).
+                settle();
+                retire_if_current(d.consumer);
+                throw outcome_unknown(std::string("reliable_queue: ack/nack sent, reply lost (") + e.what() +
+                                      "); the message may still be in flight and come back");
+            }
+        }
+        // Refused (BUSY, LOADING, READONLY, OOM, NOREPLICAS, ...) or not sent: retry while
+        // the lease surely holds, so the message neither waits in a live list nor is
+        // delivered twice (Q1, Q8). Past that, give it up to recovery.
+        if (!may_retry_settle(owner.get(), backoff, give_up)) {
+            settle();
+            retire_if_current(d.consumer);
+            std::rethrow_exception(unchanged);
+        }
+        settle_retries_.fetch_add(1);
+        std::this_thread::sleep_for(backoff);
+        backoff = std::min(backoff * 2, max_settle_backoff);
     }
 }
 
 bool reliable_queue::ack(const delivery& d) {
-    return settling(d, [&] {
-        auto c = pool_.borrow();
-        const std::string pkey = processing_prefix_ + d.consumer;
-        return c->command({"LREM", pkey, "1", d.element}).integer() == 1;
-    });
+    const std::string pkey = processing_prefix_ + d.consumer;
+    return settling(d, [&](connection& c) { return c.command({"LREM", pkey, "1", d.element}).integer() == 1; });
 }
 
 bool reliable_queue::nack(const delivery& d, nack_action action) {
-    return settling(d, [&] {
-        auto c = pool_.borrow();
-        const std::string pkey = processing_prefix_ + d.consumer;
+    const std::string pkey = processing_prefix_ + d.consumer;
+    return settling(d, [&](connection& c) {
         const std::string nonce = nonce_arg(), now = now_arg();
         auto r = detail::queue_nack_script().run(
-            *c, {pkey, ready_key_, dead_key_},
+            c, {pkey, ready_key_, dead_key_},
             {d.element, action == nack_action::requeue ? "requeue" : "dead", max_attempts_, nonce, now});
         return r.integer() != 0;
     });

@@ -6,25 +6,42 @@ namespace redcoord::detail {
 namespace {
 
 // Shared helpers. The envelope layout is the one in envelope.hpp: magic (4) | id (16) |
-// attempts (u32 BE, bytes 21..24 in Lua's 1-based indexing) | enqueued ms (u64 BE) | payload.
+// attempts (u32 BE, bytes 21..24 in Lua's 1-based indexing) | enqueued ms (u64 BE) | payload
+// length (u32 BE, bytes 33..36) | check (bytes 37..40: the first 4 bytes of SHA-1 over bytes
+// 1..20 and 33..36) | payload. is_env must agree with decode_envelope byte for byte, or a raw
+// payload that starts with the magic would be rewritten (review Q7).
 const char* const prelude = R"lua(
 local MAGIC = '\0RQ\1'
+local HDR = 40
 local function be(n, bytes)
   local t = {}
   for i = bytes, 1, -1 do t[i] = n % 256; n = math.floor(n / 256) end
   return string.char(unpack(t))
 end
-local function is_env(m) return #m >= 32 and string.sub(m, 1, 4) == MAGIC end
+local function u32(m, at)
+  local a, b, c, d = string.byte(m, at, at + 3)
+  return ((a * 256 + b) * 256 + c) * 256 + d
+end
+local function check(covered)
+  local x = redis.sha1hex(covered)
+  return string.char(tonumber(string.sub(x, 1, 2), 16), tonumber(string.sub(x, 3, 4), 16),
+                     tonumber(string.sub(x, 5, 6), 16), tonumber(string.sub(x, 7, 8), 16))
+end
+local function is_env(m)
+  if #m < HDR or string.sub(m, 1, 4) ~= MAGIC then return false end
+  if u32(m, 33) ~= #m - HDR then return false end
+  return string.sub(m, 37, 40) == check(string.sub(m, 1, 20) .. string.sub(m, 33, 36))
+end
 -- The element with attempts + 1 (a raw payload gets an envelope: id = nonce .. idx) and the
 -- new count.
 local function bump(m, nonce, idx, now)
   if is_env(m) then
-    local a, b, c, d = string.byte(m, 21, 24)
-    local n = ((a * 256 + b) * 256 + c) * 256 + d
+    local n = u32(m, 21)
     if n < 4294967295 then n = n + 1 end
     return string.sub(m, 1, 20) .. be(n, 4) .. string.sub(m, 25), n
   end
-  return MAGIC .. nonce .. be(idx, 8) .. be(1, 4) .. now .. m, 1
+  local head, len = MAGIC .. nonce .. be(idx, 8), be(#m, 4)
+  return head .. be(1, 4) .. now .. len .. check(head .. len) .. m, 1
 end
 -- Returns 1 when the message went to the dead-letter list.
 local function place(m, n, max, ready, dead, front)
@@ -62,12 +79,15 @@ return redis.call('LMOVE', KEYS[3], KEYS[4], 'RIGHT', 'LEFT')
     return s;
 }
 
-// KEYS: consumers, heartbeat. ARGV: consumer id, ttl ms.
+// KEYS: consumers, heartbeat. ARGV: consumer id, ttl ms. Returns {1 if the consumer was not
+// in the set, 1 if the heartbeat key existed}: a renewal that finds either missing while the
+// local lease bound said it must be there tells the client its bound is not to be trusted.
 const script& queue_register_script() {
     static const script s(R"lua(
-redis.call('SADD', KEYS[1], ARGV[1])
+local added = redis.call('SADD', KEYS[1], ARGV[1])
+local had = redis.call('EXISTS', KEYS[2])
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
-return 1
+return {added, had}
 )lua");
     return s;
 }

@@ -151,8 +151,12 @@ TEST(ReliableQueue, D1_LostAckOrNackReplyIsOutcomeUnknown) {
     auto a = q.pop(1s);
     auto b = q.pop(1s);
     ASSERT_TRUE(a && b);
+    // Each write goes out on an established pooled connection, then its reply is lost.
     srv.pause();
     EXPECT_THROW((void)q.ack(*a), outcome_unknown);
+    srv.resume();
+    EXPECT_EQ(q.size(), 0u);  // a fresh pooled connection for the nack
+    srv.pause();
     EXPECT_THROW((void)q.nack(*b), outcome_unknown);
     srv.resume();
 }

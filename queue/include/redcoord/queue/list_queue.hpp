@@ -46,10 +46,15 @@ public:
     ///         CR/LF/NUL.
     list_queue(connection_pool& pool, std::string_view name, list_queue_options opts = {});
 
-    /// Appends one message (LPUSH). @throws connection/timeout/reply errors from core.
+    /// Appends one message (LPUSH).
+    /// @throws payload_too_large (limits.hpp) when longer than options' max_payload, before
+    ///         anything is sent; connection/timeout/reply errors from core. A server that
+    ///         refuses the argument as a protocol error closes the link; that connection is
+    ///         discarded, never handed to the next borrower.
     void push(std::string_view payload);
     /// Appends all messages in one command (one round trip); they are popped in the order
-    /// given (FIFO) or reversed (LIFO). An empty span does nothing. Errors as push().
+    /// given (FIFO) or reversed (LIFO). An empty span does nothing. Errors as push(); one
+    /// oversized payload refuses the whole batch before anything is sent.
     void push_batch(std::span<const std::string> payloads);
     /// Same, for a vector.
     void push_batch(const std::vector<std::string>& payloads) {
@@ -57,10 +62,11 @@ public:
     }
 
     /// Pops one message, blocking up to `timeout` (ms resolution) for one to arrive; zero
-    /// or negative means do not block (like try_pop()). Returns nullopt when none came in
-    /// time. A waiting message is taken with RPOP/LPOP; an empty list is waited on with
-    /// BRPOP/BLPOP, whose reply deadline is the block plus the endpoint's command_timeout.
-    /// Errors as push().
+    /// or negative means do not block (like try_pop()), `milliseconds::max()` waits until a
+    /// message comes (deadlines saturate, core/deadline.hpp). Returns nullopt when none came
+    /// in time. A waiting message is taken with RPOP/LPOP; an empty list is waited on with
+    /// BRPOP/BLPOP in blocks of at most max_block, each with a reply deadline of the block
+    /// plus the endpoint's command_timeout. Errors as push().
     [[nodiscard]] std::optional<std::string> pop(std::chrono::milliseconds timeout);
     /// Pops one message if one is there now (RPOP/LPOP). Errors as push().
     [[nodiscard]] std::optional<std::string> try_pop();
@@ -71,11 +77,14 @@ public:
     [[nodiscard]] const std::string& key() const noexcept { return key_; }
     /// The pop end chosen at construction.
     [[nodiscard]] queue_order order() const noexcept { return order_; }
+    /// Longest single BRPOP/BLPOP a pop() sends; longer waits repeat it.
+    static constexpr std::chrono::milliseconds max_block{60000};
 
 private:
     connection_pool& pool_;
     std::string key_;
     queue_order order_;
+    std::size_t max_payload_;
 };
 
 }  // namespace redcoord

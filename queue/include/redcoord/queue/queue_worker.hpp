@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -25,8 +26,9 @@ enum class handler_result {
 /// Options of a queue_worker. Durations are milliseconds.
 struct queue_worker_options {
     std::size_t threads = 1;                        ///< Worker threads; must be >= 1.
-    /// Longest single blocking pop; bounds how long stop() waits for an idle worker.
-    /// Must be > 0.
+    /// Longest single blocking pop (reliable_queue::pop). Must be > 0;
+    /// `milliseconds::max()` is fine: an idle worker then waits in the server, it does not
+    /// poll in a loop, and stop() still interrupts it between blocks.
     std::chrono::milliseconds poll_timeout{200};
     /// Pause after a failed pop (server unreachable) before trying again. Must be >= 0.
     std::chrono::milliseconds retry_delay{100};
@@ -38,7 +40,14 @@ struct queue_worker_stats {
     std::uint64_t requeued = 0;       ///< Messages nacked back to the queue (handler said so or threw).
     std::uint64_t dead_lettered = 0;  ///< Messages nacked to the dead-letter list.
     std::uint64_t lost_leases = 0;    ///< Acks/nacks refused: the message had been recovered meanwhile.
-    std::uint64_t errors = 0;         ///< Redis errors seen by workers (each retried).
+    /// Failures seen by workers: pops that threw (retried after retry_delay) plus `unsettled`.
+    std::uint64_t errors = 0;
+    /// Acks/nacks that failed for good: the server kept refusing them until the consumer's
+    /// lease could no longer be vouched for (reliable_queue retries refusals such as BUSY,
+    /// LOADING, READONLY, OOM, NOREPLICAS and an exhausted pool until then), or the reply was
+    /// lost (outcome_unknown). Not counted as acked/requeued/dead_lettered. The message is not
+    /// lost: its consumer identity was retired, so it returns through recovery (attempts + 1)
+    /// once that lease lapses, and is delivered again, possibly after its work was done.
     std::uint64_t unsettled = 0;
 };
 
@@ -73,7 +82,8 @@ public:
     /// Asks the workers to stop popping and returns at once.
     void request_stop() noexcept;
     /// request_stop(), then waits for in-flight handlers to finish and the threads to end
-    /// (at most one handler call plus one poll_timeout plus one command per worker).
+    /// (at most one handler call, its ack/nack, and one pop block: the smaller of
+    /// poll_timeout, half the visibility timeout and half the endpoint's command_timeout).
     void stop() noexcept;
     /// True between start() and the end of stop().
     [[nodiscard]] bool running() const noexcept { return running_.load(); }
@@ -81,7 +91,7 @@ public:
     [[nodiscard]] queue_worker_stats stats() const noexcept;
 
 private:
-    void run();
+    void run(std::stop_token stop);
 
     reliable_queue& queue_;
     handler handler_;
@@ -89,7 +99,8 @@ private:
     std::vector<std::thread> threads_;
     std::atomic<bool> stop_{false};
     std::atomic<bool> running_{false};
-    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0};
+    std::stop_source stop_source_;
+    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0}, unsettled_{0};
 };
 
 }  // namespace redcoord

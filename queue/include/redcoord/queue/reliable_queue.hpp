@@ -23,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -192,6 +193,10 @@ public:
     /// @throws connection_error, timeout_error, reply_error, protocol_error from core; after
     ///         a transport error the consumer continues under a new id (see above).
     [[nodiscard]] std::optional<delivery> pop(std::chrono::milliseconds timeout);
+    /// pop(), also ending (nullopt) once `stop` is requested: checked between blocks, so
+    /// within one block (at most half the visibility timeout and half the endpoint's
+    /// command_timeout) of the request. queue_worker::stop() relies on it.
+    [[nodiscard]] std::optional<delivery> pop(std::chrono::milliseconds timeout, std::stop_token stop);
     /// pop() without waiting.
     [[nodiscard]] std::optional<delivery> try_pop() { return pop(std::chrono::milliseconds(0)); }
 
@@ -260,12 +265,16 @@ private:
     void start_consumer();
     void background();
     void heartbeat(connection& c, identity& who);
+    void register_after_move(connection& c, identity& who) noexcept;
+    void retire_if_current(const std::string& consumer);
+    bool may_retry_settle(const identity* owner, std::chrono::milliseconds backoff,
+                          std::chrono::steady_clock::time_point give_up) const;
     std::shared_ptr<identity> current() const;
     std::shared_ptr<identity> make_identity(std::string id) const;
     void retire(const std::shared_ptr<identity>& who);
     std::shared_ptr<identity> owner_of(const std::string& consumer) const;
     std::vector<std::shared_ptr<identity>> to_renew();
-    std::optional<delivery> pop_as(identity& me, std::chrono::milliseconds timeout);
+    std::optional<delivery> pop_as(identity& me, std::chrono::milliseconds timeout, const std::stop_token& stop);
     template <class F>
     auto settling(const delivery& d, F&& f);
     std::string nonce_arg();
@@ -290,11 +299,11 @@ private:
     std::atomic<std::uint64_t> hb_failures_{0};
     std::atomic<std::uint64_t> settle_retries_{0};
     std::atomic<std::uint64_t> lease_losses_{0};
+    std::atomic<bool> distrust_lease_{false};   // set once the server lost a lease early (Q4)
 
-    mutable std::mutex ident_mu_;       // guards ident_, retired_, generation_
+    mutable std::mutex ident_mu_;       // guards ident_, retired_
     std::shared_ptr<identity> ident_;
     std::vector<std::shared_ptr<identity>> retired_;
-    std::uint64_t generation_ = 0;
 };
 
 }  // namespace redcoord
