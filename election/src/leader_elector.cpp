@@ -2,6 +2,8 @@
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/election/leader_elector.hpp>
 
+#include "test_hooks.hpp"
+
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -136,6 +138,7 @@ struct leader_elector::impl {
             }
             handoff = false;
             lk.unlock();
+            if (auto hook = detail::election_before_round.load()) hook(selector.options().identity);
             const auto next = campaign_round();
             lk.lock();
             campaign_cv.wait_until(lk, next, [&] { return stop_campaign || (handoff && !leader); });

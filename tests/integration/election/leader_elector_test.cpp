@@ -4,7 +4,12 @@
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/testing/local_server.hpp>
 
+#include "test_hooks.hpp"  // election/src: the m1 window
+
 #include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
 
 #include <latch>
 #include <thread>
@@ -194,4 +199,55 @@ TEST(LeaderElector, M2_ConcurrentStopsNeverDoubleJoin) {
         for (auto& t : stoppers) t.join();
         EXPECT_EQ(srv.command({"EXISTS", make_election_keys(default_prefix, "m2").selector}).integer(), 0);
     }  // and the destructor's stop() after them
+}
+
+namespace {
+// The m1 window, held open: the resigner's campaign thread has passed its hold-back check and
+// not yet taken round_mu when resign() runs.
+struct m1_window {
+    static inline std::mutex mu;
+    static inline std::condition_variable cv;
+    static inline std::atomic<bool> armed{false};
+    static inline bool reached = false, resigned = false;
+    static void hook(const std::string& identity) {
+        if (identity != "resigner" || !armed.exchange(false)) return;
+        std::unique_lock lk(mu);
+        reached = true;
+        cv.notify_all();
+        cv.wait_for(lk, 5s, [] { return resigned; });
+    }
+};
+}  // namespace
+
+// resign() must hand off: the resigner may not win its own handoff at once, even when its
+// campaign thread was already past the hold-back check.
+TEST(LeaderElector, M1_ResignerDoesNotReelectItselfFromTheHoldBackWindow) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector r(pool, "m1", opts("resigner", 1500ms)), f(pool, "m1", opts("follower", 1500ms));
+    event_log rlog(r);
+    r.start();
+    ASSERT_TRUE(eventually([&] { return r.is_leader(); }, 3s));
+    f.start();
+    ASSERT_TRUE(eventually([&] { return f.rounds() >= 1; }, 3s));
+    std::this_thread::sleep_for(200ms);  // the follower's handoff subscription is confirmed
+    redcoord::detail::election_before_round.store(&m1_window::hook);
+    m1_window::armed = true;
+    {
+        std::unique_lock lk(m1_window::mu);
+        ASSERT_TRUE(m1_window::cv.wait_for(lk, 3s, [] { return m1_window::reached; }));
+    }
+    EXPECT_TRUE(r.resign());
+    {
+        std::lock_guard g(m1_window::mu);
+        m1_window::resigned = true;
+    }
+    m1_window::cv.notify_all();
+    // The follower takes over on the handoff signal, long before the 1.5 s term could pass.
+    EXPECT_TRUE(eventually([&] { return f.is_leader(); }, 1000ms))
+        << "holder " << srv.command({"HGET", make_election_keys(default_prefix, "m1").selector, "holder"}).maybe_text().value_or("none");
+    EXPECT_EQ(rlog.count('E'), 1u) << "the resigner re-elected itself";
+    redcoord::detail::election_before_round.store(nullptr);
+    f.stop();
+    r.stop();
 }
