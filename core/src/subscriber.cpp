@@ -1,5 +1,7 @@
 #include "connection_impl.hpp"
 
+#include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/subscription_book.hpp>
 #include <redcoord/core/sentinel.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/core/token.hpp>
@@ -12,7 +14,8 @@
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
-#include <set>
+#include <optional>
+#include <utility>
 #include <thread>
 
 namespace redcoord {
@@ -37,9 +40,10 @@ struct subscriber::impl {
 
     mutable std::mutex mu;
     std::condition_variable cv;
-    std::set<std::string> want_channels, want_patterns;
-    std::set<std::string> confirmed_channels, confirmed_patterns;
-    std::vector<std::vector<std::string>> outbox;
+    detail::subscription_book book;
+    // Commands for the reader to send; recorded in `book` when the reader takes them, so the
+    // book's order is the wire order (the reader also sends PINGs).
+    std::vector<std::pair<std::string, std::vector<std::string>>> outbox;
     bool link_up = false;
     bool drop_requested = false;
     std::uint64_t connect_count = 0;
@@ -95,10 +99,7 @@ struct subscriber::impl {
         [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
     }
 
-    bool all_confirmed_locked() const {
-        return link_up && confirmed_channels.size() >= want_channels.size() &&
-               confirmed_patterns.size() >= want_patterns.size();
-    }
+    bool all_confirmed_locked() const { return link_up && book.all_confirmed(); }
 
     void notify_state(bool up) {
         if (!on_state) return;
@@ -117,6 +118,19 @@ struct subscriber::impl {
     }
 
     void handle(const reply& r) {
+        if (r.is_error()) {
+            // E.g. NOPERM for a channel the ACL user may not access: the names it refused stop
+            // being wanted (resubscribing would only be refused again) and their waiters return.
+            std::lock_guard lk(mu);
+            (void)book.error(r.text());
+            cv.notify_all();
+            return;
+        }
+        if (r.is_status()) {  // +PONG: the reply to a health PING while nothing is subscribed
+            std::lock_guard lk(mu);
+            book.ponged();
+            return;
+        }
         if (!r.is_array() || r.elements().empty() || !r.elements()[0].is_string()) return;
         const auto& e = r.elements();
         const std::string& kind = e[0].text();
@@ -126,17 +140,12 @@ struct subscriber::impl {
             deliver(pubsub_message{e[2].text(), e[1].text(), e[3].text()});
         } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" || kind == "punsubscribe") {
             if (e.size() < 2 || e[1].is_nil()) return;
-            const bool pattern = kind == "psubscribe" || kind == "punsubscribe";
             std::lock_guard lk(mu);
-            auto& confirmed = pattern ? confirmed_patterns : confirmed_channels;
-            auto& want = pattern ? want_patterns : want_channels;
-            // A late confirmation for something unsubscribed since must not count.
-            if (kind == "subscribe" || kind == "psubscribe") {
-                if (want.count(e[1].text())) confirmed.insert(e[1].text());
-            } else {
-                confirmed.erase(e[1].text());
-            }
+            book.confirmed(kind, e[1].text());
             cv.notify_all();
+        } else if (kind == "pong") {
+            std::lock_guard lk(mu);
+            book.ponged();
         }
     }
 
@@ -190,22 +199,11 @@ struct subscriber::impl {
         std::unique_lock rl(read_mu);
         {
             std::lock_guard lk(mu);
-            confirmed_channels.clear();
-            confirmed_patterns.clear();
             outbox.clear();
             drop_requested = false;
             link_up = true;
             ++connect_count;
-            if (!want_channels.empty()) {
-                std::vector<std::string> cmd{"SUBSCRIBE"};
-                cmd.insert(cmd.end(), want_channels.begin(), want_channels.end());
-                send(c, cmd);
-            }
-            if (!want_patterns.empty()) {
-                std::vector<std::string> cmd{"PSUBSCRIBE"};
-                cmd.insert(cmd.end(), want_patterns.begin(), want_patterns.end());
-                send(c, cmd);
-            }
+            for (const auto& cmd : book.relink()) send(c, cmd);
         }
         c.flush();
         current = &c;
@@ -256,7 +254,8 @@ struct subscriber::impl {
                 {
                     std::lock_guard lk(mu);
                     if (drop_requested) return;
-                    cmds.swap(outbox);
+                    for (const auto& [verb, names] : outbox) cmds.push_back(book.sent(verb, names));
+                    outbox.clear();
                 }
                 auto g = own_link();
                 for (auto& cmd : cmds) send(c, cmd);
@@ -279,7 +278,10 @@ struct subscriber::impl {
                 if (now - last_data > 3 * hi) throw timeout_error("subscriber link to " + ep.to_string() + " silent");
                 if (now - last_ping >= hi && now - last_data >= hi) {
                     std::lock_guard g(read_mu);
-                    send(c, {"PING"});
+                    {
+                        std::lock_guard lk(mu);
+                        send(c, book.sent("PING", {}));
+                    }
                     c.flush();
                     last_ping = now;
                 }
@@ -292,6 +294,7 @@ struct subscriber::impl {
         auto backoff = opts.reconnect_min;
         while (!stopping.load()) {
             std::unique_ptr<connection::impl> c;
+            std::optional<clock_type::time_point> linked_at;
             try {
                 if (resolver) {
                     auto conn = resolver->connect(ep.connect_timeout);
@@ -300,7 +303,7 @@ struct subscriber::impl {
                     c = std::make_unique<connection::impl>(ep, ep.connect_timeout);
                 }
                 // The reader blocks in poll(), never in a socket read: no socket timeout needed.
-                backoff = opts.reconnect_min;
+                linked_at = clock_type::now();
                 session(*c);
             } catch (const std::exception&) {
                 // With Sentinel, a dropped link may mean a failover: let it resolve again.
@@ -311,10 +314,12 @@ struct subscriber::impl {
                 std::lock_guard lk(mu);
                 was_up = link_up;
                 link_up = false;
-                confirmed_channels.clear();
-                confirmed_patterns.clear();
                 cv.notify_all();
             }
+            // Only a session that lasted resets the backoff: a link the server (an output
+            // buffer limit, a proxy) kills right after subscribing must not be redialled every
+            // reconnect_min forever (C5).
+            if (linked_at && clock_type::now() - *linked_at >= opts.reconnect_max) backoff = opts.reconnect_min;
             c.reset();
             if (was_up && announced_up) notify_state(false);
             if (stopping.load()) break;
@@ -325,41 +330,29 @@ struct subscriber::impl {
         }
     }
 
-    bool add(std::set<std::string>& want, std::set<std::string>& confirmed, const char* verb,
-             const std::vector<std::string>& names, std::chrono::milliseconds wait) {
+    bool add(detail::subscription_book::space sp, const char* verb, const std::vector<std::string>& names,
+             std::chrono::milliseconds wait) {
         std::unique_lock lk(mu);
-        std::vector<std::string> cmd{verb};
-        for (auto& n : names)
-            if (want.insert(n).second) cmd.push_back(n);
-        if (cmd.size() > 1 && link_up) {
-            outbox.push_back(std::move(cmd));
+        auto fresh = book.want(sp, names);
+        if (!fresh.empty() && link_up) {
+            outbox.emplace_back(verb, std::move(fresh));
             wake();
         }
-        auto done = [&] {
-            if (!link_up) return false;
-            for (auto& n : names)
-                if (!confirmed.count(n)) return false;
-            return true;
-        };
+        auto done = [&] { return link_up && book.confirmed_all(sp, names); };
         if (wait.count() <= 0) return done();
         // A lazy reader must watch for the confirmation while someone waits for it.
         adjust_demand(1);
-        const bool ok = cv.wait_for(lk, wait, done);
+        // wait_until on a saturated deadline: wait_for(max) overflows now() + wait (C8).
+        cv.wait_until(lk, deadline_after(wait), [&] { return done() || book.refused_any(sp, names); });
         adjust_demand(-1);
-        return ok;
+        return done();
     }
 
-    void remove(std::set<std::string>& want, std::set<std::string>& confirmed, const char* verb,
-                const std::vector<std::string>& names) {
+    void remove(detail::subscription_book::space sp, const char* verb, const std::vector<std::string>& names) {
         std::lock_guard lk(mu);
-        std::vector<std::string> cmd{verb};
-        for (auto& n : names)
-            if (want.erase(n)) {
-                confirmed.erase(n);
-                cmd.push_back(n);
-            }
-        if (cmd.size() > 1 && link_up) {
-            outbox.push_back(std::move(cmd));
+        auto gone = book.unwant(sp, names);
+        if (!gone.empty() && link_up) {
+            outbox.emplace_back(verb, std::move(gone));
             wake();
         }
     }
@@ -411,20 +404,22 @@ subscriber::~subscriber() {
     ::close(impl_->wake_fd);
 }
 
+using space = detail::subscription_book::space;
+
 bool subscriber::subscribe(const std::vector<std::string>& channels, std::chrono::milliseconds wait) {
-    return impl_->add(impl_->want_channels, impl_->confirmed_channels, "SUBSCRIBE", channels, wait);
+    return impl_->add(space::channel, "SUBSCRIBE", channels, wait);
 }
 
 bool subscriber::psubscribe(const std::vector<std::string>& patterns, std::chrono::milliseconds wait) {
-    return impl_->add(impl_->want_patterns, impl_->confirmed_patterns, "PSUBSCRIBE", patterns, wait);
+    return impl_->add(space::pattern, "PSUBSCRIBE", patterns, wait);
 }
 
 void subscriber::unsubscribe(const std::vector<std::string>& channels) {
-    impl_->remove(impl_->want_channels, impl_->confirmed_channels, "UNSUBSCRIBE", channels);
+    impl_->remove(space::channel, "UNSUBSCRIBE", channels);
 }
 
 void subscriber::punsubscribe(const std::vector<std::string>& patterns) {
-    impl_->remove(impl_->want_patterns, impl_->confirmed_patterns, "PUNSUBSCRIBE", patterns);
+    impl_->remove(space::pattern, "PUNSUBSCRIBE", patterns);
 }
 
 bool subscriber::connected() const {
@@ -435,6 +430,11 @@ bool subscriber::connected() const {
 std::uint64_t subscriber::connects() const {
     std::lock_guard lk(impl_->mu);
     return impl_->connect_count;
+}
+
+std::string subscriber::last_error() const {
+    std::lock_guard lk(impl_->mu);
+    return impl_->book.last_error();
 }
 
 const endpoint& subscriber::where() const noexcept { return impl_->ep; }

@@ -256,3 +256,58 @@ TEST(Subscriber, NegativeDrainIntervalIsRejected) {
     o.drain_interval = -1ms;
     EXPECT_THROW(subscriber(endpoint{}, [](const pubsub_message&) {}, o), invalid_argument);
 }
+
+// C3: an error reply to SUBSCRIBE (here NOPERM: the ACL user may not access the channel) is
+// recorded and surfaced, the waiter stops waiting at once, and the refused channel is no
+// longer wanted, so the link counts as fully subscribed again.
+TEST(Subscriber, C3_RefusedSubscriptionIsReportedNotAwaitedForever) {
+    local_server s;
+    ASSERT_TRUE(s.command({"ACL", "SETUSER", "c3", "reset", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all"})
+                    .is_status("OK"));
+    endpoint ep = s.endpoint();
+    ep.user = "c3";
+    ep.password = "pw";
+    inbox box;
+    subscriber sub(ep, [&](const pubsub_message& m) { box.push(m); });
+    ASSERT_TRUE(sub.subscribe({"ok:1"}, 3000ms));
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(sub.subscribe({"forbidden"}, 3000ms));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms) << "waited for a confirmation that cannot come";
+    EXPECT_NE(sub.last_error().find("NOPERM"), std::string::npos) << sub.last_error();
+    EXPECT_TRUE(sub.connected());  // the refused channel is not wanted any more
+    s.command({"PUBLISH", "ok:1", "still here"});
+    ASSERT_TRUE(box.wait_count(1));
+    EXPECT_EQ(box.got[0].payload, "still here");
+}
+
+// C5: a link the server kills right after the subscription (here CLIENT KILL TYPE pubsub in
+// a loop, as an output-buffer limit or a proxy would) must back off, not reconnect every
+// reconnect_min forever.
+TEST(Subscriber, C5_LinkKilledRightAfterSubscribingBacksOff) {
+    local_server s;
+    inbox box;
+    subscriber sub(s.endpoint(), [&](const pubsub_message& m) { box.push(m); },
+                   subscriber_options{.reconnect_min = 20ms, .reconnect_max = 1000ms});
+    ASSERT_TRUE(sub.subscribe({"c5"}, 3000ms));
+    const auto before = sub.connects();
+    connection killer(s.endpoint());
+    const auto until = std::chrono::steady_clock::now() + 1500ms;
+    while (std::chrono::steady_clock::now() < until) {
+        (void)killer.command({"CLIENT", "KILL", "TYPE", "pubsub"});
+        std::this_thread::sleep_for(5ms);
+    }
+    const auto reconnects = sub.connects() - before;
+    // Backing off from 20 ms (20, 40, ... 640, then 1000 ms, plus jitter) allows about 7 in
+    // 1.5 s; resetting after each connect allowed about 50.
+    EXPECT_LE(reconnects, 10u);
+    EXPECT_GE(reconnects, 3u);
+}
+
+// C8: a wait of milliseconds::max() means "as long as it takes", not "already over".
+TEST(Subscriber, C8_HugeWaitDoesNotOverflow) {
+    local_server s;
+    inbox box;
+    subscriber sub(s.endpoint(), [&](const pubsub_message& m) { box.push(m); });
+    EXPECT_TRUE(sub.subscribe({"c8"}, std::chrono::milliseconds::max()));
+    EXPECT_TRUE(sub.psubscribe({"c8:*"}, std::chrono::milliseconds::max()));
+}

@@ -24,7 +24,9 @@ struct pubsub_message {
 /// Reconnection timing of a subscriber.
 struct subscriber_options {
     /// First delay before reconnecting after the link drops; doubles up to `reconnect_max`,
-    /// with random jitter of up to half the delay. Must be > 0.
+    /// with random jitter of up to half the delay. It returns to this value only after a link
+    /// stayed up for `reconnect_max`, so a link the server kills right after subscribing
+    /// (an output-buffer limit, a proxy) is redialled ever more slowly. Must be > 0.
     std::chrono::milliseconds reconnect_min{20};
     /// Longest delay between reconnect attempts. Must be >= reconnect_min.
     std::chrono::milliseconds reconnect_max{1000};
@@ -82,7 +84,12 @@ public:
 
     /// Adds channels; returns true once the server confirmed all of them on the current
     /// link, false when `wait` passed first (they stay wanted and are subscribed as soon as
-    /// the link is up). A zero wait does not wait.
+    /// the link is up). A zero wait does not wait; any wait, up to `milliseconds::max()`, is
+    /// safe (no overflow). A channel counts as confirmed only once the server answered the
+    /// last SUBSCRIBE sent for it (not an earlier one, before an unsubscribe).
+    /// If the server refuses the SUBSCRIBE with an error reply (e.g. `NOPERM`: the ACL user
+    /// may not access the channel), returns false at once; the refused channels are then no
+    /// longer wanted (call subscribe() again to retry) and last_error() holds the server's text.
     bool subscribe(const std::vector<std::string>& channels, std::chrono::milliseconds wait);
     /// Adds patterns (PSUBSCRIBE); same contract as subscribe().
     bool psubscribe(const std::vector<std::string>& patterns, std::chrono::milliseconds wait);
@@ -91,10 +98,15 @@ public:
     /// Removes patterns; does not wait.
     void punsubscribe(const std::vector<std::string>& patterns);
 
-    /// True while the link is up and every wanted subscription has been confirmed.
+    /// True while the link is up and every wanted subscription has been confirmed (names the
+    /// server refused are not wanted).
     [[nodiscard]] bool connected() const;
     /// How many times the link was (re)established.
     [[nodiscard]] std::uint64_t connects() const;
+    /// The text of the last error reply the server sent on the link (for example `NOPERM`
+    /// for a channel the ACL user may not access), empty when there was none. Kept across
+    /// reconnects. Thread-safe.
+    [[nodiscard]] std::string last_error() const;
     /// The endpoint this subscriber reads from.
     [[nodiscard]] const endpoint& where() const noexcept;
     /// Closes the current link as if the network dropped it (tests, failover): the reader

@@ -1,0 +1,78 @@
+#pragma once
+/// @file
+/// The subscriber's bookkeeping of what it asked the server for and what the server
+/// confirmed or refused on the current link. Internal to core (public only so that it can be
+/// tested without a server); not a stable API.
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace redcoord::detail {
+
+/// Channels or patterns of one subscriber link: which are wanted, which the server has
+/// confirmed, which it refused, and the commands still awaiting their replies.
+///
+/// Confirmations are counted per outstanding SUBSCRIBE command, not by name: after
+/// SUBSCRIBE x, UNSUBSCRIBE x, SUBSCRIBE x, the first confirmation does not make x confirmed,
+/// because the server has yet to process the other two (a publish in between would be missed
+/// after the caller was told "confirmed"). Replies are matched to commands in order, which is
+/// how Redis answers them, so an error reply is charged to the command it answers.
+///
+/// Thread-safety: none; the subscriber guards it with its mutex.
+class subscription_book {
+public:
+    /// Which namespace a command or reply is about.
+    enum class space { channel, pattern };
+
+    /// Adds names to the wanted set (clearing an earlier refusal of them); returns those
+    /// that were not wanted yet, which the caller must send.
+    std::vector<std::string> want(space s, const std::vector<std::string>& names);
+    /// Removes names from the wanted and confirmed sets; returns those that were wanted.
+    std::vector<std::string> unwant(space s, const std::vector<std::string>& names);
+    /// Records that `verb` (SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE, PUNSUBSCRIBE or PING) with
+    /// `names` was queued for the server, and returns the command to send.
+    std::vector<std::string> sent(const std::string& verb, const std::vector<std::string>& names);
+    /// A new link: nothing is confirmed or outstanding; returns the commands that subscribe
+    /// every wanted name again (already recorded as sent).
+    std::vector<std::vector<std::string>> relink();
+    /// A confirmation push (`subscribe`, `psubscribe`, `unsubscribe`, `punsubscribe`) for `name`.
+    void confirmed(const std::string& kind, const std::string& name);
+    /// A PING's reply.
+    void ponged();
+    /// An error reply: charged to the oldest outstanding command. A refused (P)SUBSCRIBE's
+    /// names stop being wanted and are marked refused. Returns the refused names.
+    std::vector<std::string> error(const std::string& text);
+
+    /// True when every wanted name of both spaces is confirmed.
+    [[nodiscard]] bool all_confirmed() const noexcept;
+    /// True when every one of `names` is wanted and confirmed in `s`.
+    [[nodiscard]] bool confirmed_all(space s, const std::vector<std::string>& names) const;
+    /// True when one of `names` was refused since it was last wanted.
+    [[nodiscard]] bool refused_any(space s, const std::vector<std::string>& names) const;
+    /// The text of the last error reply, empty when none.
+    [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
+
+private:
+    struct names {
+        std::set<std::string> wanted, confirmed, refused;
+        std::map<std::string, std::size_t> pending;  // SUBSCRIBEs sent, not yet confirmed
+    };
+    struct command {
+        std::string verb;
+        std::vector<std::string> names;
+        std::size_t answered = 0;
+    };
+    names& of(space s) noexcept { return s == space::channel ? channels_ : patterns_; }
+    const names& of(space s) const noexcept { return s == space::channel ? channels_ : patterns_; }
+    void settle_subscribe(names& n, const std::string& name);
+
+    names channels_, patterns_;
+    std::deque<command> outstanding_;
+    std::string last_error_;
+};
+
+}  // namespace redcoord::detail
