@@ -111,7 +111,7 @@ pooled_connection connection_pool::borrow() { return borrow(state_->opts.borrow_
 
 pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
     auto& s = *state_;
-    const auto deadline = std::chrono::steady_clock::now() + wait;
+    const auto deadline = deadline_after(wait);
     for (;;) {
         std::unique_lock lk(s.mu);
         bool waited = false;

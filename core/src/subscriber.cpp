@@ -325,8 +325,9 @@ struct subscriber::impl {
             if (stopping.load()) break;
             auto jitter = std::chrono::milliseconds(random_between(0, static_cast<std::uint64_t>(backoff.count() / 2)));
             std::unique_lock lk(mu);
-            cv.wait_for(lk, backoff + jitter, [&] { return stopping.load(); });
-            backoff = std::min(opts.reconnect_max, backoff * 2);
+            // Saturated: reconnect_max may be as large as the caller likes.
+            cv.wait_until(lk, deadline_after(backoff, deadline_after(jitter)), [&] { return stopping.load(); });
+            backoff = backoff >= opts.reconnect_max / 2 ? opts.reconnect_max : backoff * 2;
         }
     }
 

@@ -136,3 +136,16 @@ TEST(Pool, C11_ReadonlyReplyToAScriptDropsTheConnectionLikeACommand) {
         EXPECT_EQ(st.in_use, 0u);
     }
 }
+
+// C8: borrow(milliseconds::max()) waits as long as it takes, it does not time out at once.
+TEST(Pool, C8_HugeBorrowWaitDoesNotOverflow) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 1});
+    auto held = pool.borrow();
+    std::thread giver([&] {
+        std::this_thread::sleep_for(50ms);
+        held.reset();
+    });
+    EXPECT_NO_THROW((void)pool.borrow(std::chrono::milliseconds::max()));
+    giver.join();
+}
