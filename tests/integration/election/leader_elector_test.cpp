@@ -251,3 +251,26 @@ TEST(LeaderElector, M1_ResignerDoesNotReelectItselfFromTheHoldBackWindow) {
     f.stop();
     r.stop();
 }
+
+// Two electors with one configured identity: a restarted process while its old incarnation
+// still runs (paused, partitioned). They must not lead together under one epoch; the newer
+// one leads only after the older one's leadership ended, with a greater epoch.
+TEST(LeaderElector, M12_SameIdentityIncarnationsNeverShareALeadership) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector old(pool, "m12", opts("node-1", 600ms)), restarted(pool, "m12", opts("node-1", 600ms));
+    old.start();
+    ASSERT_TRUE(eventually([&] { return old.is_leader(); }, 3s));
+    const auto first = old.epoch();
+    restarted.start();
+    const auto until = std::chrono::steady_clock::now() + 1s;
+    while (std::chrono::steady_clock::now() < until) {
+        ASSERT_FALSE(old.is_leader() && restarted.is_leader()) << "both lead under epoch " << restarted.epoch();
+        ASSERT_FALSE(restarted.is_leader());  // the live incarnation keeps its leadership
+        std::this_thread::sleep_for(5ms);
+    }
+    old.stop();
+    ASSERT_TRUE(eventually([&] { return restarted.is_leader(); }, 3s));
+    EXPECT_GT(restarted.epoch(), first);
+    restarted.stop();
+}
