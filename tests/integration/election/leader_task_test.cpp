@@ -127,6 +127,23 @@ TEST(LeaderTask, StopTriggersTheTokenAndJoins) {
     SUCCEED();
 }
 
+// C8: milliseconds::max() as the period means "forever" (saturated), not an overflowed wait
+// that returns at once and spins.
+TEST(LeaderTask, C8_MaxPeriodWaitsForeverAndStopStillJoins) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "c8", opts("me", 600ms));
+    e.start();
+    for (int i = 0; i < 300 && !e.is_leader(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(e.is_leader());
+    leader_task t(e, std::chrono::milliseconds::max(), [](std::uint64_t, std::stop_token) {});
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(t.runs(), 1u);
+    const auto t0 = std::chrono::steady_clock::now();
+    t.stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+}
+
 TEST(LeaderTask, RejectsBadArguments) {
     local_server srv;
     connection_pool pool(srv.endpoint());
