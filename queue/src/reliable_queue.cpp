@@ -280,7 +280,7 @@ void reliable_queue::heartbeat(connection& c, identity& who) {
 void reliable_queue::register_after_move(connection& c, identity& who) noexcept {
     try {
         heartbeat(c, who);
-    } catch (const error&) {
+    } catch (const std::exception&) {
         // The move happened, so the delivery is returned all the same (dropping it would
         // strand the message); the background thread keeps renewing, and if this consumer
         // dies first, recovery returns the message as long as it is registered.
