@@ -25,6 +25,8 @@ struct campaign_result {
     /// True when this round started a new leadership (the selector was absent): a new epoch.
     bool new_term = false;
     /// The fencing token of the current leadership (ours or the holder's); 0 when unknown.
+    /// Strictly greater for every new leadership (see master_selector for the caveats); in
+    /// practice about the server's clock in microseconds when the leadership began.
     std::uint64_t epoch = 0;
     /// The selector's counter after this round's increment (the seed's master_selector value).
     std::int64_t round = 0;
@@ -39,12 +41,33 @@ struct campaign_result {
 };
 
 /// The hardened master_selector: each round is ONE Lua script that increments the selector,
-/// checks the recorded holder identity, and (re)sets the PEXPIRE of the term, so a crash
-/// between steps can never leave a selector without expiry. Only the holder's rounds refresh
-/// the term, so a live leader keeps winning (the seed's re-election preference) and a leader
-/// that was paused past its term cannot take back a selector another candidate holds. A new
-/// leadership takes its epoch from a counter that never expires, raised above the highest
-/// epoch this candidate has seen (so an epoch counter lost in a failover cannot repeat tokens).
+/// sets the PEXPIRE of the term right after that increment and before any step that can fail
+/// (Redis does not roll a script back on a runtime error, so not even a corrupt epoch key can
+/// leave a selector without expiry), and checks the recorded holder. Only the holder's rounds
+/// refresh the term, so a live leader keeps winning (the seed's re-election preference) and a
+/// leader that was paused past its term cannot take back a selector another candidate holds.
+///
+/// The holder is this candidate's identity plus a random nonce of this master_selector object
+/// (its incarnation): a process restarted with the same configured identity while the old
+/// incarnation's selector lives is a different holder, so it leads only in a new term, under
+/// a new, greater epoch, and the old incarnation (if it was only paused) cannot renew the new
+/// one's leadership. A selector written without a nonce (an older version) is renewed by
+/// nobody and expires after its term.
+///
+/// Epochs (fencing tokens): a new leadership's epoch is max(counter + 1, the server's TIME in
+/// microseconds, the highest epoch this candidate has seen + 1), stored in the counter key,
+/// which expires `epoch_ttl` after the last leadership or renewal. So epochs keep increasing
+/// across the counter's expiry (the clock has moved on) and across its loss in a failover to
+/// a replica that missed it, unless the server clock also stepped back further than the time
+/// elapsed. Epochs stay below 2^53 (exact as Lua numbers and doubles); the script fails with a
+/// reply_error rather than go past it.
+///
+/// Caveats (review m14): with `replicas == 0` an asynchronous failover can lose the latest
+/// leadership and its counter; under an `allkeys-*` maxmemory-policy the counter (and, under
+/// memory pressure, the selector) can be evicted. Then only the server clock and the floors of
+/// candidates that saw the epoch keep epochs increasing, and a candidate elected by a promoted
+/// replica may lead while the old leader's local deadline still runs. Where epochs fence
+/// writes, run Redis with `noeviction` or a `volatile-*` policy and use `replicas >= 1`.
 ///
 /// Keys: see make_election_keys(). Values travel as ARGV only.
 ///
@@ -55,13 +78,18 @@ public:
     /// @throws invalid_argument for a bad name or options (see resolve()).
     master_selector(connection_pool& pool, std::string name, election_options opts = {});
 
-    /// Runs one round. Blocking: one round trip (plus WAIT when replicas > 0, pipelined).
+    /// Runs one round. Blocking: one round trip (plus WAIT when replicas > 0, pipelined); the
+    /// script's reply is read within the endpoint's command_timeout, WAIT's within
+    /// replica_timeout + command_timeout (core run_then_wait).
     /// @throws connection_error, timeout_error, pool_exhausted on transport failures;
-    /// @throws reply_error when the server refuses the script (e.g. WRONGTYPE on the key).
+    /// @throws reply_error when the server refuses the script: a key of the wrong type, an epoch
+    ///         counter that is not an integer, or an epoch that would reach 2^53. The selector
+    ///         keeps (or gets) its expiry in every case.
     [[nodiscard]] campaign_result campaign_once();
 
-    /// Deletes the selector if this candidate holds it and publishes a handoff signal (payload:
-    /// this identity) on the election's channel, both in one script. Returns true if it did.
+    /// Deletes the selector if this candidate (identity and this object's nonce) holds it and
+    /// publishes a handoff signal (payload: this identity) on the election's channel, both in
+    /// one script. Returns true if it did.
     /// @throws as campaign_once().
     bool resign();
 
