@@ -61,9 +61,11 @@ struct signal_options {
     /// How long listen()/wait*()/on*() wait, in milliseconds, for at least one link to confirm
     /// a new subscription before throwing connection_error. Must be > 0.
     std::chrono::milliseconds subscribe_timeout{3000};
-    /// How many recent envelope ids are remembered to drop the second copy of a signal
-    /// (master + replica). Must be >= 1. A copy arriving after more than this many newer
-    /// signals would be delivered twice, so size it above the signals per replication lag.
+    /// How many recent deliveries (envelope id + channel + pattern) are remembered exactly
+    /// to drop the second copy of a signal (master + replica). Must be >= 1. Beyond it, a
+    /// per-publisher high-water mark drops late copies too (a replica's resync replay), see
+    /// detail::dedup_window; the cost is that a signal overtaken by more than this many
+    /// later signals of the same publishing hub would be taken for a replay and dropped.
     std::size_t dedup_window = 16384;
     /// A waiter with an empty queue first reads the links' sockets itself for up to this
     /// long (microseconds; subscriber::help_read, when no reader thread is reading them at
@@ -91,7 +93,8 @@ struct signal_hub_stats {
 /// after that (and delivered by any link) is queued. Destroying the waiter unsubscribes
 /// (when it was the last user of the channel in its hub) and drops unread signals. The
 /// waiter may outlive its hub: it then returns nullopt at once. The queue is unbounded: a
-/// waiter nobody reads keeps every signal of its channels.
+/// waiter nobody reads keeps every signal of its channels (memory grows with the signal rate
+/// times the time it is not read; destroy waiters you no longer read).
 ///
 /// Thread-safety: one waiter may be used from several threads; each signal is returned once.
 class waiter {
@@ -105,8 +108,9 @@ public:
 
     /// The oldest queued signal, without waiting; nullopt when none is queued.
     [[nodiscard]] std::optional<signal> try_wait();
-    /// Waits up to `timeout` (milliseconds; zero does not wait) for a signal; nullopt on
-    /// timeout or after the hub was destroyed. Before sleeping it reads signals already in
+    /// Waits up to `timeout` (milliseconds; zero does not wait; milliseconds::max(), or
+    /// anything beyond ten years, waits without a deadline) for a signal; nullopt on timeout
+    /// or after the hub was destroyed. Before sleeping it reads signals already in
     /// the links' sockets on the calling thread (see signal_options::spin); routing and
     /// dedup are the same whichever thread reads, and slots still run on the callback thread.
     [[nodiscard]] std::optional<signal> wait(std::chrono::milliseconds timeout);
@@ -130,7 +134,9 @@ private:
 /// thread, reconnect and resubscribe) to the master AND to each replica. Redis forwards
 /// PUBLISH to replicas, so each signal normally arrives twice; signals published through a
 /// hub carry an envelope with a unique id (envelope.hpp) and every waiter and slot sees each
-/// exactly once (a bounded window of recent ids, signal_options::dedup_window). When the
+/// exactly once (a bounded window of recent deliveries plus a per-publisher high-water mark
+/// for copies older than the window, such as a replica's resync replay: signal_options::
+/// dedup_window, detail::dedup_window). When the
 /// master link drops, signals keep arriving over a replica while the link reconnects and
 /// resubscribes; when a replica dies, the master link carries on.
 ///
@@ -144,6 +150,18 @@ private:
 ///
 /// Unicast picks among the waiter channels subscribed *on the master*: a unicast waiter whose
 /// master link is reconnecting is not a candidate (its replica link alone is not listed).
+///
+/// **Unicast delivery is socket-level, not consumption.** unicast() returning true means the
+/// master handed the payload to one subscribed pub/sub connection; it does NOT mean a waiter
+/// consumed it. The payload is still lost when the chosen waiter times out or is destroyed
+/// while its UNSUBSCRIBE is in flight, or when the chosen waiter's host died and TCP has not
+/// noticed yet (Redis keeps such a subscription until tcp-keepalive, 300 s by default, or a
+/// write error). Use unicast to wake one of N, not to hand off work that must be done: for
+/// that use a list (reliable_queue). Cost: the script runs `PUBSUB CHANNELS <pattern>`, which
+/// scans every channel on the master (O(all channels)) while Redis is blocked.
+///
+/// Memory: slots that run slower than their signals arrive queue the backlog on the callback
+/// thread without bound (as an unread waiter does); keep slots short or hand work off.
 ///
 /// Pub/sub is fire-and-forget: a signal published before a subscription is confirmed, or
 /// while every link is down, is never seen. Anything that must not miss an event keeps it in
@@ -186,18 +204,21 @@ public:
     /// currently subscribed. Does not wait for it to connect.
     void add_replica(const endpoint& replica);
 
-    /// Publishes `payload` (any bytes) to `channel` on the master.
+    /// Publishes `payload` (any bytes, at most 512 MiB - 20 bytes) to `channel` on the master.
     /// @return how many pub/sub connections on the master received it (each hub listening
     ///         counts once per master link).
     /// @throws invalid_argument for a bad channel or a payload over 512 MiB - 20 bytes;
     ///         errors of connection_pool::command.
     std::size_t broadcast(std::string_view channel, std::string_view payload);
 
-    /// Delivers `payload` to exactly one unicast waiter of `channel`, chosen uniformly at
-    /// random on the master by the seed's Lua script: it lists `PUBSUB CHANNELS` matching the
-    /// glob-escaped per-waiter prefix, keeps the names of exactly waiter-channel length, and
-    /// publishes to the one at a random index passed in ARGV.
-    /// @return true when a waiter's link received it, false when no unicast waiter listens.
+    /// Sends `payload` to one unicast waiter of `channel`, chosen uniformly at random on the
+    /// master by the seed's Lua script: it lists `PUBSUB CHANNELS` matching the glob-escaped
+    /// per-waiter prefix, keeps the names of exactly waiter-channel length, and publishes to
+    /// the one at a random index passed in ARGV.
+    /// @return true when one waiter's pub/sub *connection* received it, which is not proof that
+    /// the waiter consumed it (see the class notes: a waiter timing out at that moment, or a
+    /// dead host TCP has not noticed, loses it); false when no unicast waiter listens on the
+    /// master.
     /// @throws as broadcast().
     bool unicast(std::string_view channel, std::string_view payload);
 
@@ -209,6 +230,11 @@ public:
     /// Same with glob patterns (PSUBSCRIBE); the pattern is used as given.
     [[nodiscard]] waiter listen_pattern(const std::vector<std::string>& patterns);
     /// A unicast waiter of `channel`: subscribes to its own channel `<prefix>unicast:{channel}:<id>`.
+    /// Returns once the *master* link confirmed it, so a unicast() issued afterwards counts
+    /// it as a candidate; a replica's confirmation is accepted only while the master link is
+    /// down (the waiter then becomes a candidate when the master link is back).
+    /// @throws invalid_argument for a bad channel; connection_error when no usable link
+    ///         confirms within subscribe_timeout.
     [[nodiscard]] waiter listen_unicast(std::string_view channel);
 
     /// Subscribes to `channel` and waits up to `timeout` (milliseconds, counted from the
@@ -224,7 +250,7 @@ public:
                                                  std::chrono::milliseconds timeout);
     /// Waits until every channel in `channels` has had a signal; returns one signal per
     /// distinct channel, in the order of `channels` (the first to arrive on each), or nullopt
-    /// when `timeout` passes first.
+    /// when `timeout` (milliseconds; milliseconds::max() waits without a deadline) passes first.
     [[nodiscard]] std::optional<std::vector<signal>> wait_all(const std::vector<std::string>& channels,
                                                               std::chrono::milliseconds timeout);
     /// Waits for a signal on any channel matching the glob `pattern` (PSUBSCRIBE).
@@ -242,7 +268,9 @@ public:
     [[nodiscard]] boost::signals2::scoped_connection on_pattern(std::string_view pattern, slot_type slot);
 
     /// `payload` wrapped in a fresh envelope of this hub (for scripts that PUBLISH on the
-    /// hub's behalf, so receivers deduplicate their copies).
+    /// hub's behalf, so receivers deduplicate their copies). One envelope may be published to
+    /// several channels: each channel's delivery is kept (deduplication is per channel).
+    /// @throws invalid_argument for a payload over 512 MiB - 20 bytes.
     [[nodiscard]] std::string envelope(std::string_view payload);
     /// The master's pool (barrier, latch and double_barrier run their scripts on it).
     [[nodiscard]] connection_pool& master() noexcept;
