@@ -12,6 +12,7 @@
 
 #include <csignal>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -133,6 +134,46 @@ TEST_F(ReviewFaults, S8_ResetIsNotReadAsPassedByAStalledMember) {
     auto r = result("s8r:kid");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->rfind("error:", 0), 0u) << *r;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ReviewReplayFaults, S5_ReplicaResyncReplayIsNotDeliveredTwice) {
+    // The replica loses its master link (CLIENT KILL TYPE master) while the master publishes
+    // far more signals than the dedup window holds; the replica then partially resyncs and
+    // replays them over its own, still open, link to the hub: late, in a burst, beyond the
+    // window. Each must still reach the waiter once.
+    local_server master;
+    auto replica = local_server::replica_of(master);
+    redcoord::connection_pool pool(master.endpoint());
+    redcoord::signal_options o;
+    o.dedup_window = 16;
+    redcoord::signal_hub hub(pool, {replica->endpoint()}, o);
+    auto w = hub.listen({"s5"});
+    for (int i = 0; i < 500 && hub.connected_links() < 2; ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(hub.connected_links(), 2u);
+    const auto resyncs = [&] {
+        auto info = replica->command({"INFO", "replication"}).text();
+        return info.find("master_link_status:up") != std::string::npos;
+    };
+    ASSERT_GE(replica->command({"CLIENT", "KILL", "TYPE", "master"}).integer(), 1);
+    constexpr int n = 200;
+    for (int i = 0; i < n; ++i) hub.broadcast("s5", std::to_string(i));
+    for (int i = 0; i < 500 && !resyncs(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(resyncs());
+    // Every copy has arrived once the replica's copies are all in (or a generous bound).
+    for (int i = 0; i < 300 && hub.stats().received < 2u * n; ++i) {
+        (void)w.pending();
+        std::this_thread::sleep_for(10ms);
+    }
+    std::set<std::string> got;
+    int twice = 0;
+    while (auto s = w.wait(200ms)) twice += got.insert(s->payload).second ? 0 : 1;
+    EXPECT_EQ(got.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(twice, 0) << "signals delivered twice after the replica's resync";
+    EXPECT_GE(hub.stats().received, 2u * n - 16) << "the replica did not replay: the test proved nothing";
 }
 
 }  // namespace
