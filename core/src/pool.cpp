@@ -205,6 +205,7 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
     const auto wait_until = deadline_after(std::min(within, s.opts.borrow_timeout), start);
     const auto dial_until = deadline_after(within, start);
     std::unique_lock lk(s.mu);
+    bool waited = false;
     for (;;) {
         // An idle connection freed by another thread serves at once, however the dial backoff stands.
         while (!s.idle.empty()) {
@@ -228,7 +229,8 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
         }
         if (s.open < s.opts.max_size) break;
         // Every connection is leased: wait for one to come back rather than call the node down.
-        ++s.counters.waits;
+        if (!waited) ++s.counters.waits;
+        waited = true;
         if (s.cv.wait_until(lk, wait_until) == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size) {
             ++s.counters.errors;
             throw pool_exhausted("no free connection to " + s.ep.to_string() + " (all " +

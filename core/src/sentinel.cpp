@@ -106,34 +106,33 @@ std::optional<std::string> info_field(const reply& r, std::string_view key) {
     return std::nullopt;
 }
 
+// The role one command reports, or nullopt when the user may not run it (NOPERM, or an
+// unknown command on an old server) or the reply holds no role.
+template <class Parse>
+std::optional<std::string> ask_role(connection& c, clock_type::time_point deadline,
+                                    std::initializer_list<std::string_view> argv, Parse parse) {
+    try {
+        return parse(c.command_for(command_budget(c, deadline, "verify the role of"),
+                                   std::span<const std::string_view>(argv.begin(), argv.size())));
+    } catch (const reply_error&) {
+        return std::nullopt;
+    }
+}
+
 // The node's role ("master", "slave", "replica", "sentinel", ...), asked with the first of
 // ROLE, HELLO 2 and INFO replication the ACL user may run: ROLE is @admin @dangerous and INFO
 // @dangerous, so a least-privilege user typically has only HELLO. nullopt when all three are
 // refused. Every command ends by `deadline`.
 // @throws timeout_error, connection_error, protocol_error on transport failures.
 std::optional<std::string> probe_role(connection& c, clock_type::time_point deadline) {
-    struct probe {
-        std::initializer_list<std::string_view> argv;
-        std::optional<std::string> (*role)(const reply&);
-    };
-    static const probe probes[] = {
-        {{"ROLE"},
-         [](const reply& r) -> std::optional<std::string> {
-             if (r.is_array() && !r.elements().empty() && r.elements()[0].is_string()) return r.elements()[0].text();
-             return std::nullopt;
-         }},
-        {{"HELLO", "2"}, [](const reply& r) { return map_field(r, "role"); }},
-        {{"INFO", "replication"}, [](const reply& r) { return info_field(r, "role"); }},
-    };
-    for (const auto& p : probes) {
-        const std::span<const std::string_view> argv(p.argv.begin(), p.argv.size());
-        try {
-            if (auto role = p.role(c.command_for(command_budget(c, deadline, "verify the role of"), argv))) return role;
-        } catch (const reply_error&) {
-            // NOPERM (or an unknown command on an old server): try the next way of asking.
-        }
-    }
-    return std::nullopt;
+    if (auto role = ask_role(c, deadline, {"ROLE"}, [](const reply& r) -> std::optional<std::string> {
+            if (r.is_array() && !r.elements().empty() && r.elements()[0].is_string()) return r.elements()[0].text();
+            return std::nullopt;
+        }))
+        return role;
+    if (auto role = ask_role(c, deadline, {"HELLO", "2"}, [](const reply& r) { return map_field(r, "role"); }))
+        return role;
+    return ask_role(c, deadline, {"INFO", "replication"}, [](const reply& r) { return info_field(r, "role"); });
 }
 
 }  // namespace
