@@ -36,7 +36,8 @@ enum class revoke_reason {
 /// a confirmed round makes (or keeps) this candidate leader until its local deadline
 /// `sent_at + term - drift` (steady clock). A leader whose renewal is not confirmed by then
 /// steps down by itself: is_leader() turns false at the deadline, and `revoked(expired)` (or
-/// `revoked(connection)` when the last round failed on transport) follows. Followers subscribe
+/// `revoked(connection)` when the last round failed on transport or was still unanswered at
+/// the deadline) follows. Followers subscribe
 /// (core `subscriber`) to the election's handoff channel and campaign at once when a leader
 /// resigns.
 ///
@@ -140,7 +141,9 @@ public:
     /// a leader that stepped down locally (deadline passed) re-confirms the selector it still
     /// held on the server, so no one else led in between.
     boost::signals2::signal<void(std::uint64_t epoch)> elected;
-    /// Fired when a leadership that was reported by `elected` ends.
+    /// Fired when a leadership that was reported by `elected` ends. A notification only: it may
+    /// come late behind slow slots, so leader work should watch current_leadership().stop (as
+    /// leader_task does), which this signal's slots can neither skip nor delay.
     boost::signals2::signal<void(revoke_reason reason)> revoked;
     /// Fired when the observed holder changes (nullopt: none, e.g. after a resign).
     boost::signals2::signal<void(std::optional<std::string> identity)> leader_changed;
