@@ -69,19 +69,24 @@ std::vector<std::string_view> script::argv_for(const connection& c, std::span<co
 
 reply script::run(connection& c, std::span<const std::string_view> keys,
                   std::span<const std::string_view> args) const {
+    return run_for(c, detail::connection_access::get(c).ep.command_timeout, keys, args);
+}
+
+reply script::run_for(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+                      std::span<const std::string_view> args) const {
     auto& ci = detail::connection_access::get(c);
     std::string nkeys;
     auto argv = argv_for(c, keys, args, nkeys);
     if (argv[0] == "EVALSHA") {
         try {
-            return c.command(std::span<const std::string_view>(argv));
+            return c.command_for(timeout, std::span<const std::string_view>(argv));
         } catch (const reply_error& e) {
             if (std::string_view(e.what()).rfind("NOSCRIPT", 0) != 0) throw;
         }
         // SCRIPT FLUSH since we learned it (the reply emptied the connection's list): EVAL.
         argv = argv_for(c, keys, args, nkeys);
     }
-    reply r = c.command(std::span<const std::string_view>(argv));
+    reply r = c.command_for(timeout, std::span<const std::string_view>(argv));
     ci.learned_script(sha1_);
     return r;
 }

@@ -23,6 +23,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/lock/errors.hpp>
 
 namespace redcoord::detail {
 
@@ -77,15 +81,21 @@ bool acquire_loop(std::chrono::steady_clock::time_point deadline, const wait_set
 // and looks, and the commit of what it got. `Lock` (distributed_lock's or redlock's state)
 // provides gate, contention, wait_settings(), release_waiter(), look() -> refusal,
 // attempt(ask) -> attempt_result {optional<lock_acquisition> got; refusal why; ...},
-// commit(const attempt_result&) and not_acquired() (called after the gate is left; may
-// throw what the last attempt left to say).
+// commit(const attempt_result&) and not_acquired() (may throw what the last attempt left to
+// say; called while the gate is still held, since that state is the gate's). `unlimited`
+// ignores retry_count (Lockable::lock()).
 template <class Lock>
-std::optional<lock_acquisition> gated_acquire(Lock& self, std::chrono::steady_clock::time_point deadline) {
+std::optional<lock_acquisition> gated_acquire(Lock& self, std::chrono::steady_clock::time_point deadline,
+                                              bool unlimited = false) {
     if (!self.gate.enter(deadline)) return std::nullopt;
+    self.attempt_deadline = deadline;
+    self.attempt_timed = deadline > std::chrono::steady_clock::now();
     try {
         typename Lock::attempt_result got;
+        auto ws = self.wait_settings();
+        if (unlimited) ws.retry_count = 0;
         const bool ok = acquire_loop(
-            deadline, self.wait_settings(), self.contention,
+            deadline, ws, self.contention,
             [&self]() -> release_waiter& { return self.release_waiter(); },
             [&](ask what, refusal& why) {
                 if (what == ask::look) {
@@ -104,13 +114,37 @@ std::optional<lock_acquisition> gated_acquire(Lock& self, std::chrono::steady_cl
             self.commit(got);
             return got.got;
         }
+        self.not_acquired();
     } catch (...) {
         self.gate.leave();
         throw;
     }
     self.gate.leave();
-    self.not_acquired();
     return std::nullopt;
+}
+
+// Lockable::lock() of both lock objects: waits without limit (retry_count does not apply)
+// and rides through transient faults (a server down or restarting, a majority unreachable, a
+// busy pool, a lost reply), retrying with a growing pause up to `max_pause`, so it returns
+// only with the lock held: a std::lock_guard or a condition_variable_any re-lock never runs
+// its section without it. Errors that retrying cannot cure (bad credentials, a server that
+// refuses the script, a non-Redis peer) propagate.
+template <class Lock>
+void lock_blocking(Lock& self, std::chrono::milliseconds max_pause) {
+    auto pause = std::chrono::milliseconds(10);
+    for (;;) {
+        try {
+            if (gated_acquire(self, forever(), true)) return;
+        } catch (const auth_error&) {
+            throw;
+        } catch (const connection_error&) {  // quorum_unreachable included
+        } catch (const timeout_error&) {
+        } catch (const pool_exhausted&) {
+        } catch (const outcome_unknown&) {
+        }
+        std::this_thread::sleep_for(pause + jitter(pause));
+        pause = std::min(pause * 2, std::max(max_pause, std::chrono::milliseconds(10)));
+    }
 }
 
 }  // namespace redcoord::detail

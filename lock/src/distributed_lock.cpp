@@ -6,6 +6,7 @@
 #include "scripts.hpp"
 #include "watchdog.hpp"
 
+#include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/core/token.hpp>
@@ -57,11 +58,16 @@ reply run_write(connection_pool& pool, const script& s, std::initializer_list<st
 }  // namespace
 
 struct distributed_lock::impl : detail::hold_state {
-    enum class extend_result { extended, not_held, budget_spent, lost };
+    using extend_result = detail::extend_result;
 
     impl(connection_pool& p, std::string r, lock_options o)
-        : hold_state(std::move(r), "lock", o.prefix, o.ttl), pool(p), opts(std::move(o)) {
+        : hold_state(std::move(r), "lock", o.prefix, {o.ttl, o.drift_factor, o.watchdog, o.max_extensions}),
+          pool(p),
+          opts(std::move(o)) {
         detail::validate(opts);
+        // The watchdog's extension must never queue behind this object's own request.
+        if (opts.watchdog && pool.options().max_size < 2)
+            throw invalid_argument("lock_options::watchdog needs a pool of max_size >= 2");
     }
 
     connection_pool& pool;
@@ -86,7 +92,7 @@ struct distributed_lock::impl : detail::hold_state {
         const std::string_view args[] = {token, ttl_arg, what == detail::ask::mark ? "1" : "0"};
         // The third argument only when asked for: try_lock's hot path sends two.
         const std::span<const std::string_view> argv(args, what == detail::ask::nothing ? 2 : 3);
-        const reply r = opts.replicas == 0 ? run_acquire(keys, argv) : run_replicated(token, keys, argv, acks);
+        const reply r = opts.replicas == 0 ? run_acquire(token, keys, argv) : run_replicated(token, keys, argv, acks);
         attempt_result out;
         if (r.is_array()) {  // refused, with the holder's id
             const auto& e = r.elements();
@@ -120,10 +126,26 @@ struct distributed_lock::impl : detail::hold_state {
         return out;
     }
 
+    // How long one request of the current acquire call may take: what is left of a timed
+    // wait (try_lock_for(10ms) must not block for the pool's and connection's timeouts,
+    // which are seconds), capped by command_timeout; nullopt for a call that came with no
+    // time to wait (try_lock's single attempt keeps the endpoint's timeouts).
+    std::optional<milliseconds> io_budget() const {
+        if (!attempt_timed) return std::nullopt;
+        const auto left = std::max(time_left<milliseconds>(attempt_deadline), milliseconds(1));
+        return std::min(left, pool.where().command_timeout.count() > 0 ? pool.where().command_timeout : left);
+    }
+
+    pooled_connection borrow(std::optional<milliseconds> budget) {
+        return budget ? pool.borrow(std::min(*budget, pool.options().borrow_timeout)) : pool.borrow();
+    }
+
     // Who holds the lock, by a plain GET (the holder's token, without a waiter's mark).
     detail::refusal look() {
-        auto conn = pool.borrow();
-        const reply r = conn->command({"GET", key});
+        const auto budget = io_budget();
+        auto conn = borrow(budget);
+        const std::string_view get[] = {"GET", key};
+        const reply r = budget ? conn->command_for(*budget, get) : conn->command(get);
         detail::refusal out;
         if (r.is_string()) {
             out.one_holder = true;
@@ -133,23 +155,48 @@ struct distributed_lock::impl : detail::hold_state {
     }
 
     // Best effort: an undeleted key expires after ttl. Waiters that marked the key meanwhile
-    // are woken.
+    // are woken. Within a timed wait it is sent without waiting for the reply, on an idle
+    // connection or one connected within the budget, so a stalled server cannot hold the
+    // caller past its deadline.
     void give_back(const std::string& token) noexcept {
         try {
-            (void)detail::release_script().run(pool, {key}, {token});
+            if (const auto budget = io_budget()) {
+                connection_pool* one[] = {&pool};
+                const std::string_view keys[] = {key};
+                const std::string_view args[] = {token};
+                fan_out_options fo;
+                fo.timeout = std::max(*budget, milliseconds(20));
+                fo.detach = true;
+                (void)fan_out(one, detail::release_script(), keys, args, fo);
+            } else {
+                (void)detail::release_script().run(pool, {key}, {token});
+            }
         } catch (...) {
         }
     }
 
     // The acquire script and WAIT in one write on one connection; `acks` gets WAIT's count.
-    reply run_acquire(std::span<const std::string_view> keys, std::span<const std::string_view> args) {
-        auto conn = pool.borrow();
-        return detail::acquire_script().run(*conn, keys, args);
+    // A lost reply may hide a taken key: give it back (as the replicated path and Redlock's
+    // step 5 do) rather than block every client, this one included, for the whole TTL.
+    reply run_acquire(const std::string& token, std::span<const std::string_view> keys,
+                      std::span<const std::string_view> args) {
+        const auto budget = io_budget();
+        auto conn = borrow(budget);  // nothing sent yet: nothing to give back
+        try {
+            return budget ? detail::acquire_script().run_for(*conn, *budget, keys, args)
+                          : detail::acquire_script().run(*conn, keys, args);
+        } catch (const reply_error&) {
+            throw;  // refused: the script did not run
+        } catch (...) {
+            conn.reset();
+            give_back(token);
+            throw;
+        }
     }
 
     reply run_replicated(const std::string& token, std::span<const std::string_view> keys,
                          std::span<const std::string_view> args, std::size_t& acks) {
-        auto conn = pool.borrow();
+        auto conn = borrow(io_budget());
         replicated_reply rr;
         try {
             rr = run_then_wait(*conn, detail::acquire_script(), keys, args, opts.replicas, opts.replica_timeout);
@@ -161,18 +208,6 @@ struct distributed_lock::impl : detail::hold_state {
         }
         acks = rr.acks;
         return std::move(rr.result);
-    }
-
-    void commit(const lock_acquisition& a) {
-        std::lock_guard l(mu);
-        held = a;
-        ++hold_id;
-        extensions = 0;
-        lost_flag = false;
-        if (opts.watchdog) {
-            if (!dog) dog = std::make_unique<detail::watchdog>([this](std::uint64_t id) { return watchdog_tick(id); });
-            dog->arm(hold_id, std::max(opts.ttl / 3, milliseconds(1)));
-        }
     }
 
     detail::release_waiter& release_waiter() {
@@ -193,9 +228,7 @@ struct distributed_lock::impl : detail::hold_state {
         return ws;
     }
 
-    void commit(const attempt_result& r) {
-        commit(*r.got);
-    }
+    void commit(const attempt_result& r) { commit_hold(*r.got); }
 
     void not_acquired() {}
 
@@ -203,86 +236,27 @@ struct distributed_lock::impl : detail::hold_state {
         return detail::gated_acquire(*this, deadline);
     }
 
-    void mark_lost(std::uint64_t id) {
-        bool fire = false;
-        {
-            std::lock_guard l(mu);
-            if (held && hold_id == id && !lost_flag) {
-                lost_flag = true;
-                fire = true;
-            }
+    // One compare-and-pexpire; with replicas > 0 it counts only once they acknowledged it
+    // (WAIT in the same write, as for the acquisition), else a failover could lose it.
+    extend_result extend_round(const std::string& token, milliseconds ttl, clock_type::time_point) override {
+        const std::string ttl_text = detail::ms_arg(ttl);
+        if (opts.replicas == 0) {
+            const reply r = run_write(pool, detail::extend_script(), {key}, {token, ttl_text});
+            return r.integer() == 1 ? extend_result::extended : extend_result::lost;
         }
-        if (fire) {
-            try {
-                lost_signal(resource);
-            } catch (...) {
-                // A throwing callback must not break the watchdog or extend().
-            }
-        }
-    }
-
-    extend_result extend_hold(std::optional<std::uint64_t> expected, milliseconds ttl) {
-        std::string token;
-        std::uint64_t id = 0;
-        {
-            std::lock_guard l(mu);
-            if (!held || (expected && *expected != hold_id)) return extend_result::not_held;
-            if (lost_flag) return extend_result::lost;
-            id = hold_id;
-            if (clock_type::now() >= held->valid_until) {
-                lost_flag = true;  // validity passed: another may hold it already
-                token.clear();
-            } else {
-                if (extensions >= opts.max_extensions) return extend_result::budget_spent;
-                ++extensions;
-                token = held->token;
-            }
-        }
-        if (token.empty()) {
-            fire_lost(id);
-            return extend_result::lost;
-        }
-        const auto t0 = clock_type::now();
-        const reply r = run_write(pool, detail::extend_script(), {key}, {token, detail::ms_arg(ttl)});
-        if (r.integer() == 1) {
-            std::lock_guard l(mu);
-            if (held && hold_id == id) held->valid_until = t0 + ttl - detail::clock_drift(ttl, opts.drift_factor);
-            return extend_result::extended;
-        }
-        mark_lost(id);
-        return extend_result::lost;
-    }
-
-    void fire_lost(std::uint64_t id) {
-        {
-            std::lock_guard l(mu);
-            if (!held || hold_id != id) return;
-        }
+        auto conn = pool.borrow();  // nothing sent yet
+        const std::string_view keys[] = {key};
+        const std::string_view args[] = {token, ttl_text};
+        replicated_reply rr;
         try {
-            lost_signal(resource);
-        } catch (...) {
+            rr = run_then_wait(*conn, detail::extend_script(), keys, args, opts.replicas, opts.replica_timeout);
+        } catch (const reply_error&) {
+            throw;
+        } catch (const error& e) {
+            throw outcome_unknown(std::string("lock: reply lost, outcome unknown: ") + e.what());
         }
-    }
-
-    bool watchdog_tick(std::uint64_t id) {
-        try {
-            switch (extend_hold(id, opts.ttl)) {
-                case extend_result::extended: return true;
-                default: return false;
-            }
-        } catch (const error&) {
-            // Reply lost or node unreachable: the old validity still stands; try again at the
-            // next tick unless that would be too late.
-            clock_type::time_point until;
-            {
-                std::lock_guard l(mu);
-                if (!held || hold_id != id) return false;
-                until = held->valid_until;
-            }
-            if (clock_type::now() + opts.ttl / 3 < until) return true;
-            mark_lost(id);
-            return false;
-        }
+        if (rr.result.integer() != 1) return extend_result::lost;
+        return rr.acks >= opts.replicas ? extend_result::extended : extend_result::not_confirmed;
     }
 
     bool release() {
@@ -325,7 +299,7 @@ distributed_lock::~distributed_lock() {
 }
 
 std::optional<lock_acquisition> distributed_lock::acquire(std::chrono::milliseconds wait) {
-    return impl_->acquire_until(clock_type::now() + std::max(wait, milliseconds(0)));
+    return impl_->acquire_until(deadline_after(wait));
 }
 
 std::optional<lock_acquisition> distributed_lock::acquire_until(clock_type::time_point deadline) {
@@ -334,7 +308,7 @@ std::optional<lock_acquisition> distributed_lock::acquire_until(clock_type::time
 
 bool distributed_lock::extend(std::chrono::milliseconds ttl) {
     if (ttl.count() <= 0) throw invalid_argument("extend: ttl must be > 0");
-    return impl_->extend_hold(std::nullopt, ttl) == impl::extend_result::extended;
+    return impl_->extend_hold(std::nullopt, ttl) == detail::extend_result::extended;
 }
 
 bool distributed_lock::extend() { return extend(impl_->opts.ttl); }
@@ -348,10 +322,12 @@ std::uint64_t distributed_lock::fencing_token() const { return impl_->fencing_to
 void distributed_lock::check_held() const { impl_->check_held(); }
 
 boost::signals2::connection distributed_lock::on_lost(lost_handler h) {
-    return impl_->lost_signal.connect(std::move(h));
+    auto c = impl_->lost_signal.connect(std::move(h));
+    impl_->arm_loss_notice();
+    return c;
 }
 
-void distributed_lock::lock() { (void)impl_->acquire_until(forever()); }
+void distributed_lock::lock() { detail::lock_blocking(*impl_, impl_->opts.max_retry_interval); }
 
 bool distributed_lock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
 

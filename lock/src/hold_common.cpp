@@ -9,6 +9,9 @@
 
 namespace redcoord::detail {
 
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
 bool local_gate::enter(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock l(mu_);
     if (busy_ && owner_ == std::this_thread::get_id())
@@ -44,14 +47,141 @@ std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milli
 
 std::string ms_arg(std::chrono::milliseconds d) { return std::to_string(d.count()); }
 
-hold_state::hold_state(std::string r, std::string_view k, std::string_view prefix, std::chrono::milliseconds ttl)
-    : resource(std::move(r)), kind(k) {
+hold_state::hold_state(std::string r, std::string_view k, std::string_view prefix, lease_settings l)
+    : resource(std::move(r)), kind(k), lease(l) {
     validate_name(resource, "lock resource");
     key = make_key(prefix, "lock", resource);
     fence_key = make_key(prefix, "lock", resource, "fence");
     channel = key + ":released";  // the release script derives it the same way from KEYS[1]
-    ttl_arg = ms_arg(ttl);
+    ttl_arg = ms_arg(lease.ttl);
+}
 
+clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0, milliseconds ttl) const {
+    return t0 + ttl - clock_drift(ttl, lease.drift_factor);
+}
+
+std::optional<clock_type::time_point> hold_state::first_due(clock_type::time_point until) const {
+    if (lease.watchdog) return clock_type::now() + std::max(lease.ttl / 3, milliseconds(1));
+    if (!lost_signal.empty()) return until;
+    return std::nullopt;
+}
+
+void hold_state::commit_hold(lock_acquisition a) {
+    std::lock_guard l(mu);
+    const auto due = first_due(a.valid_until);
+    if (due) {
+        if (!dog) dog = std::make_unique<watchdog>([this](std::uint64_t id) { return lease_tick(id); });
+        dog->arm(hold_id + 1, *due);  // may throw (no thread): then nothing is held
+    }
+    held = std::move(a);
+    ++hold_id;
+    extensions = 0;
+    lost_flag = false;
+}
+
+void hold_state::arm_loss_notice() {
+    std::lock_guard l(mu);
+    if (!held || lost_flag || lease.watchdog) return;  // the watchdog's timer reports it already
+    if (!dog) dog = std::make_unique<watchdog>([this](std::uint64_t id) { return lease_tick(id); });
+    dog->arm(hold_id, held->valid_until);
+}
+
+void hold_state::mark_lost(std::uint64_t id) {
+    {
+        std::lock_guard l(mu);
+        if (!held || hold_id != id || lost_flag) return;
+        lost_flag = true;
+    }
+    try {
+        lost_signal(resource);
+    } catch (...) {
+        // A throwing callback must not break the lease timer or extend().
+    }
+}
+
+extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, milliseconds ttl) {
+    std::string token;
+    std::uint64_t id = 0;
+    clock_type::time_point until;
+    {
+        std::lock_guard l(mu);
+        if (!held || (expected && *expected != hold_id)) return extend_result::not_held;
+        if (lost_flag) return extend_result::lost;
+        id = hold_id;
+        until = held->valid_until;
+        if (clock_type::now() < until) {
+            if (extensions >= lease.max_extensions) return extend_result::budget_spent;
+            token = held->token;
+        }
+    }
+    if (token.empty()) {  // the validity passed without extension: another may hold it already
+        mark_lost(id);
+        return extend_result::lost;
+    }
+    const auto t0 = clock_type::now();
+    extend_result r = extend_result::not_confirmed;
+    try {
+        r = extend_round(token, ttl, t0);
+    } catch (...) {
+        // Sent or not, the request may have shortened the key (a smaller ttl): so must we.
+        std::lock_guard l(mu);
+        if (held && hold_id == id) held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
+        throw;
+    }
+    switch (r) {
+        case extend_result::extended: {
+            // A reply that comes after the old validity cannot vouch for the time between.
+            if (clock_type::now() >= until) break;
+            std::lock_guard l(mu);
+            if (held && hold_id == id) {
+                held->valid_until = valid_until_after(t0, ttl);
+                ++extensions;
+            }
+            return r;
+        }
+        case extend_result::not_confirmed: {
+            std::lock_guard l(mu);
+            if (held && hold_id == id) held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
+            return r;
+        }
+        default: break;
+    }
+    mark_lost(id);
+    return extend_result::lost;
+}
+
+std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
+    bool can_extend = false;
+    clock_type::time_point until;
+    {
+        std::lock_guard l(mu);
+        if (!held || hold_id != id || lost_flag) return std::nullopt;
+        until = held->valid_until;
+        can_extend = lease.watchdog && extensions < lease.max_extensions;
+    }
+    if (clock_type::now() >= until) {
+        mark_lost(id);
+        return std::nullopt;
+    }
+    // No extension left to make: report the loss when the validity ends, before the key can
+    // expire, so a holder's on_lost always hears of it.
+    if (!can_extend) return until;
+    const auto period = std::max(lease.ttl / 3, milliseconds(1));
+    extend_result r = extend_result::not_confirmed;
+    try {
+        r = extend_hold(id, lease.ttl);
+    } catch (const error&) {
+        r = extend_result::not_confirmed;  // the old (maybe shortened) validity stands
+    }
+    std::lock_guard l(mu);
+    if (!held || hold_id != id || lost_flag) return std::nullopt;
+    switch (r) {
+        case extend_result::extended: return clock_type::now() + period;
+        // Not confirmed: retry soon, and the tick at the validity's end reports the loss.
+        case extend_result::not_confirmed: return std::min(clock_type::now() + period / 2, held->valid_until);
+        case extend_result::budget_spent: return held->valid_until;
+        default: return std::nullopt;
+    }
 }
 
 std::optional<lock_acquisition> hold_state::take_hold() {

@@ -47,27 +47,65 @@ std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milli
 // Milliseconds as the decimal text Redis expects.
 std::string ms_arg(std::chrono::milliseconds d);
 
-// What a lock object knows about its resource and its current holding; the base of both
-// distributed_lock's and redlock's state, so their accessors are one piece of code.
+// How an extension ended.
+enum class extend_result {
+    extended,       // confirmed (by a majority / the master and its replicas): validity moved
+    not_held,       // nothing held, or another holding than the one asked for
+    budget_spent,   // max_extensions used up: the validity stays; its end is reported as a loss
+    lost,           // the key is gone or someone else's, or the validity passed: lost() is true
+    not_confirmed,  // reply lost, nodes unreachable or replicas did not acknowledge: the old
+                    // validity stands (shortened if the request asked for less), not lost yet
+};
+
+// What a lock object knows about its resource and its current holding, and the lifecycle the
+// two lock kinds share: commit, extension bookkeeping, the lease timer (watchdog and loss
+// notice) and loss reporting. distributed_lock and redlock differ only in their rounds.
 struct hold_state {
+    struct lease_settings {
+        std::chrono::milliseconds ttl;
+        double drift_factor;
+        bool watchdog;
+        std::size_t max_extensions;
+    };
     // @throws invalid_argument for a bad resource name.
-    hold_state(std::string resource, std::string_view kind, std::string_view prefix, std::chrono::milliseconds ttl);
+    hold_state(std::string resource, std::string_view kind, std::string_view prefix, lease_settings lease);
+    virtual ~hold_state() = default;
 
     std::string resource;
     std::string kind;  // "lock" or "redlock", for messages
     std::string key, fence_key, channel, ttl_arg;
+    lease_settings lease;
 
     local_gate gate;
+    // The deadline of the acquire call that holds the gate (only the gate holder touches it).
+    std::chrono::steady_clock::time_point attempt_deadline{};
+    bool attempt_timed = false;  // that deadline was still ahead when the call entered
     mutable std::mutex mu;  // guards the holding below (and what a derived state adds to it)
     std::optional<lock_acquisition> held;
     std::uint64_t hold_id = 0;
     std::size_t extensions = 0;
     bool lost_flag = false;
     boost::signals2::signal<void(const std::string&)> lost_signal;
-    // The opt-in renewal thread; the owner resets it first on destruction (it calls back in).
+    // The lease timer; the owner resets it first on destruction (it calls back in).
     std::unique_ptr<watchdog> dog;
 
-    // Clears the local holding and stops renewing it; nullopt when nothing was held.
+    // One extension round of the lock kind, for hold `id` to `ttl` from its start `t0`
+    // (taken before anything is sent). Returns extended only when confirmed.
+    virtual extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
+                                       std::chrono::steady_clock::time_point t0) = 0;
+
+    // Makes `a` the current holding and arms the lease timer when it has work (watchdog on,
+    // or a loss handler to notify when the validity ends). The timer is started before the
+    // holding is recorded, so a failure to start it leaves nothing held.
+    void commit_hold(lock_acquisition a);
+    // Extends the current holding (hold `expected` when given) to `ttl`: the budget, the
+    // validity check, the round, and the validity bookkeeping of every outcome.
+    extend_result extend_hold(std::optional<std::uint64_t> expected, std::chrono::milliseconds ttl);
+    // Sets lost() for hold `id` and fires the loss callback once.
+    void mark_lost(std::uint64_t id);
+    // A loss handler was connected: make sure the end of the current validity is reported.
+    void arm_loss_notice();
+    // Clears the local holding and stops the lease timer; nullopt when nothing was held.
     std::optional<lock_acquisition> take_hold();
 
     [[nodiscard]] bool lost() const;
@@ -77,6 +115,15 @@ struct hold_state {
     [[nodiscard]] std::uint64_t fencing_token() const;
     // @throws lock_lost when nothing is held, or the holding expired or was taken over.
     void check_held() const;
+
+private:
+    std::chrono::steady_clock::time_point valid_until_after(std::chrono::steady_clock::time_point t0,
+                                                            std::chrono::milliseconds ttl) const;
+    // The lease timer's work for hold `id`; the next due time, or nullopt to stop.
+    std::optional<std::chrono::steady_clock::time_point> lease_tick(std::uint64_t id);
+    // The first due time of the timer for a holding valid until `until` (under mu).
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> first_due(
+        std::chrono::steady_clock::time_point until) const;
 };
 
 }  // namespace redcoord::detail

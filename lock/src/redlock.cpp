@@ -57,7 +57,7 @@ node_outcome classify(const node_result& r, bool acquire) {
         case node_result::status::pending: o.state = status::not_waited; return o;
         case node_result::status::timeout: o.state = status::timeout; o.detail = r.error; return o;
         case node_result::status::connection_failed: o.state = status::unreachable; o.detail = r.error; return o;
-        case node_result::status::pool_exhausted: o.state = status::not_waited; return o;
+        case node_result::status::pool_exhausted: o.state = status::busy; o.detail = r.error; return o;
         case node_result::status::answered: break;
     }
     const reply& v = *r.value;
@@ -105,7 +105,7 @@ tally count(const std::vector<node_outcome>& outs) {
     for (const auto& o : outs) {
         if (o.state == status::yes) ++t.yes;
         else if (o.state == status::no) ++t.no;
-        else if (o.state != status::not_waited) ++t.failed;
+        else if (o.state != status::not_waited && o.state != status::busy) ++t.failed;
     }
     return t;
 }
@@ -113,15 +113,20 @@ tally count(const std::vector<node_outcome>& outs) {
 }  // namespace
 
 struct redlock::impl : detail::hold_state {
-    enum class extend_result { extended, not_held, budget_spent, lost };
+    using extend_result = detail::extend_result;
 
     impl(std::vector<connection_pool*> n, std::string r, redlock_options o)
-        : hold_state(std::move(r), "redlock", o.prefix, o.ttl), nodes(std::move(n)), opts(std::move(o)) {
+        : hold_state(std::move(r), "redlock", o.prefix, {o.ttl, o.drift_factor, o.watchdog, o.max_extensions}),
+          nodes(std::move(n)),
+          opts(std::move(o)) {
         detail::validate(opts, nodes.size());
         std::set<connection_pool*> seen;
         for (auto* p : nodes) {
             if (!p) throw invalid_argument("redlock given a null node");
             if (!seen.insert(p).second) throw invalid_argument("redlock given the same node twice");
+            // The watchdog's extension must never queue behind this object's own round.
+            if (opts.watchdog && p->options().max_size < 2)
+                throw invalid_argument("redlock_options::watchdog needs pools of max_size >= 2");
         }
     }
 
@@ -153,7 +158,9 @@ struct redlock::impl : detail::hold_state {
             fo.stop_when = [n, acquire](std::span<const node_result> rs) {
                 tally t;
                 for (const auto& r : rs) {
-                    if (r.state == node_result::status::pending) continue;
+                    // A busy local pool sent nothing and says nothing about the node.
+                    if (r.state == node_result::status::pending || r.state == node_result::status::pool_exhausted)
+                        continue;
                     auto o = classify(r, acquire);
                     if (o.state == status::yes) ++t.yes;
                     else if (o.state == status::no) ++t.no;
@@ -289,19 +296,6 @@ struct redlock::impl : detail::hold_state {
         return out;
     }
 
-    void commit(const lock_acquisition& a, bool floor) {
-        std::lock_guard l(mu);
-        held = a;
-        floor_needed = floor;
-        ++hold_id;
-        extensions = 0;
-        lost_flag = false;
-        if (opts.watchdog) {
-            if (!dog) dog = std::make_unique<detail::watchdog>([this](std::uint64_t id) { return watchdog_tick(id); });
-            dog->arm(hold_id, std::max(opts.ttl / 3, milliseconds(1)));
-        }
-    }
-
     detail::release_waiter& release_waiter() {
         std::lock_guard l(waiter_mu);
         if (!waiter) {
@@ -331,11 +325,16 @@ struct redlock::impl : detail::hold_state {
     }
 
     void commit(const attempt_result& r) {
-        commit(*r.got, r.floor_needed);
+        {
+            std::lock_guard l(mu);  // read by the release of this holding, which comes after
+            floor_needed = r.floor_needed;
+        }
+        commit_hold(*r.got);
     }
 
     // The wait ended without the lock: if the last round could not reach a majority, that
-    // is the answer (quorum_unreachable), not "held by someone else".
+    // is the answer (quorum_unreachable), not "held by someone else". Called with the gate
+    // held: `unreachable` is the gate holder's.
     void not_acquired() {
         if (!unreachable.empty()) throw quorum_unreachable(std::exchange(unreachable, {}));
     }
@@ -344,62 +343,22 @@ struct redlock::impl : detail::hold_state {
         return detail::gated_acquire(*this, deadline);
     }
 
-    void fire_lost() {
-        try {
-            lost_signal(resource);
-        } catch (...) {
-            // A throwing callback must not break the watchdog or extend().
-        }
-    }
-
-    void mark_lost(std::uint64_t id) {
-        {
-            std::lock_guard l(mu);
-            if (!held || hold_id != id || lost_flag) return;
-            lost_flag = true;
-        }
-        fire_lost();
-    }
-
-    extend_result extend_hold(std::optional<std::uint64_t> expected, milliseconds ttl) {
-        std::string token;
-        std::uint64_t id = 0;
-        clock_type::time_point valid_until;
-        {
-            std::lock_guard l(mu);
-            if (!held || (expected && *expected != hold_id)) return extend_result::not_held;
-            if (lost_flag) return extend_result::lost;
-            id = hold_id;
-            valid_until = held->valid_until;
-            if (clock_type::now() < valid_until) {
-                if (extensions >= opts.max_extensions) return extend_result::budget_spent;
-                ++extensions;
-                token = held->token;
-            }
-        }
-        if (token.empty()) {  // validity already passed: another may hold it
-            mark_lost(id);
-            return extend_result::lost;
-        }
-        const auto t0 = clock_type::now();
+    // One extension round (compare-and-pexpire on every node at once). Extended only with a
+    // majority within the validity the new ttl leaves; lost once a majority can no longer say
+    // yes (enough nodes answered that the key is not ours); otherwise (nodes slow, down, or
+    // this process's pools busy) not confirmed, and retried while the old validity lasts.
+    extend_result extend_round(const std::string& token, milliseconds ttl, clock_type::time_point t0) override {
         const std::string_view keys[] = {key};
         const std::string ttl_text = detail::ms_arg(ttl);
         const std::string_view args[] = {token, ttl_text};
         auto outs = round(detail::extend_script(), keys, args, false, false);
-        const auto now = clock_type::now();
+        const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
         const auto t = count(outs);
-        const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(now - t0);
-        if (t.yes >= detail::quorum(nodes.size()) && now < valid_until &&
-            detail::validity(ttl, elapsed, opts.drift_factor).count() > 0) {
-            std::lock_guard l(mu);
-            if (held && hold_id == id) held->valid_until = t0 + ttl - detail::clock_drift(ttl, opts.drift_factor);
-            return extend_result::extended;
-        }
-        mark_lost(id);
-        return extend_result::lost;
+        const std::size_t n = nodes.size(), q = detail::quorum(n);
+        if (t.yes >= q && detail::validity(ttl, elapsed, opts.drift_factor).count() > 0) return extend_result::extended;
+        if (t.no > n - q) return extend_result::lost;
+        return extend_result::not_confirmed;
     }
-
-    bool watchdog_tick(std::uint64_t id) { return extend_hold(id, opts.ttl) == extend_result::extended; }
 
     // Clears the local holding; nullopt when nothing was held. `floor`: whether the release
     // must raise the nodes' fencing counters.
@@ -422,9 +381,11 @@ struct redlock::impl : detail::hold_state {
         } leave{gate};
         const std::string floor = std::to_string(a->fencing_token);
         const std::string_view keys[] = {key, fence_key};
-        const std::string_view args[] = {a->token, floor};
-        const std::size_t k = with_floor ? 2 : 1;  // the counter and floor only when needed
-        auto outs = round(detail::release_script(), std::span(keys, k), std::span(args, k), false, false);
+        const std::string_view args[] = {a->token, floor, ttl_arg};
+        const std::size_t k = with_floor ? 2 : 1;  // the counter, floor and its TTL only when needed
+        // Every node, also those that need a connect first: a node left out would keep our key,
+        // and wake its waiters, only when its TTL runs out.
+        auto outs = round(detail::release_script(), std::span(keys, k), std::span(args, with_floor ? 3 : 1), false, true);
         const auto t = count(outs);
         const std::size_t n = nodes.size(), q = detail::quorum(n);
         if (t.yes >= q) return true;
@@ -443,12 +404,12 @@ struct redlock::impl : detail::hold_state {
         try {
             const std::string floor = std::to_string(a->fencing_token);
             const std::string_view keys[] = {key, fence_key};
-            const std::string_view args[] = {a->token, floor};
+            const std::string_view args[] = {a->token, floor, ttl_arg};
             const std::size_t k = with_floor ? 2 : 1;
             fan_out_options fo;
             fo.timeout = opts.node_timeout;
             fo.detach = true;
-            (void)fan_out(nodes, detail::release_script(), std::span(keys, k), std::span(args, k), fo);
+            (void)fan_out(nodes, detail::release_script(), std::span(keys, k), std::span(args, with_floor ? 3 : 1), fo);
         } catch (...) {
             // Not sent: keys left behind expire after their TTL.
         }
@@ -471,7 +432,7 @@ redlock::~redlock() {
 }
 
 std::optional<lock_acquisition> redlock::acquire(std::chrono::milliseconds wait) {
-    return impl_->acquire_until(clock_type::now() + std::max(wait, milliseconds(0)));
+    return impl_->acquire_until(deadline_after(wait));
 }
 
 std::optional<lock_acquisition> redlock::acquire_until(clock_type::time_point deadline) {
@@ -480,7 +441,7 @@ std::optional<lock_acquisition> redlock::acquire_until(clock_type::time_point de
 
 bool redlock::extend(std::chrono::milliseconds ttl) {
     if (ttl.count() <= 0) throw invalid_argument("extend: ttl must be > 0");
-    return impl_->extend_hold(std::nullopt, ttl) == impl::extend_result::extended;
+    return impl_->extend_hold(std::nullopt, ttl) == detail::extend_result::extended;
 }
 
 bool redlock::extend() { return extend(impl_->opts.ttl); }
@@ -498,9 +459,13 @@ std::vector<node_outcome> redlock::last_outcomes() const {
     return impl_->last;
 }
 
-boost::signals2::connection redlock::on_lost(lost_handler h) { return impl_->lost_signal.connect(std::move(h)); }
+boost::signals2::connection redlock::on_lost(lost_handler h) {
+    auto c = impl_->lost_signal.connect(std::move(h));
+    impl_->arm_loss_notice();
+    return c;
+}
 
-void redlock::lock() { (void)impl_->acquire_until(forever()); }
+void redlock::lock() { detail::lock_blocking(*impl_, impl_->opts.max_retry_interval); }
 
 bool redlock::try_lock() { return impl_->acquire_until(clock_type::now()).has_value(); }
 

@@ -5,7 +5,13 @@ namespace redcoord::detail {
 const script& acquire_script() {
     static const script s(R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
+  local f = redis.call('INCR', KEYS[2])
+  if f == 1 then
+    local t = redis.call('TIME')
+    f = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[2])
+  end
+  return f
 end
 local pttl = redis.call('PTTL', KEYS[1])
 if not ARGV[3] then return -2 - pttl end
@@ -28,7 +34,7 @@ if KEYS[2] then
   local floor = tonumber(ARGV[2])
   if floor and floor > 0 then
     local cur = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-    if cur < floor then redis.call('SET', KEYS[2], ARGV[2]) end
+    if cur < floor then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
   end
 end
 local v = redis.call('GET', KEYS[1])

@@ -23,7 +23,13 @@ inline std::string_view without_mark(std::string_view v) {
 // KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] ttl in ms, optional
 // ARGV[3]: "1" when the caller will wait for this holder's release (a refusal marks the
 // key), "0" when it only wants to know who holds it. SET NX PX and INCR in one script, so a
-// fencing token exists iff the lock was taken.
+// fencing token exists iff the lock was taken. The counter key lives for ttl after it is
+// created (no key without a TTL is left behind, however many resources are locked); when it
+// is created anew its first token is the server's TIME in microseconds, which exceeds every
+// token of its previous life (those were that life's first TIME plus one per acquisition,
+// and a Redis script takes more than a microsecond), so tokens keep increasing across its
+// expiry unless the server's clock is set back meanwhile. Tokens stay below 2^53 (exact in
+// Lua) until the year 2255.
 // Returns the fencing token (an integer >= 1) when acquired. Refused without ARGV[3], returns
 // -2 - PTTL of the holder (<= -1); with it, {0, PTTL, holder id}, the holder id being the
 // first 16 hex digits of SHA1(holder's token): equal ids tell one holding from another (a
@@ -34,7 +40,7 @@ inline std::string_view without_mark(std::string_view v) {
 const script& acquire_script();
 
 // KEYS[1] lock key, optional KEYS[2] fencing counter; ARGV[1] token, ARGV[2] fencing floor
-// (with KEYS[2]). Deletes the key iff it holds our token; if it was marked, PUBLISHes on
+// and ARGV[3] the counter's TTL in ms (both with KEYS[2]). Deletes the key iff it holds our token; if it was marked, PUBLISHes on
 // KEYS[1] .. ":released" (hold_state::channel). Returns 1 when deleted, else 0. With the
 // counter, raises it to at least the floor first (redlock: keeps the nodes' counters from
 // falling behind one another, see redlock.hpp).

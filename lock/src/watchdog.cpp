@@ -2,7 +2,7 @@
 
 namespace redcoord::detail {
 
-watchdog::watchdog(std::function<bool(std::uint64_t)> tick) : tick_(std::move(tick)) {}
+watchdog::watchdog(std::function<std::optional<time_point>(std::uint64_t)> tick) : tick_(std::move(tick)) {}
 
 watchdog::~watchdog() {
     {
@@ -13,13 +13,13 @@ watchdog::~watchdog() {
     if (thread_.joinable()) thread_.join();
 }
 
-void watchdog::arm(std::uint64_t hold, std::chrono::milliseconds period) {
+void watchdog::arm(std::uint64_t hold, time_point due) {
     {
         std::lock_guard l(mu_);
+        if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
         armed_ = true;
         hold_ = hold;
-        period_ = period;
-        if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+        due_ = due;
     }
     cv_.notify_all();
 }
@@ -40,18 +40,20 @@ void watchdog::run() {
             continue;
         }
         const auto hold = hold_;
-        const auto due = std::chrono::steady_clock::now() + period_;
-        // Wake early only when stopped or re-armed for another hold.
-        if (cv_.wait_until(l, due, [&] { return stop_ || !armed_ || hold_ != hold; })) continue;
+        const auto due = due_;
+        // Wake early only when stopped, disarmed or re-armed.
+        if (cv_.wait_until(l, due, [&] { return stop_ || !armed_ || hold_ != hold || due_ != due; })) continue;
         l.unlock();
-        bool again = false;
+        std::optional<time_point> next;
         try {
-            again = tick_(hold);
+            next = tick_(hold);
         } catch (...) {
-            again = false;  // tick reports failures itself; never let one kill the thread
+            next.reset();  // tick reports failures itself; never let one kill the thread
         }
         l.lock();
-        if (!again && hold_ == hold) armed_ = false;
+        if (hold_ != hold || due_ != due) continue;  // re-armed meanwhile
+        if (next) due_ = *next;
+        else armed_ = false;
     }
 }
 

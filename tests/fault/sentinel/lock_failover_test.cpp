@@ -62,6 +62,10 @@ TEST(LockFailover, AsyncReplicationLetsTwoClientsHoldTheLock) {
     lock_options o;
     o.ttl = 30000ms;  // far longer than the failover: A's validity outlives the old master
     distributed_lock a(pool_a, "resource", o), b(pool_b, "resource", o);
+    // An earlier holding that did replicate: the replicas know the fencing counter.
+    ASSERT_TRUE(a.acquire(0ms));
+    ASSERT_TRUE(a.release());
+    (void)pool_a.command({"WAIT", "2", "5000"});  // the release's connection: its writes replicated
 
     std::optional<lock_acquisition> held_a;
     {
@@ -75,8 +79,9 @@ TEST(LockFailover, AsyncReplicationLetsTwoClientsHoldTheLock) {
     // The race: both believe they hold the lock, within their validity.
     EXPECT_GT(held_a->remaining().count(), 0);
     EXPECT_GT(held_b->remaining().count(), 0);
-    // Even the fencing counter was lost with the old master: B's token does not exceed A's,
-    // so the resource cannot tell the two holders apart either.
+    // Even the fencing counter's last step was lost with the old master: B's token does not
+    // exceed A's (the promoted replica's counter is one behind), so the resource cannot tell
+    // the two holders apart either (documented: fencing needs replicas >= 1 across failover).
     EXPECT_LE(held_b->fencing_token, held_a->fencing_token);
     std::cout << "[sentinel/lock] without WAIT: A token " << held_a->fencing_token << " (valid "
               << held_a->remaining().count() << " ms more), B token " << held_b->fencing_token << "\n";

@@ -218,7 +218,7 @@ TEST(Redlock, M4_SharedObjectWithSlowNodesHasNoRace) {
     EXPECT_GT(unreachable.load(), 0);
 }
 
-// M5: a full pool is not a node that is down. Many threads share pools of 2 connections per
+// M5: a full pool is not a node that is down. Six threads share pools of 2 connections per
 // node: lock() must never throw quorum_unreachable, and every section is exclusive.
 TEST(Redlock, M5_PoolExhaustionIsNotQuorumUnreachable) {
     pool_options po;
@@ -227,10 +227,10 @@ TEST(Redlock, M5_PoolExhaustionIsNotQuorumUnreachable) {
     std::atomic<int> inside{0}, overlaps{0}, done{0};
     std::atomic<int> errors{0};
     std::vector<std::thread> ts;
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < 6; ++i)
         ts.emplace_back([&] {
             redlock r(n.ptrs, "m5", {.ttl = 5s});
-            for (int k = 0; k < 10; ++k) {
+            for (int k = 0; k < 4; ++k) {
                 try {
                     std::lock_guard g(r);
                     if (++inside > 1) ++overlaps;
@@ -245,13 +245,13 @@ TEST(Redlock, M5_PoolExhaustionIsNotQuorumUnreachable) {
     for (auto& t : ts) t.join();
     EXPECT_EQ(errors.load(), 0);
     EXPECT_EQ(overlaps.load(), 0);
-    EXPECT_EQ(done.load(), 80);
+    EXPECT_EQ(done.load(), 24);
 }
 
 // M5: a held lock is never declared lost because its pools are busy.
 TEST(Redlock, M5_BusyPoolsDoNotLoseAHeldLock) {
     pool_options po;
-    po.max_size = 1;
+    po.max_size = 2;  // the least the watchdog accepts
     po.borrow_timeout = 2s;
     nodes n(3, po);
     redlock_options o;
@@ -259,16 +259,30 @@ TEST(Redlock, M5_BusyPoolsDoNotLoseAHeldLock) {
     o.watchdog = true;
     redlock l(n.ptrs, "m5-held", o);
     ASSERT_TRUE(l.try_lock());
-    // Occupy every pool's only connection for a moment at a time, repeatedly, while the
-    // watchdog extends (every 200 ms).
+    // Occupy every pool's connection half of the time, 30 ms at a time, while the watchdog
+    // extends (every 200 ms): a tick that finds the pools full waits for a connection within
+    // node_timeout (50 ms) instead of counting the nodes as down and the lock as lost.
     const auto until = clock_type::now() + 1500ms;
     while (clock_type::now() < until) {
-        std::vector<pooled_connection> held;
-        for (auto* p : n.ptrs) held.push_back(p->borrow());
+        {
+            std::vector<pooled_connection> held;
+            for (auto* p : n.ptrs)
+                for (int c = 0; c < 2; ++c) held.push_back(p->borrow());
+            std::this_thread::sleep_for(30ms);
+        }
         std::this_thread::sleep_for(30ms);
     }
     EXPECT_FALSE(l.lost());
     EXPECT_TRUE(l.release());
+    // A pool too small for the watchdog is refused up front.
+    pool_options one;
+    one.max_size = 1;
+    connection_pool small(n.servers[0]->endpoint(), one);
+    std::vector<connection_pool*> smalls{&small};
+    EXPECT_THROW(redlock(smalls, "m5-small", o), invalid_argument);
+    lock_options lo;
+    lo.watchdog = true;
+    EXPECT_THROW(distributed_lock(small, "m5-small", lo), invalid_argument);
 }
 
 // m4: a single-instance acquire whose reply is lost gives its key back instead of blocking
@@ -278,6 +292,7 @@ TEST(DistributedLock, m4_LostAcquireReplyGivesTheKeyBack) {
     endpoint ep = s.endpoint();
     ep.command_timeout = 100ms;
     connection_pool pool(ep);
+    (void)pool.command({"PING"});  // connected before the server stalls
     distributed_lock l(pool, "m4", {.ttl = 30s});
     // The server runs the acquire but answers late: a DEBUG SLEEP queued just before.
     std::thread sleeper([&] { (void)s.command({"DEBUG", "SLEEP", "0.3"}); });
@@ -332,7 +347,7 @@ TEST(Redlock, m6_ReleaseReachesEveryNode) {
     ASSERT_TRUE(r.try_lock());
     std::this_thread::sleep_for(50ms);
     // Drop the idle connections of two nodes, so their release needs a connect.
-    for (int i = 0; i < 2; ++i) (void)n.servers[i]->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+    for (int i = 0; i < 2; ++i) n.pools[i]->clear_idle();
     EXPECT_TRUE(r.release());
     std::this_thread::sleep_for(200ms);
     for (auto& s : n.servers) EXPECT_EQ(s->command({"EXISTS", r.key()}).integer(), 0);

@@ -7,6 +7,7 @@
 #include <redcoord/core/pool.hpp>
 
 #include <initializer_list>
+#include <chrono>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,11 @@ public:
     /// reply_error with the server's text).
     reply run(connection& c, std::span<const std::string_view> keys,
               std::span<const std::string_view> args) const;
+    /// Same, with the reply awaited up to `timeout` (milliseconds; zero waits forever, as
+    /// connection::command_for) instead of the endpoint's command_timeout: for callers whose
+    /// own deadline is shorter (a timed lock attempt).
+    reply run_for(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+                  std::span<const std::string_view> args) const;
     /// Same, with literal lists: `s.run(c, {key}, {token, ttl})`.
     reply run(connection& c, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;

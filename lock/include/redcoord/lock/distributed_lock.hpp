@@ -16,6 +16,7 @@
 /// key `<prefix>lock:{resource}:fence` never expires; tokens above 2^53 lose precision in Lua
 /// comparisons, which no realistic counter reaches).
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -25,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,12 +59,22 @@ struct lock_options {
     /// back off (every release notification is acted on). Default 10 ms.
     std::chrono::milliseconds contention_backoff{10};
     /// Opt-in watchdog: while held, a background thread extends the lock to `ttl` every
-    /// ttl/3, at most `max_extensions` times per acquisition; a failed extension sets lost()
-    /// and fires the loss callback.
+    /// ttl/3 (Redisson's lockWatchdog, seed 002). An extension that cannot be confirmed (reply
+    /// lost, server unreachable, replicas not acknowledging) is retried while the validity
+    /// lasts; when the validity ends unextended (or an extension finds the key gone or
+    /// someone else's) lost() becomes true and the loss callback fires, before the key can
+    /// expire in Redis (the validity ends ttl * drift_factor + 2 ms before the key does).
+    /// Pool sizing: one lock object uses at most one pooled connection per node at a time,
+    /// plus one for the watchdog's extension, so the watchdog needs pools of max_size >= 2
+    /// (checked); give a pool max_size >= 2 x the lock objects active on it at once and the
+    /// locks cannot exhaust it. A full pool is never taken for a node that is down.
     bool watchdog = false;
-    /// Most extensions per acquisition (watchdog and extend() together); zero: extend()
-    /// always returns false. Must be > 0 when `watchdog` is on.
-    std::size_t max_extensions = 100;
+    /// Most confirmed extensions per acquisition (watchdog and extend() together). Default:
+    /// no bound, so a holder that lives keeps its lock for hours, as with Redisson. With a
+    /// bound, a watchdog that has used it up stops extending and the end of the validity is
+    /// reported as a loss (lost() and the callback), so a runaway holder is capped and told.
+    /// Zero: extend() always returns false. Must be > 0 when `watchdog` is on.
+    std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
     /// Replicas that must acknowledge an acquisition (Redis WAIT) before it counts; zero (the
     /// default) counts on the master's reply alone. With n > 0 the acquire script and
     /// `WAIT n replica_timeout` go in one write on the same connection (one round trip plus
@@ -72,7 +84,9 @@ struct lock_options {
     /// wait runs out and then returns nullopt, try_lock() returns false. This closes the
     /// failover race of seed 004 ("Why failover-based implementations are not enough") for
     /// a promoted replica that acknowledged; WAIT is not consensus, so ask for as many
-    /// replicas as Sentinel could promote. Extensions and releases do not wait. A consumed
+    /// replicas as Sentinel could promote. Extensions wait the same way: one that fewer than n
+    /// replicas acknowledged does not move the local validity (extend() returns false,
+    /// lost() stays false until the old validity ends). Releases do not wait. A consumed
     /// fencing token of a released attempt is simply skipped (tokens still increase).
     std::size_t replicas = 0;
     /// How long, in milliseconds, WAIT may block for `replicas` acknowledgements (also the
@@ -175,22 +189,27 @@ public:
     /// returned connection.
     boost::signals2::connection on_lost(lost_handler h);
 
-    /// Lockable: blocks until acquired.
-    /// @throws as acquire().
+    /// Lockable: blocks until acquired, and returns only with the lock held (retry_count
+    /// does not apply). Transient faults (server down or restarting, no majority reachable,
+    /// a busy pool, a lost reply) are ridden through with a growing pause up to
+    /// max_retry_interval, so std::lock_guard, std::unique_lock and a
+    /// std::condition_variable_any re-lock never run a section without the lock; bound the
+    /// wait with try_lock_for() instead when Redis may stay away.
+    /// @throws auth_error, reply_error, protocol_error for faults that retrying cannot cure
+    ///         (bad credentials, a refused script, a peer that is not Redis);
+    /// @throws invalid_argument when the calling thread already holds this object.
     void lock();
     /// Lockable: one attempt, no waiting. @throws as acquire().
     [[nodiscard]] bool try_lock();
     /// TimedLockable: waits up to `d`. @throws as acquire().
     template <class Rep, class Period>
     [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
-        return try_lock_until(std::chrono::steady_clock::now() + d);
+        return acquire_until(deadline_after(d)).has_value();
     }
     /// TimedLockable: waits until `tp` (any clock; converted to steady time once).
     template <class Clock, class Duration>
     [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& tp) {
-        const auto left = tp - Clock::now();
-        return acquire_until(std::chrono::steady_clock::now() +
-                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)).has_value();
+        return acquire_until(deadline_after(tp - Clock::now())).has_value();
     }
     /// Lockable: releases without waiting for Redis's answer. The compare-and-delete is
     /// written to the connection before unlock() returns (other clients see the lock free

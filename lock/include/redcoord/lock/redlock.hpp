@@ -27,6 +27,7 @@
 /// to keep it down for at least the max TTL (delayed restart) or to run with
 /// `appendfsync always`. This class cannot detect it.
 
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -36,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,8 +55,9 @@ struct redlock_options {
     std::chrono::milliseconds node_timeout{50};
     /// Clock drift allowance as a fraction of ttl (plus 2 ms). Must be in [0, 0.5).
     double drift_factor = 0.01;
-    /// Most attempts of one acquire(wait) call (the first included); zero: as many as the
-    /// wait allows. lock() ignores it (it blocks until acquired). Default 0.
+    /// Most attempts of one acquire(wait) / try_lock_for call (the first included); zero: as
+    /// many as the wait allows. lock() ignores it: it returns only with the lock held.
+    /// Default 0.
     std::size_t retry_count = 0;
     /// Base delay, in milliseconds, before retrying after an attempt in which no single other
     /// client held a majority (split vote, stale minority keys, failing nodes); a release
@@ -74,12 +77,20 @@ struct redlock_options {
     /// [0, min(cap, 0.25 ms * 2^(k-1))], deaf to releases, then reads the holders and
     /// attempts only if no holding has a majority. Zero: never back off. Default 10 ms.
     std::chrono::milliseconds contention_backoff{10};
-    /// Opt-in watchdog: extends at ttl/3 while held, at most `max_extensions` times; a failed
-    /// extension sets lost() and fires the loss callback.
+    /// Opt-in watchdog: extends at ttl/3 while held. An extension that does not reach a
+    /// majority because nodes are slow, unreachable or this process's pools are busy is
+    /// retried while the validity lasts; when the validity ends unextended, or a majority
+    /// says the keys are no longer ours, lost() becomes true and the loss callback fires,
+    /// before the keys can expire.
+    /// Pool sizing: one lock object uses at most one pooled connection per node at a time,
+    /// plus one for the watchdog's extension, so the watchdog needs pools of max_size >= 2
+    /// (checked); give a pool max_size >= 2 x the lock objects active on it at once and the
+    /// locks cannot exhaust it. A full pool is never taken for a node that is down.
     bool watchdog = false;
-    /// Most extensions per acquisition (watchdog and extend() together); zero: none.
-    /// Must be > 0 when `watchdog` is on. Default 100.
-    std::size_t max_extensions = 100;
+    /// Most confirmed extensions per acquisition (watchdog and extend() together). Default:
+    /// no bound (a living holder keeps its lock). With a bound, the end of the validity after
+    /// the last extension is reported as a loss. Zero: none. Must be > 0 when `watchdog` is on.
+    std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
     /// Key prefix (same key layout as distributed_lock).
     std::string prefix{"redcoord:"};
 };
@@ -94,6 +105,10 @@ struct node_outcome {
         timeout,      ///< No answer within node_timeout (hung or paused node).
         unreachable,  ///< Could not connect, or the link broke.
         not_waited,   ///< Still in flight when the round was decided by a majority.
+        busy,         ///< This process's pool for the node had no free connection within the
+                      ///< round (pool_options::max_size reached): nothing was sent, and it
+                      ///< says nothing about the node. Not counted as a failure: the round is
+                      ///< retried like a split vote, and a held lock is not declared lost.
     };
     status state = status::not_waited;
     /// The holder's PTTL reported by a refusing node, in milliseconds (-1: no expiry,
@@ -202,21 +217,27 @@ public:
     /// Registers a loss callback; disconnect with the returned connection.
     boost::signals2::connection on_lost(lost_handler h);
 
-    /// Lockable: blocks until acquired. @throws as acquire().
+    /// Lockable: blocks until acquired, and returns only with the lock held (retry_count
+    /// does not apply). Transient faults (server down or restarting, no majority reachable,
+    /// a busy pool, a lost reply) are ridden through with a growing pause up to
+    /// max_retry_interval, so std::lock_guard, std::unique_lock and a
+    /// std::condition_variable_any re-lock never run a section without the lock; bound the
+    /// wait with try_lock_for() instead when Redis may stay away.
+    /// @throws auth_error, reply_error, protocol_error for faults that retrying cannot cure
+    ///         (bad credentials, a refused script, a peer that is not Redis);
+    /// @throws invalid_argument when the calling thread already holds this object.
     void lock();
     /// Lockable: one attempt. @throws as acquire().
     [[nodiscard]] bool try_lock();
     /// TimedLockable: waits up to `d`. @throws as acquire().
     template <class Rep, class Period>
     [[nodiscard]] bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
-        return try_lock_until(std::chrono::steady_clock::now() + d);
+        return acquire_until(deadline_after(d)).has_value();
     }
     /// TimedLockable: waits until `tp` (any clock; converted to steady time once).
     template <class Clock, class Duration>
     [[nodiscard]] bool try_lock_until(const std::chrono::time_point<Clock, Duration>& tp) {
-        const auto left = tp - Clock::now();
-        return acquire_until(std::chrono::steady_clock::now() +
-                             std::chrono::duration_cast<std::chrono::steady_clock::duration>(left)).has_value();
+        return acquire_until(deadline_after(tp - Clock::now())).has_value();
     }
     /// Lockable: sends the release to every node (connecting where needed, within
     /// node_timeout) and returns without waiting for the answers, which each connection's
