@@ -12,9 +12,23 @@
 /// "one writer per token", an equal-from-another-writer) token. With Redis as the resource
 /// this is one script: `if tonumber(GET last) < token then SET last token; do write else
 /// reject end`. Tokens come from an INCR executed in the same Lua script as the SET NX, so
-/// each successful acquisition of a resource gets a strictly larger 64-bit token (the counter
-/// key `<prefix>lock:{resource}:fence` never expires; tokens above 2^53 lose precision in Lua
-/// comparisons, which no realistic counter reaches).
+/// each successful acquisition of a resource gets a strictly larger token. The counter key
+/// `<prefix>lock:{resource}:fence` expires `ttl` after it is created, so locking any number of
+/// distinct resources leaves no key without a TTL; a counter created anew starts at the
+/// server's clock (TIME) in microseconds, which exceeds every token of its earlier life, so
+/// tokens keep increasing across its expiry (below 2^53, exact in Lua, until the year 2255).
+///
+/// Caveats (the counter lives in Redis): a server clock set back while the counter is absent,
+/// `allkeys-*` eviction of a live counter, or an asynchronous failover that loses the last
+/// INCR (replicas = 0) can repeat a token; use `noeviction`/`volatile-*` and
+/// `lock_options::replicas >= 1` when the resource relies on tokens for safety.
+///
+/// ## std::condition_variable_any
+/// Its wait() re-locks through lock(), which returns only with the lock held: transient
+/// faults are waited out, so the re-lock neither returns without the lock nor throws for an
+/// outage. Errors retrying cannot cure (auth_error, reply_error, protocol_error) still
+/// propagate: libstdc++ lets them escape wait() (with the unique_lock claiming ownership, but
+/// unlock() is then a no-op), while the standard and libc++ call std::terminate.
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/pool.hpp>
@@ -117,7 +131,8 @@ void validate(const lock_options& o);
 /// acknowledgements in the same round trip). unlock() does not wait for its reply: the
 /// release is written and the connection's next command reads past its answer, so a holder
 /// that locks again pipelines both. A waiter subscribes once (per object, lazily, a dedicated
-/// connection and reader thread) to the lock's channel, and its refused attempts mark the
+/// connection and reader thread, kept for the object's lifetime: reuse lock objects rather
+/// than making one per request) to the lock's channel, and its refused attempts mark the
 /// holder's key (a `*` after the token); only the release of a marked key publishes, so an
 /// uncontended lock never pays for a PUBLISH. Woken, a waiter retries after up to
 /// wake_jitter; otherwise it sleeps until the holder's PTTL runs out (plus jitter): no busy
