@@ -11,6 +11,10 @@ void validate_name(std::string_view name, std::string_view what) {
     // CR/LF would let a name smuggle lines into logs and inline protocols; NUL breaks C APIs.
     if (name.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
         throw invalid_argument(std::string(what) + " must not contain CR, LF or NUL");
+    // Keys are `...{name}...`: Redis Cluster hashes the text between the first '{' and the
+    // first '}' after it, so a leading '}' would empty that tag and scatter one primitive's
+    // keys over several slots.
+    if (name.front() == '}') throw invalid_argument(std::string(what) + " must not start with '}'");
 }
 
 std::string make_key(std::string_view prefix, std::string_view kind, std::string_view name,

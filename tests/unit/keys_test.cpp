@@ -32,3 +32,10 @@ TEST(Keys, EscapesGlobCharacters) {
     EXPECT_TRUE(has_glob_chars("[x"));
     EXPECT_FALSE(has_glob_chars("x.y:z{w}"));
 }
+
+// Review nit (lock-election.md §4): a name starting with '}' gave an empty hash tag, so a
+// primitive's keys (lock and fence) would land in different Cluster slots.
+TEST(Keys, NameStartingWithClosingBraceIsRejected) {
+    EXPECT_THROW(redcoord::validate_name("}x", "lock resource"), redcoord::invalid_argument);
+    EXPECT_NO_THROW(redcoord::validate_name("x}", "lock resource"));  // the tag is still "x"
+}

@@ -18,7 +18,8 @@ inline constexpr std::size_t max_name_length = 1024;
 
 /// Checks a user-given name (resource, channel, queue, election).
 /// @param what what the name names, for the message ("lock name", "channel").
-/// @throws invalid_argument when empty, longer than max_name_length, or holding CR, LF or NUL.
+/// @throws invalid_argument when empty, longer than max_name_length, holding CR, LF or NUL, or
+///         starting with `}` (it would empty the key's Cluster hash tag).
 void validate_name(std::string_view name, std::string_view what);
 
 /// Builds `<prefix><kind>:{<name>}` plus `:<suffix>` when a suffix is given. Does not validate.
