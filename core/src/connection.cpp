@@ -180,10 +180,20 @@ void connection::impl::append(std::span<const std::string_view> argv) {
         return redisAppendCommandArgv(ctx, argc, ptrs, lens);
     });
     if (rc != REDIS_OK) fail("sending to");
+    ++commands_sent;
 }
 
 void connection::impl::append_formatted(std::string_view resp) {
     if (redisAppendFormattedCommand(ctx, resp.data(), resp.size()) != REDIS_OK) fail("sending to");
+    ++commands_sent;
+}
+
+void connection::impl::owe_last_reply(std::string eval_on_noscript) noexcept {
+    try {
+        owed.push_back(owed_reply{commands_sent - 1, std::move(eval_on_noscript)});
+    } catch (...) {
+        poisoned = true;
+    }
 }
 
 namespace detail {
@@ -198,6 +208,16 @@ formatted_command::formatted_command(std::span<const std::string_view> argv) {
 
 formatted_command::~formatted_command() {
     if (buf_) sdsfree(buf_);
+}
+
+std::string encode_command(std::span<const std::string_view> argv) {
+    std::size_t size = 16;
+    for (auto a : argv) size += a.size() + 16;
+    std::string out;
+    out.reserve(size);
+    out.append("*").append(std::to_string(argv.size())).append("\r\n");
+    for (auto a : argv) out.append("$").append(std::to_string(a.size())).append("\r\n").append(a).append("\r\n");
+    return out;
 }
 
 }  // namespace detail
@@ -215,10 +235,12 @@ void connection::impl::learned_script(const std::string& sha) {
 std::optional<reply> connection::impl::adopt(void* raw) {
     std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw), freeReplyObject);
     // The server's script cache was flushed: nothing learned on this connection holds any more.
-    if (owned->type == REDIS_REPLY_ERROR && std::string_view(owned->str, owned->len).rfind("NOSCRIPT", 0) == 0)
-        known_scripts.clear();
-    if (stale_replies > 0) {
-        --stale_replies;
+    const bool noscript =
+        owned->type == REDIS_REPLY_ERROR && std::string_view(owned->str, owned->len).rfind("NOSCRIPT", 0) == 0;
+    if (noscript) known_scripts.clear();
+    const std::uint64_t seq = replies_read++;
+    if (!owed.empty() && owed.front().seq == seq) {
+        skip_owed(noscript);
         return std::nullopt;
     }
     try {
@@ -229,6 +251,18 @@ std::optional<reply> connection::impl::adopt(void* raw) {
         poisoned = true;
         throw;
     }
+}
+
+void connection::impl::skip_owed(bool noscript) {
+    std::string eval = std::move(owed.front().eval_on_noscript);
+    owed.pop_front();
+    if (!noscript || eval.empty()) return;
+    // The sender never learns that its write did not run, so it runs now, loaded by EVAL,
+    // behind what the connection sent after it (other unread sends, this reader's own
+    // commands). Its reply is owed in turn, and cannot be NOSCRIPT.
+    append_formatted(eval);
+    owe_last_reply();
+    flush();
 }
 
 reply connection::impl::read_reply() {

@@ -13,6 +13,8 @@ extern "C" {
 #include <hiredis/hiredis.h>
 
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <span>
@@ -26,9 +28,22 @@ struct connection::impl {
     endpoint ep;
     redisContext* ctx = nullptr;
     bool poisoned = false;
-    // Replies still owed by the server for commands whose caller stopped waiting (a fan-out
-    // that decided at quorum); the next reader skips them before reading its own.
-    unsigned stale_replies = 0;
+    // A reply the server still owes for a command whose sender stopped waiting for it
+    // (script::send, a fan-out that decided at quorum or was detached): the reader that
+    // meets it skips it.
+    struct owed_reply {
+        // The reply's place in this connection's reply stream: replies arrive in the order
+        // the commands were sent, so it is the count of commands sent before it.
+        std::uint64_t seq = 0;
+        // RESP of the script as EVAL, re-sent if the reply is NOSCRIPT: the sender could not be
+        // told that its write did not run (a release). Empty: skip whatever the reply is.
+        std::string eval_on_noscript;
+    };
+    std::deque<owed_reply> owed;
+    // Counts that place owed replies among the readers' own; one command is one reply (a
+    // connection in pub/sub mode breaks that, and never owes a reply).
+    std::uint64_t commands_sent = 0;
+    std::uint64_t replies_read = 0;
     // SHA1s of scripts this connection has seen run: the server's cache has them for the
     // connection's whole life (a restart or failover breaks the connection), except after
     // SCRIPT FLUSH, which a NOSCRIPT reply reveals and which empties this list.
@@ -45,6 +60,10 @@ struct connection::impl {
     void append(std::span<const std::string_view> argv);
     // Appends a command already in RESP form (see formatted_command).
     void append_formatted(std::string_view resp);
+    // The reply to the command appended last is no one's: readers skip it. With
+    // `eval_on_noscript` (see owed_reply) a NOSCRIPT there re-runs the script. If the entry
+    // cannot be recorded, the stream can no longer be kept in step: the connection is poisoned.
+    void owe_last_reply(std::string eval_on_noscript = {}) noexcept;
     // Blocking read of the next reply, skipping stale ones; transport failures throw and poison.
     reply read_reply();
     // Takes ownership of one hiredis reply: converted, or nullopt when it was a stale reply
@@ -67,6 +86,8 @@ struct connection::impl {
     // REDIS_ERR_EOF, then as fail().
     [[noreturn]] void fail_io(int kind, int saved_errno, std::string_view during);
     [[nodiscard]] std::string where() const { return ep.to_string(); }
+    // Skips the owed reply at the head of `owed`, re-running its script if it was NOSCRIPT.
+    void skip_owed(bool noscript);
     [[nodiscard]] bool knows_script(std::string_view sha) const noexcept;
     void learned_script(const std::string& sha);
 };
@@ -98,6 +119,10 @@ struct connection_access {
 connection open_connection(const endpoint& ep, std::chrono::milliseconds connect_timeout);
 
 reply convert_reply(const redisReply* r);
+
+// `argv` as one RESP command, as hiredis would format it, in a string the caller owns (an
+// owed reply keeps its EVAL for as long as the connection needs it).
+std::string encode_command(std::span<const std::string_view> argv);
 
 // The typed error for a hiredis context failure, with the context's message.
 [[noreturn]] void throw_context_error(const redisContext* ctx, int saved_errno, const std::string& where,

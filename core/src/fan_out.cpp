@@ -23,6 +23,8 @@ struct node_io {
     connection::impl* conn = nullptr;
     bool waiting = false;
     bool retried_noscript = false;
+    // The command in flight is a script by SHA, so its reply may be NOSCRIPT.
+    bool by_sha = false;
 };
 
 std::vector<std::string_view> views(const std::vector<std::string>& v) {
@@ -79,6 +81,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             if (io[i].conn->poisoned) throw connection_error("connection unusable");
             const bool full = what.sha && !io[i].conn->knows_script(*what.sha);
             io[i].conn->append_formatted(full ? eval_resp() : encoded.resp());
+            io[i].by_sha = !full && (what.eval || opts.noscript_fallback);
             // An EVAL that reaches the server loads the script whatever the reply.
             if (full) io[i].conn->learned_script(*what.sha);
             io[i].conn->flush();
@@ -124,6 +127,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                     c.read_ready([&](reply& r) {
                         if (is_noscript(r) && !io[i].retried_noscript && (what.eval || opts.noscript_fallback)) {
                             io[i].retried_noscript = true;
+                            io[i].by_sha = false;
                             c.append_formatted(eval_resp());
                             if (what.sha) c.learned_script(*what.sha);
                             c.flush();
@@ -215,11 +219,24 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         collect();
     }
 
+    // A detached round is a write whose sender hears nothing back (a release): if its EVALSHA
+    // meets a flushed script cache, the next reader re-runs it. A round decided early (an
+    // acquire, an extend) must not run late: for its stragglers "did not run" is the safe side.
+    auto rerun_if_noscript = [&](std::size_t i) noexcept -> std::string {
+        if (!opts.detach || !io[i].by_sha) return {};
+        try {
+            return std::string(eval_resp());
+        } catch (...) {
+            // Out of memory: the reply cannot be owed as asked, so the connection goes.
+            io[i].conn->poisoned = true;
+            return {};
+        }
+    };
     for (std::size_t i = 0; i < n; ++i) {
         if (!io[i].waiting) continue;
         if (stopped) {
             // Still answering: keep the connection and let its next user skip this reply.
-            ++io[i].conn->stale_replies;
+            io[i].conn->owe_last_reply(rerun_if_noscript(i));
             results[i].state = node_result::status::pending;
             io[i].waiting = false;
             io[i].lease.reset();

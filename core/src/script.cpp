@@ -96,13 +96,19 @@ void script::send(connection& c, std::span<const std::string_view> keys, std::sp
     if (ci.poisoned) throw connection_error("connection to " + ci.where() + " is unusable after an earlier failure");
     std::string nkeys;
     const auto argv = argv_for(c, keys, args, nkeys);
+    std::string eval_on_noscript = argv[0] == "EVALSHA" ? eval_resp(keys, args) : std::string();
     ci.set_timeout(ci.ep.command_timeout);
     ci.append(argv);
+    // The reply is the next reader's to skip; a NOSCRIPT there (SCRIPT FLUSH) re-runs it as EVAL.
+    ci.owe_last_reply(std::move(eval_on_noscript));
     ci.flush();
-    // The reply is the next reader's to skip. An EVAL we sent loads the script, so EVALSHA is
-    // safe for whatever follows on this connection.
-    ++ci.stale_replies;
+    // An EVAL we sent loads the script, so EVALSHA is safe for whatever follows on this connection.
     ci.learned_script(sha1_);
+}
+
+std::string script::eval_resp(std::span<const std::string_view> keys, std::span<const std::string_view> args) const {
+    std::string nkeys;
+    return detail::encode_command(argv(false, keys, args, nkeys));
 }
 
 void script::send(connection_pool& pool, std::initializer_list<std::string_view> keys,

@@ -231,3 +231,91 @@ TEST(FanOut, M5_WaitIsCappedByBorrowTimeout) {
     EXPECT_EQ(r[0].state, node_result::status::pool_exhausted) << r[0].error;
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 1000ms);
 }
+
+// m5: a fire-and-forget EVALSHA whose reply nobody reads must not be lost to SCRIPT FLUSH:
+// the connection's next reader finds the NOSCRIPT it skips and re-runs the script as EVAL.
+TEST(Script, m5_PipelinedSendSurvivesScriptFlush) {
+    local_server srv;
+    connection c(srv.endpoint());
+    script s("return redis.call('SET', KEYS[1], ARGV[1])");
+    (void)s.run(c, {"warm"}, {"1"});  // the connection now sends this script as EVALSHA
+    srv.command({"SCRIPT", "FLUSH"});
+    const std::vector<std::string_view> keys{"released"}, args{"v"};
+    s.send(c, keys, args);
+    EXPECT_EQ(c.command({"PING"}).text(), "PONG");
+    // The re-run went out before anything sent after PING, and its reply is skipped too.
+    const auto got = c.command({"GET", "released"});
+    ASSERT_FALSE(got.is_nil()) << "the pipelined script never ran";
+    EXPECT_EQ(got.text(), "v");
+    EXPECT_EQ(c.command({"ECHO", "in step"}).text(), "in step");
+    EXPECT_EQ(calls(srv, "evalsha"), 1);
+    EXPECT_EQ(calls(srv, "eval"), 2);  // the warm-up and the re-run
+}
+
+// m5: the re-run EVAL goes out behind commands the reader had already pipelined; their
+// replies, and the EVAL's (skipped), stay in step.
+TEST(Script, m5_ReRunAfterFlushKeepsAPipelineInStep) {
+    local_server srv;
+    connection c(srv.endpoint());
+    script s("return redis.call('RPUSH', KEYS[1], ARGV[1])");
+    (void)s.run(c, {"l"}, {"a"});
+    srv.command({"SCRIPT", "FLUSH"});
+    const std::vector<std::string_view> keys{"l"}, b{"b"}, cc{"c"};
+    s.send(c, keys, b);
+    s.send(c, keys, cc);
+    const auto r = c.pipeline({{"ECHO", "1"}, {"ECHO", "2"}, {"ECHO", "3"}});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].text(), "1");
+    EXPECT_EQ(r[1].text(), "2");
+    EXPECT_EQ(r[2].text(), "3");
+    const auto l = c.command({"LRANGE", "l", "0", "-1"});
+    ASSERT_EQ(l.elements().size(), 3u);
+    EXPECT_EQ(l.elements()[1].text(), "b");
+    EXPECT_EQ(l.elements()[2].text(), "c");
+    EXPECT_EQ(c.command({"ECHO", "in step"}).text(), "in step");
+}
+
+// m5: a detached fan-out (a release) whose EVALSHA meets a flushed cache still runs on every
+// node, once each connection's next user reads past its reply.
+TEST(FanOut, m5_DetachedSendSurvivesScriptFlush) {
+    five f;
+    script s("return redis.call('SET', KEYS[1], ARGV[1])");
+    std::vector<std::string_view> keys{"d"}, args{"v"};
+    for (auto& x : fan_out(f.ptrs, s, std::vector<std::string_view>{"warm"}, args, {.timeout = 500ms}))
+        ASSERT_TRUE(x.answered()) << x.error;
+    for (auto& srv : f.servers) srv->command({"SCRIPT", "FLUSH"});
+    auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms, .detach = true});
+    for (auto& x : r) EXPECT_EQ(x.state, node_result::status::pending);
+    for (std::size_t i = 0; i < f.ptrs.size(); ++i) {
+        EXPECT_EQ(f.ptrs[i]->command({"PING"}).text(), "PONG");
+        const auto got = f.ptrs[i]->command({"GET", "d"});
+        EXPECT_FALSE(got.is_nil()) << "node " << i << ": the detached script never ran";
+        EXPECT_EQ(f.ptrs[i]->command({"ECHO", "in step"}).text(), "in step");
+    }
+}
+
+// m5: stragglers of a round decided at quorum (an acquire) must not run later: for them
+// "did not run" is the safe side, so their NOSCRIPT is only skipped.
+TEST(FanOut, m5_QuorumStragglersAreNotReRunAfterAFlush) {
+    five f;
+    script s("return redis.call('SET', KEYS[1], ARGV[1])");
+    std::vector<std::string_view> keys{"q"}, args{"v"};
+    for (auto& x : fan_out(f.ptrs, s, std::vector<std::string_view>{"warm"}, args, {.timeout = 500ms}))
+        ASSERT_TRUE(x.answered()) << x.error;
+    for (auto& srv : f.servers) srv->command({"SCRIPT", "FLUSH"});
+    f.servers[3]->pause();
+    f.servers[4]->pause();
+    auto quorum = [](std::span<const node_result> rs) {
+        return std::count_if(rs.begin(), rs.end(), [](auto& x) { return x.answered(); }) >= 3;
+    };
+    auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms, .stop_when = quorum});
+    f.servers[3]->resume();
+    f.servers[4]->resume();
+    for (std::size_t i = 0; i < 3; ++i) ASSERT_TRUE(r[i].answered()) << r[i].error;
+    for (std::size_t i = 3; i < 5; ++i) {
+        ASSERT_EQ(r[i].state, node_result::status::pending);
+        EXPECT_EQ(f.ptrs[i]->command({"PING"}).text(), "PONG");
+        EXPECT_TRUE(f.ptrs[i]->command({"GET", "q"}).is_nil()) << "node " << i;
+        EXPECT_EQ(f.ptrs[i]->command({"ECHO", "in step"}).text(), "in step");
+    }
+}

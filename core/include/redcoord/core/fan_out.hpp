@@ -45,7 +45,9 @@ struct fan_out_options {
     std::chrono::milliseconds timeout{50};
     /// Called after each node's outcome with all results so far; returning true stops the
     /// fan-out at once (the rest stay `pending`, their connections are kept and drained
-    /// later). Empty means wait for every node or the deadline.
+    /// later). A pending node whose script met a flushed cache (NOSCRIPT) is not re-run:
+    /// a round decided early is an acquire or an extend, for which "did not run" is the
+    /// safe side. Empty means wait for every node or the deadline.
     std::function<bool(std::span<const node_result>)> stop_when;
     /// If set, a node answering with NOSCRIPT is sent this command instead, in the same
     /// fan-out (used with script::evalsha_argv / eval_argv).
@@ -53,7 +55,10 @@ struct fan_out_options {
     /// Send to every node (connecting where needed, within `timeout`) and return without
     /// waiting for any reply: the sent nodes stay `pending`, and each connection's next user
     /// skips its reply. For best-effort writes such as a lock release whose outcome nobody
-    /// reads. `stop_when` is not consulted.
+    /// reads. `stop_when` is not consulted. A script sent as EVALSHA that meets a flushed
+    /// cache (SCRIPT FLUSH) is re-sent as EVAL by the reader that skips its NOSCRIPT (see
+    /// script::send), so the write still happens, after what that reader sent; each such
+    /// node keeps a copy of the EVAL form until then (one allocation per node).
     bool detach = false;
 };
 

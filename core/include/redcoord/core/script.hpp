@@ -57,6 +57,14 @@ public:
     /// or not, is read and discarded by the connection's next reader, before its own. For
     /// writes whose outcome the caller does not need, such as a best-effort lock release;
     /// the command reaches the server in order with whatever `c` sends next.
+    ///
+    /// Sent as EVALSHA (on a connection that has seen the script run), it would not run if
+    /// the server's script cache was flushed meanwhile (SCRIPT FLUSH): the reader that skips
+    /// its NOSCRIPT reply then sends it again as EVAL, on the same connection, and skips that
+    /// reply too. That run lands after what the connection sent in between (the reader's own
+    /// commands), so only then is the order with later commands not kept. The re-run needs a
+    /// reader: a connection closed before anyone reads from it again does not re-run it.
+    /// Costs one copy of the EVAL form (one allocation) per EVALSHA send.
     /// @throws connection_error when `c` is poisoned; timeout_error / connection_error when
     ///         the write fails (the connection is then poisoned).
     void send(connection& c, std::span<const std::string_view> keys, std::span<const std::string_view> args) const;
@@ -78,6 +86,9 @@ public:
                                                      std::span<const std::string_view> args) const;
 
 private:
+    // The EVAL form as RESP, owned (kept by the connection to re-run after NOSCRIPT).
+    [[nodiscard]] std::string eval_resp(std::span<const std::string_view> keys,
+                                        std::span<const std::string_view> args) const;
     // EVALSHA or EVAL for `c` (see the class comment); the views point into this script,
     // `keys`, `args` and `nkeys`.
     std::vector<std::string_view> argv_for(const connection& c, std::span<const std::string_view> keys,

@@ -1,0 +1,58 @@
+// m5: unlock() does not wait for its release's reply, so a release sent as EVALSHA after the
+// server's script cache was flushed must still run (as EVAL) once the reply is read.
+#include "lock_test_util.hpp"
+
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/redlock.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using redcoord::testing::local_server;
+
+TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
+    local_server server;
+    connection_pool pool{server.endpoint()};
+    distributed_lock a(pool, "flushed", {.ttl = 30s});
+    a.lock();
+    a.unlock();  // the pooled connection has run the release: from now on it sends EVALSHA
+    a.lock();
+    server.command({"SCRIPT", "FLUSH"});
+    a.unlock();
+    // The connection's next user reads the release's reply (NOSCRIPT) before its own.
+    EXPECT_EQ(pool.command({"PING"}).text(), "PONG");
+    EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0) << "the release never ran: the key waits for its TTL";
+    EXPECT_GE(lock_test::calls(server, "evalsha"), 1);  // the release really went as EVALSHA
+    distributed_lock b(pool, "flushed", {.ttl = 30s});
+    EXPECT_TRUE(b.try_lock());
+    b.unlock();
+}
+
+TEST(Redlock, m5_UnlockAfterScriptFlushReleasesEveryNode) {
+    auto servers = redcoord::testing::start_masters(3);
+    std::vector<std::unique_ptr<connection_pool>> pools;
+    std::vector<connection_pool*> nodes;
+    for (auto& s : servers) {
+        pools.push_back(std::make_unique<connection_pool>(s->endpoint()));
+        nodes.push_back(pools.back().get());
+        (void)nodes.back()->command({"PING"});  // warm: the rounds below need no connect
+    }
+    redlock a(nodes, "flushed", {.ttl = 30s, .node_timeout = 500ms});
+    a.lock();
+    a.unlock();
+    // The detached release's replies are read by the next users; the pools' connections have
+    // now run the release and send it as EVALSHA.
+    for (auto* p : nodes) (void)p->command({"PING"});
+    a.lock();
+    for (auto& s : servers) s->command({"SCRIPT", "FLUSH"});
+    a.unlock();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        EXPECT_EQ(nodes[i]->command({"PING"}).text(), "PONG");
+        EXPECT_EQ(nodes[i]->command({"EXISTS", a.key()}).integer(), 0) << "node " << i << " kept the key";
+    }
+}
