@@ -214,6 +214,19 @@ reply local_server::command(std::initializer_list<std::string_view> argv) const 
     return c.command(argv);
 }
 
+std::vector<std::string> local_server::keys_without_ttl() const {
+    connection c(endpoint());
+    std::vector<std::string> found;
+    std::string cursor = "0";
+    do {
+        auto r = c.command({"SCAN", cursor, "COUNT", "1000"});
+        cursor = r.elements().at(0).text();
+        for (const auto& k : r.elements().at(1).elements())
+            if (c.command({"PTTL", k.text()}).integer() == -1) found.push_back(k.text());
+    } while (cursor != "0");
+    return found;
+}
+
 std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n, server_options opts) {
     std::vector<std::unique_ptr<local_server>> v;
     v.reserve(n);

@@ -165,18 +165,6 @@ TEST(MasterSelector, UnreachableServerThrowsConnectionError) {
 }
 
 namespace {
-// Keys that would stay forever: PTTL -1 (SCAN over the whole test server).
-std::vector<std::string> keys_without_ttl(const local_server& srv) {
-    std::vector<std::string> found;
-    std::string cursor = "0";
-    do {
-        auto r = srv.command({"SCAN", cursor, "COUNT", "1000"});
-        cursor = r.elements()[0].text();
-        for (const auto& k : r.elements()[1].elements())
-            if (srv.command({"PTTL", k.text()}).integer() == -1) found.push_back(k.text());
-    } while (cursor != "0");
-    return found;
-}
 bool eventually_empty(const local_server& srv, std::chrono::milliseconds t) {
     const auto until = std::chrono::steady_clock::now() + t;
     while (srv.command({"DBSIZE"}).integer() != 0) {
@@ -226,7 +214,7 @@ TEST(MasterSelector, KeyspaceHygiene_NoKeyWithoutTtlAndEpochsIncreaseAcrossCount
         last = r.epoch;
         ASSERT_TRUE(s.campaign_once().leader);  // a renewal
         ASSERT_TRUE(s.resign());
-        EXPECT_EQ(keys_without_ttl(srv), std::vector<std::string>{});
+        EXPECT_EQ(srv.keys_without_ttl(), std::vector<std::string>{});
         ASSERT_TRUE(eventually_empty(srv, 3s)) << "the epoch counter never expired";
     }
 }
@@ -246,7 +234,7 @@ TEST(LeaderElectorKeyspace, KeyspaceHygiene_StoppedElectorLeavesOnlyExpiringKeys
         std::this_thread::sleep_for(250ms);  // some renewals
         e.stop();
     }
-    EXPECT_EQ(keys_without_ttl(srv), std::vector<std::string>{});
+    EXPECT_EQ(srv.keys_without_ttl(), std::vector<std::string>{});
     EXPECT_TRUE(eventually_empty(srv, 3s));
 }
 

@@ -169,14 +169,8 @@ TEST(ReliableQueue, KeyspaceHygiene_ThousandClosedConsumersLeaveNoPersistentKeys
             default: break;  // left unacked: close() hands it back
         }
     }  // each destructor closes its consumer
-    std::set<std::string> persistent;
-    std::string cursor = "0";
-    do {
-        auto r = srv.command({"SCAN", cursor, "COUNT", "1000"});
-        cursor = r.elements().at(0).text();
-        for (const auto& k : r.elements().at(1).elements())
-            if (srv.command({"PTTL", k.text()}).integer() == -1) persistent.insert(k.text());
-    } while (cursor != "0");
+    const auto left = srv.keys_without_ttl();
+    const std::set<std::string> persistent(left.begin(), left.end());
     const std::set<std::string> documented{producer.key(), producer.dead_key()};
     EXPECT_EQ(persistent, documented);
     EXPECT_EQ(srv.command({"SCARD", producer.key() + ":consumers"}).integer(), 0);

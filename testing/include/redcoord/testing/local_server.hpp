@@ -91,6 +91,9 @@ public:
 
     /// Sends one command on a fresh connection (test set-up and checks).
     reply command(std::initializer_list<std::string_view> argv) const;
+    /// Every key that would stay for ever (PTTL -1), found by SCAN over the whole server on
+    /// one connection: the keyspace-hygiene check of the primitives' tests.
+    [[nodiscard]] std::vector<std::string> keys_without_ttl() const;
 
 private:
     void write_config();
