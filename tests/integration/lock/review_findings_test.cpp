@@ -190,9 +190,9 @@ TEST(Redlock, M4_SharedObjectWithSlowNodesHasNoRace) {
     n.servers[1]->pause();
     std::atomic<int> unreachable{0};
     std::vector<std::thread> ts;
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         ts.emplace_back([&] {
-            for (int k = 0; k < 5; ++k) {
+            for (int k = 0; k < 10; ++k) {
                 try {
                     (void)r.acquire(30ms);
                 } catch (const quorum_unreachable&) {
