@@ -166,14 +166,20 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
 
     // Round 2: the rest get a lease in parallel (a connect, or a wait for a pooled connection
     // another thread holds), each bounded by what is left of the deadline, so k unreachable
-    // nodes cost one deadline, not k.
+    // nodes cost one deadline, not k. The connects themselves run in the pool's background
+    // dial with the whole connect_timeout: one that outlasts this round is `connecting` and
+    // serves the next round instead of being cut short, and thrown away, every round.
     if ((!stopped || opts.detach) && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
         std::vector<node_result::status> connect_failure(n, node_result::status::connection_failed);
+        // Zero when round 1 used the whole deadline: the connect is still started, for the next round.
         const auto left = time_left(deadline);
         auto dial = [&](std::size_t i) noexcept {
             try {
                 io[i].lease = detail::pool_access::borrow_bounded(*pools[i], left);
+            } catch (const detail::still_connecting& e) {
+                connect_error[i] = e.what();
+                connect_failure[i] = node_result::status::connecting;
             } catch (const timeout_error& e) {
                 connect_error[i] = e.what();
                 connect_failure[i] = node_result::status::timeout;
@@ -198,11 +204,6 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             } joiner{dialers};
             dialers.reserve(need_connect.size());
             for (auto i : need_connect) {
-                if (left.count() <= 0) {
-                    connect_error[i] = "no time left to connect";
-                    connect_failure[i] = node_result::status::timeout;
-                    continue;
-                }
                 try {
                     dialers.emplace_back(dial, i);
                 } catch (const std::system_error& e) {

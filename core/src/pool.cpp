@@ -6,6 +6,9 @@
 #include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <system_error>
+#include <thread>
 
 namespace redcoord {
 
@@ -22,6 +25,48 @@ struct connection_pool::state {
     std::chrono::milliseconds backoff{0};
     std::chrono::steady_clock::time_point retry_after{};
     bool last_connect_timed_out = false;  // the failure behind retry_after was a timeout
+    // Fan-out's background dial (see borrow_bounded): at most one per pool, given the whole
+    // connect_timeout however short the round that started it, so a connect + handshake that
+    // outlasts a round lands in `idle` for the next round instead of being thrown away. Joined
+    // by ~connection_pool (it only touches this state, which the pool outlives it by).
+    std::thread dialer;
+    bool dialing = false;
+    std::chrono::steady_clock::time_point dial_started{};
+    std::uint64_t dials_done = 0;  // bumped when a background dial ends, either way
+    std::string dial_error;        // why the last background dial failed, else empty
+
+    // The background dial's body: a new connection goes to `idle` (the slot was booked by
+    // whoever started the dial), a failure frees the slot and starts the dial backoff.
+    void dial_in_background() noexcept {
+        std::unique_ptr<connection> c;
+        std::string why;
+        bool timed_out = false;
+        try {
+            c = connect(ep.connect_timeout);
+        } catch (const timeout_error& e) {
+            why = e.what();
+            timed_out = true;
+        } catch (const std::exception& e) {
+            why = e.what();
+        } catch (...) {
+            why = "unknown failure while connecting";
+        }
+        if (!c) {
+            if (why.empty()) why = "connector returned no connection";
+            connect_failed(timed_out);
+        }
+        std::lock_guard g(mu);
+        if (c) {
+            ++counters.created;
+            --counters.in_use;
+            backoff = std::chrono::milliseconds(0);
+            idle.push_back(std::move(c));
+        }
+        dial_error = std::move(why);
+        dialing = false;
+        ++dials_done;
+        cv.notify_all();
+    }
 
     // Books a failed connect_bounded(): the slot is freed and the next dial backs off.
     void connect_failed(bool timed_out) {
@@ -105,7 +150,16 @@ connection_pool::connection_pool(endpoint ep, pool_options opts) : state_(std::m
     state_->opts = opts;
 }
 
-connection_pool::~connection_pool() { clear_idle(); }
+connection_pool::~connection_pool() {
+    std::thread dialer;
+    {
+        std::lock_guard g(state_->mu);
+        dialer = std::move(state_->dialer);
+    }
+    // Bounded by the endpoint's connect_timeout; the dial touches only the state.
+    if (dialer.joinable()) dialer.join();
+    clear_idle();
+}
 
 pooled_connection connection_pool::borrow() { return borrow(state_->opts.borrow_timeout); }
 
@@ -206,8 +260,11 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
     const auto dial_until = deadline_after(within, start);
     std::unique_lock lk(s.mu);
     bool waited = false;
+    // The background dial this call waits for ends when dials_done passes this.
+    std::optional<std::uint64_t> waiting_for;
     for (;;) {
-        // An idle connection freed by another thread serves at once, however the dial backoff stands.
+        // An idle connection (returned by another thread, or our dial's) serves at once,
+        // however the dial backoff stands.
         while (!s.idle.empty()) {
             auto c = std::move(s.idle.back());
             s.idle.pop_back();
@@ -227,44 +284,74 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             c.reset();  // closed outside the lock
             lk.lock();
         }
-        if (s.open < s.opts.max_size) break;
-        // Every connection is leased: wait for one to come back rather than call the node down.
-        if (!waited) ++s.counters.waits;
-        waited = true;
-        if (s.cv.wait_until(lk, wait_until) == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size) {
-            ++s.counters.errors;
-            throw pool_exhausted("no free connection to " + s.ep.to_string() + " (all " +
-                                 std::to_string(s.opts.max_size) + " leased); nothing was sent");
+        if (waiting_for && s.dials_done != *waiting_for) {
+            // The dial we waited for ended without leaving us a connection.
+            if (!s.dial_error.empty()) {
+                if (s.last_connect_timed_out) throw timeout_error(s.dial_error);
+                throw connection_error(s.dial_error);
+            }
+            waiting_for.reset();  // it connected, but another thread took it first: go again
+            continue;
         }
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now < s.retry_after) {
-        // Same kind as the failure behind it: a server that was only slow is not "down".
-        const std::string why = "cannot connect to " + s.ep.to_string() + ": " +
-                                (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
-                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                   s.retry_after - now).count()) +
-                                " ms";
-        if (s.last_connect_timed_out) throw timeout_error(why);
-        throw connection_error(why);
-    }
-    ++s.open;
-    ++s.counters.in_use;
-    lk.unlock();
-    // The connect gets what any wait for a slot left of `within`.
-    const auto dial = std::max(std::chrono::milliseconds(1), std::min(time_left(dial_until), s.ep.connect_timeout));
-    try {
-        auto c = s.connect(dial);
-        std::lock_guard g(s.mu);
-        ++s.counters.created;
-        s.backoff = std::chrono::milliseconds(0);
-        return pooled_connection(state_, std::move(c));
-    } catch (const timeout_error&) {
-        s.connect_failed(true);
-        throw;
-    } catch (...) {
-        s.connect_failed(false);
-        throw;
+        if (s.dialing) {
+            // A connect is under way (ours or another round's): wait for it until `within`
+            // ends, then say "still connecting": the dial goes on and feeds the next round.
+            // A dial already older than `within` has shown itself slow: waiting for it again
+            // would make every round (a detached release included) pay the whole wait until
+            // the connect_timeout ends, so it is waited for only up to that age.
+            if (!waiting_for) waiting_for = s.dials_done;
+            const auto until = std::min(dial_until, s.dial_started + (dial_until - start));
+            if (s.cv.wait_until(lk, until) == std::cv_status::timeout && s.idle.empty() && s.dialing)
+                throw detail::still_connecting("still connecting to " + s.ep.to_string() +
+                                               " (the connect goes on in the background, within " +
+                                               std::to_string(s.ep.connect_timeout.count()) + " ms)");
+            continue;
+        }
+        if (s.open >= s.opts.max_size) {
+            // Every connection is leased: wait for one to come back rather than call the node down.
+            if (!waited) ++s.counters.waits;
+            waited = true;
+            if (s.cv.wait_until(lk, wait_until) == std::cv_status::timeout && s.idle.empty() &&
+                s.open >= s.opts.max_size && !s.dialing) {
+                ++s.counters.errors;
+                throw pool_exhausted("no free connection to " + s.ep.to_string() + " (all " +
+                                     std::to_string(s.opts.max_size) + " leased); nothing was sent");
+            }
+            continue;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now < s.retry_after) {
+            // Same kind as the failure behind it: a server that was only slow is not "down".
+            const std::string why = "cannot connect to " + s.ep.to_string() + ": " +
+                                    (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
+                                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                       s.retry_after - now).count()) +
+                                    " ms";
+            if (s.last_connect_timed_out) throw timeout_error(why);
+            throw connection_error(why);
+        }
+        // Dial in the background with the whole connect_timeout, not what is left of `within`:
+        // on a loaded host a connect + handshake can outlast a 50 ms round, and a dial cut
+        // short would be retried, and cut short, on every round.
+        std::thread done = std::move(s.dialer);  // an earlier dial, already finished (not dialing)
+        ++s.open;
+        ++s.counters.in_use;
+        try {
+            s.dialer = std::thread([st = &s] { st->dial_in_background(); });
+        } catch (const std::system_error& e) {
+            --s.open;
+            --s.counters.in_use;
+            s.dialer = std::move(done);
+            throw connection_error("cannot start a connect thread for " + s.ep.to_string() + ": " + e.what());
+        }
+        s.dialing = true;
+        s.dial_started = std::chrono::steady_clock::now();
+        waiting_for = s.dials_done;
+        if (done.joinable()) {
+            lk.unlock();
+            done.join();  // it has ended already: only its exit is waited for
+            lk.lock();
+        }
     }
 }
 

@@ -7,6 +7,14 @@
 
 namespace redcoord::detail {
 
+// borrow_bounded()'s "no connection yet": a connect to the node is still under way (in the
+// background, within the endpoint's connect_timeout). Not a failure of the node: the
+// fan-out reports it as node_result::status::connecting.
+class still_connecting : public timeout_error {
+public:
+    using timeout_error::timeout_error;
+};
+
 struct pool_access {
     static pooled_connection take_idle(connection_pool& p) noexcept { return p.take_idle(); }
     static pooled_connection borrow_bounded(connection_pool& p, std::chrono::milliseconds within) {

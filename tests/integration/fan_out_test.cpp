@@ -319,3 +319,24 @@ TEST(FanOut, m5_QuorumStragglersAreNotReRunAfterAFlush) {
         EXPECT_EQ(f.ptrs[i]->command({"ECHO", "in step"}).text(), "in step");
     }
 }
+
+// Issue 23: on a loaded host a connect + handshake can outlast a short round. Such a node is
+// "still connecting" (not down, not timed out), and its connect is not thrown away: it goes
+// on in the background and the next round uses it.
+TEST(FanOut, ConnectOutlastingTheRoundIsConnectingAndServesTheNextRound) {
+    five f;
+    for (std::size_t i = 0; i < f.pools.size(); ++i) {
+        auto e = f.servers[i]->endpoint();
+        f.pools[i]->set_connector([e] {
+            std::this_thread::sleep_for(120ms);  // a slow connect (a loaded machine)
+            return std::make_unique<connection>(e);
+        });
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = fan_out(f.ptrs, {"PING"}, {.timeout = 50ms});
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms) << "the round waited for the connects";
+    EXPECT_EQ(count(r, node_result::status::connecting), 5u);
+    std::this_thread::sleep_for(150ms);  // the connects finish in the background
+    r = fan_out(f.ptrs, {"PING"}, {.timeout = 50ms});
+    EXPECT_EQ(count(r, node_result::status::answered), 5u);
+}

@@ -29,6 +29,11 @@ struct node_result {
         /// `borrow_timeout`). Says nothing about the node's health: size the pool for the
         /// concurrency, or retry.
         pool_exhausted,
+        /// Nothing was sent: the node had no connection yet and the connect (with handshake)
+        /// was still under way when the deadline came. Not a failure of the node: the connect
+        /// goes on in the background, within the endpoint's `connect_timeout` however short
+        /// the deadline, and its connection serves the next fan-out.
+        connecting,
     };
     status state = status::pending;
     std::optional<reply> value;              ///< The reply, when answered.
@@ -68,10 +73,12 @@ struct fan_out_options {
 /// the order of `pools`.
 ///
 /// Nodes with an idle pooled connection get the command first; the others get a lease in
-/// parallel (one short-lived thread each): a new connection, or, when every connection of
-/// that pool is leased, the first one returned, waiting up to what is left of the deadline
-/// capped by the pool's `borrow_timeout`. A pool that stays full is `pool_exhausted`, never
-/// `connection_failed`. If a thread cannot be started, that node is `connection_failed`
+/// parallel (one short-lived thread each), waiting up to what is left of the deadline: a
+/// new connection, opened by the pool in the background with the endpoint's whole
+/// `connect_timeout` (a connect still under way at the deadline is `connecting`, and the
+/// next fan-out finds its connection), or, when every connection of that pool is leased,
+/// the first one returned, waiting at most the pool's `borrow_timeout`. A pool that stays
+/// full is `pool_exhausted`, never `connection_failed`. If a thread cannot be started, that node is `connection_failed`
 /// (nothing was sent) and the others proceed.
 ///
 /// Thread-safety: safe to call concurrently (each call leases its own connections).

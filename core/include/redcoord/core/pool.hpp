@@ -88,6 +88,8 @@ public:
     /// Creates an empty pool; nothing connects until the first borrow.
     /// @throws invalid_argument when `opts.max_size` is 0.
     explicit connection_pool(endpoint ep, pool_options opts = {});
+    /// Closes the idle connections. First waits for a connect that fan_out() left running
+    /// in the background (at most the endpoint's connect_timeout).
     ~connection_pool();
     connection_pool(const connection_pool&) = delete;
     connection_pool& operator=(const connection_pool&) = delete;
@@ -124,11 +126,14 @@ private:
     friend class pooled_connection;
     // Fan-out's two halves: an idle connection if one is free now (else empty), and a lease
     // that ends by `within`: an idle connection as soon as one is returned, else a new one
-    // when a slot is free. All leased: waits up to min(within, borrow_timeout), then
-    // pool_exhausted (nothing sent; not the node's fault). A new connect is refused at once
-    // while a recent failure's backoff runs so a dead node is not re-dialled on every fan-out
-    // (with timeout_error when that failure was a timeout, so a slow node is not reported as
-    // a dead one).
+    // when a slot is free, opened by one background dial per pool with the endpoint's whole
+    // connect_timeout (joined by the destructor). A dial still running when `within` ends
+    // throws detail::still_connecting (a timeout_error) and its connection goes idle for the
+    // next caller. All leased: waits up to min(within, borrow_timeout), then pool_exhausted
+    // (nothing sent; not the node's fault). A new connect is refused at once while a recent
+    // failure's backoff runs so a dead node is not re-dialled on every fan-out (with
+    // timeout_error when that failure was a timeout, so a slow node is not reported as a
+    // dead one).
     pooled_connection take_idle() noexcept;
     pooled_connection borrow_bounded(std::chrono::milliseconds within);
     // Called with each error reply a pool-level call (command(), script::run(pool)) got on
