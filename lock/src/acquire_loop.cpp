@@ -50,6 +50,8 @@ bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws, cont
     // Consecutive races lost to a busy lock, and the holding that refused the last of them.
     unsigned losses = 0;
     std::string last_holder;
+    // The pause after the last attempt that found a majority down (zero: it did not).
+    clock_type::duration down_pause{};
     auto remember = [&] {
         memory.losses = losses;
         memory.holder = last_holder;
@@ -70,6 +72,17 @@ bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws, cont
             if (again(ask::mark)) return true;
             continue;
         }
+        if (r.down) {
+            // A majority down: wait for it with a growing pause (never spinning), earlier if
+            // a release is announced meanwhile.
+            down_pause = std::min<clock_type::duration>(
+                std::max<clock_type::duration>(down_pause * 2, ws.retry_delay), ws.max_retry_interval);
+            (void)w->wait(seen, std::min(deadline, now + down_pause + jitter(ws.retry_jitter)));
+            seen = w->generation();
+            if (again(ask::mark)) return true;
+            continue;
+        }
+        down_pause = clock_type::duration::zero();
         if (losses == 0 && !r.one_holder) {
             // Split vote, failing nodes or an attempt given back: retry after a random delay
             // (seed 004, step 5), earlier if a release is announced meanwhile.

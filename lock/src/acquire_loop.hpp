@@ -48,6 +48,10 @@ struct refusal {
     std::string holder;
     // Its remaining TTL in ms; < 0 when unknown or without expiry.
     std::int64_t pttl = -2;
+    // No majority could be reached because nodes are down (refused, reset, erroring): the
+    // retry backs off, growing up to max_retry_interval, instead of re-trying every
+    // retry_delay against nodes that answer "no" in microseconds.
+    bool down = false;
 };
 
 struct wait_settings {

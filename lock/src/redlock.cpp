@@ -58,6 +58,7 @@ node_outcome classify(const node_result& r, bool acquire) {
         case node_result::status::timeout: o.state = status::timeout; o.detail = r.error; return o;
         case node_result::status::connection_failed: o.state = status::unreachable; o.detail = r.error; return o;
         case node_result::status::pool_exhausted: o.state = status::busy; o.detail = r.error; return o;
+        case node_result::status::connecting: o.state = status::connecting; o.detail = r.error; return o;
         case node_result::status::answered: break;
     }
     const reply& v = *r.value;
@@ -139,9 +140,27 @@ struct redlock::impl : detail::hold_state {
     std::unique_ptr<detail::release_waiter> waiter;
 
     detail::contention_memory contention;  // only touched while the gate is held
-    // Why the last round could not reach a majority, when every failing node was only slow;
-    // empty otherwise. Only touched while the gate is held.
+    // Why the last round could not reach a majority (empty when it could). Only touched while
+    // the gate is held.
     std::string unreachable;
+    // What on_wait was last told, and when (only touched while the gate is held).
+    std::string last_note;
+    clock_type::time_point last_note_at{};
+
+    // Tells the log sink what an acquire waits for: when it changes, and at most once a
+    // second while it stays the same (a slow round repeats every node_timeout or so).
+    void note_wait(const std::string& why) {
+        if (!opts.on_wait) return;
+        const auto now = clock_type::now();
+        if (why == last_note && now - last_note_at < std::chrono::seconds(1)) return;
+        last_note = why;
+        last_note_at = now;
+        try {
+            opts.on_wait(why + "; waiting for a majority to answer");
+        } catch (...) {
+            // A log sink that throws must not cost the lock: ignored.
+        }
+    }
 
     // One round: the script on every node at once, decided as soon as a majority answered
     // either way (or every node has an outcome, or node_timeout passed).
@@ -228,22 +247,27 @@ struct redlock::impl : detail::hold_state {
         // Step 5: unlock every node, also those believed not locked (a reply may be lost).
         unlock_all(token);
         if (state == detail::quorum_state::unreachable) {
-            std::string why = "redlock '" + resource + "': " + std::to_string(t.failed) + " of " +
-                              std::to_string(nodes.size()) + " nodes down, hung or erroring; a majority of " +
+            const auto slow = static_cast<std::size_t>(std::count_if(outs.begin(), outs.end(), [](const auto& o) {
+                return o.state == status::timeout || o.state == status::connecting;
+            }));
+            std::string why = "redlock '" + resource + "': " + std::to_string(t.failed - slow) + " of " +
+                              std::to_string(nodes.size()) + " nodes down or erroring, " + std::to_string(slow) +
+                              " slow or still connecting; a majority of " +
                               std::to_string(detail::quorum(nodes.size())) + " is impossible";
             for (const auto& o : outs)
                 if (!o.detail.empty()) {
                     why += " (" + o.detail + ")";
                     break;
                 }
-            // Nodes that refused the connection or answered with an error are down for
-            // good: say so at once. Nodes that were only slow (no reply within node_timeout:
-            // paused, overloaded, or still connecting) may answer the next round, so a
-            // caller with time left retries like after a split vote and gets the error only
-            // if its wait ends this way (not_acquired()).
-            const auto slow = std::count_if(outs.begin(), outs.end(), [](const auto& o) { return o.state == status::timeout; });
-            const bool only_slow = static_cast<std::size_t>(slow) == t.failed;
-            if (what == detail::ask::nothing || !only_slow) throw quorum_unreachable(why);
+            // A call with no wait says so at once. A call with a wait tries again while it
+            // lasts and throws only if its last attempt ended this way (not_acquired()), so
+            // lock() waits for the nodes to come back: nodes that were only slow (no reply
+            // within node_timeout, or still connecting) are retried like after a split vote,
+            // each round costing node_timeout; nodes that refused the connection or answered
+            // with an error would refuse again at once, so the retry backs off.
+            if (what == detail::ask::nothing) throw quorum_unreachable(why);
+            out.why.down = t.failed - slow > nodes.size() - detail::quorum(nodes.size());
+            note_wait(why);
             unreachable = std::move(why);
             return out;
         }

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <future>
+#include <mutex>
 
 #include <thread>
 
@@ -64,7 +66,10 @@ TEST(RedlockFault, MinorityKilledStillAcquires) {
     b.unlock();
 }
 
-TEST(RedlockFault, MajorityDownFailsFastWithQuorumUnreachableAndLeaksNoKeys) {
+// Issue 23: a majority down is a fault that may pass. A call with no wait says so at once;
+// a call with a wait keeps trying (backing off) and throws quorum_unreachable only when its
+// own deadline has passed, never before.
+TEST(RedlockFault, MajorityDownThrowsQuorumUnreachableAtItsDeadlineAndLeaksNoKeys) {
     five f;
     f.servers[0]->kill();
     f.servers[2]->kill();
@@ -74,8 +79,19 @@ TEST(RedlockFault, MajorityDownFailsFastWithQuorumUnreachableAndLeaksNoKeys) {
     EXPECT_THROW((void)a.try_lock(), quorum_unreachable);
     EXPECT_LT(clock_type::now() - t0, 500ms);  // 50 ms per-node timeout, generous slack
     t0 = clock_type::now();
-    EXPECT_THROW((void)a.acquire(5s), quorum_unreachable);  // not "retry for 5 s"
-    EXPECT_LT(clock_type::now() - t0, 500ms);
+    EXPECT_THROW((void)a.acquire(300ms), quorum_unreachable);
+    auto took = clock_type::now() - t0;
+    EXPECT_GE(took, 300ms) << "gave up before its wait ended";
+    EXPECT_LT(took, 900ms);
+    t0 = clock_type::now();
+    EXPECT_THROW((void)a.try_lock_for(200ms), quorum_unreachable);
+    took = clock_type::now() - t0;
+    EXPECT_GE(took, 200ms);
+    EXPECT_LT(took, 800ms);
+    // What it waited for: the three dead nodes, reported as such.
+    auto outs = a.last_outcomes();
+    EXPECT_EQ(count(outs, node_outcome::status::unreachable), 3u);
+    EXPECT_EQ(count(outs, node_outcome::status::yes), 2u);
     EXPECT_FALSE(a.held());
     // lock() has no deadline and never returns without the lock (review C1): it waits,
     // backing off, while a majority is down, and holds the lock once they are back.
@@ -180,4 +196,72 @@ TEST(RedlockFault, WatchdogReportsLossWhenAMajorityIsKilled) {
     EXPECT_TRUE(fired.load());
     EXPECT_TRUE(a.lost());
     EXPECT_THROW(a.check_held(), lock_lost);
+}
+
+// Issue 23: on a loaded host the first round's connect + handshake can outlast the 50 ms
+// node_timeout. Such nodes are "still connecting", never down: their connects go on in the
+// background (within the pool's connect_timeout) and a waiting acquire gets the lock.
+TEST(RedlockFault, ColdPoolsWhoseConnectsOutlastTheNodeTimeoutStillAcquire) {
+    five f{false};
+    for (std::size_t i = 0; i < f.pools.size(); ++i) {
+        auto e = f.servers[i]->endpoint();
+        f.pools[i]->set_connector([e] {
+            std::this_thread::sleep_for(120ms);  // a connect on a loaded machine
+            return std::make_unique<connection>(e);
+        });
+    }
+    redlock a(f.nodes, "r", {.ttl = 10s, .node_timeout = 50ms});
+    auto t0 = clock_type::now();
+    EXPECT_THROW((void)a.try_lock(), quorum_unreachable);  // no wait: says so at once
+    // The round is bounded by node_timeout, not by the connects (the release that follows
+    // the failed attempt costs up to one more).
+    EXPECT_LT(clock_type::now() - t0, 115ms);
+    EXPECT_EQ(count(a.last_outcomes(), node_outcome::status::connecting), 5u);
+    t0 = clock_type::now();
+    auto got = a.acquire(2s);
+    ASSERT_TRUE(got) << "a majority that is only connecting was given up";
+    EXPECT_LT(clock_type::now() - t0, 1s);
+    EXPECT_GE(count(a.last_outcomes(), node_outcome::status::yes), 3u);
+    EXPECT_TRUE(a.release());
+}
+
+// Issue 23: lock() waiting for a majority that is down backs off (never spins) and says what
+// it waits for through last_outcomes() and the on_wait log sink.
+TEST(RedlockFault, LockWaitingForAMajorityBacksOffAndReportsWhatItWaitsFor) {
+    five f;
+    for (int i : {0, 2, 3}) f.servers[i]->kill();
+    std::mutex log_mu;
+    std::vector<std::string> log;
+    redlock_options o{.ttl = 10s, .node_timeout = 50ms};
+    o.on_wait = [&](const std::string& what) {
+        std::lock_guard l(log_mu);
+        log.push_back(what);
+    };
+    redlock a(f.nodes, "r", o);
+    auto rounds = [&] {  // acquire rounds the live node 1 has run
+        long n = 0;
+        auto info = f.servers[1]->command({"INFO", "commandstats"}).text();
+        for (const char* cmd : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="})
+            if (auto p = info.find(cmd); p != std::string::npos) n += std::stol(info.substr(p + std::strlen(cmd)));
+        return n;
+    };
+    const auto before = rounds();
+    auto locked = std::async(std::launch::async, [&] {
+        a.lock();
+        return a.held();
+    });
+    EXPECT_EQ(locked.wait_for(1500ms), std::future_status::timeout);
+    // Each attempt is an acquire plus its clean-up on node 1; a 5 ms retry would be ~200.
+    EXPECT_LE(rounds() - before, 2 * 15) << "lock() spun while a majority was down";
+    auto outs = a.last_outcomes();
+    EXPECT_EQ(count(outs, node_outcome::status::unreachable), 3u);
+    {
+        std::lock_guard l(log_mu);
+        ASSERT_FALSE(log.empty());
+        EXPECT_NE(log.back().find("3 of 5"), std::string::npos) << log.back();
+    }
+    for (int i : {0, 2, 3}) f.servers[i]->restart();
+    ASSERT_EQ(locked.wait_for(10s), std::future_status::ready);
+    EXPECT_TRUE(locked.get());
+    EXPECT_TRUE(a.release());
 }

@@ -2,7 +2,8 @@
 //   lock_stress_child redlock|single <rounds> <checker_port> <node_port>...
 // Each critical section reports (id, fencing token) to a checker server, which counts
 // overlapping sections and tokens that do not increase, as a fenced resource would see them.
-#include <redcoord/core/script.hpp>
+#include "checker_scripts.hpp"
+
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 
@@ -19,18 +20,8 @@ using namespace std::chrono_literals;
 using namespace redcoord;
 
 namespace {
-// KEYS: owner, last fencing token, overlaps, stale tokens, entries. ARGV: section id, token.
-const script enter(R"lua(
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCR', KEYS[3]) end
-redis.call('SET', KEYS[1], ARGV[1])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if tonumber(ARGV[2]) <= last then redis.call('INCR', KEYS[4]) else redis.call('SET', KEYS[2], ARGV[2]) end
-return redis.call('INCR', KEYS[5])
-)lua");
-const script leave(R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return redis.call('INCR', KEYS[2])
-)lua");
+using lock_test::enter;
+using lock_test::leave;
 
 endpoint local(int port) {
     endpoint e;

@@ -8,8 +8,9 @@
 /// (3) the lock is acquired iff at least N/2+1 nodes said OK and the validity
 /// `ttl - elapsed - drift` (drift = ttl * drift_factor + 2 ms) is still positive; (4) the
 /// validity is that value; (5) otherwise unlock every node at once, including those believed
-/// not locked, and retry after a random delay. A node that is down, hung or answers with an
-/// error counts as a "no": it never throws and never costs more than `node_timeout`.
+/// not locked, and retry after a random delay. A node that is down, hung, still connecting
+/// or answers with an error counts as a "no": it never throws and never costs more than
+/// `node_timeout` per round (a connect that needs longer goes on in the background).
 ///
 /// ## Fencing under Redlock — read this before relying on it
 /// Each node keeps its own INCR counter; fencing_token() is the maximum over the nodes that
@@ -93,6 +94,13 @@ struct redlock_options {
     std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
     /// Key prefix (same key layout as distributed_lock).
     std::string prefix{"redcoord:"};
+    /// Log sink, optional: called on the acquiring thread when an attempt found no majority
+    /// reachable and the call waits for nodes to come back (lock(), or acquire() with time
+    /// left), with what it waits for (counts of down and slow nodes and one node's error; no
+    /// password). Called when that changes and at most once a second while it stays the
+    /// same; last_outcomes() has the per-node detail. Must not call back into the lock; an
+    /// exception it throws is ignored.
+    std::function<void(const std::string& what)> on_wait;
 };
 
 /// What one node did in the last round (acquire, extend or release), for diagnosis.
@@ -109,6 +117,11 @@ struct node_outcome {
                       ///< round (pool_options::max_size reached): nothing was sent, and it
                       ///< says nothing about the node. Not counted as a failure: the round is
                       ///< retried like a split vote, and a held lock is not declared lost.
+        connecting,   ///< Not yet answered: the node had no connection and the connect (with
+                      ///< handshake) was still under way at the round's end. Nothing was sent.
+                      ///< Counted as slow, never as down: the connect goes on in the
+                      ///< background within the endpoint's connect_timeout, and the next round
+                      ///< uses it.
     };
     status state = status::not_waited;
     /// The holder's PTTL reported by a refusing node, in milliseconds (-1: no expiry,
@@ -165,19 +178,21 @@ public:
     redlock(const redlock&) = delete;
     redlock& operator=(const redlock&) = delete;
 
-    /// Tries to acquire within `wait` (milliseconds; zero: one attempt). A round also opens
-    /// the connections it lacks, within the same node_timeout: on a heavily loaded host the
-    /// very first round of fresh pools can run out of it, so warm them (e.g. a PING through
-    /// each pool) or give the first acquire a wait (slow rounds are retried).
+    /// Tries to acquire within `wait` (milliseconds; zero: one attempt). A round bounds every
+    /// node by node_timeout; a node without a connection gets one from its pool, whose
+    /// connect runs in the background within the endpoint's connect_timeout: a connect that
+    /// outlasts the round leaves the node `connecting` (slow, not down) for that round and
+    /// serves the next one, so fresh pools on a loaded host cost a retry, not the lock.
     /// @return the acquisition (fencing_token as described in the file comment), or nullopt
     ///         when the wait (or retry_count) ran out while the resource was held elsewhere.
-    /// @throws quorum_unreachable when an attempt found more than N - (N/2+1) nodes down
-    ///         (connection refused or reset) or erroring, at once, after unlocking the nodes
-    ///         it reached. When the failing nodes were only slow (no reply within
-    ///         node_timeout: paused, overloaded, still connecting), later attempts may
-    ///         succeed: the call retries like after a split vote while its wait lasts and
-    ///         throws only if the last attempt still found no majority reachable (so lock()
-    ///         waits for them to come back, and a zero wait throws at once);
+    /// @throws quorum_unreachable when no majority could be reached: at once for a zero
+    ///         wait (after unlocking the nodes it reached); with a wait, only once the wait
+    ///         (or retry_count) is over and the last attempt still found no majority
+    ///         reachable. Meanwhile the call retries: after a split-vote delay when the
+    ///         failing nodes were only slow (no reply within node_timeout, still connecting:
+    ///         each round costs node_timeout), with a pause growing from retry_delay to
+    ///         max_retry_interval when a majority is down (refused, reset or erroring), and
+    ///         tells on_wait what it waits for. lock() waits the same way without a deadline.
     /// @throws invalid_argument when the calling thread already holds this object.
     [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait);
 
