@@ -5,6 +5,10 @@
 //   (c) reliable work queue of 2,000 jobs, one consumer SIGKILLed while holding jobs;
 //   (d) Redlock over the 5 masters guarding a read-modify-write counter.
 // Ends with "demo: ok", or "demo: FAILED <why>" and exit status 1.
+// --faults (own servers only) injects faults while the same checks run: the replica is
+// SIGSTOPped for 1 s during (b); during (d) one Redlock master is SIGKILLed and another
+// SIGSTOPped for 0.6 s, and the killed one is restarted only after the lock's TTL has passed
+// (a delayed restart, as the Redlock page asks of a node that restarts without its keys).
 #include "demo_keys.hpp"
 
 #include <redcoord/core/errors.hpp>
@@ -21,7 +25,10 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -57,10 +64,56 @@ std::vector<std::vector<std::int64_t>> read_records(redcoord::connection_pool& m
     return out;
 }
 
+// Runs timed fault actions on its own thread while a phase runs, printing each one with its
+// time since the demo started. Joined (after the remaining actions ran) by finish().
+class fault_schedule {
+public:
+    explicit fault_schedule(clock_type::time_point demo_start) : demo_start_(demo_start) {}
+    ~fault_schedule() { finish(); }
+
+    void at(std::chrono::milliseconds after, std::string what, std::function<void()> action) {
+        steps_.push_back({clock_type::now() + after, std::move(what), std::move(action)});
+    }
+    void start() {
+        runner_ = std::thread([this] {
+            for (auto& s : steps_) {
+                std::this_thread::sleep_until(s.when);
+                s.action();
+                std::printf("demo: fault at +%.2f s: %s\n",
+                            std::chrono::duration<double>(clock_type::now() - demo_start_).count(), s.what.c_str());
+                std::fflush(stdout);
+            }
+        });
+    }
+    void finish() {
+        if (runner_.joinable()) runner_.join();
+    }
+
+private:
+    struct step {
+        clock_type::time_point when;
+        std::string what;
+        std::function<void()> action;
+    };
+    clock_type::time_point demo_start_;
+    std::vector<step> steps_;
+    std::thread runner_;
+};
+
+// The demo's own servers, for --faults.
+struct fault_targets {
+    std::vector<redcoord::testing::local_server*> masters;
+    redcoord::testing::local_server* replica = nullptr;
+    clock_type::time_point demo_start;
+};
+
+std::string port_of(const redcoord::testing::local_server& s) { return "port " + std::to_string(s.port()); }
+
 class demo_run {
 public:
-    demo_run(std::vector<std::string> urls, std::vector<std::string> replicas)
-        : urls_(std::move(urls)), replicas_(std::move(replicas)), main_(redcoord::parse_endpoint(urls_.front())) {
+    demo_run(std::vector<std::string> urls, std::vector<std::string> replicas, std::optional<fault_targets> faults)
+        : urls_(std::move(urls)), replicas_(std::move(replicas)), main_(redcoord::parse_endpoint(urls_.front())),
+          faults_(std::move(faults)) {
         keys_.run = redcoord::random_token().substr(0, 10);
         worker_ = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "worker").string();
         check(::access(worker_.c_str(), X_OK) == 0, "worker binary not found at " + worker_);
@@ -140,7 +193,16 @@ public:
     // (b) All four wait on the barrier and pass together, three times.
     std::string barrier() {
         auto ws = spawn("barrier", 0);
+        std::optional<fault_schedule> f;
+        if (faults_ && faults_->replica) {
+            auto* r = faults_->replica;
+            f.emplace(faults_->demo_start);
+            f->at(50ms, "SIGSTOP the replica (" + port_of(*r) + ") during the barrier", [r] { r->pause(); });
+            f->at(1050ms, "SIGCONT the replica after 1 s", [r] { r->resume(); });
+            f->start();
+        }
         join(ws, 30s);
+        if (f) f->finish();
         auto log = read_records(main_, keys_.barrier_log());  // id generation arrived passed
         check(log.size() == static_cast<std::size_t>(demo::workers * demo::barrier_rounds),
               "barrier log has " + std::to_string(log.size()) + " entries");
@@ -206,7 +268,27 @@ public:
     // (d) 4 x 500 increments under Redlock over every master.
     std::string redlock() {
         auto ws = spawn("redlock", 0);
+        std::optional<fault_schedule> f;
+        if (faults_ && faults_->masters.size() >= 5) {
+            // Never the first master: it also holds the counter the workers check.
+            auto* killed = faults_->masters[3];
+            auto* paused = faults_->masters[4];
+            f.emplace(faults_->demo_start);
+            f->at(100ms, "SIGKILL Redlock master " + port_of(*killed) + " and SIGSTOP master " + port_of(*paused),
+                  [killed, paused] {
+                      killed->kill();
+                      paused->pause();
+                  });
+            f->at(700ms, "SIGCONT master " + port_of(*paused) + " after 0.6 s", [paused] { paused->resume(); });
+            // Delayed restart: it comes back empty, so it stays down longer than the TTL
+            // (2 s) of any key it held.
+            f->at(100ms + demo::redlock_ttl + 500ms,
+                  "restart master " + port_of(*killed) + " (delayed restart: down for TTL + 0.5 s)",
+                  [killed] { killed->restart(); });
+            f->start();
+        }
         join(ws, 45s);
+        if (f) f->finish();
         auto counter = main_.command({"GET", keys_.counter()}).maybe_text();
         auto overlaps = main_.command({"GET", keys_.overlaps()}).maybe_text();
         const long long want = static_cast<long long>(demo::workers) * demo::increments_per_worker;
@@ -232,6 +314,7 @@ private:
 
     std::vector<std::string> urls_, replicas_;
     redcoord::connection_pool main_;
+    std::optional<fault_targets> faults_;
     demo::keys keys_;
     std::string worker_;
 };
@@ -242,7 +325,16 @@ int main(int argc, char** argv) {
     CLI::App app{"redcoord demo: the four use cases on real Redis servers"};
     std::vector<std::string> urls;
     app.add_option("--redis", urls, "Use this existing server (repeatable; the first is the main one, all are Redlock nodes)");
+    bool faults = false;
+    app.add_flag("--faults", faults,
+                 "Inject faults into the demo's own servers: SIGSTOP the replica during the barrier; SIGKILL one "
+                 "Redlock master and SIGSTOP another for 0.6 s during the Redlock phase, restart the killed one "
+                 "after the TTL");
     CLI11_PARSE(app, argc, argv);
+    if (faults && !urls.empty()) {
+        std::printf("demo: FAILED --faults needs the demo's own servers (it signals them by PID); drop --redis\n");
+        return 1;
+    }
 
     auto started = clock_type::now();
     std::vector<std::unique_ptr<redcoord::testing::local_server>> servers;
@@ -258,7 +350,16 @@ int main(int argc, char** argv) {
             for (auto& s : servers) std::printf(" %u", s->port());
             std::printf(") and a replica of the first (port %u)\n", replica->port());
         }
-        demo_run run(urls, replicas);
+        std::optional<fault_targets> targets;
+        if (faults) {
+            targets.emplace();
+            for (auto& m : servers) targets->masters.push_back(m.get());
+            targets->replica = replica.get();
+            targets->demo_start = started;
+            std::printf("demo: --faults: the replica is paused during (b); in (d) a master is killed and another "
+                        "paused, the killed one restarted after the TTL\n");
+        }
+        demo_run run(urls, replicas, targets);
         const std::pair<const char*, std::string (demo_run::*)()> cases[] = {
             {"(a) leader-only task", &demo_run::leader_task},
             {"(b) barrier", &demo_run::barrier},

@@ -2,6 +2,7 @@
 // Names shared by the demo and its workers. Every key of one run starts with demo:<run>: so a
 // run against existing servers never touches anything else.
 
+#include <chrono>
 #include <string>
 
 namespace demo {
@@ -26,5 +27,7 @@ inline constexpr int workers = 4;
 inline constexpr int jobs = 2000;
 inline constexpr int increments_per_worker = 500;
 inline constexpr int barrier_rounds = 3;
+// The workers' Redlock TTL; --faults keeps a killed master down for longer (delayed restart).
+inline constexpr std::chrono::milliseconds redlock_ttl{2000};
 
 }  // namespace demo
