@@ -15,8 +15,10 @@ public:
     using error::error;
 };
 
-/// Too many Redlock nodes were down, hung or erroring for a majority (N/2+1) to be possible
-/// at all: distinct from "the resource is held by someone else", which is a `false` result.
+/// Too many Redlock nodes were down, hung, still connecting or erroring for a majority
+/// (N/2+1) to be possible at all: distinct from "the resource is held by someone else", which
+/// is a `false` result. Thrown by a zero wait at once, by a timed wait only once its deadline
+/// has passed with the last attempt still short of a majority; never by lock().
 class quorum_unreachable : public connection_error {
 public:
     using connection_error::connection_error;
