@@ -38,7 +38,8 @@ int decode_status(int st) {
 
 }  // namespace
 
-child_process::child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
+child_process::child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                             const deadline_reaper* reaper) {
     if (argv.empty()) throw invalid_argument("no command given after --");
     // Everything the child needs is built before fork: after fork in a threaded process only
     // async-signal-safe calls are allowed.
@@ -76,6 +77,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     if (pid == 0) {
         ::close(report[0]);
         ::setpgid(0, 0);
+        if (reaper) reaper->announce_in_child();  // before exec: CMD never runs unknown to it
         if (foreground) give_terminal(::getpid());  // also here: CMD may read before the parent runs
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(128 + SIGTERM);  // parent died before prctl
@@ -116,7 +118,7 @@ child_process::~child_process() {
     }
     if (pid_ > 0) {
         int st = 0;
-        while (::waitpid(-1, &st, WNOHANG) > 0) {
+        while (::waitpid(-pid_, &st, WNOHANG) > 0) {
         }
     }
     if (took_terminal_) give_terminal(::getpgrp());
@@ -124,11 +126,12 @@ child_process::~child_process() {
 
 std::optional<int> child_process::try_reap() noexcept {
     if (pid_ <= 0) return status_;
-    // Reap every ended child: CMD and, as subreaper, members of its group that outlived
-    // their parent. redcoord starts no other children.
+    // Reap every ended member of CMD's group: CMD and, as subreaper, members that outlived
+    // their parent. Not waitpid(-1): the deadline reaper is redcoord's child too, and its
+    // status belongs to deadline_reaper.
     for (;;) {
         int st = 0;
-        const pid_t r = ::waitpid(-1, &st, WNOHANG);
+        const pid_t r = ::waitpid(-pid_, &st, WNOHANG);
         if (r <= 0) break;
         if (r == pid_) status_ = decode_status(st);
     }

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include "reaper.hpp"
+
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -32,17 +34,20 @@ public:
     /// default signal mask and dispositions. When redcoord is the terminal's foreground job,
     /// CMD's group becomes the foreground until the child_process is destroyed. redcoord
     /// becomes a child subreaper, so members of CMD's group that outlive their parent are
-    /// reaped here.
+    /// reaped here. With a `reaper`, the child announces its group to it before exec
+    /// (deadline_reaper::announce_in_child), so CMD never runs unguarded.
     /// @throws exec_failure when exec fails (reported through a close-on-exec pipe);
     /// @throws redcoord::error when fork fails.
-    child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
+    child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                  const deadline_reaper* reaper = nullptr);
     /// If CMD was not reaped: SIGKILL to its group and reap. Never throws.
     ~child_process();
     child_process(const child_process&) = delete;
     child_process& operator=(const child_process&) = delete;
 
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
-    /// Reaps CMD if it ended: its exit code, or 128 + signal. nullopt while it runs.
+    /// Reaps CMD if it ended: its exit code, or 128 + signal. nullopt while it runs. Reaps only
+    /// members of CMD's group, never redcoord's other children (the reaper).
     [[nodiscard]] std::optional<int> try_reap() noexcept;
     /// The status once reaped.
     [[nodiscard]] std::optional<int> status() const noexcept { return status_; }

@@ -2,9 +2,17 @@
 
 #include <redcoord/core/errors.hpp>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 namespace redcoord::cli {
 
@@ -27,12 +35,84 @@ void print_line(std::string_view line) {
     std::fflush(stdout);
 }
 
+namespace {
+
+/// How write_stderr() reaches stderr without blocking.
+class stderr_channel {
+public:
+    stderr_channel() {
+        struct stat st{};
+        if (::fstat(STDERR_FILENO, &st) != 0) return;
+        if (S_ISSOCK(st.st_mode)) {
+            socket_ = true;
+        } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+            // A second open file description of the same pipe or terminal: O_NONBLOCK here does
+            // not change how CMD and the shell see their stderr. If that fails (no /proc), the
+            // blocking stderr is the fallback.
+            const int fd = ::open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            if (fd >= 0) fd_ = fd;
+        }
+        // A regular file (or /dev/null) does not block on a slow reader: written as is.
+    }
+
+    void write(std::string_view text) noexcept {
+        const std::lock_guard<std::mutex> g(mu_);
+        if (unreported_ > 0) {
+            const std::string note = "redcoord: " + std::to_string(unreported_) +
+                                     " writes to stderr dropped (the reader did not keep up)\n";
+            if (!put(note)) return drop();
+            unreported_ = 0;
+        }
+        if (!put(text)) drop();
+    }
+    [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_.load(); }
+
+private:
+    // All of `text`, or false with nothing more written once the reader is behind. Lines up
+    // to PIPE_BUF go to a pipe whole or not at all.
+    bool put(std::string_view text) noexcept {
+        while (!text.empty()) {
+            const ssize_t n = socket_ ? ::send(fd_, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL)
+                                      : ::write(fd_, text.data(), text.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            text.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return true;
+    }
+
+    void drop() noexcept {
+        ++unreported_;
+        dropped_.fetch_add(1);
+    }
+
+    std::mutex mu_;
+    int fd_ = STDERR_FILENO;
+    bool socket_ = false;
+    std::uint64_t unreported_ = 0;  // dropped since the last note; guarded by mu_
+    std::atomic<std::uint64_t> dropped_{0};
+};
+
+stderr_channel& channel() {
+    static stderr_channel c;
+    return c;
+}
+
+}  // namespace
+
+void write_stderr(std::string_view text) noexcept { channel().write(text); }
+
+std::uint64_t stderr_dropped() noexcept { return channel().dropped(); }
+
 void print_note(std::string_view message) {
     std::string s = "redcoord: ";
     s += message;
     s += '\n';
-    std::fwrite(s.data(), 1, s.size(), stderr);
-    std::fflush(stderr);
+    write_stderr(s);
+}
+
+void emit_event(const context& ctx, const json_object& event) {
+    if (ctx.opts.json) write_stderr(event.str() + "\n");
 }
 
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -44,8 +45,19 @@ struct context {
 
 /// Writes `line` and a newline to stdout and flushes (scripts read line by line).
 void print_line(std::string_view line);
-/// Writes `redcoord: <message>` to stderr.
+/// Writes `redcoord: <message>` to stderr, never blocking (see write_stderr()).
 void print_note(std::string_view message);
+/// With --json, writes `event` as one line to stderr (stdout belongs to CMD), never blocking.
+void emit_event(const context& ctx, const json_object& event);
+/// Writes `text` to stderr without ever blocking, so a reader that does not keep up (a full
+/// pipe, a terminal stopped with Ctrl-S) cannot hold up redcoord while it holds a lease. A pipe,
+/// FIFO or terminal is written through its own non-blocking open file description (stderr's
+/// own flags, shared with CMD and the shell, are left alone); a socket with MSG_DONTWAIT; a
+/// regular file directly. What does not fit is dropped and counted; the count is reported in
+/// a note before the next text that fits. Thread-safe.
+void write_stderr(std::string_view text) noexcept;
+/// Lines (or parts of lines) dropped by write_stderr() so far.
+[[nodiscard]] std::uint64_t stderr_dropped() noexcept;
 
 /// Adds a duration option (`500ms`, `20s`, `2m`) writing into `target`; a bad value is a
 /// usage error naming the option.

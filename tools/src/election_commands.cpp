@@ -29,13 +29,6 @@ struct elect_args {
     milliseconds grace{5000};
 };
 
-void emit(const context& ctx, const json_object& obj) {
-    if (!ctx.opts.json) return;
-    const std::string s = obj.str() + "\n";
-    std::fwrite(s.data(), 1, s.size(), stderr);
-    std::fflush(stderr);
-}
-
 int run_elect(context& ctx, const elect_args& a) {
     signal_source signals;
     wakeup wake;
@@ -62,7 +55,7 @@ int run_elect(context& ctx, const elect_args& a) {
         if (left <= milliseconds(0)) {
             elector.stop();
             print_note("not elected leader of '" + a.name + "' within " + format_duration(a.wait.value_or(forever)));
-            emit(ctx, json_object().add("event", "not_elected").add("name", a.name));
+            emit_event(ctx, json_object().add("event", "not_elected").add("name", a.name));
             return timed_out;
         }
         if (auto sig = signals.wait_termination(std::min(left, milliseconds(200)), wake.fd())) {
@@ -73,7 +66,7 @@ int run_elect(context& ctx, const elect_args& a) {
     }
     revoked = false;  // any revocation from before this leadership does not count
     const std::uint64_t epoch = elector.epoch();
-    emit(ctx, json_object()
+    emit_event(ctx, json_object()
                   .add("event", "elected")
                   .add("name", a.name)
                   .add("identity", elector.identity())
@@ -81,12 +74,13 @@ int run_elect(context& ctx, const elect_args& a) {
 
     supervise_result r;
     try {
-        child_process child(a.command, {"REDCOORD_ELECTION=" + a.name, "REDCOORD_IDENTITY=" + elector.identity(),
-                                        "REDCOORD_EPOCH=" + std::to_string(epoch)});
         supervise_options so;
         so.grace = a.grace;
         so.early_window = std::min(a.grace, elector.options().term / 4);
-        r = supervise(child, signals, wake, [&] {
+        r = supervise(a.command,
+                      {"REDCOORD_ELECTION=" + a.name, "REDCOORD_IDENTITY=" + elector.identity(),
+                       "REDCOORD_EPOCH=" + std::to_string(epoch)},
+                      signals, wake, [&] {
             hold_state st;
             st.lost = revoked.load() || !elector.is_leader() || elector.epoch() != epoch;
             st.valid_until = elector.deadline();
@@ -100,18 +94,18 @@ int run_elect(context& ctx, const elect_args& a) {
     elector.stop();  // resigns if still leading, so a follower takes over at once
     switch (r.reason) {
         case stop_reason::exited:
-            emit(ctx, json_object().add("event", "resigned").add("name", a.name).add("status", r.status));
+            emit_event(ctx, json_object().add("event", "resigned").add("name", a.name).add("status", r.status));
             return r.status;
         case stop_reason::lost: {
             const int why = revoke_why.load();
             const std::string reason = why >= 0 ? std::string(to_string(static_cast<revoke_reason>(why))) : "expiring";
             print_note("leadership of '" + a.name + "' revoked (" + reason + "); CMD was stopped (its status " +
                        std::to_string(r.status) + ")");
-            emit(ctx, json_object().add("event", "revoked").add("name", a.name).add("reason", reason).add("status", r.status));
+            emit_event(ctx, json_object().add("event", "revoked").add("name", a.name).add("reason", reason).add("status", r.status));
             return lost;
         }
         case stop_reason::signal:
-            emit(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
+            emit_event(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
             return signal_exit(r.signo);
     }
     return internal;
@@ -190,8 +184,10 @@ void add_election_commands(CLI::App& app, context& ctx) {
         "local deadline, sent_at + term - drift, comes within min(--grace, term/4)), CMD's group gets\n"
         "SIGTERM, then SIGKILL after --grace (at the latest at the deadline), and redcoord exits 125.\n"
         "When CMD exits, redcoord resigns (a follower takes over at once) and exits with CMD's status.\n"
-        "If redcoord dies, CMD gets SIGTERM (parent-death signal). CMD sees REDCOORD_ELECTION,\n"
-        "REDCOORD_IDENTITY and REDCOORD_EPOCH (fencing token). With --json, events are JSON lines on stderr.");
+        "A reaper process started before CMD enforces the same deadline while redcoord is paused or\n"
+        "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_ELECTION, REDCOORD_IDENTITY,\n"
+        "REDCOORD_EPOCH (fencing token) and REDCOORD_DEADLINE_MS (leadership left at its start). With\n"
+        "--json, events are JSON lines on stderr (never waited for: dropped and counted when nobody reads).");
     elect->add_option("name", a->name, "Election name")->required();
     elect->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     elect->add_option("--identity", a->identity, "This candidate's identity (default: host:pid:random)");

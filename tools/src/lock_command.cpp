@@ -2,7 +2,8 @@
 //
 // Runs CMD while holding the lock: one server -> distributed_lock, several -> redlock. The
 // watchdog extends the lock every ttl/3; CMD's process group is stopped when the lock is lost
-// or its validity is about to run out, and the lock is released when CMD exits.
+// or its validity is about to run out (by the deadline reaper if redcoord itself is paused),
+// and the lock is released when CMD exits.
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "supervisor.hpp"
@@ -57,15 +58,6 @@ private:
     Lock lock_;
 };
 
-void emit(const context& ctx, json_object obj) {
-    // Events go to stderr: stdout belongs to CMD.
-    if (ctx.opts.json) {
-        const std::string s = obj.str() + "\n";
-        std::fwrite(s.data(), 1, s.size(), stderr);
-        std::fflush(stderr);
-    }
-}
-
 int run_lock(context& ctx, const lock_args& a) {
     signal_source signals;
     wakeup wake;
@@ -103,7 +95,7 @@ int run_lock(context& ctx, const lock_args& a) {
         if (auto sig = signals.wait_termination(milliseconds(0))) return signal_exit(*sig);
         if (left <= milliseconds(0)) {
             print_note("lock '" + a.name + "' not acquired within " + format_duration(a.wait.value_or(forever)));
-            emit(ctx, json_object().add("event", "not_acquired").add("name", a.name));
+            emit_event(ctx, json_object().add("event", "not_acquired").add("name", a.name));
             return timed_out;
         }
     }
@@ -111,7 +103,7 @@ int run_lock(context& ctx, const lock_args& a) {
         lock->release();
         return signal_exit(*sig);
     }
-    emit(ctx, json_object()
+    emit_event(ctx, json_object()
                   .add("event", "acquired")
                   .add("name", a.name)
                   .add("fencing_token", got->fencing_token)
@@ -119,12 +111,12 @@ int run_lock(context& ctx, const lock_args& a) {
 
     supervise_result r;
     try {
-        child_process child(a.command, {"REDCOORD_LOCK=" + a.name,
-                                        "REDCOORD_FENCING_TOKEN=" + std::to_string(got->fencing_token)});
         supervise_options so;
         so.grace = a.grace;
         so.early_window = std::min(a.grace, a.ttl / 4);
-        r = supervise(child, signals, wake, [&] {
+        r = supervise(a.command,
+                      {"REDCOORD_LOCK=" + a.name, "REDCOORD_FENCING_TOKEN=" + std::to_string(got->fencing_token)},
+                      signals, wake, [&] {
             hold_state st;
             st.lost = lock->lost();
             if (auto c = lock->current()) st.valid_until = c->valid_until;
@@ -148,14 +140,14 @@ int run_lock(context& ctx, const lock_args& a) {
     }
     switch (r.reason) {
         case stop_reason::exited:
-            emit(ctx, json_object().add("event", "released").add("name", a.name).add("status", r.status).add("released", released));
+            emit_event(ctx, json_object().add("event", "released").add("name", a.name).add("status", r.status).add("released", released));
             return r.status;
         case stop_reason::lost:
             print_note("lock '" + a.name + "' lost; CMD was stopped (its status " + std::to_string(r.status) + ")");
-            emit(ctx, json_object().add("event", "lost").add("name", a.name).add("status", r.status));
+            emit_event(ctx, json_object().add("event", "lost").add("name", a.name).add("status", r.status));
             return lost;
         case stop_reason::signal:
-            emit(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
+            emit_event(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
             return signal_exit(r.signo);
     }
     return internal;
@@ -171,8 +163,10 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "when CMD exits; redcoord then exits with CMD's status. If the lock is lost, or its validity comes\n"
         "within min(--grace, TTL/4) without an extension, CMD's group gets SIGTERM, then SIGKILL after\n"
         "--grace (at the latest when the validity ends), and redcoord exits 125.\n"
-        "If redcoord dies, CMD gets SIGTERM (parent-death signal). CMD sees REDCOORD_LOCK and\n"
-        "REDCOORD_FENCING_TOKEN in its environment. With --json, events are JSON lines on stderr.");
+        "A reaper process started before CMD enforces the same deadline while redcoord is paused or\n"
+        "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_LOCK, REDCOORD_FENCING_TOKEN and\n"
+        "REDCOORD_DEADLINE_MS (validity left at its start). With --json, events are JSON lines on stderr\n"
+        "(never waited for: dropped and counted when nobody reads them).");
     sub->add_option("name", a->name, "Lock (resource) name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");

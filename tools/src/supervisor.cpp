@@ -1,5 +1,7 @@
 #include "supervisor.hpp"
 
+#include "reaper.hpp"
+
 #include <poll.h>
 #include <signal.h>
 
@@ -15,21 +17,47 @@ int poll_ms(clock_type::time_point until) {
     return static_cast<int>(std::clamp<long long>(left, 0, 1000));
 }
 
+hold_state checked(const std::function<hold_state()>& check) {
+    try {
+        return check();
+    } catch (...) {
+        return hold_state{true, std::nullopt};
+    }
+}
+
 }  // namespace
 
-supervise_result supervise(child_process& child, signal_source& signals, const wakeup& wake,
-                           const std::function<hold_state()>& check, supervise_options opts) {
+supervise_result supervise(const std::vector<std::string>& argv, std::vector<std::string> env, signal_source& signals,
+                           const wakeup& wake, const std::function<hold_state()>& check, supervise_options opts) {
     supervise_result result;
+    const hold_state first = checked(check);
+    if (first.lost || !first.valid_until) {
+        result.reason = stop_reason::lost;
+        return result;
+    }
+    // The last validity known to be ours: never SIGKILL later than this, whoever stops CMD.
+    clock_type::time_point valid_until = *first.valid_until;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clock_type::now());
+    env.push_back("REDCOORD_DEADLINE_MS=" + std::to_string(std::max<long long>(left.count(), 0)));
+
+    // The reaper before CMD (destroyed after it): CMD never runs without one.
+    deadline_reaper reaper(valid_until, reaper_options{opts.grace, opts.early_window});
+    child_process child(argv, env, &reaper);
+    reaper.set_target(child.pid());
+
     bool stopping = false;
     bool killed = false;
     clock_type::time_point kill_at{};
-
+    const auto stop_group = [&](clock_type::time_point latest_kill) {
+        stopping = true;
+        kill_at = std::min({clock_type::now() + opts.grace, latest_kill, valid_until});
+        reaper.stopping(kill_at);
+        child.signal_group(opts.grace.count() > 0 ? SIGTERM : SIGKILL);
+    };
     const auto begin_stop = [&](stop_reason why, clock_type::time_point latest_kill) {
         if (stopping) return;
-        stopping = true;
         result.reason = why;
-        kill_at = std::min(clock_type::now() + opts.grace, latest_kill);
-        child.signal_group(opts.grace.count() > 0 ? SIGTERM : SIGKILL);
+        stop_group(latest_kill);
     };
 
     for (;;) {
@@ -40,15 +68,19 @@ supervise_result supervise(child_process& child, signal_source& signals, const w
                 begin_stop(stop_reason::signal, clock_type::time_point::max());
             }
         }
-        // 2. The holding.
+        // 2. The holding. A reaper that fired means this process was paused past the validity.
+        if (!stopping && reaper.fired()) {
+            result.reason = stop_reason::lost;
+            stopping = killed = true;
+            kill_at = clock_type::now();
+        }
         if (!stopping) {
-            hold_state st;
-            try {
-                st = check();
-            } catch (...) {
-                st.lost = true;
-            }
+            const hold_state st = checked(check);
             const auto now = clock_type::now();
+            if (st.valid_until && !st.lost) {
+                valid_until = *st.valid_until;
+                reaper.extend(valid_until);
+            }
             if (st.lost) {
                 begin_stop(stop_reason::lost, clock_type::time_point::max());
             } else if (st.valid_until && opts.early_window.count() > 0 && *st.valid_until - now <= opts.early_window) {
@@ -61,22 +93,22 @@ supervise_result supervise(child_process& child, signal_source& signals, const w
         // A member that survives SIGKILL (uninterruptible sleep) cannot be waited for: give up
         // on it a grace period after the SIGKILL.
         if (leader_done && killed && clock_type::now() >= kill_at + std::max(opts.grace, std::chrono::milliseconds(1000))) break;
-        if (leader_done && !stopping) {
-            // CMD exited but left members of its group running: stop them too.
-            stopping = true;
-            kill_at = clock_type::now() + opts.grace;
-            child.signal_group(opts.grace.count() > 0 ? SIGTERM : SIGKILL);
-        }
+        // CMD exited but left members of its group running: stop them too.
+        if (leader_done && !stopping) stop_group(clock_type::time_point::max());
         if (stopping && !killed && clock_type::now() >= kill_at) {
             killed = true;
             child.signal_group(SIGKILL);
         }
-        // 4. Sleep until something happens.
+        // 4. Sleep until something happens (SIGCHLD also reports the reaper's exit).
         auto next = clock_type::now() + opts.tick;
         if (stopping && !killed) next = std::min(next, kill_at);
         pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {wake.fd(), POLLIN, 0}};
         if (::poll(fds, 2, poll_ms(next)) > 0 && (fds[1].revents & POLLIN)) wake.drain();
     }
+    reaper.disarm();
+    // CMD "exited" because the reaper stopped it while this process was paused: the holding
+    // ran out, say so.
+    if (result.reason == stop_reason::exited && reaper.fired()) result.reason = stop_reason::lost;
     result.status = *child.status();
     return result;
 }

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Runs CMD while something (a lock, a leadership) is held, and stops CMD's process group
-/// before that holding can no longer be vouched for.
+/// before that holding can no longer be vouched for: by this process, and, should it be paused
+/// or stuck, by a deadline reaper process (reaper.hpp) that it keeps informed.
 
 #include "child_process.hpp"
 #include "os_signals.hpp"
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace redcoord::cli {
 
@@ -46,14 +49,23 @@ struct supervise_result {
     int signo = 0;  ///< The signal redcoord got, for stop_reason::signal.
 };
 
-/// Supervises `child` until it and the rest of its process group are gone. Calls `check` every
-/// tick and whenever `wake` is notified. When the holding is lost or runs out, or a
-/// termination signal arrives on `signals`: SIGTERM to the group, SIGKILL after the grace
-/// period (or when the validity ends, whichever is first). When CMD exits on its own, members
-/// of its group still running get the same treatment, so nothing of CMD's keeps working after
-/// the holding is released. Runs on the calling thread; never throws from `check` (an
-/// exception from it counts as lost).
-[[nodiscard]] supervise_result supervise(child_process& child, signal_source& signals, const wakeup& wake,
+/// Starts CMD (`argv`, with `env` plus `REDCOORD_DEADLINE_MS`: the milliseconds of validity
+/// left at its start) in its own process group and supervises it until it and the rest of
+/// its group are gone. A deadline_reaper is forked first and armed with the validity from
+/// `check`; every later validity is handed to it, so CMD's group is SIGTERMed `early_window`
+/// before and SIGKILLed at the last validity even while this process is paused or stuck.
+///
+/// Calls `check` every tick and whenever `wake` is notified. When the holding is lost or runs
+/// out, or a termination signal arrives on `signals`: SIGTERM to the group, SIGKILL after the
+/// grace period or when the validity ends, whichever is first. When CMD exits on its own,
+/// members of its group still running get the same treatment, so nothing of CMD's keeps
+/// working after the holding is released. A stop by the reaper counts as stop_reason::lost.
+/// When `check` reports the holding lost (or no validity) before the start, CMD is not
+/// started (stop_reason::lost, status 0). Runs on the calling thread; never throws from
+/// `check` (an exception from it counts as lost).
+/// @throws exec_failure when CMD cannot be started; redcoord::error when fork or pipe fails.
+[[nodiscard]] supervise_result supervise(const std::vector<std::string>& argv, std::vector<std::string> env,
+                                         signal_source& signals, const wakeup& wake,
                                          const std::function<hold_state()>& check, supervise_options opts);
 
 }  // namespace redcoord::cli
