@@ -169,7 +169,9 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     // nodes cost one deadline, not k. The connects themselves run in the pool's background
     // dial with the whole connect_timeout: one that outlasts this round is `connecting` and
     // serves the next round instead of being cut short, and thrown away, every round.
-    if ((!stopped || opts.detach) && !need_connect.empty()) {
+    // A decided round that must still reach every node sends to the rest and reads nothing more.
+    const bool decided_early = stopped && !opts.detach;
+    if ((!stopped || opts.detach || opts.reach_all) && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
         std::vector<node_result::status> connect_failure(n, node_result::status::connection_failed);
         // Zero when round 1 used the whole deadline: the connect is still started, for the next round.
@@ -216,15 +218,16 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             if (io[i].lease) send(i);
             else finish_failed(i, connect_failure[i], connect_error[i]);
         }
-        stopped = opts.detach || should_stop();
+        stopped = opts.detach || decided_early || should_stop();
         collect();
     }
 
-    // A detached round is a write whose sender hears nothing back (a release): if its EVALSHA
-    // meets a flushed script cache, the next reader re-runs it. A round decided early (an
-    // acquire, an extend) must not run late: for its stragglers "did not run" is the safe side.
+    // A detached or reach_all round is a write whose sender does not wait for every reply (a
+    // release): if its EVALSHA meets a flushed script cache, the next reader re-runs it. Any
+    // other round decided early (an acquire, an extend) must not run late: for its stragglers
+    // "did not run" is the safe side.
     auto rerun_if_noscript = [&](std::size_t i) noexcept -> std::string {
-        if (!opts.detach || !io[i].by_sha) return {};
+        if (!(opts.detach || opts.reach_all) || !io[i].by_sha) return {};
         try {
             return std::string(eval_resp());
         } catch (...) {

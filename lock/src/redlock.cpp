@@ -164,11 +164,15 @@ struct redlock::impl : detail::hold_state {
 
     // One round: the script on every node at once, decided as soon as a majority answered
     // either way (or every node has an outcome, or node_timeout passed).
+    // `reach_all`: decided at a majority like acquire and extend, but the nodes not yet sent
+    // to still get the script (a release must reach every node, also one that needs a connect).
     std::vector<node_outcome> round(const script& s, std::span<const std::string_view> keys,
-                                    std::span<const std::string_view> args, bool acquire, bool until_all) {
+                                    std::span<const std::string_view> args, bool acquire, bool until_all,
+                                    bool reach_all = false) {
         const std::size_t n = nodes.size();
         fan_out_options fo;
         fo.timeout = opts.node_timeout;
+        fo.reach_all = reach_all;
         // Decided early, a node still in flight ran the script unless SCRIPT FLUSH emptied its
         // cache since its connection last used it (a NOSCRIPT its next user skips). Rounds that
         // stop early are acquire and extend, for which "did not run" is the safe side: no key
@@ -407,9 +411,10 @@ struct redlock::impl : detail::hold_state {
         const std::string_view keys[] = {key, fence_key};
         const std::string_view args[] = {a->token, floor, ttl_arg};
         const std::size_t k = with_floor ? 2 : 1;  // the counter, floor and its TTL only when needed
-        // Every node, also those that need a connect first: a node left out would keep our key,
-        // and wake its waiters, only when its TTL runs out.
-        auto outs = round(detail::release_script(), std::span(keys, k), std::span(args, with_floor ? 3 : 1), false, true);
+        // Decided at a majority, and still sent to every node, also those that need a connect
+        // first: a node left out would keep our key, and its waiters asleep, until its TTL.
+        auto outs = round(detail::release_script(), std::span(keys, k), std::span(args, with_floor ? 3 : 1), false, false,
+                          true);
         const auto t = count(outs);
         const std::size_t n = nodes.size(), q = detail::quorum(n);
         if (t.yes >= q) return true;

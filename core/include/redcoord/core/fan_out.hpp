@@ -65,6 +65,12 @@ struct fan_out_options {
     /// script::send), so the write still happens, after what that reader sent; each such
     /// node keeps a copy of the EVAL form until then (one allocation per node).
     bool detach = false;
+    /// With `stop_when`: the nodes that had not been sent the command when the fan-out
+    /// stopped still get it (those without an idle connection after a lease, within
+    /// `timeout`), without waiting for their replies, which each connection's next user
+    /// skips (re-running a flushed script as EVAL, as `detach` does). For writes that every
+    /// node must receive but whose outcome a majority decides, such as a Redlock release.
+    bool reach_all = false;
 };
 
 /// Sends `argv` to every pool at once and collects the replies, using non-blocking I/O and
