@@ -1,6 +1,8 @@
 // Message and consumer identities, envelopes and the renewal paths of pop (review
 // 2026-11-23: Q2, Q4, Q5, Q6, Q7).
 
+#include "queue_test_util.hpp"
+
 #include <redcoord/core/errors.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_server.hpp>
@@ -13,16 +15,9 @@
 using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
+using queue_test::quiet;
 
 namespace {
-
-reliable_queue_options quiet(std::string id) {
-    return {.consumer_id = std::move(id),
-            .visibility_timeout = 60s,
-            .heartbeat_interval = 30s,
-            .recover_interval = 0ms,
-            .recover_on_start = false};
-}
 
 long long command_calls(local_server& srv, const std::string& cmd) {
     auto info = srv.command({"INFO", "commandstats"}).text();

@@ -2,6 +2,8 @@
 
 #include "busy_server.hpp"
 
+#include "queue_test_util.hpp"
+
 #include <redcoord/core/errors.hpp>
 #include <redcoord/queue/queue_worker.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -17,17 +19,9 @@ using namespace std::chrono_literals;
 using redcoord::testing::busy_config;
 using redcoord::testing::busy_server;
 using redcoord::testing::local_server;
+using queue_test::quiet;
 
 namespace {
-
-// A consumer whose lease is long and whose background thread stays out of the way.
-reliable_queue_options quiet(std::string id) {
-    return {.consumer_id = std::move(id),
-            .visibility_timeout = 60s,
-            .heartbeat_interval = 30s,
-            .recover_interval = 0ms,
-            .recover_on_start = false};
-}
 
 template <class Pred>
 bool eventually(Pred p, std::chrono::milliseconds within = 10s) {
