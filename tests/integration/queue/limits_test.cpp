@@ -1,5 +1,7 @@
 // "Forever" waits, payload limits and keyspace hygiene (review 2026-11-23: C8, Q9, issue).
 
+#include "queue_test_util.hpp"
+
 #include <redcoord/core/errors.hpp>
 #include <redcoord/queue/list_queue.hpp>
 #include <redcoord/queue/queue_worker.hpp>
@@ -14,6 +16,7 @@
 using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
+using queue_test::eventually;
 using std::chrono::milliseconds;
 
 namespace {
@@ -23,16 +26,6 @@ long long command_calls(local_server& srv, const std::string& cmd) {
     auto at = info.find("cmdstat_" + cmd + ":calls=");
     if (at == std::string::npos) return 0;
     return std::stoll(info.substr(at + cmd.size() + 15));
-}
-
-template <class Pred>
-bool eventually(Pred p, milliseconds within = 10s) {
-    auto end = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < end) {
-        if (p()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return p();
 }
 
 // Runs `pop` on this thread while another pushes after 300 ms; returns what pop returned

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace queue_test {
@@ -17,6 +18,17 @@ inline redcoord::reliable_queue_options quiet(std::string id) {
             .heartbeat_interval = 30s,
             .recover_interval = 0ms,
             .recover_on_start = false};
+}
+
+// Polls `p` every 10 ms until it holds or `within` passes; its last answer.
+template <class Pred>
+bool eventually(Pred p, std::chrono::milliseconds within = std::chrono::seconds(10)) {
+    const auto end = std::chrono::steady_clock::now() + within;
+    while (std::chrono::steady_clock::now() < end) {
+        if (p()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return p();
 }
 
 }  // namespace queue_test

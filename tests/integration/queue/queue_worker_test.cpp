@@ -1,3 +1,5 @@
+#include "queue_test_util.hpp"
+
 #include <redcoord/queue/queue_worker.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -10,18 +12,9 @@
 using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
+using queue_test::eventually;
 
 namespace {
-
-template <class Pred>
-bool eventually(Pred p, std::chrono::milliseconds within = 10s) {
-    auto end = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < end) {
-        if (p()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return p();
-}
 
 }  // namespace
 

@@ -19,19 +19,10 @@ using namespace std::chrono_literals;
 using redcoord::testing::busy_config;
 using redcoord::testing::busy_server;
 using redcoord::testing::local_server;
+using queue_test::eventually;
 using queue_test::quiet;
 
 namespace {
-
-template <class Pred>
-bool eventually(Pred p, std::chrono::milliseconds within = 10s) {
-    auto end = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < end) {
-        if (p()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return p();
-}
 
 long long list_length(local_server& srv, const std::string& key) { return srv.command({"LLEN", key}).integer(); }
 
