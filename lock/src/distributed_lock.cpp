@@ -92,8 +92,17 @@ struct distributed_lock::impl : detail::hold_state {
         const std::string_view args[] = {token, ttl_arg, what == detail::ask::mark ? "1" : "0"};
         // The third argument only when asked for: try_lock's hot path sends two.
         const std::span<const std::string_view> argv(args, what == detail::ask::nothing ? 2 : 3);
-        const reply r = opts.replicas == 0 ? run_acquire(token, keys, argv) : run_replicated(token, keys, argv, acks);
         attempt_result out;
+        reply r;
+        try {
+            r = opts.replicas == 0 ? run_acquire(token, keys, argv) : run_replicated(token, keys, argv, acks);
+        } catch (const timeout_error&) {
+            if (!cut_by_deadline()) throw;
+            return out;  // given back already; the wait is over without the lock
+        } catch (const pool_exhausted&) {
+            if (!cut_by_deadline()) throw;
+            return out;
+        }
         if (r.is_array()) {  // refused, with the holder's id
             const auto& e = r.elements();
             if (e.size() != 3 || e[0].integer() != 0) throw protocol_error("lock: unexpected acquire reply");
@@ -132,7 +141,9 @@ struct distributed_lock::impl : detail::hold_state {
     // time to wait (try_lock's single attempt keeps the endpoint's timeouts).
     std::optional<milliseconds> io_budget() const {
         if (!attempt_timed) return std::nullopt;
-        const auto left = std::max(time_left<milliseconds>(attempt_deadline), milliseconds(1));
+        // At least a loaded machine's round trip, so the attempt a wait makes at its deadline
+        // has a chance (and does not needlessly cost the connection).
+        const auto left = std::max(time_left<milliseconds>(attempt_deadline), milliseconds(10));
         return std::min(left, pool.where().command_timeout.count() > 0 ? pool.where().command_timeout : left);
     }
 
@@ -140,12 +151,26 @@ struct distributed_lock::impl : detail::hold_state {
         return budget ? pool.borrow(std::min(*budget, pool.options().borrow_timeout)) : pool.borrow();
     }
 
+    // A timed wait bounds each request by its deadline (io_budget): one that runs out there
+    // ends the wait without the lock, the deadline having passed, instead of failing it with a
+    // timeout of the lock's own making.
+    bool cut_by_deadline() const { return attempt_timed && clock_type::now() >= attempt_deadline; }
+
     // Who holds the lock, by a plain GET (the holder's token, without a waiter's mark).
     detail::refusal look() {
         const auto budget = io_budget();
-        auto conn = borrow(budget);
         const std::string_view get[] = {"GET", key};
-        const reply r = budget ? conn->command_for(*budget, get) : conn->command(get);
+        reply r;
+        try {
+            auto conn = borrow(budget);
+            r = budget ? conn->command_for(*budget, get) : conn->command(get);
+        } catch (const timeout_error&) {
+            if (!cut_by_deadline()) throw;
+            return {};
+        } catch (const pool_exhausted&) {
+            if (!cut_by_deadline()) throw;
+            return {};
+        }
         detail::refusal out;
         if (r.is_string()) {
             out.one_holder = true;

@@ -328,6 +328,28 @@ TEST(DistributedLock, m11_TimedTryLockHonoursItsDeadline) {
     EXPECT_LT(took, 1s);
 }
 
+// m11: the attempt a timed wait makes at its deadline is bounded by that deadline; when it
+// runs out there, the wait simply ends without the lock (false), not with a timeout_error of
+// the library's own making (the CLI's `lock --wait` would exit "connection" instead of
+// "timed out").
+TEST(DistributedLock, m11_TimedWaitEndingOnAStalledServerReturnsFalse) {
+    local_server s;
+    connection_pool pool(s.endpoint());
+    distributed_lock holder(pool, "m11b", {.ttl = 10s});
+    ASSERT_TRUE(holder.try_lock());
+    distributed_lock l(pool, "m11b", {.ttl = 10s});
+    std::thread staller([&] {
+        std::this_thread::sleep_for(150ms);
+        (void)s.command({"CLIENT", "PAUSE", "300", "ALL"});  // spans the wait's deadline
+    });
+    const auto t0 = clock_type::now();
+    bool got = true;
+    EXPECT_NO_THROW(got = l.try_lock_for(200ms));
+    staller.join();
+    EXPECT_FALSE(got);
+    EXPECT_LT(clock_type::now() - t0, 1s);
+}
+
 // m6: redlock::release() reaches every node, also one whose connection had to be made anew.
 TEST(Redlock, m6_ReleaseReachesEveryNode) {
     nodes n(5);
