@@ -227,6 +227,13 @@ std::vector<std::string> local_server::keys_without_ttl() const {
     return found;
 }
 
+long long local_server::command_calls(std::string_view command) const {
+    const auto info = this->command({"INFO", "commandstats"}).text();
+    const auto tag = "cmdstat_" + std::string(command) + ":calls=";
+    const auto at = info.find(tag);
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
+}
+
 std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n, server_options opts) {
     std::vector<std::unique_ptr<local_server>> v;
     v.reserve(n);

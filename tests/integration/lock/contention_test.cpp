@@ -2,10 +2,10 @@
 // have), looping acquire / critical section / unlock. Mutual exclusion must hold, every
 // thread keeps making progress with bounded waits, and waiters must not turn the releases
 // of a busy lock into PUBLISHes (the busy-lock back-off looks at the key instead).
-#include "lock_test_util.hpp"
 
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
+#include <redcoord/testing/local_server.hpp>
 
 #include <gtest/gtest.h>
 
@@ -51,12 +51,12 @@ TEST(BusyLock, SingleInstanceWaitersDoNotPublishOnEveryRelease) {
     local_server s;
     std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
     for (int i = 0; i < 4; ++i) pools.push_back(std::make_unique<redcoord::connection_pool>(s.endpoint()));
-    const auto publishes0 = lock_test::calls(s, "publish");
+    const auto publishes0 = s.command_calls("publish");
     const auto r = contend(4, 1500ms, [&](int i) {
         return std::make_unique<redcoord::distributed_lock>(*pools[static_cast<std::size_t>(i)], "busy",
                                                             redcoord::lock_options{.ttl = 10s});
     });
-    const auto publishes = lock_test::calls(s, "publish") - publishes0;
+    const auto publishes = s.command_calls("publish") - publishes0;
     EXPECT_FALSE(r.overlapped);
     ASSERT_GT(r.sections, 100u);
     // Marking waiters would make about every other release publish; backing-off waiters
@@ -71,7 +71,7 @@ TEST(BusyLock, RedlockWaitersDoNotPublishOnEveryRelease) {
         for (auto& srv : servers) mine.push_back(std::make_unique<redcoord::connection_pool>(srv->endpoint()));
     auto publishes = [&] {
         std::int64_t n = 0;
-        for (auto& srv : servers) n += lock_test::calls(*srv, "publish");
+        for (auto& srv : servers) n += srv->command_calls("publish");
         return n;
     };
     const auto publishes0 = publishes();

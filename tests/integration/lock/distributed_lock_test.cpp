@@ -1,5 +1,4 @@
 // distributed_lock against a real redis-server: semantics, fencing, waking, watchdog.
-#include "lock_test_util.hpp"
 
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/testing/local_server.hpp>
@@ -72,7 +71,7 @@ TEST(DistributedLock, WaiterWakesOnReleaseWithoutPolling) {
     distributed_lock holder(s.pool, "wake", {.ttl = 30s});
     distributed_lock waiter(s.pool, "wake", {.ttl = 30s});
     ASSERT_TRUE(holder.acquire(0ms));
-    const auto before = lock_test::calls(s.server, "evalsha");
+    const auto before = s.server.command_calls("evalsha");
     auto t0 = std::chrono::steady_clock::now();
     auto fut = std::async(std::launch::async, [&] { return waiter.acquire(20s); });
     std::this_thread::sleep_for(1500ms);
@@ -84,7 +83,7 @@ TEST(DistributedLock, WaiterWakesOnReleaseWithoutPolling) {
     // Woken by the release, far before the holder's 30 s TTL would have run out...
     EXPECT_LT(took, 10s);
     // ...and with a handful of attempts, not one every few milliseconds for 1.5 s.
-    const auto attempts = lock_test::calls(s.server, "evalsha") - before;
+    const auto attempts = s.server.command_calls("evalsha") - before;
     EXPECT_LE(attempts, 6) << "waiter polled";
     waiter.unlock();
 }

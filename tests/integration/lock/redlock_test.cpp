@@ -1,5 +1,4 @@
 // redlock over 5 real masters: the algorithm's observable steps.
-#include "lock_test_util.hpp"
 
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
@@ -116,7 +115,7 @@ TEST(Redlock, WaiterWakesOnReleaseWithoutPolling) {
     redlock waiter(f.nodes, "wake", {.ttl = 30s});
     ASSERT_TRUE(holder.acquire(0ms));
     std::int64_t before = 0;
-    for (auto& s : f.servers) before += lock_test::calls(*s, "eval");
+    for (auto& s : f.servers) before += s->command_calls("eval");
     auto fut = std::async(std::launch::async, [&] { return waiter.acquire(20s); });
     std::this_thread::sleep_for(1500ms);
     ASSERT_EQ(fut.wait_for(0ms), std::future_status::timeout);
@@ -124,7 +123,7 @@ TEST(Redlock, WaiterWakesOnReleaseWithoutPolling) {
     auto got = fut.get();
     ASSERT_TRUE(got);
     std::int64_t after = 0;
-    for (auto& s : f.servers) after += lock_test::calls(*s, "eval");
+    for (auto& s : f.servers) after += s->command_calls("eval");
     // Each attempt is one acquire (+ one unlock when refused) per node; a 5 ms poller would
     // make ~3000 calls in 1.5 s. The release itself is 5 more; a loaded machine may add a
     // re-check or two after a slow subscriber link, hence the margin.

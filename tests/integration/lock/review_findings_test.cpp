@@ -34,6 +34,16 @@ struct nodes {
     }
 };
 
+// Runs `enter` on another thread while `holder` holds its lock: `enter` must still be
+// blocked after `patience`, and return true once the holder unlocks.
+template <class Holder, class Enter>
+void expect_waits_for_release(Holder& holder, std::chrono::milliseconds patience, Enter enter) {
+    auto entered = std::async(std::launch::async, std::move(enter));
+    EXPECT_EQ(entered.wait_for(patience), std::future_status::timeout) << "returned while another holds the lock";
+    holder.unlock();
+    ASSERT_EQ(entered.wait_for(10s), std::future_status::ready);
+    EXPECT_TRUE(entered.get());
+}
 }  // namespace
 
 // C1: lock() ignored nothing: with retry_count set it gave up after that many attempts and
@@ -44,14 +54,10 @@ TEST(Redlock, C1_LockIgnoresRetryCount) {
     ASSERT_TRUE(holder.try_lock());
 
     redlock r(n.ptrs, "c1", {.ttl = 10s, .retry_count = 1, .retry_delay = 1ms});
-    auto entered = std::async(std::launch::async, [&] {
+    expect_waits_for_release(holder, 600ms, [&] {
         std::lock_guard g(r);
         return r.held();
     });
-    EXPECT_EQ(entered.wait_for(600ms), std::future_status::timeout) << "lock() returned while another holds it";
-    holder.unlock();
-    ASSERT_EQ(entered.wait_for(10s), std::future_status::ready);
-    EXPECT_TRUE(entered.get());
 }
 
 // C1, the same audit for the single-instance lock and a timed wait: try_lock_for gives up
@@ -63,14 +69,10 @@ TEST(DistributedLock, C1_LockNeverReturnsWithoutTheLock) {
     ASSERT_TRUE(holder.try_lock());
     distributed_lock l(pool, "c1", {.ttl = 10s});
     EXPECT_FALSE(l.try_lock_for(50ms));
-    auto entered = std::async(std::launch::async, [&] {
+    expect_waits_for_release(holder, 300ms, [&] {
         std::unique_lock g(l);
         return g.owns_lock() && l.held();
     });
-    EXPECT_EQ(entered.wait_for(300ms), std::future_status::timeout);
-    holder.unlock();
-    ASSERT_EQ(entered.wait_for(10s), std::future_status::ready);
-    EXPECT_TRUE(entered.get());
 }
 
 // C1 / m3: lock() rides through a server that is briefly down (a condition_variable_any
@@ -416,11 +418,7 @@ TEST(DistributedLock, C8_MaxWaitBlocksUntilReleased) {
     distributed_lock holder(pool, "c8", {.ttl = 10s});
     ASSERT_TRUE(holder.try_lock());
     distributed_lock l(pool, "c8", {.ttl = 10s});
-    auto got = std::async(std::launch::async, [&] { return l.try_lock_for(std::chrono::milliseconds::max()); });
-    EXPECT_EQ(got.wait_for(300ms), std::future_status::timeout);
-    holder.unlock();
-    ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
-    EXPECT_TRUE(got.get());
+    expect_waits_for_release(holder, 300ms, [&] { return l.try_lock_for(std::chrono::milliseconds::max()); });
     l.unlock();
     auto got2 = l.acquire(std::chrono::milliseconds::max());
     EXPECT_TRUE(got2);

@@ -1,6 +1,5 @@
 // m5: unlock() does not wait for its release's reply, so a release sent as EVALSHA after the
 // server's script cache was flushed must still run (as EVAL) once the reply is read.
-#include "lock_test_util.hpp"
 
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
@@ -27,7 +26,7 @@ TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
     // The connection's next user reads the release's reply (NOSCRIPT) before its own.
     EXPECT_EQ(pool.command({"PING"}).text(), "PONG");
     EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0) << "the release never ran: the key waits for its TTL";
-    EXPECT_GE(lock_test::calls(server, "evalsha"), 1);  // the release really went as EVALSHA
+    EXPECT_GE(server.command_calls("evalsha"), 1);  // the release really went as EVALSHA
     distributed_lock b(pool, "flushed", {.ttl = 30s});
     EXPECT_TRUE(b.try_lock());
     b.unlock();

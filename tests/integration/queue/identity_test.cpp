@@ -19,13 +19,6 @@ using queue_test::quiet;
 
 namespace {
 
-long long command_calls(local_server& srv, const std::string& cmd) {
-    auto info = srv.command({"INFO", "commandstats"}).text();
-    auto at = info.find("cmdstat_" + cmd + ":calls=");
-    if (at == std::string::npos) return 0;
-    return std::stoll(info.substr(at + cmd.size() + 15));
-}
-
 // A raw payload of 48 bytes that starts like an envelope.
 std::string looks_like_an_envelope() {
     std::string p("\0RQ\1", 4);
@@ -108,13 +101,13 @@ TEST(ReliableQueue, Q4_HeartbeatLostEarlyForcesTheSlowPath) {
     ASSERT_EQ(srv.command({"DEL", q.key() + ":heartbeat:c"}).integer(), 1);
     std::this_thread::sleep_for(350ms);  // a few background renewals notice it
     EXPECT_GE(q.lease_losses(), 1u);
-    const auto exec_before = command_calls(srv, "exec");
+    const auto exec_before = srv.command_calls("exec");
     q.push("m");
     auto d = q.pop(200ms);
     ASSERT_TRUE(d);
     // The local lease bound is no longer trusted: the move went after a renewal in the same
     // round trip (MULTI/EXEC + BLMOVE), not as a bare BLMOVE.
-    EXPECT_EQ(command_calls(srv, "exec") - exec_before, 1);
+    EXPECT_EQ(srv.command_calls("exec") - exec_before, 1);
     EXPECT_TRUE(q.ack(*d));
 }
 

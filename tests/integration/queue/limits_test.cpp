@@ -21,13 +21,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-long long command_calls(local_server& srv, const std::string& cmd) {
-    auto info = srv.command({"INFO", "commandstats"}).text();
-    auto at = info.find("cmdstat_" + cmd + ":calls=");
-    if (at == std::string::npos) return 0;
-    return std::stoll(info.substr(at + cmd.size() + 15));
-}
-
 // Runs `pop` on this thread while another pushes after 300 ms; returns what pop returned
 // and checks it waited.
 template <class Pop, class Push>
@@ -91,9 +84,9 @@ TEST(QueueWorker, C8_ForeverPollDoesNotSpinAndStopsPromptly) {
                    {.threads = 2, .poll_timeout = milliseconds::max()});
     w.start();
     std::this_thread::sleep_for(100ms);
-    const auto before = command_calls(srv, "lmove") + command_calls(srv, "blmove");
+    const auto before = srv.command_calls("lmove") + srv.command_calls("blmove");
     std::this_thread::sleep_for(500ms);
-    const auto moves = command_calls(srv, "lmove") + command_calls(srv, "blmove") - before;
+    const auto moves = srv.command_calls("lmove") + srv.command_calls("blmove") - before;
     EXPECT_LT(moves, 20) << "an idle worker polls in a loop";
     q.push("job");
     EXPECT_TRUE(eventually([&] { return handled.load() == 1; }, 5s));
@@ -110,7 +103,7 @@ TEST(ListQueue, Q9_OversizedPayloadIsRefusedBeforeAnythingIsSent) {
     EXPECT_THROW(q.push(std::string(1025, 'x')), payload_too_large);
     EXPECT_THROW(q.push_batch(std::vector<std::string>{"ok", std::string(1025, 'x')}), payload_too_large);
     EXPECT_THROW(list_queue(pool, "q9", {.max_payload = 0}), invalid_argument);
-    EXPECT_EQ(command_calls(srv, "lpush"), 0);
+    EXPECT_EQ(srv.command_calls("lpush"), 0);
     q.push(std::string(1024, 'x'));
     EXPECT_EQ(q.size(), 1u);
 }
@@ -123,7 +116,7 @@ TEST(ReliableQueue, Q9_OversizedPayloadIsRefusedBeforeAnythingIsSent) {
     EXPECT_THROW(q.push_batch(std::vector<std::string>{"ok", std::string(1025, 'x')}), payload_too_large);
     EXPECT_THROW(reliable_queue(pool, "q9", {.max_payload = 0}), invalid_argument);
     EXPECT_THROW(reliable_queue(pool, "q9", {.max_payload = max_payload_limit + 1}), invalid_argument);
-    EXPECT_EQ(command_calls(srv, "lpush"), 0);
+    EXPECT_EQ(srv.command_calls("lpush"), 0);
     q.push(std::string(1024, 'x'));
     EXPECT_EQ(q.size(), 1u);
 }

@@ -12,14 +12,6 @@ using redcoord::testing::local_server;
 
 namespace {
 
-// Number of calls of one command the server has executed, from INFO commandstats.
-long long command_calls(local_server& srv, const std::string& cmd) {
-    auto info = srv.command({"INFO", "commandstats"}).text();
-    auto at = info.find("cmdstat_" + cmd + ":calls=");
-    if (at == std::string::npos) return 0;
-    return std::stoll(info.substr(at + cmd.size() + 15));
-}
-
 }  // namespace
 
 TEST(ListQueue, FifoPopsInPushOrder) {
@@ -71,9 +63,9 @@ TEST(ListQueue, BatchPushIsOneCommandAndKeepsOrder) {
     list_queue q(pool, "batch");
     std::vector<std::string> items;
     for (int i = 0; i < 1000; ++i) items.push_back("m" + std::to_string(i));
-    auto before = command_calls(srv, "lpush");
+    auto before = srv.command_calls("lpush");
     q.push_batch(items);
-    EXPECT_EQ(command_calls(srv, "lpush") - before, 1);
+    EXPECT_EQ(srv.command_calls("lpush") - before, 1);
     EXPECT_EQ(q.size(), 1000u);
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(q.try_pop(), items[static_cast<std::size_t>(i)]);
     q.push_batch(std::vector<std::string>{});
