@@ -3,6 +3,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 namespace redcoord {
 
 struct connection_pool::state {
+    std::shared_ptr<redcoord::runtime> rt;
     endpoint ep;
     pool_options opts;
     mutable std::mutex mu;
@@ -142,13 +144,17 @@ void pooled_connection::reset() noexcept {
     state_.reset();
 }
 
-connection_pool::connection_pool(endpoint ep, pool_options opts) : state_(std::make_shared<state>()) {
+connection_pool::connection_pool(endpoint ep, pool_options opts, std::shared_ptr<redcoord::runtime> rt)
+    : state_(std::make_shared<state>()) {
     if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
     if (opts.borrow_timeout.count() < 0) throw invalid_argument("pool_options::borrow_timeout must be >= 0");
     if (ep.is_sentinel()) state_->resolver = shared_sentinel_resolver(ep);
     state_->ep = std::move(ep);
     state_->opts = opts;
+    state_->rt = rt ? std::move(rt) : redcoord::runtime::shared();
 }
+
+const std::shared_ptr<redcoord::runtime>& connection_pool::runtime() const noexcept { return state_->rt; }
 
 connection_pool::~connection_pool() {
     std::thread dialer;

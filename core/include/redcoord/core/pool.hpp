@@ -40,6 +40,7 @@ struct pool_stats {
 };
 
 class connection_pool;
+class runtime;
 class sentinel_resolver;
 namespace detail {
 struct pool_access;
@@ -86,8 +87,10 @@ private:
 class connection_pool {
 public:
     /// Creates an empty pool; nothing connects until the first borrow.
+    /// @param rt the runtime whose shared threads and pub/sub links the primitives built on
+    ///        this pool use; empty means the process's runtime::shared().
     /// @throws invalid_argument when `opts.max_size` is 0.
-    explicit connection_pool(endpoint ep, pool_options opts = {});
+    explicit connection_pool(endpoint ep, pool_options opts = {}, std::shared_ptr<redcoord::runtime> rt = {});
     /// Closes the idle connections. First waits for a connect that fan_out() left running
     /// in the background (at most the endpoint's connect_timeout).
     ~connection_pool();
@@ -113,6 +116,10 @@ public:
     [[nodiscard]] pool_stats stats() const;
     [[nodiscard]] const endpoint& where() const noexcept;
     [[nodiscard]] const pool_options& options() const noexcept;
+
+    /// The runtime this pool belongs to (never null); primitives built on the pool share its
+    /// timer thread, callback thread and pub/sub links.
+    [[nodiscard]] const std::shared_ptr<redcoord::runtime>& runtime() const noexcept;
 
     /// The resolver behind a Sentinel endpoint (shared with the pool), else null. Use it to
     /// follow failovers (`master_changed`) or list replicas.

@@ -1,0 +1,74 @@
+#pragma once
+/// @file
+/// The runtime's timer service: one thread that runs every primitive's timed work (lock
+/// watchdogs and loss notices, election rounds, queue heartbeats and recovery, barrier
+/// heartbeats). Internal to redcoord (reached through runtime::timers()); not a stable API.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace redcoord::detail {
+
+/// Runs timed ticks on one shared thread, started on the first arm() and joined by the
+/// destructor.
+///
+/// A tick may do blocking Redis I/O bounded by its own timeouts; while it runs, other ticks
+/// that fall due wait for it (they run late, never concurrently). Ticks that must not be
+/// delayed by a stalled server keep their commands' timeouts short.
+///
+/// Thread-safety: every member function may be called from any thread.
+class timer_service {
+public:
+    using clock_type = std::chrono::steady_clock;
+    using time_point = clock_type::time_point;
+
+    timer_service();
+    /// Stops the thread after the tick in progress (if any) returns; armed timers never fire.
+    ~timer_service();
+    timer_service(const timer_service&) = delete;
+    timer_service& operator=(const timer_service&) = delete;
+
+    /// Number of ticks run so far (tests and diagnostics).
+    [[nodiscard]] std::uint64_t ticks_run() const;
+
+    struct state;
+
+private:
+    friend class timer;
+    std::shared_ptr<state> state_;
+};
+
+/// One timed task on a timer_service: while armed, `tick()` runs on the service's thread at
+/// the due time and returns when to run next (nullopt: disarm).
+///
+/// Thread-safety: arm() and disarm() may be called from any thread, also from the tick
+/// itself (an arm() or disarm() during a tick overrides the time the tick returns).
+class timer {
+public:
+    using time_point = timer_service::time_point;
+    using tick_function = std::function<std::optional<time_point>()>;
+
+    /// Registers a disarmed timer. @throws invalid_argument for an empty tick.
+    timer(timer_service& service, tick_function tick);
+    /// Disarms and waits for a tick in progress to return, unless called from that tick.
+    ~timer();
+    timer(const timer&) = delete;
+    timer& operator=(const timer&) = delete;
+
+    /// Runs the tick at `due` (at once when `due` has passed), replacing any earlier due time.
+    /// @throws std::system_error when the service's thread cannot be started.
+    void arm(time_point due);
+    /// Stops further ticks; a tick in progress finishes (its returned time is ignored).
+    void disarm() noexcept;
+    /// True while a due time is set.
+    [[nodiscard]] bool armed() const;
+
+private:
+    std::shared_ptr<timer_service::state> state_;
+    std::uint64_t id_;
+};
+
+}  // namespace redcoord::detail

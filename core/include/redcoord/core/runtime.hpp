@@ -1,0 +1,98 @@
+#pragma once
+/// @file
+/// The process's shared machinery behind every primitive: pub/sub links, the timer thread,
+/// the callback thread and connection pools, one of each per endpoint or per process instead
+/// of one per object (as etcd's Session is shared by its mutexes and elections, and as
+/// Redisson shares one pub/sub connection among its locks).
+
+#include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/pool.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace redcoord {
+
+namespace detail {
+class timer_service;
+class serial_executor;
+class pubsub_mux;
+/// A key that is equal for two endpoints exactly when every field that shapes their
+/// connections is equal (address, credentials, db, timeouts, Sentinel settings).
+[[nodiscard]] std::string endpoint_key(const endpoint& ep);
+}  // namespace detail
+
+/// Counts of what a runtime runs, a snapshot.
+struct runtime_stats {
+    std::size_t pubsub_links = 0;   ///< Endpoints with a live shared pub/sub link.
+    std::size_t pubsub_interests = 0;  ///< Channels and patterns with at least one listener, over all links.
+    std::size_t pools = 0;          ///< Live pools created through pool().
+    std::uint64_t timer_ticks = 0;  ///< Timed ticks run so far (watchdogs, rounds, heartbeats).
+};
+
+/// The shared threads and links of a process's primitives.
+///
+/// A runtime owns:
+/// - one pub/sub link per endpoint, multiplexed: every lock waiter, elector, signal hub and
+///   barrier on that endpoint listens through it, with per-channel reference counts, and it
+///   resubscribes everything after a reconnect;
+/// - one timer thread for watchdogs, election rounds, queue heartbeats and recovery;
+/// - one callback thread on which user callbacks run, in order per object;
+/// - a registry of connection pools per endpoint (pool()).
+///
+/// Every pool belongs to a runtime (connection_pool's constructor takes one; by default the
+/// process's shared() runtime), and each primitive uses the runtime of the pool it is given.
+/// So a process normally has one runtime and a few threads, however many locks, elections,
+/// queues and barriers it creates. A separate runtime is useful to isolate a component (its
+/// slow callbacks then delay only its own objects) or in tests.
+///
+/// Lifetime: pools and primitives hold the runtime by std::shared_ptr, so it lives until the
+/// last of them is gone; its threads stop then (never from a callback's own thread: a
+/// runtime released there finishes its teardown when the thread returns).
+///
+/// Thread-safety: every member function may be called from any thread.
+class runtime : public std::enable_shared_from_this<runtime> {
+public:
+    /// A new, independent runtime; its threads start when first needed.
+    [[nodiscard]] static std::shared_ptr<runtime> create();
+    /// The process's default runtime, created on first use; connection pools constructed
+    /// without a runtime use it.
+    [[nodiscard]] static std::shared_ptr<runtime> shared();
+
+    ~runtime();
+    runtime(const runtime&) = delete;
+    runtime& operator=(const runtime&) = delete;
+
+    /// The pool of this runtime for `ep`: the same pool for equal endpoints while any user
+    /// still holds it, else a new one with `opts` (`opts` of a later call for a live pool are
+    /// ignored).
+    /// @throws invalid_argument as connection_pool's constructor.
+    [[nodiscard]] std::shared_ptr<connection_pool> pool(const endpoint& ep, pool_options opts = {});
+
+    /// Counts of links, listeners, pools and ticks.
+    [[nodiscard]] runtime_stats stats() const;
+
+    /// @name Internal services (used by redcoord's primitives; not a stable API)
+    /// @{
+    /// The shared pub/sub link to `ep` while anyone holds it, else a new one.
+    [[nodiscard]] std::shared_ptr<detail::pubsub_mux> pubsub(const endpoint& ep);
+    /// The timer thread.
+    [[nodiscard]] detail::timer_service& timers() noexcept { return *timers_; }
+    /// The callback thread.
+    [[nodiscard]] detail::serial_executor& callbacks() noexcept { return *callbacks_; }
+    /// @}
+
+private:
+    runtime();
+    mutable std::mutex mu_;
+    std::map<std::string, std::weak_ptr<connection_pool>> pools_;
+    std::map<std::string, std::weak_ptr<detail::pubsub_mux>> links_;
+    std::unique_ptr<detail::serial_executor> callbacks_;
+    std::unique_ptr<detail::timer_service> timers_;
+};
+
+}  // namespace redcoord

@@ -1,0 +1,69 @@
+#include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/serial_executor.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
+#include <redcoord/core/runtime.hpp>
+
+namespace redcoord {
+
+namespace detail {
+
+std::string endpoint_key(const endpoint& ep) {
+    std::string key = ep.to_string();
+    for (const std::string* f : {&ep.host, &ep.unix_path, &ep.user, &ep.password, &ep.service, &ep.sentinel_password})
+        key += '\0' + *f;
+    key += '\0' + std::to_string(ep.port) + '/' + std::to_string(ep.db) + '/' + std::to_string(ep.connect_timeout.count()) +
+           '/' + std::to_string(ep.command_timeout.count()) + '/' + (ep.keepalive ? "k" : "-");
+    for (const auto& s : ep.sentinels) key += '\0' + s.host + ':' + std::to_string(s.port);
+    return key;
+}
+
+}  // namespace detail
+
+runtime::runtime()
+    : callbacks_(std::make_unique<detail::serial_executor>()), timers_(std::make_unique<detail::timer_service>()) {}
+
+runtime::~runtime() = default;
+
+std::shared_ptr<runtime> runtime::create() { return std::shared_ptr<runtime>(new runtime()); }
+
+std::shared_ptr<runtime> runtime::shared() {
+    // Never destroyed before the objects that use it: they hold it too.
+    static const std::shared_ptr<runtime> instance = create();
+    return instance;
+}
+
+std::shared_ptr<connection_pool> runtime::pool(const endpoint& ep, pool_options opts) {
+    const auto key = detail::endpoint_key(ep);
+    std::lock_guard l(mu_);
+    if (auto p = pools_[key].lock()) return p;
+    auto p = std::make_shared<connection_pool>(ep, opts, shared_from_this());
+    pools_[key] = p;
+    for (auto it = pools_.begin(); it != pools_.end();) it = it->second.expired() ? pools_.erase(it) : std::next(it);
+    return p;
+}
+
+std::shared_ptr<detail::pubsub_mux> runtime::pubsub(const endpoint& ep) {
+    const auto key = detail::endpoint_key(ep);
+    std::lock_guard l(mu_);
+    if (auto m = links_[key].lock()) return m;
+    auto m = std::make_shared<detail::pubsub_mux>(ep);
+    links_[key] = m;
+    for (auto it = links_.begin(); it != links_.end();) it = it->second.expired() ? links_.erase(it) : std::next(it);
+    return m;
+}
+
+runtime_stats runtime::stats() const {
+    runtime_stats s;
+    std::lock_guard l(mu_);
+    for (const auto& [k, w] : pools_)
+        if (!w.expired()) ++s.pools;
+    for (const auto& [k, w] : links_)
+        if (auto m = w.lock()) {
+            ++s.pubsub_links;
+            s.pubsub_interests += m->interests();
+        }
+    s.timer_ticks = timers_->ticks_run();
+    return s;
+}
+
+}  // namespace redcoord

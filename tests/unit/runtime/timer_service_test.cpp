@@ -1,0 +1,174 @@
+// The runtime's timer thread, without a server: order, re-arming, disarming, and the
+// destructor's promise that no tick runs once it returns.
+#include <redcoord/core/detail/timer_service.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+using namespace redcoord::detail;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+// Waits (bounded) for a condition another thread makes true; the timer thread is real.
+template <class F>
+bool eventually(F f, std::chrono::milliseconds within = 5s) {
+    const auto until = clock_type::now() + within;
+    while (clock_type::now() < until) {
+        if (f()) return true;
+        std::this_thread::sleep_for(1ms);
+    }
+    return f();
+}
+}  // namespace
+
+TEST(TimerService, TicksRunInDueOrderOnOneThread) {
+    timer_service svc;
+    std::mutex mu;
+    std::vector<int> order;
+    std::vector<std::thread::id> threads;
+    std::vector<std::unique_ptr<timer>> timers;
+    const auto base = clock_type::now() + 20ms;
+    for (int i = 0; i < 8; ++i) {
+        timers.push_back(std::make_unique<timer>(svc, [&, i]() -> std::optional<timer::time_point> {
+            std::lock_guard l(mu);
+            order.push_back(i);
+            threads.push_back(std::this_thread::get_id());
+            return std::nullopt;
+        }));
+    }
+    // Armed in reverse: the service orders by due time, not by arm order.
+    for (int i = 7; i >= 0; --i) timers[i]->arm(base + std::chrono::milliseconds(i));
+    ASSERT_TRUE(eventually([&] { std::lock_guard l(mu); return order.size() == 8; }));
+    std::lock_guard l(mu);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+    for (auto id : threads) EXPECT_EQ(id, threads.front());
+    EXPECT_NE(threads.front(), std::this_thread::get_id());
+}
+
+TEST(TimerService, ATickReturnsItsNextDueTimeUntilItStops) {
+    timer_service svc;
+    std::atomic<int> runs{0};
+    timer t(svc, [&]() -> std::optional<timer::time_point> {
+        if (++runs == 5) return std::nullopt;
+        return clock_type::now() + 1ms;
+    });
+    t.arm(clock_type::now());
+    ASSERT_TRUE(eventually([&] { return runs.load() == 5 && !t.armed(); }));
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(runs.load(), 5);
+}
+
+TEST(TimerService, DisarmedTimerNeverFires) {
+    timer_service svc;
+    std::atomic<int> runs{0};
+    timer t(svc, [&]() -> std::optional<timer::time_point> { ++runs; return std::nullopt; });
+    t.arm(clock_type::now() + 30ms);
+    t.disarm();
+    EXPECT_FALSE(t.armed());
+    std::this_thread::sleep_for(60ms);
+    EXPECT_EQ(runs.load(), 0);
+}
+
+TEST(TimerService, ArmDuringTheTickOverridesTheReturnedTime) {
+    timer_service svc;
+    std::atomic<int> runs{0};
+    timer* self = nullptr;
+    timer t(svc, [&]() -> std::optional<timer::time_point> {
+        if (++runs == 1) {
+            self->arm(clock_type::now() + 5ms);  // wins over the far time returned below
+            return clock_type::now() + 1h;
+        }
+        return std::nullopt;
+    });
+    self = &t;
+    t.arm(clock_type::now());
+    EXPECT_TRUE(eventually([&] { return runs.load() == 2; }));
+}
+
+TEST(TimerService, DestructorWaitsForTheRunningTickAndNoTickRunsAfterIt) {
+    timer_service svc;
+    std::atomic<bool> in_tick{false}, after{false};
+    std::atomic<int> runs_after_destroy{0};
+    auto t = std::make_unique<timer>(svc, [&]() -> std::optional<timer::time_point> {
+        if (after) ++runs_after_destroy;
+        in_tick = true;
+        std::this_thread::sleep_for(50ms);
+        in_tick = false;
+        return clock_type::now();
+    });
+    t->arm(clock_type::now());
+    ASSERT_TRUE(eventually([&] { return in_tick.load(); }));
+    t.reset();  // must wait the ~50 ms tick out
+    EXPECT_FALSE(in_tick.load());
+    after = true;
+    std::this_thread::sleep_for(30ms);
+    EXPECT_EQ(runs_after_destroy.load(), 0);
+}
+
+TEST(TimerService, ATickMayDestroyItsOwnTimer) {
+    timer_service svc;
+    std::atomic<bool> done{false};
+    std::unique_ptr<timer> t;
+    t = std::make_unique<timer>(svc, [&]() -> std::optional<timer::time_point> {
+        t.reset();  // from inside its own tick: must not wait for itself
+        done = true;
+        return std::nullopt;
+    });
+    t->arm(clock_type::now());
+    EXPECT_TRUE(eventually([&] { return done.load(); }));
+}
+
+TEST(TimerService, AThrowingTickStopsOnlyItself) {
+    timer_service svc;
+    std::atomic<int> good{0};
+    timer bad(svc, []() -> std::optional<timer::time_point> { throw std::runtime_error("tick failed"); });
+    timer ok(svc, [&]() -> std::optional<timer::time_point> {
+        return ++good < 3 ? std::optional(clock_type::now()) : std::nullopt;
+    });
+    bad.arm(clock_type::now());
+    ok.arm(clock_type::now() + 1ms);
+    EXPECT_TRUE(eventually([&] { return good.load() == 3; }));
+    EXPECT_FALSE(bad.armed());
+}
+
+// Many timers armed, re-armed and destroyed from several threads at random (seeded): every
+// armed timer fires exactly once per arm that was not overridden, none fires after its
+// destructor returned, and the service does not deadlock.
+TEST(TimerService, RandomizedArmDisarmDestroyFromManyThreads) {
+    const auto seed = static_cast<unsigned>(std::random_device{}());
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    timer_service svc;
+    constexpr int threads = 4, per_thread = 200;
+    std::atomic<int> late{0};
+    std::vector<std::thread> ts;
+    for (int k = 0; k < threads; ++k) {
+        ts.emplace_back([&, k] {
+            std::mt19937 rng(seed + k);
+            for (int i = 0; i < per_thread; ++i) {
+                auto destroyed = std::make_shared<std::atomic<bool>>(false);
+                auto t = std::make_unique<timer>(svc, [destroyed, &late]() -> std::optional<timer::time_point> {
+                    if (destroyed->load()) ++late;
+                    return std::nullopt;
+                });
+                const int arms = static_cast<int>(rng() % 3);
+                for (int a = 0; a < arms; ++a) t->arm(clock_type::now() + std::chrono::microseconds(rng() % 500));
+                if (rng() % 2) t->disarm();
+                if (rng() % 2) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
+                t.reset();
+                destroyed->store(true);
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(late.load(), 0);
+}
