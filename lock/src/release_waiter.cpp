@@ -1,13 +1,18 @@
 #include "release_waiter.hpp"
 
+#include <redcoord/core/deadline.hpp>
+
 namespace redcoord::detail {
 
+release_waiter::release_waiter(std::shared_ptr<redcoord::runtime> rt, std::vector<endpoint> nodes, std::string channel)
+    : rt_(rt ? std::move(rt) : redcoord::runtime::shared()), nodes_(std::move(nodes)), channel_(std::move(channel)) {}
+
 release_waiter::release_waiter(std::vector<endpoint> nodes, std::string channel)
-    : nodes_(std::move(nodes)), channel_(std::move(channel)) {}
+    : release_waiter(nullptr, std::move(nodes), std::move(channel)) {}
 
 release_waiter::~release_waiter() {
     std::lock_guard sl(start_mu_);
-    subs_.clear();  // joins the reader threads before the members they call are gone
+    listeners_.clear();  // no handler runs once this returns: they reach this object
 }
 
 void release_waiter::notify() {
@@ -20,23 +25,22 @@ void release_waiter::notify() {
 
 std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live) {
     std::lock_guard sl(start_mu_);
-    const bool fresh = subs_.empty();
+    const bool fresh = listeners_.empty();
     if (fresh) {
         for (const auto& ep : nodes_) {
-            // A dropped link may have swallowed a release: wake waiters on every reconnect
-            // so they re-check at once instead of sleeping out their fallback timer.
-            subs_.push_back(std::make_unique<subscriber>(
-                ep, [this](const pubsub_message&) { notify(); }, subscriber_options{},
-                [this](bool connected) {
-                    if (connected) notify();
-                }));
+            links_.push_back(rt_->pubsub(ep));
+            // A dropped link may have swallowed a release: wake waiters on every
+            // resubscription so they re-check at once instead of sleeping out their timer.
+            listeners_.push_back(links_.back()->listen(
+                channel_, {[this](const pubsub_message&) { notify(); }, [this](bool up) {
+                               if (up) notify();
+                           }}));
         }
-        for (auto& s : subs_) (void)s->subscribe({channel_}, std::chrono::milliseconds(0));
     }
-    const auto until = std::chrono::steady_clock::now() + confirm;
+    const auto until = deadline_after(confirm);
     live = false;
-    for (auto& s : subs_) {
-        if (s->connected()) {
+    for (const auto& l : listeners_) {
+        if (l.confirmed()) {
             live = true;
             break;
         }
@@ -44,10 +48,10 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
     // Wait for the first confirmation only, and only when just started: links that are down
     // later reconnect in the background while callers rely on their fallback timers.
     while (fresh && !live && std::chrono::steady_clock::now() < until) {
-        for (auto& s : subs_) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        for (const auto& l : listeners_) {
+            const auto left = time_left<std::chrono::milliseconds>(until);
             if (left.count() <= 0) break;
-            if (s->subscribe({channel_}, std::min(left, std::chrono::milliseconds(5)))) {
+            if (l.wait_confirmed(std::min(left, std::chrono::milliseconds(5)))) {
                 live = true;
                 break;
             }
@@ -58,8 +62,8 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
 
 bool release_waiter::live() const {
     std::lock_guard sl(start_mu_);
-    for (const auto& s : subs_)
-        if (s->connected()) return true;
+    for (const auto& l : listeners_)
+        if (l.confirmed()) return true;
     return false;
 }
 

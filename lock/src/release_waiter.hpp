@@ -1,12 +1,15 @@
 #pragma once
-// Waiting for a lock's release without polling (Redisson RLock's tryLock, seed 002): one
-// subscriber per node on the lock's channel; each message bumps a generation counter and
-// wakes the waiting threads. A waiter reads the generation *before* its failed attempt, so a
-// release that happens after the attempt is never missed while the link is up; messages lost
-// while it is down are covered by the caller's fallback timer (the holder's PTTL).
+// Waiting for a lock's release without polling (as Redisson's RLock does): one listener per
+// node on the lock's channel, through the runtime's shared pub/sub link of that node (one
+// connection and no thread of its own, however many locks wait). Each message bumps a
+// generation counter and wakes the waiting threads. A waiter reads the generation *before*
+// its failed attempt, so a release that happens after the attempt is never missed while the
+// link is up; messages lost while it is down are covered by the caller's fallback timer (the
+// holder's PTTL), and every resubscription after a reconnect wakes the waiters to re-check.
 
+#include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/endpoint.hpp>
-#include <redcoord/core/subscriber.hpp>
+#include <redcoord/core/runtime.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -20,16 +23,18 @@ namespace redcoord::detail {
 
 class release_waiter {
 public:
+    release_waiter(std::shared_ptr<redcoord::runtime> rt, std::vector<endpoint> nodes, std::string channel);
+    // The same on the process's shared runtime.
     release_waiter(std::vector<endpoint> nodes, std::string channel);
     ~release_waiter();
     release_waiter(const release_waiter&) = delete;
     release_waiter& operator=(const release_waiter&) = delete;
 
-    // Starts the subscribers on first use and then waits up to `confirm` for at least one
-    // node to confirm the subscription (later calls do not wait). Returns the current generation and whether any link is
-    // confirmed (when none is, callers keep their fallback timer short).
+    // Starts listening on first use and then waits up to `confirm` for at least one node to
+    // confirm the subscription (later calls do not wait). Returns the current generation and
+    // whether any link is confirmed (when none is, callers keep their fallback timer short).
     std::uint64_t arm(std::chrono::milliseconds confirm, bool& live);
-    // True when at least one subscription link is up and confirmed.
+    // True when at least one node's subscription is up and confirmed.
     [[nodiscard]] bool live() const;
     // The current generation.
     [[nodiscard]] std::uint64_t generation() const;
@@ -39,13 +44,15 @@ public:
 private:
     void notify();
 
+    std::shared_ptr<redcoord::runtime> rt_;
     std::vector<endpoint> nodes_;
     std::string channel_;
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::uint64_t generation_ = 0;
     mutable std::mutex start_mu_;  // serialises the lazy start; never held while mu_ is waited on
-    std::vector<std::unique_ptr<subscriber>> subs_;
+    std::vector<std::shared_ptr<pubsub_mux>> links_;
+    std::vector<pubsub_mux::listener> listeners_;  // after links_: released first
 };
 
 }  // namespace redcoord::detail
