@@ -21,6 +21,7 @@ struct connection_pool::state {
     std::condition_variable cv;
     std::deque<std::unique_ptr<connection>> idle;
     std::size_t open = 0;  // idle + leased + being opened
+    std::size_t blocked = 0;  // borrowers waiting for a connection to come back
     pool_stats counters;
     std::function<std::unique_ptr<connection>(std::chrono::milliseconds)> connector;
     // Fan-out reconnect backoff after a failed connect (see connect_bounded).
@@ -111,6 +112,12 @@ struct connection_pool::state {
         }
         std::lock_guard lk(mu);
         --counters.in_use;
+        // Beyond max_idle a returned connection closes, unless a borrower waits for it: after
+        // a burst (a thousand waiters retrying at once) the pool shrinks back by itself.
+        if (!drop && idle.size() >= opts.max_idle && blocked == 0) {
+            drop = true;
+            ++counters.trimmed;
+        }
         if (drop) {
             --open;
             ++counters.discarded;
@@ -180,8 +187,10 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
                 ++s.counters.waits;
                 waited = true;
             }
-            if (s.cv.wait_until(lk, deadline) == std::cv_status::timeout && s.idle.empty() &&
-                s.open >= s.opts.max_size) {
+            ++s.blocked;
+            const auto status = s.cv.wait_until(lk, deadline);
+            --s.blocked;
+            if (status == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size) {
                 ++s.counters.errors;
                 throw pool_exhausted("no free connection to " + s.ep.to_string() + " within " +
                                      std::to_string(wait.count()) + " ms (pool size " +
@@ -317,8 +326,10 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             // Every connection is leased: wait for one to come back rather than call the node down.
             if (!waited) ++s.counters.waits;
             waited = true;
-            if (s.cv.wait_until(lk, wait_until) == std::cv_status::timeout && s.idle.empty() &&
-                s.open >= s.opts.max_size && !s.dialing) {
+            ++s.blocked;
+            const auto status = s.cv.wait_until(lk, wait_until);
+            --s.blocked;
+            if (status == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size && !s.dialing) {
                 ++s.counters.errors;
                 throw pool_exhausted("no free connection to " + s.ep.to_string() + " (all " +
                                      std::to_string(s.opts.max_size) + " leased); nothing was sent");

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 using namespace redcoord;
 using redcoord::testing::local_server;
 
@@ -44,4 +47,35 @@ TEST(Runtime, LinksLiveWhileHeld) {
     l.reset();
     m.reset();
     EXPECT_EQ(rt->stats().pubsub_links, 0u);
+}
+
+// The connection budget of a waiting process: after a burst of concurrent borrows the pool
+// keeps at most max_idle connections open, and it never closes one a borrower waits for.
+TEST(Runtime, PoolShrinksToMaxIdleAfterABurst) {
+    local_server a;
+    connection_pool pool(a.endpoint(), {.max_size = 12, .max_idle = 3});
+    {
+        std::vector<pooled_connection> leased;
+        for (int i = 0; i < 12; ++i) leased.push_back(pool.borrow());
+        EXPECT_EQ(pool.stats().in_use, 12u);
+    }
+    const auto st = pool.stats();
+    EXPECT_EQ(st.idle, 3u);
+    EXPECT_EQ(st.trimmed, 9u);
+    auto clients = a.command({"INFO", "clients"}).text();
+    EXPECT_NE(clients.find("connected_clients:4"), std::string::npos) << clients;  // 3 idle + this INFO
+}
+
+TEST(Runtime, PoolKeepsAConnectionABorrowerWaitsFor) {
+    local_server a;
+    connection_pool pool(a.endpoint(), {.max_size = 1, .max_idle = 0});
+    auto held = pool.borrow();
+    std::thread t([&] {
+        auto c = pool.borrow(std::chrono::milliseconds(3000));  // waits for `held`
+        EXPECT_EQ(c->command({"PING"}).text(), "PONG");
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    held.reset();
+    t.join();
+    EXPECT_EQ(pool.stats().created, 1u);  // handed over, not closed and re-opened
 }

@@ -21,6 +21,11 @@ namespace redcoord {
 struct pool_options {
     /// Most connections open at once (leased + idle). Must be >= 1.
     std::size_t max_size = 16;
+    /// Most idle connections kept: a connection returned while this many are idle is closed
+    /// (unless a borrower is waiting for one), so a burst that opened max_size connections
+    /// does not keep them all open afterwards. Values above max_size act as max_size; 0 keeps
+    /// none idle.
+    std::size_t max_idle = 4;
     /// How long borrow() waits for a free connection before throwing pool_exhausted;
     /// zero means fail at once when none is free.
     std::chrono::milliseconds borrow_timeout{2000};
@@ -34,7 +39,8 @@ struct pool_stats {
     std::size_t in_use = 0;        ///< Connections currently leased.
     std::size_t idle = 0;          ///< Connections open and waiting in the pool.
     std::uint64_t created = 0;     ///< Connections opened so far.
-    std::uint64_t discarded = 0;   ///< Connections dropped (poisoned or failed health check).
+    std::uint64_t discarded = 0;   ///< Connections dropped (poisoned, failed health check, or trimmed).
+    std::uint64_t trimmed = 0;     ///< Of those, connections closed on return beyond pool_options::max_idle.
     std::uint64_t waits = 0;       ///< Borrows that had to wait for a free connection.
     std::uint64_t errors = 0;      ///< Failed connects and exhausted borrows.
 };
