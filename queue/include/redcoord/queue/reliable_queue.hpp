@@ -13,20 +13,16 @@
 #include <redcoord/queue/envelope.hpp>
 #include <redcoord/queue/limits.hpp>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace redcoord {
@@ -291,71 +287,22 @@ public:
     /// The current processing list's key.
     [[nodiscard]] std::string processing_key() const;
     /// The ready list's key.
-    [[nodiscard]] const std::string& key() const noexcept { return ready_key_; }
+    [[nodiscard]] const std::string& key() const noexcept;
     /// The dead-letter list's key.
-    [[nodiscard]] const std::string& dead_key() const noexcept { return dead_key_; }
+    [[nodiscard]] const std::string& dead_key() const noexcept;
     /// The options given at construction.
-    [[nodiscard]] const reliable_queue_options& options() const noexcept { return opts_; }
+    [[nodiscard]] const reliable_queue_options& options() const noexcept;
     /// Heartbeats that failed (server unreachable) since construction.
-    [[nodiscard]] std::uint64_t heartbeat_failures() const noexcept { return hb_failures_.load(); }
+    [[nodiscard]] std::uint64_t heartbeat_failures() const noexcept;
     /// Acks and nacks sent again after the server refused them or no connection could be
     /// had, since construction.
-    [[nodiscard]] std::uint64_t settle_retries() const noexcept { return settle_retries_.load(); }
+    [[nodiscard]] std::uint64_t settle_retries() const noexcept;
     /// Renewals that found the lease already gone on the server before its local bound.
-    [[nodiscard]] std::uint64_t lease_losses() const noexcept { return lease_losses_.load(); }
+    [[nodiscard]] std::uint64_t lease_losses() const noexcept;
 
 private:
-    // One consumer identity: its id, keys and lease. Replaced after a transport error.
-    struct identity {
-        std::string id, processing_key, heartbeat_key;
-        // Lower bound of the heartbeat key's expiry (steady_clock ticks since its epoch).
-        std::atomic<std::chrono::steady_clock::rep> lease_until{0};
-        // Deliveries popped under this identity and not yet acked/nacked through us.
-        std::atomic<long> outstanding{0};
-    };
-
-    void start_consumer();
-    void background();
-    void heartbeat(connection& c, identity& who);
-    void register_after_move(connection& c, identity& who) noexcept;
-    void retire_if_current(const std::string& consumer);
-    bool may_retry_settle(const identity* owner, std::chrono::milliseconds backoff,
-                          std::chrono::steady_clock::time_point give_up) const;
-    std::shared_ptr<identity> current() const;
-    std::shared_ptr<identity> make_identity(std::string id) const;
-    void retire(const std::shared_ptr<identity>& who);
-    std::shared_ptr<identity> owner_of(const std::string& consumer) const;
-    std::vector<std::shared_ptr<identity>> to_renew();
-    std::optional<delivery> pop_as(identity& me, std::chrono::milliseconds timeout, const std::stop_token& stop);
-    template <class F>
-    auto settling(const delivery& d, F&& f);
-    std::string nonce_arg();
-
-    connection_pool& pool_;
-    reliable_queue_options opts_;
-    std::string name_;
-    std::string ready_key_, dead_key_, consumers_key_;
-    std::string processing_prefix_, heartbeat_prefix_;
-    std::string ttl_ms_, max_attempts_;
-
-    // Message ids: 8 random bytes fixed per queue object, then a counter.
-    std::array<std::uint8_t, 8> id_prefix_{};
-    std::atomic<std::uint64_t> id_counter_{0};
-
-    std::mutex start_mu_;               // serializes start_consumer() and close(); guards thread_
-    std::atomic<bool> started_{false};
-    std::thread thread_;
-    std::mutex mu_;                     // guards stop_
-    std::condition_variable cv_;
-    bool stop_ = false;
-    std::atomic<std::uint64_t> hb_failures_{0};
-    std::atomic<std::uint64_t> settle_retries_{0};
-    std::atomic<std::uint64_t> lease_losses_{0};
-    std::atomic<bool> distrust_lease_{false};   // set once the server lost a lease early (Q4)
-
-    mutable std::mutex ident_mu_;       // guards ident_, retired_
-    std::shared_ptr<identity> ident_;
-    std::vector<std::shared_ptr<identity>> retired_;
+    struct impl;
+    std::unique_ptr<impl> impl_;
 };
 
 }  // namespace redcoord
