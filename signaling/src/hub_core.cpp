@@ -191,14 +191,14 @@ std::vector<std::shared_ptr<subscriber>> hub_core::current_links() {
 void hub_core::read_links(const std::vector<std::shared_ptr<subscriber>>& ls) noexcept {
     // Every link, not just until the first hit: the other copies of the same signals are
     // consumed in step, so they meet their ids inside the dedup window.
-    for (auto& l : ls) (void)l->help_read();
+    for (auto& l : ls) (void)detail::subscriber_access::help_read(*l);
 }
 
 void hub_core::watch_links() {
     std::lock_guard lk(sub_mu);
     if (links_watched) return;
     links_watched = true;
-    for (auto& l : links) l->adjust_demand(1);
+    for (auto& l : links) detail::subscriber_access::adjust_demand(*l, 1);
 }
 
 void hub_core::sweep_slots_locked() {

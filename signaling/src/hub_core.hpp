@@ -2,6 +2,7 @@
 // The shared state behind signal_hub and its waiters: links, routing tables, dedup window
 // and the callback thread.
 
+#include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/signaling/envelope.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 

@@ -122,9 +122,9 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (timeout.count() > 0 && !ready()) {
         // Blocking: the links' reader threads must watch the sockets until we are done.
         // Raised under `mu`, which the reader needs to deliver, so nothing slips between.
-        for (auto& l : links) l->adjust_demand(1);
+        for (auto& l : links) detail::subscriber_access::adjust_demand(*l, 1);
         state_->cv.wait_until(lk, deadline, ready);
-        for (auto& l : links) l->adjust_demand(-1);
+        for (auto& l : links) detail::subscriber_access::adjust_demand(*l, -1);
     }
     if (state_->queue.empty()) return std::nullopt;
     signal s = std::move(state_->queue.front());
@@ -168,7 +168,7 @@ void signal_hub::add_replica(const endpoint& replica) {
     for (auto& [n, c] : core_->pattern_refs) pats.push_back(n);
     if (!chans.empty()) (void)link->subscribe(chans, 0ms);
     if (!pats.empty()) (void)link->psubscribe(pats, 0ms);
-    if (core_->links_watched) link->adjust_demand(1);
+    if (core_->links_watched) detail::subscriber_access::adjust_demand(*link, 1);
     core_->links.push_back(std::move(link));
 }
 

@@ -1,11 +1,14 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/testing/local_server.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -155,7 +158,7 @@ TEST(Subscriber, HelpersAndTheReaderDeliverEachMessageOnceInOrder) {
     for (int t = 0; t < 3; ++t)
         helpers.emplace_back([&] {
             while (!stop)
-                if (sub.help_read()) ++helped;
+                if (detail::subscriber_access::help_read(sub)) ++helped;
         });
     constexpr int n = 2000;
     connection pub(srv.endpoint());
@@ -179,7 +182,7 @@ TEST(Subscriber, AHelperMeetingADeadLinkLeavesTheReconnectToTheReader) {
     srv.command({"CLIENT", "KILL", "TYPE", "pubsub"});
     // Helpers may be the first to read the EOF; the reader still reconnects and resubscribes.
     for (int i = 0; i < 300 && sub.connects() == before; ++i) {
-        (void)sub.help_read();
+        (void)detail::subscriber_access::help_read(sub);
         std::this_thread::sleep_for(5ms);
     }
     EXPECT_GT(sub.connects(), before);
@@ -198,7 +201,7 @@ TEST(Subscriber, LazyReaderLeavesMessagesToHelpersUntilDemandIsRaised) {
     const auto test_thread = std::this_thread::get_id();
     subscriber_options o;
     o.health_interval = 0ms;     // no health ticks: the reader's only timer is the drain
-    o.drain_interval = 60000ms;  // no drain within this test
+    o.tuning.drain_interval = 60000ms;  // no drain within this test
     subscriber sub(srv.endpoint(), [&](const pubsub_message& m) {
         if (std::this_thread::get_id() != test_thread) ++by_reader;
         in.push(m);
@@ -219,7 +222,7 @@ TEST(Subscriber, LazyReaderLeavesMessagesToHelpersUntilDemandIsRaised) {
             std::lock_guard lk(in.mu);
             if (in.got.size() >= static_cast<std::size_t>(n)) break;
         }
-        (void)sub.help_read();
+        (void)detail::subscriber_access::help_read(sub);
         std::this_thread::sleep_for(1ms);
     }
     {
@@ -228,19 +231,19 @@ TEST(Subscriber, LazyReaderLeavesMessagesToHelpersUntilDemandIsRaised) {
         for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
     }
     const int before = by_reader.load();
-    sub.adjust_demand(1);
+    detail::subscriber_access::adjust_demand(sub, 1);
     EXPECT_EQ(pub.command({"PUBLISH", "lazy", "watched"}).integer(), 1);
     ASSERT_TRUE(in.wait_count(n + 1));  // no helper: only the reader can have read it
     EXPECT_EQ(by_reader.load(), before + 1);
     EXPECT_EQ(in.got.back().payload, "watched");
-    sub.adjust_demand(-1);
+    detail::subscriber_access::adjust_demand(sub, -1);
 }
 
 TEST(Subscriber, LazyReaderDrainsWithoutHelpersOrDemand) {
     local_server srv;
     inbox in;
     subscriber_options o;
-    o.drain_interval = 10ms;
+    o.tuning.drain_interval = 10ms;
     subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, o);
     ASSERT_TRUE(sub.subscribe({"drained"}, 3000ms));
     connection pub(srv.endpoint());
@@ -253,7 +256,7 @@ TEST(Subscriber, LazyReaderDrainsWithoutHelpersOrDemand) {
 
 TEST(Subscriber, NegativeDrainIntervalIsRejected) {
     subscriber_options o;
-    o.drain_interval = -1ms;
+    o.tuning.drain_interval = -1ms;
     EXPECT_THROW(subscriber(endpoint{}, [](const pubsub_message&) {}, o), invalid_argument);
 }
 
@@ -310,4 +313,41 @@ TEST(Subscriber, C8_HugeWaitDoesNotOverflow) {
     subscriber sub(s.endpoint(), [&](const pubsub_message& m) { box.push(m); });
     EXPECT_TRUE(sub.subscribe({"c8"}, std::chrono::milliseconds::max()));
     EXPECT_TRUE(sub.psubscribe({"c8:*"}, std::chrono::milliseconds::max()));
+}
+
+namespace {
+std::size_t process_threads() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+}  // namespace
+
+// Issue 15: the subscribers of a process share one reader and one dialer thread (before: one
+// reader thread per subscriber), and both stop with the last subscriber.
+TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareTwoThreads) {
+    std::vector<std::unique_ptr<local_server>> servers;
+    for (int i = 0; i < 5; ++i) servers.push_back(std::make_unique<local_server>());
+    const auto base = process_threads();
+    std::vector<std::unique_ptr<subscriber>> subs;
+    std::atomic<int> got{0};
+    for (int i = 0; i < 50; ++i) {
+        subs.push_back(std::make_unique<subscriber>(servers[i % 5]->endpoint(), [&](const pubsub_message&) { ++got; }));
+        ASSERT_TRUE(subs.back()->subscribe({"ch" + std::to_string(i)}, 3000ms));
+    }
+    const auto with_subscribers = process_threads();
+    std::printf("threads: %zu before the subscribers, %zu with 50 subscribers on 5 endpoints (+%zu)\n", base,
+                with_subscribers, with_subscribers - base);
+    RecordProperty("extra_threads", static_cast<int>(with_subscribers - base));
+    for (int i = 0; i < 50; ++i) servers[i % 5]->command({"PUBLISH", "ch" + std::to_string(i), "x"});
+    for (int i = 0; i < 300 && got.load() < 50; ++i) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(got.load(), 50);
+    EXPECT_LE(with_subscribers - base, 2u);
+    subs.clear();
+    std::size_t after = process_threads();
+    for (int i = 0; i < 100 && after != base; ++i) {
+        std::this_thread::sleep_for(10ms);
+        after = process_threads();
+    }
+    EXPECT_EQ(after, base) << "the shared threads outlived the last subscriber";
 }

@@ -351,7 +351,7 @@ TEST(SignalHubNoServer, ListenThrowsWhenNoLinkComesUp) {
 TEST_F(SignalHub, OnDemandLinksServeBlockedWaitersSlotsAndPollers) {
     redcoord::signal_options o;
     o.link.health_interval = 0ms;
-    o.link.drain_interval = 60000ms;
+    o.link.tuning.drain_interval = 60000ms;
     signal_hub lazy(*pool, {replica->endpoint()}, o);
     all_links_up(lazy);
 

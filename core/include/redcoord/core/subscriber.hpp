@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// A dedicated pub/sub connection with its own reader thread that reconnects and
-/// resubscribes by itself (redis.io: Pub/Sub).
+/// A dedicated pub/sub connection that reconnects and resubscribes by itself, read by the
+/// process's shared pub/sub reader (redis.io: Pub/Sub).
 
 #include <redcoord/core/endpoint.hpp>
 
@@ -21,6 +21,29 @@ struct pubsub_message {
     std::string payload;   ///< The payload, binary-safe.
 };
 
+namespace detail {
+
+/// Internal reading knobs of a subscriber (the signal hub's on-demand reading). Not a
+/// stable API: leave it at its default.
+struct subscriber_tuning {
+    /// Zero (the default): the link is watched and every message is read as soon as it
+    /// arrives. Greater than zero: *demand-driven reading*. The link is watched only while
+    /// prompt delivery is wanted (subscriber_access::adjust_demand() raised, a subscribe()
+    /// waiting for its confirmation, a (re)subscription unconfirmed); otherwise whatever has
+    /// arrived is drained every `drain_interval`, doubling up to 16 times it while nothing
+    /// comes (and never longer than a non-zero health_interval), and a thread that wants a
+    /// message reads the socket itself (subscriber_access::help_read()). It saves the wake-up
+    /// of the pub/sub reader per message, which on a small machine competes with the
+    /// process's own work. Messages are only read later, never dropped; keep it to a few ms
+    /// (a burst larger than the socket buffer plus the server's pub/sub output-buffer limit
+    /// within one interval makes the server close the link). Must be >= 0.
+    std::chrono::milliseconds drain_interval{0};
+};
+
+class subscriber_access;
+
+}  // namespace detail
+
 /// Reconnection timing of a subscriber.
 struct subscriber_options {
     /// First delay before reconnecting after the link drops; doubles up to `reconnect_max`,
@@ -30,26 +53,15 @@ struct subscriber_options {
     std::chrono::milliseconds reconnect_min{20};
     /// Longest delay between reconnect attempts. Must be >= reconnect_min.
     std::chrono::milliseconds reconnect_max{1000};
-    /// The reader PINGs an idle link this often and drops it after three intervals without
-    /// any data, so a paused or silently dead server is noticed. Zero disables the check.
+    /// An idle link is PINGed this often and dropped after three intervals without any
+    /// data, so a paused or silently dead server is noticed. Zero disables the check.
     std::chrono::milliseconds health_interval{1000};
-    /// Zero (the default): the reader thread watches the socket and reads every message as
-    /// soon as it arrives. Greater than zero (milliseconds): *demand-driven reading*. The
-    /// reader watches the socket only while prompt delivery is wanted: adjust_demand() was
-    /// raised, a subscribe()/psubscribe() is waiting for its confirmation, or a
-    /// (re)subscription is unconfirmed. Otherwise it drains whatever has arrived every
-    /// `drain_interval`, doubling the interval up to 16 times it while it finds nothing (and
-    /// never longer than a non-zero health_interval), and a thread that wants a message reads the socket
-    /// itself with help_read(). Why: every message that wakes a reader blocked on the socket
-    /// costs the host a thread wake-up, and on a small machine that wake-up competes with the
-    /// process's own work, such as the publish round trip of a thread that signals and then
-    /// waits. Messages are never dropped by the delay, only read later; a burst larger than
-    /// the socket buffer plus the server's pub/sub output-buffer limit within one interval
-    /// would make the server close the link, so keep the interval short (a few ms).
-    std::chrono::milliseconds drain_interval{0};
+    /// Internal; leave at its default (see detail::subscriber_tuning).
+    detail::subscriber_tuning tuning{};
 };
 
-/// A pub/sub connection to one server (never taken from a pool) and the thread that reads it.
+/// A pub/sub connection to one server (never taken from a pool) that reconnects and
+/// resubscribes by itself.
 ///
 /// With a Sentinel endpoint (`redis-sentinel://...`) every (re)connect goes to the master the
 /// sentinels name (shared_sentinel_resolver(), see sentinel.hpp), and a failover announced by
@@ -60,11 +72,18 @@ struct subscriber_options {
 /// published while the link was down are lost (pub/sub is fire-and-forget): callers that must
 /// not miss an event keep state in keys and use messages only to wake.
 ///
+/// Threads: a subscriber owns no thread. Every subscriber of the process is read by one
+/// shared pub/sub reader thread, and (re)connected by one shared dialer thread, so a server
+/// that does not answer delays only other subscribers' connects, never their reading. Both
+/// threads start with the first subscriber and stop when the last one is destroyed.
+///
 /// Thread-safety: all member functions may be called from any thread. The message and state
-/// handlers run on the reader thread (the message handler also on a help_read() caller),
-/// one at a time, in arrival order; a handler must not call
-/// back into the same subscriber's blocking functions (subscribe/psubscribe with a wait) and
-/// should return quickly. An exception escaping a handler is swallowed and counted.
+/// handlers of one subscriber run one at a time, in arrival order, on the shared reader
+/// thread (the message handler also on a thread of redcoord's that reads the link itself
+/// while it waits for a message). **The handlers of all subscribers share that thread: they
+/// must return quickly** and must not block on anything a subscriber delivers (such as a
+/// subscribe()/psubscribe() with a wait, or a lock waiting for a release). An exception
+/// escaping a handler is swallowed.
 class subscriber {
 public:
     /// Called for each message.
@@ -72,12 +91,15 @@ public:
     /// Called with true when (re)subscribed after a connect, false when the link dropped.
     using state_handler = std::function<void(bool connected)>;
 
-    /// Starts the reader thread, which connects at once (and keeps retrying if it cannot).
+    /// Registers with the shared reader, which connects at once (and keeps retrying if it
+    /// cannot).
     /// @throws invalid_argument for a missing handler or bad options.
     subscriber(endpoint ep, message_handler on_message, subscriber_options opts = {},
                state_handler on_state = {});
-    /// Stops and joins the reader thread; never throws, never hangs longer than one
-    /// connect_timeout.
+    /// Closes the link; never throws, never hangs longer than one connect_timeout (the last
+    /// subscriber of the process waits for the shared threads to stop). When it returns no
+    /// handler of this subscriber runs any more (one running on another thread is waited
+    /// for; do not destroy a subscriber from its own handler).
     ~subscriber();
     subscriber(const subscriber&) = delete;
     subscriber& operator=(const subscriber&) = delete;
@@ -109,31 +131,12 @@ public:
     [[nodiscard]] std::string last_error() const;
     /// The endpoint this subscriber reads from.
     [[nodiscard]] const endpoint& where() const noexcept;
-    /// Closes the current link as if the network dropped it (tests, failover): the reader
+    /// Closes the current link as if the network dropped it (tests, failover): the link
     /// reconnects and resubscribes.
     void drop_link();
 
-    /// Reads and dispatches, on the calling thread, whatever has already arrived on the
-    /// link, unless another thread is reading it right now; never blocks. For a thread about
-    /// to wait for a message: when the message is already in the socket it gets it without
-    /// the hop through the reader thread (a wake-up that costs tens of microseconds on a busy
-    /// machine). The message handler then runs on the calling thread, still one call at a
-    /// time and in arrival order. A read failure is left to the reader thread, which
-    /// reconnects as usual.
-    /// @return true when something was read.
-    bool help_read() noexcept;
-
-    /// Raises (`delta` > 0) or lowers (`delta` < 0) the demand for prompt delivery, a count
-    /// that only matters with subscriber_options::drain_interval > 0: while it is above zero
-    /// the reader thread watches the socket and delivers each message as it arrives. A
-    /// thread about to block until a message comes raises it for the duration of the block;
-    /// a component whose handler must run promptly (callbacks) raises it for its lifetime.
-    /// Raising it from zero wakes the reader so that it starts watching at once (a message
-    /// already in the socket is then read without waiting for the next drain). Never blocks;
-    /// callers keep their raises and lowers balanced.
-    void adjust_demand(int delta) noexcept;
-
 private:
+    friend class detail::subscriber_access;
     struct impl;
     std::unique_ptr<impl> impl_;
 };

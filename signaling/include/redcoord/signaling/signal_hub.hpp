@@ -51,13 +51,13 @@ struct signal_options {
     /// publish to them.
     std::string prefix{default_prefix};
     /// Reconnection timing and reading policy of each pub/sub link (master and every
-    /// replica). The hub reads its links on demand (subscriber_options::drain_interval, 5 ms
+    /// replica). The hub reads its links on demand (detail::subscriber_tuning::drain_interval, 5 ms
     /// here): a waiter reads the sockets itself when it waits and raises the links' demand
     /// only while it blocks, and the first on()/on_pattern() keeps the links watched for the
     /// hub's lifetime so slots run as signals arrive. A signal therefore wakes no reader
     /// thread in a process that is not blocked waiting for it. Zero restores reading every
     /// message on the links' reader threads as it arrives.
-    subscriber_options link{.drain_interval = std::chrono::milliseconds{5}};
+    subscriber_options link{.tuning = {.drain_interval = std::chrono::milliseconds{5}}};
     /// How long listen()/wait*()/on*() wait, in milliseconds, for at least one link to confirm
     /// a new subscription before throwing connection_error. Must be > 0.
     std::chrono::milliseconds subscribe_timeout{3000};
@@ -68,7 +68,7 @@ struct signal_options {
     /// later signals of the same publishing hub would be taken for a replay and dropped.
     std::size_t dedup_window = 16384;
     /// A waiter with an empty queue first reads the links' sockets itself for up to this
-    /// long (microseconds; subscriber::help_read, when no reader thread is reading them at
+    /// long (microseconds; detail::subscriber_access::help_read, when no reader thread is reading them at
     /// that moment) before it sleeps on a condition variable: the signal usually lands within
     /// a few microseconds of the publisher's reply, and the hand-off from a reader thread
     /// costs more than that. Zero: one look, no spinning.

@@ -1,0 +1,453 @@
+#include "link_reactor.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <map>
+#include <optional>
+#include <random>
+
+namespace redcoord::detail {
+
+using clock_type = std::chrono::steady_clock;
+using time_point = clock_type::time_point;
+
+struct link_reactor::core {
+    int wake_fd = -1;
+
+    // The reader's inbox: connections the dialer opened, links to look at, links to forget.
+    mutex mu;
+    bool stopping REDCOORD_GUARDED_BY(mu) = false;
+    std::vector<std::pair<std::shared_ptr<subscriber_link>, std::unique_ptr<connection::impl>>> arrived
+        REDCOORD_GUARDED_BY(mu);
+    std::vector<std::shared_ptr<subscriber_link>> kicked REDCOORD_GUARDED_BY(mu);
+    std::vector<std::shared_ptr<subscriber_link>> removed REDCOORD_GUARDED_BY(mu);
+
+    // The dialer's queue: links to (re)connect, by due time.
+    mutex dial_mu;
+    std::condition_variable dial_cv;
+    bool dial_stopping REDCOORD_GUARDED_BY(dial_mu) = false;
+    std::multimap<time_point, std::shared_ptr<subscriber_link>> dials REDCOORD_GUARDED_BY(dial_mu);
+
+    // Reader thread only: links with a session, in the order they got it.
+    std::vector<std::shared_ptr<subscriber_link>> sessions;
+    std::mt19937_64 reader_random{std::random_device{}()};
+
+    core() {
+        wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (wake_fd < 0) throw error("eventfd failed");
+    }
+    ~core() { ::close(wake_fd); }
+    core(const core&) = delete;
+    core& operator=(const core&) = delete;
+
+    void wake() noexcept {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+    }
+
+    void stop() {
+        {
+            lock_guard lk(mu);
+            stopping = true;
+        }
+        wake();
+        lock_guard lk(dial_mu);
+        dial_stopping = true;
+        dial_cv.notify_all();
+    }
+
+    void schedule_dial(std::shared_ptr<subscriber_link> l, time_point due) {
+        lock_guard lk(dial_mu);
+        if (dial_stopping || l->closed.load()) return;
+        dials.emplace(due, std::move(l));
+        dial_cv.notify_all();
+    }
+
+    void forget_dials(const subscriber_link& l) {
+        lock_guard lk(dial_mu);
+        std::erase_if(dials, [&](const auto& d) { return d.second.get() == &l; });
+    }
+
+    // ---- dialer thread ----
+
+    std::shared_ptr<subscriber_link> next_dial() {
+        unique_lock lk(dial_mu);
+        for (;;) {
+            if (dial_stopping) return nullptr;
+            const auto now = clock_type::now();
+            if (!dials.empty() && dials.begin()->first <= now) {
+                auto l = std::move(dials.begin()->second);
+                dials.erase(dials.begin());
+                return l;
+            }
+            if (dials.empty()) {
+                dial_cv.wait(lk.native());
+            } else {
+                // Bounded: a backoff may end at time_point::max() (saturated).
+                dial_cv.wait_until(lk.native(), std::min(dials.begin()->first, now + std::chrono::hours(1)));
+            }
+        }
+    }
+
+    void run_dialer() {
+        std::mt19937_64 random{std::random_device{}()};
+        while (auto l = next_dial()) {
+            if (l->closed.load()) continue;
+            std::unique_ptr<connection::impl> c;
+            try {
+                if (l->resolver) {
+                    auto conn = l->resolver->connect(l->ep.connect_timeout);
+                    c = connection_access::release(conn);
+                } else {
+                    c = std::make_unique<connection::impl>(l->ep, l->ep.connect_timeout);
+                }
+            } catch (...) {
+                // Retried after the link's backoff (the resolver notes its own failures).
+            }
+            if (l->closed.load()) continue;  // its subscriber is gone: drop the connection
+            if (!c) {
+                time_point due;
+                {
+                    lock_guard lk(l->mu);
+                    due = l->policy.retry_at(clock_type::now(), random());
+                }
+                schedule_dial(std::move(l), due);
+                continue;
+            }
+            {
+                lock_guard lk(mu);
+                arrived.emplace_back(std::move(l), std::move(c));
+            }
+            wake();
+        }
+    }
+
+    // ---- reader thread ----
+
+    enum class ending { failure, dropped, removed };
+
+    void start_session(const std::shared_ptr<subscriber_link>& l, std::unique_ptr<connection::impl> c) {
+        if (l->closed.load()) return;
+        auto& s = l->session;
+        const auto now = clock_type::now();
+        s = {};
+        s.active = true;
+        s.fd = c->ctx->fd;
+        sessions.push_back(l);
+        l->last_data_ns.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+        l->watching.store(true);
+        try {
+            lock_guard rl(l->read_mu);
+            l->conn = std::move(c);
+            l->helper_failed = false;
+            std::vector<std::vector<std::string>> cmds;
+            {
+                lock_guard lk(l->mu);
+                l->outbox.clear();  // relink() subscribes everything wanted
+                l->drop_requested = false;
+                l->link_up = true;
+                ++l->connect_count;
+                l->policy.linked(now);
+                cmds = l->book.relink();
+            }
+            for (const auto& cmd : cmds) l->append(cmd);
+            s.want_write = !l->flush_some();
+        } catch (...) {
+            end_session(l, ending::failure);
+        }
+    }
+
+    void end_session(const std::shared_ptr<subscriber_link>& l, ending why) {
+        auto& s = l->session;
+        if (!s.active) return;
+        s.active = false;
+        std::erase(sessions, l);
+        std::unique_ptr<connection::impl> dead;
+        {
+            lock_guard rl(l->read_mu);
+            dead = std::move(l->conn);
+            l->helper_failed = false;
+        }
+        std::optional<host_port> where;
+        if (dead) where = host_port{dead->ep.host, dead->ep.port};
+        dead.reset();
+        const auto now = clock_type::now();
+        bool was_up;
+        time_point due;
+        {
+            lock_guard lk(l->mu);
+            was_up = l->link_up;
+            l->link_up = false;
+            l->cv.notify_all();
+            due = l->policy.retry_at(now, reader_random());
+        }
+        // With Sentinel, a failed link may mean a failover: let the resolver look again.
+        if (why == ending::failure && l->resolver && where) l->resolver->report_failure(*where);
+        if (was_up && s.announced_up && why != ending::removed) {
+            lock_guard rl(l->read_mu);
+            l->notify_state(false);
+        }
+        if (why != ending::removed) schedule_dial(l, due);
+    }
+
+    // A kicked link: a drop request, a failed helper read, commands to send.
+    void service(const std::shared_ptr<subscriber_link>& l) {
+        if (!l->session.active) return;
+        std::optional<ending> end;
+        {
+            lock_guard rl(l->read_mu);
+            if (!l->conn || l->helper_failed) {
+                end = ending::failure;
+            } else {
+                std::vector<std::vector<std::string>> cmds;
+                {
+                    lock_guard lk(l->mu);
+                    if (l->drop_requested) {
+                        end = ending::dropped;
+                    } else {
+                        for (const auto& [verb, names] : l->outbox) cmds.push_back(l->book.sent(verb, names));
+                        l->outbox.clear();
+                    }
+                }
+                if (!end && !cmds.empty()) {
+                    try {
+                        for (const auto& cmd : cmds) l->append(cmd);
+                        l->session.want_write = !l->flush_some();
+                    } catch (...) {
+                        end = ending::failure;
+                    }
+                }
+            }
+        }
+        if (end) end_session(l, *end);
+    }
+
+    // Whether poll() should watch the link's socket now (always, unless read on demand).
+    static bool should_watch(subscriber_link& l) {
+        if (!l.lazy()) return true;
+        l.watching.store(false);
+        bool want = l.demand.load() > 0;
+        if (!want) {
+            // Confirmations of a (re)subscription are read promptly so connected() and the
+            // state handler follow the link without waiting for a drain.
+            lock_guard lk(l.mu);
+            want = !l.all_confirmed();
+        }
+        if (want) l.watching.store(true);
+        return want;
+    }
+
+    // Timers and state of one session at `now`; returns when to look again (nullopt: only
+    // on an event). May end the session.
+    std::optional<time_point> tick(const std::shared_ptr<subscriber_link>& l, time_point now) {
+        auto& s = l->session;
+        if (!s.announced_up) {
+            bool up;
+            {
+                lock_guard lk(l->mu);
+                up = l->all_confirmed();
+            }
+            if (up) {
+                s.announced_up = true;
+                lock_guard rl(l->read_mu);
+                l->notify_state(true);
+            }
+        }
+        link_policy::health h;
+        {
+            lock_guard lk(l->mu);
+            l->policy.heard(time_point(clock_type::duration(l->last_data_ns.load(std::memory_order_relaxed))));
+            h = l->policy.check(now);
+        }
+        if (h == link_policy::health::silent) {
+            end_session(l, ending::failure);
+            return std::nullopt;
+        }
+        std::optional<ending> end;
+        const bool watch = should_watch(*l);
+        {
+            lock_guard rl(l->read_mu);
+            try {
+                if (!l->conn || l->helper_failed) {
+                    end = ending::failure;
+                } else {
+                    if (h == link_policy::health::ping) {
+                        {
+                            lock_guard lk(l->mu);
+                            l->append(l->book.sent("PING", {}));
+                            l->policy.pinged(now);
+                        }
+                        s.want_write = !l->flush_some();
+                    }
+                    if (l->lazy() && !watch) {
+                        bool due;
+                        {
+                            lock_guard lk(l->mu);
+                            if (s.watched) l->policy.unwatched(now);
+                            due = now >= l->policy.next_drain();
+                        }
+                        if (due) {
+                            // A drain: what arrived since the last one, a bounded number of
+                            // reads so a flood cannot keep the other links waiting.
+                            bool got = false;
+                            for (int i = 0; i < 64 && l->read_available(); ++i) got = true;
+                            lock_guard lk(l->mu);
+                            l->policy.drained(now, got);
+                        }
+                    }
+                }
+            } catch (...) {
+                end = ending::failure;
+            }
+        }
+        s.watched = watch;
+        if (end) {
+            end_session(l, *end);
+            return std::nullopt;
+        }
+        lock_guard lk(l->mu);
+        return l->policy.next_due(now, watch);
+    }
+
+    // poll() reported the link's socket ready.
+    void on_ready(const std::shared_ptr<subscriber_link>& l, short revents) {
+        if (!l->session.active) return;
+        bool failed = false;
+        {
+            lock_guard rl(l->read_mu);
+            try {
+                if (!l->conn || l->helper_failed) {
+                    failed = true;
+                } else {
+                    if (revents & POLLOUT) l->session.want_write = !l->flush_some();
+                    if (revents & (POLLIN | POLLHUP | POLLERR)) {
+                        // Level-triggered: what a few reads leave is reported again, after the
+                        // other links had their turn.
+                        for (int i = 0; i < 8 && l->read_available(); ++i) {
+                        }
+                        // A hang-up with nothing left to read (a helper took it) still ends it.
+                        if ((revents & (POLLHUP | POLLERR)) && !(revents & POLLIN)) failed = true;
+                    }
+                }
+            } catch (...) {
+                failed = true;
+            }
+        }
+        if (failed) end_session(l, ending::failure);
+    }
+
+    void run_reader() {
+        std::vector<pollfd> fds;
+        std::vector<std::shared_ptr<subscriber_link>> polled;
+        for (;;) {
+            std::uint64_t v;
+            [[maybe_unused]] auto n = ::read(wake_fd, &v, sizeof v);
+            decltype(arrived) got;
+            decltype(kicked) kicks;
+            decltype(removed) gone;
+            bool stop;
+            {
+                lock_guard lk(mu);
+                got.swap(arrived);
+                kicks.swap(kicked);
+                gone.swap(removed);
+                stop = stopping;
+            }
+            for (auto& l : gone) end_session(l, ending::removed);
+            if (stop) {
+                for (auto snapshot = sessions; auto& l : snapshot) end_session(l, ending::removed);
+                return;
+            }
+            for (auto& [l, c] : got) start_session(l, std::move(c));
+            for (auto& l : kicks) {
+                l->kick_queued.store(false);
+                service(l);
+            }
+
+            const auto now = clock_type::now();
+            std::optional<time_point> due;
+            fds.assign(1, pollfd{wake_fd, POLLIN, 0});
+            polled.clear();
+            for (auto snapshot = sessions; auto& l : snapshot) {
+                const auto next = tick(l, now);
+                if (!l->session.active) continue;
+                if (next) due = due ? std::min(*due, *next) : *next;
+                const short events = static_cast<short>((l->session.watched ? POLLIN : 0) |
+                                                        (l->session.want_write ? POLLOUT : 0));
+                if (!events) continue;
+                fds.push_back(pollfd{l->session.fd, events, 0});
+                polled.push_back(l);
+            }
+            int timeout_ms = -1;
+            if (due) {
+                const auto left = std::chrono::ceil<std::chrono::milliseconds>(*due - clock_type::now()).count();
+                timeout_ms = static_cast<int>(std::clamp<std::int64_t>(left, 0, INT_MAX));
+            }
+            const int rc = ::poll(fds.data(), fds.size(), timeout_ms);
+            if (rc <= 0) continue;  // a timer is due, or EINTR
+            for (std::size_t i = 1; i < fds.size(); ++i)
+                if (fds[i].revents) on_ready(polled[i - 1], fds[i].revents);
+        }
+    }
+};
+
+std::shared_ptr<link_reactor> link_reactor::instance() {
+    static std::mutex m;
+    static std::weak_ptr<link_reactor> current;
+    std::lock_guard lk(m);
+    auto r = current.lock();
+    if (!r) {
+        r = std::make_shared<link_reactor>();
+        current = r;
+    }
+    return r;
+}
+
+link_reactor::link_reactor() : core_(std::make_shared<core>()) {
+    reader_ = std::thread([c = core_] { c->run_reader(); });
+    try {
+        dialer_ = std::thread([c = core_] { c->run_dialer(); });
+    } catch (...) {
+        core_->stop();
+        reader_.join();
+        throw;
+    }
+}
+
+link_reactor::~link_reactor() {
+    core_->stop();
+    // The threads hold the core: one of them destroying the last subscriber lets itself end.
+    for (auto* t : {&reader_, &dialer_}) {
+        if (!t->joinable()) continue;
+        if (t->get_id() == std::this_thread::get_id()) t->detach();
+        else t->join();
+    }
+}
+
+void link_reactor::attach(const std::shared_ptr<subscriber_link>& l) { core_->schedule_dial(l, clock_type::now()); }
+
+void link_reactor::detach(const std::shared_ptr<subscriber_link>& l) {
+    core_->forget_dials(*l);
+    {
+        lock_guard lk(core_->mu);
+        core_->removed.push_back(l);
+    }
+    core_->wake();
+}
+
+void link_reactor::kick(subscriber_link& l) {
+    if (!l.kick_queued.exchange(true)) {
+        lock_guard lk(core_->mu);
+        core_->kicked.push_back(l.shared_from_this());
+    }
+    core_->wake();
+}
+
+void link_reactor::wake() noexcept { core_->wake(); }
+
+}  // namespace redcoord::detail

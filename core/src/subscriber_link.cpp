@@ -1,0 +1,145 @@
+#include "subscriber_link.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace redcoord::detail {
+namespace {
+
+// The link whose handler the calling thread is running, if any (a destructor called from a
+// handler must not wait for that handler).
+thread_local const subscriber_link* running_handler_of = nullptr;
+
+struct running_handler {
+    const subscriber_link* saved;
+    explicit running_handler(const subscriber_link* l) noexcept : saved(running_handler_of) { running_handler_of = l; }
+    ~running_handler() { running_handler_of = saved; }
+    running_handler(const running_handler&) = delete;
+    running_handler& operator=(const running_handler&) = delete;
+};
+
+std::int64_t now_ns() noexcept { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+link_policy::settings policy_settings(const subscriber_options& o) noexcept {
+    return {o.reconnect_min, o.reconnect_max, o.health_interval, o.tuning.drain_interval};
+}
+
+}  // namespace
+
+subscriber_link::subscriber_link(endpoint e, subscriber::message_handler m, subscriber_options o,
+                                 subscriber::state_handler s)
+    : ep(std::move(e)),
+      opts(o),
+      resolver(ep.is_sentinel() ? shared_sentinel_resolver(ep) : nullptr),
+      on_message(std::move(m)),
+      on_state(std::move(s)),
+      policy(policy_settings(o)) {}
+
+bool subscriber_link::in_own_handler() const noexcept { return running_handler_of == this; }
+
+void subscriber_link::deliver(const pubsub_message& m) {
+    if (closed.load() || !on_message) return;
+    running_handler guard(this);
+    try {
+        on_message(m);
+    } catch (...) {
+        // A throwing handler must not kill the reader; the caller reports its own errors.
+    }
+}
+
+void subscriber_link::notify_state(bool up) {
+    if (closed.load() || !on_state) return;
+    running_handler guard(this);
+    try {
+        on_state(up);
+    } catch (...) {
+    }
+}
+
+void subscriber_link::handle(const reply& r) {
+    if (r.is_error()) {
+        // E.g. NOPERM for a channel the ACL user may not access: the names it refused stop
+        // being wanted (resubscribing would only be refused again) and their waiters return.
+        lock_guard lk(mu);
+        (void)book.error(r.text());
+        cv.notify_all();
+        return;
+    }
+    if (r.is_status()) {  // +PONG: the reply to a health PING while nothing is subscribed
+        lock_guard lk(mu);
+        book.ponged();
+        return;
+    }
+    if (!r.is_array() || r.elements().empty() || !r.elements()[0].is_string()) return;
+    const auto& e = r.elements();
+    const std::string& kind = e[0].text();
+    if (kind == "message" && e.size() >= 3) {
+        deliver(pubsub_message{e[1].text(), {}, e[2].text()});
+    } else if (kind == "pmessage" && e.size() >= 4) {
+        deliver(pubsub_message{e[2].text(), e[1].text(), e[3].text()});
+    } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" || kind == "punsubscribe") {
+        if (e.size() < 2 || e[1].is_nil()) return;
+        lock_guard lk(mu);
+        book.confirmed(kind, e[1].text());
+        cv.notify_all();
+    } else if (kind == "pong") {
+        lock_guard lk(mu);
+        book.ponged();
+    }
+}
+
+bool subscriber_link::read_available() {
+    const bool got = conn->read_if_ready([&](reply& r) {
+        read_mu.assert_held();  // the analysis does not carry the caller's locks into lambdas
+        handle(r);
+        return true;
+    });
+    if (got) last_data_ns.store(now_ns(), std::memory_order_relaxed);
+    return got;
+}
+
+bool subscriber_link::help_read(bool& failed) noexcept {
+    failed = false;
+    unique_lock rl(read_mu, try_to_lock);
+    if (!rl.owns_lock() || !conn || helper_failed || closed.load()) return false;
+    try {
+        return read_available();
+    } catch (...) {
+        // The reader owns reconnecting: the caller tells it.
+        helper_failed = true;
+        failed = true;
+        return false;
+    }
+}
+
+void subscriber_link::append(const std::vector<std::string>& cmd) {
+    std::vector<std::string_view> v(cmd.begin(), cmd.end());
+    conn->append(v);
+}
+
+bool subscriber_link::flush_some() {
+    // Never blocks: one reader serves every link, so a server that stopped reading (paused,
+    // or its socket buffers full) must not stall the others. What the socket does not take
+    // now stays in hiredis's buffer until poll() reports the socket writable. MSG_NOSIGNAL:
+    // a library must not raise SIGPIPE in its host process.
+    redisContext* ctx = conn->ctx;
+    while (sdslen(ctx->obuf) > 0) {
+        errno = 0;
+        const ssize_t n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+            conn->fail_io(REDIS_ERR_IO, errno, "sending to");
+        }
+        if (static_cast<std::size_t>(n) == sdslen(ctx->obuf)) {
+            sdsfree(ctx->obuf);
+            ctx->obuf = sdsempty();
+        } else {
+            sdsrange(ctx->obuf, static_cast<int>(n), -1);
+        }
+    }
+    return true;
+}
+
+}  // namespace redcoord::detail
