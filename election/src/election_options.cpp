@@ -22,7 +22,7 @@ constexpr milliseconds max_epoch_ttl = std::chrono::hours(24 * 365 * 10);
 
 // With both derived values defaulted, a failing rule is the term's fault, not theirs.
 void check_term_fits_defaults(const election_options& opts, milliseconds retry, milliseconds drift) {
-    if (opts.retry_period || opts.drift) return;
+    if (opts.retry_period != milliseconds::zero() || opts.drift) return;
     if (drift < opts.term && retry > milliseconds::zero() && retry <= (opts.term - drift) / 2) return;
     reject("term of " + ms(opts.term) +
            " is too short: its default retry_period (term / 3) and drift (term / 100 + 2 ms) leave no room "
@@ -40,14 +40,13 @@ void check_retry(const election_options& opts, milliseconds retry, milliseconds 
     const auto most = (term - drift) / 2;
     if (retry > milliseconds::zero() && retry <= most) return;
     reject("retry_period must be in (0, (term - drift) / 2] = (0, " + ms(most) +
-           "] so that one lost renewal is survivable, got " + ms(retry) + (opts.retry_period ? "" : " (term / 3)") +
+           "] so that one lost renewal is survivable, got " + ms(retry) + (opts.retry_period != milliseconds::zero() ? "" : " (term / 3)") +
            " for a term of " + ms(term) + " and a drift of " + ms(drift));
 }
 
 // A renewal is sent one retry period after the last confirmed one; with WAIT it may take the
 // whole replica_timeout, and it still has to be confirmed before the deadline.
 void check_replicas(const election_options& opts, milliseconds retry, milliseconds term, milliseconds drift) {
-    if (opts.replicas < 0) reject("replicas must be >= 0, got " + std::to_string(opts.replicas));
     if (opts.replicas == 0) return;
     const auto room = term - drift - retry;
     if (opts.replica_timeout > milliseconds::zero() && opts.replica_timeout < room) return;
@@ -74,7 +73,9 @@ resolved_election_options resolve(std::string_view name, const election_options&
     if (opts.term <= milliseconds::zero() || opts.term > max_term)
         reject("term must be in (0, 1 year], got " + ms(opts.term));
     r.term = opts.term;
-    r.retry_period = opts.retry_period.value_or(opts.term / 3);
+    if (opts.retry_period < milliseconds::zero())
+        reject("retry_period must be > 0 (or zero for term / 3), got " + ms(opts.retry_period));
+    r.retry_period = opts.retry_period == milliseconds::zero() ? opts.term / 3 : opts.retry_period;
     r.drift = opts.drift.value_or(opts.term / 100 + milliseconds(2));
     check_term_fits_defaults(opts, r.retry_period, r.drift);
     check_drift(r.drift, r.term);
@@ -86,7 +87,7 @@ resolved_election_options resolve(std::string_view name, const election_options&
         reject("epoch_ttl must be in [term, 10 years] (the counter must outlive the selector it numbers), got " +
                ms(opts.epoch_ttl) + " for a term of " + ms(r.term));
     r.epoch_ttl = opts.epoch_ttl;
-    r.key_prefix = opts.key_prefix;
+    r.prefix = opts.prefix;
     return r;
 }
 

@@ -2,6 +2,7 @@
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/election/leader_elector.hpp>
 
+#include "elector_engine.hpp"
 #include "test_hooks.hpp"
 
 #include <condition_variable>
@@ -9,7 +10,6 @@
 #include <mutex>
 #include <stop_token>
 #include <thread>
-#include <variant>
 
 namespace redcoord {
 
@@ -24,13 +24,13 @@ std::string_view to_string(revoke_reason r) noexcept {
 }
 
 namespace {
-using clock = std::chrono::steady_clock;
-struct ev_elected { std::uint64_t epoch; };
-struct ev_revoked { revoke_reason reason; };
-struct ev_changed { std::optional<std::string> identity; };
-using event = std::variant<ev_elected, ev_revoked, ev_changed>;
+using clock_type = std::chrono::steady_clock;
+using detail::elector_command;
+using detail::elector_event;
 }  // namespace
 
+// The driver: every decision is the engine's (elector_engine.cpp); this struct does the I/O,
+// owns the threads, holds mu around every engine call and delivers the engine's events.
 struct leader_elector::impl {
     leader_elector& owner;
     connection_pool& pool;
@@ -51,19 +51,11 @@ struct leader_elector::impl {
     bool stop_campaign = false;
     bool stop_callbacks = false;
     bool stop_timer = false;
-    bool handoff = false;
-    bool leader = false;
-    bool last_round_failed = false;
-    bool in_flight = false;  // a round was sent and has not been answered yet
-    std::uint64_t epoch = 0;
-    clock::time_point deadline{};
-    clock::time_point hold_until{};
+    detail::elector_engine engine;
     // Stopped when the current leadership ends, by the transition itself: neither a user slot
     // nor a round in flight can skip or delay it (review M3).
     std::stop_source term_stop;
-    std::optional<std::string> known_holder;
-    std::deque<event> events;
-    std::uint64_t rounds = 0;
+    std::deque<elector_event> events;
 
     std::thread campaign_thread;
     std::thread callback_thread;
@@ -71,91 +63,54 @@ struct leader_elector::impl {
     std::unique_ptr<subscriber> sub;
 
     impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
-        : owner(o), pool(p), selector(p, std::move(name), std::move(opts)) {}
+        : owner(o), pool(p), selector(p, std::move(name), std::move(opts)),
+          engine(selector.options().identity, selector.options().retry_period) {}
 
-    // --- state transitions; all with mu held ---
-    void push(event e) {
-        events.push_back(std::move(e));
+    // With mu held, after every engine input: queues the engine's events for delivery. A
+    // leadership's stop token is stopped before its `revoked` is queued, so leader work hears
+    // of the end first.
+    void publish() {
+        for (auto& e : engine.take_events()) {
+            if (e.what == elector_event::kind::elected) term_stop = std::stop_source{};
+            if (e.what == elector_event::kind::revoked) term_stop.request_stop();
+            events.push_back(std::move(e));
+        }
         callback_cv.notify_all();
-    }
-    void observe_holder(const std::optional<std::string>& h) {
-        if (h != known_holder) {
-            known_holder = h;
-            push(ev_changed{h});
-        }
-    }
-    void become_leader(const campaign_result& r) {
-        leader = true;
-        epoch = r.epoch;
-        deadline = r.deadline;
-        term_stop = std::stop_source{};
-        push(ev_elected{r.epoch});
         timer_cv.notify_all();
+        campaign_cv.notify_all();
     }
-    // The stop is requested before `revoked` is queued, so leader work hears of the end first.
-    void step_down(revoke_reason why) {
-        leader = false;
-        term_stop.request_stop();
-        push(ev_revoked{why});
-    }
-    // Steps down when the local deadline passed without a confirmed renewal.
-    void expire_if_due(clock::time_point now) {
-        if (leader && now >= deadline)
-            step_down(last_round_failed || in_flight ? revoke_reason::connection : revoke_reason::expired);
-    }
-    // A step-down that fell due while the round was out is labelled by the state of that time
-    // (in flight, or after a failed round): `connection`, not `expired`.
-    void finish_round(const std::optional<campaign_result>& r) {
-        expire_if_due(clock::now());
-        ++rounds;
-        in_flight = false;
-        last_round_failed = !r;
-        if (r) apply(*r);
-    }
-    void apply(const campaign_result& r) {
-        observe_holder(r.holder);
-        if (r.leader) {
-            if (leader && epoch == r.epoch) {
-                if (r.deadline > deadline) deadline = r.deadline;
-                return;
-            }
-            if (leader) step_down(revoke_reason::lost);  // a new epoch replaced ours
-            become_leader(r);
-            return;
-        }
-        // Our own unconfirmed renewal (late reply, missing replica acks) keeps the old deadline.
-        if (leader && !(r.holder_is_us && r.epoch == epoch)) step_down(revoke_reason::lost);
-    }
-    [[nodiscard]] bool held_back(clock::time_point now) const { return stop_campaign || now < hold_until; }
 
     void campaign_loop() {
         std::unique_lock lk(mu);
         while (!stop_campaign) {
-            if (clock::now() < hold_until) {
-                const auto hold = hold_until;
-                campaign_cv.wait_until(lk, hold, [&] { return stop_campaign || hold_until != hold; });
+            const auto due = engine.next_round_due();
+            if (!due) {
+                campaign_cv.wait(lk);
                 continue;
             }
-            handoff = false;
+            if (clock_type::now() < *due) {
+                // Woken early by a handoff signal, a resign or stop(): the due time is asked again.
+                campaign_cv.wait_until(lk, *due);
+                continue;
+            }
             lk.unlock();
             if (auto hook = detail::election_before_round.load()) hook(selector.options().identity);
-            const auto next = campaign_round();
+            campaign_round();
             lk.lock();
-            campaign_cv.wait_until(lk, next, [&] { return stop_campaign || (handoff && !leader); });
         }
     }
 
-    // One round under round_mu; returns when the next one is due.
-    clock::time_point campaign_round() {
+    // One round under round_mu. The engine decides again there whether it is due: a resign()
+    // may have run between the loop's check and round_mu, and the resigner must not win its
+    // own handoff at once (review m1).
+    void campaign_round() {
         std::lock_guard round(round_mu);
-        const auto started = clock::now();
+        const auto started = clock_type::now();
         {
             std::lock_guard g(mu);
-            // A resign() may have run between the caller's hold check and round_mu: checked
-            // again here, where no resign can interleave, or the resigner could win its own
-            // handoff at once (review m1).
-            if (held_back(started)) return started;
-            in_flight = true;
+            const auto cmd = engine.poll(started);
+            publish();
+            if (cmd != elector_command::campaign) return;
         }
         std::optional<campaign_result> r;
         try {
@@ -164,8 +119,8 @@ struct leader_elector::impl {
             // Transport or server failure: the deadline decides; retry next period.
         }
         std::lock_guard g(mu);
-        finish_round(r);
-        return (r ? r->sent_at : started) + selector.options().retry_period;
+        engine.round_done(clock_type::now(), started, r);
+        publish();
     }
 
     // Only delivers: a slot may block this thread for as long as it likes.
@@ -173,7 +128,7 @@ struct leader_elector::impl {
         std::unique_lock lk(mu);
         for (;;) {
             if (!events.empty()) {
-                event e = std::move(events.front());
+                elector_event e = std::move(events.front());
                 events.pop_front();
                 lk.unlock();
                 deliver(e);
@@ -185,22 +140,25 @@ struct leader_elector::impl {
         }
     }
 
-    // Ends a leadership at its deadline. No user code and no I/O run on this thread, so the
+    // Ends a leadership at its lease end. No user code and no I/O run on this thread, so the
     // step-down (and the stop of leader work) is never later than the deadline plus wake-up.
     void timer_loop() {
         std::unique_lock lk(mu);
         while (!stop_timer) {
-            expire_if_due(clock::now());
-            if (leader) timer_cv.wait_until(lk, deadline);
+            engine.expire(clock_type::now());
+            publish();
+            if (auto end = engine.lease_end()) timer_cv.wait_until(lk, *end);
             else timer_cv.wait(lk);
         }
     }
 
-    void deliver(const event& e) noexcept {
+    void deliver(const elector_event& e) noexcept {
         try {
-            if (auto* el = std::get_if<ev_elected>(&e)) owner.elected(el->epoch);
-            else if (auto* rv = std::get_if<ev_revoked>(&e)) owner.revoked(rv->reason);
-            else owner.leader_changed(std::get<ev_changed>(e).identity);
+            switch (e.what) {
+                case elector_event::kind::elected: owner.elected(e.epoch); break;
+                case elector_event::kind::revoked: owner.revoked(e.reason); break;
+                case elector_event::kind::leader_changed: owner.leader_changed(e.identity); break;
+            }
         } catch (...) {
             // A callback's exception must not stop the delivery of later events.
         }
@@ -208,39 +166,49 @@ struct leader_elector::impl {
 
     void on_handoff(const pubsub_message& m) {
         std::lock_guard g(mu);
-        if (known_holder == m.payload) observe_holder(std::nullopt);
-        // Another leader resigned: our own post-resign hold no longer has a purpose.
-        if (m.payload != selector.options().identity) hold_until = {};
-        handoff = true;
-        campaign_cv.notify_all();
+        engine.handoff(m.payload);
+        publish();
+    }
+
+    // Runs the resign script the engine asked for; round_mu must be held.
+    bool send_resign() {
+        bool deleted = false;
+        try {
+            deleted = selector.resign();
+        } catch (...) {
+            std::lock_guard g(mu);
+            engine.resign_failed();
+            publish();
+            throw;
+        }
+        std::lock_guard g(mu);
+        engine.resign_done(deleted);
+        publish();
+        return deleted;
     }
 
     // Local step-down then the delete-if-ours script; round_mu must be held.
     bool resign_locked() {
         {
             std::lock_guard g(mu);
-            hold_until = clock::now() + selector.options().retry_period;
-            if (leader) step_down(revoke_reason::resigned);
+            (void)engine.resign(clock_type::now());
+            publish();
         }
-        const bool deleted = selector.resign();
-        if (deleted) {
-            std::lock_guard g(mu);
-            observe_holder(std::nullopt);
-        }
-        return deleted;
+        return send_resign();
     }
 
     // stop() after the campaign thread is joined: resigns what this candidate may still hold.
-    void resign_if_holding() noexcept {
+    void finish_stop() noexcept {
         std::lock_guard round(round_mu);
-        bool holding = false;
+        elector_command cmd{};
         {
             std::lock_guard g(mu);
-            holding = leader || known_holder == selector.options().identity;
+            cmd = engine.stop(clock_type::now());
+            publish();
         }
-        if (!holding) return;
+        if (cmd != elector_command::resign) return;
         try {
-            (void)resign_locked();
+            (void)send_resign();
         } catch (...) {
             // Best effort: the selector expires after its term.
         }
@@ -278,7 +246,7 @@ void leader_elector::start() {
     impl_->stop_campaign = false;
     impl_->stop_callbacks = false;
     impl_->stop_timer = false;
-    impl_->hold_until = {};
+    impl_->engine.start(clock_type::now());
     impl_->callback_thread = std::thread([this] { impl_->callback_loop(); });
     impl_->timer_thread = std::thread([this] { impl_->timer_loop(); });
     impl_->campaign_thread = std::thread([this] { impl_->campaign_loop(); });
@@ -292,11 +260,12 @@ void leader_elector::stop() noexcept {
         std::lock_guard g(impl_->mu);
         if (!impl_->running) return;
         impl_->stop_campaign = true;
+        impl_->engine.halt();
         impl_->campaign_cv.notify_all();
     }
     if (impl_->campaign_thread.joinable()) impl_->campaign_thread.join();
     impl_->sub.reset();
-    impl_->resign_if_holding();
+    impl_->finish_stop();
     impl_->join_timer_and_callbacks();
     std::lock_guard g(impl_->mu);
     impl_->running = false;
@@ -304,17 +273,18 @@ void leader_elector::stop() noexcept {
 
 bool leader_elector::is_leader() const noexcept {
     std::lock_guard g(impl_->mu);
-    return impl_->leader && clock::now() < impl_->deadline;
+    return impl_->engine.is_leader(clock_type::now());
 }
 
 std::uint64_t leader_elector::epoch() const noexcept {
     std::lock_guard g(impl_->mu);
-    return impl_->leader && clock::now() < impl_->deadline ? impl_->epoch : 0;
+    return impl_->engine.epoch(clock_type::now());
 }
 
 leader_elector::leadership leader_elector::current_leadership() const {
     std::lock_guard g(impl_->mu);
-    if (impl_->leader && clock::now() < impl_->deadline) return {impl_->epoch, impl_->term_stop.get_token()};
+    const auto now = clock_type::now();
+    if (impl_->engine.is_leader(now)) return {impl_->engine.epoch(now), impl_->term_stop.get_token()};
     std::stop_source ended;
     ended.request_stop();
     return {0, ended.get_token()};
@@ -322,15 +292,14 @@ leader_elector::leadership leader_elector::current_leadership() const {
 
 std::optional<std::chrono::steady_clock::time_point> leader_elector::deadline() const {
     std::lock_guard g(impl_->mu);
-    if (impl_->leader && clock::now() < impl_->deadline) return impl_->deadline;
-    return std::nullopt;
+    return impl_->engine.deadline(clock_type::now());
 }
 
 std::optional<std::string> leader_elector::leader() { return impl_->selector.leader(); }
 
 std::optional<std::string> leader_elector::last_known_leader() const {
     std::lock_guard g(impl_->mu);
-    return impl_->known_holder;
+    return impl_->engine.known_holder();
 }
 
 bool leader_elector::resign() {
@@ -344,7 +313,7 @@ const resolved_election_options& leader_elector::options() const noexcept { retu
 
 std::uint64_t leader_elector::rounds() const noexcept {
     std::lock_guard g(impl_->mu);
-    return impl_->rounds;
+    return impl_->engine.rounds();
 }
 
 }  // namespace redcoord

@@ -4,6 +4,8 @@
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/master_selector.hpp>
 
+#include "round.hpp"
+
 namespace redcoord {
 namespace {
 
@@ -63,17 +65,11 @@ end
 return 0
 )lua");
 
-void check_shape(const reply& r) {
-    if (r.is_error()) throw reply_error(r.text());
-    if (!r.is_array() || r.elements().size() != 5)
-        throw protocol_error("election: unexpected reply shape from the campaign script");
-}
-
 }  // namespace
 
 master_selector::master_selector(connection_pool& pool, std::string name, election_options opts)
     : pool_(pool), name_(std::move(name)), opts_(resolve(name_, opts)),
-      keys_(make_election_keys(opts_.key_prefix, name_)), nonce_(random_token().substr(0, 16)) {}
+      keys_(make_election_keys(opts_.prefix, name_)), nonce_(random_token().substr(0, 16)) {}
 
 campaign_result master_selector::campaign_once() {
     const std::string term = std::to_string(opts_.term.count());
@@ -82,33 +78,25 @@ campaign_result master_selector::campaign_once() {
     const std::string_view keys[] = {keys_.selector, keys_.epoch};
     const std::string_view args[] = {opts_.identity, term, floor, nonce_, epoch_ttl};
 
+    // The clock is read here, around the I/O; what the reply means is decided in round.cpp.
     auto conn = pool_.borrow();
-    campaign_result res;
     reply out;
-    res.sent_at = std::chrono::steady_clock::now();
+    int acks = -1;
+    const auto sent_at = std::chrono::steady_clock::now();
     if (opts_.replicas == 0) {
         out = campaign_script.run(*conn, keys, args);
     } else {
         // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
         // reply may take replica_timeout on top of the command timeout (run_then_wait).
-        auto rr = run_then_wait(*conn, campaign_script, keys, args, static_cast<std::size_t>(opts_.replicas),
-                                opts_.replica_timeout);
+        auto rr = run_then_wait(*conn, campaign_script, keys, args, opts_.replicas, opts_.replica_timeout);
         out = std::move(rr.result);
-        res.acks = static_cast<int>(rr.acks);
+        acks = static_cast<int>(rr.acks);
     }
-    const auto received = std::chrono::steady_clock::now();
+    const auto received_at = std::chrono::steady_clock::now();
     conn.reset();
 
-    check_shape(out);
-    const auto& e = out.elements();
-    res.holder_is_us = e[0].integer() == 1;
-    res.epoch = static_cast<std::uint64_t>(e[1].integer());
-    res.round = e[2].integer();
-    res.holder = e[3].maybe_text();
-    res.new_term = e[4].integer() == 1;
-    res.deadline = leader_deadline(res.sent_at, opts_.term, opts_.drift);
-    res.leader = res.holder_is_us && received < res.deadline &&
-                 (opts_.replicas == 0 || res.acks >= opts_.replicas);
+    auto res = detail::judge_round(detail::parse_round_reply(out), sent_at, received_at, acks, opts_.term,
+                                   opts_.drift, opts_.replicas);
     for (auto seen = max_epoch_.load(); res.epoch > seen && !max_epoch_.compare_exchange_weak(seen, res.epoch);) {
     }
     return res;

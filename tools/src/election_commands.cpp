@@ -36,7 +36,7 @@ int run_elect(context& ctx, const elect_args& a) {
     election_options o;
     o.identity = a.identity;
     o.term = a.term;
-    o.key_prefix = ctx.opts.prefix;
+    o.prefix = ctx.opts.prefix;
     leader_elector elector(pool, a.name, o);
     std::atomic<bool> revoked{false};
     std::atomic<int> revoke_why{-1};

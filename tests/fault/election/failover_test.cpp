@@ -18,7 +18,7 @@ using redcoord::testing::local_server;
 using clk = std::chrono::steady_clock;
 
 namespace {
-election_options hardened(std::string id, std::chrono::milliseconds term, int replicas = 0) {
+election_options hardened(std::string id, std::chrono::milliseconds term, std::size_t replicas = 0) {
     election_options o;
     o.identity = std::move(id);
     o.term = term;

@@ -81,7 +81,7 @@ TEST(ElectionFailover, AtMostOneLeaderAndLeadershipResumesWithinTermPlusFailover
     auto failover_time = clock_type::now() - t_kill;
     // Resumed = a candidate leads with a leadership the promoted master confirms (its holder
     // as read from the new master), not merely a deadline still running from the old one.
-    const auto bound = o.term + failover_time + *o.retry_period + 3s;  // slack for a loaded box
+    const auto bound = o.term + failover_time + o.retry_period + 3s;  // slack for a loaded box
     std::optional<clock_type::time_point> resumed;
     while (!resumed && clock_type::now() - t_kill < bound) {
         try {

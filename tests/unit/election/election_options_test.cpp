@@ -13,13 +13,17 @@ TEST(ElectionOptions, DefaultsFollowTheTerm) {
     EXPECT_EQ(r.retry_period, 20000ms / 3);
     EXPECT_EQ(r.drift, 202ms);  // term/100 + 2 ms
     EXPECT_FALSE(r.identity.empty());
-    EXPECT_EQ(r.replicas, 0);
+    EXPECT_EQ(r.replicas, 0u);
+    EXPECT_EQ(r.prefix, default_prefix);
 
     election_options o;
     o.term = 300ms;
     r = resolve("jobs", o);
     EXPECT_EQ(r.retry_period, 100ms);
     EXPECT_EQ(r.drift, 5ms);
+    // Zero is "default" for the retry period, as for the other parts' computed fields.
+    o.retry_period = 0ms;
+    EXPECT_EQ(resolve("jobs", o).retry_period, 100ms);
 }
 
 TEST(ElectionOptions, DefaultIdentitiesAreUniqueAndClean) {
@@ -42,10 +46,11 @@ TEST(ElectionOptions, RejectsBadSettings) {
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = -5ms; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 300ms; o.retry_period = 300ms; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 300ms; o.retry_period = 301ms; })), invalid_argument);
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.retry_period = 0ms; })), invalid_argument);
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.retry_period = -1ms; })), invalid_argument);
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 2ms; o.drift = 0ms; o.retry_period = 0ms; })),
+                 invalid_argument);  // term / 3 == 0 ms is still refused once defaulted
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 300ms; o.drift = 300ms; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.drift = -1ms; })), invalid_argument);
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.replicas = -1; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.replicas = 1; o.replica_timeout = 0ms; })), invalid_argument);
     // Edge values that are allowed.
     EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) { o.term = 100ms; o.retry_period = 50ms; o.drift = 0ms; })));
@@ -54,10 +59,10 @@ TEST(ElectionOptions, RejectsBadSettings) {
 
 namespace {
 election_options with(std::chrono::milliseconds term, std::optional<std::chrono::milliseconds> retry = {},
-                      int replicas = 0, std::chrono::milliseconds replica_timeout = 100ms) {
+                      std::size_t replicas = 0, std::chrono::milliseconds replica_timeout = 100ms) {
     election_options o;
     o.term = term;
-    o.retry_period = retry;
+    o.retry_period = retry.value_or(std::chrono::milliseconds::zero());
     o.replicas = replicas;
     o.replica_timeout = replica_timeout;
     return o;

@@ -25,19 +25,21 @@ struct election_options {
     /// the base of the local deadline). Default 20 s (the seed's). Must be in (0, 1 year]; with
     /// the defaults below at least 4 ms; 100 ms is fine for tests on a quiet machine.
     std::chrono::milliseconds term{20000};
-    /// How often a candidate campaigns (a leader renews). nullopt means term / 3.
-    /// Must be in (0, (term - drift) / 2], so that a leader can miss one renewal and still
-    /// renew before its deadline (the spirit of client-go's LeaseDuration > RenewDeadline >
-    /// RetryPeriod check).
-    std::optional<std::chrono::milliseconds> retry_period;
-    /// Clock drift allowance subtracted from the term for the local deadline. nullopt means
-    /// term / 100 + 2 ms (the Redlock rule). Must be >= 0 and < term.
+    /// How often a candidate campaigns (a leader renews). Zero (the default): term / 3.
+    /// Must be in (0, (term - drift) / 2] once defaulted, so that a leader can miss one renewal
+    /// and still renew before its deadline (the spirit of client-go's LeaseDuration >
+    /// RenewDeadline > RetryPeriod check); a negative value is rejected.
+    std::chrono::milliseconds retry_period{0};
+    /// Clock drift allowance subtracted from the term for the local deadline. nullopt (the
+    /// default): term / 100 + 2 ms (the Redlock rule). Must be >= 0 and < term. Unlike the
+    /// "zero: default" fields of the other parts this stays optional, because zero is a
+    /// meaningful allowance here (a single clock, e.g. in tests).
     std::optional<std::chrono::milliseconds> drift;
     /// Replicas that must acknowledge a round (Redis WAIT) before it counts as confirmed; 0
     /// confirms on the master's reply alone. With >= 1 a failover to an acknowledged replica
     /// keeps the holder and its expiry, so the promoted master cannot elect a second leader
     /// while the old one's deadline runs.
-    int replicas = 0;
+    std::size_t replicas = 0;
     /// How long WAIT may block for `replicas` acknowledgements. When replicas > 0 it must be in
     /// (0, term - drift - retry_period): a renewal sent one retry period after the last
     /// confirmed one must be acknowledged before the deadline. It may exceed the endpoint's
@@ -50,8 +52,8 @@ struct election_options {
     /// the server's clock in microseconds (see master_selector); the counter only has to
     /// outlast a backward step of that clock. Must be in [term, 10 years]. Default 24 h.
     std::chrono::milliseconds epoch_ttl{std::chrono::hours(24)};
-    /// Prefix of every key and channel (see core/keys.hpp).
-    std::string key_prefix{default_prefix};
+    /// Prefix of every key and channel (see core/keys.hpp), as `prefix` in the other parts.
+    std::string prefix{default_prefix};
 };
 
 /// election_options with every default filled in and every rule checked.
@@ -60,17 +62,17 @@ struct resolved_election_options {
     std::chrono::milliseconds term;           ///< > 0.
     std::chrono::milliseconds retry_period;   ///< In (0, (term - drift) / 2].
     std::chrono::milliseconds drift;          ///< In [0, term).
-    int replicas;                             ///< >= 0.
+    std::size_t replicas;                     ///< Replicas WAIT must reach; 0: none.
     std::chrono::milliseconds replica_timeout;///< In (0, term - drift - retry_period) when replicas > 0.
     std::chrono::milliseconds epoch_ttl;      ///< In [term, 10 years].
-    std::string key_prefix;
+    std::string prefix;
 };
 
 /// Fills in defaults and validates `opts` for the election `name`.
 /// @throws invalid_argument, naming the rule and the allowed range, for an empty/CR/LF/NUL name
 ///         or identity, a term outside (0, 1 year] (or too short for the defaults derived from
-///         it), a drift outside [0, term), a retry_period outside (0, (term - drift) / 2],
-///         replicas < 0, a replica_timeout outside (0, term - drift - retry_period) with
+///         it), a drift outside [0, term), a retry_period < 0 or (once defaulted) outside
+///         (0, (term - drift) / 2], a replica_timeout outside (0, term - drift - retry_period) with
 ///         replicas > 0, or an epoch_ttl outside [term, 10 years].
 /// Thread-safety: pure function.
 [[nodiscard]] resolved_election_options resolve(std::string_view name, const election_options& opts);
