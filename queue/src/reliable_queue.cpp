@@ -1,7 +1,9 @@
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 
 #include "consumer_lease.hpp"
@@ -12,7 +14,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -112,14 +113,16 @@ struct reliable_queue::impl {
     std::array<std::uint8_t, 8> id_prefix{};
     std::atomic<std::uint64_t> id_counter{0};
 
-    mutable std::mutex mu;         // guards lease, stop
+    mutable std::mutex mu;         // guards lease
     detail::consumer_lease lease;
-    std::condition_variable cv;    // wakes the background thread for close()
-    bool stop = false;
 
-    std::mutex start_mu;           // serialises start_consumer() and close(); guards thread
+    // Held so the runtime outlives the upkeep timer (declared before it).
+    std::shared_ptr<redcoord::runtime> rt;
+    std::mutex start_mu;           // serialises start_consumer() and close(); guards upkeep
     std::atomic<bool> started{false};
-    std::thread thread;
+    // Heartbeats and periodic recovery, on the runtime's shared timer thread while the
+    // consumer is started (no thread of its own).
+    std::unique_ptr<detail::timer> upkeep;
 
     std::atomic<std::uint64_t> hb_failures{0}, settle_retries{0}, lease_losses{0};
 
@@ -129,7 +132,8 @@ struct reliable_queue::impl {
           name(n),
           lease({opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval, opts.recover_on_start},
                 opts.consumer_id.empty() ? random_token() : opts.consumer_id,
-                [id = opts.consumer_id] { return id.empty() ? random_token() : retired_id(id); }) {}
+                [id = opts.consumer_id] { return id.empty() ? random_token() : retired_id(id); }),
+          rt(p.runtime()) {}
 
     std::string processing_key(const std::string& id) const { return processing_prefix + id; }
     std::string heartbeat_key(const std::string& id) const { return heartbeat_prefix + id; }
@@ -141,8 +145,7 @@ struct reliable_queue::impl {
     }
 
     void start_consumer();
-    void stop_background();
-    void background();
+    std::optional<clock_type::time_point> upkeep_tick();
     void heartbeat(connection& c, lease_ref who, const std::string& id);
     void register_after_move(connection& c, lease_ref who, const std::string& id) noexcept;
     void release(connection& c, const std::string& id);
@@ -265,12 +268,12 @@ void reliable_queue::impl::start_consumer() {
         heartbeat(*c, me.who, me.id);
     }
     if (lease.timing().recover_on_start) (void)recover();
-    {
-        std::lock_guard lk(mu);
+    const auto due = locked([&] {
         lease.started(clock_type::now());
-        stop = false;
-    }
-    thread = std::thread([this] { background(); });
+        return lease.next_due();
+    });
+    upkeep = std::make_unique<detail::timer>(rt->timers(), [this] { return upkeep_tick(); });
+    if (due) upkeep->arm(*due);
     started.store(true, std::memory_order_release);
 }
 
@@ -294,37 +297,22 @@ void reliable_queue::impl::register_after_move(connection& c, lease_ref who, con
     }
 }
 
-void reliable_queue::impl::background() {
-    std::unique_lock lk(mu);
-    while (!stop) {
-        const auto due = lease.next_due();
-        if (!due) break;
-        cv.wait_until(lk, *due, [&] { return stop; });
-        if (stop) break;
-        const auto work = lease.tick(clock_type::now());
-        lk.unlock();
-        try {
-            if (!work.renew.empty()) {
-                auto c = pool.borrow();
-                for (const auto& who : work.renew) heartbeat(*c, who.who, who.id);
-            }
-            if (work.recover) (void)recover();
-        } catch (const std::exception&) {
-            // Server unreachable: the lease may lapse and others recover our messages;
-            // our acks then report false. Keep trying.
-            hb_failures.fetch_add(1);
+// One run of the upkeep on the runtime's timer thread: the heartbeats and recovery the
+// engine says are due. Each command is bounded by the endpoint's timeouts.
+std::optional<clock_type::time_point> reliable_queue::impl::upkeep_tick() {
+    const auto work = locked([&] { return lease.tick(clock_type::now()); });
+    try {
+        if (!work.renew.empty()) {
+            auto c = pool.borrow();
+            for (const auto& who : work.renew) heartbeat(*c, who.who, who.id);
         }
-        lk.lock();
+        if (work.recover) (void)recover();
+    } catch (const std::exception&) {
+        // Server unreachable: the lease may lapse and others recover our messages;
+        // our acks then report false. Keep trying.
+        hb_failures.fetch_add(1);
     }
-}
-
-void reliable_queue::impl::stop_background() {
-    {
-        std::lock_guard lk(mu);
-        stop = true;
-    }
-    cv.notify_all();
-    if (thread.joinable()) thread.join();
+    return locked([&] { return lease.next_due(); });
 }
 
 std::optional<delivery> reliable_queue::pop(milliseconds timeout) { return pop(timeout, std::stop_token{}); }
@@ -514,7 +502,8 @@ void reliable_queue::close() {
     std::lock_guard start(m.start_mu);
     if (!m.started.load()) return;
     m.started.store(false);
-    m.stop_background();
+    m.upkeep.reset();  // waits for a tick in progress
+
     // Return what this object holds under its current and any retired identity.
     const auto all = m.locked([&] { return m.lease.close(); });
     auto c = m.pool.borrow();

@@ -53,8 +53,9 @@ struct queue_worker_stats {
 
 /// Runs `threads` workers on one reliable_queue. Each worker pops (blocking up to
 /// poll_timeout), calls the handler and acks or nacks according to its result; a handler
-/// that throws gets its message requeued. The queue's own background thread renews the
-/// lease and runs recover() periodically (reliable_queue_options::recover_interval).
+/// that throws gets its message requeued. The queue's upkeep (on the runtime's timer
+/// thread) renews the lease and runs recover() periodically
+/// (reliable_queue_options::recover_interval).
 ///
 /// stop() drains gracefully: workers stop popping, the handler calls in progress finish and
 /// their messages are acked or nacked, then the threads end. A message popped but not

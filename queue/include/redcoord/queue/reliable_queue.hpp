@@ -38,17 +38,17 @@ struct reliable_queue_options {
     /// consumer stops heartbeating for this long, recover() hands its in-flight messages to
     /// others. Must be >= 100 ms.
     ///
-    /// It is per *consumer*, not per message (review D1): the background thread renews the
+    /// It is per *consumer*, not per message (review D1): the queue's upkeep renews the
     /// lease for as long as the process lives, so a handler that hangs, or a delivery the
     /// caller never acks or nacks, keeps its message in flight until close(), the
     /// destructor or the process's death; it is never redelivered while the consumer is
     /// alive. Handlers that may hang need their own deadline (and nack on it).
     /// It also bounds how long ack()/nack() retry a refused command (see ack()).
     std::chrono::milliseconds visibility_timeout{10000};
-    /// How often the background thread renews the heartbeat. Must be > 0 and at most half
+    /// How often the upkeep renews the heartbeat. Must be > 0 and at most half
     /// the visibility timeout.
     std::chrono::milliseconds heartbeat_interval{2000};
-    /// How often the background thread runs recover(); zero disables periodic recovery
+    /// How often the upkeep runs recover(); zero disables periodic recovery
     /// (recover() still runs once when the consumer starts, if recover_on_start).
     std::chrono::milliseconds recover_interval{5000};
     /// A message whose delivery failed this many times (expired lease or nack) goes to the
@@ -156,11 +156,15 @@ struct recovery_result {
 /// work but before its ack, or one whose lease lapsed). The lease reasoning assumes nobody
 /// else deletes the heartbeat key and the server keeps its data (persistence on restart).
 ///
-/// A queue object used only to push starts no thread. The first pop() returns anything left
-/// in this consumer id's processing list, registers the consumer, runs recover() once, and
-/// starts one background thread that renews the heartbeat and runs recover() periodically;
-/// close() or the destructor stops it, returns unacknowledged messages of this consumer to
-/// the queue and unregisters it.
+/// A queue object used only to push does nothing in the background. The first pop() returns
+/// anything left in this consumer id's processing list, registers the consumer, runs
+/// recover() once, and starts the consumer's upkeep, which renews the heartbeat and runs
+/// recover() periodically; close() or the destructor stops it, returns unacknowledged
+/// messages of this consumer to the queue and unregisters it. The upkeep runs on the timer
+/// thread of the pool's runtime (core/runtime.hpp), shared by every queue, lock and elector
+/// of that runtime: a queue owns no thread. The consumer lease decisions (when to renew, which
+/// move a pop sends, how long to retry an ack) are made by a server-free engine,
+/// queue/src/consumer_lease.hpp.
 ///
 /// Transport errors: when a pop, ack or nack fails mid-flight (connection lost, timeout),
 /// its effect on the server is unknown, e.g. a BLMOVE may have moved a message whose reply
@@ -174,10 +178,10 @@ struct recovery_result {
 ///
 /// Thread-safety: all member functions may be called from any thread concurrently (each
 /// call borrows its own pooled connection; the pool should have one connection per popping
-/// thread plus one for the background thread). The pool must outlive the queue.
+/// thread plus one for the upkeep). The pool must outlive the queue.
 class reliable_queue {
 public:
-    /// Makes a handle; nothing is sent and no thread starts until the first pop().
+    /// Makes a handle; nothing is sent and nothing runs in the background until the first pop().
     /// @throws invalid_argument for a bad name, consumer id or option.
     reliable_queue(connection_pool& pool, std::string_view name, reliable_queue_options opts = {});
     /// close(), swallowing errors. Never throws, never hangs longer than one command.
@@ -276,7 +280,7 @@ public:
     /// Messages waiting (LLEN). @throws as pop().
     [[nodiscard]] std::size_t size();
 
-    /// Stops the background thread, returns this consumer's unacknowledged messages to the
+    /// Stops the upkeep (waiting for a run in progress), returns this consumer's unacknowledged messages to the
     /// queue (attempts + 1) and unregisters it. Later pops start the consumer again.
     /// Idempotent. @throws as pop() when the server cannot be reached (the heartbeat then
     /// simply expires and others recover the messages).

@@ -1,0 +1,57 @@
+// Issue 15: a reliable_queue owns no thread. Its heartbeats and recovery run on the timer
+// thread of the pool's runtime, shared by every queue (and lock, elector) of that runtime.
+
+#include "queue_test_util.hpp"
+
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+
+namespace {
+
+std::size_t threads_of_this_process() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST(ReliableQueue, TwentyStartedConsumersAddNoThread) {
+    local_server srv;
+    // A runtime of its own, so the count does not depend on other tests' objects.
+    connection_pool pool(srv.endpoint(), {}, runtime::create());
+    reliable_queue_options o{.visibility_timeout = 1000ms, .heartbeat_interval = 100ms, .recover_interval = 200ms};
+    // One started consumer first: it starts the runtime's shared timer thread.
+    reliable_queue first(pool, "threads", o);
+    ASSERT_FALSE(first.pop(0ms));
+    const auto before = threads_of_this_process();
+    std::vector<std::unique_ptr<reliable_queue>> qs;
+    for (int i = 0; i < 20; ++i) {
+        qs.push_back(std::make_unique<reliable_queue>(pool, "threads", o));
+        ASSERT_FALSE(qs.back()->pop(0ms));  // registered, upkeep running
+    }
+    EXPECT_EQ(threads_of_this_process(), before);
+    // The upkeep of every consumer runs on the shared thread: ten heartbeats each, which
+    // take longer than a visibility timeout, and still every consumer is registered and
+    // live, with no failure.
+    const auto& rt = pool.runtime();
+    EXPECT_TRUE(queue_test::eventually([&] { return rt->stats().timer_ticks >= 21u * 10u; }));
+    const auto s = first.stats();
+    EXPECT_EQ(s.in_flight.size(), 21u);
+    EXPECT_TRUE(s.expired.empty());
+    for (auto& q : qs) EXPECT_EQ(q->heartbeat_failures(), 0u);
+    qs.clear();
+    EXPECT_EQ(threads_of_this_process(), before);
+    EXPECT_EQ(first.stats().in_flight.size(), 1u);  // closed consumers unregistered
+}
