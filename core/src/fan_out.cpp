@@ -2,6 +2,7 @@
 #include "pool_access.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/script.hpp>
@@ -56,7 +57,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     const detail::formatted_command encoded(argv);
     std::optional<detail::formatted_command> eval_encoded;
     auto eval_resp = [&] {
-        if (!eval_encoded) eval_encoded.emplace(what.eval ? what.eval() : views(*opts.noscript_fallback));
+        if (!eval_encoded) eval_encoded.emplace(what.eval());
         return eval_encoded->resp();
     };
     std::size_t outstanding = 0;
@@ -81,7 +82,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             if (io[i].conn->poisoned) throw connection_error("connection unusable");
             const bool full = what.sha && !io[i].conn->knows_script(*what.sha);
             io[i].conn->append_formatted(full ? eval_resp() : encoded.resp());
-            io[i].by_sha = !full && (what.eval || opts.noscript_fallback);
+            io[i].by_sha = !full && what.eval;
             // An EVAL that reaches the server loads the script whatever the reply.
             if (full) io[i].conn->learned_script(*what.sha);
             io[i].conn->flush();
@@ -125,7 +126,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                 auto& c = *io[i].conn;
                 try {
                     c.read_ready([&](reply& r) {
-                        if (is_noscript(r) && !io[i].retried_noscript && (what.eval || opts.noscript_fallback)) {
+                        if (is_noscript(r) && !io[i].retried_noscript && what.eval) {
                             io[i].retried_noscript = true;
                             io[i].by_sha = false;
                             c.append_formatted(eval_resp());
@@ -161,7 +162,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         if (io[i].lease) send(i);
         else need_connect.push_back(i);
     }
-    stopped = opts.detach || should_stop();
+    stopped = opts.tuning.detach || should_stop();
     collect();
 
     // Round 2: the rest get a lease in parallel (a connect, or a wait for a pooled connection
@@ -170,8 +171,8 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     // dial with the whole connect_timeout: one that outlasts this round is `connecting` and
     // serves the next round instead of being cut short, and thrown away, every round.
     // A decided round that must still reach every node sends to the rest and reads nothing more.
-    const bool decided_early = stopped && !opts.detach;
-    if ((!stopped || opts.detach || opts.reach_all) && !need_connect.empty()) {
+    const bool decided_early = stopped && !opts.tuning.detach;
+    if ((!stopped || opts.tuning.detach || opts.tuning.reach_all) && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
         std::vector<node_result::status> connect_failure(n, node_result::status::connection_failed);
         // Zero when round 1 used the whole deadline: the connect is still started, for the next round.
@@ -218,7 +219,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             if (io[i].lease) send(i);
             else finish_failed(i, connect_failure[i], connect_error[i]);
         }
-        stopped = opts.detach || decided_early || should_stop();
+        stopped = opts.tuning.detach || decided_early || should_stop();
         collect();
     }
 
@@ -227,7 +228,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     // other round decided early (an acquire, an extend) must not run late: for its stragglers
     // "did not run" is the safe side.
     auto rerun_if_noscript = [&](std::size_t i) noexcept -> std::string {
-        if (!(opts.detach || opts.reach_all) || !io[i].by_sha) return {};
+        if (!(opts.tuning.detach || opts.tuning.reach_all) || !io[i].by_sha) return {};
         try {
             return std::string(eval_resp());
         } catch (...) {
@@ -262,8 +263,8 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                                  std::span<const std::string_view> keys, std::span<const std::string_view> args,
                                  const fan_out_options& opts) {
     std::string nkeys, eval_nkeys;
-    const auto sha = s.argv(true, keys, args, nkeys);
-    return run(pools, payload{sha, [&] { return s.argv(false, keys, args, eval_nkeys); }, &s.sha1()}, opts);
+    const auto sha = detail::script_argv(s, true, keys, args, nkeys);
+    return run(pools, payload{sha, [&] { return detail::script_argv(s, false, keys, args, eval_nkeys); }, &s.sha1()}, opts);
 }
 
 }  // namespace redcoord

@@ -2,6 +2,7 @@
 #include "pool_access.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/pool_hooks.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
@@ -426,12 +427,20 @@ pool_stats connection_pool::stats() const {
 const endpoint& connection_pool::where() const noexcept { return state_->ep; }
 const pool_options& connection_pool::options() const noexcept { return state_->opts; }
 
-void connection_pool::set_connector(std::function<std::unique_ptr<connection>()> connector) {
-    std::lock_guard lk(state_->mu);
-    if (connector)
-        state_->connector = [c = std::move(connector)](std::chrono::milliseconds) { return c(); };
-    else
-        state_->connector = nullptr;
+namespace detail {
+
+void set_pool_connector(connection_pool& pool, std::function<std::unique_ptr<connection>()> connector) {
+    pool_access::set_connector(pool, std::move(connector));
 }
 
+void pool_access::set_connector(connection_pool& p, std::function<std::unique_ptr<connection>()> connector) {
+    auto& s = *p.state_;
+    std::lock_guard lk(s.mu);
+    if (connector)
+        s.connector = [c = std::move(connector)](std::chrono::milliseconds) { return c(); };
+    else
+        s.connector = nullptr;
+}
+
+}  // namespace detail
 }  // namespace redcoord

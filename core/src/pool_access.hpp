@@ -23,6 +23,8 @@ struct pool_access {
     static void reply_error_seen(connection_pool& p, connection& c, const reply_error& e) noexcept {
         p.reply_error_seen(c, e);
     }
+    // detail::set_pool_connector (pool_hooks.hpp).
+    static void set_connector(connection_pool& p, std::function<std::unique_ptr<connection>()> connector);
 };
 
 }  // namespace redcoord::detail

@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/replication.hpp>
@@ -84,10 +85,10 @@ replicated_reply run_then_wait(connection& c, const script& s, std::span<const s
                                std::chrono::milliseconds timeout) {
     check_wait_args(replicas, timeout, "run_then_wait");
     auto views = [](const std::vector<std::string>& v) { return std::vector<std::string_view>(v.begin(), v.end()); };
-    const auto sha = s.evalsha_argv(keys, args);
+    const auto sha = detail::script_command(s, true, keys, args);
     auto r = send_with_wait(c, views(sha), replicas, timeout);
     if (r.first.is_error() && is_noscript(r.first)) {
-        const auto full = s.eval_argv(keys, args);
+        const auto full = detail::script_command(s, false, keys, args);
         r = send_with_wait(c, views(full), replicas, timeout);
     }
     return finish(std::move(r));

@@ -1,6 +1,7 @@
 #include "connection_impl.hpp"
 #include "pool_access.hpp"
 
+#include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
 
@@ -32,39 +33,36 @@ script::script(std::string source) : source_(std::move(source)) {
     sha1_ = sha1_hex(source_);
 }
 
-std::vector<std::string> script::evalsha_argv(std::span<const std::string_view> keys,
-                                              std::span<const std::string_view> args) const {
-    std::string nkeys;
-    const auto v = argv(true, keys, args, nkeys);
-    return {v.begin(), v.end()};
-}
+namespace detail {
 
-std::vector<std::string> script::eval_argv(std::span<const std::string_view> keys,
-                                           std::span<const std::string_view> args) const {
-    std::string nkeys;
-    const auto v = argv(false, keys, args, nkeys);
-    return {v.begin(), v.end()};
-}
-
-std::vector<std::string_view> script::argv(bool by_sha, std::span<const std::string_view> keys,
-                                           std::span<const std::string_view> args, std::string& nkeys) const {
+std::vector<std::string_view> script_argv(const script& s, bool by_sha, std::span<const std::string_view> keys,
+                                          std::span<const std::string_view> args, std::string& nkeys) {
     nkeys = std::to_string(keys.size());
     std::vector<std::string_view> v;
     v.reserve(3 + keys.size() + args.size());
     v.push_back(by_sha ? "EVALSHA" : "EVAL");
-    v.push_back(by_sha ? sha1_ : source_);
+    v.push_back(by_sha ? s.sha1() : s.source());
     v.push_back(nkeys);
     v.insert(v.end(), keys.begin(), keys.end());
     v.insert(v.end(), args.begin(), args.end());
     return v;
 }
 
+std::vector<std::string> script_command(const script& s, bool by_sha, std::span<const std::string_view> keys,
+                                        std::span<const std::string_view> args) {
+    std::string nkeys;
+    const auto v = script_argv(s, by_sha, keys, args, nkeys);
+    return {v.begin(), v.end()};
+}
+
+}  // namespace detail
+
 std::vector<std::string_view> script::argv_for(const connection& c, std::span<const std::string_view> keys,
                                                std::span<const std::string_view> args, std::string& nkeys) const {
     // EVALSHA only where this connection has seen the script run; otherwise EVAL, which
     // loads it and runs it in one round trip (a first EVALSHA would cost a NOSCRIPT trip).
     const bool known = detail::connection_access::get(const_cast<connection&>(c)).knows_script(sha1_);
-    return argv(known, keys, args, nkeys);
+    return detail::script_argv(*this, known, keys, args, nkeys);
 }
 
 reply script::run(connection& c, std::span<const std::string_view> keys,
@@ -108,7 +106,7 @@ void script::send(connection& c, std::span<const std::string_view> keys, std::sp
 
 std::string script::eval_resp(std::span<const std::string_view> keys, std::span<const std::string_view> args) const {
     std::string nkeys;
-    return detail::encode_command(argv(false, keys, args, nkeys));
+    return detail::encode_command(detail::script_argv(*this, false, keys, args, nkeys));
 }
 
 void script::send(connection_pool& pool, std::initializer_list<std::string_view> keys,

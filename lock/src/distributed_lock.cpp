@@ -191,7 +191,7 @@ struct distributed_lock::impl : detail::hold_state {
                 const std::string_view args[] = {token};
                 fan_out_options fo;
                 fo.timeout = std::max(*budget, milliseconds(20));
-                fo.detach = true;
+                fo.tuning.detach = true;
                 (void)fan_out(one, detail::release_script(), keys, args, fo);
             } else {
                 (void)detail::release_script().run(pool, {key}, {token});

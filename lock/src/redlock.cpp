@@ -172,7 +172,7 @@ struct redlock::impl : detail::hold_state {
         const std::size_t n = nodes.size();
         fan_out_options fo;
         fo.timeout = opts.node_timeout;
-        fo.reach_all = reach_all;
+        fo.tuning.reach_all = reach_all;
         // Decided early, a node still in flight ran the script unless SCRIPT FLUSH emptied its
         // cache since its connection last used it (a NOSCRIPT its next user skips). Rounds that
         // stop early are acquire and extend, for which "did not run" is the safe side: no key
@@ -437,7 +437,7 @@ struct redlock::impl : detail::hold_state {
             const std::size_t k = with_floor ? 2 : 1;
             fan_out_options fo;
             fo.timeout = opts.node_timeout;
-            fo.detach = true;
+            fo.tuning.detach = true;
             (void)fan_out(nodes, detail::release_script(), std::span(keys, k), std::span(args, with_floor ? 3 : 1), fo);
         } catch (...) {
             // Not sent: keys left behind expire after their TTL.

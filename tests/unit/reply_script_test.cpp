@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/core/script.hpp>
@@ -36,14 +37,14 @@ TEST(Script, BuildsArgvWithValuesAsArguments) {
     script s("return redis.call('GET', KEYS[1])");
     std::vector<std::string_view> keys{"k"};
     std::vector<std::string_view> args{"v1", "'); evil()"};
-    auto v = s.evalsha_argv(keys, args);
+    auto v = redcoord::detail::script_command(s, true, keys, args);
     ASSERT_EQ(v.size(), 6u);
     EXPECT_EQ(v[0], "EVALSHA");
     EXPECT_EQ(v[1], s.sha1());
     EXPECT_EQ(v[2], "1");
     EXPECT_EQ(v[3], "k");
     EXPECT_EQ(v[5], "'); evil()");
-    EXPECT_EQ(s.eval_argv(keys, args)[1], s.source());
+    EXPECT_EQ(redcoord::detail::script_command(s, false, keys, args)[1], s.source());
     EXPECT_TRUE(is_noscript(reply::make_text(reply::kind::error, "NOSCRIPT No matching script")));
     EXPECT_FALSE(is_noscript(reply::make_text(reply::kind::string, "NOSCRIPT")));
 }

@@ -1,4 +1,5 @@
 // redlock under real faults: SIGKILLed and SIGSTOPped masters, an expired holder.
+#include <redcoord/core/detail/pool_hooks.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -205,7 +206,7 @@ TEST(RedlockFault, ColdPoolsWhoseConnectsOutlastTheNodeTimeoutStillAcquire) {
     five f{false};
     for (std::size_t i = 0; i < f.pools.size(); ++i) {
         auto e = f.servers[i]->endpoint();
-        f.pools[i]->set_connector([e] {
+        redcoord::detail::set_pool_connector(*f.pools[i], [e] {
             std::this_thread::sleep_for(120ms);  // a connect on a loaded machine
             return std::make_unique<connection>(e);
         });

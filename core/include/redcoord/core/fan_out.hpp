@@ -43,20 +43,10 @@ struct node_result {
     [[nodiscard]] bool answered() const noexcept { return state == status::answered; }
 };
 
-/// Options of one fan-out.
-struct fan_out_options {
-    /// Deadline for the whole fan-out, from its start: connects, writes and replies of all
-    /// nodes share it. Must be > 0.
-    std::chrono::milliseconds timeout{50};
-    /// Called after each node's outcome with all results so far; returning true stops the
-    /// fan-out at once (the rest stay `pending`, their connections are kept and drained
-    /// later). A pending node whose script met a flushed cache (NOSCRIPT) is not re-run:
-    /// a round decided early is an acquire or an extend, for which "did not run" is the
-    /// safe side. Empty means wait for every node or the deadline.
-    std::function<bool(std::span<const node_result>)> stop_when;
-    /// If set, a node answering with NOSCRIPT is sent this command instead, in the same
-    /// fan-out (used with script::evalsha_argv / eval_argv).
-    std::optional<std::vector<std::string>> noscript_fallback;
+namespace detail {
+
+/// Fan-out modes for redcoord's own lock releases. Not a stable API: leave at the defaults.
+struct fan_out_tuning {
     /// Send to every node (connecting where needed, within `timeout`) and return without
     /// waiting for any reply: the sent nodes stay `pending`, and each connection's next user
     /// skips its reply. For best-effort writes such as a lock release whose outcome nobody
@@ -71,6 +61,23 @@ struct fan_out_options {
     /// skips (re-running a flushed script as EVAL, as `detach` does). For writes that every
     /// node must receive but whose outcome a majority decides, such as a Redlock release.
     bool reach_all = false;
+};
+
+}  // namespace detail
+
+/// Options of one fan-out.
+struct fan_out_options {
+    /// Deadline for the whole fan-out, from its start: connects, writes and replies of all
+    /// nodes share it. Must be > 0.
+    std::chrono::milliseconds timeout{50};
+    /// Called after each node's outcome with all results so far; returning true stops the
+    /// fan-out at once (the rest stay `pending`, their connections are kept and drained
+    /// later). A pending node whose script met a flushed cache (NOSCRIPT) is not re-run:
+    /// a round decided early is an acquire or an extend, for which "did not run" is the
+    /// safe side. Empty means wait for every node or the deadline.
+    std::function<bool(std::span<const node_result>)> stop_when;
+    /// Internal; leave at its default (see detail::fan_out_tuning).
+    detail::fan_out_tuning tuning{};
 };
 
 /// Sends `argv` to every pool at once and collects the replies, using non-blocking I/O and

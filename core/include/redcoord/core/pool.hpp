@@ -131,9 +131,6 @@ public:
     /// follow failovers (`master_changed`) or list replicas.
     [[nodiscard]] std::shared_ptr<sentinel_resolver> sentinel() const noexcept;
 
-    /// Replaces how new connections are opened.
-    void set_connector(std::function<std::unique_ptr<connection>()> connector);
-
 private:
     friend struct detail::pool_access;
     friend class pooled_connection;

@@ -73,18 +73,6 @@ public:
     void send(connection_pool& pool, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
 
-    /// `EVALSHA sha numkeys keys... args...` (`by_sha`) or `EVAL source numkeys ...`, as views
-    /// into this script, `keys`, `args` and `nkeys` (which receives the key count's text).
-    [[nodiscard]] std::vector<std::string_view> argv(bool by_sha, std::span<const std::string_view> keys,
-                                                     std::span<const std::string_view> args, std::string& nkeys) const;
-
-    /// The argument vector of `EVALSHA sha numkeys keys... args...` (for fan-out).
-    [[nodiscard]] std::vector<std::string> evalsha_argv(std::span<const std::string_view> keys,
-                                                        std::span<const std::string_view> args) const;
-    /// The argument vector of `EVAL source numkeys keys... args...` (NOSCRIPT fallback).
-    [[nodiscard]] std::vector<std::string> eval_argv(std::span<const std::string_view> keys,
-                                                     std::span<const std::string_view> args) const;
-
 private:
     // The EVAL form as RESP, owned (kept by the connection to re-run after NOSCRIPT).
     [[nodiscard]] std::string eval_resp(std::span<const std::string_view> keys,
