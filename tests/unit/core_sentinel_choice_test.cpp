@@ -1,5 +1,5 @@
 // Which address a Sentinel resolution round uses (review finding C10), without servers.
-#include <redcoord/core/sentinel.hpp>
+#include "sentinel_resolve.hpp"
 
 #include <gtest/gtest.h>
 

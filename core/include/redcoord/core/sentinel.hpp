@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <vector>
 
 namespace redcoord {
@@ -67,7 +66,7 @@ struct sentinel_options {
 /// that do not yield a confirmed master are spaced by an exponential backoff, so a failover
 /// does not cause a thundering herd of reconnects against the sentinels.
 ///
-/// A round asks every sentinel at once; each answer is a vote (see detail::choose_master):
+/// A round asks every sentinel at once; each answer is a vote (core/src/sentinel_resolve.hpp):
 /// while the sentinels disagree, the address named by most of them is used even when it
 /// failed recently (retried after the backoff), because a minority may still name a demoted
 /// master that this client can reach but that is partitioned from the sentinels; when they
@@ -151,25 +150,6 @@ private:
     struct impl;
     std::shared_ptr<impl> impl_;
 };
-
-namespace detail {
-
-/// One address a resolution round may pick (see choose_master()).
-struct master_candidate {
-    host_port addr;            ///< The data node's address.
-    std::size_t votes = 0;     ///< Sentinels that named it; 0 for a promoted replica.
-    /// When a connection to it last failed, if that was recent (it is "suspected").
-    std::optional<std::chrono::steady_clock::time_point> suspected_since;
-};
-
-/// The candidate a round uses (an index into `cands`, which must be non-empty and ordered
-/// by votes, most first). While the sentinels disagree (two or more addresses have votes),
-/// the most-voted one, suspected or not: switching to a minority's address risks writing to
-/// a demoted master. When they agree, the first candidate not suspected; when every one is,
-/// the one suspected longest ago, so alternatives are tried in turn. Pure; thread-safe.
-[[nodiscard]] std::size_t choose_master(std::span<const master_candidate> cands) noexcept;
-
-}  // namespace detail
 
 /// The resolver shared, within this process, by every connection_pool and subscriber opened
 /// with an equal Sentinel endpoint (same sentinels, service, credentials, db and timeouts),
