@@ -1,15 +1,16 @@
+#include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/serial_executor.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
-#include <redcoord/core/subscriber.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
 
 #include "elector_engine.hpp"
 #include "test_hooks.hpp"
 
-#include <condition_variable>
-#include <deque>
+#include <algorithm>
 #include <mutex>
 #include <stop_token>
-#include <thread>
 
 namespace redcoord {
 
@@ -25,131 +26,127 @@ std::string_view to_string(revoke_reason r) noexcept {
 
 namespace {
 using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 using detail::elector_command;
 using detail::elector_event;
 }  // namespace
 
-// The driver: every decision is the engine's (elector_engine.cpp); this struct does the I/O,
-// owns the threads, holds mu around every engine call and delivers the engine's events.
+// The driver: every decision is the engine's (elector_engine.cpp); this struct does the I/O on
+// the runtime's shared threads. One detail::timer runs the rounds and the lease-end step-down on
+// the runtime's timer thread, a detail::strand delivers the callbacks on its callback thread,
+// and a pub/sub_mux listener hears the handoff signals: the elector owns no thread.
 struct leader_elector::impl {
     leader_elector& owner;
     connection_pool& pool;
     master_selector selector;
+    std::shared_ptr<redcoord::runtime> rt;  // outlives the timer, strand and listener below
 
     // lifecycle_mu: serialises start() and stop(), so concurrent stops (the destructor racing an
-    // explicit stop) run one after the other and never join a thread twice (review m2).
+    // explicit stop) run one after the other (review m2).
     std::mutex lifecycle_mu;
-    // round_mu: serialises a campaign round (I/O + state update) with resign(), so a round in
-    // flight cannot re-confirm a leadership that resign() just gave up.
+    // round_mu: serialises a campaign round (I/O + state update) with resign() and stop(), so a
+    // round in flight cannot re-confirm a leadership that resign() just gave up, and stop()
+    // waits for the round in flight.
     std::mutex round_mu;
 
-    mutable std::mutex mu;  // guards everything below
-    std::condition_variable campaign_cv;
-    std::condition_variable callback_cv;
-    std::condition_variable timer_cv;
+    mutable std::mutex mu;  // guards everything below, up to the strand
     bool running = false;
-    bool stop_campaign = false;
-    bool stop_callbacks = false;
-    bool stop_timer = false;
+    // The timer's tick is under way and returns its next due time from the engine when it
+    // ends: inputs meanwhile must not arm the timer, or its return would be overridden by a due
+    // time computed before the round's result (a renewal would be skipped).
+    bool ticking = false;
     detail::elector_engine engine;
     // Stopped when the current leadership ends, by the transition itself: neither a user slot
     // nor a round in flight can skip or delay it (review M3).
     std::stop_source term_stop;
-    std::deque<elector_event> events;
 
-    std::thread campaign_thread;
-    std::thread callback_thread;
-    std::thread timer_thread;
-    std::unique_ptr<subscriber> sub;
+    // Destroyed first (reverse order): no tick, callback or handoff handler outlives the rest.
+    detail::strand callbacks;
+    detail::timer timer;
+    detail::pubsub_mux::listener handoff;  // only touched under lifecycle_mu
 
     impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
-        : owner(o), pool(p), selector(p, std::move(name), std::move(opts)),
-          engine(selector.options().identity, selector.options().retry_period) {}
+        : owner(o), pool(p), selector(p, std::move(name), std::move(opts)), rt(p.runtime()),
+          engine(selector.options().identity, selector.options().retry_period), callbacks(rt->callbacks()),
+          timer(rt->timers(), [this] { return tick(); }) {}
 
-    // With mu held, after every engine input: queues the engine's events for delivery. A
-    // leadership's stop token is stopped before its `revoked` is queued, so leader work hears
-    // of the end first.
+    // With mu held, after every engine input: hands the engine's events to the strand, in
+    // order. A leadership's stop token is stopped before its `revoked` is queued, so leader
+    // work hears of the end first.
     void publish() {
         for (auto& e : engine.take_events()) {
             if (e.what == elector_event::kind::elected) term_stop = std::stop_source{};
             if (e.what == elector_event::kind::revoked) term_stop.request_stop();
-            events.push_back(std::move(e));
+            try {
+                callbacks.post([this, e = std::move(e)] { deliver(e); });
+            } catch (...) {
+                // The runtime's callback thread could not start: the notification is lost,
+                // the state (and the stop token) is not.
+            }
         }
-        callback_cv.notify_all();
-        timer_cv.notify_all();
-        campaign_cv.notify_all();
     }
 
-    void campaign_loop() {
-        std::unique_lock lk(mu);
-        while (!stop_campaign) {
+    // With mu held, after an input from outside the tick: the timer follows the engine.
+    void rearm() {
+        if (ticking) return;  // the running tick returns the engine's next due time itself
+        if (const auto due = engine.next_due()) timer.arm(*due);
+        else timer.disarm();
+    }
+
+    // The timer's tick: the lease-end step-down, and a round when one is due. The round's I/O
+    // runs here too; a leader bounds it by its lease end, so its own step-down is not late.
+    std::optional<clock_type::time_point> tick() {
+        {
+            std::lock_guard g(mu);
+            ticking = true;
+            const auto now = clock_type::now();
+            engine.expire(now);
+            publish();
             const auto due = engine.next_round_due();
-            if (!due) {
-                campaign_cv.wait(lk);
-                continue;
+            if (!due || now < *due) {
+                ticking = false;
+                return engine.next_due();
             }
-            if (clock_type::now() < *due) {
-                // Woken early by a handoff signal, a resign or stop(): the due time is asked again.
-                campaign_cv.wait_until(lk, *due);
-                continue;
-            }
-            lk.unlock();
-            if (auto hook = detail::election_before_round.load()) hook(selector.options().identity);
-            campaign_round();
-            lk.lock();
         }
+        if (auto hook = detail::election_before_round.load()) hook(selector.options().identity);
+        campaign_round();
+        std::lock_guard g(mu);
+        ticking = false;
+        return engine.next_due();
+    }
+
+    // The reply wait of a round started at `now`: up to the lease end while leading.
+    [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const {
+        const auto end = engine.lease_end();
+        if (!end) return milliseconds::zero();  // the endpoint's command_timeout
+        const auto left = std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now));
+        const auto command = pool.where().command_timeout;
+        return command > milliseconds::zero() ? std::min(left, command) : left;
     }
 
     // One round under round_mu. The engine decides again there whether it is due: a resign()
-    // may have run between the loop's check and round_mu, and the resigner must not win its
-    // own handoff at once (review m1).
+    // may have run since the tick's check, and the resigner must not win its own handoff at
+    // once (review m1).
     void campaign_round() {
         std::lock_guard round(round_mu);
         const auto started = clock_type::now();
+        milliseconds wait{};
         {
             std::lock_guard g(mu);
             const auto cmd = engine.poll(started);
             publish();
             if (cmd != elector_command::campaign) return;
+            wait = reply_timeout(started);
         }
         std::optional<campaign_result> r;
         try {
-            r = selector.campaign_once();
+            r = selector.campaign_once(wait);
         } catch (const std::exception&) {
-            // Transport or server failure: the deadline decides; retry next period.
+            // Transport or server failure: the lease end decides; retry next period.
         }
         std::lock_guard g(mu);
         engine.round_done(clock_type::now(), started, r);
         publish();
-    }
-
-    // Only delivers: a slot may block this thread for as long as it likes.
-    void callback_loop() {
-        std::unique_lock lk(mu);
-        for (;;) {
-            if (!events.empty()) {
-                elector_event e = std::move(events.front());
-                events.pop_front();
-                lk.unlock();
-                deliver(e);
-                lk.lock();
-                continue;
-            }
-            if (stop_callbacks) return;
-            callback_cv.wait(lk);
-        }
-    }
-
-    // Ends a leadership at its lease end. No user code and no I/O run on this thread, so the
-    // step-down (and the stop of leader work) is never later than the deadline plus wake-up.
-    void timer_loop() {
-        std::unique_lock lk(mu);
-        while (!stop_timer) {
-            engine.expire(clock_type::now());
-            publish();
-            if (auto end = engine.lease_end()) timer_cv.wait_until(lk, *end);
-            else timer_cv.wait(lk);
-        }
     }
 
     void deliver(const elector_event& e) noexcept {
@@ -168,6 +165,7 @@ struct leader_elector::impl {
         std::lock_guard g(mu);
         engine.handoff(m.payload);
         publish();
+        rearm();
     }
 
     // Runs the resign script the engine asked for; round_mu must be held.
@@ -179,11 +177,13 @@ struct leader_elector::impl {
             std::lock_guard g(mu);
             engine.resign_failed();
             publish();
+            rearm();
             throw;
         }
         std::lock_guard g(mu);
         engine.resign_done(deleted);
         publish();
+        rearm();
         return deleted;
     }
 
@@ -193,11 +193,13 @@ struct leader_elector::impl {
             std::lock_guard g(mu);
             (void)engine.resign(clock_type::now());
             publish();
+            rearm();
         }
         return send_resign();
     }
 
-    // stop() after the campaign thread is joined: resigns what this candidate may still hold.
+    // After halt(): waits for the round in flight (round_mu), then resigns what this candidate
+    // may still hold.
     void finish_stop() noexcept {
         std::lock_guard round(round_mu);
         elector_command cmd{};
@@ -205,6 +207,7 @@ struct leader_elector::impl {
             std::lock_guard g(mu);
             cmd = engine.stop(clock_type::now());
             publish();
+            rearm();
         }
         if (cmd != elector_command::resign) return;
         try {
@@ -212,21 +215,6 @@ struct leader_elector::impl {
         } catch (...) {
             // Best effort: the selector expires after its term.
         }
-    }
-
-    // The callback thread last, once nothing can queue events any more.
-    void join_timer_and_callbacks() noexcept {
-        {
-            std::lock_guard g(mu);
-            stop_timer = true;
-            stop_callbacks = true;
-            timer_cv.notify_all();
-            callback_cv.notify_all();
-        }
-        if (timer_thread.joinable()) timer_thread.join();
-        if (!callback_thread.joinable()) return;
-        if (callback_thread.get_id() == std::this_thread::get_id()) callback_thread.detach();
-        else callback_thread.join();
     }
 };
 
@@ -237,21 +225,20 @@ leader_elector::~leader_elector() { stop(); }
 
 void leader_elector::start() {
     std::lock_guard life(impl_->lifecycle_mu);
+    {
+        std::lock_guard g(impl_->mu);
+        if (impl_->running) return;
+    }
+    // Followers hear a resign at once through the handoff channel, on the runtime's shared
+    // pub/sub link (it follows a Sentinel-resolved master too). Listened outside mu: the
+    // handler takes mu on the link's reader thread.
+    impl_->handoff = impl_->rt->pubsub(impl_->pool.where())
+                         ->listen(impl_->selector.keys().channel,
+                                  {[this](const pubsub_message& m) { impl_->on_handoff(m); }, {}});
     std::lock_guard g(impl_->mu);
-    if (impl_->running) return;
-    // Followers hear a resign at once through the handoff channel. The subscriber follows a
-    // Sentinel-resolved master too (core subscriber), so this holds for every endpoint kind.
-    impl_->sub = std::make_unique<subscriber>(impl_->pool.where(), [this](const pubsub_message& m) { impl_->on_handoff(m); });
     impl_->running = true;
-    impl_->stop_campaign = false;
-    impl_->stop_callbacks = false;
-    impl_->stop_timer = false;
     impl_->engine.start(clock_type::now());
-    impl_->callback_thread = std::thread([this] { impl_->callback_loop(); });
-    impl_->timer_thread = std::thread([this] { impl_->timer_loop(); });
-    impl_->campaign_thread = std::thread([this] { impl_->campaign_loop(); });
-    // Wait 0: the confirmation is handled on the reader thread, which takes mu (held here).
-    impl_->sub->subscribe({impl_->selector.keys().channel}, std::chrono::milliseconds(0));
+    impl_->rearm();
 }
 
 void leader_elector::stop() noexcept {
@@ -259,16 +246,18 @@ void leader_elector::stop() noexcept {
     {
         std::lock_guard g(impl_->mu);
         if (!impl_->running) return;
-        impl_->stop_campaign = true;
-        impl_->engine.halt();
-        impl_->campaign_cv.notify_all();
+        impl_->engine.halt();  // no round starts from here on
     }
-    if (impl_->campaign_thread.joinable()) impl_->campaign_thread.join();
-    impl_->sub.reset();
+    impl_->handoff.reset();  // waits for a handler running now
     impl_->finish_stop();
-    impl_->join_timer_and_callbacks();
-    std::lock_guard g(impl_->mu);
-    impl_->running = false;
+    {
+        std::lock_guard g(impl_->mu);
+        impl_->running = false;
+        impl_->timer.disarm();
+    }
+    // Every callback queued so far has run when stop() returns (none can be queued later: the
+    // engine is stopped). On the callback thread itself (not allowed, but not a hang) it returns.
+    impl_->callbacks.drain();
 }
 
 bool leader_elector::is_leader() const noexcept {

@@ -71,7 +71,10 @@ master_selector::master_selector(connection_pool& pool, std::string name, electi
     : pool_(pool), name_(std::move(name)), opts_(resolve(name_, opts)),
       keys_(make_election_keys(opts_.prefix, name_)), nonce_(random_token().substr(0, 16)) {}
 
-campaign_result master_selector::campaign_once() {
+campaign_result master_selector::campaign_once() { return campaign_once(std::chrono::milliseconds::zero()); }
+
+// reply_timeout zero: the endpoint's command_timeout (the public overload above).
+campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_timeout) {
     const std::string term = std::to_string(opts_.term.count());
     const std::string floor = std::to_string(max_epoch_.load());
     const std::string epoch_ttl = std::to_string(opts_.epoch_ttl.count());
@@ -83,7 +86,9 @@ campaign_result master_selector::campaign_once() {
     reply out;
     int acks = -1;
     const auto sent_at = std::chrono::steady_clock::now();
-    if (opts_.replicas == 0) {
+    if (opts_.replicas == 0 && reply_timeout > std::chrono::milliseconds::zero()) {
+        out = campaign_script.run_for(*conn, reply_timeout, keys, args);
+    } else if (opts_.replicas == 0) {
         out = campaign_script.run(*conn, keys, args);
     } else {
         // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's

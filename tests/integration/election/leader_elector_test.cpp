@@ -1,6 +1,7 @@
 #include "event_log.hpp"
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 
 #include <latch>
@@ -80,7 +82,8 @@ TEST(LeaderElector, ResignHandsOverWithoutWaitingForARetryPeriod) {
     // Let every follower finish its first round and subscribe.
     ASSERT_TRUE(eventually([&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 1; }); }, 3s));
     std::this_thread::sleep_for(300ms);
-    ASSERT_EQ(srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "handoff").channel}).elements()[1].integer(), 3);
+    // The three electors share their runtime's pub/sub link: one subscription serves them all.
+    ASSERT_EQ(srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "handoff").channel}).elements()[1].integer(), 1);
 
     for (int handoffs = 0; handoffs < 3; ++handoffs) {
         auto old = std::find_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); });
@@ -273,4 +276,46 @@ TEST(LeaderElector, M12_SameIdentityIncarnationsNeverShareALeadership) {
     ASSERT_TRUE(eventually([&] { return restarted.is_leader(); }, 3s));
     EXPECT_GT(restarted.epoch(), first);
     restarted.stop();
+}
+
+namespace {
+std::size_t threads_now() {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+        (void)e;
+        ++n;
+    }
+    return n;
+}
+}  // namespace
+
+// Issue 15: an elector owns no thread. Rounds and deadlines run on the runtime's timer
+// thread, callbacks on its callback thread, the handoff listener on the shared pub/sub link;
+// before, each elector added a campaign, a callback and a deadline thread and a subscriber.
+TEST(LeaderElectorRuntime, TwentyElectorsAddNoThread) {
+    local_server srv;
+    auto rt = redcoord::runtime::create();  // its own runtime: what runs is this test's alone
+    connection_pool pool(srv.endpoint(), {}, rt);
+    std::vector<std::unique_ptr<leader_elector>> e;
+    // The first elector brings the runtime's shared threads up (timer, callbacks, pub/sub).
+    e.push_back(std::make_unique<leader_elector>(pool, "threads", opts("t0", 600ms)));
+    std::atomic<int> elected{0};
+    e.back()->elected.connect([&](std::uint64_t) { ++elected; });
+    e.back()->start();
+    ASSERT_TRUE(eventually([&] { return e[0]->is_leader() && elected == 1; }, 3s));
+    const auto before = threads_now();
+    for (int i = 1; i <= 20; ++i) {
+        e.push_back(std::make_unique<leader_elector>(pool, "threads", opts("t" + std::to_string(i), 600ms)));
+        e.back()->start();
+    }
+    ASSERT_TRUE(eventually([&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 2; }); }, 5s));
+    const auto with_twenty = threads_now();
+    std::cout << "[election] threads: " << before << " with 1 elector started, " << with_twenty << " with 21\n";
+    EXPECT_EQ(with_twenty, before);
+    EXPECT_EQ(std::count_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }), 1);
+    // One subscription for the 21 handoff listeners.
+    EXPECT_EQ(srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "threads").channel}).elements()[1].integer(), 1);
+    e.clear();  // destructors stop and resign; none hangs
+    EXPECT_LE(threads_now(), before);
+    EXPECT_EQ(rt->stats().pubsub_interests, 0u);
 }

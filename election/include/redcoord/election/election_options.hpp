@@ -1,7 +1,6 @@
 #pragma once
 /// @file
-/// Settings of an election and the leadership deadline arithmetic (DESIGN.md §Election,
-/// seed 000 §选举算法).
+/// Settings of an election and the leadership deadline arithmetic.
 
 #include <redcoord/core/keys.hpp>
 
@@ -22,7 +21,7 @@ struct election_options {
     /// default of `<hostname>:<pid>:<8 random hex chars>`. Must not contain CR, LF or NUL.
     std::string identity;
     /// The term: how long a leadership lasts without renewal (the selector key's PEXPIRE, and
-    /// the base of the local deadline). Default 20 s (the seed's). Must be in (0, 1 year]; with
+    /// the base of the local deadline). Default 20 s. Must be in (0, 1 year]; with
     /// the defaults below at least 4 ms; 100 ms is fine for tests on a quiet machine.
     std::chrono::milliseconds term{20000};
     /// How often a candidate campaigns (a leader renews). Zero (the default): term / 3.

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The election runner: campaigns on its own thread, keeps the local leadership deadline and
-/// delivers leadership callbacks in order (DESIGN.md §Election, seed 000 §选举算法).
+/// The election runner: campaigns on the runtime's timer thread, keeps the local leadership
+/// deadline and delivers leadership callbacks in order.
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/election_options.hpp>
@@ -30,23 +30,26 @@ enum class revoke_reason {
 /// "lost", "expired", "resigned", "connection".
 [[nodiscard]] std::string_view to_string(revoke_reason r) noexcept;
 
-/// Campaigns in an election on a background thread and reports leadership.
+/// Campaigns in an election and reports leadership, on the shared threads of its pool's
+/// runtime (redcoord::runtime); the elector itself owns no thread.
 ///
-/// Algorithm: every retry period the campaign thread runs master_selector::campaign_once();
-/// a confirmed round makes (or keeps) this candidate leader until its local deadline
-/// `sent_at + term - drift` (steady clock). A leader whose renewal is not confirmed by then
-/// steps down by itself: is_leader() turns false at the deadline, and `revoked(expired)` (or
-/// `revoked(connection)` when the last round failed on transport or was still unanswered at
-/// the deadline) follows. Followers subscribe
-/// (core `subscriber`) to the election's handoff channel and campaign at once when a leader
-/// resigns.
+/// Algorithm: every retry period a campaign round (master_selector::campaign_once()) runs on the
+/// runtime's timer thread; a confirmed round makes (or keeps) this candidate leader until its
+/// local deadline `sent_at + term - drift` (steady clock). A leader whose renewal is not
+/// confirmed by then steps down by itself: is_leader() turns false at the deadline, and
+/// `revoked(expired)` (or `revoked(connection)` when the last round failed on transport or was
+/// still unanswered at the deadline) follows. A leader's renewal waits for its reply at most
+/// until that deadline. Followers listen to the election's handoff channel (through the
+/// runtime's shared pub/sub link of the endpoint) and campaign at once when a leader resigns.
 ///
 /// Leadership ends by the elector's own state transitions, not by its signals: a leadership's
 /// stop token (current_leadership()) is stopped, under the elector's lock, when a round finds
-/// it lost, on resign()/stop(), and at the local deadline by a dedicated timer thread that runs
-/// neither user code nor I/O. So a slow or throwing slot can delay the *notification*
-/// `revoked`, but never is_leader() turning false or the stop of leader work (client-go cancels
-/// OnStartedLeading's context from its renew loop in the same way).
+/// it lost, on resign()/stop(), and at the local deadline by the elector's timer. So a slow or
+/// throwing slot can delay the *notification* `revoked`, but never is_leader() turning false
+/// or the stop of leader work (client-go cancels OnStartedLeading's context from its renew
+/// loop in the same way). The timer shares the runtime's timer thread: a tick of another
+/// object that is blocked on Redis I/O (bounded by that object's timeouts) can delay the stop
+/// token, never is_leader(), epoch() or current_leadership(), which read the clock themselves.
 ///
 /// Epochs: a new leadership's epoch is max(counter + 1, the server's TIME in microseconds, the
 /// highest epoch this candidate has seen + 1) (see master_selector), so it is strictly greater
@@ -58,16 +61,20 @@ enum class revoke_reason {
 /// elected by a promoted replica may act while the old leader's deadline still runs. Use
 /// `noeviction` or a `volatile-*` policy and `replicas >= 1` where epochs fence writes.
 ///
-/// Threads: one campaign thread, one callback thread, one deadline timer thread, and the
-/// handoff subscriber's reader. Nothing runs until start(). The destructor calls stop().
+/// Threads: none of its own. Rounds and the deadline run on `pool.runtime()`'s timer thread,
+/// callbacks on its callback thread, the handoff listener on its pub/sub reader. Nothing runs
+/// until start(). The destructor calls stop().
 ///
-/// Callbacks: the signals below are delivered on ONE callback thread owned by the elector, in
-/// the order the events happened, never concurrently; `revoked` only ever follows an
-/// `elected` of the same leadership. A callback may call is_leader(), epoch() and
-/// last_known_leader(), but must not call start(), stop(), resign() or destroy the elector.
-/// An exception escaping a slot is swallowed by the elector; as in Boost.Signals2, it skips the
-/// later slots of that one signal invocation, never later events. Disconnecting a slot does not
-/// wait for a call of it already running: stop() the elector before destroying what slots use.
+/// Callbacks: the signals below are delivered on the runtime's callback thread, through a
+/// strand of this elector: in the order the events happened, one at a time, never
+/// concurrently; `revoked` only ever follows an `elected` of the same leadership. The thread is
+/// shared with the other objects of the runtime, so a slot that blocks delays their callbacks
+/// too (long work belongs on the application's threads, e.g. leader_task). A callback may call
+/// is_leader(), epoch() and last_known_leader(), but must not call start(), stop(), resign()
+/// or destroy the elector. An exception escaping a slot is swallowed by the elector; as in
+/// Boost.Signals2, it skips the later slots of that one signal invocation, never later events.
+/// Disconnecting a slot does not wait for a call of it already running: stop() the elector
+/// before destroying what slots use.
 ///
 /// Thread-safety: every member function may be called from any thread (except as above).
 class leader_elector {
@@ -75,22 +82,24 @@ public:
     /// Validates the settings; does not connect or start threads.
     /// @throws invalid_argument for a bad name or options (see resolve()).
     leader_elector(connection_pool& pool, std::string name, election_options opts = {});
-    /// stop(): resigns if leading and joins every thread. Never throws.
+    /// stop(): resigns if leading; returns once no tick, callback or handoff handler of this
+    /// elector runs. Never throws.
     ~leader_elector();
     leader_elector(const leader_elector&) = delete;
     leader_elector& operator=(const leader_elector&) = delete;
 
-    /// Starts the campaign, callback and deadline threads and the handoff subscriber (for a
-    /// Sentinel endpoint it follows the current master); the first round runs at once. Calling
-    /// it while running does nothing; after stop() it starts again. Does not wait for the
-    /// server. Serialised with stop().
-    /// @throws std::system_error when a thread cannot be started.
+    /// Starts campaigning on the runtime's timer thread and listens to the handoff channel (for
+    /// a Sentinel endpoint the runtime's link follows the current master); the first round runs
+    /// at once. Calling it while running does nothing; after stop() it starts again. Does not
+    /// wait for the server. Serialised with stop().
+    /// @throws std::system_error when a runtime thread cannot be started.
     void start();
-    /// Stops campaigning, resigns if leading (best effort, errors swallowed), delivers the
-    /// remaining callbacks and joins all threads. Blocks at most for a round in flight plus the
-    /// resign (each bounded by the endpoint's connect and command timeouts). Never throws.
+    /// Stops campaigning, resigns if leading (best effort, errors swallowed) and delivers the
+    /// remaining callbacks: once it returns, no callback of this elector runs (until a new
+    /// start()). Blocks at most for a round in flight plus the resign (each bounded by the
+    /// endpoint's connect and command timeouts) and the callbacks already queued. Never throws.
     /// Concurrent calls (e.g. the destructor and a shutdown thread) are serialised: each returns
-    /// once the elector is stopped, and the threads are joined exactly once.
+    /// once the elector is stopped.
     void stop() noexcept;
 
     /// A leadership as seen at one instant: its epoch and a token that is stopped when it ends.
@@ -99,9 +108,9 @@ public:
         std::uint64_t epoch = 0;
         /// Stopped when this leadership ends: lost, resigned, stopped, or at its local deadline
         /// (steady clock), whatever the signals' slots do. std::stop_callback functions
-        /// registered on it may run on an elector thread with the elector's lock held: they must
-        /// not call this elector and should only hand the news on (request another stop,
-        /// notify a condition variable).
+        /// registered on it may run on the runtime's timer or pub/sub thread, or in a call of
+        /// resign()/stop(), with the elector's lock held: they must not call this elector and
+        /// should only hand the news on (request another stop, notify a condition variable).
         std::stop_token stop;
     };
     /// The current leadership, read atomically (epoch and token of the same leadership). Leader

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// One candidate's single campaign round of the hardened master_selector election (seed 000
-/// §选举算法, hardened as DESIGN.md §Election lists).
+/// One candidate's single campaign round of the hardened master_selector election: a counter
+/// hash with an expiry, renewed only by its holder.
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/election_options.hpp>
@@ -28,7 +28,7 @@ struct campaign_result {
     /// Strictly greater for every new leadership (see master_selector for the caveats); in
     /// practice about the server's clock in microseconds when the leadership began.
     std::uint64_t epoch = 0;
-    /// The selector's counter after this round's increment (the seed's master_selector value).
+    /// The selector's counter after this round's increment (the master_selector value).
     std::int64_t round = 0;
     /// Identity of the current holder (nullopt when the server reported none).
     std::optional<std::string> holder;
@@ -44,7 +44,7 @@ struct campaign_result {
 /// sets the PEXPIRE of the term right after that increment and before any step that can fail
 /// (Redis does not roll a script back on a runtime error, so not even a corrupt epoch key can
 /// leave a selector without expiry), and checks the recorded holder. Only the holder's rounds
-/// refresh the term, so a live leader keeps winning (the seed's re-election preference) and a
+/// refresh the term, so a live leader keeps winning (re-election preference) and a
 /// leader that was paused past its term cannot take back a selector another candidate holds.
 ///
 /// The holder is this candidate's identity plus a random nonce of this master_selector object
@@ -86,6 +86,12 @@ public:
     ///         counter that is not an integer, or an epoch that would reach 2^53. The selector
     ///         keeps (or gets) its expiry in every case.
     [[nodiscard]] campaign_result campaign_once();
+    /// The same, with the script's reply awaited up to `reply_timeout` (milliseconds; zero: the
+    /// endpoint's command_timeout) when `replicas` == 0 (with replicas the WAIT rule above
+    /// applies unchanged). A leader bounds its renewal by its lease end this way:
+    /// an answer after that confirms nothing it could still use in time.
+    /// @throws as campaign_once(); timeout_error when the reply does not come in time.
+    [[nodiscard]] campaign_result campaign_once(std::chrono::milliseconds reply_timeout);
 
     /// Deletes the selector if this candidate (identity and this object's nonce) holds it and
     /// publishes a handoff signal (payload: this identity) on the election's channel, both in
