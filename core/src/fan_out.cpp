@@ -175,11 +175,10 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     if ((!stopped || opts.tuning.detach || opts.tuning.reach_all) && !need_connect.empty()) {
         std::vector<std::string> connect_error(n);
         std::vector<node_result::status> connect_failure(n, node_result::status::connection_failed);
-        // Zero when round 1 used the whole deadline: the connect is still started, for the next round.
-        const auto left = time_left(deadline);
+        // Zero once the deadline has passed: the connect is still started (prepare), for the next round.
         auto dial = [&](std::size_t i) noexcept {
             try {
-                io[i].lease = detail::pool_access::borrow_bounded(*pools[i], left);
+                io[i].lease = detail::pool_access::borrow_bounded(*pools[i], time_left(deadline));
             } catch (const detail::still_connecting& e) {
                 connect_error[i] = e.what();
                 connect_failure[i] = node_result::status::connecting;
@@ -195,26 +194,10 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                 connect_error[i] = "unknown failure while connecting";
             }
         };
-        {
-            std::vector<std::thread> dialers;
-            // Joined on every exit: a joinable std::thread destroyed during unwinding terminates.
-            struct join_all {
-                std::vector<std::thread>& ts;
-                ~join_all() {
-                    for (auto& t : ts)
-                        if (t.joinable()) t.join();
-                }
-            } joiner{dialers};
-            dialers.reserve(need_connect.size());
-            for (auto i : need_connect) {
-                try {
-                    dialers.emplace_back(dial, i);
-                } catch (const std::system_error& e) {
-                    // Out of threads: this node is not tried (unlock() is noexcept and lands here).
-                    connect_error[i] = std::string("cannot start a connect thread: ") + e.what();
-                }
-            }
-        }
+        // Every needed connect starts at once in its pool's background dial; the waits
+        // below then overlap (all end by the same deadline), with no thread of the round's own.
+        for (auto i : need_connect) detail::pool_access::prepare(*pools[i]);
+        for (auto i : need_connect) dial(i);
         for (auto i : need_connect) {
             if (io[i].lease) send(i);
             else finish_failed(i, connect_failure[i], connect_error[i]);

@@ -348,28 +348,45 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             if (s.last_connect_timed_out) throw timeout_error(why);
             throw connection_error(why);
         }
-        // Dial in the background with the whole connect_timeout, not what is left of `within`:
-        // on a loaded host a connect + handshake can outlast a 50 ms round, and a dial cut
-        // short would be retried, and cut short, on every round.
-        std::thread done = std::move(s.dialer);  // an earlier dial, already finished (not dialing)
-        ++s.open;
-        ++s.counters.in_use;
-        try {
-            s.dialer = std::thread([st = &s] { st->dial_in_background(); });
-        } catch (const std::system_error& e) {
-            --s.open;
-            --s.counters.in_use;
-            s.dialer = std::move(done);
-            throw connection_error("cannot start a connect thread for " + s.ep.to_string() + ": " + e.what());
-        }
-        s.dialing = true;
-        s.dial_started = std::chrono::steady_clock::now();
+        start_dial(lk);
         waiting_for = s.dials_done;
-        if (done.joinable()) {
-            lk.unlock();
-            done.join();  // it has ended already: only its exit is waited for
-            lk.lock();
-        }
+    }
+}
+
+void connection_pool::start_dial(std::unique_lock<std::mutex>& lk) {
+    auto& s = *state_;
+    // Dial in the background with the whole connect_timeout, not what is left of a round:
+    // on a loaded host a connect + handshake can outlast a 50 ms round, and a dial cut short
+    // would be retried, and cut short, on every round.
+    std::thread done = std::move(s.dialer);  // an earlier dial, already finished (not dialing)
+    ++s.open;
+    ++s.counters.in_use;
+    try {
+        s.dialer = std::thread([st = &s] { st->dial_in_background(); });
+    } catch (const std::system_error& e) {
+        --s.open;
+        --s.counters.in_use;
+        s.dialer = std::move(done);
+        throw connection_error("cannot start a connect thread for " + s.ep.to_string() + ": " + e.what());
+    }
+    s.dialing = true;
+    s.dial_started = std::chrono::steady_clock::now();
+    if (done.joinable()) {
+        lk.unlock();
+        done.join();  // it has ended already: only its exit is waited for
+        lk.lock();
+    }
+}
+
+void connection_pool::prepare() noexcept {
+    auto& s = *state_;
+    std::unique_lock lk(s.mu);
+    if (!s.idle.empty() || s.dialing || s.open >= s.opts.max_size || std::chrono::steady_clock::now() < s.retry_after)
+        return;
+    try {
+        start_dial(lk);
+    } catch (...) {
+        // Out of threads: borrow_bounded() reports it when the round gets there.
     }
 }
 

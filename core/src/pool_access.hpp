@@ -20,6 +20,7 @@ struct pool_access {
     static pooled_connection borrow_bounded(connection_pool& p, std::chrono::milliseconds within) {
         return p.borrow_bounded(within);
     }
+    static void prepare(connection_pool& p) noexcept { p.prepare(); }
     static void reply_error_seen(connection_pool& p, connection& c, const reply_error& e) noexcept {
         p.reply_error_seen(c, e);
     }

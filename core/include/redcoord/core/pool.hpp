@@ -146,6 +146,11 @@ private:
     // dead one).
     pooled_connection take_idle() noexcept;
     pooled_connection borrow_bounded(std::chrono::milliseconds within);
+    // Starts the background dial when a borrow_bounded() would (no idle connection, a free
+    // slot, no dial running, no backoff), without waiting: a fan-out prepares every node it
+    // needs first, so their connects overlap while it then waits for each in turn.
+    void prepare() noexcept;
+    void start_dial(std::unique_lock<std::mutex>& lk);
     // Called with each error reply a pool-level call (command(), script::run(pool)) got on
     // `c`, a connection of this pool: a READONLY drops `c` and the idle connections and, with
     // Sentinel, reports the address to the resolver.
