@@ -1,0 +1,226 @@
+// bench_runtime: what a process pays per waiting lock object, with the runtime shared.
+//   value waiters1000_threads                 extra threads, 1,000 distributed_lock waiters (callers not counted)
+//   value waiters1000_connections             extra server connections for the same
+//   value waiters1000_rss_kib_per_waiter      resident memory per waiting lock object
+//   value redlock5_waiters1000_threads        the same three for redlock over 5 masters
+//   value redlock5_waiters1000_connections_per_node
+//   value redlock5_waiters1000_rss_kib_per_waiter
+//   value wake_after_release_p50_us           1,000 waiters on 1,000 resources: release one, until its waiter holds it
+//   value lock_handoff_p50_us                 the same with a single waiter, this run
+//   ratio wake_after_release_vs_handoff       the first over the second (goal <= 1.5)
+// Each waiter is a thread blocked in acquire() on a resource that a holder (created before
+// the baseline) holds. The baseline is taken with the 1,000 caller threads already started
+// and parked, so their own stacks are not charged to the lock objects.
+#include "common.hpp"
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/redlock.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+using redcoord::testing::local_server;
+
+namespace {
+
+constexpr int waiters = 1000;
+
+long threads_now() {
+    long n = 0;
+    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+
+double rss_kib() {
+    std::ifstream f("/proc/self/statm");
+    long size = 0, resident = 0;
+    f >> size >> resident;
+    return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / 1024.0;
+}
+
+long long clients(const local_server& s) {
+    const auto info = s.command({"INFO", "clients"}).text();
+    const auto at = info.find("connected_clients:");
+    return std::stoll(info.substr(at + 18)) - 1;  // not the INFO's own connection
+}
+
+long long channels(const local_server& s) { return static_cast<long long>(s.command({"PUBSUB", "CHANNELS", "*"}).elements().size()); }
+
+// A lock of either kind, as the bench uses it.
+struct lockish {
+    std::function<bool(std::chrono::milliseconds)> acquire;
+    std::function<void()> release;
+};
+
+struct figures {
+    long threads = 0;
+    long long connections = 0;  // the largest increase over the nodes
+    double rss_kib_per_waiter = 0;
+    double wake_p50_us = 0;
+};
+
+// Holders take every resource, callers park, baseline; then each caller makes its own lock
+// object and blocks in acquire(); figures; then the holders release one by one, each timed
+// until its waiter holds.
+figures measure(const std::vector<local_server*>& nodes, const std::function<lockish(int)>& make_holder,
+                const std::function<lockish(int)>& make_waiter, int wakes) {
+    std::vector<lockish> holders;
+    for (int i = 0; i < waiters; ++i) {
+        holders.push_back(make_holder(i));
+        if (!holders.back().acquire(0ms)) throw std::runtime_error("holder could not take its resource");
+    }
+    std::mutex mu;
+    std::condition_variable cv;
+    bool go = false;
+    std::vector<std::int64_t> held_at(waiters, 0);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < waiters; ++i) {
+        callers.emplace_back([&, i] {
+            {
+                std::unique_lock l(mu);
+                cv.wait(l, [&] { return go; });
+            }
+            auto lock = make_waiter(i);
+            if (lock.acquire(120s)) {
+                held_at[i] = clock_type::now().time_since_epoch().count();
+                lock.release();
+            }
+        });
+    }
+    std::this_thread::sleep_for(300ms);
+    const long t0 = threads_now();
+    const double r0 = rss_kib();
+    std::vector<long long> c0;
+    for (auto* n : nodes) c0.push_back(clients(*n));
+    {
+        std::lock_guard l(mu);
+        go = true;
+    }
+    cv.notify_all();
+    // Ready when every waiter listens for its release (one channel each) and the burst of
+    // first attempts is over.
+    const auto until = clock_type::now() + 60s;
+    while (channels(*nodes[0]) < waiters && clock_type::now() < until) std::this_thread::sleep_for(20ms);
+    std::this_thread::sleep_for(1s);
+    figures f;
+    f.threads = threads_now() - t0;
+    f.rss_kib_per_waiter = (rss_kib() - r0) / waiters;
+    for (std::size_t k = 0; k < nodes.size(); ++k) f.connections = std::max(f.connections, clients(*nodes[k]) - c0[k]);
+    std::fprintf(stderr, "  %ld threads, %lld connections (largest per node), %.1f KiB per waiter\n", f.threads,
+                 f.connections, f.rss_kib_per_waiter);
+    std::vector<double> wake_us;
+    for (int i = 0; i < waiters; ++i) {
+        const auto t = clock_type::now().time_since_epoch().count();
+        holders[i].release();
+        if (i < wakes) {
+            while (held_at[i] == 0 && clock_type::now().time_since_epoch().count() - t < 5'000'000'000LL)
+                std::this_thread::yield();
+            if (held_at[i] != 0) wake_us.push_back(static_cast<double>(held_at[i] - t) / 1000.0);
+        }
+    }
+    for (auto& c : callers) c.join();
+    f.wake_p50_us = redcoord::bench::percentile(wake_us, 50);
+    return f;
+}
+
+// One waiter, one holder, released `n` times: the single-waiter hand-off of the same method.
+double single_handoff_p50_us(local_server& node, int n) {
+    redcoord::connection_pool pool(node.endpoint());
+    std::vector<double> us;
+    for (int i = 0; i < n; ++i) {
+        redcoord::distributed_lock holder(pool, "bench:handoff", {.ttl = 60s});
+        if (!holder.acquire(0ms)) throw std::runtime_error("handoff holder failed");
+        std::atomic<std::int64_t> held_at{0};
+        std::thread waiter([&] {
+            redcoord::distributed_lock lock(pool, "bench:handoff", {.ttl = 60s});
+            if (lock.acquire(10s)) {
+                held_at = clock_type::now().time_since_epoch().count();
+                lock.release();
+            }
+        });
+        // The waiter waits once it listens for the release (a subscribed channel).
+        const auto until = clock_type::now() + 5s;
+        while (channels(node) < 1 && clock_type::now() < until) std::this_thread::sleep_for(1ms);
+        std::this_thread::sleep_for(5ms);
+        const auto t = clock_type::now().time_since_epoch().count();
+        holder.release();
+        waiter.join();
+        if (held_at != 0) us.push_back(static_cast<double>(held_at - t) / 1000.0);
+        // The next waiter must not be taken for waiting by this one's subscription.
+        const auto gone = clock_type::now() + 5s;
+        while (channels(node) > 0 && clock_type::now() < gone) std::this_thread::sleep_for(1ms);
+    }
+    return redcoord::bench::percentile(us, 50);
+}
+
+}  // namespace
+
+int main(int, char**) {
+    std::vector<std::unique_ptr<local_server>> servers;
+    std::vector<local_server*> nodes;
+    for (int i = 0; i < 5; ++i) {
+        servers.push_back(std::make_unique<local_server>());
+        nodes.push_back(servers.back().get());
+    }
+    using redcoord::bench::print_ratio;
+    using redcoord::bench::print_value;
+
+    const double handoff = single_handoff_p50_us(*nodes[0], 200);
+
+    std::fprintf(stderr, "distributed_lock, %d waiters:\n", waiters);
+    figures single;
+    {
+        redcoord::connection_pool holder_pool(nodes[0]->endpoint());
+        redcoord::connection_pool pool(nodes[0]->endpoint());  // the waiters' pool, as a service would have one
+        auto kind = [](redcoord::connection_pool& p, int i) {
+            auto l = std::make_shared<redcoord::distributed_lock>(p, "bench:r" + std::to_string(i),
+                                                                  redcoord::lock_options{.ttl = 120s});
+            return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); }, [l] { l->release(); }};
+        };
+        single = measure({nodes[0]}, [&](int i) { return kind(holder_pool, i); }, [&](int i) { return kind(pool, i); }, 200);
+    }
+    print_value("waiters1000_threads", static_cast<double>(single.threads), "threads");
+    print_value("waiters1000_connections", static_cast<double>(single.connections), "connections");
+    print_value("waiters1000_rss_kib_per_waiter", single.rss_kib_per_waiter, "KiB");
+    print_value("wake_after_release_p50_us", single.wake_p50_us, "us");
+    print_value("lock_handoff_p50_us", handoff, "us");
+    print_ratio("wake_after_release_vs_handoff", handoff > 0 ? single.wake_p50_us / handoff : 0.0);
+
+    std::fprintf(stderr, "redlock over 5 masters, %d waiters:\n", waiters);
+    figures five;
+    {
+        std::vector<std::unique_ptr<redcoord::connection_pool>> holder_pools, pools;
+        std::vector<redcoord::connection_pool*> hp, wp;
+        for (auto* n : nodes) {
+            holder_pools.push_back(std::make_unique<redcoord::connection_pool>(n->endpoint()));
+            pools.push_back(std::make_unique<redcoord::connection_pool>(n->endpoint()));
+            hp.push_back(holder_pools.back().get());
+            wp.push_back(pools.back().get());
+        }
+        auto kind = [](const std::vector<redcoord::connection_pool*>& p, int i) {
+            auto l = std::make_shared<redcoord::redlock>(p, "bench:q" + std::to_string(i), redcoord::redlock_options{.ttl = 120s});
+            return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); }, [l] { l->release(); }};
+        };
+        five = measure(nodes, [&](int i) { return kind(hp, i); }, [&](int i) { return kind(wp, i); }, 200);
+    }
+    print_value("redlock5_waiters1000_threads", static_cast<double>(five.threads), "threads");
+    print_value("redlock5_waiters1000_connections_per_node", static_cast<double>(five.connections), "connections");
+    print_value("redlock5_waiters1000_rss_kib_per_waiter", five.rss_kib_per_waiter, "KiB");
+    print_value("redlock5_wake_after_release_p50_us", five.wake_p50_us, "us");
+    return 0;
+}
