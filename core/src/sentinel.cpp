@@ -3,6 +3,7 @@
 #include "sentinel_resolve.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/sentinel.hpp>
@@ -69,12 +70,12 @@ struct sentinel_resolver::impl {
     std::vector<endpoint> sentinel_eps;
     std::vector<std::unique_ptr<connection_pool>> pools;  // one small pool per sentinel
 
-    mutable std::mutex mu;  // guards engine, notifications_started, subs
-    std::condition_variable cv;
-    std::optional<detail::sentinel_resolve> engine;
-    bool notifications_started = false;
+    mutable detail::mutex mu;
+    std::condition_variable cv;  // a round ended, or the master or a suspect changed
+    std::optional<detail::sentinel_resolve> engine REDCOORD_GUARDED_BY(mu);
+    bool notifications_started REDCOORD_GUARDED_BY(mu) = false;
     // Declared last: destroyed (threads joined) before anything their handlers touch.
-    std::vector<std::unique_ptr<subscriber>> subs;
+    std::vector<std::unique_ptr<subscriber>> subs REDCOORD_GUARDED_BY(mu);
 
     void announce(const detail::master_change& ch) noexcept {
         if (!ch) return;
@@ -90,14 +91,14 @@ struct sentinel_resolver::impl {
         if (!to) return;
         detail::master_change ch;
         {
-            std::lock_guard lk(mu);
+            detail::lock_guard lk(mu);
             ch = engine->announced(*to);
         }
         cv.notify_all();
         announce(ch);
     }
 
-    void start_notifications_locked() {
+    void start_notifications_locked() REDCOORD_REQUIRES(mu) {
         if (notifications_started || !opts.follow_notifications) return;
         notifications_started = true;
         for (auto& sep : sentinel_eps) {
@@ -146,11 +147,11 @@ struct sentinel_resolver::impl {
         throw sentinel_unreachable(v.message);
     }
 
-    host_port master(milliseconds wait) {
+    host_port master(milliseconds wait) REDCOORD_EXCLUDES(mu) {
         using step = detail::sentinel_resolve::step::kind;
         using verdict = detail::sentinel_resolve::verdict::kind;
         const auto deadline = deadline_after(wait);
-        std::unique_lock lk(mu);
+        detail::unique_lock lk(mu);
         start_notifications_locked();
         for (;;) {
             const auto s = engine->next(clock_type::now(), deadline);
@@ -158,7 +159,7 @@ struct sentinel_resolver::impl {
                 case step::use:
                     return s.addr;
                 case step::wait:
-                    cv.wait_until(lk, s.until);
+                    cv.wait_until(lk.native(), s.until);
                     continue;
                 case step::round_timeout:
                     throw timeout_error("no answer from the sentinels of " + ep.to_string() + " within " +
@@ -171,25 +172,34 @@ struct sentinel_resolver::impl {
                 case step::ask:
                     break;
             }
+            // This caller runs the round; the lock is not held during its I/O.
+            std::exception_ptr err;
+            std::vector<detail::master_answer> answers;
             lk.unlock();
-            detail::sentinel_resolve::verdict v;
             try {
-                auto answers = ask_sentinels();
-                lk.lock();
+                answers = ask_sentinels();
+            } catch (...) {
+                err = std::current_exception();
+            }
+            lk.lock();
+            detail::sentinel_resolve::verdict v;
+            if (!err) {
                 v = engine->answers(answers, clock_type::now());
                 if (v.what == verdict::need_promoted) {
+                    std::vector<host_port> promoted;
                     lk.unlock();
-                    auto promoted = ask_promoted();
+                    try {
+                        promoted = ask_promoted();
+                    } catch (...) {
+                        err = std::current_exception();
+                    }
                     lk.lock();
-                    v = engine->promoted(promoted, clock_type::now());
+                    if (!err) v = engine->promoted(promoted, clock_type::now());
                 }
-            } catch (const std::exception& e) {
-                if (!lk.owns_lock()) lk.lock();
-                engine->abort(clock_type::now(), e.what());
-                cv.notify_all();
-                throw;
             }
+            if (err) engine->abort(clock_type::now(), what(err));
             cv.notify_all();
+            if (err) std::rethrow_exception(err);
             if (v.what != verdict::chosen) fail(v);
             lk.unlock();
             announce(v.change);
@@ -197,19 +207,29 @@ struct sentinel_resolver::impl {
         }
     }
 
-    bool accept(const host_port& addr, const std::optional<std::string>& role) const {
-        std::lock_guard lk(mu);
+    static std::string what(const std::exception_ptr& e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            return x.what();
+        } catch (...) {
+            return "unknown error";
+        }
+    }
+
+    bool accept(const host_port& addr, const std::optional<std::string>& role) const REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
         return engine->accept(addr, role);
     }
 
-    void confirm(const host_port& hp) {
-        std::lock_guard lk(mu);
+    void confirm(const host_port& hp) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
         engine->confirm(hp);
     }
 
-    void report_failure(const host_port& hp) noexcept {
+    void report_failure(const host_port& hp) noexcept REDCOORD_EXCLUDES(mu) {
         try {
-            std::lock_guard lk(mu);
+            detail::lock_guard lk(mu);
             engine->report_failure(hp, clock_type::now());
         } catch (...) {
         }
@@ -238,6 +258,7 @@ sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts) : 
         m.sentinel_eps.push_back(s);
         m.pools.push_back(std::make_unique<connection_pool>(s, pool_options{.max_size = 4, .borrow_timeout = opts.query_timeout}));
     }
+    detail::lock_guard lk(m.mu);  // not shared yet; taken for the analysis
     m.engine.emplace(detail::resolve_timing{opts.backoff_min, opts.backoff_max}, m.ep.sentinels, m.ep.to_string(),
                      m.ep.service);
 }
@@ -246,7 +267,7 @@ sentinel_resolver::~sentinel_resolver() {
     // Join the notification readers first: their handlers use this object.
     std::vector<std::unique_ptr<subscriber>> subs;
     {
-        std::lock_guard lk(impl_->mu);
+        detail::lock_guard lk(impl_->mu);
         subs.swap(impl_->subs);
     }
     subs.clear();
@@ -256,7 +277,7 @@ host_port sentinel_resolver::master(milliseconds wait) { return impl_->master(wa
 host_port sentinel_resolver::master() { return impl_->master(impl_->ep.connect_timeout); }
 
 std::optional<host_port> sentinel_resolver::cached_master() const {
-    std::lock_guard lk(impl_->mu);
+    detail::lock_guard lk(impl_->mu);
     return impl_->engine->current();
 }
 
@@ -340,12 +361,12 @@ std::vector<host_port> sentinel_resolver::replicas() {
 }
 
 std::uint64_t sentinel_resolver::rounds() const {
-    std::lock_guard lk(impl_->mu);
+    detail::lock_guard lk(impl_->mu);
     return impl_->engine->rounds();
 }
 
 std::uint64_t sentinel_resolver::switches() const {
-    std::lock_guard lk(impl_->mu);
+    detail::lock_guard lk(impl_->mu);
     return impl_->engine->switches();
 }
 

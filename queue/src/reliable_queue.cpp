@@ -1,6 +1,7 @@
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/runtime.hpp>
@@ -113,8 +114,9 @@ struct reliable_queue::impl {
     std::array<std::uint8_t, 8> id_prefix{};
     std::atomic<std::uint64_t> id_counter{0};
 
-    mutable std::mutex mu;         // guards lease
-    detail::consumer_lease lease;
+    mutable detail::mutex mu;
+    // Every lease decision; reached only through locked().
+    detail::consumer_lease lease REDCOORD_GUARDED_BY(mu);
 
     // Held so the runtime outlives the upkeep timer (declared before it).
     std::shared_ptr<redcoord::runtime> rt;
@@ -138,10 +140,16 @@ struct reliable_queue::impl {
     std::string processing_key(const std::string& id) const { return processing_prefix + id; }
     std::string heartbeat_key(const std::string& id) const { return heartbeat_prefix + id; }
 
+    // Runs f(lease) with mu held. No I/O happens inside.
     template <class F>
-    auto locked(F&& f) const {
-        std::lock_guard lk(mu);
-        return f();
+    auto locked(F&& f) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        return f(lease);
+    }
+    template <class F>
+    auto locked(F&& f) const REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        return f(lease);
     }
 
     void start_consumer();
@@ -185,7 +193,7 @@ reliable_queue::~reliable_queue() {
 }
 
 std::string reliable_queue::consumer_id() const {
-    return impl_->locked([&] { return impl_->lease.current().id; });
+    return impl_->locked([](const detail::consumer_lease& l) { return l.current().id; });
 }
 std::string reliable_queue::processing_key() const { return impl_->processing_key(consumer_id()); }
 const std::string& reliable_queue::key() const noexcept { return impl_->ready_key; }
@@ -262,15 +270,15 @@ void reliable_queue::impl::start_consumer() {
         // A processing list under our id already (a previous process with this consumer id
         // died less than a lease ago) holds nothing this object handed out: return it now
         // rather than adopting it silently, then register.
-        const auto me = locked([&] { return lease.starting(); });
+        const auto me = locked([](detail::consumer_lease& l) { return l.starting(); });
         auto c = pool.borrow();
         release(*c, me.id);
         heartbeat(*c, me.who, me.id);
     }
-    if (lease.timing().recover_on_start) (void)recover();
-    const auto due = locked([&] {
-        lease.started(clock_type::now());
-        return lease.next_due();
+    if (opts.recover_on_start) (void)recover();
+    const auto due = locked([](detail::consumer_lease& l) {
+        l.started(clock_type::now());
+        return l.next_due();
     });
     upkeep = std::make_unique<detail::timer>(rt->timers(), [this] { return upkeep_tick(); });
     if (due) upkeep->arm(*due);
@@ -284,7 +292,7 @@ void reliable_queue::impl::heartbeat(connection& c, lease_ref who, const std::st
     const bool intact = e.at(0).integer() == 0 && e.at(1).integer() == 1;
     // The server dropped the lease before the bound we computed (volatile-* eviction, a clock
     // step, a manual DEL): the engine stops trusting its bound for plain moves (Q4).
-    if (locked([&] { return lease.renewed(who, sent, intact); })) lease_losses.fetch_add(1);
+    if (locked([&](detail::consumer_lease& l) { return l.renewed(who, sent, intact); })) lease_losses.fetch_add(1);
 }
 
 void reliable_queue::impl::register_after_move(connection& c, lease_ref who, const std::string& id) noexcept {
@@ -300,7 +308,7 @@ void reliable_queue::impl::register_after_move(connection& c, lease_ref who, con
 // One run of the upkeep on the runtime's timer thread: the heartbeats and recovery the
 // engine says are due. Each command is bounded by the endpoint's timeouts.
 std::optional<clock_type::time_point> reliable_queue::impl::upkeep_tick() {
-    const auto work = locked([&] { return lease.tick(clock_type::now()); });
+    const auto work = locked([](detail::consumer_lease& l) { return l.tick(clock_type::now()); });
     try {
         if (!work.renew.empty()) {
             auto c = pool.borrow();
@@ -312,7 +320,7 @@ std::optional<clock_type::time_point> reliable_queue::impl::upkeep_tick() {
         // our acks then report false. Keep trying.
         hb_failures.fetch_add(1);
     }
-    return locked([&] { return lease.next_due(); });
+    return locked([](detail::consumer_lease& l) { return l.next_due(); });
 }
 
 std::optional<delivery> reliable_queue::pop(milliseconds timeout) { return pop(timeout, std::stop_token{}); }
@@ -320,8 +328,8 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout) { return pop(t
 std::optional<delivery> reliable_queue::pop(milliseconds timeout, std::stop_token stop) {
     auto& m = *impl_;
     m.start_consumer();
-    auto t = m.locked([&] { return m.lease.begin_pop(clock_type::now(), timeout); });
-    auto end = [&](detail::pop_end how) { m.locked([&] { m.lease.end_pop(t, how); }); };
+    auto t = m.locked([&](detail::consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); });
+    auto end = [&](detail::pop_end how) { m.locked([&](detail::consumer_lease& l) { l.end_pop(t, how); }); };
     try {
         auto d = m.pop_as(t, stop);
         end(d ? detail::pop_end::delivered : detail::pop_end::empty);
@@ -340,7 +348,9 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
     const auto cmd_timeout = c->where().command_timeout;
     const std::string pkey = processing_key(t.id), hkey = heartbeat_key(t.id);
     for (;;) {
-        const auto plan = locked([&] { return lease.plan_move(t, clock_type::now(), stop.stop_requested(), cmd_timeout); });
+        const auto plan = locked([&](detail::consumer_lease& l) {
+            return l.plan_move(t, clock_type::now(), stop.stop_requested(), cmd_timeout);
+        });
         if (plan.kind == detail::move_kind::none) return std::nullopt;
         const auto sent = clock_type::now();
         reply r;
@@ -375,8 +385,10 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
             }
         }
         const bool moved = !r.is_nil() && !r.is_error();
-        if (locked([&] { return lease.moved(t, plan.kind, sent, clock_type::now(), renewal_ok, moved); }))
-            register_after_move(*c, t.who, t.id);
+        const bool renew_now = locked([&](detail::consumer_lease& l) {
+            return l.moved(t, plan.kind, sent, clock_type::now(), renewal_ok, moved);
+        });
+        if (renew_now) register_after_move(*c, t.who, t.id);
         if (r.is_error()) throw reply_error(r.text());
         if (moved) {
             delivery d;
@@ -390,8 +402,10 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
 
 template <class F>
 auto reliable_queue::impl::settling(const delivery& d, F&& f) {
-    auto t = locked([&] { return lease.begin_settle(d.consumer, clock_type::now()); });
-    auto step = [&](detail::settle_attempt what) { return locked([&] { return lease.settle(t, what, clock_type::now()); }); };
+    auto t = locked([&](detail::consumer_lease& l) { return l.begin_settle(d.consumer, clock_type::now()); });
+    auto step = [&](detail::settle_attempt what) {
+        return locked([&](detail::consumer_lease& l) { return l.settle(t, what, clock_type::now()); });
+    };
     for (;;) {
         // Failures before the command was sent (no connection, a refused handshake) and
         // error replies both leave the server unchanged: the message is still ours to settle.
@@ -505,7 +519,7 @@ void reliable_queue::close() {
     m.upkeep.reset();  // waits for a tick in progress
 
     // Return what this object holds under its current and any retired identity.
-    const auto all = m.locked([&] { return m.lease.close(); });
+    const auto all = m.locked([](detail::consumer_lease& l) { return l.close(); });
     auto c = m.pool.borrow();
     for (const auto& me : all) m.release(*c, me.id);
 }
