@@ -3,7 +3,6 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/lock/errors.hpp>
-#include <redcoord/core/token.hpp>
 
 #include <algorithm>
 
@@ -31,29 +30,12 @@ void local_gate::leave() noexcept {
     cv_.notify_one();
 }
 
-std::chrono::microseconds jitter(std::chrono::milliseconds upto) {
-    if (upto.count() <= 0) return std::chrono::microseconds(0);
-    const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(upto).count());
-    return std::chrono::microseconds(static_cast<std::int64_t>(random_between(0, us)));
-}
-
-std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milliseconds cap) {
-    if (losses == 0 || cap.count() <= 0) return std::chrono::microseconds(0);
-    const auto cap_us = std::chrono::duration_cast<std::chrono::microseconds>(cap).count();
-    const auto shift = std::min(losses - 1, 20u);
-    const auto upto = std::min<std::int64_t>(cap_us, std::int64_t{250} << shift);
-    return std::chrono::microseconds(static_cast<std::int64_t>(random_between(0, static_cast<std::uint64_t>(upto))));
-}
-
-std::string ms_arg(std::chrono::milliseconds d) { return std::to_string(d.count()); }
-
 hold_state::hold_state(std::string r, std::string_view k, std::string_view prefix, lease_settings l)
     : resource(std::move(r)), kind(k), lease(l) {
     validate_name(resource, "lock resource");
     key = make_key(prefix, "lock", resource);
     fence_key = make_key(prefix, "lock", resource, "fence");
     channel = key + ":released";  // the release script derives it the same way from KEYS[1]
-    ttl_arg = ms_arg(lease.ttl);
 }
 
 clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0, milliseconds ttl) const {
@@ -66,11 +48,16 @@ std::optional<clock_type::time_point> hold_state::first_due(clock_type::time_poi
     return std::nullopt;
 }
 
+std::unique_ptr<watchdog> hold_state::make_dog() {
+    auto tick = [this](std::uint64_t id) { return lease_tick(id); };
+    return rt ? std::make_unique<watchdog>(rt, tick) : std::make_unique<watchdog>(tick);
+}
+
 void hold_state::commit_hold(lock_acquisition a) {
     std::lock_guard l(mu);
     const auto due = first_due(a.valid_until);
     if (due) {
-        if (!dog) dog = std::make_unique<watchdog>([this](std::uint64_t id) { return lease_tick(id); });
+        if (!dog) dog = make_dog();
         dog->arm(hold_id + 1, *due);  // may throw (no thread): then nothing is held
     }
     held = std::move(a);
@@ -82,7 +69,7 @@ void hold_state::commit_hold(lock_acquisition a) {
 void hold_state::arm_loss_notice() {
     std::lock_guard l(mu);
     if (!held || lost_flag || lease.watchdog) return;  // the watchdog's timer reports it already
-    if (!dog) dog = std::make_unique<watchdog>([this](std::uint64_t id) { return lease_tick(id); });
+    if (!dog) dog = make_dog();
     dog->arm(hold_id, held->valid_until);
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// Small pieces shared by distributed_lock and redlock.
+// The holding of a lock object and its lifecycle (commit, extension bookkeeping, lease timer,
+// loss), and the local gate; lock_core adds the rounds.
 
+#include "lock_engine.hpp"
 #include "watchdog.hpp"
 
 #include <redcoord/core/deadline.hpp>
@@ -36,30 +38,8 @@ private:
     std::thread::id owner_;
 };
 
-// Random delay in [0, jitter], microsecond resolution.
-std::chrono::microseconds jitter(std::chrono::milliseconds upto);
-
-// Random back-off after `losses` consecutive lost races for a just-released lock: uniform in
-// [0, min(cap, 250 us * 2^(losses - 1))]; zero for no loss or a zero cap. It bounds how often
-// a waiter that keeps losing to a re-acquiring holder tries (no herd on every release).
-std::chrono::microseconds contention_backoff(unsigned losses, std::chrono::milliseconds cap);
-
-// Milliseconds as the decimal text Redis expects.
-std::string ms_arg(std::chrono::milliseconds d);
-
-// How an extension ended.
-enum class extend_result {
-    extended,       // confirmed (by a majority / the master and its replicas): validity moved
-    not_held,       // nothing held, or another holding than the one asked for
-    budget_spent,   // max_extensions used up: the validity stays; its end is reported as a loss
-    lost,           // the key is gone or someone else's, or the validity passed: lost() is true
-    not_confirmed,  // reply lost, nodes unreachable or replicas did not acknowledge: the old
-                    // validity stands (shortened if the request asked for less), not lost yet
-};
-
-// What a lock object knows about its resource and its current holding, and the lifecycle the
-// two lock kinds share: commit, extension bookkeeping, the lease timer (watchdog and loss
-// notice) and loss reporting. distributed_lock and redlock differ only in their rounds.
+// What a lock object knows about its resource and its current holding, and its lifecycle:
+// commit, extension bookkeeping, the lease timer (watchdog and loss notice) and loss reporting.
 struct hold_state {
     struct lease_settings {
         std::chrono::milliseconds ttl;
@@ -73,7 +53,7 @@ struct hold_state {
 
     std::string resource;
     std::string kind;  // "lock" or "redlock", for messages
-    std::string key, fence_key, channel, ttl_arg;
+    std::string key, fence_key, channel;
     lease_settings lease;
 
     local_gate gate;
@@ -86,11 +66,14 @@ struct hold_state {
     std::size_t extensions = 0;
     bool lost_flag = false;
     boost::signals2::signal<void(const std::string&)> lost_signal;
+    // The runtime whose timer thread runs the lease timer (set by the owner before any commit;
+    // empty: the process's); declared first so it outlives the timer.
+    std::shared_ptr<redcoord::runtime> rt;
     // The lease timer; the owner resets it first on destruction (it calls back in).
     std::unique_ptr<watchdog> dog;
 
-    // One extension round of the lock kind, for hold `id` to `ttl` from its start `t0`
-    // (taken before anything is sent). Returns extended only when confirmed.
+    // One extension round to `ttl` from its start `t0` (taken before anything is sent).
+    // Returns extended only when confirmed.
     virtual extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
                                        std::chrono::steady_clock::time_point t0) = 0;
 
@@ -117,6 +100,7 @@ struct hold_state {
     void check_held() const;
 
 private:
+    std::unique_ptr<watchdog> make_dog();
     std::chrono::steady_clock::time_point valid_until_after(std::chrono::steady_clock::time_point t0,
                                                             std::chrono::milliseconds ttl) const;
     // The lease timer's work for hold `id`; the next due time, or nullopt to stop.

@@ -1,5 +1,6 @@
-// Pure arithmetic of the Redlock page (seed 004): drift, validity, majority and decisions.
-#include <redcoord/lock/acquisition.hpp>
+// Pure arithmetic of the Redlock page (seed 004): drift, validity, majority and decisions
+// (lock/src/lock_engine.hpp).
+#include "lock_engine.hpp"
 
 #include <gtest/gtest.h>
 

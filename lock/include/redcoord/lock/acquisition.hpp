@@ -1,10 +1,8 @@
 #pragma once
 /// @file
-/// What a successful acquisition hands back, and the time arithmetic of the Redlock page
-/// (seed 004, "The Redlock algorithm", steps 1-4), shared by distributed_lock and redlock.
+/// What a successful acquisition hands back, shared by distributed_lock and redlock.
 
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -29,29 +27,4 @@ struct lock_acquisition {
     [[nodiscard]] std::chrono::milliseconds remaining() const noexcept;
 };
 
-namespace detail {
-
-/// Clock drift allowance of the Redlock page: `ttl * drift_factor + 2 ms`, in microseconds.
-[[nodiscard]] std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double drift_factor) noexcept;
-
-/// `ttl - elapsed - drift`, in microseconds; zero or negative means "not valid".
-[[nodiscard]] std::chrono::microseconds validity(std::chrono::milliseconds ttl, std::chrono::microseconds elapsed,
-                                                 double drift_factor) noexcept;
-
-/// The majority of `n` nodes: `n / 2 + 1` (seed 004, step 3). `n` must be >= 1.
-[[nodiscard]] constexpr std::size_t quorum(std::size_t n) noexcept { return n / 2 + 1; }
-
-/// How a quorum round stands after some nodes answered.
-enum class quorum_state {
-    undecided,    ///< Neither a majority of yes nor enough no's yet.
-    reached,      ///< At least quorum(n) nodes said yes.
-    refused,      ///< A majority can no longer be reached, and not because nodes are down.
-    unreachable,  ///< More than n - quorum(n) nodes are down/hung/erroring: no majority possible.
-};
-
-/// Decides a round of `n` nodes with `yes` yes-answers, `no` no-answers and `failed`
-/// nodes that gave no usable answer. Pure function (unit tested).
-[[nodiscard]] quorum_state decide(std::size_t n, std::size_t yes, std::size_t no, std::size_t failed) noexcept;
-
-}  // namespace detail
 }  // namespace redcoord

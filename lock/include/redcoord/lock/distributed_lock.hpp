@@ -72,7 +72,7 @@ struct lock_options {
     /// what waiters cost a busy lock (no PUBLISH and no wake-up per release). Zero: never
     /// back off (every release notification is acted on). Default 10 ms.
     std::chrono::milliseconds contention_backoff{10};
-    /// Opt-in watchdog: while held, a background thread extends the lock to `ttl` every
+    /// Opt-in watchdog: while held, the runtime's timer thread extends the lock to `ttl` every
     /// ttl/3 (Redisson's lockWatchdog, seed 002). An extension that cannot be confirmed (reply
     /// lost, server unreachable, replicas not acknowledging) is retried while the validity
     /// lasts; when the validity ends unextended (or an extension finds the key gone or
@@ -109,7 +109,7 @@ struct lock_options {
     std::chrono::milliseconds replica_timeout{100};
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
     /// `<prefix>lock:{<resource>}:released`. The lock key holds the holder's token, followed
-    /// by one `*` once a waiter has marked it (see the class comment).
+    /// by one `*` once a waiter has marked it (so that its release publishes).
     std::string prefix{"redcoord:"};
 };
 
@@ -130,23 +130,19 @@ void validate(const lock_options& o);
 /// connection; with lock_options::replicas, acquire also waits for the replicas'
 /// acknowledgements in the same round trip). unlock() does not wait for its reply: the
 /// release is written and the connection's next command reads past its answer, so a holder
-/// that locks again pipelines both. A waiter subscribes once (per object, lazily, a dedicated
-/// connection and reader thread, kept for the object's lifetime: reuse lock objects rather
-/// than making one per request) to the lock's channel, and its refused attempts mark the
-/// holder's key (a `*` after the token); only the release of a marked key publishes, so an
-/// uncontended lock never pays for a PUBLISH. Woken, a waiter retries after up to
-/// wake_jitter; otherwise it sleeps until the holder's PTTL runs out (plus jitter): no busy
-/// polling of a lock that is held. A busy lock (its holder re-acquires as soon as it
-/// releases, so a woken waiter loses the race) is different: there the waiter stops marking
-/// and looks at the key (a plain GET) after a random back-off that grows up to
-/// contention_backoff, trying only when it looks free; when one holding outlives a whole
-/// back-off it marks it and sleeps until its release again. The back-off level carries over
-/// to the object's next acquire call for 2 * contention_backoff. The lock is not
-/// fair: a holder that re-acquires at once usually wins (as with std::mutex).
+/// that locks again pipelines both. A waiter does not poll a held lock: it listens for the
+/// release on the lock's channel through its pool's runtime (one shared pub/sub link per
+/// endpoint; the object owns no thread and no connection of its own) and otherwise sleeps
+/// until the holder's PTTL runs out. Only a lock someone waits for publishes on release, so
+/// an uncontended lock never pays for a PUBLISH. On a busy lock (its holder re-acquires as
+/// soon as it releases) waiters back off at random, up to contention_backoff, instead of
+/// waking on every release. The lock is not fair: a holder that re-acquires at once usually
+/// wins (as with std::mutex). The waiting policy is described in lock/src/wait_policy.hpp.
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
-/// watchdog thread (loss found by the watchdog) or on the thread calling extend() (loss found
-/// there); it must not call back into this object's blocking functions nor destroy it.
+/// runtime's timer thread (loss found by the watchdog or at the end of the validity) or on the
+/// thread calling extend() (loss found there); it must not call back into this object's
+/// blocking functions nor destroy it.
 class distributed_lock {
 public:
     /// Handler called once when a held lock is found lost; gets the resource name.
@@ -157,7 +153,7 @@ public:
     /// @throws invalid_argument for a bad resource name (see validate_name) or options.
     distributed_lock(connection_pool& pool, std::string resource, lock_options opts = {});
     /// Releases the lock if held (best effort, errors swallowed), stops the watchdog and the
-    /// subscriber. Never throws; bounded by the command and connect timeouts.
+    /// release listener. Never throws; bounded by the command and connect timeouts.
     ~distributed_lock();
     distributed_lock(const distributed_lock&) = delete;
     distributed_lock& operator=(const distributed_lock&) = delete;

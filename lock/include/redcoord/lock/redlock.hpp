@@ -146,24 +146,19 @@ void validate(const redlock_options& o, std::size_t n);
 /// A Redlock over N independent masters, usable as a C++ *Lockable* / *TimedLockable*.
 ///
 /// One object is one holder at a time (threads sharing it are serialised locally, as with
-/// std::mutex; not recursive). Waiters subscribe once per object to the lock's channel on a
-/// random majority of the nodes (a reader thread per node, started on the first wait): a
-/// holder needs a majority too, so while any lock can be held one of those nodes is up. When one other client
-/// holds a majority they sleep until its release notification (plus up to wake_jitter) or
-/// until its PTTL runs out; after a split vote they retry after retry_delay + jitter. A
-/// waiter's refused attempt marks the holder's key on each node (a `*` after the token, as
-/// distributed_lock does), and only the release of a marked key publishes: releases nobody
-/// waits for cost no PUBLISH, and waiters never wake one another in a loop. On a busy lock
-/// (a woken waiter loses the race: the holder re-acquired at once) waiters stop marking and
-/// read the key on every node (GET, decided at a majority) after a random back-off growing
-/// up to contention_backoff, and attempt only when no holding has a majority; a holding that
-/// outlives a whole back-off is marked and waited for again. Each round's command is encoded
-/// once for all nodes and runs as EVALSHA (EVAL the first time on a connection, and again
-/// on a node that answers NOSCRIPT within the same round).
+/// std::mutex; not recursive). Each round encodes its command once for all nodes, sends it to
+/// every node at once and is decided as soon as a majority has answered either way (EVALSHA,
+/// EVAL the first time on a connection and again on a node that answers NOSCRIPT). A waiter
+/// does not poll: when one other client holds a majority it sleeps until that holding's
+/// release notification (heard on a random majority of the nodes through the runtime's shared
+/// pub/sub links, which suffices because any holder needs a majority too) or until its PTTL
+/// runs out; after a split vote it retries after retry_delay + jitter. Only a holding someone
+/// waits for publishes on release. On a busy lock waiters back off at random, up to
+/// contention_backoff. The waiting policy is described in lock/src/wait_policy.hpp.
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
-/// watchdog thread or the thread calling extend(); it must not call back into this object's
-/// blocking functions nor destroy it.
+/// runtime's timer thread or the thread calling extend(); it must not call back into this
+/// object's blocking functions nor destroy it.
 class redlock {
 public:
     /// Handler called once when a held lock is found lost; gets the resource name.
@@ -173,7 +168,7 @@ public:
     /// outlive the object; N >= 1, odd N recommended).
     /// @throws invalid_argument for no nodes, a null or duplicate pool, a bad name or options.
     redlock(std::vector<connection_pool*> nodes, std::string resource, redlock_options opts = {});
-    /// Releases if held (best effort), stops watchdog and subscribers. Never throws.
+    /// Releases if held (best effort), stops the watchdog and the release listeners. Never throws.
     ~redlock();
     redlock(const redlock&) = delete;
     redlock& operator=(const redlock&) = delete;

@@ -1,0 +1,279 @@
+#include "lock_core.hpp"
+
+#include "acquire_loop.hpp"
+
+#include <redcoord/core/deadline.hpp>
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/token.hpp>
+#include <redcoord/lock/errors.hpp>
+
+#include <boost/signals2/signal.hpp>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+namespace redcoord::detail {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+lock_engine_config engine_config(const hold_state& h, const lock_core_config& c, std::size_t nodes) {
+    lock_engine_config e;
+    e.nodes = nodes;
+    e.label = std::string(c.kind) + " '" + h.resource + "'";
+    e.key = h.key;
+    e.fence_key = h.fence_key;
+    e.ttl = c.ttl;
+    e.drift_factor = c.drift_factor;
+    e.replicas = c.replicas;
+    e.round_timeout = c.round_timeout;
+    return e;
+}
+
+// Leaves the gate when the holding's release is over, whatever happens.
+struct leave_on_exit {
+    local_gate& g;
+    ~leave_on_exit() { g.leave(); }
+};
+
+}  // namespace
+
+lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string resource, lock_core_config c)
+    : hold_state(std::move(resource), c.kind, c.prefix, {c.ttl, c.drift_factor, c.watchdog, c.max_extensions}),
+      c_(std::move(c)),
+      transport_(std::move(transport)),
+      engine_(engine_config(*this, c_, transport_->pools().size())) {
+    rt = transport_->pools().front()->runtime();  // redlock: the first node's
+    // The watchdog's extension must never queue behind this object's own round.
+    for (auto* p : transport_->pools())
+        if (c_.watchdog && p->options().max_size < 2)
+            throw invalid_argument(std::string(c_.options_name) + "::watchdog needs pools of max_size >= 2");
+}
+
+lock_core::~lock_core() {
+    dog.reset();  // joins the lease timer before anything it touches goes away
+    try {
+        (void)release();
+    } catch (...) {
+        // Never throw from a destructor; keys left behind expire after their TTL.
+    }
+    std::lock_guard l(waiter_mu_);
+    waiter_.reset();
+}
+
+std::exception_ptr lock_core::run(lock_round& round, const round_io& io) {
+    auto failure = transport_->run(round, io);
+    if (c_.keep_outcomes && round.kind() != round_kind::look) {
+        std::lock_guard l(mu);
+        last_ = round.outcomes();
+    }
+    return failure;
+}
+
+// A timed wait bounds each request by its deadline: one that runs out there ends the wait
+// without the lock, the deadline having passed, instead of failing it with a timeout of the
+// lock's own making.
+bool lock_core::cut_by_deadline() const { return attempt_timed && clock_type::now() >= attempt_deadline; }
+
+void lock_core::rethrow_unless_cut(const std::exception_ptr& e) const {
+    try {
+        std::rethrow_exception(e);
+    } catch (const timeout_error&) {
+        if (!cut_by_deadline()) throw;
+    } catch (const pool_exhausted&) {
+        if (!cut_by_deadline()) throw;
+    }
+}
+
+lock_core::attempt_result lock_core::attempt(ask what) {
+    unreachable_.clear();
+    const round_io io{attempt_timed ? std::optional(attempt_deadline) : std::nullopt};
+    auto round = engine_.acquire(random_token(), what, clock_type::now());
+    const auto failure = run(round, io);
+    const auto now = clock_type::now();
+    auto v = engine_.decide_acquire(round, now);
+    if (!v.give_back.empty()) transport_->give_back(engine_.give_back(round, now), v.give_back, io);
+    attempt_result out;
+    if (failure) {
+        rethrow_unless_cut(failure);
+        return out;  // given back already; the wait is over without the lock
+    }
+    if (v.got) {
+        out.got = std::move(v.got);
+        out.floor_needed = v.floor_needed;
+        return out;
+    }
+    if (!v.unreachable.empty()) {
+        // A call with no wait says so at once. A call with a wait tries again while it lasts
+        // and throws only if its last attempt ended this way, so lock() waits for the nodes
+        // to come back.
+        if (what == ask::nothing) throw quorum_unreachable(v.unreachable);
+        note_wait(v.unreachable);
+        unreachable_ = std::move(v.unreachable);
+    }
+    out.why = std::move(v.why);
+    return out;
+}
+
+refusal lock_core::look() {
+    auto round = engine_.look(clock_type::now());
+    if (const auto failure = run(round, {attempt_timed ? std::optional(attempt_deadline) : std::nullopt})) {
+        rethrow_unless_cut(failure);
+        return {};
+    }
+    return engine_.decide_look(round);
+}
+
+// Tells the log sink what an acquire waits for: when it changes, and at most once a second
+// while it stays the same (a slow round repeats every node_timeout or so).
+void lock_core::note_wait(const std::string& why) {
+    if (!c_.on_wait) return;
+    const auto now = clock_type::now();
+    if (why == last_note_ && now - last_note_at_ < std::chrono::seconds(1)) return;
+    last_note_ = why;
+    last_note_at_ = now;
+    try {
+        c_.on_wait(why + "; waiting for a majority to answer");
+    } catch (...) {
+        // A log sink that throws must not cost the lock: ignored.
+    }
+}
+
+release_waiter& lock_core::waiter() {
+    std::lock_guard l(waiter_mu_);
+    if (!waiter_) waiter_ = std::make_unique<release_waiter>(rt, transport_->waiter_endpoints(), channel);
+    return *waiter_;
+}
+
+std::optional<lock_acquisition> lock_core::acquire_until(lock_clock::time_point deadline, bool unlimited) {
+    if (!gate.enter(deadline)) return std::nullopt;
+    attempt_deadline = deadline;
+    attempt_timed = deadline > clock_type::now();
+    try {
+        attempt_result got;
+        auto ws = c_.waiting;
+        if (unlimited) ws.retry_count = 0;
+        const bool ok = acquire_loop(
+            deadline, ws, contention_, [this]() -> release_waiter& { return waiter(); },
+            [&](ask what, refusal& why) {
+                if (what == ask::look) {
+                    why = look();
+                    return false;
+                }
+                auto r = attempt(what);
+                if (!r.got) {
+                    why = std::move(r.why);
+                    return false;
+                }
+                got = std::move(r);
+                return true;
+            });
+        if (ok) {
+            {
+                std::lock_guard l(mu);  // read by the release of this holding, which comes after
+                floor_needed_ = got.floor_needed;
+            }
+            commit_hold(*got.got);
+            return got.got;
+        }
+        // The wait ended without the lock: if the last round could not reach a majority,
+        // that is the answer, not "held by someone else".
+        if (!unreachable_.empty()) throw quorum_unreachable(std::exchange(unreachable_, {}));
+    } catch (...) {
+        gate.leave();
+        throw;
+    }
+    gate.leave();
+    return std::nullopt;
+}
+
+// Waits without limit (retry_count does not apply) and rides through transient faults (a
+// server down or restarting, a majority unreachable, a busy pool, a lost reply), retrying with
+// a growing pause up to max_retry_interval, so it returns only with the lock held. Errors
+// that retrying cannot cure (bad credentials, a server that refuses the script, a non-Redis
+// peer) propagate.
+void lock_core::lock() {
+    const auto max_pause = std::max(c_.waiting.max_retry_interval, milliseconds(10));
+    const random_source rnd = [](std::uint64_t lo, std::uint64_t hi) { return random_between(lo, hi); };
+    auto pause = milliseconds(10);
+    for (;;) {
+        try {
+            if (acquire_until(forever(), true)) return;
+        } catch (const auth_error&) {
+            throw;
+        } catch (const connection_error&) {  // quorum_unreachable included
+        } catch (const timeout_error&) {
+        } catch (const pool_exhausted&) {
+        } catch (const outcome_unknown&) {
+        }
+        std::this_thread::sleep_for(pause + jitter(pause, rnd));
+        pause = std::min(pause * 2, max_pause);
+    }
+}
+
+extend_result lock_core::extend_round(const std::string& token, milliseconds ttl, lock_clock::time_point t0) {
+    auto round = engine_.extend(token, ttl, t0);
+    if (const auto failure = run(round, {})) std::rethrow_exception(failure);
+    return engine_.decide_extend(round, ttl, clock_type::now());
+}
+
+bool lock_core::extend(milliseconds ttl) {
+    if (ttl.count() <= 0) throw invalid_argument("extend: ttl must be > 0");
+    return extend_hold(std::nullopt, ttl) == extend_result::extended;
+}
+
+std::optional<lock_acquisition> lock_core::take_hold(bool& floor) {
+    {
+        // Only a commit changes it, and no commit comes before this holding is released.
+        std::lock_guard l(mu);
+        floor = floor_needed_;
+    }
+    return hold_state::take_hold();
+}
+
+bool lock_core::release() {
+    bool floor = false;
+    auto a = take_hold(floor);
+    if (!a) return false;
+    leave_on_exit leave{gate};
+    // Decided at a majority, and still sent to every node, also those that need a connect
+    // first: a node left out would keep our key, and its waiters asleep, until its TTL.
+    auto round = engine_.release(*a, floor, clock_type::now());
+    if (const auto failure = run(round, {.deadline = std::nullopt, .reach_all = true})) std::rethrow_exception(failure);
+    switch (engine_.decide_release(round)) {
+        case release_verdict::released: return true;
+        case release_verdict::not_ours: return false;
+        case release_verdict::unknown: break;
+    }
+    throw outcome_unknown(engine_.release_unknown(round));
+}
+
+// Lockable::unlock: the release is sent and not waited for (each connection's next user
+// skips its reply), so a holder that re-acquires pipelines both.
+void lock_core::unlock() noexcept {
+    bool floor = false;
+    auto a = take_hold(floor);
+    if (!a) return;
+    try {
+        transport_->send(engine_.release(*a, floor, clock_type::now()));
+    } catch (...) {
+        // Not sent: keys left behind expire after their TTL.
+    }
+    gate.leave();
+}
+
+boost::signals2::connection lock_core::on_lost(std::function<void(const std::string&)> h) {
+    auto c = lost_signal.connect(std::move(h));
+    arm_loss_notice();
+    return c;
+}
+
+std::vector<node_outcome> lock_core::last_outcomes() const {
+    std::lock_guard l(mu);
+    return last_;
+}
+
+}  // namespace redcoord::detail

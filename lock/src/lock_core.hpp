@@ -1,0 +1,111 @@
+#pragma once
+// The one driver behind distributed_lock and redlock: the local gate, the wait (wait_policy
+// through acquire_loop), the rounds of lock_engine over a lock_transport, and the holding's
+// lifecycle (hold_state: commit, extension, lease timer, loss). The two public classes differ
+// only in their transport and options.
+
+#include "hold_common.hpp"
+#include "lock_engine.hpp"
+#include "lock_transport.hpp"
+#include "release_waiter.hpp"
+#include "wait_policy.hpp"
+
+#include <boost/signals2/connection.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redcoord::detail {
+
+struct lock_core_config {
+    std::string_view kind;          // "lock" or "redlock", for messages
+    std::string_view options_name;  // "lock_options" or "redlock_options", for messages
+    std::string prefix;
+    std::chrono::milliseconds ttl{30000};
+    double drift_factor = 0.01;
+    bool watchdog = false;
+    std::size_t max_extensions = 0;
+    std::size_t replicas = 0;                    // N = 1: WAIT acks of acquisitions and extensions
+    std::chrono::milliseconds round_timeout{0};  // per-round deadline; zero: the endpoint's timeouts
+    wait_settings waiting;
+    std::function<void(const std::string&)> on_wait;  // log sink: what an acquire waits for
+    bool keep_outcomes = false;                       // record last_outcomes()
+};
+
+// The fields lock_options and redlock_options share, under the same names.
+template <class Options>
+lock_core_config shared_config(const Options& o) {
+    lock_core_config c;
+    c.prefix = o.prefix;
+    c.ttl = o.ttl;
+    c.drift_factor = o.drift_factor;
+    c.watchdog = o.watchdog;
+    c.max_extensions = o.max_extensions;
+    c.waiting.retry_jitter = o.retry_jitter;
+    c.waiting.wake_jitter = o.wake_jitter;
+    c.waiting.max_retry_interval = o.max_retry_interval;
+    c.waiting.contention_backoff = o.contention_backoff;
+    return c;
+}
+
+class lock_core : public hold_state {
+public:
+    // @throws invalid_argument for a bad resource name or, with the watchdog, a pool of
+    //         max_size < 2 (its extension must never queue behind this object's own round).
+    lock_core(std::unique_ptr<lock_transport> transport, std::string resource, lock_core_config c);
+    // Stops the lease timer, releases if held (errors swallowed), stops the release waiter.
+    ~lock_core() override;
+
+    std::optional<lock_acquisition> acquire_until(lock_clock::time_point deadline, bool unlimited = false);
+    // Lockable::lock(): see distributed_lock::lock().
+    void lock();
+    // @throws invalid_argument for ttl <= 0.
+    bool extend(std::chrono::milliseconds ttl);
+    bool release();
+    void unlock() noexcept;
+    boost::signals2::connection on_lost(std::function<void(const std::string&)> h);
+    [[nodiscard]] std::vector<node_outcome> last_outcomes() const;
+    [[nodiscard]] std::size_t size() const noexcept { return engine_.size(); }
+    [[nodiscard]] const lock_core_config& config() const noexcept { return c_; }
+
+private:
+    struct attempt_result {
+        std::optional<lock_acquisition> got;
+        refusal why;
+        bool floor_needed = false;
+    };
+    attempt_result attempt(ask what);
+    refusal look();
+    extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
+                               lock_clock::time_point t0) override;
+    std::exception_ptr run(lock_round& round, const round_io& io);
+    std::optional<std::chrono::milliseconds> io_budget() const;
+    [[nodiscard]] bool cut_by_deadline() const;
+    void rethrow_unless_cut(const std::exception_ptr& e) const;
+    void note_wait(const std::string& why);
+    release_waiter& waiter();
+    std::optional<lock_acquisition> take_hold(bool& floor);
+
+    lock_core_config c_;
+    std::unique_ptr<lock_transport> transport_;
+    lock_engine engine_;
+    std::vector<node_outcome> last_;  // guarded by mu
+    bool floor_needed_ = false;       // guarded by mu; see attempt()
+
+    std::mutex waiter_mu_;
+    std::unique_ptr<release_waiter> waiter_;
+
+    // Only touched while the gate is held:
+    contention_memory contention_;
+    std::string unreachable_;  // why the last round could not reach a majority (empty: it could)
+    std::string last_note_;    // what on_wait was last told, and when
+    lock_clock::time_point last_note_at_{};
+};
+
+}  // namespace redcoord::detail

@@ -1,0 +1,225 @@
+#include "lock_transport.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/fan_out.hpp>
+#include <redcoord/core/replication.hpp>
+#include <redcoord/core/token.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace redcoord::detail {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+node_result answered(reply r) {
+    node_result nr;
+    nr.state = node_result::status::answered;
+    nr.value = std::move(r);
+    return nr;
+}
+
+node_result failed(node_result::status s, std::string why) {
+    node_result nr;
+    nr.state = s;
+    nr.error = std::move(why);
+    return nr;
+}
+
+class single final : public lock_transport {
+public:
+    single(connection_pool& pool, std::size_t replicas, milliseconds replica_timeout)
+        : pool_(pool), replicas_(replicas), replica_timeout_(replica_timeout), one_{&pool} {}
+
+    std::span<connection_pool* const> pools() const noexcept override { return one_; }
+
+    std::exception_ptr run(lock_round& round, const round_io& io) override {
+        const auto cmd = round.command();
+        pooled_connection conn;
+        std::optional<milliseconds> budget;
+        try {
+            budget = io_budget(io);
+            conn = borrow(budget);
+        } catch (const pool_exhausted& e) {  // nothing sent: nothing to give back
+            round.on_not_sent(0, node_outcome::status::busy, e.what());
+            return std::current_exception();
+        } catch (const error& e) {
+            round.on_not_sent(0, node_outcome::status::unreachable, e.what());
+            return std::current_exception();
+        }
+        const bool lost_reply_is_unknown = round.kind() == round_kind::extend || round.kind() == round_kind::release;
+        try {
+            std::optional<std::size_t> acks;
+            reply r;
+            if (!cmd.lua) {
+                r = budget ? conn->command_for(*budget, cmd.args()) : conn->command(cmd.args());
+            } else if (replicas_ > 0 && (round.kind() == round_kind::acquire || round.kind() == round_kind::extend)) {
+                auto rr = run_then_wait(*conn, *cmd.lua, cmd.keys(), cmd.args(), replicas_, replica_timeout_);
+                r = std::move(rr.result);
+                acks = rr.acks;
+            } else {
+                r = budget ? cmd.lua->run_for(*conn, *budget, cmd.keys(), cmd.args())
+                              : cmd.lua->run(*conn, cmd.keys(), cmd.args());
+            }
+            round.on_result(0, answered(std::move(r)), clock_type::now(), acks);
+        } catch (const reply_error& e) {  // the script refused: the connection is fine
+            round.on_result(0, answered(reply::make_text(reply::kind::error, e.what())), clock_type::now());
+            return std::current_exception();
+        } catch (const error& e) {
+            const auto s = dynamic_cast<const timeout_error*>(&e) ? node_result::status::timeout
+                                                                  : node_result::status::connection_failed;
+            round.on_result(0, failed(s, e.what()), clock_type::now());
+            // A write whose reply is lost may or may not have happened: say so.
+            if (lost_reply_is_unknown)
+                return std::make_exception_ptr(outcome_unknown(std::string("lock: reply lost, outcome unknown: ") + e.what()));
+            return std::current_exception();
+        }
+        const auto& o = round.outcomes()[0];
+        if (o.state == node_outcome::status::error)
+            return std::make_exception_ptr(protocol_error("lock: unexpected reply: " + o.detail));
+        return nullptr;
+    }
+
+    void give_back(const lock_round& round, std::span<const std::size_t> nodes,
+                   const round_io& io) noexcept override {
+        if (nodes.empty()) return;
+        const auto cmd = round.command();
+        try {
+            if (const auto budget = io_budget(io)) {
+                // Within a timed wait: sent without waiting for the reply, on an idle
+                // connection or one connected within the budget, so a stalled server cannot
+                // hold the caller past its deadline.
+                fan_out_options fo;
+                fo.timeout = std::max(*budget, milliseconds(20));
+                fo.tuning.detach = true;
+                (void)fan_out(one_, *cmd.lua, cmd.keys(), cmd.args(), fo);
+            } else {
+                auto conn = pool_.borrow();
+                (void)cmd.lua->run(*conn, cmd.keys(), cmd.args());
+            }
+        } catch (...) {
+            // An undeleted key expires after its TTL.
+        }
+    }
+
+    void send(const lock_round& round) noexcept override {
+        const auto cmd = round.command();
+        try {
+            auto conn = pool_.borrow();
+            cmd.lua->send(*conn, cmd.keys(), cmd.args());
+        } catch (...) {
+            // Not sent: the key expires after its TTL.
+        }
+    }
+
+    std::vector<endpoint> waiter_endpoints() const override { return {pool_.where()}; }
+
+private:
+    // How long one request of a timed acquire may take: what is left of its wait
+    // (try_lock_for(10ms) must not block for the pool's and connection's timeouts, which are
+    // seconds), capped by command_timeout.
+    std::optional<milliseconds> io_budget(const round_io& io) const {
+        if (!io.deadline) return std::nullopt;
+        // Rounded up: a request that times out has reached the deadline, so the wait ends
+        // without the lock instead of failing with a timeout of its own making.
+        const auto left = std::max(std::chrono::ceil<milliseconds>(*io.deadline - clock_type::now()), milliseconds(10));
+        const auto cap = pool_.where().command_timeout;
+        return std::min(left, cap.count() > 0 ? cap : left);
+    }
+
+    pooled_connection borrow(std::optional<milliseconds> budget) {
+        return budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout)) : pool_.borrow();
+    }
+
+    connection_pool& pool_;
+    std::size_t replicas_;
+    milliseconds replica_timeout_;
+    connection_pool* one_[1];
+};
+
+class fanned final : public lock_transport {
+public:
+    fanned(std::vector<connection_pool*> nodes, milliseconds node_timeout)
+        : nodes_(std::move(nodes)), node_timeout_(node_timeout) {}
+
+    std::span<connection_pool* const> pools() const noexcept override { return nodes_; }
+
+    std::exception_ptr run(lock_round& round, const round_io& io) override {
+        const auto cmd = round.command();
+        const auto start = round.start();
+        fan_out_options fo;
+        fo.timeout = node_timeout_;
+        fo.tuning.reach_all = io.reach_all;
+        // Decided early, a node still in flight ran the script unless SCRIPT FLUSH emptied its
+        // cache since its connection last used it: for an acquire or an extension "did not
+        // run" is the safe side (no key taken, no validity claimed from that node), and a
+        // release reaches such nodes anyway (reach_all re-runs a flushed script as EVAL).
+        fo.stop_when = [&](std::span<const node_result> rs) {
+            for (std::size_t i = 0; i < rs.size(); ++i)
+                if (rs[i].state != node_result::status::pending) round.on_result(i, rs[i], start + rs[i].latency);
+            return round.decided();
+        };
+        const auto results = cmd.lua ? fan_out(nodes_, *cmd.lua, cmd.keys(), cmd.args(), fo)
+                                     : fan_out(nodes_, std::vector<std::string>(cmd.args().begin(), cmd.args().end()), fo);
+        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(i, results[i], start + results[i].latency);
+        return nullptr;
+    }
+
+    void give_back(const lock_round& round, std::span<const std::size_t> nodes,
+                   const round_io&) noexcept override {
+        if (nodes.empty()) return;
+        const auto cmd = round.command();
+        try {
+            std::vector<connection_pool*> some;
+            for (auto i : nodes) some.push_back(nodes_[i]);
+            fan_out_options fo;
+            fo.timeout = node_timeout_;
+            (void)fan_out(some, *cmd.lua, cmd.keys(), cmd.args(), fo);
+        } catch (...) {
+            // Keys left behind expire after their TTL.
+        }
+    }
+
+    void send(const lock_round& round) noexcept override {
+        const auto cmd = round.command();
+        try {
+            fan_out_options fo;
+            fo.timeout = node_timeout_;
+            fo.tuning.detach = true;
+            (void)fan_out(nodes_, *cmd.lua, cmd.keys(), cmd.args(), fo);
+        } catch (...) {
+            // Not sent: keys left behind expire after their TTL.
+        }
+    }
+
+    std::vector<endpoint> waiter_endpoints() const override {
+        // A majority of the nodes, chosen at random per object, is enough to hear a release:
+        // a holder needs a majority too, so any lock held while all of ours are down would
+        // share a node with them. Fewer links mean fewer reader threads woken per release.
+        std::vector<endpoint> eps;
+        for (auto* p : nodes_) eps.push_back(p->where());
+        for (std::size_t i = eps.size(); i > 1; --i) std::swap(eps[i - 1], eps[random_between(0, i - 1)]);
+        eps.resize(quorum(eps.size()));
+        return eps;
+    }
+
+private:
+    std::vector<connection_pool*> nodes_;
+    milliseconds node_timeout_;
+};
+
+}  // namespace
+
+std::unique_ptr<lock_transport> single_transport(connection_pool& pool, std::size_t replicas,
+                                                 milliseconds replica_timeout) {
+    return std::make_unique<single>(pool, replicas, replica_timeout);
+}
+
+std::unique_ptr<lock_transport> fan_out_transport(std::vector<connection_pool*> nodes, milliseconds node_timeout) {
+    return std::make_unique<fanned>(std::move(nodes), node_timeout);
+}
+
+}  // namespace redcoord::detail
