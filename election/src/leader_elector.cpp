@@ -115,13 +115,17 @@ struct leader_elector::impl {
         return engine.next_due();
     }
 
-    // The reply wait of a round started at `now`: up to the lease end while leading.
+    // The reply wait of a round started at `now`. The round runs on the runtime's shared timer
+    // thread, so a stalled server must not hold it for the endpoint's whole command_timeout:
+    // other objects' ticks (another elector's renewal) wait behind it. An answer later than one
+    // retry period is superseded by the next round anyway, and a leader's answer after its
+    // lease end confirms nothing it could use in time.
     [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const {
-        const auto end = engine.lease_end();
-        if (!end) return milliseconds::zero();  // the endpoint's command_timeout
-        const auto left = std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now));
+        auto wait = selector.options().retry_period;
+        if (const auto end = engine.lease_end())
+            wait = std::min(wait, std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now)));
         const auto command = pool.where().command_timeout;
-        return command > milliseconds::zero() ? std::min(left, command) : left;
+        return command > milliseconds::zero() ? std::min(wait, command) : wait;
     }
 
     // One round under round_mu. The engine decides again there whether it is due: a resign()

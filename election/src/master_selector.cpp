@@ -1,4 +1,5 @@
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/token.hpp>
@@ -65,6 +66,24 @@ end
 return 0
 )lua");
 
+// The campaign script on one node through fan_out(): connect, send and reply all end by
+// `within`, so a stalled or unreachable server costs the caller at most that (a connect still
+// under way goes on in the pool's background dial and serves the next round).
+reply run_within(connection_pool& pool, std::chrono::milliseconds within, std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args) {
+    connection_pool* pools[] = {&pool};
+    fan_out_options fo;
+    fo.timeout = within;
+    auto res = fan_out(pools, campaign_script, keys, args, fo);
+    auto& n = res.front();
+    switch (n.state) {
+        case node_result::status::answered: return std::move(*n.value);
+        case node_result::status::connection_failed: throw connection_error("election round: " + n.error);
+        case node_result::status::pool_exhausted: throw pool_exhausted("election round: " + n.error);
+        default: throw timeout_error("election round: no reply within " + std::to_string(within.count()) + " ms");
+    }
+}
+
 }  // namespace
 
 master_selector::master_selector(connection_pool& pool, std::string name, election_options opts)
@@ -82,20 +101,25 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     const std::string_view args[] = {opts_.identity, term, floor, nonce_, epoch_ttl};
 
     // The clock is read here, around the I/O; what the reply means is decided in round.cpp.
-    auto conn = pool_.borrow();
     reply out;
     int acks = -1;
-    const auto sent_at = std::chrono::steady_clock::now();
+    std::optional<pooled_connection> conn;
+    auto sent_at = std::chrono::steady_clock::now();
     if (opts_.replicas == 0 && reply_timeout > std::chrono::milliseconds::zero()) {
-        out = campaign_script.run_for(*conn, reply_timeout, keys, args);
-    } else if (opts_.replicas == 0) {
-        out = campaign_script.run(*conn, keys, args);
+        // Counted from before the connect: the lease can only end earlier than the server's.
+        out = run_within(pool_, reply_timeout, keys, args);
     } else {
-        // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
-        // reply may take replica_timeout on top of the command timeout (run_then_wait).
-        auto rr = run_then_wait(*conn, campaign_script, keys, args, opts_.replicas, opts_.replica_timeout);
-        out = std::move(rr.result);
-        acks = static_cast<int>(rr.acks);
+        conn.emplace(pool_.borrow());
+        sent_at = std::chrono::steady_clock::now();
+        if (opts_.replicas == 0) {
+            out = campaign_script.run(**conn, keys, args);
+        } else {
+            // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
+            // reply may take replica_timeout on top of the command timeout (run_then_wait).
+            auto rr = run_then_wait(**conn, campaign_script, keys, args, opts_.replicas, opts_.replica_timeout);
+            out = std::move(rr.result);
+            acks = static_cast<int>(rr.acks);
+        }
     }
     const auto received_at = std::chrono::steady_clock::now();
     conn.reset();

@@ -86,11 +86,13 @@ public:
     ///         counter that is not an integer, or an epoch that would reach 2^53. The selector
     ///         keeps (or gets) its expiry in every case.
     [[nodiscard]] campaign_result campaign_once();
-    /// The same, with the script's reply awaited up to `reply_timeout` (milliseconds; zero: the
-    /// endpoint's command_timeout) when `replicas` == 0 (with replicas the WAIT rule above
-    /// applies unchanged). A leader bounds its renewal by its lease end this way:
-    /// an answer after that confirms nothing it could still use in time.
-    /// @throws as campaign_once(); timeout_error when the reply does not come in time.
+    /// The same, bounded: when `replicas` == 0 the whole round (a connect if one is needed, the
+    /// send and the reply) ends within `reply_timeout` (milliseconds; zero: as campaign_once()).
+    /// A connect still under way then goes on in the pool's background dial and serves the next
+    /// round. With replicas the WAIT rule above applies unchanged. leader_elector bounds its
+    /// rounds this way (by its retry period and a leader's lease end), so a stalled server never
+    /// holds the runtime's shared timer thread for a whole command_timeout.
+    /// @throws as campaign_once(); timeout_error when no reply came in time.
     [[nodiscard]] campaign_result campaign_once(std::chrono::milliseconds reply_timeout);
 
     /// Deletes the selector if this candidate (identity and this object's nonce) holds it and
