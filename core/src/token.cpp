@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/bytes.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 
@@ -69,13 +70,7 @@ thread_local random_buffer buffer;
 std::string random_token() {
     std::array<unsigned char, 20> bytes{};
     buffer.take(bytes.data(), bytes.size());
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out(bytes.size() * 2, '0');
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-        out[2 * i] = digits[bytes[i] >> 4];
-        out[2 * i + 1] = digits[bytes[i] & 0xf];
-    }
-    return out;
+    return detail::to_hex(bytes);
 }
 
 std::uint64_t random_u64() {

@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/bytes.hpp>
 #include <redcoord/queue/envelope.hpp>
 #include <redcoord/queue/limits.hpp>
 
@@ -12,15 +13,8 @@ namespace {
 // Offsets of the wire layout (envelope.hpp).
 constexpr std::size_t id_at = 4, attempts_at = 20, enqueued_at_offset = 24, length_at = 32, check_at = 36;
 
-void put_be(std::string& out, std::uint64_t v, int bytes) {
-    for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-std::uint64_t get_be(std::string_view in, std::size_t at, int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<std::uint8_t>(in[at + static_cast<std::size_t>(i)]);
-    return v;
-}
+using detail::get_be;
+using detail::put_be;
 
 // The first four bytes of SHA-1(magic | id | length): the Lua scripts compute the same with
 // redis.sha1hex, so both sides recognise an envelope by the same rule. The attempts and time
@@ -52,11 +46,11 @@ std::string encode_envelope(const envelope& e) {
     out.reserve(envelope_header_size + e.payload.size());
     out.append(envelope_magic);
     out.append(reinterpret_cast<const char*>(e.id.data()), e.id.size());
-    put_be(out, e.attempts, 4);
+    put_be<4>(out, e.attempts);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.enqueued_at.time_since_epoch()).count();
-    put_be(out, static_cast<std::uint64_t>(std::max<std::int64_t>(ms, 0)), 8);
-    put_be(out, e.payload.size(), 4);
-    put_be(out, header_check(out), 4);
+    put_be<8>(out, static_cast<std::uint64_t>(std::max<std::int64_t>(ms, 0)));
+    put_be<4>(out, e.payload.size());
+    put_be<4>(out, header_check(out));
     out.append(e.payload);
     return out;
 }
@@ -64,12 +58,12 @@ std::string encode_envelope(const envelope& e) {
 std::optional<envelope> decode_envelope(std::string_view wire) {
     if (wire.size() < envelope_header_size || wire.substr(0, envelope_magic.size()) != envelope_magic)
         return std::nullopt;
-    if (get_be(wire, length_at, 4) != wire.size() - envelope_header_size) return std::nullopt;
-    if (get_be(wire, check_at, 4) != header_check(wire)) return std::nullopt;
+    if (get_be<4>(wire, length_at) != wire.size() - envelope_header_size) return std::nullopt;
+    if (get_be<4>(wire, check_at) != header_check(wire)) return std::nullopt;
     envelope e;
     std::copy_n(reinterpret_cast<const std::uint8_t*>(wire.data()) + id_at, e.id.size(), e.id.begin());
-    e.attempts = static_cast<std::uint32_t>(get_be(wire, attempts_at, 4));
-    auto ms = get_be(wire, enqueued_at_offset, 8);
+    e.attempts = static_cast<std::uint32_t>(get_be<4>(wire, attempts_at));
+    auto ms = get_be<8>(wire, enqueued_at_offset);
     // Clamp so the conversion to system_clock's nanosecond rep cannot overflow.
     constexpr std::uint64_t max_ms = 9'000'000'000'000ULL;
     e.enqueued_at = std::chrono::system_clock::time_point(
@@ -78,15 +72,6 @@ std::optional<envelope> decode_envelope(std::string_view wire) {
     return e;
 }
 
-std::string to_hex(const message_id& id) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string s;
-    s.reserve(id.size() * 2);
-    for (auto b : id) {
-        s.push_back(digits[b >> 4]);
-        s.push_back(digits[b & 0xf]);
-    }
-    return s;
-}
+std::string to_hex(const message_id& id) { return detail::to_hex(id); }
 
 }  // namespace redcoord

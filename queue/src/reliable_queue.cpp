@@ -1,6 +1,7 @@
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/bytes.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -25,11 +26,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string be64(std::uint64_t v) {
-    std::string s(8, '\0');
-    for (int i = 7; i >= 0; --i, v >>= 8) s[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xff);
-    return s;
-}
+std::string be64(std::uint64_t v) { return detail::be_bytes<8>(v); }
 
 std::string now_arg() {
     auto ms = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -222,7 +219,7 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
         envelope e;
         std::copy(m.id_prefix.begin(), m.id_prefix.end(), e.id.begin());
         auto n = first + i;
-        for (int b = 15; b >= 8; --b, n >>= 8) e.id[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(n & 0xff);
+        detail::put_be<8>(e.id.data() + 8, n);
         e.enqueued_at = now;
         e.payload = payloads[i];
         elements.push_back(encode_envelope(e));

@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/bytes.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/signaling/envelope.hpp>
 
@@ -5,18 +6,12 @@
 
 namespace redcoord::detail {
 
-namespace {
-void put_be64(std::string& out, std::uint64_t v) {
-    for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
-}
-}  // namespace
-
 std::string envelope_header(std::uint64_t origin, std::uint64_t seq) {
     std::string h;
     h.reserve(envelope_overhead);
     h.append(envelope_magic);
-    put_be64(h, origin);
-    put_be64(h, seq);
+    put_be<8>(h, origin);
+    put_be<8>(h, seq);
     return h;
 }
 
@@ -42,14 +37,6 @@ bool recent_ids::insert(std::string id) {
     return true;
 }
 
-namespace {
-std::uint64_t get_be64(std::string_view b) {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(b[i]);
-    return v;
-}
-}  // namespace
-
 dedup_window::dedup_window(std::size_t capacity, std::size_t max_origins)
     : capacity_(capacity), max_origins_(max_origins) {
     if (capacity_ == 0) throw invalid_argument("dedup window must hold at least one id");
@@ -58,7 +45,7 @@ dedup_window::dedup_window(std::size_t capacity, std::size_t max_origins)
 
 bool dedup_window::first_copy(std::string_view id, std::string_view channel, std::string_view pattern) {
     if (id.size() != envelope_id_size) throw invalid_argument("dedup_window: not an envelope id");
-    const std::uint64_t origin = get_be64(id.substr(0, 8)), seq = get_be64(id.substr(8, 8));
+    const std::uint64_t origin = get_be<8>(id, 0), seq = get_be<8>(id, 8);
     if (auto f = floors_.find(origin); f != floors_.end() && seq <= f->second.seq) return false;
     std::string key;
     key.reserve(id.size() + channel.size() + pattern.size() + 2);
