@@ -1,5 +1,6 @@
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
+#include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/runtime.hpp>
@@ -49,16 +50,16 @@ struct leader_elector::impl {
     // waits for the round in flight.
     std::mutex round_mu;
 
-    mutable std::mutex mu;  // guards everything below, up to the strand
-    bool running = false;
+    mutable detail::mutex mu;  // guards everything below, up to the strand
+    bool running REDCOORD_GUARDED_BY(mu) = false;
     // The timer's tick is under way and returns its next due time from the engine when it
     // ends: inputs meanwhile must not arm the timer, or its return would be overridden by a due
     // time computed before the round's result (a renewal would be skipped).
-    bool ticking = false;
-    detail::elector_engine engine;
+    bool ticking REDCOORD_GUARDED_BY(mu) = false;
+    detail::elector_engine engine REDCOORD_GUARDED_BY(mu);
     // Stopped when the current leadership ends, by the transition itself: neither a user slot
     // nor a round in flight can skip or delay it (review M3).
-    std::stop_source term_stop;
+    std::stop_source term_stop REDCOORD_GUARDED_BY(mu);
 
     // Destroyed first (reverse order): no tick, callback or handoff handler outlives the rest.
     detail::strand callbacks;
@@ -73,7 +74,7 @@ struct leader_elector::impl {
     // With mu held, after every engine input: hands the engine's events to the strand, in
     // order. A leadership's stop token is stopped before its `revoked` is queued, so leader
     // work hears of the end first.
-    void publish() {
+    void publish() REDCOORD_REQUIRES(mu) {
         for (auto& e : engine.take_events()) {
             if (e.what == elector_event::kind::elected) term_stop = std::stop_source{};
             if (e.what == elector_event::kind::revoked) term_stop.request_stop();
@@ -87,7 +88,7 @@ struct leader_elector::impl {
     }
 
     // With mu held, after an input from outside the tick: the timer follows the engine.
-    void rearm() {
+    void rearm() REDCOORD_REQUIRES(mu) {
         if (ticking) return;  // the running tick returns the engine's next due time itself
         if (const auto due = engine.next_due()) timer.arm(*due);
         else timer.disarm();
@@ -95,9 +96,9 @@ struct leader_elector::impl {
 
     // The timer's tick: the lease-end step-down, and a round when one is due. The round's I/O
     // runs here too; a leader bounds it by its lease end, so its own step-down is not late.
-    std::optional<clock_type::time_point> tick() {
+    std::optional<clock_type::time_point> tick() REDCOORD_EXCLUDES(mu) {
         {
-            std::lock_guard g(mu);
+            detail::lock_guard g(mu);
             ticking = true;
             const auto now = clock_type::now();
             engine.expire(now);
@@ -110,7 +111,7 @@ struct leader_elector::impl {
         }
         if (auto hook = detail::election_before_round.load()) hook(selector.options().identity);
         campaign_round();
-        std::lock_guard g(mu);
+        detail::lock_guard g(mu);
         ticking = false;
         return engine.next_due();
     }
@@ -120,7 +121,7 @@ struct leader_elector::impl {
     // other objects' ticks (another elector's renewal) wait behind it. An answer later than one
     // retry period is superseded by the next round anyway, and a leader's answer after its
     // lease end confirms nothing it could use in time.
-    [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const {
+    [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const REDCOORD_REQUIRES(mu) {
         auto wait = selector.options().retry_period;
         if (const auto end = engine.lease_end())
             wait = std::min(wait, std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now)));
@@ -131,12 +132,12 @@ struct leader_elector::impl {
     // One round under round_mu. The engine decides again there whether it is due: a resign()
     // may have run since the tick's check, and the resigner must not win its own handoff at
     // once (review m1).
-    void campaign_round() {
+    void campaign_round() REDCOORD_EXCLUDES(mu) {
         std::lock_guard round(round_mu);
         const auto started = clock_type::now();
         milliseconds wait{};
         {
-            std::lock_guard g(mu);
+            detail::lock_guard g(mu);
             const auto cmd = engine.poll(started);
             publish();
             if (cmd != elector_command::campaign) return;
@@ -148,7 +149,7 @@ struct leader_elector::impl {
         } catch (const std::exception&) {
             // Transport or server failure: the lease end decides; retry next period.
         }
-        std::lock_guard g(mu);
+        detail::lock_guard g(mu);
         engine.round_done(clock_type::now(), started, r);
         publish();
     }
@@ -165,26 +166,26 @@ struct leader_elector::impl {
         }
     }
 
-    void on_handoff(const pubsub_message& m) {
-        std::lock_guard g(mu);
+    void on_handoff(const pubsub_message& m) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard g(mu);
         engine.handoff(m.payload);
         publish();
         rearm();
     }
 
     // Runs the resign script the engine asked for; round_mu must be held.
-    bool send_resign() {
+    bool send_resign() REDCOORD_EXCLUDES(mu) {
         bool deleted = false;
         try {
             deleted = selector.resign();
         } catch (...) {
-            std::lock_guard g(mu);
+            detail::lock_guard g(mu);
             engine.resign_failed();
             publish();
             rearm();
             throw;
         }
-        std::lock_guard g(mu);
+        detail::lock_guard g(mu);
         engine.resign_done(deleted);
         publish();
         rearm();
@@ -192,9 +193,9 @@ struct leader_elector::impl {
     }
 
     // Local step-down then the delete-if-ours script; round_mu must be held.
-    bool resign_locked() {
+    bool resign_locked() REDCOORD_EXCLUDES(mu) {
         {
-            std::lock_guard g(mu);
+            detail::lock_guard g(mu);
             (void)engine.resign(clock_type::now());
             publish();
             rearm();
@@ -204,11 +205,11 @@ struct leader_elector::impl {
 
     // After halt(): waits for the round in flight (round_mu), then resigns what this candidate
     // may still hold.
-    void finish_stop() noexcept {
+    void finish_stop() noexcept REDCOORD_EXCLUDES(mu) {
         std::lock_guard round(round_mu);
         elector_command cmd{};
         {
-            std::lock_guard g(mu);
+            detail::lock_guard g(mu);
             cmd = engine.stop(clock_type::now());
             publish();
             rearm();
@@ -230,7 +231,7 @@ leader_elector::~leader_elector() { stop(); }
 void leader_elector::start() {
     std::lock_guard life(impl_->lifecycle_mu);
     {
-        std::lock_guard g(impl_->mu);
+        detail::lock_guard g(impl_->mu);
         if (impl_->running) return;
     }
     // Followers hear a resign at once through the handoff channel, on the runtime's shared
@@ -239,7 +240,7 @@ void leader_elector::start() {
     impl_->handoff = impl_->rt->pubsub(impl_->pool.where())
                          ->listen(impl_->selector.keys().channel,
                                   {[this](const pubsub_message& m) { impl_->on_handoff(m); }, {}});
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     impl_->running = true;
     impl_->engine.start(clock_type::now());
     impl_->rearm();
@@ -248,14 +249,14 @@ void leader_elector::start() {
 void leader_elector::stop() noexcept {
     std::lock_guard life(impl_->lifecycle_mu);
     {
-        std::lock_guard g(impl_->mu);
+        detail::lock_guard g(impl_->mu);
         if (!impl_->running) return;
         impl_->engine.halt();  // no round starts from here on
     }
     impl_->handoff.reset();  // waits for a handler running now
     impl_->finish_stop();
     {
-        std::lock_guard g(impl_->mu);
+        detail::lock_guard g(impl_->mu);
         impl_->running = false;
         impl_->timer.disarm();
     }
@@ -265,17 +266,17 @@ void leader_elector::stop() noexcept {
 }
 
 bool leader_elector::is_leader() const noexcept {
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     return impl_->engine.is_leader(clock_type::now());
 }
 
 std::uint64_t leader_elector::epoch() const noexcept {
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     return impl_->engine.epoch(clock_type::now());
 }
 
 leader_elector::leadership leader_elector::current_leadership() const {
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     const auto now = clock_type::now();
     if (impl_->engine.is_leader(now)) return {impl_->engine.epoch(now), impl_->term_stop.get_token()};
     std::stop_source ended;
@@ -284,14 +285,14 @@ leader_elector::leadership leader_elector::current_leadership() const {
 }
 
 std::optional<std::chrono::steady_clock::time_point> leader_elector::deadline() const {
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     return impl_->engine.deadline(clock_type::now());
 }
 
 std::optional<std::string> leader_elector::leader() { return impl_->selector.leader(); }
 
 std::optional<std::string> leader_elector::last_known_leader() const {
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     return impl_->engine.known_holder();
 }
 
@@ -305,7 +306,7 @@ const std::string& leader_elector::identity() const noexcept { return impl_->sel
 const resolved_election_options& leader_elector::options() const noexcept { return impl_->selector.options(); }
 
 std::uint64_t leader_elector::rounds() const noexcept {
-    std::lock_guard g(impl_->mu);
+    detail::lock_guard g(impl_->mu);
     return impl_->engine.rounds();
 }
 

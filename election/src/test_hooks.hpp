@@ -7,8 +7,9 @@
 
 namespace redcoord::detail {
 
-/// Called on a leader_elector's campaign thread with its identity after the hold-back check
-/// and before the round takes round_mu: the window of review m1.
+/// Called in a leader_elector's timer tick (the runtime's timer thread) with its identity
+/// once the engine said a round is due, before the round takes round_mu: the window of
+/// review m1.
 inline std::atomic<void (*)(const std::string& identity)> election_before_round{nullptr};
 
 }  // namespace redcoord::detail
