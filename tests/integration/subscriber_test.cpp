@@ -351,3 +351,68 @@ TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareTwoThreads) {
     }
     EXPECT_EQ(after, base) << "the shared threads outlived the last subscriber";
 }
+
+// The shared reader never waits for a server: while one subscriber's server is paused (its
+// link goes silent, is dropped and redialled), another subscriber's messages still arrive
+// at once.
+TEST(Subscriber, APausedServerDoesNotDelayOtherSubscribers) {
+    local_server a, b;
+    inbox in_a, in_b;
+    subscriber on_a(a.endpoint(), [&](const pubsub_message& m) { in_a.push(m); }, {.health_interval = 100ms});
+    subscriber on_b(b.endpoint(), [&](const pubsub_message& m) { in_b.push(m); }, {.health_interval = 100ms});
+    ASSERT_TRUE(on_a.subscribe({"a"}, 3000ms));
+    ASSERT_TRUE(on_b.subscribe({"b"}, 3000ms));
+    const auto connects_a = on_a.connects();
+    a.pause();
+    struct resume_on_exit {
+        local_server& s;
+        ~resume_on_exit() { s.resume(); }
+    } resume{a};
+    connection pub(b.endpoint());
+    std::chrono::steady_clock::duration worst{};
+    for (int i = 0; i < 15; ++i) {  // 1.5 s: several silences, drops and redials of `on_a`
+        const auto t0 = std::chrono::steady_clock::now();
+        EXPECT_EQ(pub.command({"PUBLISH", "b", std::to_string(i)}).integer(), 1);
+        ASSERT_TRUE(in_b.wait_count(static_cast<std::size_t>(i + 1), 2000ms));
+        worst = std::max(worst, std::chrono::steady_clock::now() - t0);
+        std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_FALSE(on_a.connected());
+    EXPECT_LT(worst, 250ms) << "a message waited for the paused server's link";
+    a.resume();
+    ASSERT_TRUE(on_a.subscribe({"a"}, 5000ms));
+    EXPECT_GT(on_a.connects(), connects_a);
+    EXPECT_EQ(a.command({"PUBLISH", "a", "back"}).integer(), 1);
+    ASSERT_TRUE(in_a.wait_count(1));
+}
+
+// After the destructor returns no handler of the subscriber runs: one running on the shared
+// reader is waited for, and messages still arriving are not delivered.
+TEST(Subscriber, DestructorWaitsForARunningHandlerAndNoneRunsAfterIt) {
+    local_server srv;
+    std::atomic<bool> in_handler{false}, destroyed{false};
+    std::atomic<int> calls{0}, after{0};
+    auto sub = std::make_unique<subscriber>(srv.endpoint(), [&](const pubsub_message&) {
+        if (destroyed.load()) ++after;
+        in_handler = true;
+        if (calls.fetch_add(1) == 0) std::this_thread::sleep_for(200ms);
+        in_handler = false;
+    });
+    ASSERT_TRUE(sub->subscribe({"flood"}, 3000ms));
+    std::atomic<bool> stop{false};
+    std::thread flood([&] {
+        connection pub(srv.endpoint());
+        while (!stop.load()) pub.command({"PUBLISH", "flood", "x"});
+    });
+    for (int i = 0; i < 300 && !in_handler.load(); ++i) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(in_handler.load());
+    const auto t0 = std::chrono::steady_clock::now();
+    sub.reset();
+    destroyed = true;
+    EXPECT_FALSE(in_handler.load()) << "the destructor returned while a handler ran";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+    std::this_thread::sleep_for(100ms);
+    stop = true;
+    flood.join();
+    EXPECT_EQ(after.load(), 0);
+}
