@@ -29,6 +29,19 @@ node_result failed(node_result::status s, std::string why) {
     return nr;
 }
 
+// Runs `cmd` on `pools` under one deadline, best effort (keys left behind expire after their
+// TTL); with `detach` it returns once sent, without waiting for the replies.
+void fan_out_quietly(std::span<connection_pool* const> pools, const node_command& cmd, milliseconds timeout,
+                     bool detach) noexcept {
+    try {
+        fan_out_options fo;
+        fo.timeout = timeout;
+        fo.tuning.detach = detach;
+        (void)fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo);
+    } catch (...) {
+    }
+}
+
 class single final : public lock_transport {
 public:
     single(connection_pool& pool, std::size_t replicas, milliseconds replica_timeout)
@@ -87,19 +100,15 @@ public:
                    const round_io& io) noexcept override {
         if (nodes.empty()) return;
         const auto cmd = round.command();
+        if (const auto budget = io_budget(io)) {
+            // Within a timed wait: sent without waiting for the reply, on an idle connection or
+            // one connected within the budget, so a stalled server cannot hold the caller past
+            // its deadline.
+            return fan_out_quietly(one_, cmd, std::max(*budget, milliseconds(20)), true);
+        }
         try {
-            if (const auto budget = io_budget(io)) {
-                // Within a timed wait: sent without waiting for the reply, on an idle
-                // connection or one connected within the budget, so a stalled server cannot
-                // hold the caller past its deadline.
-                fan_out_options fo;
-                fo.timeout = std::max(*budget, milliseconds(20));
-                fo.tuning.detach = true;
-                (void)fan_out(one_, *cmd.lua, cmd.keys(), cmd.args(), fo);
-            } else {
-                auto conn = pool_.borrow();
-                (void)cmd.lua->run(*conn, cmd.keys(), cmd.args());
-            }
+            auto conn = pool_.borrow();
+            (void)cmd.lua->run(*conn, cmd.keys(), cmd.args());
         } catch (...) {
             // An undeleted key expires after its TTL.
         }
@@ -171,34 +180,17 @@ public:
     void give_back(const lock_round& round, std::span<const std::size_t> nodes,
                    const round_io&) noexcept override {
         if (nodes.empty()) return;
-        const auto cmd = round.command();
-        try {
-            std::vector<connection_pool*> some;
-            for (auto i : nodes) some.push_back(nodes_[i]);
-            fan_out_options fo;
-            fo.timeout = node_timeout_;
-            (void)fan_out(some, *cmd.lua, cmd.keys(), cmd.args(), fo);
-        } catch (...) {
-            // Keys left behind expire after their TTL.
-        }
+        std::vector<connection_pool*> some;
+        for (auto i : nodes) some.push_back(nodes_[i]);
+        fan_out_quietly(some, round.command(), node_timeout_, false);
     }
 
-    void send(const lock_round& round) noexcept override {
-        const auto cmd = round.command();
-        try {
-            fan_out_options fo;
-            fo.timeout = node_timeout_;
-            fo.tuning.detach = true;
-            (void)fan_out(nodes_, *cmd.lua, cmd.keys(), cmd.args(), fo);
-        } catch (...) {
-            // Not sent: keys left behind expire after their TTL.
-        }
-    }
+    void send(const lock_round& round) noexcept override { fan_out_quietly(nodes_, round.command(), node_timeout_, true); }
 
     std::vector<endpoint> waiter_endpoints() const override {
         // A majority of the nodes, chosen at random per object, is enough to hear a release:
         // a holder needs a majority too, so any lock held while all of ours are down would
-        // share a node with them. Fewer links mean fewer reader threads woken per release.
+        // share a node with them. Fewer listeners mean less work per release.
         std::vector<endpoint> eps;
         for (auto* p : nodes_) eps.push_back(p->where());
         for (std::size_t i = eps.size(); i > 1; --i) std::swap(eps[i - 1], eps[random_between(0, i - 1)]);

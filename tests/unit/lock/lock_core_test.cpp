@@ -1,0 +1,210 @@
+// The one lock driver (lock/src/lock_core.hpp) over a scripted transport, without a server: it
+// sends what the engine decides (give-backs, the fencing floor, releases) and turns verdicts
+// into the public contract (quorum_unreachable at once for a zero wait, outcome_unknown, a
+// transport's own errors after the give-back).
+#include "lock_core.hpp"
+#include "scripts.hpp"
+
+#include <redcoord/lock/errors.hpp>
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using namespace redcoord::detail;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+node_result answer(reply r) {
+    node_result nr;
+    nr.state = node_result::status::answered;
+    nr.value = std::move(r);
+    return nr;
+}
+node_result down() {
+    node_result nr;
+    nr.state = node_result::status::connection_failed;
+    nr.error = "connection refused";
+    return nr;
+}
+
+// What the driver asked the transport to do.
+struct sent {
+    std::string what;  // "run", "give_back" or "send"
+    round_kind kind;
+    std::vector<std::string> args;
+    std::vector<std::size_t> nodes;  // give_back
+};
+
+class scripted_transport final : public lock_transport {
+public:
+    using step = std::function<std::exception_ptr(lock_round&)>;
+    scripted_transport(std::vector<connection_pool*> pools, std::vector<sent>& log, std::deque<step>& steps)
+        : pools_(std::move(pools)), log_(log), steps_(steps) {}
+
+    std::span<connection_pool* const> pools() const noexcept override { return pools_; }
+    std::exception_ptr run(lock_round& round, const round_io&) override {
+        record("run", round, {});
+        if (steps_.empty()) {  // unscripted: every node says "not ours" / refuses
+            for (std::size_t i = 0; i < pools_.size(); ++i) round.on_result(i, answer(reply::make_integer(0)), clock_type::now());
+            return nullptr;
+        }
+        auto s = std::move(steps_.front());
+        steps_.pop_front();
+        return s(round);
+    }
+    void give_back(const lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
+        record("give_back", round, {nodes.begin(), nodes.end()});
+    }
+    void send(const lock_round& round) noexcept override { record("send", round, {}); }
+    std::vector<endpoint> waiter_endpoints() const override { return {}; }
+
+private:
+    void record(std::string what, const lock_round& round, std::vector<std::size_t> nodes) {
+        const auto c = round.command();
+        log_.push_back({std::move(what), round.kind(), {c.args().begin(), c.args().end()}, std::move(nodes)});
+    }
+    std::vector<connection_pool*> pools_;
+    std::vector<sent>& log_;
+    std::deque<step>& steps_;
+};
+
+struct fixture {
+    std::vector<std::unique_ptr<connection_pool>> owned;
+    std::vector<sent> log;
+    std::deque<scripted_transport::step> steps;
+    std::unique_ptr<lock_core> core;
+
+    explicit fixture(std::size_t n, lock_core_config c = {}) {
+        std::vector<connection_pool*> pools;
+        for (std::size_t i = 0; i < n; ++i) {
+            owned.push_back(std::make_unique<connection_pool>(endpoint{}));  // never dialled
+            pools.push_back(owned.back().get());
+        }
+        c.kind = "redlock";
+        c.options_name = "redlock_options";
+        c.prefix = "u:";
+        c.ttl = 10s;
+        c.round_timeout = 50ms;
+        c.keep_outcomes = true;
+        c.max_extensions = std::numeric_limits<std::size_t>::max();
+        core = std::make_unique<lock_core>(std::make_unique<scripted_transport>(pools, log, steps), "res", c);
+    }
+};
+
+// Node i answers `replies[i]` now.
+scripted_transport::step replies(std::vector<node_result> rs) {
+    return [rs](lock_round& round) {
+        for (std::size_t i = 0; i < rs.size(); ++i) round.on_result(i, rs[i], clock_type::now());
+        return std::exception_ptr{};
+    };
+}
+
+}  // namespace
+
+TEST(LockCore, ZeroWaitWithAMajorityDownGivesBackThenThrowsQuorumUnreachable) {
+    fixture f(3);
+    f.steps.push_back(replies({answer(reply::make_integer(7)), down(), down()}));
+    EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), quorum_unreachable);
+    ASSERT_EQ(f.log.size(), 2u);
+    EXPECT_EQ(f.log[0].kind, round_kind::acquire);
+    EXPECT_EQ(f.log[0].args.size(), 2u);  // try_lock's hot path
+    EXPECT_EQ(f.log[1].what, "give_back");  // the granting node and the unreachable ones
+    EXPECT_EQ(f.log[1].nodes, (std::vector<std::size_t>{0, 1, 2}));
+    EXPECT_EQ(f.log[1].args, std::vector<std::string>{f.log[0].args[0]});  // our token only
+    EXPECT_FALSE(f.core->is_held());
+    EXPECT_EQ(f.core->last_outcomes().at(1).state, node_outcome::status::unreachable);
+}
+
+TEST(LockCore, GrantCommitsTheHoldingAndTheReleaseCarriesTheFloorWhenNeeded) {
+    fixture f(3);
+    // Counters 5, 9, 9: the token is 9 and a majority stands at it, so no floor is needed.
+    f.steps.push_back(replies({answer(reply::make_integer(5)), answer(reply::make_integer(9)),
+                               answer(reply::make_integer(9))}));
+    auto got = f.core->acquire_until(clock_type::now());
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->fencing_token, 9u);
+    EXPECT_TRUE(f.core->is_held());
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
+    EXPECT_TRUE(f.core->release());
+    ASSERT_EQ(f.log.back().kind, round_kind::release);
+    EXPECT_EQ(f.log.back().args.size(), 1u);
+    // Counters 9, 5, 3: token 9 on one node only: the release raises the others to it.
+    f.steps.push_back(replies({answer(reply::make_integer(9)), answer(reply::make_integer(5)),
+                               answer(reply::make_integer(3))}));
+    ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
+    f.core->unlock();
+    ASSERT_EQ(f.log.back().what, "send");
+    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{f.log.back().args[0], "9", "10000"}));
+    EXPECT_FALSE(f.core->is_held());
+}
+
+TEST(LockCore, ReleaseAnsweredByTooFewIsUnknownAndStillClearsTheHolding) {
+    fixture f(3);
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
+                               answer(reply::make_integer(1))}));
+    ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
+    f.steps.push_back(replies({answer(reply::make_integer(1)), down(), down()}));
+    EXPECT_THROW((void)f.core->release(), outcome_unknown);
+    EXPECT_FALSE(f.core->is_held());
+    EXPECT_FALSE(f.core->release());  // nothing held: nothing sent
+    EXPECT_EQ(f.log.back().kind, round_kind::release);
+}
+
+TEST(LockCore, ATransportsOwnErrorComesAfterTheGiveBack) {
+    fixture f(1);
+    f.steps.push_back([](lock_round& round) {
+        node_result nr;
+        nr.state = node_result::status::timeout;
+        nr.error = "read timed out";
+        round.on_result(0, nr, clock_type::now());
+        return std::make_exception_ptr(timeout_error("read timed out"));
+    });
+    EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), timeout_error);
+    ASSERT_EQ(f.log.size(), 2u);
+    EXPECT_EQ(f.log[1].what, "give_back");  // the reply was lost: the key may be ours
+    EXPECT_FALSE(f.core->is_held());
+}
+
+TEST(LockCore, ExtensionVerdictsMoveOrKeepTheValidity) {
+    fixture f(3);
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
+                               answer(reply::make_integer(1))}));
+    const auto got = f.core->acquire_until(clock_type::now());
+    ASSERT_TRUE(got);
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
+    EXPECT_TRUE(f.core->extend(10s));
+    EXPECT_GE(f.core->current()->valid_until, got->valid_until);
+    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{got->token, "10000"}));
+    f.steps.push_back(replies({answer(reply::make_integer(1)), down(), down()}));
+    EXPECT_FALSE(f.core->extend(10s));  // not confirmed: not lost yet
+    EXPECT_FALSE(f.core->lost());
+    f.steps.push_back(replies({answer(reply::make_integer(0)), answer(reply::make_integer(0)), down()}));
+    EXPECT_FALSE(f.core->extend(10s));  // a majority says the key is not ours
+    EXPECT_TRUE(f.core->lost());
+    EXPECT_THROW(f.core->extend(0ms), invalid_argument);
+}
+
+TEST(LockCore, WatchdogNeedsPoolsOfTwo) {
+    std::vector<sent> log;
+    std::deque<scripted_transport::step> steps;
+    connection_pool small(endpoint{}, pool_options{.max_size = 1});
+    lock_core_config c;
+    c.kind = "lock";
+    c.options_name = "lock_options";
+    c.watchdog = true;
+    c.max_extensions = 1;
+    try {
+        lock_core core(std::make_unique<scripted_transport>(std::vector<connection_pool*>{&small}, log, steps), "r", c);
+        ADD_FAILURE() << "accepted a pool of one with the watchdog";
+    } catch (const invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("lock_options::watchdog"), std::string::npos);
+    }
+}
