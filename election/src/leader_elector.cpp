@@ -258,7 +258,9 @@ void leader_elector::stop() noexcept {
     {
         detail::lock_guard g(impl_->mu);
         impl_->running = false;
-        impl_->timer.disarm();
+        // Through rearm(): a tick still finishing returns the stopped engine's "nothing due"
+        // itself; a disarm now would also discard what it returns after a quick restart.
+        impl_->rearm();
     }
     // Every callback queued so far has run when stop() returns (none can be queued later: the
     // engine is stopped). On the callback thread itself (not allowed, but not a hang) it returns.

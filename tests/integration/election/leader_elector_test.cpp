@@ -319,3 +319,21 @@ TEST(LeaderElectorRuntime, TwentyElectorsAddNoThread) {
     EXPECT_LE(threads_now(), before);
     EXPECT_EQ(rt->stats().pubsub_interests, 0u);
 }
+
+// stop() and start() in quick succession, while the timer tick may still be finishing: the
+// restarted elector must campaign again every time (a stale disarm must not strand it).
+TEST(LeaderElectorRuntime, QuickRestartsKeepCampaigning) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    leader_elector e(pool, "restarts", opts("r", 300ms));
+    event_log log(e);
+    for (int i = 1; i <= 20; ++i) {
+        e.start();
+        ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 3s)) << "restart " << i;
+        e.stop();
+        EXPECT_FALSE(e.is_leader());
+    }
+    EXPECT_TRUE(election_test::paired(log.events()));
+    EXPECT_EQ(log.count('E'), 20u);
+    EXPECT_EQ(log.count('R'), 20u);
+}
