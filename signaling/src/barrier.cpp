@@ -1,5 +1,5 @@
 #include "hub_core.hpp"
-#include "wake_wait.hpp"
+#include "party.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
@@ -35,18 +35,12 @@ if mode ~= 'arrive' and gen ~= tonumber(ARGV[7]) then
   if until_ms and tonumber(until_ms) > now then return {1, gen, 0} end
   return {3, gen, 0}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local n = live()
 if mode == 'withdraw' then
-  local n = redis.call('ZCARD', KEYS[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {0, gen, n}
 end
-local idle = tonumber(ARGV[9])
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
-if not stored then redis.call('HSET', KEYS[1], 'parties', parties) end
-redis.call('PEXPIRE', KEYS[1], idle)
-redis.call('PEXPIRE', KEYS[2], idle)
-local n = redis.call('ZCARD', KEYS[2])
+n = join(tonumber(ARGV[9]))
 if n >= parties then
   local keep = tonumber(ARGV[8])
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -78,9 +72,7 @@ barrier_lease_lost::barrier_lease_lost(const std::string& what_barrier, std::uin
 
 barrier::barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts)
     : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts) {
-    validate_name(name_, "barrier name");
-    if (parties_ == 0) throw invalid_argument("barrier '" + name_ + "' needs at least one party");
-    detail::validate_barrier_options(opts_);
+    detail::validate_party("barrier", name_, parties_, opts_);
     const auto& prefix = hub_.options().prefix;
     state_key_ = make_key(prefix, "barrier", name_);
     arrived_key_ = make_key(prefix, "barrier", name_, "arrived");
@@ -88,30 +80,16 @@ barrier::barrier(signal_hub& hub, std::string name, std::size_t parties, barrier
     channel_ = state_key_;
 }
 
-namespace {
 // One run of the barrier script. `parties` 0 skips the party-count check (count, reset).
-struct barrier_keys {
-    const std::string& state;
-    const std::string& arrived;
-    const std::string& passed;
-};
-
-detail::phase_reply run_barrier(signal_hub& hub, const barrier_keys& k, const barrier_options& o,
-                                const std::string& member, std::size_t parties, const std::string& channel,
-                                const char* mode, std::uint64_t gen) {
-    const std::string p = std::to_string(parties);
-    try {
-        return detail::parse_phase(barrier_script.run(
-            hub.master(), {k.state, k.arrived, k.passed},
-            {member, p, std::to_string(o.arrival_lease.count()), channel, hub.envelope({}), mode, std::to_string(gen),
-             std::to_string(detail::passed_retention(o).count()), std::to_string(o.idle_ttl.count())}));
-    } catch (const reply_error& e) {
-        if (std::string(e.what()).find("parties mismatch") != std::string::npos)
-            throw invalid_argument(std::string("barrier: ") + e.what() + ", not " + p + " parties");
-        throw;
-    }
+detail::phase_reply barrier::run(const std::string& member, std::size_t parties, const char* mode,
+                                 std::uint64_t gen) {
+    return detail::run_phase(barrier_script, hub_.master(), {state_key_, arrived_key_, passed_key_},
+                             {member, std::to_string(parties), std::to_string(opts_.arrival_lease.count()), channel_,
+                              hub_.envelope({}), mode, std::to_string(gen),
+                              std::to_string(detail::passed_retention(opts_).count()),
+                              std::to_string(opts_.idle_ttl.count())},
+                             "barrier");
 }
-}  // namespace
 
 std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {
     const auto deadline = deadline_after(timeout);
@@ -119,41 +97,26 @@ std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {
         std::lock_guard lk(anchor_mu_);
         if (!anchor_) anchor_ = detail::hold_channel(hub_, channel_);
     }
-    const barrier_keys keys{state_key_, arrived_key_, passed_key_};
-    auto run = [&](const std::string& member, const char* mode, std::uint64_t gen) {
-        return run_barrier(hub_, keys, opts_, member, parties_, channel_, mode, gen);
-    };
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
     const std::string member = random_token();
-    auto r = run(member, "arrive", 0);
+    auto r = run(member, parties_, "arrive", 0);
     const std::uint64_t mine = r.generation;
     for (;;) {
         if (r.code == detail::passed) return mine;
         if (r.code == detail::lost) throw barrier_lease_lost("barrier '" + name_ + "'", mine);
-        const auto left = time_left(deadline);
-        if (left.count() == 0) {
-            r = run(member, "withdraw", mine);
+        if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
+            r = run(member, parties_, "withdraw", mine);
             if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_);
             continue;  // passed or lost while we gave up
         }
-        (void)w.wait(std::min(left, opts_.arrival_lease / 3));
-        while (w.try_wait()) {
-        }
-        r = run(member, "refresh", mine);
+        r = run(member, parties_, "refresh", mine);
     }
 }
 
-std::size_t barrier::arrived() {
-    return run_barrier(hub_, barrier_keys{state_key_, arrived_key_, passed_key_}, opts_, "", 0, channel_, "count", 0).count;
-}
+std::size_t barrier::arrived() { return run("", 0, "count", 0).count; }
 
-std::uint64_t barrier::generation() {
-    return run_barrier(hub_, barrier_keys{state_key_, arrived_key_, passed_key_}, opts_, "", 0, channel_, "count", 0).generation;
-}
+std::uint64_t barrier::generation() { return run("", 0, "count", 0).generation; }
 
-bool barrier::reset() {
-    return run_barrier(hub_, barrier_keys{state_key_, arrived_key_, passed_key_}, opts_, "", 0, channel_, "reset", 0).code ==
-           detail::passed;
-}
+bool barrier::reset() { return run("", 0, "reset", 0).code == detail::passed; }
 
 }  // namespace redcoord

@@ -1,4 +1,7 @@
-#include "wake_wait.hpp"
+#include "party.hpp"
+
+#include <redcoord/core/detail/timer_service.hpp>
+#include <redcoord/core/runtime.hpp>
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
@@ -23,14 +26,6 @@ local ready = redis.call('HGET', KEYS[1], 'ready') == '1'
 local mode = ARGV[6]
 local mine = tonumber(ARGV[7])
 local idle = tonumber(ARGV[8])
-local function live()
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  return redis.call('ZCARD', KEYS[2])
-end
-local function touch()
-  redis.call('PEXPIRE', KEYS[1], idle)
-  redis.call('PEXPIRE', KEYS[2], idle)
-end
 local function end_round()
   redis.call('HSET', KEYS[1], 'round', round + 1, 'ready', '0')
   redis.call('PEXPIRE', KEYS[1], idle)
@@ -50,7 +45,7 @@ if mode == 'leave' or mode == 'check' then
   local was = 1
   if mode == 'leave' then was = redis.call('ZREM', KEYS[2], ARGV[1]) end
   local n = live()
-  if n == 0 then end_round() else touch() end
+  if n == 0 then end_round() else touch(idle) end
   if was == 0 then return {3, round, n} end
   if n == 0 then return {1, round, 0} end
   return {0, round, n}
@@ -65,7 +60,7 @@ if ready then
     if round ~= mine or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {3, round, 0} end
     if mode == 'keep' then
       redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[3]), ARGV[1])
-      touch()
+      touch(idle)
     end
     return {1, round, 0}
   end
@@ -79,10 +74,7 @@ if mode == 'withdraw' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {0, round, n}
 end
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
-if not stored then redis.call('HSET', KEYS[1], 'parties', parties) end
-touch()
-n = redis.call('ZCARD', KEYS[2])
+n = join(idle)
 if n >= parties then
   redis.call('HSET', KEYS[1], 'ready', '1')
   redis.call('PUBLISH', ARGV[4], ARGV[5] .. 'ready')
@@ -96,17 +88,11 @@ return {0, round, n}
 struct double_barrier::phase {
     // One run of the script; `any_parties` skips the party-count check (reset).
     static detail::phase_reply run(double_barrier& b, const char* mode, bool any_parties = false) {
-        const std::string p = any_parties ? "0" : std::to_string(b.parties_);
-        try {
-            return detail::parse_phase(double_barrier_script.run(
-                b.hub_.master(), {b.state_key_, b.members_key_},
-                {b.member_, p, std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
-                 std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())}));
-        } catch (const reply_error& e) {
-            if (std::string(e.what()).find("parties mismatch") != std::string::npos)
-                throw invalid_argument(std::string("double_barrier: ") + e.what() + ", not " + p + " parties");
-            throw;
-        }
+        return detail::run_phase(double_barrier_script, b.hub_.master(), {b.state_key_, b.members_key_},
+                                 {b.member_, any_parties ? "0" : std::to_string(b.parties_),
+                                  std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
+                                  std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())},
+                                 "double_barrier");
     }
     static barrier_lease_lost lost(const double_barrier& b) {
         return barrier_lease_lost("double_barrier '" + b.name_ + "'", b.round_);
@@ -114,10 +100,8 @@ struct double_barrier::phase {
 };
 
 double_barrier::double_barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts)
-    : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts) {
-    validate_name(name_, "double_barrier name");
-    if (parties_ == 0) throw invalid_argument("double_barrier '" + name_ + "' needs at least one party");
-    detail::validate_barrier_options(opts_);
+    : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts), rt_(hub.master().runtime()) {
+    detail::validate_party("double_barrier", name_, parties_, opts_);
     const auto& prefix = hub_.options().prefix;
     state_key_ = make_key(prefix, "double_barrier", name_);
     members_key_ = make_key(prefix, "double_barrier", name_, "members");
@@ -134,55 +118,36 @@ double_barrier::~double_barrier() {
 }
 
 void double_barrier::start_heartbeat() {
-    {
-        std::lock_guard lk(heartbeat_mu_);
-        heartbeat_stop_ = false;
-    }
-    heartbeat_ = std::thread([this] {
-        std::unique_lock lk(heartbeat_mu_);
-        while (!heartbeat_cv_.wait_for(lk, opts_.arrival_lease / 3, [this] { return heartbeat_stop_; })) {
-            lk.unlock();
-            bool dropped = false;
-            try {
-                dropped = phase::run(*this, "keep").code == detail::lost;
-            } catch (...) {
-                // A failed refresh is retried at the next tick; the lease outlasts two misses.
-            }
-            lk.lock();
-            if (dropped) return;  // leave() reports it
+    // The tick reads member_ and round_, which enter() and leave() change only while no
+    // heartbeat exists (stop_heartbeat() waits for a running tick).
+    heartbeat_ = std::make_unique<detail::timer>(rt_->timers(), [this]() -> std::optional<detail::timer::time_point> {
+        try {
+            if (phase::run(*this, "keep").code == detail::lost) return std::nullopt;  // leave() reports it
+        } catch (...) {
+            // A failed refresh is retried at the next tick; the lease outlasts two misses.
         }
+        return deadline_after(detail::refresh_period(opts_));
     });
+    heartbeat_->arm(deadline_after(detail::refresh_period(opts_)));
 }
 
-void double_barrier::stop_heartbeat() noexcept {
-    {
-        std::lock_guard lk(heartbeat_mu_);
-        heartbeat_stop_ = true;
-    }
-    heartbeat_cv_.notify_all();
-    if (heartbeat_.joinable()) heartbeat_.join();
-}
+void double_barrier::stop_heartbeat() noexcept { heartbeat_.reset(); }
 
 void double_barrier::enter(std::chrono::milliseconds timeout) {
     if (inside_) throw error("double_barrier '" + name_ + "': enter() while already inside");
     const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
     member_ = random_token();
-    const auto slice = opts_.arrival_lease / 3;
     detail::phase_reply r = phase::run(*this, "enter");
     round_ = r.generation;
     while (r.code != detail::passed) {
         if (r.code == detail::lost) throw phase::lost(*this);
         const bool blocked = r.code == detail::blocked;  // the previous round is still leaving
-        const auto left = time_left(deadline);
-        if (left.count() == 0) {
+        if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
             if (blocked) throw barrier_timeout(name_, 0, parties_, "entered (the previous round is still leaving)");
             r = phase::run(*this, "withdraw");
             if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_, "entered");
             continue;  // inside or lost while we gave up
-        }
-        (void)w.wait(std::min(left, slice));
-        while (w.try_wait()) {
         }
         r = phase::run(*this, blocked ? "enter" : "refresh");
         if (blocked) round_ = r.generation;
@@ -206,11 +171,8 @@ void double_barrier::leave(std::chrono::milliseconds timeout) {
     inside_ = false;
     if (r.code == detail::lost) throw phase::lost(*this);
     while (r.code == detail::waiting) {
-        const auto left = time_left(deadline);
-        if (left.count() == 0) throw barrier_timeout(name_, r.count, parties_, "still inside");
-        (void)w.wait(std::min(left, opts_.arrival_lease / 3));
-        while (w.try_wait()) {
-        }
+        if (!detail::await_wake(w, deadline, detail::refresh_period(opts_)))
+            throw barrier_timeout(name_, r.count, parties_, "still inside");
         r = phase::run(*this, "check");
     }
 }

@@ -1,4 +1,4 @@
-#include "wake_wait.hpp"
+#include "party.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
@@ -80,11 +80,7 @@ bool latch::wait(std::chrono::milliseconds timeout) {
     };
     for (;;) {
         if (open()) return true;
-        const auto left = time_left(deadline);
-        if (left.count() == 0) return false;
-        (void)w.wait(std::min(left, opts_.recheck_interval));
-        while (w.try_wait()) {
-        }
+        if (!detail::await_wake(w, deadline, opts_.recheck_interval)) return false;
     }
 }
 

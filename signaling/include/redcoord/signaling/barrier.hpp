@@ -16,6 +16,10 @@
 
 namespace redcoord {
 
+namespace detail {
+struct phase_reply;
+}
+
 /// Thrown when a barrier (or double_barrier phase) does not complete within the caller's
 /// timeout. what() names the barrier and how many parties had arrived (or were still
 /// inside) out of how many.
@@ -59,7 +63,7 @@ private:
 struct barrier_options {
     /// How long, in milliseconds, one arrival counts without being refreshed. A waiting
     /// member refreshes it every arrival_lease/3 (a double_barrier member inside also does,
-    /// on a background thread), so a member that dies (SIGKILL) stops counting after at most
+    /// on the runtime's timer thread), so a member that dies (SIGKILL) stops counting after at most
     /// this long and cannot make the others pass without it. Must be >= 30 ms.
     std::chrono::milliseconds arrival_lease{3000};
     /// Every key of the barrier expires this long (milliseconds) after its last use; every
@@ -140,6 +144,7 @@ public:
     [[nodiscard]] std::size_t parties() const noexcept { return parties_; }
 
 private:
+    detail::phase_reply run(const std::string& member, std::size_t parties, const char* mode, std::uint64_t gen);
     signal_hub& hub_;
     std::string name_;
     std::size_t parties_;

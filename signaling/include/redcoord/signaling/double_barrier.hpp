@@ -7,14 +7,17 @@
 #include <redcoord/signaling/signal_hub.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 
 namespace redcoord {
+
+class runtime;
+namespace detail {
+class timer;
+}
 
 /// One party of a double barrier. enter() waits until `parties` members are inside; leave()
 /// waits until every member has left. The barrier is then reusable (a new round).
@@ -29,8 +32,8 @@ namespace redcoord {
 ///
 /// A member's presence is a lease (barrier_options::arrival_lease) from enter() to leave(),
 /// as Curator's ephemeral nodes live as long as their session: the waiting enter() refreshes
-/// it, and once inside a background thread of this object refreshes it every arrival_lease/3
-/// until leave(). Every enter/leave/check drops members whose lease ran out. So a member that
+/// it, and once inside a timer on the runtime's timer thread (the runtime of the hub's master
+/// pool) refreshes it every arrival_lease/3 until leave(). Every enter/leave/check drops members whose lease ran out. So a member that
 /// dies (SIGKILL, host lost) at any point stops counting within one lease: the others'
 /// leave() then completes, and a later round can enter (review S1).
 ///
@@ -40,7 +43,9 @@ namespace redcoord {
 /// for that round to end. A timed-out enter() is withdrawn atomically; a timed-out leave()
 /// stays left.
 ///
-/// Cost: one thread per object while it is inside (the lease heartbeat).
+/// Cost: no thread of its own; while inside, one script run per arrival_lease/3 on the
+/// runtime's shared timer thread (so a master that stalls past the command timeout delays the
+/// runtime's other timers by up to that long).
 ///
 /// Thread-safety: one object is one party; do not call it from two threads at once.
 class double_barrier {
@@ -54,7 +59,7 @@ public:
     double_barrier& operator=(const double_barrier&) = delete;
 
     /// Enters and waits until `parties` members are inside; then keeps this member's lease
-    /// alive on a background thread until leave().
+    /// alive on the runtime's timer thread until leave().
     /// @param timeout milliseconds, counted from the call; milliseconds::max() (or anything
     ///        beyond ten years) waits without a deadline.
     /// @throws barrier_timeout naming how many had entered (the entry is withdrawn);
@@ -93,13 +98,11 @@ private:
     std::string member_;
     std::uint64_t round_ = 0;
     bool inside_ = false;
-    // The lease heartbeat while inside (review S1).
+    // The lease heartbeat while inside (review S1): a timer on the runtime's timer thread.
     void start_heartbeat();
     void stop_heartbeat() noexcept;
-    std::thread heartbeat_;
-    std::mutex heartbeat_mu_;
-    std::condition_variable heartbeat_cv_;
-    bool heartbeat_stop_ = false;
+    std::shared_ptr<redcoord::runtime> rt_;  // before the timer: outlives it
+    std::unique_ptr<detail::timer> heartbeat_;
 };
 
 }  // namespace redcoord

@@ -1,0 +1,130 @@
+#pragma once
+// What barrier and double_barrier share: the opening of their scripts and the membership
+// lease block, the reply and error mapping, option checks, and the wake-and-re-read pause
+// (latch uses the pause too).
+
+#include <redcoord/core/deadline.hpp>
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/reply.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/signaling/barrier.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <initializer_list>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redcoord::detail {
+
+// The opening of the barrier and double_barrier scripts (KEYS[1] the state hash, KEYS[2] the
+// members' leases, ARGV[1] the member, ARGV[2] the party count, ARGV[3] the lease in ms).
+//
+// Preamble: server time in ms as `now`, `parties`, and a refusal when the stored party count
+// differs. One clock (the server's) scores every lease. ARGV[2] = 0 (count, reset) works on
+// whatever party count is stored.
+//
+// Membership leases: KEYS[2] scores each member with the server time its lease ends.
+// live() drops the lapsed ones and counts the rest; touch(idle) renews the idle TTL of the
+// state and the leases; join() starts or renews ARGV[1]'s lease, records the party count of
+// a new barrier and returns how many are live.
+inline constexpr std::string_view party_script_preamble = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local parties = tonumber(ARGV[2])
+local stored = redis.call('HGET', KEYS[1], 'parties')
+if stored and parties > 0 and tonumber(stored) ~= parties then
+  return redis.error_reply('ERR barrier parties mismatch: it has ' .. stored)
+end
+local function live()
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  return redis.call('ZCARD', KEYS[2])
+end
+local function touch(idle)
+  redis.call('PEXPIRE', KEYS[1], idle)
+  redis.call('PEXPIRE', KEYS[2], idle)
+end
+local function join(idle)
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+  if not stored then redis.call('HSET', KEYS[1], 'parties', parties) end
+  touch(idle)
+  return redis.call('ZCARD', KEYS[2])
+end
+)lua";
+
+/// Status codes of the barrier and double_barrier scripts.
+enum phase_code : int {
+    waiting = 0,  // not yet: keep waiting
+    passed = 1,   // passed / inside / everyone left / reset done
+    blocked = 2,  // double_barrier enter: the previous round is still leaving
+    lost = 3,     // this member's lease lapsed and the group went on without it (review S2)
+};
+
+/// {code, generation, count} as the coordination scripts return it.
+struct phase_reply {
+    bool done = false;  // code != waiting
+    int code = 0;       // a phase_code
+    std::uint64_t generation = 0;
+    std::size_t count = 0;
+};
+
+inline phase_reply parse_phase(const reply& r) {
+    const auto& e = r.elements();
+    if (e.size() < 3) throw protocol_error("coordination script returned " + std::to_string(e.size()) + " elements");
+    return {e[0].integer() != 0, static_cast<int>(e[0].integer()), static_cast<std::uint64_t>(std::max<std::int64_t>(0, e[1].integer())),
+            static_cast<std::size_t>(std::max<std::int64_t>(0, e[2].integer()))};
+}
+
+/// Runs a barrier or double_barrier script and parses its phase reply. The preamble's
+/// refusal becomes invalid_argument naming `kind` ("barrier", "double_barrier") and the
+/// party count the caller asked for (ARGV[2]).
+inline phase_reply run_phase(const script& s, connection_pool& pool, std::initializer_list<std::string_view> keys,
+                             std::initializer_list<std::string_view> argv, const char* kind) {
+    try {
+        return parse_phase(s.run(pool, keys, argv));
+    } catch (const reply_error& e) {
+        if (std::string(e.what()).find("parties mismatch") != std::string::npos)
+            throw invalid_argument(std::string(kind) + ": " + e.what() + ", not " + std::string(argv.begin()[1]) +
+                                   " parties");
+        throw;
+    }
+}
+
+// The constructor checks of barrier and double_barrier (`kind` names the class).
+inline void validate_party(const char* kind, const std::string& name, std::size_t parties, const barrier_options& o) {
+    validate_name(name, std::string(kind) + " name");
+    if (parties == 0) throw invalid_argument(std::string(kind) + " '" + name + "' needs at least one party");
+    if (o.arrival_lease < std::chrono::milliseconds(30))
+        throw invalid_argument("barrier_options::arrival_lease must be >= 30 ms");
+    if (o.idle_ttl < 3 * o.arrival_lease || o.idle_ttl > std::chrono::hours(24 * 366))
+        throw invalid_argument("barrier_options::idle_ttl must be between 3 x arrival_lease and 366 days");
+}
+
+// How often a member refreshes its lease (waiting, or inside a double barrier): three times
+// per lease, so one missed refresh never lets it lapse.
+inline std::chrono::milliseconds refresh_period(const barrier_options& o) { return o.arrival_lease / 3; }
+
+// How long a passed generation's member list is kept (review S2): long enough for a counted
+// member that stalled well past its lease to still learn that it passed.
+inline std::chrono::milliseconds passed_retention(const barrier_options& o) {
+    return std::min(10 * o.arrival_lease, o.idle_ttl);
+}
+
+/// One pause of a wait loop whose truth is in keys: waits for a wake on `w`, at most
+/// `period` (the re-read period, which bounds the cost of a lost wake) and never past
+/// `deadline`, then drops the other queued wakes (one re-read answers them all).
+/// @return false, at once, when the deadline has passed: the caller gives up.
+template <class Waiter>
+bool await_wake(Waiter& w, std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds period) {
+    const auto left = time_left(deadline);
+    if (left.count() == 0) return false;
+    (void)w.wait(std::min(left, period));
+    while (w.try_wait()) {
+    }
+    return true;
+}
+
+}  // namespace redcoord::detail
