@@ -157,9 +157,8 @@ public:
     /// Fired when the observed holder changes (nullopt: none, e.g. after a resign).
     boost::signals2::signal<void(std::optional<std::string> identity)> leader_changed;
 
-    struct impl;
-
 private:
+    struct impl;
     std::unique_ptr<impl> impl_;
 };
 

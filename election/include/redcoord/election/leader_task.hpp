@@ -47,9 +47,8 @@ public:
     /// Calls of `work` started so far.
     [[nodiscard]] std::uint64_t runs() const noexcept;
 
-    struct impl;
-
 private:
+    struct impl;
     std::shared_ptr<impl> impl_;
 };
 
