@@ -30,6 +30,7 @@ lock_engine_config engine_config(const hold_state& h, const lock_core_config& c,
     e.drift_factor = c.drift_factor;
     e.replicas = c.replicas;
     e.round_timeout = c.round_timeout;
+    e.name_holders = c.keep_outcomes;
     return e;
 }
 

@@ -35,7 +35,7 @@ struct lock_core_config {
     std::chrono::milliseconds round_timeout{0};  // per-round deadline; zero: the endpoint's timeouts
     wait_settings waiting;
     std::function<void(const std::string&)> on_wait;  // log sink: what an acquire waits for
-    bool keep_outcomes = false;                       // record last_outcomes()
+    bool keep_outcomes = false;                       // record last_outcomes(), with holder ids
 };
 
 // The fields lock_options and redlock_options share, under the same names.

@@ -201,8 +201,8 @@ lock_round lock_engine::acquire(std::string token, ask what, lock_clock::time_po
     r.token_ = std::move(token);
     r.arg2_ = ttl_arg_;
     r.arg3_ = what == ask::mark ? "1" : "0";
-    // The third argument only when asked for: try_lock's hot path sends two.
-    r.nargs_ = what == ask::nothing ? 2 : 3;
+    // The third argument only when asked for: the single lock's try_lock sends two.
+    r.nargs_ = what == ask::nothing && !c_.name_holders ? 2 : 3;
     return r;
 }
 

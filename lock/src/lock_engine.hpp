@@ -168,6 +168,9 @@ struct lock_engine_config {
     double drift_factor = 0.01;
     std::size_t replicas = 0;                       // WAIT acks an acquisition/extension needs (N = 1)
     std::chrono::milliseconds round_timeout{0};     // per-round deadline; zero: none (N = 1)
+    // Refusals of a zero-wait attempt name the holder too (redlock: last_outcomes() reports
+    // it); otherwise such an attempt sends two arguments and learns only the PTTL.
+    bool name_holders = false;
 };
 
 // The lock's decisions. Immutable after construction: share it between threads.
@@ -178,8 +181,9 @@ public:
     [[nodiscard]] const lock_engine_config& config() const noexcept { return c_; }
     [[nodiscard]] std::size_t size() const noexcept { return c_.nodes; }
 
-    // Step 2: the acquire script with `token` on every node. With ask::nothing the refusal
-    // carries only the holder's PTTL; ask::mark also marks the holder's key.
+    // Step 2: the acquire script with `token` on every node. With ask::nothing (and not
+    // name_holders) the refusal carries only the holder's PTTL; ask::mark also marks the
+    // holder's key.
     [[nodiscard]] lock_round acquire(std::string token, ask what, lock_clock::time_point now) const;
     // Steps 3-5: granted iff a majority said yes (each confirmed by `replicas` for N = 1)
     // and validity is left at `now`; otherwise the nodes that may hold our key, and what the

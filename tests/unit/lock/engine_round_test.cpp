@@ -222,6 +222,12 @@ TEST(LockEngineAcquire, CommandsAreDataForEveryNode) {
     ASSERT_EQ(marking.command().args().size(), 3u);
     EXPECT_EQ(marking.command().args()[2], "1");
     EXPECT_EQ(e.acquire("tok", ask::holder, t0).command().args()[2], "0");
+    // Redlock names the holder even on a zero-wait attempt (last_outcomes() reports it).
+    lock_engine_config named = e.config();
+    named.name_holders = true;
+    auto zero_wait = lock_engine(named).acquire("tok", ask::nothing, t0);
+    ASSERT_EQ(zero_wait.command().args().size(), 3u);
+    EXPECT_EQ(zero_wait.command().args()[2], "0");
     auto back = e.give_back(marking, t0);
     EXPECT_EQ(back.command().lua, &release_script());
     EXPECT_EQ(back.command().keys().size(), 1u);
