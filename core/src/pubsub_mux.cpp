@@ -1,10 +1,22 @@
+#include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/serial_executor.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
 #include <utility>
 
 namespace redcoord::detail {
+
+namespace {
+// Two endpoints that reach the same server; credentials and timeouts do not matter here.
+std::string address_of(const endpoint& ep) {
+    return ep.unix_path.empty() ? ep.host + ':' + std::to_string(ep.port) : "unix:" + ep.unix_path;
+}
+}  // namespace
 
 struct pubsub_mux::entry {
     bool pattern = false;
@@ -16,24 +28,70 @@ struct pubsub_mux::entry {
     bool gone = false;  // under call_mu
 };
 
-pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) {}
+pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) { opts_.follow_replicas = false; }
+
+pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsub_mux_options opts)
+    : ep_(std::move(ep)), opts_(opts), rt_(std::move(rt)) {
+    if (opts_.replica_refresh.count() <= 0) throw invalid_argument("pubsub_mux_options::replica_refresh must be > 0");
+    if (opts_.discovery_timeout.count() <= 0) throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
+    if (!rt_) opts_.follow_replicas = false;
+    if (opts_.follow_replicas) {
+        discovery_strand_ = std::make_unique<strand>(rt_->callbacks());
+        // The timer thread only schedules; the blocking ask runs on the callback thread, so a
+        // dead master delays neither watchdogs nor rounds.
+        discovery_timer_ = std::make_unique<timer>(rt_->timers(), [this]() -> std::optional<timer::time_point> {
+            discovery_strand_->post([this] { discover(); });
+            return deadline_after(opts_.replica_refresh);
+        });
+    }
+}
 
 pubsub_mux::~pubsub_mux() {
+    discovery_timer_.reset();   // no tick runs or will run
+    discovery_strand_.reset();  // no discovery runs or will run
     std::unique_ptr<subscriber> link;
+    std::map<std::string, replica_link> replicas;
     {
-        std::lock_guard l(mu_);
+        lock_guard l(mu_);
         link = std::move(link_);
+        replicas.swap(replicas_);
     }
-    link.reset();  // stops delivery before the maps go
+    // Stopped outside mu_: a handler running now takes mu_ to dispatch.
+    replicas.clear();
+    link.reset();
+}
+
+std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool master) {
+    return std::make_unique<subscriber>(
+        ep, [this](const pubsub_message& m) { dispatch(m); }, opts_.link, [this, master](bool up) {
+            if (master) {
+                master_up_.store(up);
+                // A master that came back may have other replicas now (a failover, a restart).
+                if (up) refresh_replicas();
+            }
+            link_state(up);
+        });
+}
+
+subscriber& pubsub_mux::link_locked() {
+    if (!link_) {
+        link_ = make_link(ep_, true);
+        if (discovery_timer_) discovery_timer_->arm(std::chrono::steady_clock::now());
+    }
+    return *link_;
 }
 
 subscriber& pubsub_mux::link() {
-    std::lock_guard l(mu_);
-    if (!link_)
-        link_ = std::make_unique<subscriber>(
-            ep_, [this](const pubsub_message& m) { dispatch(m); }, subscriber_options{},
-            [this](bool up) { link_state(up); });
-    return *link_;
+    lock_guard l(mu_);
+    return link_locked();
+}
+
+void pubsub_mux::subscribe_all(subscriber& s) {
+    std::vector<std::string> chans, pats;
+    for (const auto& [name, list] : channels_) chans.push_back(name);
+    for (const auto& [name, list] : patterns_) pats.push_back(name);
+    if (!chans.empty()) (void)s.subscribe(chans, std::chrono::milliseconds(0));
+    if (!pats.empty()) (void)s.psubscribe(pats, std::chrono::milliseconds(0));
 }
 
 pubsub_mux::listener pubsub_mux::listen(std::string channel, handlers h) {
@@ -51,14 +109,18 @@ pubsub_mux::listener pubsub_mux::add(bool pattern, std::string name, handlers h)
     e->pattern = pattern;
     e->name = std::move(name);
     e->h = std::move(h);
-    auto& sub = link();
-    std::lock_guard l(mu_);
+    lock_guard l(mu_);
+    auto& sub = link_locked();
     auto& list = (pattern ? patterns_ : channels_)[e->name];
-    // Under mu_, like the UNSUBSCRIBE of the last listener: the subscriber sees the two in
+    // Under mu_, like the UNSUBSCRIBE of the last listener: each subscriber sees the two in
     // the order the map changed.
     if (list.empty()) {
-        if (pattern) (void)sub.psubscribe({e->name}, std::chrono::milliseconds(0));
-        else (void)sub.subscribe({e->name}, std::chrono::milliseconds(0));
+        auto send = [&](subscriber& s) {
+            if (pattern) (void)s.psubscribe({e->name}, std::chrono::milliseconds(0));
+            else (void)s.subscribe({e->name}, std::chrono::milliseconds(0));
+        };
+        send(sub);
+        for (auto& [addr, r] : replicas_) send(*r.sub);
     }
     list.push_back(e);
     return listener(shared_from_this(), std::move(e));
@@ -69,36 +131,95 @@ void pubsub_mux::release(const std::shared_ptr<entry>& e) noexcept {
         std::lock_guard c(e->call_mu);
         e->gone = true;
     }
-    bool last = false;
-    subscriber* sub = nullptr;
-    {
-        std::lock_guard l(mu_);
-        auto& map = e->pattern ? patterns_ : channels_;
-        auto it = map.find(e->name);
-        if (it == map.end()) return;
-        auto& list = it->second;
-        list.erase(std::remove(list.begin(), list.end(), e), list.end());
-        if (list.empty()) {
-            map.erase(it);
-            last = true;
-            sub = link_.get();
+    lock_guard l(mu_);
+    auto& map = e->pattern ? patterns_ : channels_;
+    auto it = map.find(e->name);
+    if (it == map.end()) return;
+    auto& list = it->second;
+    list.erase(std::remove(list.begin(), list.end(), e), list.end());
+    if (!list.empty()) return;
+    map.erase(it);
+    // Under mu_: a listen() of the same name either came before (then the list was not empty)
+    // or comes after and subscribes again.
+    auto drop = [&](subscriber& s) {
+        try {
+            if (e->pattern) s.punsubscribe({e->name});
+            else s.unsubscribe({e->name});
+        } catch (...) {
         }
-        // Under mu_: a listen() of the same name either came before (then the list was not
-        // empty) or comes after and subscribes again.
-        if (last && sub) {
-            try {
-                if (e->pattern) sub->punsubscribe({e->name});
-                else sub->unsubscribe({e->name});
-            } catch (...) {
+    };
+    if (link_) drop(*link_);
+    for (auto& [addr, r] : replicas_) drop(*r.sub);
+}
+
+void pubsub_mux::add_replica(const endpoint& replica) {
+    const auto addr = address_of(replica);
+    lock_guard l(mu_);
+    if (addr == address_of(ep_) && !ep_.is_sentinel()) return;
+    auto& r = replicas_[addr];
+    r.given = true;
+    if (r.sub) return;
+    r.ep = replica;
+    r.sub = make_link(replica, false);
+    subscribe_all(*r.sub);
+}
+
+std::vector<endpoint> pubsub_mux::replicas() const {
+    lock_guard l(mu_);
+    std::vector<endpoint> out;
+    for (const auto& [addr, r] : replicas_) out.push_back(r.ep);
+    return out;
+}
+
+void pubsub_mux::refresh_replicas() {
+    if (discovery_timer_) discovery_timer_->arm(std::chrono::steady_clock::now());
+}
+
+void pubsub_mux::discover() noexcept {
+    endpoint ask = ep_;
+    ask.connect_timeout = std::min(ask.connect_timeout, opts_.discovery_timeout);
+    ask.command_timeout = std::min(ask.command_timeout, opts_.discovery_timeout);
+    try {
+        discovered(discover_replicas(ask));
+    } catch (...) {
+        // Master or sentinels unreachable now: the links keep what they have; the next
+        // refresh asks again.
+    }
+}
+
+void pubsub_mux::discovered(const std::vector<endpoint>& found) {
+    std::vector<std::unique_ptr<subscriber>> gone;
+    {
+        lock_guard l(mu_);
+        std::map<std::string, const endpoint*> now;
+        for (const auto& ep : found) {
+            // Discovered replicas carry the master's credentials and timeouts (ROLE and the
+            // sentinels name only addresses).
+            if (address_of(ep) != address_of(ep_) || ep_.is_sentinel()) now[address_of(ep)] = &ep;
+        }
+        for (auto it = replicas_.begin(); it != replicas_.end();) {
+            if (!it->second.given && !now.count(it->first)) {
+                gone.push_back(std::move(it->second.sub));
+                it = replicas_.erase(it);
+            } else {
+                ++it;
             }
         }
+        for (const auto& [addr, ep] : now) {
+            auto& r = replicas_[addr];
+            if (r.sub) continue;
+            r.ep = *ep;
+            r.sub = make_link(*ep, false);
+            subscribe_all(*r.sub);
+        }
     }
+    gone.clear();  // outside mu_: their handlers take it
 }
 
 void pubsub_mux::dispatch(const pubsub_message& m) {
     std::vector<std::shared_ptr<entry>> targets;
     {
-        std::lock_guard l(mu_);
+        lock_guard l(mu_);
         const auto& map = m.pattern.empty() ? channels_ : patterns_;
         auto it = map.find(m.pattern.empty() ? m.channel : m.pattern);
         if (it == map.end()) return;
@@ -113,7 +234,7 @@ void pubsub_mux::dispatch(const pubsub_message& m) {
 void pubsub_mux::link_state(bool up) {
     std::vector<std::shared_ptr<entry>> targets;
     {
-        std::lock_guard l(mu_);
+        lock_guard l(mu_);
         for (const auto* map : {&channels_, &patterns_})
             for (const auto& [name, list] : *map) targets.insert(targets.end(), list.begin(), list.end());
     }
@@ -129,12 +250,20 @@ void pubsub_mux::link_state(bool up) {
 }
 
 bool pubsub_mux::connected() const {
-    std::lock_guard l(mu_);
+    lock_guard l(mu_);
     return link_ && link_->connected();
 }
 
+std::size_t pubsub_mux::connected_links() const {
+    lock_guard l(mu_);
+    std::size_t n = link_ && link_->connected() ? 1 : 0;
+    for (const auto& [addr, r] : replicas_)
+        if (r.sub->connected()) ++n;
+    return n;
+}
+
 std::size_t pubsub_mux::interests() const {
-    std::lock_guard l(mu_);
+    lock_guard l(mu_);
     return channels_.size() + patterns_.size();
 }
 
@@ -157,8 +286,27 @@ void pubsub_mux::listener::reset() noexcept {
 
 bool pubsub_mux::listener::wait_confirmed(std::chrono::milliseconds wait) const {
     if (!entry_) return false;
-    auto& sub = mux_->link();
-    return entry_->pattern ? sub.psubscribe({entry_->name}, wait) : sub.subscribe({entry_->name}, wait);
+    const auto until = deadline_after(wait);
+    auto on = [&](subscriber& s, std::chrono::milliseconds w) {
+        return entry_->pattern ? s.psubscribe({entry_->name}, w) : s.subscribe({entry_->name}, w);
+    };
+    auto on_replica = [&] {
+        lock_guard l(mux_->mu_);
+        for (auto& [addr, r] : mux_->replicas_)
+            if (on(*r.sub, std::chrono::milliseconds(0))) return true;
+        return false;
+    };
+    auto& master = mux_->link();
+    for (;;) {
+        // The master link first, in short slices so that a replica's confirmation counts
+        // while the master is down.
+        const auto left = time_left<std::chrono::milliseconds>(until);
+        if (on(master, std::min(left, std::chrono::milliseconds(5)))) return true;
+        // A master link that is up but slow to confirm (a paused server) is waited for: a
+        // replica's confirmation alone would let a publish on the master go unheard.
+        if (!mux_->master_up_.load() && on_replica()) return true;
+        if (time_left<std::chrono::milliseconds>(until).count() <= 0) return false;
+    }
 }
 
 bool pubsub_mux::listener::confirmed() const { return wait_confirmed(std::chrono::milliseconds(0)); }

@@ -46,7 +46,7 @@ std::shared_ptr<detail::pubsub_mux> runtime::pubsub(const endpoint& ep) {
     const auto key = detail::endpoint_key(ep);
     std::lock_guard l(mu_);
     if (auto m = links_[key].lock()) return m;
-    auto m = std::make_shared<detail::pubsub_mux>(ep);
+    auto m = std::make_shared<detail::pubsub_mux>(ep, shared_from_this());
     links_[key] = m;
     for (auto it = links_.begin(); it != links_.end();) it = it->second.expired() ? links_.erase(it) : std::next(it);
     return m;
