@@ -18,9 +18,11 @@
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,7 +40,9 @@ using redcoord::testing::local_server;
 
 namespace {
 
-constexpr int waiters = 1000;
+// REDCOORD_BENCH_WAITERS overrides the count (the names keep "1000"); e.g. a smaller run on a
+// build whose waiters cost a thread each.
+int waiters = 1000;
 
 long threads_now() {
     long n = 0;
@@ -171,6 +175,7 @@ double single_handoff_p50_us(local_server& node, int n) {
 }  // namespace
 
 int main(int, char**) {
+    if (const char* w = std::getenv("REDCOORD_BENCH_WAITERS")) waiters = std::max(1, std::atoi(w));
     std::vector<std::unique_ptr<local_server>> servers;
     std::vector<local_server*> nodes;
     for (int i = 0; i < 5; ++i) {
