@@ -88,8 +88,10 @@ struct link_reactor::core {
             if (dials.empty()) {
                 dial_cv.wait(lk.native());
             } else {
-                // Bounded: a backoff may end at time_point::max() (saturated).
-                dial_cv.wait_until(lk.native(), std::min(dials.begin()->first, now + std::chrono::hours(1)));
+                // Bounded: a backoff may end at time_point::max() (saturated). A copy: wait_until
+                // reads its deadline after unlocking, when forget_dials() may erase the node.
+                const time_point until = std::min(dials.begin()->first, now + std::chrono::hours(1));
+                dial_cv.wait_until(lk.native(), until);
             }
         }
     }
