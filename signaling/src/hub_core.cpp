@@ -10,22 +10,37 @@ namespace redcoord::detail {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+bool same_link_options(const subscriber_options& a, const subscriber_options& b) {
+    return a.reconnect_min == b.reconnect_min && a.reconnect_max == b.reconnect_max &&
+           a.health_interval == b.health_interval && a.tuning.drain_interval == b.tuning.drain_interval;
+}
+
+const signal_options& checked(const signal_options& o) {
+    if (o.dedup_window == 0) throw invalid_argument("signal_options::dedup_window must be >= 1");
+    if (o.subscribe_timeout.count() <= 0) throw invalid_argument("signal_options::subscribe_timeout must be > 0");
+    return o;
+}
+
+}  // namespace
+
 hub_core::hub_core(connection_pool& p, signal_options o)
-    : pool(p), opts(std::move(o)), origin(random_u64()), seen(opts.dedup_window == 0 ? 1 : opts.dedup_window) {
-    if (opts.dedup_window == 0) throw invalid_argument("signal_options::dedup_window must be >= 1");
-    if (opts.subscribe_timeout.count() <= 0) throw invalid_argument("signal_options::subscribe_timeout must be > 0");
+    : pool(p),
+      opts(checked(o)),
+      origin(random_u64()),
+      rt(p.runtime()),
+      // The runtime's link per endpoint unless this hub asked for other link settings: a
+      // shared link cannot reconnect on one user's schedule.
+      mux(same_link_options(opts.link, subscriber_options{})
+              ? rt->pubsub(p.where())
+              : std::make_shared<pubsub_mux>(p.where(), rt, pubsub_mux_options{.link = opts.link})),
+      seen(opts.dedup_window),
+      callbacks(rt->callbacks()) {
     unicast_root = opts.prefix + "unicast:{";
 }
 
 hub_core::~hub_core() { shutdown(); }
-
-std::shared_ptr<subscriber> hub_core::make_link(const endpoint& ep, bool is_master) {
-    // The links die in shutdown(), before this object, so the raw `this` never dangles.
-    subscriber::state_handler on_state;
-    if (is_master) on_state = [this](bool up) { master_up.store(up); };
-    return std::make_shared<subscriber>(ep, [this](const pubsub_message& m) { on_message(m); }, opts.link,
-                                        std::move(on_state));
-}
 
 std::string hub_core::next_envelope() { return envelope_header(origin, seq.fetch_add(1) + 1); }
 
@@ -61,25 +76,9 @@ void hub_core::on_message(const pubsub_message& m) {
     }
     auto& slots = pattern ? slots_pattern : slots_channel;
     if (auto it = slots.find(key); it != slots.end() && !it->second->empty()) {
-        cb_queue.emplace_back(it->second, std::move(s));
-        cb_cv.notify_one();
-    }
-}
-
-void hub_core::callback_loop() {
-    std::unique_lock lk(mu);
-    for (;;) {
-        cb_cv.wait(lk, [&] { return closed || !cb_queue.empty(); });
-        if (closed) return;
-        auto item = std::move(cb_queue.front());
-        cb_queue.pop_front();
-        lk.unlock();
-        try {
-            (*item.first)(item.second);  // every slot wrapper catches its own exceptions
-        } catch (...) {
-        }
-        item.first.reset();
-        lk.lock();
+        // Posted under `mu`, so the strand's order is the arrival order whichever thread
+        // read the link. Every slot wrapper catches its own exceptions.
+        callbacks.post([sig = it->second, s = std::move(s)] { (*sig)(s); });
     }
 }
 
@@ -91,114 +90,112 @@ void hub_core::shutdown() noexcept {
         for (auto* routes : {&by_channel, &by_pattern})
             for (auto& [name, states] : *routes)
                 for (auto& st : states) st->cv.notify_all();
-        cb_cv.notify_all();
     }
-    if (cb_thread.joinable()) {
-        if (cb_thread.get_id() == std::this_thread::get_id())
-            cb_thread.detach();  // a slot destroyed the hub (documented as unsupported); do not self-join
-        else
-            cb_thread.join();
-    }
-    std::vector<std::shared_ptr<subscriber>> old;
+    // Drops queued slot runs and waits for a running one (not when a slot destroys the hub,
+    // which is documented as unsupported: then it only stops further runs).
+    callbacks.close();
+    std::map<std::string, interest> chans, pats;
+    bool watched = false;
     {
         std::lock_guard lk(sub_mu);
-        old.swap(links);
+        sub_closed = true;
+        chans.swap(channel_refs);
+        pats.swap(pattern_refs);
+        watched = std::exchange(link_watched, false);
     }
-    old.clear();  // joins the readers; on_message() sees `closed`
+    // Outside the locks: resetting a listener waits for its running handler, which takes mu.
+    chans.clear();
+    pats.clear();
+    if (watched) subscriber_access::adjust_demand(mux->link(), -1);
     decltype(slots_channel) sc, sp;
-    decltype(cb_queue) q;
     {
         std::lock_guard lk(mu);
         sc.swap(slots_channel);
         sp.swap(slots_pattern);
-        q.swap(cb_queue);
     }
-    // Destroyed here, outside the locks: slot guards call unref(), which sees `closed`.
+    // Destroyed here, outside the locks: slot guards call unref(), which finds nothing.
 }
 
 void hub_core::ref(const std::vector<std::string>& names, bool pattern) {
+    std::size_t done = 0;
+    try {
+        ref_each(names, pattern, done);
+    } catch (...) {
+        // All or nothing: the references taken before the failure are dropped again.
+        unref({names.begin(), names.begin() + static_cast<std::ptrdiff_t>(done)}, pattern);
+        throw;
+    }
+}
+
+void hub_core::ref_each(const std::vector<std::string>& names, bool pattern, std::size_t& done) {
     std::lock_guard lk(sub_mu);
+    if (sub_closed) throw error("signal_hub is shut down");
     auto& refs = pattern ? pattern_refs : channel_refs;
-    std::vector<std::string> fresh;
-    for (auto& n : names)
-        if (refs[n]++ == 0) fresh.push_back(n);
-    if (fresh.empty()) return;
-    for (auto& l : links) {
-        if (pattern)
-            (void)l->psubscribe(fresh, 0ms);
-        else
-            (void)l->subscribe(fresh, 0ms);
+    for (auto& n : names) {
+        ++done;
+        auto& in = refs[n];
+        if (in.refs++ > 0) continue;
+        // The hub's only handler for this name; a raw `this` is safe because shutdown()
+        // resets every listener (waiting for a running handler) before the core goes.
+        pubsub_mux::handlers h{[this](const pubsub_message& m) { on_message(m); }, {}};
+        try {
+            in.listener = std::make_shared<pubsub_mux::listener>(pattern ? mux->listen_pattern(n, std::move(h))
+                                                                         : mux->listen(n, std::move(h)));
+        } catch (...) {
+            refs.erase(n);
+            throw;
+        }
     }
 }
 
 void hub_core::unref(const std::vector<std::string>& names, bool pattern) noexcept {
+    std::vector<std::shared_ptr<pubsub_mux::listener>> gone;
     try {
         std::lock_guard lk(sub_mu);
         auto& refs = pattern ? pattern_refs : channel_refs;
-        std::vector<std::string> gone;
         for (auto& n : names) {
             auto it = refs.find(n);
             if (it == refs.end()) continue;
-            if (--it->second <= 0) {
+            if (--it->second.refs <= 0) {
+                gone.push_back(std::move(it->second.listener));
                 refs.erase(it);
-                gone.push_back(n);
             }
-        }
-        if (gone.empty()) return;
-        for (auto& l : links) {
-            if (pattern)
-                l->punsubscribe(gone);
-            else
-                l->unsubscribe(gone);
         }
     } catch (...) {
         // Out of memory at worst; the subscription then stays, which only costs traffic.
     }
+    // `gone` resets outside sub_mu (see interest).
 }
 
-void hub_core::await_confirmed(const std::vector<std::string>& names, bool pattern, bool master_first) {
-    std::vector<std::shared_ptr<subscriber>> ls;
-    {
-        std::lock_guard lk(sub_mu);
-        ls = links;
-    }
-    if (ls.empty()) throw connection_error("signal_hub is shut down");
-    auto confirm = [&](subscriber& l, std::chrono::milliseconds w) {
-        return pattern ? l.psubscribe(names, w) : l.subscribe(names, w);
-    };
+void hub_core::await_confirmed(const std::vector<std::string>& names, bool pattern) {
     const auto deadline = deadline_after(opts.subscribe_timeout);
-    for (;;) {
-        const auto left = time_left(deadline);
-        // The master usually confirms within one round trip; poll the replicas between
-        // short waits on it so a reconnecting master link does not stall the caller. A unicast
-        // waiter is a candidate only once the master has its channel (the unicast script lists
-        // the master's channels), so for it a replica counts only while the master link is down.
-        if (confirm(*ls[0], std::clamp(left, 1ms, 20ms))) return;
-        if (!master_first || !master_up.load())
-            for (std::size_t i = 1; i < ls.size(); ++i)
-                if (confirm(*ls[i], 0ms)) return;
-        if (std::chrono::steady_clock::now() >= deadline)
+    for (const auto& n : names) {
+        std::shared_ptr<pubsub_mux::listener> l;
+        {
+            std::lock_guard lk(sub_mu);
+            auto& refs = pattern ? pattern_refs : channel_refs;
+            if (auto it = refs.find(n); it != refs.end()) l = it->second.listener;
+        }
+        if (!l) throw connection_error("signal_hub is shut down");
+        if (!l->wait_confirmed(time_left(deadline)))
             throw connection_error("signal_hub: no pub/sub link (master or replica) confirmed the subscription within " +
                                    std::to_string(opts.subscribe_timeout.count()) + " ms");
     }
 }
 
-std::vector<std::shared_ptr<subscriber>> hub_core::current_links() {
-    std::lock_guard lk(sub_mu);
-    return links;
+void hub_core::read_link() noexcept {
+    try {
+        (void)subscriber_access::help_read(mux->link());
+    } catch (...) {
+        // link() could not start the link (out of memory): the reader delivers instead.
+    }
 }
 
-void hub_core::read_links(const std::vector<std::shared_ptr<subscriber>>& ls) noexcept {
-    // Every link, not just until the first hit: the other copies of the same signals are
-    // consumed in step, so they meet their ids inside the dedup window.
-    for (auto& l : ls) (void)detail::subscriber_access::help_read(*l);
-}
-
-void hub_core::watch_links() {
+void hub_core::watch_link() {
     std::lock_guard lk(sub_mu);
-    if (links_watched) return;
-    links_watched = true;
-    for (auto& l : links) detail::subscriber_access::adjust_demand(*l, 1);
+    if (link_watched || sub_closed) return;
+    link_watched = true;
+    subscriber_access::adjust_demand(mux->link(), 1);
 }
 
 void hub_core::sweep_slots_locked() {

@@ -1,8 +1,13 @@
 #pragma once
-// The shared state behind signal_hub and its waiters: links, routing tables, dedup window
-// and the callback thread.
+// The shared state behind signal_hub and its waiters: the hub's listeners on its runtime's
+// pub/sub link, routing tables, dedup window and the slots' strand. A hub owns no thread and
+// no connection of its own (unless its link options differ from the runtime's: then it owns a
+// private multiplexer, still read by the process's shared pub/sub reader).
 
+#include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/signaling/envelope.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
@@ -13,7 +18,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 
 namespace redcoord::detail {
@@ -42,15 +46,31 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     std::atomic<std::uint64_t> seq{0};
     std::string unicast_root;        // <prefix>unicast:{
 
-    // Links. Changed only under sub_mu; the vector is read under sub_mu or after shutdown.
-    std::mutex sub_mu;
-    std::vector<std::shared_ptr<subscriber>> links;
-    std::map<std::string, int> channel_refs, pattern_refs;  // guarded by sub_mu
-    // Set by the first slot: from then on every link (also later replicas) keeps a demand
-    // raised so that slots run as signals arrive. Guarded by sub_mu.
-    bool links_watched = false;
+    // Declared before everything that runs on it, so it outlives the strand and listeners.
+    std::shared_ptr<redcoord::runtime> rt;
+    // The master endpoint's multiplexer: the runtime's shared one, or a private one when
+    // opts.link differs from the runtime's link options. It also listens on the master's
+    // replicas (discovered, and those given to the hub), so every signal normally arrives
+    // once per link and the dedup window drops the copies.
+    std::shared_ptr<pubsub_mux> mux;
 
-    // Routing, queues, dedup, callbacks. Taken by the link reader threads.
+    // The hub's interest in each channel and pattern: one mux listener per name, whatever
+    // the number of waiters, slots and barrier anchors of this hub that use it (the hub
+    // routes and deduplicates; the mux counts listeners per name across the process and
+    // subscribes on the first, unsubscribes on the last). Guarded by sub_mu. A listener is
+    // never reset under sub_mu or mu: resetting waits for a running handler, which takes mu.
+    struct interest {
+        int refs = 0;
+        std::shared_ptr<pubsub_mux::listener> listener;  // shared with await_confirmed()
+    };
+    std::mutex sub_mu;
+    std::map<std::string, interest> channel_refs, pattern_refs;
+    // Set by the first slot: from then on the master link keeps a demand raised, so that on
+    // a link read on demand slots run as signals arrive. Guarded by sub_mu.
+    bool link_watched = false;
+    bool sub_closed = false;  // guarded by sub_mu: no listener is added after shutdown
+
+    // Routing, queues, dedup. Taken by whichever thread reads the link.
     mutable std::mutex mu;
     bool closed = false;
     std::unordered_map<std::string, std::vector<std::shared_ptr<waiter_state>>> by_channel, by_pattern;
@@ -58,36 +78,27 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     dedup_window seen;
     signal_hub_stats counters;
 
-    // Callback thread (started by the first on()).
-    std::deque<std::pair<std::shared_ptr<slot_signal>, redcoord::signal>> cb_queue;
-    std::condition_variable cb_cv;
-    std::thread cb_thread;
+    // Slots run here: one at a time, in arrival order, on the runtime's callback thread.
+    strand callbacks;
 
-    // True while the master link is up (between its state handler's true and false). A
-    // unicast waiter falls back to a replica's confirmation only while it is false.
-    std::atomic<bool> master_up{false};
-
-    std::shared_ptr<subscriber> make_link(const endpoint& ep, bool is_master);
     void on_message(const pubsub_message& m);
-    void callback_loop();
     void shutdown() noexcept;
 
     std::string next_envelope();
-    // Adds/drops references; subscribes/unsubscribes every link on the 0<->1 edges.
+    // Adds/drops references; adds/resets this hub's listener on the 0<->1 edges.
     void ref(const std::vector<std::string>& names, bool pattern);
     void unref(const std::vector<std::string>& names, bool pattern) noexcept;
-    // Waits until one link confirmed all `names` (we hold references, so they stay wanted).
-    // With `master_first`, a replica's confirmation counts only while the master link is down.
-    void await_confirmed(const std::vector<std::string>& names, bool pattern, bool master_first = false);
+    void ref_each(const std::vector<std::string>& names, bool pattern, std::size_t& done);
+    // Waits until the link confirmed all `names` (we hold references, so they stay wanted):
+    // the master link, or a replica link while the master link is down.
+    void await_confirmed(const std::vector<std::string>& names, bool pattern);
     // Forgets slot signals whose last slot was disconnected. Caller holds `mu`.
     void sweep_slots_locked();
 
-    // A snapshot of the links, for reading them outside sub_mu.
-    std::vector<std::shared_ptr<subscriber>> current_links();
-    // Reads what every link's socket already holds, on the calling thread (help_read).
-    static void read_links(const std::vector<std::shared_ptr<subscriber>>& ls) noexcept;
-    // Keeps every link, present and future, watched (the first slot calls it).
-    void watch_links();
+    // Reads what the master link's socket already holds, on the calling thread (help_read).
+    void read_link() noexcept;
+    // Keeps the master link watched for the hub's lifetime (the first slot calls it).
+    void watch_link();
 
     void register_waiter(const std::shared_ptr<waiter_state>& st);
     void unregister_waiter(const std::shared_ptr<waiter_state>& st) noexcept;

@@ -1,16 +1,14 @@
 #include "hub_core.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/bytes.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
-#include <redcoord/core/sentinel.hpp>
 #include <redcoord/core/token.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
-#include <thread>
 
 namespace redcoord {
 
@@ -44,11 +42,7 @@ void check_payload(std::string_view payload) {
                                std::to_string(max_payload));
 }
 
-std::string new_waiter_id() {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(random_u64()));
-    return std::string(buf, waiter_id_length);
-}
+std::string new_waiter_id() { return detail::to_hex(detail::be_bytes<waiter_id_length / 2>(random_u64())); }
 
 std::vector<std::string> distinct_names(const std::vector<std::string>& names, std::string_view what) {
     if (names.empty()) throw invalid_argument(std::string(what) + " list must not be empty");
@@ -93,17 +87,15 @@ std::optional<signal> waiter::try_wait() { return wait(0ms); }
 std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (!core_ || !state_) return std::nullopt;
     const auto deadline = deadline_after(timeout);
-    std::vector<std::shared_ptr<subscriber>> links;
     auto queued = [&] { return state_->queued.load(std::memory_order_acquire) != 0; };
     if (!queued()) {
-        links = core_->current_links();
-        // The links are read on demand (signal_options::link): a signal already in a socket
-        // is read on this thread, without a reader thread's wake-up and hand-off. Keep
-        // looking for `spin` (a busy poll, not yield(): on a loaded box a yield can hand the
-        // core away for a whole time slice, which is what the spin is meant to avoid).
-        const auto until = std::chrono::steady_clock::now() + spin_for(core_->opts.spin, timeout);
+        // A signal already in the link's socket is read on this thread, without the shared
+        // reader's wake-up and hand-off. Keep looking for `spin` (a busy poll, not yield():
+        // on a loaded box a yield can hand the core away for a whole time slice, which is
+        // what the spin is meant to avoid).
+        const auto until = deadline_after(spin_for(core_->opts.spin, timeout));
         for (;;) {
-            hub_core::read_links(links);
+            core_->read_link();
             if (queued() || std::chrono::steady_clock::now() >= until) break;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -112,19 +104,11 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     }
     std::unique_lock lk(core_->mu);
     auto ready = [&] { return !state_->queue.empty() || core_->closed; };
-    if (timeout.count() > 0 && !ready() && links.empty()) {
-        // Another thread sharing the waiter took the signal we saw queued: fetch the links
-        // (outside `mu`, which never nests sub_mu) and look again.
-        lk.unlock();
-        links = core_->current_links();
-        lk.lock();
-    }
     if (timeout.count() > 0 && !ready()) {
-        // Blocking: the links' reader threads must watch the sockets until we are done.
-        // Raised under `mu`, which the reader needs to deliver, so nothing slips between.
-        for (auto& l : links) detail::subscriber_access::adjust_demand(*l, 1);
+        // Blocking: a link read on demand must be watched until we are done. Raised under
+        // `mu`, which the reader needs to deliver, so nothing slips between.
+        detail::demand_hold watched(core_->mux->link());
         state_->cv.wait_until(lk, deadline, ready);
-        for (auto& l : links) detail::subscriber_access::adjust_demand(*l, -1);
     }
     if (state_->queue.empty()) return std::nullopt;
     signal s = std::move(state_->queue.front());
@@ -135,7 +119,7 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
 
 std::size_t waiter::pending() const {
     if (!core_ || !state_) return 0;
-    hub_core::read_links(core_->current_links());
+    core_->read_link();
     std::lock_guard lk(core_->mu);
     return state_->queue.size();
 }
@@ -149,28 +133,16 @@ const std::string& waiter::id() const noexcept {
 
 signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, signal_options opts)
     : core_(std::make_shared<hub_core>(master, std::move(opts))) {
-    // A Sentinel endpoint goes to the master link as is: the core subscriber then follows
-    // the master the sentinels name across failovers instead of staying on today's address.
-    const endpoint& mep = master.where();
-    if (mep.is_sentinel() && replicas.empty()) replicas = discover_replicas(mep);
-    std::lock_guard lk(core_->sub_mu);
-    core_->links.push_back(core_->make_link(mep, true));
-    for (auto& r : replicas) core_->links.push_back(core_->make_link(r, false));
+    // The multiplexer finds the master's replicas itself (ROLE, or the sentinels); the
+    // replicas given here are added even when it does not report them. The master link
+    // starts now (if the runtime has none yet), so the first listen() finds it up.
+    for (auto& r : replicas) core_->mux->add_replica(r);
+    (void)core_->mux->link();
 }
 
 signal_hub::~signal_hub() { core_->shutdown(); }
 
-void signal_hub::add_replica(const endpoint& replica) {
-    std::lock_guard lk(core_->sub_mu);
-    auto link = core_->make_link(replica, false);
-    std::vector<std::string> chans, pats;
-    for (auto& [n, c] : core_->channel_refs) chans.push_back(n);
-    for (auto& [n, c] : core_->pattern_refs) pats.push_back(n);
-    if (!chans.empty()) (void)link->subscribe(chans, 0ms);
-    if (!pats.empty()) (void)link->psubscribe(pats, 0ms);
-    if (core_->links_watched) detail::subscriber_access::adjust_demand(*link, 1);
-    core_->links.push_back(std::move(link));
-}
+void signal_hub::add_replica(const endpoint& replica) { core_->mux->add_replica(replica); }
 
 std::size_t signal_hub::broadcast(std::string_view channel, std::string_view payload) {
     validate_name(channel, "channel");
@@ -229,7 +201,7 @@ waiter signal_hub::listen_unicast(std::string_view channel) {
     st->unicast_channel = std::string(channel);
     core_->register_waiter(st);
     waiter w(core_, st);
-    core_->await_confirmed(st->names, false, /*master_first=*/true);
+    core_->await_confirmed(st->names, false);
     return w;
 }
 
@@ -301,12 +273,11 @@ boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>&
         auto& entry = slots[name];
         if (!entry) entry = std::make_shared<detail::slot_signal>();
         sig = entry;
-        if (!core->cb_thread.joinable()) core->cb_thread = std::thread([c = core.get()] { c->callback_loop(); });
     }
     core->ref({name}, pattern);
-    core->watch_links();
+    core->watch_link();
     auto guard = std::make_shared<slot_guard>(core, name, pattern);
-    hub_core* raw = core.get();  // slots run only on the callback thread, which dies before the core
+    hub_core* raw = core.get();  // slots run only on the hub's strand, closed before the core goes
     boost::signals2::scoped_connection conn = sig->connect([raw, guard, slot = std::move(slot)](const signal& s) {
         try {
             slot(s);
@@ -354,11 +325,6 @@ signal_hub_stats signal_hub::stats() const {
     return core_->counters;
 }
 
-std::size_t signal_hub::connected_links() const {
-    std::lock_guard lk(core_->sub_mu);
-    std::size_t n = 0;
-    for (auto& l : core_->links) n += l->connected() ? 1 : 0;
-    return n;
-}
+std::size_t signal_hub::connected_links() const { return core_->mux->connected_links(); }
 
 }  // namespace redcoord

@@ -50,16 +50,18 @@ struct signal_options {
     /// double_barrier keys. Broadcast channels are used verbatim so that plain clients can
     /// publish to them.
     std::string prefix{default_prefix};
-    /// Reconnection timing and reading policy of each pub/sub link (master and every
-    /// replica). The hub reads its links on demand (detail::subscriber_tuning::drain_interval, 5 ms
-    /// here): a waiter reads the sockets itself when it waits and raises the links' demand
-    /// only while it blocks, and the first on()/on_pattern() keeps the links watched for the
-    /// hub's lifetime so slots run as signals arrive. A signal therefore wakes no reader
-    /// thread in a process that is not blocked waiting for it. Zero restores reading every
-    /// message on the links' reader threads as it arrives.
-    subscriber_options link{.tuning = {.drain_interval = std::chrono::milliseconds{5}}};
-    /// How long listen()/wait*()/on*() wait, in milliseconds, for at least one link to confirm
-    /// a new subscription before throwing connection_error. Must be > 0.
+    /// Reconnection timing and reading policy of the hub's pub/sub links. Left at its
+    /// defaults, the hub listens through its runtime's shared links (one per endpoint for the
+    /// whole process, shared with every hub, lock waiter and elector of that runtime). Any
+    /// other value gives this hub private links with these settings (still read by the
+    /// process's shared pub/sub reader, but one more connection per endpoint): for a hub that
+    /// must reconnect on its own schedule, or read on demand
+    /// (detail::subscriber_tuning::drain_interval: a waiter raises the master link's demand
+    /// only while it blocks, and the first on()/on_pattern() keeps it watched).
+    subscriber_options link{};
+    /// How long listen()/wait*()/on*() wait, in milliseconds, for a link to confirm a new
+    /// subscription (the master link; a replica link while the master link is down) before
+    /// throwing connection_error. Must be > 0.
     std::chrono::milliseconds subscribe_timeout{3000};
     /// How many recent deliveries (envelope id + channel + pattern) are remembered exactly
     /// to drop the second copy of a signal (master + replica). Must be >= 1. Beyond it, a
@@ -67,13 +69,13 @@ struct signal_options {
     /// detail::dedup_window; the cost is that a signal overtaken by more than this many
     /// later signals of the same publishing hub would be taken for a replay and dropped.
     std::size_t dedup_window = 16384;
-    /// A waiter with an empty queue first reads the links' sockets itself for up to this
-    /// long (microseconds; detail::subscriber_access::help_read, when no reader thread is reading them at
-    /// that moment) before it sleeps on a condition variable: the signal usually lands within
-    /// a few microseconds of the publisher's reply, and the hand-off from a reader thread
-    /// costs more than that. Zero: one look, no spinning.
+    /// A waiter with an empty queue first reads the master link's socket itself for up to
+    /// this long (microseconds; detail::subscriber_access::help_read, when the shared reader
+    /// is not reading it at that moment) before it sleeps on a condition variable: the signal
+    /// usually lands within a few microseconds of the publisher's reply, and the hand-off from
+    /// the reader thread costs more than that. Zero: one look, no spinning.
     std::chrono::microseconds spin{50};
-    /// Called on the callback thread when a slot throws (after the error counter is bumped);
+    /// Called on the runtime's callback thread when a slot throws (after the error counter is bumped);
     /// may be empty. Exceptions escaping it are swallowed.
     std::function<void(const signal&, std::exception_ptr)> on_slot_error;
 };
@@ -89,9 +91,10 @@ struct signal_hub_stats {
 /// A standing subscription that queues the signals it receives.
 ///
 /// Made by signal_hub::listen(), listen_pattern() or listen_unicast(); the subscription is
-/// confirmed by at least one link when the waiter is returned, so every signal published
-/// after that (and delivered by any link) is queued. Destroying the waiter unsubscribes
-/// (when it was the last user of the channel in its hub) and drops unread signals. The
+/// confirmed by the master link (or, while the master link is down, by a replica link) when
+/// the waiter is returned, so every signal published after that (and delivered by any link)
+/// is queued. Destroying the waiter unsubscribes (when it was the last user of the channel in
+/// the process) and drops unread signals. The
 /// waiter may outlive its hub: it then returns nullopt at once. The queue is unbounded: a
 /// waiter nobody reads keeps every signal of its channels (memory grows with the signal rate
 /// times the time it is not read; destroy waiters you no longer read).
@@ -111,11 +114,11 @@ public:
     /// Waits up to `timeout` (milliseconds; zero does not wait; milliseconds::max(), or
     /// anything beyond ten years, waits without a deadline) for a signal; nullopt on timeout
     /// or after the hub was destroyed. Before sleeping it reads signals already in
-    /// the links' sockets on the calling thread (see signal_options::spin); routing and
+    /// the master link's socket on the calling thread (see signal_options::spin); routing and
     /// dedup are the same whichever thread reads, and slots still run on the callback thread.
     [[nodiscard]] std::optional<signal> wait(std::chrono::milliseconds timeout);
-    /// Signals queued and not yet returned, after reading what the links' sockets already
-    /// hold (as try_wait() does).
+    /// Signals queued and not yet returned, after reading what the master link's socket
+    /// already holds (as try_wait() does).
     [[nodiscard]] std::size_t pending() const;
     /// The waiter id (16 hex characters), which names a unicast waiter's private channel.
     [[nodiscard]] const std::string& id() const noexcept;
@@ -130,8 +133,12 @@ private:
 /// Broadcast and unicast signals, blocking waits and callback subscriptions over one Redis
 /// master and any number of its replicas (seed 000 §signal/wait).
 ///
-/// Every subscription is made on a dedicated pub/sub link (core `subscriber`: own reader
-/// thread, reconnect and resubscribe) to the master AND to each replica. Redis forwards
+/// Every subscription is made on the master's pub/sub link AND on a link to each of its
+/// replicas: the runtime's links (runtime::pubsub(); they reconnect and resubscribe by
+/// themselves), shared with every other hub, lock waiter and elector of the process, so a hub
+/// owns no thread and no connection. Two hubs of one process listening to one channel share
+/// one SUBSCRIBE per link. The replicas are those the runtime discovers for the master
+/// (ROLE, or the sentinels), plus the ones given to the hub. Redis forwards
 /// PUBLISH to replicas, so each signal normally arrives twice; signals published through a
 /// hub carry an envelope with a unique id (envelope.hpp) and every waiter and slot sees each
 /// exactly once (a bounded window of recent deliveries plus a per-publisher high-water mark
@@ -171,42 +178,46 @@ private:
 /// `validate_name`: non-empty, <= 1024 bytes, no CR/LF/NUL; glob characters are literal).
 /// Unicast channel `c` maps to the per-waiter channels `<prefix>unicast:{c}:<waiter id>`.
 ///
-/// Thread-safety: every member function may be called from any thread. Slots run on the
-/// hub's single callback thread, one at a time, in arrival order. A slot must not destroy
+/// Threads and order of callbacks: slots run on the runtime's callback thread (one for the
+/// process, shared with other primitives' callbacks), each hub's slots one at a time, in
+/// arrival order (a strand per hub); a slow slot delays the other callbacks of the runtime.
+///
+/// Thread-safety: every member function may be called from any thread. A slot must not destroy
 /// the hub. The hub must outlive the pool it was given.
 class signal_hub {
 public:
     /// A callback for on()/on_pattern().
     using slot_type = std::function<void(const signal&)>;
 
-    /// Starts one pub/sub link to the pool's master and one per replica.
+    /// Listens through the runtime's pub/sub link to the pool's master
+    /// (`master.runtime()->pubsub(master.where())`) and its links to the master's replicas.
+    /// Starts the master link when the runtime has none yet (it connects in the background).
     ///
     /// With a Sentinel pool (`master.where().is_sentinel()`) the master link is given the
     /// Sentinel endpoint itself, so it follows the master the sentinels name across
-    /// failovers (core subscriber, sentinel.hpp); and when `replicas` is empty, the replica
-    /// links go to the replicas the sentinels report at construction (discover_replicas(),
-    /// without those flagged down). Replicas that appear later (e.g. a restarted old master)
-    /// are not added automatically: use add_replica(). After a failover the master link and
-    /// the promoted replica's link are on the same server: enveloped signals are still
-    /// delivered once, plain ones once per link.
+    /// failovers (core subscriber, sentinel.hpp), and the replica links follow the replicas
+    /// the sentinels report (refreshed periodically and after a reconnect of the master
+    /// link). After a failover the master link and the promoted replica's link are on the
+    /// same server: enveloped signals are still delivered once, plain ones once per link.
     /// @param master the master's pool, used for PUBLISH and scripts; must outlive the hub.
-    /// @param replicas replicas of that master (may be empty).
-    /// @throws invalid_argument for bad options; with a Sentinel pool and no replicas given,
-    ///         the errors of discover_replicas() (connection_error, timeout_error, auth_error,
-    ///         unknown_service) when the sentinels cannot be asked.
+    /// @param replicas replicas of that master to listen on besides those discovered (may
+    ///        be empty); kept for the life of the runtime's link.
+    /// @throws invalid_argument for bad options.
     signal_hub(connection_pool& master, std::vector<endpoint> replicas = {}, signal_options opts = {});
-    /// Stops the links and the callback thread; pending waits return nullopt. Never throws.
+    /// Drops the hub's subscriptions (the runtime's links stay for their other users) and its
+    /// pending slot runs, waiting for a running one; pending waits return nullopt. Never throws.
     ~signal_hub();
     signal_hub(const signal_hub&) = delete;
     signal_hub& operator=(const signal_hub&) = delete;
 
-    /// Adds a replica link (e.g. found by Sentinel later) and subscribes it to everything
-    /// currently subscribed. Does not wait for it to connect.
+    /// Adds a replica link (e.g. one the runtime does not discover) to the master's links,
+    /// for every user of them, and subscribes it to everything currently subscribed. Does not
+    /// wait for it to connect.
     void add_replica(const endpoint& replica);
 
     /// Publishes `payload` (any bytes, at most 512 MiB - 20 bytes) to `channel` on the master.
-    /// @return how many pub/sub connections on the master received it (each hub listening
-    ///         counts once per master link).
+    /// @return how many pub/sub connections on the master received it (a process whose hubs
+    ///         listen through one runtime counts once, however many of its hubs listen).
     /// @throws invalid_argument for a bad channel or a payload over 512 MiB - 20 bytes;
     ///         errors of connection_pool::command.
     std::size_t broadcast(std::string_view channel, std::string_view payload);
@@ -222,8 +233,8 @@ public:
     /// @throws as broadcast().
     bool unicast(std::string_view channel, std::string_view payload);
 
-    /// Subscribes to `channels` (non-empty; duplicates ignored) and returns the waiter once at
-    /// least one link confirmed them.
+    /// Subscribes to `channels` (non-empty; duplicates ignored) and returns the waiter once the
+    /// master link confirmed them (a replica link while the master link is down).
     /// @throws invalid_argument for an empty list or a bad name;
     /// @throws connection_error when no link confirms within subscribe_timeout.
     [[nodiscard]] waiter listen(const std::vector<std::string>& channels);
@@ -258,7 +269,7 @@ public:
     /// Waits as a fresh unicast waiter of `channel`.
     [[nodiscard]] std::optional<signal> wait_unicast(std::string_view channel, std::chrono::milliseconds timeout);
 
-    /// Runs `slot` on the callback thread for every signal on `channel` until the returned
+    /// Runs `slot` on the runtime's callback thread for every signal on `channel` until the returned
     /// connection is disconnected or destroyed (then unsubscribes if nobody else listens).
     /// A slot that throws is counted (stats().slot_errors) and reported through
     /// signal_options::on_slot_error; later signals and other slots still run.
@@ -278,7 +289,8 @@ public:
     [[nodiscard]] const signal_options& options() const noexcept;
     /// Counters, a snapshot.
     [[nodiscard]] signal_hub_stats stats() const;
-    /// How many links (master + replicas) are up with every subscription confirmed.
+    /// How many links (master + replicas) are up with every subscription confirmed (the
+    /// links are the runtime's: other users' subscriptions count too).
     [[nodiscard]] std::size_t connected_links() const;
     /// The per-waiter channel prefix of unicast channel `channel`: `<prefix>unicast:{channel}:`.
     [[nodiscard]] std::string unicast_prefix(std::string_view channel) const;
