@@ -54,7 +54,7 @@ std::unique_ptr<watchdog> hold_state::make_dog() {
 }
 
 void hold_state::commit_hold(lock_acquisition a) {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     const auto due = first_due(a.valid_until);
     if (due) {
         if (!dog) dog = make_dog();
@@ -67,7 +67,7 @@ void hold_state::commit_hold(lock_acquisition a) {
 }
 
 void hold_state::arm_loss_notice() {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     if (!held || lost_flag || lease.watchdog) return;  // the watchdog's timer reports it already
     if (!dog) dog = make_dog();
     dog->arm(hold_id, held->valid_until);
@@ -75,7 +75,7 @@ void hold_state::arm_loss_notice() {
 
 void hold_state::mark_lost(std::uint64_t id) {
     {
-        std::lock_guard l(mu);
+        detail::lock_guard l(mu);
         if (!held || hold_id != id || lost_flag) return;
         lost_flag = true;
     }
@@ -91,7 +91,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
     std::uint64_t id = 0;
     clock_type::time_point until;
     {
-        std::lock_guard l(mu);
+        detail::lock_guard l(mu);
         if (!held || (expected && *expected != hold_id)) return extend_result::not_held;
         if (lost_flag) return extend_result::lost;
         id = hold_id;
@@ -111,7 +111,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         r = extend_round(token, ttl, t0);
     } catch (...) {
         // Sent or not, the request may have shortened the key (a smaller ttl): so must we.
-        std::lock_guard l(mu);
+        detail::lock_guard l(mu);
         if (held && hold_id == id) held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
         throw;
     }
@@ -119,7 +119,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         case extend_result::extended: {
             // A reply that comes after the old validity cannot vouch for the time between.
             if (clock_type::now() >= until) break;
-            std::lock_guard l(mu);
+            detail::lock_guard l(mu);
             if (held && hold_id == id) {
                 held->valid_until = valid_until_after(t0, ttl);
                 ++extensions;
@@ -127,7 +127,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
             return r;
         }
         case extend_result::not_confirmed: {
-            std::lock_guard l(mu);
+            detail::lock_guard l(mu);
             if (held && hold_id == id) held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
             return r;
         }
@@ -141,7 +141,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     bool can_extend = false;
     clock_type::time_point until;
     {
-        std::lock_guard l(mu);
+        detail::lock_guard l(mu);
         if (!held || hold_id != id || lost_flag) return std::nullopt;
         until = held->valid_until;
         can_extend = lease.watchdog && extensions < lease.max_extensions;
@@ -160,7 +160,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     } catch (const error&) {
         r = extend_result::not_confirmed;  // the old (maybe shortened) validity stands
     }
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     if (!held || hold_id != id || lost_flag) return std::nullopt;
     switch (r) {
         case extend_result::extended: return clock_type::now() + period;
@@ -172,7 +172,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
 }
 
 std::optional<lock_acquisition> hold_state::take_hold() {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     if (!held) return std::nullopt;
     std::optional<lock_acquisition> a = std::move(held);
     held.reset();
@@ -183,22 +183,22 @@ std::optional<lock_acquisition> hold_state::take_hold() {
 }
 
 bool hold_state::lost() const {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     return held && (lost_flag || std::chrono::steady_clock::now() >= held->valid_until);
 }
 
 bool hold_state::is_held() const {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     return held.has_value();
 }
 
 std::optional<lock_acquisition> hold_state::current() const {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     return held;
 }
 
 std::uint64_t hold_state::fencing_token() const {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     if (!held) throw lock_lost(kind + " '" + resource + "' is not held");
     return held->fencing_token;
 }

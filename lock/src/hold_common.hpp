@@ -6,6 +6,7 @@
 #include "watchdog.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/lock/acquisition.hpp>
 
 #include <boost/signals2/signal.hpp>
@@ -60,11 +61,11 @@ struct hold_state {
     // The deadline of the acquire call that holds the gate (only the gate holder touches it).
     std::chrono::steady_clock::time_point attempt_deadline{};
     bool attempt_timed = false;  // that deadline was still ahead when the call entered
-    mutable std::mutex mu;  // guards the holding below (and what a derived state adds to it)
-    std::optional<lock_acquisition> held;
-    std::uint64_t hold_id = 0;
-    std::size_t extensions = 0;
-    bool lost_flag = false;
+    mutable detail::mutex mu;  // guards the holding below (and what a derived state adds to it)
+    std::optional<lock_acquisition> held REDCOORD_GUARDED_BY(mu);
+    std::uint64_t hold_id REDCOORD_GUARDED_BY(mu) = 0;
+    std::size_t extensions REDCOORD_GUARDED_BY(mu) = 0;
+    bool lost_flag REDCOORD_GUARDED_BY(mu) = false;
     boost::signals2::signal<void(const std::string&)> lost_signal;
     // The runtime whose timer thread runs the lease timer (set by the owner before any commit;
     // empty: the process's); declared first so it outlives the timer.
@@ -105,9 +106,9 @@ private:
                                                             std::chrono::milliseconds ttl) const;
     // The lease timer's work for hold `id`; the next due time, or nullopt to stop.
     std::optional<std::chrono::steady_clock::time_point> lease_tick(std::uint64_t id);
-    // The first due time of the timer for a holding valid until `until` (under mu).
+    // The first due time of the timer for a holding valid until `until`.
     [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> first_due(
-        std::chrono::steady_clock::time_point until) const;
+        std::chrono::steady_clock::time_point until) const REDCOORD_REQUIRES(mu);
 };
 
 }  // namespace redcoord::detail

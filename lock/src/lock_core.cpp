@@ -61,14 +61,14 @@ lock_core::~lock_core() {
     } catch (...) {
         // Never throw from a destructor; keys left behind expire after their TTL.
     }
-    std::lock_guard l(waiter_mu_);
+    detail::lock_guard l(waiter_mu_);
     waiter_.reset();
 }
 
 std::exception_ptr lock_core::run(lock_round& round, const round_io& io) {
     auto failure = transport_->run(round, io);
     if (c_.keep_outcomes && round.kind() != round_kind::look) {
-        std::lock_guard l(mu);
+        detail::lock_guard l(mu);
         last_ = round.outcomes();
     }
     return failure;
@@ -144,7 +144,7 @@ void lock_core::note_wait(const std::string& why) {
 }
 
 release_waiter& lock_core::waiter() {
-    std::lock_guard l(waiter_mu_);
+    detail::lock_guard l(waiter_mu_);
     if (!waiter_) waiter_ = std::make_unique<release_waiter>(rt, transport_->waiter_endpoints(), channel);
     return *waiter_;
 }
@@ -174,7 +174,7 @@ std::optional<lock_acquisition> lock_core::acquire_until(lock_clock::time_point 
             });
         if (ok) {
             {
-                std::lock_guard l(mu);  // read by the release of this holding, which comes after
+                detail::lock_guard l(mu);  // read by the release of this holding, which comes after
                 floor_needed_ = got.floor_needed;
             }
             commit_hold(*got.got);
@@ -229,7 +229,7 @@ bool lock_core::extend(milliseconds ttl) {
 std::optional<lock_acquisition> lock_core::take_hold(bool& floor) {
     {
         // Only a commit changes it, and no commit comes before this holding is released.
-        std::lock_guard l(mu);
+        detail::lock_guard l(mu);
         floor = floor_needed_;
     }
     return hold_state::take_hold();
@@ -273,7 +273,7 @@ boost::signals2::connection lock_core::on_lost(std::function<void(const std::str
 }
 
 std::vector<node_outcome> lock_core::last_outcomes() const {
-    std::lock_guard l(mu);
+    detail::lock_guard l(mu);
     return last_;
 }
 

@@ -95,11 +95,11 @@ private:
     lock_core_config c_;
     std::unique_ptr<lock_transport> transport_;
     lock_engine engine_;
-    std::vector<node_outcome> last_;  // guarded by mu
-    bool floor_needed_ = false;       // guarded by mu; see attempt()
+    std::vector<node_outcome> last_ REDCOORD_GUARDED_BY(mu);
+    bool floor_needed_ REDCOORD_GUARDED_BY(mu) = false;  // of the current holding, for its release
 
-    std::mutex waiter_mu_;
-    std::unique_ptr<release_waiter> waiter_;
+    detail::mutex waiter_mu_;
+    std::unique_ptr<release_waiter> waiter_ REDCOORD_GUARDED_BY(waiter_mu_);
 
     // Only touched while the gate is held:
     contention_memory contention_;

@@ -97,8 +97,8 @@ struct node_command {
 
 enum class round_kind { acquire, extend, release, look };
 
-// One round in progress: its command, and each node's outcome as it arrives. Not copyable
-// once its command was taken (the command's views point into it); movable before.
+// One round in progress: its command, and each node's outcome as it arrives. The command's
+// views point into the round: keep the round in place while they are in use.
 class lock_round {
 public:
     lock_round(round_kind kind, std::size_t n, lock_clock::time_point start, lock_clock::time_point deadline);

@@ -166,14 +166,17 @@ public:
         // cache since its connection last used it: for an acquire or an extension "did not
         // run" is the safe side (no key taken, no validity claimed from that node), and a
         // release reaches such nodes anyway (reach_all re-runs a flushed script as EVAL).
+        // fan_out hands over only replies it read within its deadline; their latency also
+        // counts the time until it got to them (a loaded machine), which must not make them late.
+        auto arrived = [&](const node_result& r) { return std::min(start + r.latency, round.deadline()); };
         fo.stop_when = [&](std::span<const node_result> rs) {
             for (std::size_t i = 0; i < rs.size(); ++i)
-                if (rs[i].state != node_result::status::pending) round.on_result(i, rs[i], start + rs[i].latency);
+                if (rs[i].state != node_result::status::pending) round.on_result(i, rs[i], arrived(rs[i]));
             return round.decided();
         };
         const auto results = cmd.lua ? fan_out(nodes_, *cmd.lua, cmd.keys(), cmd.args(), fo)
                                      : fan_out(nodes_, std::vector<std::string>(cmd.args().begin(), cmd.args().end()), fo);
-        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(i, results[i], start + results[i].latency);
+        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(i, results[i], arrived(results[i]));
         return nullptr;
     }
 

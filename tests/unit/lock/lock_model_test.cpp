@@ -495,31 +495,25 @@ TEST(LockModel, SingleInstanceHistoriesAreSafe) { explore_safe(1, 1000); }
 TEST(LockModel, ThreeNodeHistoriesAreSafe) { explore_safe(3, 700); }
 TEST(LockModel, FiveNodeHistoriesAreSafe) { explore_safe(5, 500); }
 
-// The checks can fail: each broken variant is caught within a few hundred seeded runs.
-TEST(LockModel, OverlapCheckCatchesAnEngineThatIgnoresDrift) {
+// The checks can fail: each broken variant must be caught within a few hundred seeded runs.
+struct broken_case {
+    flaw broken;
+    std::size_t nodes;
+    std::size_t totals::*caught;  // the check that must catch it
+};
+
+class LockModelBroken : public ::testing::TestWithParam<broken_case> {};
+
+TEST_P(LockModelBroken, IsCaught) {
     params p;
-    p.nodes = 1;
-    p.broken = flaw::ignores_drift;
-    EXPECT_GT(explore(p, base_seed, 300, false).overlaps, 0u);
+    p.nodes = GetParam().nodes;
+    p.broken = GetParam().broken;
+    EXPECT_GT(explore(p, base_seed, 300, false).*GetParam().caught, 0u);
 }
 
-TEST(LockModel, OverlapCheckCatchesAMinorityGrant) {
-    params p;
-    p.nodes = 5;
-    p.broken = flaw::minority_grant;
-    EXPECT_GT(explore(p, base_seed, 100, false).overlaps, 0u);
-}
-
-TEST(LockModel, FencingCheckCatchesTheLowestCounterAsToken) {
-    params p;
-    p.nodes = 5;
-    p.broken = flaw::lowest_fence;
-    EXPECT_GT(explore(p, base_seed, 300, false).fence_breaks, 0u);
-}
-
-TEST(LockModel, FencingCheckCatchesReleasesThatNeverRaiseTheFloor) {
-    params p;
-    p.nodes = 5;
-    p.broken = flaw::never_floor;
-    EXPECT_GT(explore(p, base_seed, 300, false).fence_breaks, 0u);
-}
+INSTANTIATE_TEST_SUITE_P(
+    LockModel, LockModelBroken,
+    ::testing::Values(broken_case{flaw::ignores_drift, 1, &totals::overlaps},      // validity ignoring drift
+                      broken_case{flaw::minority_grant, 5, &totals::overlaps},     // grant without a majority
+                      broken_case{flaw::lowest_fence, 5, &totals::fence_breaks},   // smallest counter as token
+                      broken_case{flaw::never_floor, 5, &totals::fence_breaks}));  // no floor on release
