@@ -7,10 +7,12 @@
 /// node bounded by `node_timeout`, deciding as soon as a majority has answered either way;
 /// (3) the lock is acquired iff at least N/2+1 nodes said OK and the validity
 /// `ttl - elapsed - drift` (drift = ttl * drift_factor + 2 ms) is still positive; (4) the
-/// validity is that value; (5) otherwise unlock every node at once, including those believed
-/// not locked, and retry after a random delay. A node that is down, hung, still connecting
-/// or answers with an error counts as a "no": it never throws and never costs more than
-/// `node_timeout` per round (a connect that needs longer goes on in the background).
+/// validity is that value; (5) otherwise unlock at once every node that may hold the key,
+/// including those believed not locked (no reply, a reply too late, an error; only a node that
+/// answered "held by another" is known not to), and retry after a random delay. A node that is
+/// down, hung, still connecting or answers with an error counts as a "no": it never throws and
+/// never costs more than `node_timeout` per round (a connect that needs longer goes on in the
+/// background).
 ///
 /// ## Fencing under Redlock — read this before relying on it
 /// Each node keeps its own INCR counter; fencing_token() is the maximum over the nodes that
