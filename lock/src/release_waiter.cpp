@@ -36,6 +36,9 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
                                if (up) notify();
                            }}));
         }
+        // The links are all it needs from here on: a thousand waiting locks need not keep a
+        // thousand copies of N endpoints.
+        std::vector<endpoint>().swap(nodes_);
     }
     const auto until = deadline_after(confirm);
     live = false;
