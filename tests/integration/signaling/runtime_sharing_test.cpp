@@ -65,7 +65,7 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
     auto first_waiter = first.listen({"shared"});
     std::atomic<int> slot_calls{0};
     auto first_slot = first.on("shared", [&](const redcoord::signal&) { ++slot_calls; });
-    redcoord::double_barrier first_inside(first, "inside-0", 1, {.arrival_lease = 300ms});
+    redcoord::double_barrier first_inside(first, "inside-0", 1, {.arrival_lease = 600ms});
     first_inside.enter(5s);
     ASSERT_TRUE(eventually([&] { return first.connected_links() == 2; }));
     const std::size_t base = threads_now();
@@ -84,7 +84,7 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
         barriers.push_back(std::make_unique<redcoord::barrier>(h, "b-" + std::to_string(i), 1));
         EXPECT_EQ(barriers.back()->arrive_and_wait(5s), 0u);  // passes; keeps its channel subscribed
         inside.push_back(std::make_unique<redcoord::double_barrier>(h, "inside-" + std::to_string(i + 1), 1,
-                                                                   redcoord::barrier_options{.arrival_lease = 300ms}));
+                                                                   redcoord::barrier_options{.arrival_lease = 600ms}));
         inside.back()->enter(5s);  // its lease heartbeat now runs
     }
     const std::size_t after = threads_now();
@@ -101,8 +101,15 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
     EXPECT_EQ(numsub(master, "shared"), 1);
     EXPECT_TRUE(eventually([&] { return numsub(*replica, "shared") == 1; }));
 
-    // Several leases later every member is still inside: the heartbeats run on the timer thread.
-    std::this_thread::sleep_for(1000ms);
+    // Several leases later every member's lease still ends in the future (server time): the
+    // heartbeats run on the timer thread.
+    std::this_thread::sleep_for(2000ms);
+    const auto t = master.command({"TIME"});
+    const auto now_ms = std::stoll(t.elements().at(0).text()) * 1000 + std::stoll(t.elements().at(1).text()) / 1000;
+    for (int i = 0; i <= n; ++i) {
+        const std::string key = "redcoord:double_barrier:{inside-" + std::to_string(i) + "}:members";
+        EXPECT_EQ(master.command({"ZCOUNT", key, "(" + std::to_string(now_ms), "+inf"}).integer(), 1) << key;
+    }
     for (auto& d : inside) EXPECT_NO_THROW(d->leave(5s));
     EXPECT_NO_THROW(first_inside.leave(5s));
 
