@@ -47,18 +47,20 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
 }
 
 pubsub_mux::~pubsub_mux() {
-    discovery_timer_.reset();   // no tick runs or will run
-    discovery_strand_.reset();  // no discovery runs or will run
     std::unique_ptr<subscriber> link;
     std::map<std::string, replica_link> replicas;
     {
         lock_guard l(mu_);
+        closing_ = true;  // a discovery finishing now adds no link
         link = std::move(link_);
         replicas.swap(replicas_);
     }
-    // Stopped outside mu_: a handler running now takes mu_ to dispatch.
+    // The links first, outside mu_ (a handler running now takes mu_ to dispatch): the master
+    // link's state handler arms the discovery timer, which must outlive it.
     replicas.clear();
     link.reset();
+    discovery_timer_.reset();   // no tick runs or will run
+    discovery_strand_.reset();  // no discovery runs or will run
 }
 
 std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool master) {
@@ -191,6 +193,7 @@ void pubsub_mux::discovered(const std::vector<endpoint>& found) {
     std::vector<std::unique_ptr<subscriber>> gone;
     {
         lock_guard l(mu_);
+        if (closing_) return;
         std::map<std::string, const endpoint*> now;
         for (const auto& ep : found) {
             // Discovered replicas carry the master's credentials and timeouts (ROLE and the

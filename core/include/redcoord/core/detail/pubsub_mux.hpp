@@ -137,6 +137,7 @@ private:
     std::map<std::string, std::vector<std::shared_ptr<entry>>> patterns_ REDCOORD_GUARDED_BY(mu_);
     std::unique_ptr<subscriber> link_ REDCOORD_GUARDED_BY(mu_);
     std::map<std::string, replica_link> replicas_ REDCOORD_GUARDED_BY(mu_);  // by host:port (or socket path)
+    bool closing_ REDCOORD_GUARDED_BY(mu_) = false;  // the destructor runs: add no link
     std::atomic<bool> master_up_{false};  // the master link's last state (its state handler)
     // Discovery: declared last, destroyed first (its tick and job reach the members above).
     std::shared_ptr<redcoord::runtime> rt_;
