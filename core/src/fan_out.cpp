@@ -178,7 +178,9 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         // Zero once the deadline has passed: the connect is still started (prepare), for the next round.
         auto dial = [&](std::size_t i) noexcept {
             try {
-                io[i].lease = detail::pool_access::borrow_bounded(*pools[i], time_left(deadline));
+                // A lease that comes in the round's last quarter is not taken: a command sent then
+                // would time out unanswered (unknown), where "not sent" is clean and can be resent.
+                io[i].lease = detail::pool_access::borrow_bounded(*pools[i], time_left(deadline - opts.timeout / 4));
             } catch (const detail::still_connecting& e) {
                 connect_error[i] = e.what();
                 connect_failure[i] = node_result::status::connecting;
@@ -197,8 +199,8 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         // Every needed connect starts at once in its pool's background dial; the waits
         // below then overlap (all end by the same deadline), with no thread of the round's own.
         for (auto i : need_connect) detail::pool_access::prepare(*pools[i]);
-        for (auto i : need_connect) dial(i);
-        for (auto i : need_connect) {
+        for (auto i : need_connect) {  // sent on lease: its reply comes while the next waits
+            dial(i);
             if (io[i].lease) send(i);
             else finish_failed(i, connect_failure[i], connect_error[i]);
         }

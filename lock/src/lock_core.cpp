@@ -20,9 +20,10 @@ using std::chrono::milliseconds;
 
 namespace {
 
-lock_engine_config engine_config(const hold_state& h, const lock_core_config& c, std::size_t nodes) {
+lock_engine_config engine_config(const hold_state& h, const lock_core_config& c,
+                                 std::span<connection_pool* const> pools) {
     lock_engine_config e;
-    e.nodes = nodes;
+    e.nodes = pools.size();
     e.label = std::string(c.kind) + " '" + h.resource + "'";
     e.key = h.key;
     e.fence_key = h.fence_key;
@@ -31,6 +32,12 @@ lock_engine_config engine_config(const hold_state& h, const lock_core_config& c,
     e.replicas = c.replicas;
     e.round_timeout = c.round_timeout;
     e.name_holders = c.keep_outcomes;
+    // A release resends to nodes its pools left unsent for the larger of the pools' borrow
+    // wait and a few round deadlines (the single instance's: its command_timeout).
+    for (auto* p : pools) {
+        const auto per_round = c.round_timeout.count() > 0 ? c.round_timeout : p->where().command_timeout;
+        e.resend_window = std::max({e.resend_window, p->options().borrow_timeout, 3 * per_round});
+    }
     return e;
 }
 
@@ -46,7 +53,7 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
     : hold_state(std::move(resource), c.kind, c.prefix, {c.ttl, c.drift_factor, c.watchdog, c.max_extensions}),
       c_(std::move(c)),
       transport_(std::move(transport)),
-      engine_(engine_config(*this, c_, transport_->pools().size())) {
+      engine_(engine_config(*this, c_, transport_->pools())) {
     rt = transport_->pools().front()->runtime();  // redlock: the first node's
     // The watchdog's extension must never queue behind this object's own round.
     for (auto* p : transport_->pools())
@@ -89,6 +96,12 @@ void lock_core::rethrow_unless_cut(const std::exception_ptr& e) const {
     }
 }
 
+// A busy pool (the single instance's only one) sent nothing and says nothing about the node:
+// a wait retries such a round like a split vote (the engine's verdict) until its deadline.
+bool lock_core::nothing_sent_while_waiting(const lock_round& round) const {
+    return attempt_timed && round.unsent().size() == round.size();
+}
+
 lock_core::attempt_result lock_core::attempt(ask what) {
     unreachable_.clear();
     const round_io io{attempt_timed ? std::optional(attempt_deadline) : std::nullopt};
@@ -96,9 +109,9 @@ lock_core::attempt_result lock_core::attempt(ask what) {
     const auto failure = run(round, io);
     const auto now = clock_type::now();
     auto v = engine_.decide_acquire(round, now);
-    if (!v.give_back.empty()) transport_->give_back(engine_.give_back(round, now), v.give_back, io);
+    if (!v.give_back.empty()) give_back(round, v.give_back, io);
     attempt_result out;
-    if (failure) {
+    if (failure && !nothing_sent_while_waiting(round)) {
         rethrow_unless_cut(failure);
         return out;  // given back already; the wait is over without the lock
     }
@@ -119,10 +132,21 @@ lock_core::attempt_result lock_core::attempt(ask what) {
     return out;
 }
 
+// Step 5's clean-up, resent (within the engine's window) to nodes a busy pool left unsent: a
+// key left there would refuse this object's own next attempts until its TTL.
+void lock_core::give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io) {
+    auto r = engine_.give_back(acquire_round, clock_type::now());
+    transport_->give_back(r, nodes, io);
+    for (auto again = engine_.resend(r, clock_type::now()); !again.empty(); again = engine_.resend(r, clock_type::now())) {
+        pace_resend();
+        transport_->give_back(r, again, io);
+    }
+}
+
 refusal lock_core::look() {
     auto round = engine_.look(clock_type::now());
     if (const auto failure = run(round, {attempt_timed ? std::optional(attempt_deadline) : std::nullopt})) {
-        rethrow_unless_cut(failure);
+        if (!nothing_sent_while_waiting(round)) rethrow_unless_cut(failure);
         return {};
     }
     return engine_.decide_look(round);
@@ -226,6 +250,9 @@ bool lock_core::extend(milliseconds ttl) {
     return extend_hold(std::nullopt, ttl) == extend_result::extended;
 }
 
+// A pool that gives up at once (borrow_timeout zero) must not make a resend spin.
+void lock_core::pace_resend() { std::this_thread::sleep_for(std::chrono::microseconds(500)); }
+
 std::optional<lock_acquisition> lock_core::take_hold(bool& floor) {
     {
         // Only a commit changes it, and no commit comes before this holding is released.
@@ -243,7 +270,15 @@ bool lock_core::release() {
     // Decided at a majority, and still sent to every node, also those that need a connect
     // first: a node left out would keep our key, and its waiters asleep, until its TTL.
     auto round = engine_.release(*a, floor, clock_type::now());
-    if (const auto failure = run(round, {.deadline = std::nullopt, .reach_all = true})) std::rethrow_exception(failure);
+    auto failure = run(round, {.deadline = std::nullopt, .reach_all = true});
+    // Nodes whose pools were busy (or still connecting) got nothing: send to them again while
+    // the engine says so; the nodes that answered keep their answers.
+    for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
+         again = engine_.resend(round, clock_type::now())) {
+        pace_resend();
+        failure = run(round, {.deadline = std::nullopt, .reach_all = true, .only = again});
+    }
+    if (failure) std::rethrow_exception(failure);
     switch (engine_.decide_release(round)) {
         case release_verdict::released: return true;
         case release_verdict::not_ours: return false;
@@ -259,7 +294,15 @@ void lock_core::unlock() noexcept {
     auto a = take_hold(floor);
     if (!a) return;
     try {
-        transport_->send(engine_.release(*a, floor, clock_type::now()));
+        // Not dropped on a busy pool: nodes nothing reached get it again within the engine's
+        // window (a short wait for a connection), the others are not waited for.
+        auto round = engine_.release(*a, floor, clock_type::now());
+        transport_->send(round, {});
+        for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
+             again = engine_.resend(round, clock_type::now())) {
+            pace_resend();
+            transport_->send(round, {.deadline = std::nullopt, .reach_all = false, .only = again});
+        }
     } catch (...) {
         // Not sent: keys left behind expire after their TTL.
     }

@@ -82,6 +82,7 @@ private:
     };
     attempt_result attempt(ask what);
     refusal look();
+    void give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io);
     extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
                                lock_clock::time_point t0) override;
     std::exception_ptr run(lock_round& round, const round_io& io);
@@ -89,6 +90,8 @@ private:
     [[nodiscard]] bool cut_by_deadline() const;
     void rethrow_unless_cut(const std::exception_ptr& e) const;
     void note_wait(const std::string& why);
+    [[nodiscard]] bool nothing_sent_while_waiting(const lock_round& round) const;
+    static void pace_resend();
     release_waiter& waiter();
     std::optional<lock_acquisition> take_hold(bool& floor);
 

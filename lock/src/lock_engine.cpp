@@ -101,7 +101,7 @@ std::pair<std::string_view, std::size_t> most_common(const std::vector<node_outc
 }  // namespace
 
 lock_round::lock_round(round_kind kind, std::size_t n, lock_clock::time_point start, lock_clock::time_point deadline)
-    : kind_(kind), start_(start), deadline_(deadline), outs_(n), flags_(n, 0) {}
+    : kind_(kind), start_(start), deadline_(deadline), first_(start), outs_(n), flags_(n, 0) {}
 
 void lock_round::on_result(std::size_t node, const node_result& r, lock_clock::time_point now,
                            std::optional<std::size_t> acks) {
@@ -141,6 +141,14 @@ void lock_round::on_not_sent(std::size_t node, node_outcome::status why, std::st
     o.detail = std::move(detail);
     outs_[node] = std::move(o);
     flags_[node] = static_cast<char>(seen);
+}
+
+std::vector<std::size_t> lock_round::unsent() const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < outs_.size(); ++i)
+        if ((flags_[i] & seen) && (outs_[i].state == status::busy || outs_[i].state == status::connecting))
+            out.push_back(i);
+    return out;
 }
 
 lock_round::tally lock_round::count() const {
@@ -267,6 +275,7 @@ lock_round lock_engine::give_back(const lock_round& acquire_round, lock_clock::t
     r.nkeys_ = 1;
     r.token_ = acquire_round.token_;
     r.nargs_ = 1;
+    r.every_node_ = true;  // each node given may hold our key: a key left there refuses our next attempts
     return r;
 }
 
@@ -309,6 +318,28 @@ release_verdict lock_engine::decide_release(const lock_round& r) const {
     if (t.yes >= q) return release_verdict::released;
     if (t.no > n - q) return release_verdict::not_ours;
     return release_verdict::unknown;
+}
+
+std::vector<std::size_t> lock_engine::resend(lock_round& r, lock_clock::time_point now) const {
+    if (r.kind_ != round_kind::release || now >= r.first_ + c_.resend_window) return {};
+    auto nodes = r.unsent();
+    // Decided: released, or not ours, or a majority of deletions out of reach even if every
+    // unsent node (and every one still in flight) deleted its key.
+    const std::size_t n = c_.nodes, q = quorum(n);
+    const auto t = r.count();
+    const auto in_flight = static_cast<std::size_t>(
+        std::count_if(r.outs_.begin(), r.outs_.end(), [](const auto& o) { return o.state == status::not_waited; }));
+    if (nodes.empty()) return {};
+    if (!r.every_node_ && (t.yes >= q || t.no > n - q || t.yes + nodes.size() + in_flight < q)) return {};
+    for (auto i : nodes) {
+        r.outs_[i] = node_outcome{};
+        r.flags_[i] = 0;
+    }
+    if (!nodes.empty()) {
+        r.start_ = now;
+        r.deadline_ = c_.round_timeout.count() > 0 ? now + c_.round_timeout : lock_clock::time_point::max();
+    }
+    return nodes;
 }
 
 std::string lock_engine::release_unknown(const lock_round& r) const {

@@ -125,6 +125,8 @@ public:
     // The command of this round (valid while the round lives and is not moved).
     [[nodiscard]] node_command command() const;
     [[nodiscard]] const std::string& token() const noexcept { return token_; }
+    // Nodes nothing reached (busy pool, connect under way): safe to send again.
+    [[nodiscard]] std::vector<std::size_t> unsent() const;
 
 private:
     friend class lock_engine;
@@ -136,6 +138,8 @@ private:
 
     round_kind kind_;
     lock_clock::time_point start_, deadline_;
+    lock_clock::time_point first_;  // the first send: a resend's window counts from here
+    bool every_node_ = false;       // a give-back: resent until every node got it, whatever the verdict
     std::vector<node_outcome> outs_;
     // Per node: has an outcome; may hold our key (acquire: give it back); granted by the
     // master but acknowledged by too few replicas.
@@ -171,6 +175,9 @@ struct lock_engine_config {
     // Refusals of a zero-wait attempt name the holder too (redlock: last_outcomes() reports
     // it); otherwise such an attempt sends two arguments and learns only the PTTL.
     bool name_holders = false;
+    // How long after its first send a release keeps resending to the nodes nothing reached
+    // (busy pool, connect under way); zero: never. The keys expire after their TTL anyway.
+    std::chrono::milliseconds resend_window{0};
 };
 
 // The lock's decisions. Immutable after construction: share it between threads.
@@ -189,7 +196,8 @@ public:
     // and validity is left at `now`; otherwise the nodes that may hold our key, and what the
     // refusals tell about the holder (one holding on a majority, or a split vote, or nodes down).
     [[nodiscard]] acquire_verdict decide_acquire(const lock_round& r, lock_clock::time_point now) const;
-    // The release of an acquire round's token (step 5's clean-up; no fencing floor).
+    // The release of an acquire round's token (step 5's clean-up; no fencing floor). Nodes a
+    // busy pool left unsent are resent until every node given got it (see resend).
     [[nodiscard]] lock_round give_back(const lock_round& acquire_round, lock_clock::time_point now) const;
 
     // A compare-and-pexpire of `token` to `ttl` on every node.
@@ -204,6 +212,12 @@ public:
     // fencing counter to the held token.
     [[nodiscard]] lock_round release(const lock_acquisition& held, bool floor_needed, lock_clock::time_point now) const;
     [[nodiscard]] release_verdict decide_release(const lock_round& r) const;
+    // A release (or an unlock's detached send) whose verdict is still open and whose round left
+    // nodes unsent because their pools were busy or still connecting: those nodes, to send
+    // again (only those: the others keep their answers), reopened in `r` for a new round
+    // deadline from `now`. Empty once decided, when every node was sent, or after
+    // resend_window. Nothing was sent to them, so a resend cannot delete anything twice.
+    [[nodiscard]] std::vector<std::size_t> resend(lock_round& r, lock_clock::time_point now) const;
     // Why a release is unknown, for outcome_unknown.
     [[nodiscard]] std::string release_unknown(const lock_round& r) const;
 

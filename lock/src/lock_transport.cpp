@@ -29,15 +29,23 @@ node_result failed(node_result::status s, std::string why) {
     return nr;
 }
 
-// Runs `cmd` on `pools` under one deadline, best effort (keys left behind expire after their
-// TTL); with `detach` it returns once sent, without waiting for the replies.
-void fan_out_quietly(std::span<connection_pool* const> pools, const node_command& cmd, milliseconds timeout,
-                     bool detach) noexcept {
+// Runs the round's command on the pools of `nodes` (empty: all of `pools`) under one
+// deadline and feeds each node's outcome into `round` (nodes nothing reached as busy or
+// connecting, so the engine can say which to send again), best effort: keys left behind
+// expire after their TTL. With `detach` it returns once sent (those nodes stay pending).
+void fan_out_into(lock_round& round, std::span<connection_pool* const> pools, std::span<const std::size_t> nodes,
+                  milliseconds timeout, bool detach) noexcept {
     try {
+        std::vector<connection_pool*> subset;
+        for (auto i : nodes) subset.push_back(pools[i]);
+        const auto cmd = round.command();
         fan_out_options fo;
         fo.timeout = timeout;
         fo.tuning.detach = detach;
-        (void)fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo);
+        const auto results = fan_out(nodes.empty() ? pools : std::span<connection_pool* const>(subset), *cmd.lua,
+                                     cmd.keys(), cmd.args(), fo);
+        const auto now = clock_type::now();
+        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(nodes.empty() ? i : nodes[i], results[i], now);
     } catch (...) {
     }
 }
@@ -96,31 +104,47 @@ public:
         return nullptr;
     }
 
-    void give_back(const lock_round& round, std::span<const std::size_t> nodes,
-                   const round_io& io) noexcept override {
+    void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io& io) noexcept override {
         if (nodes.empty()) return;
-        const auto cmd = round.command();
         if (const auto budget = io_budget(io)) {
             // Within a timed wait: sent without waiting for the reply, on an idle connection or
             // one connected within the budget, so a stalled server cannot hold the caller past
             // its deadline.
-            return fan_out_quietly(one_, cmd, std::max(*budget, milliseconds(20)), true);
+            return fan_out_into(round, one_, {}, std::max(*budget, milliseconds(20)), true);
         }
+        const auto cmd = round.command();
         try {
-            auto conn = pool_.borrow();
-            (void)cmd.lua->run(*conn, cmd.keys(), cmd.args());
-        } catch (...) {
+            pooled_connection conn;
+            try {
+                conn = pool_.borrow();
+            } catch (const pool_exhausted& e) {
+                round.on_not_sent(0, node_outcome::status::busy, e.what());
+                return;
+            }
+            round.on_result(0, answered(cmd.lua->run(*conn, cmd.keys(), cmd.args())), clock_type::now());
+        } catch (const std::exception& e) {
             // An undeleted key expires after its TTL.
+            round.on_result(0, failed(node_result::status::connection_failed, e.what()), clock_type::now());
+        } catch (...) {
         }
     }
 
-    void send(const lock_round& round) noexcept override {
+    void send(lock_round& round, const round_io&) noexcept override {
         const auto cmd = round.command();
         try {
-            auto conn = pool_.borrow();
+            pooled_connection conn;
+            try {
+                conn = pool_.borrow();
+            } catch (const pool_exhausted& e) {
+                round.on_not_sent(0, node_outcome::status::busy, e.what());
+                return;
+            }
             cmd.lua->send(*conn, cmd.keys(), cmd.args());
+            round.on_result(0, node_result{}, clock_type::now());  // sent, not waited for
+        } catch (const std::exception& e) {
+            // Not sent or broken: the key expires after its TTL.
+            round.on_not_sent(0, node_outcome::status::unreachable, e.what());
         } catch (...) {
-            // Not sent: the key expires after its TTL.
         }
     }
 
@@ -159,6 +183,9 @@ public:
     std::exception_ptr run(lock_round& round, const round_io& io) override {
         const auto cmd = round.command();
         const auto start = round.start();
+        std::vector<connection_pool*> subset;
+        const auto pools = some(io.only, subset);
+        auto node = [&](std::size_t j) { return io.only.empty() ? j : io.only[j]; };
         fan_out_options fo;
         fo.timeout = node_timeout_;
         fo.tuning.reach_all = io.reach_all;
@@ -171,24 +198,22 @@ public:
         auto arrived = [&](const node_result& r) { return std::min(start + r.latency, round.deadline()); };
         fo.stop_when = [&](std::span<const node_result> rs) {
             for (std::size_t i = 0; i < rs.size(); ++i)
-                if (rs[i].state != node_result::status::pending) round.on_result(i, rs[i], arrived(rs[i]));
+                if (rs[i].state != node_result::status::pending) round.on_result(node(i), rs[i], arrived(rs[i]));
             return round.decided();
         };
-        const auto results = cmd.lua ? fan_out(nodes_, *cmd.lua, cmd.keys(), cmd.args(), fo)
-                                     : fan_out(nodes_, std::vector<std::string>(cmd.args().begin(), cmd.args().end()), fo);
-        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(i, results[i], arrived(results[i]));
+        const auto results = cmd.lua ? fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo)
+                                     : fan_out(pools, std::vector<std::string>(cmd.args().begin(), cmd.args().end()), fo);
+        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(node(i), results[i], arrived(results[i]));
         return nullptr;
     }
 
-    void give_back(const lock_round& round, std::span<const std::size_t> nodes,
-                   const round_io&) noexcept override {
-        if (nodes.empty()) return;
-        std::vector<connection_pool*> some;
-        for (auto i : nodes) some.push_back(nodes_[i]);
-        fan_out_quietly(some, round.command(), node_timeout_, false);
+    void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
+        if (!nodes.empty()) fan_out_into(round, nodes_, nodes, node_timeout_, false);
     }
 
-    void send(const lock_round& round) noexcept override { fan_out_quietly(nodes_, round.command(), node_timeout_, true); }
+    void send(lock_round& round, const round_io& io) noexcept override {
+        fan_out_into(round, nodes_, io.only, node_timeout_, true);
+    }
 
     std::vector<endpoint> waiter_endpoints() const override {
         // A majority of the nodes, chosen at random per object, is enough to hear a release:
@@ -202,6 +227,14 @@ public:
     }
 
 private:
+    // The pools of `only` (empty: all of them, without a copy); `store` holds a subset.
+    std::span<connection_pool* const> some(std::span<const std::size_t> only,
+                                           std::vector<connection_pool*>& store) const {
+        if (only.empty()) return nodes_;
+        for (auto i : only) store.push_back(nodes_[i]);
+        return store;
+    }
+
     std::vector<connection_pool*> nodes_;
     milliseconds node_timeout_;
 };

@@ -25,6 +25,8 @@ struct round_io {
     std::optional<std::chrono::steady_clock::time_point> deadline;
     // Decided at a majority, and still sent to every node (a release).
     bool reach_all = false;
+    // Only these nodes (a resend to nodes nothing reached); empty: every node.
+    std::span<const std::size_t> only{};
 };
 
 class lock_transport {
@@ -36,11 +38,13 @@ public:
     // once the round is decided). Returns the failure this transport reports to the caller
     // itself (the single-instance lock's connection, timeout and reply errors), else null.
     virtual std::exception_ptr run(lock_round& round, const round_io& io) = 0;
-    // Runs the round's command on `nodes` (step 5's give-back), best effort.
-    virtual void give_back(const lock_round& round, std::span<const std::size_t> nodes,
-                           const round_io& io) noexcept = 0;
-    // Sends the round's command to every node without waiting for the replies.
-    virtual void send(const lock_round& round) noexcept = 0;
+    // Runs the (give-back) round's command on `nodes` (step 5), best effort, feeding what it
+    // learned into `round` (nodes nothing reached as busy / connecting: the engine resends).
+    virtual void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io& io) noexcept = 0;
+    // Sends the round's command to every node (io.only: those) without waiting for the
+    // replies: sent nodes are fed as pending, nodes nothing reached as busy / connecting /
+    // unreachable, so the engine can say which to send again.
+    virtual void send(lock_round& round, const round_io& io) noexcept = 0;
     // Where to listen for release notifications.
     [[nodiscard]] virtual std::vector<endpoint> waiter_endpoints() const = 0;
 };

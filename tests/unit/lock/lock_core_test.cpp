@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -26,6 +27,18 @@ node_result answer(reply r) {
     node_result nr;
     nr.state = node_result::status::answered;
     nr.value = std::move(r);
+    return nr;
+}
+node_result busy() {
+    node_result nr;
+    nr.state = node_result::status::pool_exhausted;
+    nr.error = "no free connection (all 16 leased)";
+    return nr;
+}
+node_result connecting() {
+    node_result nr;
+    nr.state = node_result::status::connecting;
+    nr.error = "still connecting";
     return nr;
 }
 node_result down() {
@@ -50,8 +63,8 @@ public:
         : pools_(std::move(pools)), log_(log), steps_(steps) {}
 
     std::span<connection_pool* const> pools() const noexcept override { return pools_; }
-    std::exception_ptr run(lock_round& round, const round_io&) override {
-        record("run", round, {});
+    std::exception_ptr run(lock_round& round, const round_io& io) override {
+        record("run", round, {io.only.begin(), io.only.end()});
         if (steps_.empty()) {  // unscripted: every node says "not ours" / refuses
             for (std::size_t i = 0; i < pools_.size(); ++i) round.on_result(i, answer(reply::make_integer(0)), clock_type::now());
             return nullptr;
@@ -60,11 +73,32 @@ public:
         steps_.pop_front();
         return s(round);
     }
-    void give_back(const lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
+    void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
         record("give_back", round, {nodes.begin(), nodes.end()});
+        if (!give_back_steps.empty()) {
+            auto s = std::move(give_back_steps.front());
+            give_back_steps.pop_front();
+            (void)s(round);
+            return;
+        }
+        for (auto i : nodes) round.on_result(i, answer(reply::make_integer(1)), clock_type::now());
     }
-    void send(const lock_round& round) noexcept override { record("send", round, {}); }
+    void send(lock_round& round, const round_io& io) noexcept override {
+        record("send", round, {io.only.begin(), io.only.end()});
+        if (!send_steps.empty()) {
+            auto s = std::move(send_steps.front());
+            send_steps.pop_front();
+            (void)s(round);
+            return;
+        }
+        for (std::size_t i = 0; i < pools_.size(); ++i)  // sent, not waited for
+            if (io.only.empty() || std::find(io.only.begin(), io.only.end(), i) != io.only.end())
+                round.on_result(i, node_result{}, clock_type::now());
+    }
     std::vector<endpoint> waiter_endpoints() const override { return {}; }
+
+    std::deque<step> send_steps;       // scripted outcomes of send(); empty: every node sent
+    std::deque<step> give_back_steps;  // of give_back(); empty: every node given deletes
 
 private:
     void record(std::string what, const lock_round& round, std::vector<std::size_t> nodes) {
@@ -81,11 +115,12 @@ struct fixture {
     std::vector<sent> log;
     std::deque<scripted_transport::step> steps;
     std::unique_ptr<lock_core> core;
+    scripted_transport* transport = nullptr;
 
-    explicit fixture(std::size_t n, lock_core_config c = {}) {
+    explicit fixture(std::size_t n, lock_core_config c = {}, pool_options po = {}) {
         std::vector<connection_pool*> pools;
         for (std::size_t i = 0; i < n; ++i) {
-            owned.push_back(std::make_unique<connection_pool>(endpoint{}));  // never dialled
+            owned.push_back(std::make_unique<connection_pool>(endpoint{}, po));  // never dialled
             pools.push_back(owned.back().get());
         }
         c.kind = "redlock";
@@ -95,7 +130,9 @@ struct fixture {
         c.round_timeout = 50ms;
         c.keep_outcomes = true;
         c.max_extensions = std::numeric_limits<std::size_t>::max();
-        core = std::make_unique<lock_core>(std::make_unique<scripted_transport>(pools, log, steps), "res", c);
+        auto t = std::make_unique<scripted_transport>(pools, log, steps);
+        transport = t.get();
+        core = std::make_unique<lock_core>(std::move(t), "res", c);
     }
 };
 
@@ -207,4 +244,112 @@ TEST(LockCore, WatchdogNeedsPoolsOfTwo) {
     } catch (const invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("lock_options::watchdog"), std::string::npos);
     }
+}
+
+// Nothing reached a node whose pool was busy: the release resends to exactly those nodes
+// (the others keep their answers) until it is decided, instead of outcome_unknown.
+TEST(LockCore, ReleaseResendsToTheNodesItsBusyPoolsLeftUnsent) {
+    fixture f(3);
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
+                               answer(reply::make_integer(1))}));
+    ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
+    f.steps.push_back(replies({answer(reply::make_integer(1)), busy(), connecting()}));
+    f.steps.push_back([](lock_round& round) {  // the resend: node 1 still busy, node 2 deletes
+        round.on_result(1, busy(), clock_type::now());
+        round.on_result(2, answer(reply::make_integer(1)), clock_type::now());
+        return std::exception_ptr{};
+    });
+    EXPECT_TRUE(f.core->release());
+    ASSERT_EQ(f.log.size(), 3u);
+    EXPECT_TRUE(f.log[1].nodes.empty());  // the release: every node
+    EXPECT_EQ(f.log[2].what, "run");
+    EXPECT_EQ(f.log[2].kind, round_kind::release);
+    EXPECT_EQ(f.log[2].nodes, (std::vector<std::size_t>{1, 2}));  // only the unsent ones
+    EXPECT_EQ(f.log[2].args, f.log[1].args);
+    EXPECT_TRUE(f.steps.empty());
+}
+
+// A pool that stays busy: the release gives up after the larger of the pool's borrow
+// timeout and three round deadlines (here 3 x 50 ms), then reports outcome_unknown.
+TEST(LockCore, ReleaseGivesUpOnAPoolThatStaysBusyAfterItsWindow) {
+    fixture f(3, {}, pool_options{.borrow_timeout = 0ms});
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
+                               answer(reply::make_integer(1))}));
+    ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
+    f.steps.push_back(replies({answer(reply::make_integer(1)), busy(), busy()}));
+    for (int i = 0; i < 5000; ++i)
+        f.steps.push_back([](lock_round& round) {  // only the resent nodes hear back
+            round.on_result(1, busy(), clock_type::now());
+            round.on_result(2, busy(), clock_type::now());
+            return std::exception_ptr{};
+        });
+    const auto t = clock_type::now();
+    EXPECT_THROW((void)f.core->release(), outcome_unknown);
+    const auto took = clock_type::now() - t;
+    EXPECT_GE(took, 150ms);
+    EXPECT_LT(took, 2s);
+    EXPECT_GT(f.log.size(), 3u);
+    EXPECT_EQ(f.log.back().nodes, (std::vector<std::size_t>{1, 2}));
+    EXPECT_FALSE(f.core->is_held());
+}
+
+// unlock() is not waited for, but a busy pool does not drop it: nodes nothing reached get it
+// again, until every node was sent.
+TEST(LockCore, UnlockResendsToNodesItsBusyPoolsLeftUnsent) {
+    fixture f(3);
+    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
+                               answer(reply::make_integer(1))}));
+    ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
+    f.transport->send_steps.push_back(replies({node_result{}, busy(), connecting()}));
+    f.transport->send_steps.push_back([](lock_round& round) {
+        round.on_result(1, node_result{}, clock_type::now());
+        round.on_result(2, busy(), clock_type::now());
+        return std::exception_ptr{};
+    });
+    f.core->unlock();
+    ASSERT_EQ(f.log.size(), 4u);
+    EXPECT_EQ(f.log[1].what, "send");
+    EXPECT_TRUE(f.log[1].nodes.empty());
+    EXPECT_EQ(f.log[2].nodes, (std::vector<std::size_t>{1, 2}));
+    EXPECT_EQ(f.log[3].nodes, (std::vector<std::size_t>{2}));  // sent by the default script
+    EXPECT_FALSE(f.core->is_held());
+}
+
+// The single instance's only pool is busy: with a wait, that attempt is retried like a split
+// vote (nothing was sent), not thrown as pool_exhausted; without one, it is the answer.
+TEST(LockCore, SingleInstanceWaitOutlastsABusyPool) {
+    lock_core_config c;
+    c.waiting.retry_delay = 1ms;
+    c.waiting.retry_jitter = 1ms;
+    fixture f(1, c);
+    auto busy_pool = [](lock_round& round) {
+        round.on_not_sent(0, node_outcome::status::busy, "no free connection (all 1 leased)");
+        return std::make_exception_ptr(pool_exhausted("no free connection (all 1 leased)"));
+    };
+    f.steps.push_back(busy_pool);
+    EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), pool_exhausted);
+    for (int i = 0; i < 3; ++i) f.steps.push_back(busy_pool);
+    f.steps.push_back(replies({answer(reply::make_integer(4))}));
+    const auto got = f.core->acquire_until(clock_type::now() + 5s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->fencing_token, 4u);
+    EXPECT_TRUE(f.steps.empty());
+}
+
+// Step 5's give-back reaches the nodes a busy pool left unsent, so this object's own stale
+// key does not refuse its next attempts until the TTL.
+TEST(LockCore, GiveBackResendsToNodesItsBusyPoolsLeftUnsent) {
+    fixture f(3);
+    node_result slow;
+    slow.state = node_result::status::timeout;
+    slow.error = "no reply within 50 ms";
+    f.steps.push_back(replies({answer(reply::make_integer(7)), slow, down()}));
+    f.transport->give_back_steps.push_back(replies({answer(reply::make_integer(1)), busy(), connecting()}));
+    EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), quorum_unreachable);
+    ASSERT_EQ(f.log.size(), 3u);
+    EXPECT_EQ(f.log[1].what, "give_back");
+    EXPECT_EQ(f.log[1].nodes, (std::vector<std::size_t>{0, 1, 2}));
+    EXPECT_EQ(f.log[2].what, "give_back");
+    EXPECT_EQ(f.log[2].nodes, (std::vector<std::size_t>{1, 2}));
+    EXPECT_EQ(f.log[2].args, f.log[1].args);
 }
