@@ -155,6 +155,9 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     if (!can_extend) return until;
     const auto period = std::max(lease.ttl / 3, milliseconds(1));
     extend_result r = extend_result::not_confirmed;
+    // The next extension is due a period after this one started, not after it ended: a round
+    // slowed by a loaded machine must not push every later extension closer to the expiry.
+    const auto started = clock_type::now();
     try {
         r = extend_hold(id, lease.ttl);
     } catch (const error&) {
@@ -163,7 +166,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     detail::lock_guard l(mu);
     if (!held || hold_id != id || lost_flag) return std::nullopt;
     switch (r) {
-        case extend_result::extended: return clock_type::now() + period;
+        case extend_result::extended: return std::max(clock_type::now(), started + period);
         // Not confirmed: retry soon, and the tick at the validity's end reports the loss.
         case extend_result::not_confirmed: return std::min(clock_type::now() + period / 2, held->valid_until);
         case extend_result::budget_spent: return held->valid_until;

@@ -13,6 +13,8 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,7 @@ struct sent {
     round_kind kind;
     std::vector<std::string> args;
     std::vector<std::size_t> nodes;  // give_back
+    clock_type::time_point at = clock_type::now();
 };
 
 class scripted_transport final : public lock_transport {
@@ -97,12 +100,14 @@ public:
     }
     std::vector<endpoint> waiter_endpoints() const override { return {}; }
 
+    std::mutex log_mu;                 // the watchdog's rounds log from the timer thread
     std::deque<step> send_steps;       // scripted outcomes of send(); empty: every node sent
     std::deque<step> give_back_steps;  // of give_back(); empty: every node given deletes
 
 private:
     void record(std::string what, const lock_round& round, std::vector<std::size_t> nodes) {
         const auto c = round.command();
+        std::lock_guard l(log_mu);
         log_.push_back({std::move(what), round.kind(), {c.args().begin(), c.args().end()}, std::move(nodes)});
     }
     std::vector<connection_pool*> pools_;
@@ -353,3 +358,45 @@ TEST(LockCore, GiveBackResendsToNodesItsBusyPoolsLeftUnsent) {
     EXPECT_EQ(f.log[2].nodes, (std::vector<std::size_t>{1, 2}));
     EXPECT_EQ(f.log[2].args, f.log[1].args);
 }
+
+// The watchdog's next extension is due a period (ttl / 3) after the last one started, not
+// after it ended: rounds slowed by a loaded machine (here 12 ms each, a 60 ms TTL) must not
+// push each later extension closer to the expiry. Before, the starts were 32 ms apart.
+TEST(LockCore, WatchdogExtensionsStayOnTheirPeriodWhenRoundsAreSlow) {
+    fixture f(3);  // for its pools; this core has a 60 ms TTL
+    std::vector<sent> log;
+    std::deque<scripted_transport::step> steps;
+    auto slow_yes = [](lock_round& round) {
+        std::this_thread::sleep_for(12ms);
+        for (std::size_t i = 0; i < 3; ++i) round.on_result(i, answer(reply::make_integer(1)), clock_type::now());
+        return std::exception_ptr{};
+    };
+    steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
+                             answer(reply::make_integer(1))}));
+    for (int i = 0; i < 40; ++i) steps.push_back(slow_yes);
+    lock_core_config w;
+    w.kind = "redlock";
+    w.options_name = "redlock_options";
+    w.prefix = "u:";
+    w.ttl = 60ms;
+    w.drift_factor = 0;
+    w.round_timeout = 50ms;
+    w.watchdog = true;
+    w.max_extensions = std::numeric_limits<std::size_t>::max();
+    auto t = std::make_unique<scripted_transport>(std::vector<connection_pool*>{f.owned[0].get(), f.owned[1].get(), f.owned[2].get()}, log, steps);
+    auto* tp = t.get();
+    lock_core core(std::move(t), "wd", w);
+    ASSERT_TRUE(core.acquire_until(clock_type::now()));
+    std::this_thread::sleep_for(250ms);
+    std::vector<clock_type::time_point> starts;
+    {
+        std::lock_guard l(tp->log_mu);
+        for (const auto& e : log)
+            if (e.kind == round_kind::extend) starts.push_back(e.at);
+    }
+    EXPECT_FALSE(core.lost());
+    ASSERT_GE(starts.size(), 5u);
+    // Period 20 ms from each start; allow scheduling slack, but well under 20 + 12 ms.
+    const auto mean = (starts.back() - starts.front()) / static_cast<int>(starts.size() - 1);
+    EXPECT_LT(mean, 27ms) << starts.size() << " extensions";
+}  // ~lock_core stops the watchdog, then releases
