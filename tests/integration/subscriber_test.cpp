@@ -3,6 +3,7 @@
 #include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -315,13 +316,7 @@ TEST(Subscriber, C8_HugeWaitDoesNotOverflow) {
     EXPECT_TRUE(sub.psubscribe({"c8:*"}, std::chrono::milliseconds::max()));
 }
 
-namespace {
-std::size_t process_threads() {
-    std::size_t n = 0;
-    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-    return n;
-}
-}  // namespace
+using redcoord::testing::process_threads;
 
 // Issue 15: the subscribers of a process share one reader and one dialer thread (before: one
 // reader thread per subscriber), and both stop with the last subscriber.

@@ -6,6 +6,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,15 +18,7 @@ using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
 
-namespace {
-
-std::size_t threads_of_this_process() {
-    std::size_t n = 0;
-    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-    return n;
-}
-
-}  // namespace
+using redcoord::testing::process_threads;
 
 TEST(ReliableQueue, TwentyStartedConsumersAddNoThread) {
     local_server srv;
@@ -35,13 +28,13 @@ TEST(ReliableQueue, TwentyStartedConsumersAddNoThread) {
     // One started consumer first: it starts the runtime's shared timer thread.
     reliable_queue first(pool, "threads", o);
     ASSERT_FALSE(first.pop(0ms));
-    const auto before = threads_of_this_process();
+    const auto before = process_threads();
     std::vector<std::unique_ptr<reliable_queue>> qs;
     for (int i = 0; i < 20; ++i) {
         qs.push_back(std::make_unique<reliable_queue>(pool, "threads", o));
         ASSERT_FALSE(qs.back()->pop(0ms));  // registered, upkeep running
     }
-    EXPECT_EQ(threads_of_this_process(), before);
+    EXPECT_EQ(process_threads(), before);
     // The upkeep of every consumer runs on the shared thread: ten heartbeats each, which
     // take longer than a visibility timeout, and still every consumer is registered and
     // live, with no failure.
@@ -52,6 +45,6 @@ TEST(ReliableQueue, TwentyStartedConsumersAddNoThread) {
     EXPECT_TRUE(s.expired.empty());
     for (auto& q : qs) EXPECT_EQ(q->heartbeat_failures(), 0u);
     qs.clear();
-    EXPECT_EQ(threads_of_this_process(), before);
+    EXPECT_EQ(process_threads(), before);
     EXPECT_EQ(first.stats().in_flight.size(), 1u);  // closed consumers unregistered
 }

@@ -4,6 +4,7 @@
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,20 +14,11 @@
 
 using namespace redcoord;
 using namespace std::chrono_literals;
+using redcoord::testing::eventually;
 using redcoord::testing::local_server;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-template <class F>
-bool eventually(F f, std::chrono::milliseconds within = 5s) {
-    const auto until = clock_type::now() + within;
-    while (clock_type::now() < until) {
-        if (f()) return true;
-        std::this_thread::sleep_for(2ms);
-    }
-    return f();
-}
-
 long long numsub(const local_server& srv, const std::string& ch) {
     auto r = srv.command({"PUBSUB", "NUMSUB", ch});
     return r.elements().at(1).integer();

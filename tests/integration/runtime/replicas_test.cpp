@@ -4,6 +4,7 @@
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,21 +14,12 @@
 
 using namespace redcoord;
 using namespace std::chrono_literals;
+using redcoord::testing::eventually;
 using redcoord::testing::local_server;
 using redcoord::testing::master_and_replica;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-template <class F>
-bool eventually(F f, std::chrono::milliseconds within = 10s) {
-    const auto until = clock_type::now() + within;
-    while (clock_type::now() < until) {
-        if (f()) return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return f();
-}
-
 long long numsub(const local_server& srv, const std::string& ch) {
     return srv.command({"PUBSUB", "NUMSUB", ch}).elements().at(1).integer();
 }

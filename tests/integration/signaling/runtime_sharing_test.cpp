@@ -6,6 +6,7 @@
 #include <redcoord/signaling/latch.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -18,15 +19,11 @@
 #include <vector>
 
 using namespace std::chrono_literals;
+using redcoord::testing::eventually;
 using redcoord::testing::local_server;
+using redcoord::testing::process_threads;
 
 namespace {
-
-std::size_t threads_now() {
-    std::size_t n = 0;
-    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-    return n;
-}
 
 // Pub/sub connections the server has (CLIENT LIST TYPE pubsub: one line per connection).
 std::size_t pubsub_connections(const local_server& s) {
@@ -41,15 +38,6 @@ long long numsub(const local_server& s, const std::string& channel) {
     return s.command({"PUBSUB", "NUMSUB", channel}).elements().at(1).integer();
 }
 
-template <class F>
-bool eventually(F f, std::chrono::milliseconds limit = 5000ms) {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (!f()) {
-        if (std::chrono::steady_clock::now() >= until) return false;
-        std::this_thread::sleep_for(10ms);
-    }
-    return true;
-}
 
 TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndShareOneConnection) {
     local_server master;
@@ -68,7 +56,7 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
     redcoord::double_barrier first_inside(first, "inside-0", 1, {.arrival_lease = 600ms});
     first_inside.enter(5s);
     ASSERT_TRUE(eventually([&] { return first.connected_links() == 2; }));
-    const std::size_t base = threads_now();
+    const std::size_t base = process_threads();
 
     constexpr int n = 20;
     std::vector<std::unique_ptr<redcoord::signal_hub>> hubs;
@@ -87,7 +75,7 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
                                                                    redcoord::barrier_options{.arrival_lease = 600ms}));
         inside.back()->enter(5s);  // its lease heartbeat now runs
     }
-    const std::size_t after = threads_now();
+    const std::size_t after = process_threads();
     std::cout << "[signaling/runtime] threads with one hub " << base << ", with 20 more hubs, barriers and double barriers inside "
               << after << "; pub/sub connections: master " << pubsub_connections(master) << ", replica "
               << pubsub_connections(*replica) << "\n";

@@ -1,6 +1,7 @@
 // The runtime's timer thread, without a server: order, re-arming, disarming, and the
 // destructor's promise that no tick runs once it returns.
 #include <redcoord/core/detail/timer_service.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,18 +18,7 @@ using namespace redcoord::detail;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-namespace {
-// Waits (bounded) for a condition another thread makes true; the timer thread is real.
-template <class F>
-bool eventually(F f, std::chrono::milliseconds within = 5s) {
-    const auto until = clock_type::now() + within;
-    while (clock_type::now() < until) {
-        if (f()) return true;
-        std::this_thread::sleep_for(1ms);
-    }
-    return f();
-}
-}  // namespace
+using redcoord::testing::eventually;
 
 TEST(TimerService, TicksRunInDueOrderOnOneThread) {
     timer_service svc;
