@@ -80,7 +80,7 @@ struct sentinel_resolver::impl {
     void announce(const detail::master_change& ch) noexcept {
         if (!ch) return;
         try {
-            owner->master_changed(ch->first, ch->second);
+            owner->master_changed_(ch->first, ch->second);
         } catch (...) {
             // A throwing slot must not break resolution; slots report their own errors.
         }
@@ -371,5 +371,9 @@ std::uint64_t sentinel_resolver::switches() const {
 }
 
 const endpoint& sentinel_resolver::where() const noexcept { return impl_->ep; }
+
+boost::signals2::scoped_connection sentinel_resolver::on_master_changed(master_changed_slot slot) {
+    return master_changed_.connect(std::move(slot));
+}
 
 }  // namespace redcoord

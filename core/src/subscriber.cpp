@@ -118,7 +118,7 @@ subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_optio
         // partitioned): move to the new one.
         impl_->hook = std::make_shared<impl::switch_hook>();
         impl_->hook->target = impl_.get();
-        impl_->on_switch = impl_->link->resolver->master_changed.connect(
+        impl_->on_switch = impl_->link->resolver->on_master_changed(
             [h = impl_->hook](const host_port&, const host_port&) {
                 std::lock_guard hl(h->mu);
                 if (h->target) h->target->request_drop();

@@ -50,7 +50,7 @@ TEST(SentinelFailover, PoolFollowsAKilledMaster) {
     ASSERT_TRUE(pool.command({"WAIT", "1", "1000"}).integer() >= 1);
     std::vector<std::pair<host_port, host_port>> changes;
     std::mutex mu;
-    auto conn = pool.sentinel()->master_changed.connect([&](const host_port& a, const host_port& b) {
+    auto conn = pool.sentinel()->on_master_changed([&](const host_port& a, const host_port& b) {
         std::lock_guard lk(mu);
         changes.emplace_back(a, b);
     });

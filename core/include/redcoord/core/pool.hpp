@@ -128,7 +128,7 @@ public:
     [[nodiscard]] const std::shared_ptr<redcoord::runtime>& runtime() const noexcept;
 
     /// The resolver behind a Sentinel endpoint (shared with the pool), else null. Use it to
-    /// follow failovers (`master_changed`) or list replicas.
+    /// follow failovers (`on_master_changed()`) or list replicas.
     [[nodiscard]] std::shared_ptr<sentinel_resolver> sentinel() const noexcept;
 
 private:

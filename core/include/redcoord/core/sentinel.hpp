@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -141,12 +142,23 @@ public:
     /// The Sentinel endpoint this resolver serves.
     [[nodiscard]] const endpoint& where() const noexcept;
 
-    /// Emitted with (old master, new master) whenever the cached master address changes after
-    /// the first resolution. Runs on the thread that saw the change: a notification reader
-    /// thread or a caller of master()/connect(); handlers must not block on this resolver.
-    boost::signals2::signal<void(const host_port&, const host_port&)> master_changed;
+    /// A callback for on_master_changed(): (old master, new master).
+    using master_changed_slot = std::function<void(const host_port& from, const host_port& to)>;
+
+    /// Calls `slot` with (old master, new master) whenever the cached master address changes
+    /// after the first resolution, until the returned connection is disconnected or destroyed
+    /// (dropping it disconnects at once: keep it as long as the slot should run).
+    /// Thread: the one that saw the change (a notification reader thread or a caller of
+    /// master()/connect()); slots must be quick and must not block on this resolver.
+    /// Order: the slots of one change run one after another in connection order; changes seen
+    /// by different threads at once may be reported concurrently, so a slot that needs the
+    /// latest master reads cached_master(). Disconnecting does not wait for a call already
+    /// running. An exception from a slot is swallowed (it skips the later slots of that change).
+    /// Thread-safety: may be called from any thread, also from a slot.
+    [[nodiscard]] boost::signals2::scoped_connection on_master_changed(master_changed_slot slot);
 
 private:
+    boost::signals2::signal<void(const host_port&, const host_port&)> master_changed_;
     struct impl;
     std::shared_ptr<impl> impl_;
 };
