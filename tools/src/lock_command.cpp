@@ -38,7 +38,7 @@ public:
     virtual bool release() = 0;
     [[nodiscard]] virtual bool lost() const = 0;
     [[nodiscard]] virtual std::optional<lock_acquisition> current() const = 0;
-    virtual void on_lost(std::function<void()> f) = 0;
+    [[nodiscard]] virtual boost::signals2::scoped_connection on_lost(std::function<void()> f) = 0;
 };
 
 template <class Lock>
@@ -50,8 +50,8 @@ public:
     bool release() override { return lock_.release(); }
     bool lost() const override { return lock_.lost(); }
     std::optional<lock_acquisition> current() const override { return lock_.current(); }
-    void on_lost(std::function<void()> f) override {
-        lock_.on_lost([f = std::move(f)](const std::string&) { f(); });
+    boost::signals2::scoped_connection on_lost(std::function<void()> f) override {
+        return lock_.on_lost([f = std::move(f)](const std::string&) { f(); });
     }
 
 private:
@@ -83,7 +83,7 @@ int run_lock(context& ctx, const lock_args& a) {
         for (auto& p : pools) nodes.push_back(p.get());
         lock = std::make_unique<held_lock_of<redlock>>(nodes, a.name, o);
     }
-    lock->on_lost([&wake] { wake.notify(); });
+    const auto lost_slot = lock->on_lost([&wake] { wake.notify(); });
 
     // Acquire in slices so SIGINT/SIGTERM are noticed while waiting.
     const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);

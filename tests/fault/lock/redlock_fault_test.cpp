@@ -184,7 +184,7 @@ TEST(RedlockFault, WatchdogReportsLossWhenAMajorityIsKilled) {
     five f;
     redlock a(f.nodes, "dog", {.ttl = 300ms, .watchdog = true});
     std::atomic<bool> fired{false};
-    (void)a.on_lost([&](const std::string&) { fired = true; });
+    const auto lost_slot = a.on_lost([&](const std::string&) { fired = true; });
     ASSERT_TRUE(a.acquire(0ms));
     f.servers[0]->kill();  // a minority down: extensions still reach a majority
     std::this_thread::sleep_for(700ms);

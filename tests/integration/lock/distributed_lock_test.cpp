@@ -137,7 +137,7 @@ TEST(DistributedLock, ExtensionFindingSomeoneElsesKeyReportsLoss) {
     distributed_lock a(s.pool, "stolen", {.ttl = 10s});
     std::atomic<int> fired{0};
     std::string what;
-    (void)a.on_lost([&](const std::string& r) {
+    const auto lost_slot = a.on_lost([&](const std::string& r) {
         what = r;
         ++fired;
     });
@@ -156,7 +156,7 @@ TEST(DistributedLock, WatchdogKeepsTheLockAcrossTenTtls) {
     distributed_lock a(s.pool, "dog", {.ttl = 300ms, .watchdog = true, .max_extensions = 1000});
     distributed_lock b(s.pool, "dog", {.ttl = 300ms});
     std::atomic<int> fired{0};
-    (void)a.on_lost([&](const std::string&) { ++fired; });
+    const auto lost_slot = a.on_lost([&](const std::string&) { ++fired; });
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     const auto until = std::chrono::steady_clock::now() + 3s;  // 10 TTLs
@@ -192,7 +192,7 @@ TEST(DistributedLock, WatchdogReportsLossWhenItsNodeIsKilled) {
     connection_pool pool(ep);
     distributed_lock a(pool, "dying", {.ttl = 300ms, .watchdog = true});
     std::promise<std::string> lost;
-    (void)a.on_lost([&](const std::string& r) { lost.set_value(r); });
+    const auto lost_slot = a.on_lost([&](const std::string& r) { lost.set_value(r); });
     ASSERT_TRUE(a.acquire(0ms));
     std::this_thread::sleep_for(400ms);
     EXPECT_FALSE(a.lost());

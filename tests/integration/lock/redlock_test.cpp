@@ -141,7 +141,7 @@ TEST(Redlock, ExtendNeedsAMajorityAndFailsAfterExpiry) {
     // Steal the key on 3 nodes: the next extension lacks a majority and reports loss.
     for (int i = 0; i < 3; ++i) f.servers[i]->command({"SET", a.key(), "thief"});
     bool fired = false;
-    (void)a.on_lost([&](const std::string&) { fired = true; });
+    const auto lost_slot = a.on_lost([&](const std::string&) { fired = true; });
     EXPECT_FALSE(a.extend());
     EXPECT_TRUE(a.lost());
     EXPECT_TRUE(fired);

@@ -105,7 +105,7 @@ TEST(DistributedLock, M1_SpentBudgetReportsLossBeforeExpiry) {
     o.max_extensions = 2;
     distributed_lock l(pool, "m1", o);
     std::promise<std::int64_t> pttl_at_loss;
-    l.on_lost([&](const std::string&) { pttl_at_loss.set_value(s.command({"PTTL", l.key()}).integer()); });
+    const auto lost_slot = l.on_lost([&](const std::string&) { pttl_at_loss.set_value(s.command({"PTTL", l.key()}).integer()); });
     ASSERT_TRUE(l.try_lock());
     auto f = pttl_at_loss.get_future();
     ASSERT_EQ(f.wait_for(3s), std::future_status::ready) << "no loss callback after the budget ran out";
@@ -122,7 +122,7 @@ TEST(Redlock, M1_SpentBudgetReportsLossBeforeExpiry) {
     o.max_extensions = 2;
     redlock l(n.ptrs, "m1", o);
     std::promise<std::int64_t> pttl_at_loss;
-    l.on_lost([&](const std::string&) { pttl_at_loss.set_value(n.servers[0]->command({"PTTL", l.key()}).integer()); });
+    const auto lost_slot = l.on_lost([&](const std::string&) { pttl_at_loss.set_value(n.servers[0]->command({"PTTL", l.key()}).integer()); });
     ASSERT_TRUE(l.try_lock());
     auto f = pttl_at_loss.get_future();
     ASSERT_EQ(f.wait_for(3s), std::future_status::ready);
@@ -136,7 +136,7 @@ TEST(DistributedLock, M1_ValidityPassingWithoutExtensionIsReported) {
     connection_pool pool(s.endpoint());
     distributed_lock l(pool, "m1-plain", {.ttl = 200ms});
     std::promise<void> lost;
-    l.on_lost([&](const std::string&) { lost.set_value(); });
+    const auto lost_slot = l.on_lost([&](const std::string&) { lost.set_value(); });
     ASSERT_TRUE(l.try_lock());
     EXPECT_EQ(lost.get_future().wait_for(2s), std::future_status::ready);
     EXPECT_TRUE(l.lost());
@@ -154,7 +154,7 @@ TEST(DistributedLock, M1_DefaultBudgetIsUnbounded) {
     o.watchdog = true;
     distributed_lock l(pool, "m1-long", o);
     std::atomic<int> losses{0};
-    l.on_lost([&](const std::string&) { ++losses; });
+    const auto lost_slot = l.on_lost([&](const std::string&) { ++losses; });
     ASSERT_TRUE(l.try_lock());
     std::this_thread::sleep_for(1500ms);
     EXPECT_FALSE(l.lost());

@@ -31,6 +31,7 @@
 /// unlock() is then a no-op), while the standard and libc++ call std::terminate.
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -110,7 +111,7 @@ struct lock_options {
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
     /// `<prefix>lock:{<resource>}:released`. The lock key holds the holder's token, followed
     /// by one `*` once a waiter has marked it (so that its release publishes).
-    std::string prefix{"redcoord:"};
+    std::string prefix{default_prefix};
 };
 
 namespace detail {
@@ -145,8 +146,8 @@ void validate(const lock_options& o);
 /// blocking functions nor destroy it.
 class distributed_lock {
 public:
-    /// Handler called once when a held lock is found lost; gets the resource name.
-    using lost_handler = std::function<void(const std::string& resource)>;
+    /// A callback for on_lost(): gets the resource name.
+    using lost_slot = std::function<void(const std::string& resource)>;
 
     /// Makes a lock on `resource` over `pool` (which must outlive the object).
     /// Nothing is sent until the first acquisition.
@@ -196,9 +197,15 @@ public:
     /// @throws lock_lost when not held or lost(); for code that must not go on without it.
     void check_held() const;
 
-    /// Registers a loss callback (see class comment for its thread); disconnect with the
-    /// returned connection.
-    boost::signals2::connection on_lost(lost_handler h);
+    /// Calls `slot` once per holding that is found lost (the moment lost() turns true), until the
+    /// returned connection is disconnected or destroyed: dropping it disconnects at once, so keep
+    /// it for as long as the slot should run. Thread: the runtime's timer thread (loss found by the
+    /// watchdog or at the end of an unextended validity) or the thread calling extend() (loss found
+    /// there). Order: the slots run one after another in connection order; a slot connected while a
+    /// holding is already lost is not called for it. Disconnecting does not wait for a call already
+    /// running. An exception from a slot is swallowed (it skips the later slots of that loss). The
+    /// slot must not call this object's blocking functions nor destroy it.
+    [[nodiscard]] boost::signals2::scoped_connection on_lost(lost_slot slot);
 
     /// Lockable: blocks until acquired, and returns only with the lock held (retry_count
     /// does not apply). Transient faults (server down or restarting, no majority reachable,

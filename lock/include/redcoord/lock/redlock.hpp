@@ -31,6 +31,7 @@
 /// `appendfsync always`. This class cannot detect it.
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -95,7 +96,7 @@ struct redlock_options {
     /// the last extension is reported as a loss. Zero: none. Must be > 0 when `watchdog` is on.
     std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
     /// Key prefix (same key layout as distributed_lock).
-    std::string prefix{"redcoord:"};
+    std::string prefix{default_prefix};
     /// Log sink, optional: called on the acquiring thread when an attempt found no majority
     /// reachable and the call waits for nodes to come back (lock(), or acquire() with time
     /// left), with what it waits for (counts of down and slow nodes and one node's error; no
@@ -163,8 +164,8 @@ void validate(const redlock_options& o, std::size_t n);
 /// object's blocking functions nor destroy it.
 class redlock {
 public:
-    /// Handler called once when a held lock is found lost; gets the resource name.
-    using lost_handler = std::function<void(const std::string& resource)>;
+    /// A callback for on_lost(): gets the resource name.
+    using lost_slot = std::function<void(const std::string& resource)>;
 
     /// Makes a lock on `resource` over `nodes` (N independent masters; each pool must
     /// outlive the object; N >= 1, odd N recommended).
@@ -226,8 +227,14 @@ public:
     /// Per-node outcomes of the last acquire/extend/release round, in node order.
     [[nodiscard]] std::vector<node_outcome> last_outcomes() const;
 
-    /// Registers a loss callback; disconnect with the returned connection.
-    boost::signals2::connection on_lost(lost_handler h);
+    /// Calls `slot` once per holding that is found lost (the moment lost() turns true), until the
+    /// returned connection is disconnected or destroyed: dropping it disconnects at once, so keep
+    /// it for as long as the slot should run. Thread: the runtime's timer thread or the thread
+    /// calling extend(). Order: the slots run one after another in connection order; a slot
+    /// connected while a holding is already lost is not called for it. Disconnecting does not wait
+    /// for a call already running. An exception from a slot is swallowed (it skips the later slots
+    /// of that loss). The slot must not call this object's blocking functions nor destroy it.
+    [[nodiscard]] boost::signals2::scoped_connection on_lost(lost_slot slot);
 
     /// Lockable: blocks until acquired, and returns only with the lock held (retry_count
     /// does not apply). Transient faults (server down or restarting, no majority reachable,
