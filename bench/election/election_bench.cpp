@@ -65,16 +65,17 @@ double resign_handoff_ms(int samples) {
     std::condition_variable cv;
     std::vector<std::pair<int, clk::time_point>> elected;  // (candidate, when)
     std::vector<std::unique_ptr<redcoord::leader_elector>> es;
+    std::vector<boost::signals2::scoped_connection> slots;  // dropped before the electors
     for (int i = 0; i < 3; ++i) {
         redcoord::election_options o;
         o.identity = "r" + std::to_string(i);
         o.term = 5s;  // a long term: only the handoff signal explains a quick takeover
         es.push_back(std::make_unique<redcoord::leader_elector>(pool, "bench_handoff", o));
-        es.back()->elected.connect([&, i](std::uint64_t) {
+        slots.push_back(es.back()->on_elected([&, i](std::uint64_t) {
             std::lock_guard g(mu);
             elected.emplace_back(i, clk::now());
             cv.notify_all();
-        });
+        }));
         es.back()->start();
     }
     std::vector<double> sample, from_call;

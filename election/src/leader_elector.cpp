@@ -157,9 +157,9 @@ struct leader_elector::impl {
     void deliver(const elector_event& e) noexcept {
         try {
             switch (e.what) {
-                case elector_event::kind::elected: owner.elected(e.epoch); break;
-                case elector_event::kind::revoked: owner.revoked(e.reason); break;
-                case elector_event::kind::leader_changed: owner.leader_changed(e.identity); break;
+                case elector_event::kind::elected: owner.elected_(e.epoch); break;
+                case elector_event::kind::revoked: owner.revoked_(e.reason); break;
+                case elector_event::kind::leader_changed: owner.leader_changed_(e.identity); break;
             }
         } catch (...) {
             // A callback's exception must not stop the delivery of later events.
@@ -310,6 +310,18 @@ const resolved_election_options& leader_elector::options() const noexcept { retu
 std::uint64_t leader_elector::rounds() const noexcept {
     detail::lock_guard g(impl_->mu);
     return impl_->engine.rounds();
+}
+
+boost::signals2::scoped_connection leader_elector::on_elected(elected_slot slot) {
+    return elected_.connect(std::move(slot));
+}
+
+boost::signals2::scoped_connection leader_elector::on_revoked(revoked_slot slot) {
+    return revoked_.connect(std::move(slot));
+}
+
+boost::signals2::scoped_connection leader_elector::on_leader_changed(leader_changed_slot slot) {
+    return leader_changed_.connect(std::move(slot));
 }
 
 }  // namespace redcoord

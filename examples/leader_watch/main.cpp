@@ -45,18 +45,19 @@ int main(int argc, char** argv) {
         std::cout << who << ": " << what << std::endl;
     };
     std::vector<std::unique_ptr<redcoord::leader_elector>> electors;
+    std::vector<boost::signals2::scoped_connection> slots;  // a slot runs while its connection is kept
     for (int i = 0; i < candidates; ++i) {
         redcoord::election_options o;
         o.identity = "node-" + std::to_string(i);
         o.term = 2s;
         electors.push_back(std::make_unique<redcoord::leader_elector>(pool, "watch-demo", o));
         auto& e = *electors.back();
-        // Each elector delivers its callbacks in order on its own callback thread.
-        e.elected.connect([&, id = o.identity](std::uint64_t epoch) { say(id, "elected epoch " + std::to_string(epoch)); });
-        e.revoked.connect([&, id = o.identity](redcoord::revoke_reason r) { say(id, "revoked (" + std::string(redcoord::to_string(r)) + ")"); });
-        e.leader_changed.connect([&, id = o.identity](std::optional<std::string> who) {
+        // Each elector delivers its callbacks in order, on the runtime's callback thread.
+        slots.push_back(e.on_elected([&, id = o.identity](std::uint64_t epoch) { say(id, "elected epoch " + std::to_string(epoch)); }));
+        slots.push_back(e.on_revoked([&, id = o.identity](redcoord::revoke_reason r) { say(id, "revoked (" + std::string(redcoord::to_string(r)) + ")"); }));
+        slots.push_back(e.on_leader_changed([&, id = o.identity](std::optional<std::string> who) {
             say(id, "sees leader " + who.value_or("<none>"));
-        });
+        }));
         e.start();
     }
 

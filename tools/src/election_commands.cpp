@@ -40,8 +40,8 @@ int run_elect(context& ctx, const elect_args& a) {
     leader_elector elector(pool, a.name, o);
     std::atomic<bool> revoked{false};
     std::atomic<int> revoke_why{-1};
-    elector.elected.connect([&](std::uint64_t) { wake.notify(); });
-    elector.revoked.connect([&](revoke_reason why) {
+    const auto elected_slot = elector.on_elected([&](std::uint64_t) { wake.notify(); });
+    const auto revoked_slot = elector.on_revoked([&](revoke_reason why) {
         revoke_why = static_cast<int>(why);
         revoked = true;
         wake.notify();

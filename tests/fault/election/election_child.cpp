@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
     o.identity = argv[3];
     o.term = std::chrono::milliseconds(std::stoi(argv[4]));
     redcoord::leader_elector e(pool, argv[2], o);
-    e.elected.connect([](std::uint64_t ep) { std::printf("E %llu %lld\n", static_cast<unsigned long long>(ep), now_ns()), std::fflush(stdout); });
-    e.revoked.connect([](redcoord::revoke_reason r) {
+    const auto elected_slot = e.on_elected([](std::uint64_t ep) { std::printf("E %llu %lld\n", static_cast<unsigned long long>(ep), now_ns()), std::fflush(stdout); });
+    const auto revoked_slot = e.on_revoked([](redcoord::revoke_reason r) {
         std::printf("R %s %lld\n", std::string(redcoord::to_string(r)).c_str(), now_ns());
         std::fflush(stdout);
     });

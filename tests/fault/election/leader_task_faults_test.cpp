@@ -25,7 +25,7 @@ TEST(LeaderTaskFaults, M3_SlowElectedSlotDoesNotDelayStop) {
     o.identity = "slow-slot";
     o.term = term;
     leader_elector e(pool, "m3_slow", o);
-    e.elected.connect([&](std::uint64_t) {
+    const auto slow_slot = e.on_elected([&](std::uint64_t) {
         in_slot = true;
         std::this_thread::sleep_for(4 * term);  // far longer than the term
     });

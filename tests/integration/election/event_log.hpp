@@ -28,9 +28,9 @@ struct event {
 class event_log {
 public:
     explicit event_log(redcoord::leader_elector& e) : elector_(e) {
-        conns_.emplace_back(e.elected.connect([this](std::uint64_t ep) { add({'E', ep, {}, {}, {}}); }));
-        conns_.emplace_back(e.revoked.connect([this](redcoord::revoke_reason r) { add({'R', 0, r, {}, {}}); }));
-        conns_.emplace_back(e.leader_changed.connect(
+        conns_.emplace_back(e.on_elected([this](std::uint64_t ep) { add({'E', ep, {}, {}, {}}); }));
+        conns_.emplace_back(e.on_revoked([this](redcoord::revoke_reason r) { add({'R', 0, r, {}, {}}); }));
+        conns_.emplace_back(e.on_leader_changed(
             [this](std::optional<std::string> id) { add({'C', 0, {}, id.value_or(""), {}}); }));
     }
     // A disconnect does not wait for a slot already running, so the elector is stopped (its

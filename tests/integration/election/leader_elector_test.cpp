@@ -174,7 +174,7 @@ TEST(LeaderElector, CallbackExceptionsDoNotStopDelivery) {
     connection_pool pool(srv.endpoint());
     leader_elector e(pool, "throws", opts("t", 400ms));
     event_log log(e);  // connected first: a throwing slot skips the later slots of its signal
-    e.elected.connect([](std::uint64_t) { throw std::runtime_error("user bug"); });
+    const auto throwing = e.on_elected([](std::uint64_t) { throw std::runtime_error("user bug"); });
     e.start();
     ASSERT_TRUE(log.wait_for('E', 1, 3s));
     e.resign();
@@ -300,7 +300,7 @@ TEST(LeaderElectorRuntime, TwentyElectorsAddNoThread) {
     // The first elector brings the runtime's shared threads up (timer, callbacks, pub/sub).
     e.push_back(std::make_unique<leader_elector>(pool, "threads", opts("t0", 600ms)));
     std::atomic<int> elected{0};
-    e.back()->elected.connect([&](std::uint64_t) { ++elected; });
+    const auto counting = e.back()->on_elected([&](std::uint64_t) { ++elected; });
     e.back()->start();
     ASSERT_TRUE(eventually([&] { return e[0]->is_leader() && elected == 1; }, 3s));
     const auto before = threads_now();

@@ -89,7 +89,7 @@ TEST(LeaderTask, M3_ThrowingRevokedSlotDoesNotSkipStop) {
     connection_pool pool(srv.endpoint());
     std::atomic<bool> started{false}, saw_stop{false};
     leader_elector e(pool, "m3_throw", opts("me", 600ms));
-    e.revoked.connect([](revoke_reason) { throw std::runtime_error("the user's metrics call failed"); });
+    const auto throwing = e.on_revoked([](revoke_reason) { throw std::runtime_error("the user's metrics call failed"); });
     leader_task t(e, 10ms, [&](std::uint64_t, std::stop_token st) {
         started = true;
         const auto until = std::chrono::steady_clock::now() + 5s;

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -42,7 +43,7 @@ enum class revoke_reason {
 /// until that deadline. Followers listen to the election's handoff channel (through the
 /// runtime's shared pub/sub link of the endpoint) and campaign at once when a leader resigns.
 ///
-/// Leadership ends by the elector's own state transitions, not by its signals: a leadership's
+/// Leadership ends by the elector's own state transitions, not by its callbacks: a leadership's
 /// stop token (current_leadership()) is stopped, under the elector's lock, when a round finds
 /// it lost, on resign()/stop(), and at the local deadline by the elector's timer. So a slow or
 /// throwing slot can delay the *notification* `revoked`, but never is_leader() turning false
@@ -65,16 +66,17 @@ enum class revoke_reason {
 /// callbacks on its callback thread, the handoff listener on its pub/sub reader. Nothing runs
 /// until start(). The destructor calls stop().
 ///
-/// Callbacks: the signals below are delivered on the runtime's callback thread, through a
-/// strand of this elector: in the order the events happened, one at a time, never
-/// concurrently; `revoked` only ever follows an `elected` of the same leadership. The thread is
+/// Callbacks (on_elected(), on_revoked(), on_leader_changed()): slots run on the runtime's
+/// callback thread, through a strand of this elector: in the order the events happened, one
+/// at a time, never concurrently (the slots of one event in connection order); `revoked`
+/// only ever follows an `elected` of the same leadership. The thread is
 /// shared with the other objects of the runtime, so a slot that blocks delays their callbacks
 /// too (long work belongs on the application's threads, e.g. leader_task). A callback may call
 /// is_leader(), epoch() and last_known_leader(), but must not call start(), stop(), resign()
 /// or destroy the elector. An exception escaping a slot is swallowed by the elector; as in
-/// Boost.Signals2, it skips the later slots of that one signal invocation, never later events.
-/// Disconnecting a slot does not wait for a call of it already running: stop() the elector
-/// before destroying what slots use.
+/// Boost.Signals2, it skips the later slots of that one event, never later events.
+/// Disconnecting a slot (or dropping its scoped_connection) does not wait for a call of it
+/// already running: stop() the elector before destroying what slots use.
 ///
 /// Thread-safety: every member function may be called from any thread (except as above).
 class leader_elector {
@@ -107,14 +109,14 @@ public:
         /// The fencing token; 0 when not leading (then `stop` is already stopped).
         std::uint64_t epoch = 0;
         /// Stopped when this leadership ends: lost, resigned, stopped, or at its local deadline
-        /// (steady clock), whatever the signals' slots do. std::stop_callback functions
+        /// (steady clock), whatever the on_*() slots do. std::stop_callback functions
         /// registered on it may run on the runtime's timer or pub/sub thread, or in a call of
         /// resign()/stop(), with the elector's lock held: they must not call this elector and
         /// should only hand the news on (request another stop, notify a condition variable).
         std::stop_token stop;
     };
     /// The current leadership, read atomically (epoch and token of the same leadership). Leader
-    /// work should take both from here, not from `elected`. Thread-safe; no I/O.
+    /// work should take both from here, not from an on_elected() slot. Thread-safe; no I/O.
     [[nodiscard]] leadership current_leadership() const;
 
     /// True only while leading and before the local deadline (steady clock).
@@ -145,19 +147,37 @@ public:
     /// Campaign rounds sent so far (successful or not).
     [[nodiscard]] std::uint64_t rounds() const noexcept;
 
-    /// Fired with the epoch (fencing token) when this candidate becomes leader. A new leadership
-    /// on the server always has a new, higher epoch; the same epoch is reported again only when
-    /// a leader that stepped down locally (deadline passed) re-confirms the selector it still
-    /// held on the server, so no one else led in between.
-    boost::signals2::signal<void(std::uint64_t epoch)> elected;
-    /// Fired when a leadership that was reported by `elected` ends. A notification only: it may
-    /// come late behind slow slots, so leader work should watch current_leadership().stop (as
-    /// leader_task does), which this signal's slots can neither skip nor delay.
-    boost::signals2::signal<void(revoke_reason reason)> revoked;
-    /// Fired when the observed holder changes (nullopt: none, e.g. after a resign).
-    boost::signals2::signal<void(std::optional<std::string> identity)> leader_changed;
+    /// A callback for on_elected(): the epoch (fencing token) of the leadership.
+    using elected_slot = std::function<void(std::uint64_t epoch)>;
+    /// A callback for on_revoked(): why the leadership ended.
+    using revoked_slot = std::function<void(revoke_reason reason)>;
+    /// A callback for on_leader_changed(): the new holder (nullopt: none).
+    using leader_changed_slot = std::function<void(std::optional<std::string> identity)>;
+
+    /// Calls `slot` with the epoch (fencing token) whenever this candidate becomes leader. A
+    /// new leadership on the server always has a new, higher epoch; the same epoch is reported
+    /// again only when a leader that stepped down locally (deadline passed) re-confirms the
+    /// selector it still held on the server, so no one else led in between.
+    /// Thread and order: see "Callbacks" in the class comment (the runtime's callback thread,
+    /// in event order, one at a time). The slot runs until the returned connection is
+    /// disconnected or destroyed: dropping it disconnects at once, so keep it for as long as
+    /// the slot should run. Disconnecting does not wait for a call already running.
+    /// Thread-safety: may be called from any thread, also before start() or from a slot.
+    [[nodiscard]] boost::signals2::scoped_connection on_elected(elected_slot slot);
+    /// Calls `slot` with the reason whenever a leadership that was reported to the on_elected()
+    /// slots ends. A notification only: it may come late behind slow slots, so leader work
+    /// should watch current_leadership().stop (as leader_task does), which slots can neither
+    /// skip nor delay. Thread, order and the returned connection: as on_elected().
+    [[nodiscard]] boost::signals2::scoped_connection on_revoked(revoked_slot slot);
+    /// Calls `slot` whenever the observed holder changes (nullopt: none, e.g. after a resign).
+    /// Thread, order and the returned connection: as on_elected().
+    [[nodiscard]] boost::signals2::scoped_connection on_leader_changed(leader_changed_slot slot);
 
 private:
+    // Private, so slots are added only through on_*() and held by a scoped_connection.
+    boost::signals2::signal<void(std::uint64_t epoch)> elected_;
+    boost::signals2::signal<void(revoke_reason reason)> revoked_;
+    boost::signals2::signal<void(std::optional<std::string> identity)> leader_changed_;
     struct impl;
     std::unique_ptr<impl> impl_;
 };

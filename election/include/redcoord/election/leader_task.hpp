@@ -18,7 +18,7 @@ namespace redcoord {
 /// calls `work(epoch, stop_token)`. The stop token is triggered when the leadership of that
 /// epoch ends (lost, resigned, stopped, or its local deadline passed) while the call runs, or
 /// when the task stops. It is driven by the elector's state transitions and its deadline
-/// timer, never by the `revoked` signal, so application slots that throw or block cannot skip
+/// timer, never by the on_revoked() callbacks, so application slots that throw or block cannot skip
 /// or delay it: it fires within a few milliseconds of is_leader() turning false (client-go's
 /// OnStartedLeading context, cancelled by the renew loop). The work should pass the epoch to
 /// downstream systems as its fencing token and return soon after the token fires. Runs never
