@@ -52,8 +52,8 @@ using master_change = std::optional<std::pair<host_port, host_port>>;
 /// The resolution engine of one sentinel_resolver.
 class sentinel_resolve {
 public:
-    using clock = std::chrono::steady_clock;
-    using time_point = clock::time_point;
+    using clock_type = std::chrono::steady_clock;
+    using time_point = clock_type::time_point;
 
     /// What master() does next.
     struct step {

@@ -81,8 +81,8 @@ enum class pop_end {
 /// The consumer lease engine of one reliable_queue object (see the file comment).
 class consumer_lease {
 public:
-    using clock = std::chrono::steady_clock;
-    using time_point = clock::time_point;
+    using clock_type = std::chrono::steady_clock;
+    using time_point = clock_type::time_point;
     /// A consumer identity of this object; stable while the engine remembers it.
     using ref = std::uint64_t;
 

@@ -17,9 +17,9 @@ namespace redcoord::detail {
 /// Thread-safety: none; the link reactor keeps it under the link's mutex.
 class link_policy {
 public:
-    using clock = std::chrono::steady_clock;
-    using time_point = clock::time_point;
-    using duration = clock::duration;
+    using clock_type = std::chrono::steady_clock;
+    using time_point = clock_type::time_point;
+    using duration = clock_type::duration;
 
     /// The subscriber_options fields the policy needs (validated by the subscriber).
     struct settings {
