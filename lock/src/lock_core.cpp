@@ -137,11 +137,15 @@ lock_core::attempt_result lock_core::attempt(ask what) {
 }
 
 // Step 5's clean-up, resent (within the engine's window) to nodes a busy pool left unsent: a
-// key left there would refuse this object's own next attempts until its TTL.
+// key left there would refuse this object's own next attempts until its TTL. A timed wait's
+// give-back stops resending at the wait's deadline (try_lock_for(100ms) against a stalled
+// server must return near it).
 void lock_core::give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io) {
     auto r = engine_.give_back(acquire_round, clock_type::now());
     transport_->give_back(r, nodes, io);
-    for (auto again = engine_.resend(r, clock_type::now()); !again.empty(); again = engine_.resend(r, clock_type::now())) {
+    const auto until = io.deadline.value_or(lock_clock::time_point::max());
+    for (auto again = engine_.resend(r, clock_type::now()); !again.empty() && clock_type::now() < until;
+         again = engine_.resend(r, clock_type::now())) {
         pace_resend();
         transport_->give_back(r, again, io);
     }
@@ -313,7 +317,7 @@ void lock_core::unlock() noexcept {
     gate.leave();
 }
 
-boost::signals2::scoped_connection lock_core::on_lost(std::function<void(const std::string&)> h) {
+boost::signals2::connection lock_core::on_lost(std::function<void(const std::string&)> h) {
     auto c = lost_signal.connect(std::move(h));
     arm_loss_notice();
     return c;

@@ -76,7 +76,9 @@ struct stampede {
 };
 
 constexpr int threads = 50;
-// Long enough that a loaded machine's round trip is not a timeout (a sent release whose reply
+// Lock TTLs of 60 s: a release resends to unsent nodes for up to a quarter of it (15 s), so
+// even a machine at load 150 decides every release. Node timeouts long enough that a loaded
+// machine's round trip is not a timeout (a sent release whose reply
 // is late is a true outcome_unknown): these tests are about the pools, which stay full.
 
 // What each node did in the object's last round, for a failure's message.
@@ -98,7 +100,7 @@ TEST(BusyPool, RedlockReleaseResendsToNodesItsPoolsLeftUnsent) {
     stampede s;
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
-        redlock l(f.nodes, "busy:r" + std::to_string(i), {.ttl = 10s, .node_timeout = 500ms});
+        redlock l(f.nodes, "busy:r" + std::to_string(i), {.ttl = 60s, .node_timeout = 500ms});
         while (clock_type::now() < until) {
             try {
                 if (!l.acquire(20s)) {
@@ -123,7 +125,7 @@ TEST(BusyPool, RedlockWaitOutlastsBusyPools) {
     stampede s;
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
-        redlock l(f.nodes, "busy:w" + std::to_string(i % 5), {.ttl = 10s, .node_timeout = 500ms});
+        redlock l(f.nodes, "busy:w" + std::to_string(i % 5), {.ttl = 60s, .node_timeout = 500ms});
         while (clock_type::now() < until) {
             try {
                 if (!l.acquire(30s)) {
@@ -154,7 +156,7 @@ TEST(BusyPool, RedlockUnlockWaitsBrieflyForABusyPool) {
     std::vector<std::string> keys(users), last_token(users);
     const auto until = clock_type::now() + 2s;
     s.run(users, 2s, [&](int i, stampede& st) {
-        redlock l(f.nodes, "busy:u" + std::to_string(i), {.ttl = 30s, .node_timeout = 500ms});
+        redlock l(f.nodes, "busy:u" + std::to_string(i), {.ttl = 60s, .node_timeout = 500ms});
         keys[static_cast<std::size_t>(i)] = l.key();
         while (clock_type::now() < until) {
             if (!l.try_lock_for(20s)) {
@@ -187,7 +189,7 @@ TEST(BusyPool, SingleLockNeitherWaitNorReleaseFailsOnABusyPool) {
     stampede s;
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
-        distributed_lock l(*f.nodes[0], "busy:s" + std::to_string(i), {.ttl = 10s});
+        distributed_lock l(*f.nodes[0], "busy:s" + std::to_string(i), {.ttl = 60s});
         while (clock_type::now() < until) {
             try {
                 if (!l.acquire(20s)) {
