@@ -172,6 +172,17 @@ quorum_state lock_round::state() const {
 }
 
 bool lock_round::decided() const {
+    if (kind_ == round_kind::release) {
+        // Nodes nothing reached (busy, connecting) are resent (lock_engine::resend), so they
+        // are open like those in flight, not failed: a fan-out must not stop, leaving a sent
+        // deletion not waited for, because a connect was under way elsewhere.
+        const auto t = count();
+        const std::size_t n = outs_.size(), q = quorum(n);
+        std::size_t open = 0;
+        for (const auto& o : outs_)
+            open += (o.state == status::not_waited || o.state == status::busy || o.state == status::connecting) ? 1 : 0;
+        return t.yes >= q || t.no > n - q || t.yes + open < q;
+    }
     if (kind_ != round_kind::look) return state() != quorum_state::undecided;
     std::size_t open = 0;
     for (std::size_t i = 0; i < outs_.size(); ++i) open += (flags_[i] & seen) ? 0 : 1;
