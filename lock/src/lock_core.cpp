@@ -317,7 +317,7 @@ void lock_core::unlock() noexcept {
     gate.leave();
 }
 
-boost::signals2::connection lock_core::on_lost(std::function<void(const std::string&)> h) {
+boost::signals2::scoped_connection lock_core::on_lost(std::function<void(const std::string&)> h) {
     auto c = lost_signal.connect(std::move(h));
     arm_loss_notice();
     return c;
