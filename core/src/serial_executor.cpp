@@ -90,8 +90,9 @@ void strand::post(std::function<void()> task) {
         if (state_->stop || closed_) return;
         if (!state_->thread.joinable()) state_->thread = std::thread([s = state_] { s->run(); });  // keeps the state alive if detached
         state_->tasks.push_back({id_, std::move(task)});
+        // Under the lock: once it is released the task may run and destroy this strand.
+        state_->cv.notify_one();
     }
-    state_->cv.notify_one();
 }
 
 void strand::drain() {

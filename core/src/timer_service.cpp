@@ -126,8 +126,9 @@ void timer::arm(time_point due) {
         ++s.generation;
         s.due = due;
         state_->queue.emplace(due, id_);
+        // Under the lock: once it is released the tick may run and destroy this timer.
+        state_->cv.notify_all();
     }
-    state_->cv.notify_all();
 }
 
 void timer::disarm() noexcept {
@@ -136,8 +137,8 @@ void timer::disarm() noexcept {
         auto& s = state_->slots.at(id_);
         state_->unqueue(id_, s);
         ++s.generation;
+        state_->cv.notify_all();
     }
-    state_->cv.notify_all();
 }
 
 bool timer::armed() const {

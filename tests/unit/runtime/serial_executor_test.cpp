@@ -83,12 +83,14 @@ TEST(SerialExecutor, AThrowingTaskDoesNotStopTheThread) {
 TEST(SerialExecutor, ATaskMayCloseAndDrainItsOwnStrand) {
     serial_executor ex;
     auto s = std::make_unique<strand>(ex);
-    std::atomic<bool> done{false};
+    std::atomic<bool> done{false}, posted{false};
     s->post([&] {
+        while (!posted) std::this_thread::yield();  // `s` is not the test's to touch after this
         s->drain();  // on the executor thread: returns at once
         s.reset();   // closes from inside: must not wait for itself
         done = true;
     });
+    posted = true;
     while (!done) std::this_thread::sleep_for(1ms);
     EXPECT_TRUE(ex.on_executor_thread() == false);
 }

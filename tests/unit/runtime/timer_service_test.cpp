@@ -106,14 +106,16 @@ TEST(TimerService, DestructorWaitsForTheRunningTickAndNoTickRunsAfterIt) {
 
 TEST(TimerService, ATickMayDestroyItsOwnTimer) {
     timer_service svc;
-    std::atomic<bool> done{false};
+    std::atomic<bool> done{false}, armed{false};
     std::unique_ptr<timer> t;
     t = std::make_unique<timer>(svc, [&]() -> std::optional<timer::time_point> {
+        while (!armed) std::this_thread::yield();  // `t` is not the test's to touch after this
         t.reset();  // from inside its own tick: must not wait for itself
         done = true;
         return std::nullopt;
     });
     t->arm(clock_type::now());
+    armed = true;
     EXPECT_TRUE(eventually([&] { return done.load(); }));
 }
 
