@@ -98,6 +98,7 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
     std::condition_variable cv;
     bool go = false;
     std::vector<std::int64_t> held_at(waiters, 0);
+    std::atomic<int> errors{0};
     std::vector<std::thread> callers;
     for (int i = 0; i < waiters; ++i) {
         callers.emplace_back([&, i] {
@@ -106,9 +107,14 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
                 cv.wait(l, [&] { return go; });
             }
             auto lock = make_waiter(i);
-            if (lock.acquire(120s)) {
-                held_at[i] = clock_type::now().time_since_epoch().count();
-                lock.release();
+            try {
+                if (lock.acquire(120s)) {
+                    held_at[i] = clock_type::now().time_since_epoch().count();
+                    lock.release();
+                }
+            } catch (const std::exception& e) {
+                // Reported, not fatal: a figure from a run with errors is marked as such.
+                if (errors.fetch_add(1) == 0) std::fprintf(stderr, "  waiter error: %s\n", e.what());
             }
         });
     }
@@ -138,7 +144,11 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
     std::vector<double> wake_us;
     for (int i = 0; i < waiters; ++i) {
         const auto t = clock_type::now().time_since_epoch().count();
-        holders[i].release();
+        try {
+            holders[i].release();
+        } catch (const std::exception& e) {
+            if (errors.fetch_add(1) == 0) std::fprintf(stderr, "  holder error: %s\n", e.what());
+        }
         if (i < wakes) {
             while (held_at[i] == 0 && clock_type::now().time_since_epoch().count() - t < 5'000'000'000LL)
                 std::this_thread::yield();
@@ -146,6 +156,7 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
         }
     }
     for (auto& c : callers) c.join();
+    if (errors.load() > 0) std::fprintf(stderr, "  %d of %d waiters ended with an error\n", errors.load(), waiters);
     f.wake_p50_us = redcoord::bench::percentile(wake_us, 50);
     return f;
 }
