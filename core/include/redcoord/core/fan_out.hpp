@@ -25,9 +25,9 @@ struct node_result {
         timeout,            ///< No reply within the deadline (hung or paused node).
         connection_failed,  ///< Could not connect, or the link broke.
         /// Nothing was sent: every connection of the node's pool stayed leased (to other
-        /// threads) for the whole wait (the round's deadline, capped by the pool's
-        /// `borrow_timeout`). Says nothing about the node's health: size the pool for the
-        /// concurrency, or retry.
+        /// threads) for the whole wait (the first three quarters of the round's deadline,
+        /// capped by the pool's `borrow_timeout`). Says nothing about the node's health: size
+        /// the pool for the concurrency, or retry.
         pool_exhausted,
         /// Nothing was sent: the node had no connection yet and the connect (with handshake)
         /// was still under way when the deadline came. Not a failure of the node: the connect
@@ -85,14 +85,15 @@ struct fan_out_options {
 /// N times it. Never throws for a node's failure: each failure is a result. Results are in
 /// the order of `pools`.
 ///
-/// Nodes with an idle pooled connection get the command first; the others get a lease in
-/// parallel (one short-lived thread each), waiting up to what is left of the deadline: a
-/// new connection, opened by the pool in the background with the endpoint's whole
-/// `connect_timeout` (a connect still under way at the deadline is `connecting`, and the
-/// next fan-out finds its connection), or, when every connection of that pool is leased,
-/// the first one returned, waiting at most the pool's `borrow_timeout`. A pool that stays
-/// full is `pool_exhausted`, never `connection_failed`. If a thread cannot be started, that node is `connection_failed`
-/// (nothing was sent) and the others proceed.
+/// Nodes with an idle pooled connection get the command first; the others then get a lease,
+/// each sent as soon as its lease comes: a new connection, opened by the pool in the
+/// background with the endpoint's whole `connect_timeout` (all needed connects start at
+/// once; a connect still under way is `connecting`, and the next fan-out finds its
+/// connection), or, when every connection of that pool is leased, the first one returned,
+/// waiting at most the pool's `borrow_timeout`. No lease is taken in the deadline's last
+/// quarter: a command sent then would likely time out unanswered (an unknown outcome),
+/// where "nothing was sent" is clean and can be sent again. A pool that stays full is
+/// `pool_exhausted`, never `connection_failed`. No thread is started per round.
 ///
 /// Thread-safety: safe to call concurrently (each call leases its own connections).
 /// @throws invalid_argument when `pools` contains a null pointer or the timeout is not > 0.
