@@ -50,7 +50,7 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
     }
     // Wait for the first confirmation only, and only when just started: links that are down
     // later reconnect in the background while callers rely on their fallback timers.
-    while (fresh && !live && std::chrono::steady_clock::now() < until) {
+    while (fresh && !live && !listeners_.empty() && std::chrono::steady_clock::now() < until) {
         for (const auto& l : listeners_) {
             const auto left = time_left<std::chrono::milliseconds>(until);
             if (left.count() <= 0) break;
