@@ -100,6 +100,11 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
     bool go = false;
     std::vector<std::int64_t> held_at(waiters, 0);
     std::atomic<int> errors{0};
+    // Connections are counted from before the warm-up: the waiters' pools and pub/sub links
+    // are part of what waiting costs.
+    std::vector<long long> c0;
+    for (auto* n : nodes) c0.push_back(clients(*n));
+    std::atomic<int> parked{0};
     std::vector<std::thread> callers;
     for (int i = 0; i < waiters; ++i) {
         callers.emplace_back([&, i] {
@@ -111,6 +116,7 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
                 if (warm.acquire(10s)) warm.release();
             } catch (const std::exception&) {
             }
+            ++parked;
             {
                 std::unique_lock l(mu);
                 cv.wait(l, [&] { return go; });
@@ -127,12 +133,16 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
             }
         });
     }
-    std::this_thread::sleep_for(300ms);
+    // Every caller warmed and parked, and the warm-up's transient threads (a pool's
+    // background dial) gone: the thread count holds still for half a second.
+    while (parked.load() < waiters) std::this_thread::sleep_for(10ms);
+    for (long last = -1, now = threads_now(); now != last; now = threads_now()) {
+        last = now;
+        std::this_thread::sleep_for(500ms);
+    }
     const long t0 = threads_now();
     const double r0 = rss_kib();
     const double h0 = heap_kib();
-    std::vector<long long> c0;
-    for (auto* n : nodes) c0.push_back(clients(*n));
     {
         std::lock_guard l(mu);
         go = true;
