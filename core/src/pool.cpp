@@ -100,6 +100,8 @@ struct connection_pool::state {
         return m && (c.where().host != m->host || c.where().port != m->port);
     }
 
+    static bool owes_replies(connection& c) noexcept { return !detail::connection_access::get(c).owed.empty(); }
+
     void give_back(std::unique_ptr<connection> c) noexcept {
         // A broken link may mean the master died: let the resolver ask the sentinels again.
         if (resolver && c->poisoned()) resolver->report_failure({c->where().host, c->where().port});
@@ -115,7 +117,9 @@ struct connection_pool::state {
         --counters.in_use;
         // Beyond max_idle a returned connection closes, unless a borrower waits for it: after
         // a burst (a thousand waiters retrying at once) the pool shrinks back by itself.
-        if (!drop && idle.size() >= opts.max_idle && blocked == 0) {
+        // A connection that still owes replies (a detached release, possibly to be re-run as
+        // EVAL on NOSCRIPT) is never trimmed: closing it could lose that command.
+        if (!drop && idle.size() >= opts.max_idle && blocked == 0 && !owes_replies(*c)) {
             drop = true;
             ++counters.trimmed;
         }
