@@ -114,13 +114,8 @@ public:
         }
         const auto cmd = round.command();
         try {
-            pooled_connection conn;
-            try {
-                conn = pool_.borrow();
-            } catch (const pool_exhausted& e) {
-                round.on_not_sent(0, node_outcome::status::busy, e.what());
-                return;
-            }
+            auto conn = borrow_or_busy(round);
+            if (!conn) return;
             round.on_result(0, answered(cmd.lua->run(*conn, cmd.keys(), cmd.args())), clock_type::now());
         } catch (const std::exception& e) {
             // An undeleted key expires after its TTL.
@@ -132,13 +127,8 @@ public:
     void send(lock_round& round, const round_io&) noexcept override {
         const auto cmd = round.command();
         try {
-            pooled_connection conn;
-            try {
-                conn = pool_.borrow();
-            } catch (const pool_exhausted& e) {
-                round.on_not_sent(0, node_outcome::status::busy, e.what());
-                return;
-            }
+            auto conn = borrow_or_busy(round);
+            if (!conn) return;
             cmd.lua->send(*conn, cmd.keys(), cmd.args());
             round.on_result(0, node_result{}, clock_type::now());  // sent, not waited for
         } catch (const std::exception& e) {
@@ -151,6 +141,17 @@ public:
     std::vector<endpoint> waiter_endpoints() const override { return {pool_.where()}; }
 
 private:
+    // A pooled connection, or none when every one stayed leased: then the round records the
+    // node as busy (nothing sent), which a release resends. Connect failures throw.
+    pooled_connection borrow_or_busy(lock_round& round) {
+        try {
+            return pool_.borrow();
+        } catch (const pool_exhausted& e) {
+            round.on_not_sent(0, node_outcome::status::busy, e.what());
+            return {};
+        }
+    }
+
     // How long one request of a timed acquire may take: what is left of its wait
     // (try_lock_for(10ms) must not block for the pool's and connection's timeouts, which are
     // seconds), capped by command_timeout.
