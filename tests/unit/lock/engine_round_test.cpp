@@ -411,7 +411,8 @@ TEST(LockEngineExtend, ValidityAtItsEdgesAndReplicas) {
     EXPECT_EQ(at(97ms, 1, 1), extend_result::not_confirmed);  // no validity left to vouch for
     EXPECT_EQ(at(1ms, 0, 1), extend_result::not_confirmed);   // the replica did not acknowledge
     EXPECT_EQ(at(1ms, 0, 0), extend_result::lost);            // the key is not ours any more
-    auto c = e.extend("tok", 250ms, t0).command();
+    const auto round = e.extend("tok", 250ms, t0);  // the command's views point into it
+    const auto c = round.command();
     EXPECT_EQ(c.lua, &extend_script());
     ASSERT_EQ(c.args().size(), 2u);
     EXPECT_EQ(c.args()[1], "250");
