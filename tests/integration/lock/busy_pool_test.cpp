@@ -90,6 +90,24 @@ std::string outcomes(const redlock& l) {
     return s;
 }
 
+// Acquires with `wait` and releases, again and again until `until`: every acquire must get the
+// lock and every release must be decided (true); anything else is a failure of the stampede.
+void acquire_release_until(redlock& l, std::chrono::milliseconds wait, clock_type::time_point until, stampede& st,
+                           const std::string& not_acquired) {
+    while (clock_type::now() < until) {
+        try {
+            if (!l.acquire(wait)) {
+                st.fail(not_acquired);
+                continue;
+            }
+            if (!l.release()) st.fail("release() of a held lock: false");
+            ++st.loops;
+        } catch (const std::exception& e) {
+            st.fail(e.what() + outcomes(l));
+        }
+    }
+}
+
 }  // namespace
 
 // The stampede of bench/runtime in small: each release must be decided (true), never
@@ -101,18 +119,7 @@ TEST(BusyPool, RedlockReleaseResendsToNodesItsPoolsLeftUnsent) {
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
         redlock l(f.nodes, "busy:r" + std::to_string(i), {.ttl = 60s, .node_timeout = 500ms});
-        while (clock_type::now() < until) {
-            try {
-                if (!l.acquire(20s)) {
-                    st.fail("acquire(20s) of a free resource: not acquired");
-                    continue;
-                }
-                if (!l.release()) st.fail("release() of a held lock: false");
-                ++st.loops;
-            } catch (const std::exception& e) {
-                st.fail(e.what() + outcomes(l));
-            }
-        }
+        acquire_release_until(l, 20s, until, st, "acquire(20s) of a free resource: not acquired");
     });
     EXPECT_TRUE(s.failures.empty()) << s.report();
     EXPECT_GT(s.loops.load(), threads);
@@ -126,18 +133,7 @@ TEST(BusyPool, RedlockWaitOutlastsBusyPools) {
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
         redlock l(f.nodes, "busy:w" + std::to_string(i % 5), {.ttl = 60s, .node_timeout = 500ms});
-        while (clock_type::now() < until) {
-            try {
-                if (!l.acquire(30s)) {
-                    st.fail("acquire(30s): not acquired");
-                    continue;
-                }
-                if (!l.release()) st.fail("release() of a held lock: false");
-                ++st.loops;
-            } catch (const std::exception& e) {
-                st.fail(e.what() + outcomes(l));
-            }
-        }
+        acquire_release_until(l, 30s, until, st, "acquire(30s): not acquired");
     });
     EXPECT_TRUE(s.failures.empty()) << s.report();
     EXPECT_GT(s.loops.load(), 5);
