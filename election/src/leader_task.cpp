@@ -20,6 +20,9 @@ struct leader_task::impl {
     bool stopping = false;
     std::optional<std::stop_source> current;  // the running call's source, if any
     std::atomic<std::uint64_t> runs{0};
+    // The task's own worker, like queue_worker's: it runs the user's leader-only work, which
+    // may block for as long as the work takes, so it cannot borrow the runtime's shared timer
+    // or callback thread without stalling every other object's ticks and callbacks.
     std::thread thread;
 
     impl(leader_elector& e, std::chrono::milliseconds p, work_function w)
