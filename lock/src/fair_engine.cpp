@@ -115,6 +115,11 @@ fair_step fair_engine::on_wake(bool, fair_clock::time_point now) {
     return attempt(now);
 }
 
+void fair_engine::cancel(fair_clock::time_point now) noexcept {
+    unlimited_ = false;
+    deadline_ = std::min(deadline_, now);
+}
+
 fair_step fair_engine::on_error(fair_clock::time_point now) {
     if (!unlimited_) {
         fair_step st;

@@ -93,6 +93,10 @@ public:
     // call leaves the queue (when maybe_queued()) and reports the error instead.
     fair_step on_error(fair_clock::time_point now);
 
+    // The caller wants to stop waiting (a stop request): from now on the call ends as at its
+    // deadline, with one last attempt (which may still win) that takes it out of the queue.
+    void cancel(fair_clock::time_point now) noexcept;
+
     // True when the server may hold me in its queue (a queue attempt was sent and no reply, or a
     // refusal, has taken me out since): a call that ends otherwise must leave.
     [[nodiscard]] bool maybe_queued() const noexcept { return queued_; }

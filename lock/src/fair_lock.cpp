@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <stop_token>
 #include <string_view>
 #include <thread>
 
@@ -84,12 +85,13 @@ public:
     const fair_lock_options& options() const noexcept { return o_; }
     const std::string& id() const noexcept { return id_; }
 
-    std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline, bool unlimited) {
+    std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline, bool unlimited,
+                                                  std::stop_token stop = {}) {
         if (!gate.enter(deadline)) return std::nullopt;
         attempt_deadline = deadline;
         attempt_timed = !unlimited && deadline > clock_type::now();
         try {
-            auto got = wait_in_turn(deadline, unlimited);
+            auto got = wait_in_turn(deadline, unlimited, stop);
             if (got) commit_hold(*got);
             else gate.leave();
             return got;
@@ -144,9 +146,13 @@ private:
     }
 
     // The engine's loop for one call; the acquisition, or nullopt when the wait passed.
-    std::optional<lock_acquisition> wait_in_turn(clock_type::time_point deadline, bool unlimited) {
+    std::optional<lock_acquisition> wait_in_turn(clock_type::time_point deadline, bool unlimited,
+                                                 const std::stop_token& stop) {
         const std::string token = random_token();  // one per call: a retry after a lost reply finds it
         fair_engine eng(settings(), clock_type::now(), deadline, unlimited, static_cast<bool>(listener_));
+        // A stop request wakes the wait and ends the call as its deadline would.
+        std::stop_callback on_stop(stop, [this] { notify(); });
+        if (stop.stop_requested()) eng.cancel(clock_type::now());
         auto step = eng.start(clock_type::now());
         std::uint64_t seen = generation();
         for (;;) {
@@ -190,7 +196,8 @@ private:
                     break;
                 }
                 case fair_do::wait: {
-                    const bool notified = wait(seen, step.until, step.listen);
+                    const bool notified = !stop.stop_requested() && wait(seen, step.until, step.listen);
+                    if (stop.stop_requested()) eng.cancel(clock_type::now());
                     step = eng.on_wake(notified, clock_type::now());
                     break;
                 }
@@ -354,6 +361,12 @@ std::optional<lock_acquisition> fair_lock::acquire(milliseconds wait) {
 }
 std::optional<lock_acquisition> fair_lock::acquire_until(clock_type::time_point deadline) {
     return impl_->acquire_until(deadline, false);
+}
+std::optional<lock_acquisition> fair_lock::acquire(milliseconds wait, std::stop_token stop) {
+    return impl_->acquire_until(deadline_after(wait), false, std::move(stop));
+}
+std::optional<lock_acquisition> fair_lock::acquire_until(clock_type::time_point deadline, std::stop_token stop) {
+    return impl_->acquire_until(deadline, false, std::move(stop));
 }
 bool fair_lock::extend(milliseconds ttl) { return impl_->extend(ttl); }
 bool fair_lock::extend() { return impl_->extend(impl_->options().ttl); }

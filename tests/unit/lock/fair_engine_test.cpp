@@ -190,6 +190,22 @@ TEST(FairEngine, TimedErrorLeavesOnlyWhenMaybeQueued) {
     EXPECT_EQ(z.on_error(t0 + 1ms).what, fair_do::timed_out);
 }
 
+TEST(FairEngine, CancelEndsTheWaitLikeItsDeadline) {
+    fair_engine e(settings(), t0, t0, true, true);  // even lock()'s unlimited wait
+    (void)e.start(t0);
+    (void)e.on_refused(held(2), t0, t0 + 1ms);
+    e.cancel(t0 + 5ms);
+    auto s = e.on_wake(true, t0 + 5ms);
+    ASSERT_EQ(s.what, fair_do::attempt);
+    EXPECT_EQ(s.mode, fair_mode::last);
+    EXPECT_EQ(e.on_refused({100, -1, -1}, t0 + 5ms, t0 + 6ms).what, fair_do::timed_out);
+    EXPECT_FALSE(e.maybe_queued());
+    // Cancelled before it starts: a single last attempt.
+    fair_engine f(settings(), t0, t0 + 10s, false, true);
+    f.cancel(t0);
+    EXPECT_EQ(f.start(t0).mode, fair_mode::last);
+}
+
 TEST(FairEngine, LockRidesThroughErrorsWithAPauseGrowingToTheRefreshPeriod) {
     fair_engine e(settings(300ms), t0, t0, true, true);
     auto now = t0;
@@ -230,10 +246,10 @@ TEST(FairEngine, RandomSchedulesKeepTheInvariants) {
         st.waiter_lease = milliseconds(pick(3, 3000));
         st.replicas = chance(20) ? static_cast<std::size_t>(pick(1, 2)) : 0;
         st.replica_timeout = milliseconds(pick(1, 200));
-        const bool unlimited = chance(20);
+        bool unlimited = chance(20);
         bool subscribed = chance(50);
         auto now = t0;
-        const auto deadline = now + milliseconds(pick(0, 5000));
+        auto deadline = now + milliseconds(pick(0, 5000));
         fair_engine e(st, now, deadline, unlimited, subscribed);
         const auto refresh = e.refresh_period();
         ASSERT_EQ(refresh, std::max(st.waiter_lease / 3, 1ms));
@@ -306,6 +322,11 @@ TEST(FairEngine, RandomSchedulesKeepTheInvariants) {
                     if (step.listen) ASSERT_TRUE(subscribed);
                     if (e.maybe_queued() && !after_error) ASSERT_LE(step.until, std::max(lease_due, now));
                     bool notified = false;
+                    if (chance(2)) {  // a stop request during the wait
+                        e.cancel(now);
+                        deadline = unlimited ? now : std::min(deadline, now);
+                        unlimited = false;
+                    }
                     if (step.listen && chance(30)) {
                         now += (step.until - now) * pick(0, 100) / 100;  // a notification in the window
                         notified = true;
