@@ -1,6 +1,7 @@
-// `redcoord lock NAME [--ttl D] [--wait D] [--grace D] -- CMD ARGS...`
+// `redcoord lock NAME [--fair] [--ttl D] [--wait D] [--grace D] -- CMD ARGS...`
 //
-// Runs CMD while holding the lock: one server -> distributed_lock, several -> redlock. The
+// Runs CMD while holding the lock: one server -> distributed_lock (fair_lock with --fair: runs
+// get the lock in the order they asked), several -> redlock (--fair is then a usage error). The
 // watchdog extends the lock every ttl/3; CMD's process group is stopped when the lock is lost
 // or its validity is about to run out (by the deadline reaper if redcoord itself is paused),
 // and the lock is released when CMD exits.
@@ -10,11 +11,14 @@
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 
 #include <algorithm>
+#include <future>
 #include <limits>
 #include <memory>
+#include <stop_token>
 
 namespace redcoord::cli {
 namespace {
@@ -28,9 +32,10 @@ struct lock_args {
     std::optional<milliseconds> wait;  // nullopt: wait forever
     milliseconds wait_value{0};
     milliseconds grace{5000};
+    bool fair = false;
 };
 
-/// distributed_lock and redlock behind one face.
+/// distributed_lock, fair_lock and redlock behind one face.
 class held_lock {
 public:
     virtual ~held_lock() = default;
@@ -53,6 +58,7 @@ public:
     boost::signals2::scoped_connection on_lost(std::function<void()> f) override {
         return lock_.on_lost([f = std::move(f)](const std::string&) { f(); });
     }
+    Lock& get() noexcept { return lock_; }
 
 private:
     Lock lock_;
@@ -62,11 +68,24 @@ int run_lock(context& ctx, const lock_args& a) {
     signal_source signals;
     wakeup wake;
     const auto eps = ctx.endpoints();
+    if (a.fair && eps.size() != 1)
+        throw invalid_argument("'lock --fair' takes one server (the queue of a fair lock is one list on one server); got " +
+                               std::to_string(eps.size()) + ": drop --fair to use Redlock");
     std::vector<std::unique_ptr<connection_pool>> pools;
     for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
 
     std::unique_ptr<held_lock> lock;
-    if (pools.size() == 1) {
+    fair_lock* fair = nullptr;  // the same object as `lock`, with --fair
+    if (a.fair) {
+        fair_lock_options o;
+        o.ttl = a.ttl;
+        o.watchdog = true;
+        o.max_extensions = std::numeric_limits<std::size_t>::max();
+        o.prefix = ctx.opts.prefix;
+        auto l = std::make_unique<held_lock_of<fair_lock>>(*pools.front(), a.name, o);
+        fair = &l->get();
+        lock = std::move(l);
+    } else if (pools.size() == 1) {
         lock_options o;
         o.ttl = a.ttl;
         o.watchdog = true;
@@ -85,19 +104,41 @@ int run_lock(context& ctx, const lock_args& a) {
     }
     const auto lost_slot = lock->on_lost([&wake] { wake.notify(); });
 
-    // Acquire in slices so SIGINT/SIGTERM are noticed while waiting.
+    // Acquire in slices so SIGINT/SIGTERM are noticed while waiting. A fair lock waits in one
+    // call instead (each slice would re-queue at the back) and is stopped by the signal.
     const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
     std::optional<lock_acquisition> got;
-    for (;;) {
+    const auto not_acquired = [&] {
+        print_note("lock '" + a.name + "' not acquired within " + format_duration(a.wait.value_or(forever)));
+        emit_event(ctx, json_object().add("event", "not_acquired").add("name", a.name));
+        return timed_out;
+    };
+    if (fair) {
+        std::stop_source stop;
+        wakeup done;
+        auto pending = std::async(std::launch::async, [&] {
+            struct notify_on_exit {
+                const wakeup& w;
+                ~notify_on_exit() { w.notify(); }
+            } n{done};
+            return fair->acquire_until(deadline, stop.get_token());
+        });
+        while (pending.wait_for(milliseconds(0)) != std::future_status::ready) {
+            if (auto sig = signals.wait_termination(milliseconds(1000), done.fd())) {
+                stop.request_stop();
+                if (pending.get()) lock->release();  // its last attempt may still have won
+                return signal_exit(*sig);
+            }
+        }
+        got = pending.get();
+        if (!got) return not_acquired();
+    }
+    for (; !got;) {
         const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
         got = lock->acquire(std::clamp(left, milliseconds(0), milliseconds(250)));
         if (got) break;
         if (auto sig = signals.wait_termination(milliseconds(0))) return signal_exit(*sig);
-        if (left <= milliseconds(0)) {
-            print_note("lock '" + a.name + "' not acquired within " + format_duration(a.wait.value_or(forever)));
-            emit_event(ctx, json_object().add("event", "not_acquired").add("name", a.name));
-            return timed_out;
-        }
+        if (left <= milliseconds(0)) return not_acquired();
     }
     if (auto sig = signals.wait_termination(milliseconds(0))) {
         lock->release();
@@ -166,13 +207,16 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "A reaper process started before CMD enforces the same deadline while redcoord is paused or\n"
         "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_LOCK, REDCOORD_FENCING_TOKEN and\n"
         "REDCOORD_DEADLINE_MS (validity left at its start). With --json, events are JSON lines on stderr\n"
-        "(never waited for: dropped and counted when nobody reads them).");
+        "(never waited for: dropped and counted when nobody reads them).\n"
+        "With --fair (one server only) runs get the lock strictly in the order they asked for it (a FIFO\n"
+        "queue in Redis; a waiter that dies is skipped within a second).");
     sub->add_option("name", a->name, "Lock (resource) name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
     add_duration(*sub, "--wait", a->wait_value, "Give up (exit 124) when not acquired within this (default: wait forever)",
                  false);
     add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
+    sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
     sub->callback([a, &ctx, sub] {
         if (sub->count("--wait") > 0) a->wait = a->wait_value;
         ctx.run = [a, &ctx] { return run_lock(ctx, *a); };

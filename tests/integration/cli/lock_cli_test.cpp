@@ -137,3 +137,48 @@ TEST_F(LockCli, CommandNotFoundIs127AndReleases) {
     EXPECT_TRUE(contains(r.output, "cannot run")) << r.output;
     EXPECT_EQ(server.command({"EXISTS", "redcoord:lock:{nf}"}).integer(), 0);
 }
+
+TEST_F(LockCli, FairRunsGetTheLockInRequestOrder) {
+    const std::string log = dir.file("order");
+    const std::string queue = "redcoord:lock:{fifo}:queue";
+    cli_process holder({"--redis", url, "lock", "fifo", "--fair", "--", "sleep", "1"}, dir.file("holder"));
+    ASSERT_TRUE(eventually([&] { return server.command({"EXISTS", "redcoord:lock:{fifo}"}).integer() == 1; }));
+    std::vector<std::unique_ptr<cli_process>> runs;
+    for (int i = 0; i < 3; ++i) {
+        // Each run asks once the one before it is seen in the queue: a known request order.
+        runs.push_back(std::make_unique<cli_process>(
+            std::vector<std::string>{"--redis", url, "lock", "fifo", "--fair", "--", "sh", "-c", "echo " + std::to_string(i) + " >> " + log},
+            dir.file("run" + std::to_string(i))));
+        ASSERT_TRUE(eventually([&] { return server.command({"LLEN", queue}).integer() == i + 1; }))
+            << runs.back()->output();
+    }
+    EXPECT_EQ(holder.wait_for(10s), std::optional<int>(0)) << holder.output();
+    for (auto& r : runs) EXPECT_EQ(r->wait_for(10s), std::optional<int>(0)) << r->output();
+    EXPECT_EQ(lines_of(read_file(log)), (std::vector<std::string>{"0", "1", "2"}));
+}
+
+TEST_F(LockCli, FairTimedOutRunLeavesTheQueueAndSigtermStopsAWait) {
+    cli_process holder({"--redis", url, "lock", "fq", "--fair", "--", "sleep", "3"}, dir.file("holder"));
+    ASSERT_TRUE(eventually([&] { return server.command({"EXISTS", "redcoord:lock:{fq}"}).integer() == 1; }));
+    auto r = run(dir, {"--redis", url, "lock", "fq", "--fair", "--wait", "300ms", "--", "echo", "ran"});
+    EXPECT_EQ(r.status, code::timed_out) << r.output;
+    EXPECT_FALSE(contains(r.output, "ran")) << r.output;
+    EXPECT_TRUE(contains(r.output, "not acquired within 300ms")) << r.output;
+    EXPECT_EQ(server.command({"LLEN", "redcoord:lock:{fq}:queue"}).integer(), 0);
+    // A run waiting without --wait stops at SIGTERM at once, out of the queue.
+    cli_process waiting({"--redis", url, "lock", "fq", "--fair", "--", "echo", "ran"}, dir.file("waiting"));
+    ASSERT_TRUE(eventually([&] { return server.command({"LLEN", "redcoord:lock:{fq}:queue"}).integer() == 1; }));
+    const auto t0 = std::chrono::steady_clock::now();
+    waiting.signal(SIGTERM);
+    EXPECT_EQ(waiting.wait_for(5s), std::optional<int>(128 + SIGTERM)) << waiting.output();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+    EXPECT_EQ(server.command({"LLEN", "redcoord:lock:{fq}:queue"}).integer(), 0);
+    EXPECT_EQ(holder.wait_for(10s), std::optional<int>(0));
+}
+
+TEST_F(LockCli, FairWithSeveralServersIsAUsageError) {
+    auto r = run(dir, {"--redis", url, "--redis", "redis://127.0.0.1:1", "lock", "x", "--fair", "--", "echo", "ran"});
+    EXPECT_EQ(r.status, code::usage) << r.output;
+    EXPECT_TRUE(contains(r.output, "'lock --fair' takes one server")) << r.output;
+    EXPECT_FALSE(contains(r.output, "ran"));
+}
