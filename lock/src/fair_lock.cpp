@@ -377,7 +377,11 @@ std::optional<lock_acquisition> fair_lock::current() const { return impl_->curre
 std::uint64_t fair_lock::fencing_token() const { return impl_->fencing_token(); }
 void fair_lock::check_held() const { impl_->check_held(); }
 boost::signals2::scoped_connection fair_lock::on_lost(lost_slot slot) { return impl_->on_lost(std::move(slot)); }
-void fair_lock::lock() { (void)impl_->acquire_until(forever(), true); }
+void fair_lock::lock() {
+    while (!impl_->acquire_until(forever(), true)) {
+        // Unlimited: only an error ends the wait without the lock, and that throws.
+    }
+}
 bool fair_lock::try_lock() { return impl_->acquire_until(clock_type::now(), false).has_value(); }
 void fair_lock::unlock() noexcept { impl_->unlock(); }
 const std::string& fair_lock::resource() const noexcept { return impl_->resource; }

@@ -36,6 +36,8 @@ process child(const local_server& s, const std::string& resource, const std::str
 
 long long llen(const local_server& s, const std::string& key) { return s.command({"LLEN", key}).integer(); }
 
+std::chrono::milliseconds milliseconds_of(long long ms) { return std::chrono::milliseconds(ms); }
+
 }  // namespace
 
 TEST(FairLockFault, KilledQueuedWaiterDelaysTheQueueByAtMostItsLease) {
@@ -50,16 +52,19 @@ TEST(FairLockFault, KilledQueuedWaiterDelaysTheQueueByAtMostItsLease) {
     fair_lock next(pool, "dead-waiter", {.ttl = 30s, .waiter_lease = lease});
     auto got = std::async(std::launch::async, [&] { return next.acquire(20s); });
     ASSERT_TRUE(eventually([&] { return llen(s, queue) == 2; }));
+    const auto doomed_id = s.command({"LINDEX", queue, "0"}).text();
     doomed.kill();  // SIGKILL: the head of the queue is dead, its lease still runs
     const auto killed = clock_type::now();
+    const auto lease_left = milliseconds_of(s.command({"PTTL", holder.key() + ":waiter:" + doomed_id}).integer());
+    EXPECT_LE(lease_left, lease);
     EXPECT_TRUE(holder.release());  // hands off to the dead head: nobody answers
     ASSERT_EQ(got.wait_for(15s), std::future_status::ready);
     const auto took = clock_type::now() - killed;
     ASSERT_TRUE(got.get());
-    // Skipped once its lease ran out (it was refreshed at most lease/3 before the kill)...
-    EXPECT_GE(took, lease * 2 / 3 - 50ms);
-    // ...and not much later: the next one woke at that lease's end.
-    EXPECT_LE(took, lease + 400ms);
+    // Skipped once its lease ran out, not before...
+    EXPECT_GE(took, lease_left - 20ms);
+    // ...and not much later: the next one woke at that lease's end (at most a lease after the kill).
+    EXPECT_LE(took, lease_left + 400ms);
     EXPECT_TRUE(s.command({"LRANGE", queue, "0", "-1"}).elements().empty());
     EXPECT_TRUE(next.release());
     EXPECT_TRUE(s.command({"LRANGE", "order:dead-waiter", "0", "-1"}).elements().empty());
@@ -71,16 +76,16 @@ TEST(FairLockFault, KilledHolderIsFollowedByTheHeadAfterItsTtl) {
     constexpr auto ttl = 1000ms;
     auto holder = child(s, "dead-holder", "holder", 1000ms, 60000ms, ttl);
     ASSERT_TRUE(eventually([&] { return llen(s, "order:dead-holder") == 1; })) << "the child did not lock";
-    const auto locked = clock_type::now();  // the child holds since a little before this
     fair_lock next(pool, "dead-holder", {.ttl = 30s});
     auto got = std::async(std::launch::async, [&] { return next.acquire(20s); });
     ASSERT_TRUE(eventually([&] { return llen(s, next.key() + ":queue") == 1; }));
     holder.kill();
+    const auto expires = clock_type::now() + milliseconds_of(s.command({"PTTL", next.key()}).integer());
     ASSERT_EQ(got.wait_for(15s), std::future_status::ready);
     ASSERT_TRUE(got.get());
-    const auto took = clock_type::now() - locked;
-    EXPECT_GE(took, ttl - 100ms);  // not before the holder's key expired
-    EXPECT_LE(took, ttl + 500ms);  // the head woke at the holder's PTTL, not at a refresh later
+    const auto at = clock_type::now();
+    EXPECT_GE(at, expires - 20ms);   // not before the holder's key expired
+    EXPECT_LE(at, expires + 400ms);  // the head woke at the holder's PTTL, not at a refresh later
     EXPECT_TRUE(next.release());
 }
 
