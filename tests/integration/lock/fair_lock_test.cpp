@@ -304,3 +304,23 @@ TEST(FairLock, DestructorReleasesAndHandsOver) {
     EXPECT_LT(clock_type::now() - t0, 500ms);
     EXPECT_TRUE(w.release());
 }
+
+TEST(FairLock, WithReplicasAnUnacknowledgedAcquisitionIsGivenBackAndItsWaiterKeepsItsTurn) {
+    redcoord::testing::master_and_replica s;
+    fair_lock_options o{.ttl = 10s, .replicas = 1, .replica_timeout = 100ms};
+    fair_lock a(s.pool, "rep", o), b(s.pool, "rep", o);
+    ASSERT_TRUE(a.acquire(0ms));
+    EXPECT_TRUE(a.extend());  // acknowledged by the replica
+    EXPECT_TRUE(a.release());
+    s.replica->pause();
+    EXPECT_FALSE(a.try_lock());  // the replica does not acknowledge: not counted...
+    EXPECT_TRUE(s.master.command({"GET", a.key()}).is_nil());  // ...and given back at once
+    // A waiter whose acquisitions are not acknowledged stays at the head of the queue...
+    auto got = std::async(std::launch::async, [&] { return a.acquire(5s); });
+    ASSERT_TRUE(eventually([&] { return queue_of(s.master, a) == std::vector<std::string>{a.waiter_id()}; }));
+    std::this_thread::sleep_for(300ms);
+    EXPECT_FALSE(b.try_lock());  // ...so a newcomer does not overtake it
+    s.replica->resume();
+    ASSERT_TRUE(got.get());  // and gets it once the replica answers
+    EXPECT_TRUE(a.release());
+}
