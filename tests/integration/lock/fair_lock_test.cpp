@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <future>
 #include <mutex>
 #include <thread>
@@ -323,4 +325,34 @@ TEST(FairLock, WithReplicasAnUnacknowledgedAcquisitionIsGivenBackAndItsWaiterKee
     s.replica->resume();
     ASSERT_TRUE(got.get());  // and gets it once the replica answers
     EXPECT_TRUE(a.release());
+}
+
+TEST(FairLock, AWaiterStalledPastItsLeaseLosesItsPlaceAndQueuesAgain) {
+    one_server s;
+    fair_lock holder(s.pool, "lapse", {.ttl = 30s});
+    ASSERT_TRUE(holder.acquire(0ms));
+    const std::string queue = holder.key() + ":queue";
+    redcoord::testing::process stalled(std::vector<std::string>{FAIR_CHILD_PATH, std::to_string(s.server.port()), "lapse",
+                                                                "stalled", "600", "0", "10000"});
+    ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == 1; }));
+    const auto stalled_id = s.server.command({"LINDEX", queue, "0"}).text();
+    fair_lock live(s.pool, "lapse", {.ttl = 30s, .waiter_lease = 5s});
+    auto b = std::async(std::launch::async, [&] {
+        if (!live.acquire(10s)) return false;
+        (void)s.pool.command({"RPUSH", "order:lapse", "live"});
+        std::this_thread::sleep_for(50ms);
+        return live.release();
+    });
+    ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == 2; }));
+    stalled.signal(SIGSTOP);  // stalled past its lease (paused, starved of CPU)
+    ASSERT_TRUE(eventually([&] { return s.server.command({"EXISTS", holder.key() + ":waiter:" + stalled_id}).integer() == 0; }));
+    EXPECT_TRUE(holder.release());  // the purge skips it: `live` is the head now
+    ASSERT_TRUE(b.get());
+    stalled.signal(SIGCONT);  // its next refresh queues it again, at the tail, and it gets the lock
+    EXPECT_EQ(stalled.wait_for(10s), std::optional<int>(0));
+    const auto r = s.server.command({"LRANGE", "order:lapse", "0", "-1"});
+    ASSERT_EQ(r.elements().size(), 2u);
+    EXPECT_EQ(r.elements()[0].text(), "live");
+    EXPECT_EQ(r.elements()[1].text(), "stalled");
+    EXPECT_TRUE(s.server.command({"LLEN", queue}).integer() == 0);
 }

@@ -43,6 +43,8 @@
 /// and the order among them is then the order of those refreshes. A restart without
 /// persistence empties both: waiters re-queue the same way and lock() rides through the outage.
 ///
+/// Requires Redis >= 6.0.6 (LPOS).
+///
 /// Fencing tokens: as distributed_lock (see its file comment: pass the token with every write
 /// to the protected resource, which rejects tokens lower than the highest it has seen).
 
