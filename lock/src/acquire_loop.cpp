@@ -11,10 +11,10 @@ using clock_type = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using type = wait_action::type;
 
-bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws, contention_memory& memory,
+bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws,
                   const std::function<release_waiter&()>& waiter,
                   const std::function<bool(ask, refusal&)>& attempt) {
-    wait_policy policy(ws, memory, deadline, [](std::uint64_t lo, std::uint64_t hi) { return random_between(lo, hi); });
+    wait_policy policy(ws, deadline, [](std::uint64_t lo, std::uint64_t hi) { return random_between(lo, hi); });
     release_waiter* w = nullptr;
     std::uint64_t seen = 0;  // the waiter's generation, read before the attempt it guards
     auto next = policy.start(clock_type::now());
@@ -25,12 +25,6 @@ bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws, cont
                 refusal why;
                 const bool got = attempt(next.what, why);
                 next = policy.on_attempt(got, why, clock_type::now(), w && w->live());
-                break;
-            }
-            case type::look: {
-                refusal holder;
-                (void)attempt(ask::look, holder);
-                next = policy.on_look(holder, clock_type::now());
                 break;
             }
             case type::subscribe: {

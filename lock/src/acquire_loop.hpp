@@ -1,5 +1,5 @@
 #pragma once
-// The driver of wait_policy: one acquire call's attempts, looks, release notifications and
+// The driver of wait_policy: one acquire call's attempts, release notifications and
 // sleeps (the decisions are the policy's, see wait_policy.hpp).
 
 #include "release_waiter.hpp"
@@ -11,12 +11,10 @@
 namespace redcoord::detail {
 
 // Tries `attempt` until it succeeds (true), the deadline passes or retry_count attempts were
-// made (false). `attempt(what, why)` returns true when acquired and otherwise fills `why`
-// (with ask::look it never acquires and does not count as an attempt); its exceptions
-// propagate. `waiter()` returns the object's release_waiter (started lazily).
-// The caller serialises calls for one `memory` (the lock object's local gate).
+// made (false). `attempt(what, why)` returns true when acquired and otherwise fills `why`;
+// its exceptions propagate. `waiter()` returns the object's release_waiter (started lazily).
 bool acquire_loop(std::chrono::steady_clock::time_point deadline, const wait_settings& ws,
-                  contention_memory& memory, const std::function<release_waiter&()>& waiter,
+                  const std::function<release_waiter&()>& waiter,
                   const std::function<bool(ask what, refusal& why)>& attempt);
 
 }  // namespace redcoord::detail

@@ -35,6 +35,8 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
     validate_name(resource, "lock resource");
     key = make_key(prefix, "lock", resource);
     fence_key = make_key(prefix, "lock", resource, "fence");
+    turn_key = make_key(prefix, "lock", resource, "turn");
+    waiting_key = make_key(prefix, "lock", resource, "waiting");
     channel = key + ":released";  // the release script derives it the same way from KEYS[1]
 }
 

@@ -55,6 +55,7 @@ struct hold_state {
     std::string resource;
     std::string kind;  // "lock" or "redlock", for messages
     std::string key, fence_key, channel;
+    std::string turn_key, waiting_key;  // bounded unfairness (scripts.hpp)
     lease_settings lease;
 
     local_gate gate;

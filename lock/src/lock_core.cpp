@@ -27,6 +27,10 @@ lock_engine_config engine_config(const hold_state& h, const lock_core_config& c,
     e.label = std::string(c.kind) + " '" + h.resource + "'";
     e.key = h.key;
     e.fence_key = h.fence_key;
+    e.turn_key = h.turn_key;
+    e.waiting_key = h.waiting_key;
+    e.owner = random_token();  // this object, across its acquisitions
+    e.handoff_after = c.handoff_after;
     e.ttl = c.ttl;
     e.drift_factor = c.drift_factor;
     e.replicas = c.replicas;
@@ -59,6 +63,7 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
       transport_(std::move(transport)),
       engine_(engine_config(*this, c_, transport_->pools())) {
     rt = transport_->pools().front()->runtime();  // redlock: the first node's
+    flush_ = std::make_unique<detail::timer>(rt->timers(), [this] { return flush_tick(); });
     // The watchdog's extension must never queue behind this object's own round.
     for (auto* p : transport_->pools())
         if (c_.watchdog && p->options().max_size < 2)
@@ -67,6 +72,8 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
 
 lock_core::~lock_core() {
     dog.reset();  // joins the lease timer before anything it touches goes away
+    flush_.reset();  // likewise the flush timer; what it did not send goes now
+    if (auto back = take_held_back()) send_release(back->held, back->floor);
     try {
         (void)release();
     } catch (...) {
@@ -106,13 +113,25 @@ bool lock_core::nothing_sent_while_waiting(const lock_round& round) const {
     return attempt_timed && round.unsent().size() == round.size();
 }
 
-lock_core::attempt_result lock_core::attempt(ask what) {
+lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous) {
     unreachable_.clear();
     const round_io io{attempt_timed ? std::optional(attempt_deadline) : std::nullopt};
-    auto round = engine_.acquire(random_token(), what, clock_type::now());
+    const attempt_context ctx{previous ? &previous->held : nullptr, previous && previous->floor, registered_};
+    auto round = engine_.acquire(random_token(), what, clock_type::now(), ctx);
     const auto failure = run(round, io);
     const auto now = clock_type::now();
     auto v = engine_.decide_acquire(round, now);
+    if (previous && !v.got) {
+        // The re-lock did not take: nodes that answered released or replaced the previous
+        // holding; any other node may still hold it.
+        const auto& outs = round.outcomes();
+        if (std::any_of(outs.begin(), outs.end(), [](const node_outcome& o) {
+                return o.state != node_outcome::status::yes && o.state != node_outcome::status::no;
+            }))
+            send_release(previous->held, previous->floor);
+    }
+    if (v.got) registered_ = false;
+    else if (what != ask::nothing) registered_ = true;
     if (!v.give_back.empty()) give_back(round, v.give_back, io);
     attempt_result out;
     if (failure && !nothing_sent_while_waiting(round)) {
@@ -151,15 +170,6 @@ void lock_core::give_back(const lock_round& acquire_round, const std::vector<std
     }
 }
 
-refusal lock_core::look() {
-    auto round = engine_.look(clock_type::now());
-    if (const auto failure = run(round, {attempt_timed ? std::optional(attempt_deadline) : std::nullopt})) {
-        if (!nothing_sent_while_waiting(round)) rethrow_unless_cut(failure);
-        return {};
-    }
-    return engine_.decide_look(round);
-}
-
 // Tells the log sink what an acquire waits for: when it changes, and at most once a second
 // while it stays the same (a slow round repeats every node_timeout or so).
 void lock_core::note_wait(const std::string& why) {
@@ -185,18 +195,19 @@ std::optional<lock_acquisition> lock_core::acquire_until(lock_clock::time_point 
     if (!gate.enter(deadline)) return std::nullopt;
     attempt_deadline = deadline;
     attempt_timed = deadline > clock_type::now();
+    deferral_.on_acquire(clock_type::now());
+    auto previous = take_held_back();
     try {
         attempt_result got;
         auto ws = c_.waiting;
         if (unlimited) ws.retry_count = 0;
         const bool ok = acquire_loop(
-            deadline, ws, contention_, [this]() -> release_waiter& { return waiter(); },
+            deadline, ws, [this]() -> release_waiter& { return waiter(); },
             [&](ask what, refusal& why) {
-                if (what == ask::look) {
-                    why = look();
-                    return false;
-                }
-                auto r = attempt(what);
+                // The first attempt re-locks a held-back release (or releases it, if this
+                // object must yield); later ones are plain.
+                auto r = attempt(what, previous ? &*previous : nullptr);
+                previous.reset();
                 if (!r.got) {
                     why = std::move(r.why);
                     return false;
@@ -216,6 +227,7 @@ std::optional<lock_acquisition> lock_core::acquire_until(lock_clock::time_point 
         // that is the answer, not "held by someone else".
         if (!unreachable_.empty()) throw quorum_unreachable(std::exchange(unreachable_, {}));
     } catch (...) {
+        if (previous) send_release(previous->held, previous->floor);  // the attempt never went out
         gate.leave();
         throw;
     }
@@ -296,15 +308,39 @@ bool lock_core::release() {
 }
 
 // Lockable::unlock: the release is sent and not waited for (each connection's next user
-// skips its reply), so a holder that re-acquires pipelines both.
+// skips its reply), or, when this object re-locks right after its unlocks, held back for the
+// next attempt to renew in place (release_deferral.hpp), at most until it is due.
 void lock_core::unlock() noexcept {
     bool floor = false;
     auto a = take_hold(floor);
     if (!a) return;
+    leave_on_exit leave{gate};
+    if (deferral_.on_unlock(clock_type::now())) {
+        try {
+            bool arm = false;
+            lock_clock::time_point due;
+            {
+                detail::lock_guard l(held_back_mu_);
+                held_back_ = held_back{std::move(*a), floor};
+                held_back_due_ = due = deferral_.due();
+                arm = !std::exchange(flush_armed_, true);
+            }
+            if (arm) flush_->arm(due);
+            return;
+        } catch (...) {
+            // No timer to send it later: send it now.
+            if (auto back = take_held_back()) send_release(back->held, back->floor);
+            return;
+        }
+    }
+    send_release(*a, floor);
+}
+
+void lock_core::send_release(const lock_acquisition& held, bool floor) noexcept {
     try {
         // Not dropped on a busy pool: nodes nothing reached get it again within the engine's
         // window (a short wait for a connection), the others are not waited for.
-        auto round = engine_.release(*a, floor, clock_type::now());
+        auto round = engine_.release(held, floor, clock_type::now());
         transport_->send(round, {});
         for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
              again = engine_.resend(round, clock_type::now())) {
@@ -314,7 +350,25 @@ void lock_core::unlock() noexcept {
     } catch (...) {
         // Not sent: keys left behind expire after their TTL.
     }
-    gate.leave();
+}
+
+std::optional<lock_core::held_back> lock_core::take_held_back() {
+    detail::lock_guard l(held_back_mu_);
+    return std::exchange(held_back_, std::nullopt);
+}
+
+// The flush timer: sends a held-back release once it is due (a new unlock() moves the due
+// time; an acquire call takes the release and leaves nothing to send).
+std::optional<lock_clock::time_point> lock_core::flush_tick() {
+    std::optional<held_back> back;
+    {
+        detail::lock_guard l(held_back_mu_);
+        if (held_back_ && clock_type::now() < held_back_due_) return held_back_due_;
+        back = std::exchange(held_back_, std::nullopt);
+        flush_armed_ = false;
+    }
+    if (back) send_release(back->held, back->floor);
+    return std::nullopt;
 }
 
 boost::signals2::scoped_connection lock_core::on_lost(std::function<void(const std::string&)> h) {

@@ -7,6 +7,7 @@
 #include "hold_common.hpp"
 #include "lock_engine.hpp"
 #include "lock_transport.hpp"
+#include "release_deferral.hpp"
 #include "release_waiter.hpp"
 #include "wait_policy.hpp"
 
@@ -33,6 +34,7 @@ struct lock_core_config {
     std::size_t max_extensions = 0;
     std::size_t replicas = 0;                    // N = 1: WAIT acks of acquisitions and extensions
     std::chrono::milliseconds round_timeout{0};  // per-round deadline; zero: the endpoint's timeouts
+    std::chrono::milliseconds handoff_after{10};  // a holder's turn while others wait (scripts.hpp)
     wait_settings waiting;
     std::function<void(const std::string&)> on_wait;  // log sink: what an acquire waits for
     bool keep_outcomes = false;                       // record last_outcomes(), with holder ids
@@ -50,7 +52,7 @@ lock_core_config shared_config(const Options& o) {
     c.waiting.retry_jitter = o.retry_jitter;
     c.waiting.wake_jitter = o.wake_jitter;
     c.waiting.max_retry_interval = o.max_retry_interval;
-    c.waiting.contention_backoff = o.contention_backoff;
+    c.handoff_after = o.handoff_after;
     return c;
 }
 
@@ -59,7 +61,8 @@ public:
     // @throws invalid_argument for a bad resource name or, with the watchdog, a pool of
     //         max_size < 2 (its extension must never queue behind this object's own round).
     lock_core(std::unique_ptr<lock_transport> transport, std::string resource, lock_core_config c);
-    // Stops the lease timer, releases if held (errors swallowed), stops the release waiter.
+    // Stops the lease timer, sends a held-back release, releases if held (errors swallowed),
+    // stops the release waiter.
     ~lock_core() override;
 
     std::optional<lock_acquisition> acquire_until(lock_clock::time_point deadline, bool unlimited = false);
@@ -80,8 +83,16 @@ private:
         refusal why;
         bool floor_needed = false;
     };
-    attempt_result attempt(ask what);
-    refusal look();
+    // A holding whose release unlock() held back (release_deferral.hpp).
+    struct held_back {
+        lock_acquisition held;
+        bool floor = false;
+    };
+    attempt_result attempt(ask what, const held_back* previous);
+    // Sends the release of `held` to every node without waiting (unlock's way).
+    void send_release(const lock_acquisition& held, bool floor) noexcept;
+    std::optional<held_back> take_held_back();
+    std::optional<lock_clock::time_point> flush_tick();
     void give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io);
     extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
                                lock_clock::time_point t0) override;
@@ -104,8 +115,15 @@ private:
     detail::mutex waiter_mu_;
     std::unique_ptr<release_waiter> waiter_ REDCOORD_GUARDED_BY(waiter_mu_);
 
+    detail::mutex held_back_mu_;
+    std::optional<held_back> held_back_ REDCOORD_GUARDED_BY(held_back_mu_);
+    lock_clock::time_point held_back_due_ REDCOORD_GUARDED_BY(held_back_mu_){};
+    bool flush_armed_ REDCOORD_GUARDED_BY(held_back_mu_) = false;
+    std::unique_ptr<detail::timer> flush_;  // sends a held-back release when it is due
+
     // Only touched while the gate is held:
-    contention_memory contention_;
+    release_deferral deferral_;
+    bool registered_ = false;  // refused since the last acquisition: may be named as a waiter
     std::string unreachable_;  // why the last round could not reach a majority (empty: it could)
     std::string last_note_;    // what on_wait was last told, and when
     lock_clock::time_point last_note_at_{};

@@ -66,6 +66,10 @@ void read_reply(round_kind kind, const reply& v, node_outcome& o) {
                     o.state = status::no;
                     o.pttl = e[1].integer();
                     if (e.size() > 2) o.holder = e[2].text();
+                    if (e.size() > 4) {
+                        o.turn_left = e[3].integer();
+                        o.yielding = e[4].integer() == 1;
+                    }
                 }
                 return;
             case round_kind::extend:
@@ -194,15 +198,19 @@ bool lock_round::decided() const {
 node_command lock_round::command() const {
     node_command c;
     c.lua = lua_;
-    c.key_store = {key_, fence_key_, {}};
+    c.key_store = {key_, fence_key_, turn_key_, waiting_key_};
     c.nkeys = nkeys_;
-    c.arg_store = {token_, arg2_, arg3_};
+    c.arg_store = {token_, arg2_, arg3_, owner_, turn_arg_, grace_arg_, previous_, floor_arg_, registered_arg_};
     c.nargs = nargs_;
     if (!lua_) c.arg_store = {"GET", key_, {}};  // a plain command: argv in args()
     return c;
 }
 
-lock_engine::lock_engine(lock_engine_config c) : c_(std::move(c)), ttl_arg_(std::to_string(c_.ttl.count())) {}
+lock_engine::lock_engine(lock_engine_config c)
+    : c_(std::move(c)),
+      ttl_arg_(std::to_string(c_.ttl.count())),
+      turn_arg_(std::to_string(c_.handoff_after.count())),
+      grace_arg_(std::to_string(c_.grace.count())) {}
 
 lock_round lock_engine::make_round(round_kind k, lock_clock::time_point now) const {
     const auto deadline = c_.round_timeout.count() > 0 ? now + c_.round_timeout : lock_clock::time_point::max();
@@ -213,15 +221,30 @@ lock_round lock_engine::make_round(round_kind k, lock_clock::time_point now) con
     return r;
 }
 
-lock_round lock_engine::acquire(std::string token, ask what, lock_clock::time_point now) const {
+lock_round lock_engine::acquire(std::string token, ask what, lock_clock::time_point now,
+                                const attempt_context& ctx) const {
     auto r = make_round(round_kind::acquire, now);
     r.lua_ = &acquire_script();
     r.nkeys_ = 2;
     r.token_ = std::move(token);
     r.arg2_ = ttl_arg_;
-    r.arg3_ = what == ask::mark ? "1" : "0";
-    // The third argument only when asked for: the single lock's try_lock sends two.
-    r.nargs_ = what == ask::nothing && !c_.name_holders ? 2 : 3;
+    const bool short_reply = what == ask::nothing && !c_.name_holders;
+    r.arg3_ = short_reply ? "-" : what == ask::mark ? "1" : "0";
+    if (!c_.owner.empty()) {
+        r.nkeys_ = 4;
+        r.turn_key_ = c_.turn_key;
+        r.waiting_key_ = c_.waiting_key;
+        r.nargs_ = 9;
+        r.owner_ = c_.owner;
+        r.turn_arg_ = turn_arg_;
+        r.grace_arg_ = grace_arg_;
+        if (ctx.previous) r.previous_ = ctx.previous->token;
+        r.floor_arg_ = ctx.previous && ctx.previous_floor ? std::to_string(ctx.previous->fencing_token) : "0";
+        r.registered_arg_ = ctx.registered ? "1" : "0";
+        return r;
+    }
+    // The third argument only when asked for: without fairness, try_lock sends two.
+    r.nargs_ = short_reply ? 2 : 3;
     return r;
 }
 
@@ -269,13 +292,27 @@ acquire_verdict lock_engine::decide_acquire(const lock_round& r, lock_clock::tim
     }
     // One holding on a majority (wait for its release), or a split vote / stale minority keys
     // (retry after a short random delay, step 5)?
+    std::size_t yielding = 0;
+    for (const auto& o : r.outs_) yielding += (o.state == status::no && o.yielding) ? 1 : 0;
+    if (yielding > 0) {
+        // Our turn is over where the lock is free and someone waits: let them in (a split
+        // of yields and grants retries after a pause, like a split vote).
+        v.why.yielding = true;
+        return v;
+    }
     const auto [top, votes] = most_common(r.outs_, status::no, n == 1);
     if (votes >= q) {
         v.why.one_holder = true;
         v.why.holder = std::string(top);
-        for (const auto& o : r.outs_)  // the smallest PTTL among the holder's nodes
-            if (o.state == status::no && o.holder == top && o.pttl >= 0 && (v.why.pttl < 0 || o.pttl < v.why.pttl))
-                v.why.pttl = o.pttl;
+        // The smallest PTTL and turn among the holder's nodes: waking early costs an
+        // attempt, waking late leaves the lock idle.
+        bool first = true;
+        for (const auto& o : r.outs_) {
+            if (o.state != status::no || o.holder != top) continue;
+            if (o.pttl >= 0 && (v.why.pttl < 0 || o.pttl < v.why.pttl)) v.why.pttl = o.pttl;
+            v.why.turn_left = first ? o.turn_left : std::min(v.why.turn_left, o.turn_left);
+            first = false;
+        }
     }
     return v;
 }

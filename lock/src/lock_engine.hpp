@@ -66,6 +66,10 @@ struct refusal {
     std::string holder;
     // Its remaining TTL in ms; < 0 when unknown or without expiry.
     std::int64_t pttl = -2;
+    // What is left of its turn (one_holder), in ms: it may re-acquire at will until then.
+    std::int64_t turn_left = 0;
+    // The lock is free, but our turn is over and someone else waits: we yield.
+    bool yielding = false;
     // No majority could be reached because nodes are down (refused, reset, erroring): the
     // retry backs off, growing up to max_retry_interval, instead of re-trying every
     // retry_delay against nodes that answer "no" in microseconds.
@@ -86,9 +90,9 @@ enum class extend_result {
 // (script null) `GET keys[0]`. The views point into the round that made it.
 struct node_command {
     const script* lua = nullptr;
-    std::array<std::string_view, 3> key_store{};
+    std::array<std::string_view, 4> key_store{};
     std::size_t nkeys = 0;
-    std::array<std::string_view, 3> arg_store{};
+    std::array<std::string_view, 9> arg_store{};
     std::size_t nargs = 0;
 
     [[nodiscard]] std::span<const std::string_view> keys() const { return {key_store.data(), nkeys}; }
@@ -147,8 +151,10 @@ private:
     std::size_t replicas_ = 0;
     // The command's parts.
     const script* lua_ = nullptr;
-    std::string_view key_, fence_key_;
+    std::string_view key_, fence_key_, turn_key_, waiting_key_;
     std::string token_, arg2_, arg3_;
+    std::string_view owner_, turn_arg_, grace_arg_;
+    std::string previous_, floor_arg_, registered_arg_;
     std::size_t nkeys_ = 0, nargs_ = 0;
 };
 
@@ -168,6 +174,11 @@ struct lock_engine_config {
     std::size_t nodes = 1;
     std::string label;  // "redlock 'res'", for messages
     std::string key, fence_key;
+    // Bounded unfairness (scripts.hpp): the turn and waiting keys, this object's owner id, its
+    // turn and the grace a yielding owner gives waiters. An empty owner: no fairness.
+    std::string turn_key, waiting_key, owner;
+    std::chrono::milliseconds handoff_after{10};
+    std::chrono::milliseconds grace{50};
     std::chrono::milliseconds ttl{30000};
     double drift_factor = 0.01;
     std::size_t replicas = 0;                       // WAIT acks an acquisition/extension needs (N = 1)
@@ -180,6 +191,16 @@ struct lock_engine_config {
     std::chrono::milliseconds resend_window{0};
 };
 
+// What an attempt carries besides its token (with fairness only; scripts.hpp).
+struct attempt_context {
+    // The previous holding of this object whose release was held back: renewed in place
+    // (re-lock) if its key still holds it, or released if this object must yield.
+    const lock_acquisition* previous = nullptr;
+    bool previous_floor = false;  // that holding's release had to raise the fencing counters
+    // This object was refused since its last acquisition, so it may be named as a waiter.
+    bool registered = false;
+};
+
 // The lock's decisions. Immutable after construction: share it between threads.
 class lock_engine {
 public:
@@ -190,8 +211,9 @@ public:
 
     // Step 2: the acquire script with `token` on every node. With ask::nothing (and not
     // name_holders) the refusal carries only the holder's PTTL; ask::mark also marks the
-    // holder's key.
-    [[nodiscard]] lock_round acquire(std::string token, ask what, lock_clock::time_point now) const;
+    // holder's key. With an owner id, the fairness keys and arguments go along.
+    [[nodiscard]] lock_round acquire(std::string token, ask what, lock_clock::time_point now,
+                                     const attempt_context& ctx = {}) const;
     // Steps 3-5: granted iff a majority said yes (each confirmed by `replicas` for N = 1)
     // and validity is left at `now`; otherwise the nodes that may hold our key, and what the
     // refusals tell about the holder (one holding on a majority, or a split vote, or nodes down).
@@ -229,7 +251,7 @@ private:
     [[nodiscard]] lock_round make_round(round_kind k, lock_clock::time_point now) const;
 
     lock_engine_config c_;
-    std::string ttl_arg_;
+    std::string ttl_arg_, turn_arg_, grace_arg_;
 };
 
 }  // namespace redcoord::detail

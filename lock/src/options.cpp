@@ -26,7 +26,7 @@ void validate_shared(const Options& o, std::string_view name) {
     require(o.retry_jitter.count() >= 0, name, "retry_jitter", "be >= 0");
     require(o.wake_jitter.count() >= 0, name, "wake_jitter", "be >= 0");
     require(o.max_retry_interval.count() > 0, name, "max_retry_interval", "be > 0");
-    require(o.contention_backoff.count() >= 0, name, "contention_backoff", "be >= 0");
+    require(o.handoff_after.count() >= 0, name, "handoff_after", "be >= 0");
     require(!o.watchdog || o.max_extensions > 0, name, "max_extensions", "be > 0 when the watchdog is on");
     require(!o.watchdog || o.ttl >= std::chrono::milliseconds(3), name, "ttl",
             "be >= 3 ms with the watchdog (it extends at ttl/3)");

@@ -4,17 +4,66 @@ namespace redcoord::detail {
 
 const script& acquire_script() {
     static const script s(R"lua(
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local fair = ARGV[4]
+local owner, left, yielding = false, 0, false
+if fair then
+  owner = redis.call('GET', KEYS[3])
+  if owner == fair then
+    left = redis.call('PTTL', KEYS[3])
+    if left <= tonumber(ARGV[6]) then
+      local w = redis.call('GET', KEYS[4])
+      yielding = w and w ~= fair
+    end
+  end
+end
+local mark = ''
+local took = false
+if fair and ARGV[7] ~= '' then
+  local v = redis.call('GET', KEYS[1])
+  if v == ARGV[7] or v == ARGV[7] .. '*' then
+    if v ~= ARGV[7] then mark = '*' end
+    if yielding then
+      redis.call('DEL', KEYS[1])
+      if mark ~= '' then redis.call('PUBLISH', KEYS[1] .. ':released', 'released') end
+    else
+      redis.call('SET', KEYS[1], ARGV[1] .. mark, 'PX', ARGV[2])
+      took = true
+      local floor = tonumber(ARGV[8])
+      if floor and floor > 0 and (tonumber(redis.call('GET', KEYS[2]) or '0') or 0) < floor then
+        redis.call('SET', KEYS[2], ARGV[8], 'PX', ARGV[2])
+      end
+    end
+  end
+end
+if not took and not yielding then took = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) end
+if took then
   local f = redis.call('INCR', KEYS[2])
   if f == 1 then
     local t = redis.call('TIME')
     f = tonumber(t[1]) * 1000000 + tonumber(t[2])
     redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[2])
   end
+  if fair then
+    if owner ~= fair or left <= tonumber(ARGV[6]) then
+      redis.call('SET', KEYS[3], fair, 'PX', tonumber(ARGV[5]) + tonumber(ARGV[6]))
+    end
+    if ARGV[9] == '1' and redis.call('GET', KEYS[4]) == fair then redis.call('DEL', KEYS[4]) end
+  end
   return f
 end
 local pttl = redis.call('PTTL', KEYS[1])
-if not ARGV[3] then return -2 - pttl end
+if pttl ~= -2 then yielding = false end
+local turn = 0
+if fair and not yielding then
+  if owner and owner ~= fair then
+    turn = math.max(0, redis.call('PTTL', KEYS[3]) - tonumber(ARGV[6]))
+  end
+  if ARGV[3] ~= '-' then redis.call('SET', KEYS[4], fair, 'PX', turn + tonumber(ARGV[6])) end
+end
+if ARGV[3] == '-' or not ARGV[3] then
+  if yielding then return -3 end
+  return -2 - pttl
+end
 local holder = ''
 local v = redis.call('GET', KEYS[1])
 if v then
@@ -23,7 +72,7 @@ if v then
   elseif ARGV[3] == '1' then redis.call('APPEND', KEYS[1], '*') end
   holder = string.sub(redis.sha1hex(string.sub(v, 1, n)), 1, 16)
 end
-return {0, pttl, holder}
+return {0, pttl, holder, turn, yielding and 1 or 0}
 )lua");
     return s;
 }

@@ -6,7 +6,7 @@
 // release publishes: a lock nobody waits for costs its release no PUBLISH, and the release
 // script does the same work as a plain compare-and-delete. The mark dies with the key, so a
 // waiter that loses the race for a release marks the next holder's key with its next refused
-// attempt, and a waiter backing off is not woken by every release of a busy lock.
+// attempt, and a waiter sleeping through another owner's turn is not woken by its releases.
 
 #include <redcoord/core/script.hpp>
 
@@ -20,23 +20,43 @@ inline std::string_view without_mark(std::string_view v) {
     return v;
 }
 
-// KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] token, ARGV[2] ttl in ms, optional
-// ARGV[3]: "1" when the caller will wait for this holder's release (a refusal marks the
-// key), "0" when it only wants to know who holds it. SET NX PX and INCR in one script, so a
-// fencing token exists iff the lock was taken. The counter key lives for ttl after it is
-// created (no key without a TTL is left behind, however many resources are locked); when it
-// is created anew its first token is the server's TIME in microseconds, which exceeds every
-// token of its previous life (those were that life's first TIME plus one per acquisition,
-// and a Redis script takes more than a microsecond), so tokens keep increasing across its
-// expiry unless the server's clock is set back meanwhile. Tokens stay below 2^53 (exact in
-// Lua) until the year 2255.
-// Returns the fencing token (an integer >= 1) when acquired. Refused without ARGV[3], returns
-// -2 - PTTL of the holder (<= -1); with it, {0, PTTL, holder id}, the holder id being the
-// first 16 hex digits of SHA1(holder's token): equal ids tell one holding from another (a
-// holder that re-acquired, a split vote) without revealing the token. The success path
-// builds no array.
-// Optional arguments are left off rather than sent empty: every argument costs formatting
-// and parsing on both sides of the hot path.
+// KEYS[1] lock key, KEYS[2] fencing counter, with fairness KEYS[3] turn key and KEYS[4]
+// waiting key; ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] what a refusal reports: "1" when
+// the caller will wait for this holder's release (a refusal marks the key), "0" when it only
+// wants to know who holds it, "-" (or absent) for the short reply; with fairness ARGV[4] the
+// lock object's owner id, ARGV[5] its turn (handoff_after) in ms, ARGV[6] the grace in ms,
+// ARGV[7] the token of this object's previous holding whose release was held back ("" for
+// none), ARGV[8] that holding's fencing floor ("0": none), ARGV[9] "1" when this object may be
+// named in the waiting key (it was refused since its last acquisition).
+//
+// Re-lock: when the previous holding's key still holds its token, it is renewed in place to
+// the new token (keeping a waiter's mark, and first raising the fencing counter to the floor)
+// instead of being deleted and set again: unlock() followed at once by lock() costs one
+// command (lock_core holds such a release back for a moment). If this owner must yield, the
+// previous holding is released here (publishing if marked) and the attempt is refused.
+// SET NX PX and INCR in one script, so a fencing token exists iff the lock was taken. The
+// counter key lives for ttl after it is created (no key without a TTL is left behind,
+// however many resources are locked); when it is created anew its first token is the
+// server's TIME in microseconds, which exceeds every token of its previous life (those were
+// that life's first TIME plus one per acquisition, and a Redis script takes more than a
+// microsecond), so tokens keep increasing across its expiry unless the server's clock is set
+// back meanwhile. Tokens stay below 2^53 (exact in Lua) until the year 2255.
+//
+// Bounded unfairness (issue 16): the turn key names the owner that took the lock last from
+// someone else, and lives for turn + grace. While the turn lasts (PTTL > grace) its owner
+// re-acquires at will, as with std::mutex. Once it is over, the owner yields: it cannot take
+// the free lock while the waiting key names another owner, so a woken waiter gets it; a
+// waiter that died stops refreshing the waiting key, which lapses within the grace. Every
+// refused caller that will wait (ARGV[3] "0" or "1") names itself in the waiting key for the
+// turn left plus the grace, and learns the turn left (so it sleeps through the holder's turn
+// instead of waking on each of its releases). The first acquisition by another owner, or the
+// owner's own after a turn that ended with nobody waiting, starts a new turn.
+//
+// Returns the fencing token (an integer >= 1) when acquired. Refused with the short reply,
+// returns -2 - PTTL of the holder (<= -1; -3 for an owner that yields); otherwise {0, PTTL,
+// holder id, turn left in ms, 1 when yielding else 0}, the holder id being the first 16 hex
+// digits of SHA1(holder's token): equal ids tell one holding from another (a holder that
+// re-acquired, a split vote) without revealing the token. The success path builds no array.
 const script& acquire_script();
 
 // KEYS[1] lock key, optional KEYS[2] fencing counter; ARGV[1] token, ARGV[2] fencing floor

@@ -2,6 +2,7 @@
 
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -291,7 +292,62 @@ TEST(DistributedLock, UnlockThenLockAgainOnOneConnectionKeepsTheStreamInStep) {
         last = a.fencing_token();
         a.unlock();
     }
-    // Every pipelined release ran: the key is gone and the pool still answers in order.
-    EXPECT_TRUE(s.pool.command({"EXISTS", a.key()}).integer() == 0);
+    // Every pipelined (or held-back and renewed) release ran: the key is gone once the last
+    // held-back release is due, and the pool still answers in order.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return s.pool.command({"EXISTS", a.key()}).integer() == 0; }, 2s));
     EXPECT_EQ(s.pool.command({"ECHO", "in-step"}).text(), "in-step");
+}
+
+TEST(DistributedLock, ALoopOfShortSectionsReLocksInOneCommandEach) {
+    // lock() right after unlock(): the release is held back and renewed in place by the next
+    // attempt, so a section costs one EVALSHA instead of two; fencing tokens still increase.
+    one_server s;
+    distributed_lock a(s.pool, "relock", {.ttl = 10s});
+    a.lock();
+    a.unlock();
+    const auto calls0 = s.server.command_calls("evalsha") + s.server.command_calls("eval");
+    std::uint64_t last = 0;
+    const int n = 200;
+    for (int i = 0; i < n; ++i) {
+        a.lock();
+        EXPECT_GT(a.fencing_token(), last);
+        last = a.fencing_token();
+        a.unlock();
+    }
+    const auto calls = s.server.command_calls("evalsha") + s.server.command_calls("eval") - calls0;
+    EXPECT_LT(calls, n * 3 / 2) << calls << " scripts for " << n << " sections";
+    // The last release goes out when due, without another lock() call.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return s.pool.command({"EXISTS", a.key()}).integer() == 0; }, 2s));
+}
+
+TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
+    one_server s;
+    std::string key;
+    {
+        distributed_lock a(s.pool, "leaving", {.ttl = 30s});
+        key = a.key();
+        a.lock();
+        a.unlock();
+        a.lock();
+        a.unlock();  // right after a lock(): held back
+    }  // destroyed: sent now, not after the TTL
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return s.pool.command({"EXISTS", key}).integer() == 0; }, 2s));
+    // Another process sees the lock free within the hold-back bound when it waits.
+    distributed_lock b(s.pool, "leaving", {.ttl = 30s});
+    EXPECT_TRUE(b.acquire(1s));
+}
+
+TEST(DistributedLock, AReleaseAfterAPauseIsNotHeldBack) {
+    // A lock taken now and then (a hand-over, not a loop) releases at once, as before.
+    one_server s;
+    distributed_lock a(s.pool, "paused", {.ttl = 30s});
+    for (int i = 0; i < 3; ++i) {
+        a.lock();
+        a.unlock();
+        std::this_thread::sleep_for(5ms);
+    }
+    a.lock();
+    a.unlock();
+    // The pool's next user (the same connection) reads the release's reply first.
+    EXPECT_EQ(s.pool.command({"EXISTS", a.key()}).integer(), 0);
 }

@@ -4,10 +4,12 @@
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -20,6 +22,7 @@ TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
     distributed_lock a(pool, "flushed", {.ttl = 30s});
     a.lock();
     a.unlock();  // the pooled connection has run the release: from now on it sends EVALSHA
+    std::this_thread::sleep_for(5ms);  // not a re-locking loop: the next release is sent at once
     a.lock();
     server.command({"SCRIPT", "FLUSH"});
     a.unlock();
@@ -47,6 +50,7 @@ TEST(Redlock, m5_UnlockAfterScriptFlushReleasesEveryNode) {
     // The detached release's replies are read by the next users; the pools' connections have
     // now run the release and send it as EVALSHA.
     for (auto* p : nodes) (void)p->command({"PING"});
+    std::this_thread::sleep_for(5ms);  // not a re-locking loop: the next release is sent at once
     a.lock();
     for (auto& s : servers) s->command({"SCRIPT", "FLUSH"});
     a.unlock();
@@ -54,4 +58,21 @@ TEST(Redlock, m5_UnlockAfterScriptFlushReleasesEveryNode) {
         EXPECT_EQ(nodes[i]->command({"PING"}).text(), "PONG");
         EXPECT_EQ(nodes[i]->command({"EXISTS", a.key()}).integer(), 0) << "node " << i << " kept the key";
     }
+}
+
+TEST(DistributedLock, m5_HeldBackReleaseAfterScriptFlushReleases) {
+    // The same with a release held back (a re-locking loop) and sent by the flush timer.
+    local_server server;
+    connection_pool pool{server.endpoint()};
+    distributed_lock a(pool, "flushed", {.ttl = 30s});
+    for (int i = 0; i < 3; ++i) {
+        a.lock();
+        a.unlock();
+    }
+    a.lock();
+    server.command({"SCRIPT", "FLUSH"});
+    a.unlock();  // held back: goes out as EVALSHA within a millisecond
+    // Each check is a next user of a pooled connection, which reads the NOSCRIPT and runs it.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return pool.command({"EXISTS", a.key()}).integer() == 0; }, 2s))
+        << "the release never ran: the key waits for its TTL";
 }

@@ -466,3 +466,87 @@ TEST(LockEngineLook, OneHoldingOnAMajorityOrNone) {
     EXPECT_TRUE(s.decided());
     EXPECT_FALSE(e.decide_look(s).one_holder);
 }
+
+namespace {
+
+lock_engine fair_engine(std::size_t n) {
+    auto c = engine(n).config();
+    c.turn_key = "p:lock:{r}:turn";
+    c.waiting_key = "p:lock:{r}:waiting";
+    c.owner = "me";
+    c.handoff_after = 10ms;
+    c.grace = 50ms;
+    return lock_engine(c);
+}
+
+node_result refused_in_turn(std::int64_t pttl, std::string holder, std::int64_t turn_left, bool yielding) {
+    return answer(reply::make_array({reply::make_integer(0), reply::make_integer(pttl),
+                                     reply::make_text(reply::kind::string, std::move(holder)),
+                                     reply::make_integer(turn_left), reply::make_integer(yielding ? 1 : 0)}));
+}
+
+}  // namespace
+
+TEST(LockEngineFairness, EveryAttemptCarriesTheTurnKeysAndArguments) {
+    const auto e = fair_engine(3);
+    for (auto what : {ask::nothing, ask::holder, ask::mark}) {
+        auto r = e.acquire("tok", what, t0);
+        const auto c = r.command();
+        ASSERT_EQ(c.keys().size(), 4u);
+        EXPECT_EQ(c.keys()[2], "p:lock:{r}:turn");
+        EXPECT_EQ(c.keys()[3], "p:lock:{r}:waiting");
+        ASSERT_EQ(c.args().size(), 9u);
+        EXPECT_EQ(c.args()[2], what == ask::nothing ? "-" : what == ask::mark ? "1" : "0");
+        EXPECT_EQ(c.args()[3], "me");
+        EXPECT_EQ(c.args()[4], "10");
+        EXPECT_EQ(c.args()[5], "50");
+        EXPECT_EQ(c.args()[6], "");   // no previous holding held back
+        EXPECT_EQ(c.args()[7], "0");  // so no floor
+        EXPECT_EQ(c.args()[8], "0");  // not refused since the last acquisition
+    }
+    // A re-lock names the previous holding, its floor when its release needed one, and
+    // whether this object may be named as a waiter.
+    const lock_acquisition prev{"old", t0, 41};
+    auto r = e.acquire("tok", ask::mark, t0, {.previous = &prev, .previous_floor = true, .registered = true});
+    EXPECT_EQ(r.command().args()[6], "old");
+    EXPECT_EQ(r.command().args()[7], "41");
+    EXPECT_EQ(r.command().args()[8], "1");
+    auto no_floor = e.acquire("tok", ask::mark, t0, {.previous = &prev});
+    EXPECT_EQ(no_floor.command().args()[7], "0");
+}
+
+TEST(LockEngineFairness, ARefusalReportsTheSmallestTurnLeftOfTheHoldersNodes) {
+    const auto e = fair_engine(3);
+    auto r = e.acquire("tok", ask::mark, t0);
+    r.on_result(0, refused_in_turn(900, "aaaa", 7, false), t0 + 1ms);
+    r.on_result(1, refused_in_turn(800, "aaaa", 4, false), t0 + 1ms);
+    r.on_result(2, refused_in_turn(500, "bbbb", 1, false), t0 + 1ms);
+    const auto v = e.decide_acquire(r, t0 + 1ms);
+    ASSERT_TRUE(v.why.one_holder);
+    EXPECT_EQ(v.why.holder, "aaaa");
+    EXPECT_EQ(v.why.pttl, 800);
+    EXPECT_EQ(v.why.turn_left, 4);  // not node 2's: another holding
+    EXPECT_FALSE(v.why.yielding);
+    EXPECT_EQ(r.outcomes()[0].turn_left, 7);
+}
+
+TEST(LockEngineFairness, YieldingNodesMakeTheRefusalAYield) {
+    const auto e = fair_engine(3);
+    // Two nodes yield (free, our turn over, someone waits), one grants: no majority, and the
+    // granting node gets its key back.
+    auto r = e.acquire("tok", ask::mark, t0);
+    r.on_result(0, refused_in_turn(-2, "", 0, true), t0 + 1ms);
+    r.on_result(1, refused_in_turn(-2, "", 0, true), t0 + 1ms);
+    r.on_result(2, integer(5), t0 + 1ms);
+    const auto v = e.decide_acquire(r, t0 + 1ms);
+    EXPECT_FALSE(v.got);
+    EXPECT_TRUE(v.why.yielding);
+    EXPECT_FALSE(v.why.one_holder);
+    EXPECT_EQ(v.give_back, (std::vector<std::size_t>{2}));
+    // The single instance's short reply for a yield (-3) reads as a refusal with 1 ms left.
+    const auto single = fair_engine(1);
+    auto s = single.acquire("tok", ask::nothing, t0);
+    s.on_result(0, integer(-3), t0 + 1ms);
+    EXPECT_EQ(s.outcomes()[0].state, status::no);
+    EXPECT_EQ(s.outcomes()[0].pttl, 1);
+}

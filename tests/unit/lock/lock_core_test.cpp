@@ -157,7 +157,8 @@ TEST(LockCore, ZeroWaitWithAMajorityDownGivesBackThenThrowsQuorumUnreachable) {
     EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), quorum_unreachable);
     ASSERT_EQ(f.log.size(), 2u);
     EXPECT_EQ(f.log[0].kind, round_kind::acquire);
-    EXPECT_EQ(f.log[0].args.size(), 3u);  // redlock names the holders even without a wait
+    ASSERT_EQ(f.log[0].args.size(), 9u);  // with the fairness arguments
+    EXPECT_EQ(f.log[0].args[2], "0");     // redlock names the holders even without a wait
     EXPECT_EQ(f.log[1].what, "give_back");  // the granting node and the unreachable ones
     EXPECT_EQ(f.log[1].nodes, (std::vector<std::size_t>{0, 1, 2}));
     EXPECT_EQ(f.log[1].args, std::vector<std::string>{f.log[0].args[0]});  // our token only

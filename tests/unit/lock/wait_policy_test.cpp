@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,22 @@ struct step {
 };
 
 step refused_by(std::string holder, std::optional<clock_type::duration> release_after = std::nullopt,
-                std::int64_t pttl = 30000) {
+                std::int64_t pttl = 30000, std::int64_t turn_left = 0) {
     step s;
     s.why.one_holder = true;
     s.why.holder = std::move(holder);
     s.why.pttl = pttl;
+    s.why.turn_left = turn_left;
     s.release_after = release_after;
+    return s;
+}
+// Refused by a holder whose turn has `turn_left` ms to go.
+step in_turn(std::int64_t turn_left, std::optional<clock_type::duration> release_after = std::nullopt) {
+    return refused_by("h", release_after, 30000, turn_left);
+}
+step yielding() {
+    step s;
+    s.why.yielding = true;
     return s;
 }
 step free_lock() { return {}; }
@@ -52,11 +63,10 @@ step down() {
     return s;
 }
 
-// Runs a policy against scripted steps on a fake clock: an attempt or look takes 1 ms, a wait
+// Runs a policy against scripted steps on a fake clock: an attempt takes 1 ms, a wait
 // lasts until its end or the next scripted release, a pause until its end.
 struct fake_driver {
     wait_settings ws;
-    contention_memory memory;
     random_source rnd = [](std::uint64_t lo, std::uint64_t) { return lo; };  // no jitter
     bool live = true;
     clock_type::time_point now = t0;
@@ -70,7 +80,7 @@ struct fake_driver {
         actions.clear();
         issued_at.clear();
         const auto deadline = now + wait;
-        wait_policy p(ws, memory, deadline, rnd);
+        wait_policy p(ws, deadline, rnd);
         std::optional<clock_type::time_point> release_at;
         auto answer = [&](ask what) {
             asked.push_back(name(what));
@@ -94,11 +104,6 @@ struct fake_driver {
                 case type::attempt: {
                     auto s = answer(a.what);
                     a = p.on_attempt(s.acquired, s.why, now, live);
-                    break;
-                }
-                case type::look: {
-                    auto s = answer(ask::look);
-                    a = p.on_look(s.why, now);
                     break;
                 }
                 case type::subscribe: ++subscribes; a = p.on_subscribed(now); break;
@@ -139,7 +144,6 @@ fake_driver driver() {
     fake_driver d;
     d.ws.retry_jitter = 0ms;
     d.ws.wake_jitter = 0ms;
-    d.ws.contention_backoff = 10ms;
     return d;
 }
 
@@ -151,7 +155,6 @@ TEST(LockWaitPolicy, QuietLockIsMarkedAndWaitedFor) {
     EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 20ms), got_it()}, 5s));
     EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark"}));
     EXPECT_EQ(d.subscribes, 1u);
-    EXPECT_EQ(d.memory.losses, 0u);
     EXPECT_EQ(d.now, t0 + 3ms + 20ms);  // no polling: the release ended the one wait
 }
 
@@ -171,72 +174,65 @@ TEST(LockWaitPolicy, QuietLockSleepsUntilTheHoldersTtlWithoutARelease) {
     EXPECT_EQ(e.of(type::wait).at(0).until, t0 + 2ms + 100ms);
 }
 
-TEST(LockWaitPolicy, BusyLockIsLookedAtNotMarked) {
+TEST(LockWaitPolicy, AHolderInItsTurnIsStillWaitedForByRelease) {
+    // A holder that may re-acquire (turn left) but has not yet: the waiter listens, so a
+    // release hands the lock over at once (a holder that stops using it).
     auto d = driver();
-    // Woken, but the holder took the lock back at once ("b"): from then on the waiter backs
-    // off and looks; a new holding each time ("c", "d") keeps it looking; a free-looking lock
-    // gets an attempt that does not mark.
-    EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 20ms), refused_by("b"), refused_by("c"), refused_by("d"),
-                       free_lock(), got_it()},
-                      5s));
-    EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark", "look", "look", "look", "holder"}));
-    // The back-offs are deaf to releases.
-    for (const auto& p : d.of(type::pause)) EXPECT_TRUE(p.forget_releases);
+    EXPECT_TRUE(d.run({in_turn(8), in_turn(8, 300us), got_it()}, 5s));
+    EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark"}));
+    EXPECT_EQ(d.of(type::wait).size(), 1u);
+    EXPECT_TRUE(d.lengths(type::pause).empty());  // only the wake-up's (zero) jitter
 }
 
-TEST(LockWaitPolicy, BusyLockBackOffGrowsUpToItsCap) {
+TEST(LockWaitPolicy, WaiterThatLosesAReleaseToTheHoldersTurnSleepsThroughTheTurn) {
     auto d = driver();
-    d.rnd = [](std::uint64_t, std::uint64_t hi) { return hi; };
-    d.ws.contention_backoff = 1ms;
-    // Lost the race after a wake-up, then new holdings on every look.
-    EXPECT_FALSE(d.run({refused_by("a"), refused_by("a", 5ms), refused_by("b"), refused_by("c"), refused_by("d"),
-                        refused_by("e"), refused_by("f"), refused_by("g")},
-                       60ms));
-    const auto lengths = d.lengths(type::pause);  // the wake-up's zero jitter left out
-    ASSERT_GE(lengths.size(), 4u);
-    EXPECT_EQ(lengths[0], 250us);  // 0.25 ms * 2^(k-1)...
-    EXPECT_EQ(lengths[1], 500us);
-    EXPECT_EQ(lengths[2], 1ms);    // ...up to the cap
-    EXPECT_EQ(lengths[3], 1ms);
+    // Woken by the release, but the holder took the lock back within its turn (8 ms left):
+    // no more wake-ups on its releases until the turn is over, then a marking attempt.
+    EXPECT_TRUE(d.run({in_turn(9), in_turn(9, 100us), in_turn(8, 200us), got_it()}, 5s));
+    EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark", "mark"}));
+    const auto pauses = d.of(type::pause);
+    ASSERT_EQ(pauses.size(), 2u);  // the wake-up's (zero) jitter, then the turn
+    EXPECT_TRUE(pauses[1].forget_releases);
+    EXPECT_EQ(d.lengths(type::pause).back(), 8ms);
+    // After the turn a refusal by the next holding is waited for by release again.
+    auto e = driver();
+    EXPECT_TRUE(e.run({in_turn(9), in_turn(9, 100us), in_turn(8), refused_by("x", 5ms), got_it()}, 5s));
+    EXPECT_EQ(e.of(type::wait).size(), 2u);
 }
 
-TEST(LockWaitPolicy, BusyLockThatGoesQuietIsMarkedAgain) {
+TEST(LockWaitPolicy, LosingARaceWithoutATurnLeftWaitsForTheNextRelease) {
     auto d = driver();
-    // After the lost race, looks see "c" twice in a row: one holding outlived a back-off, so
-    // the waiter marks it and sleeps until its release, which wakes it.
-    EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 20ms), refused_by("b"), refused_by("c"), refused_by("c"),
-                       refused_by("c", 20ms), got_it()},
-                      5s));
-    EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark", "look", "look", "mark", "mark"}));
-    EXPECT_EQ(d.memory.losses, 0u);
-}
-
-TEST(LockWaitPolicy, ContentionCarriesOverToTheNextCallBriefly) {
-    auto d = driver();
-    // A call that ends while backing off leaves its level behind...
-    EXPECT_FALSE(d.run({refused_by("a"), refused_by("a", 20ms), refused_by("b"), refused_by("c"), refused_by("d")},
-                       40ms));
-    EXPECT_GT(d.memory.losses, 0u);
-    // ...so the next call, started within 2 x contention_backoff, starts without marking and
-    // goes straight to looking.
-    d.now = d.memory.at + 19ms;
-    EXPECT_TRUE(d.run({refused_by("e"), refused_by("f"), free_lock(), got_it()}, 5s));
-    EXPECT_EQ(d.asked, (strings{"holder", "look", "look", "holder"}));
-    // A winner of a busy lock keeps its level fresh.
-    EXPECT_EQ(d.memory.at, d.now);
-    // Long after, a call starts afresh: it marks.
-    d.now = d.memory.at + 20ms;
-    EXPECT_TRUE(d.run({got_it()}, 5s));
-    EXPECT_EQ(d.asked, (strings{"mark"}));
-}
-
-TEST(LockWaitPolicy, ZeroBackoffNeverPolls) {
-    auto d = driver();
-    d.ws.contention_backoff = 0ms;
-    // Losing the race after a wake-up goes back to marking and waiting for the next release.
+    // Woken, but another waiter got in first (its turn just began is reported as 0 here, a
+    // holder without fairness): mark and wait for its release.
     EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 20ms), refused_by("b", 20ms), got_it()}, 5s));
     EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark", "mark"}));
-    EXPECT_TRUE(d.of(type::look).empty());
+    EXPECT_EQ(d.of(type::wait).size(), 2u);
+}
+
+TEST(LockWaitPolicy, WakeJitterShrinksWithEveryLostRelease) {
+    auto d = driver();
+    d.rnd = [](std::uint64_t, std::uint64_t hi) { return hi; };
+    d.ws.wake_jitter = 1ms;
+    EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 1ms), refused_by("b", 1ms), refused_by("c", 1ms),
+                       refused_by("d", 1ms), refused_by("e", 1ms), refused_by("f", 1ms), got_it()},
+                      5s));
+    std::vector<clock_type::duration> wake_pauses;
+    for (std::size_t i = 0; i < d.actions.size(); ++i)
+        if (d.actions[i].what_to_do == type::pause) wake_pauses.push_back(d.actions[i].until - d.issued_at[i]);
+    EXPECT_EQ(wake_pauses, (std::vector<clock_type::duration>{1000us, 500us, 250us, 125us, 62us, 62us}));
+}
+
+TEST(LockWaitPolicy, AnOwnerThatYieldsPausesBrieflyAndGrowing) {
+    auto d = driver();
+    EXPECT_TRUE(d.run({yielding(), yielding(), yielding(), yielding(), yielding(), yielding(), yielding(), got_it()},
+                      5s));
+    EXPECT_EQ(d.lengths(type::pause), (std::vector<clock_type::duration>{250us, 500us, 1ms, 2ms, 4ms, 4ms}));
+    for (const auto& p : d.of(type::pause)) EXPECT_TRUE(p.forget_releases);
+    EXPECT_TRUE(d.of(type::wait).empty());  // nothing publishes on a free lock: never waited for
+    // Then finding the new holder is waited for by release as usual.
+    auto e = driver();
+    EXPECT_TRUE(e.run({yielding(), refused_by("w", 3ms), got_it()}, 5s));
+    EXPECT_EQ(e.of(type::wait).size(), 1u);
 }
 
 TEST(LockWaitPolicy, TryLockAsksForNothingAndRetryCountBounds) {
@@ -298,4 +294,46 @@ TEST(LockWaitPolicy, EveryWaitEndsByTheDeadline) {
     ASSERT_EQ(d.of(type::wait).size(), 1u);
     EXPECT_EQ(d.of(type::wait)[0].until, t0 + 250ms);  // slept until its deadline (PTTL 30 s), not past it
     EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark"}));  // and made its last attempt there
+}
+
+TEST(LockWaitPolicy, RandomSchedulesEndByTheDeadlineAndNeverSpin) {
+    // Thousands of seeded random refusal sequences: every wait and pause ends by the
+    // deadline, the call ends by it (plus the 1 ms an attempt takes here), and the policy
+    // never makes two attempts without time passing beyond the attempts themselves, except
+    // right after subscribing.
+    for (std::uint32_t seed = 1; seed <= 3000; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 gen(seed);
+        auto pick = [&](int n) { return static_cast<int>(gen() % static_cast<std::uint32_t>(n)); };
+        std::deque<step> script;
+        for (int i = 0; i < 40; ++i) {
+            switch (pick(6)) {
+                case 0: script.push_back(refused_by("h" + std::to_string(pick(3)), std::nullopt, pick(50))); break;
+                case 1: script.push_back(in_turn(pick(12), std::chrono::microseconds(pick(2000)))); break;
+                case 2: script.push_back(yielding()); break;
+                case 3: script.push_back(free_lock()); break;
+                case 4: script.push_back(down()); break;
+                default: script.push_back(refused_by("h", std::chrono::microseconds(pick(3000)), 30000, pick(3))); break;
+            }
+        }
+        if (pick(4) == 0) script.push_back(got_it());
+        auto d = driver();
+        std::mt19937 jit(seed * 7919u);
+        d.rnd = [&jit](std::uint64_t lo, std::uint64_t hi) { return lo + jit() % (hi - lo + 1); };
+        d.ws.wake_jitter = 1ms;
+        d.ws.retry_jitter = 5ms;
+        d.ws.retry_delay = 1ms;
+        d.ws.jitter_first_retry = pick(2) == 0;
+        const auto wait = std::chrono::milliseconds(1 + pick(300));
+        const auto start = d.now;
+        (void)d.run(script, wait);
+        EXPECT_LE(d.now, start + wait + 1ms);
+        int back_to_back = 0;
+        for (std::size_t i = 1; i < d.actions.size(); ++i) {
+            const bool attempt_now = d.actions[i].what_to_do == type::attempt;
+            const bool attempt_before = d.actions[i - 1].what_to_do == type::attempt;
+            if (attempt_now && attempt_before) ++back_to_back;
+        }
+        EXPECT_EQ(back_to_back, 0);
+    }
 }

@@ -66,13 +66,18 @@ struct lock_options {
     /// waiter's retry, so waiters woken together do not all hit Redis at the same instant.
     /// Zero: retry at once. Default 1 ms.
     std::chrono::milliseconds wake_jitter{1};
-    /// Cap, in milliseconds, of the random back-off of a waiter on a busy lock (one it keeps
-    /// losing to a holder that re-acquires at once, or to other waiters): after k lost races
-    /// in a row it waits a random time in [0, min(cap, 0.25 ms * 2^(k-1))], deaf to
-    /// releases, then reads the holder and tries only if the lock looks free. This bounds
-    /// what waiters cost a busy lock (no PUBLISH and no wake-up per release). Zero: never
-    /// back off (every release notification is acted on). Default 10 ms.
-    std::chrono::milliseconds contention_backoff{10};
+    /// Bounded unfairness: how long, in milliseconds, a holder that re-acquires as soon as it
+    /// releases may keep the lock while other clients wait (its turn). The lock is not FIFO
+    /// (that is fair_lock): within its turn a holder that locks again usually wins, as with
+    /// std::mutex, which keeps a busy lock fast. Once the turn is over and someone waits, the
+    /// holder's next acquire yields: the lock goes to a waiter (woken by the release; those
+    /// that have lost more releases retry sooner), whose own turn starts then. Waiters sleep
+    /// through a holder's turn instead of waking on each of its releases. A waiter that dies
+    /// holds the lock up for at most 50 ms (the grace its entry lives after its last attempt).
+    /// Zero: hand over at every release someone waits for (slowest, fairest). Must be >= 0.
+    /// Default 10 ms. The mechanism (two small keys next to the lock key, `...:turn` and
+    /// `...:waiting`) is described in the README's lock section.
+    std::chrono::milliseconds handoff_after{10};
     /// Opt-in watchdog: while held, the runtime's timer thread extends the lock to `ttl` every
     /// ttl/3 (Redisson's lockWatchdog, seed 002). An extension that cannot be confirmed (reply
     /// lost, server unreachable, replicas not acknowledging) is retried while the validity
@@ -135,10 +140,11 @@ void validate(const lock_options& o);
 /// release on the lock's channel through its pool's runtime (one shared pub/sub link per
 /// endpoint; the object owns no thread and no connection of its own) and otherwise sleeps
 /// until the holder's PTTL runs out. Only a lock someone waits for publishes on release, so
-/// an uncontended lock never pays for a PUBLISH. On a busy lock (its holder re-acquires as
-/// soon as it releases) waiters back off at random, up to contention_backoff, instead of
-/// waking on every release. The lock is not fair: a holder that re-acquires at once usually
-/// wins (as with std::mutex). The waiting policy is described in lock/src/wait_policy.hpp.
+/// an uncontended lock never pays for a PUBLISH. Fairness is bounded, not FIFO: a holder that
+/// re-acquires at once keeps the lock for at most handoff_after while others wait, then hands
+/// it to a waiter, so no waiter starves and a busy lock still runs mostly at its holder's
+/// speed (for strict request order use fair_lock). The waiting policy is described in
+/// lock/src/wait_policy.hpp.
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// runtime's timer thread (loss found by the watchdog or at the end of the validity) or on the
@@ -232,10 +238,16 @@ public:
     /// Lockable: releases without waiting for Redis's answer. The compare-and-delete is
     /// written to the connection before unlock() returns (other clients see the lock free
     /// as soon as Redis reads it, as with release()); its reply is read and discarded by that
-    /// connection's next command. Never throws: a lost lock is reported by lost() and the
-    /// callback before, and release() is there for callers that want the answer. A command
-    /// this process sends on another connection right after unlock() may reach Redis before
-    /// the release.
+    /// connection's next command. Exception, a loop of short sections: when this object's
+    /// lock() calls come within 200 us of its unlock() calls, unlock() holds the release back
+    /// for up to 5 ms, and the next lock() renews the key in place (one EVALSHA for unlock +
+    /// lock instead of two; a new token and fencing token all the same; if its turn is over
+    /// and others wait, that call releases and yields instead). A release held back goes out
+    /// when due, or when the object is destroyed; while held back the key stays in Redis
+    /// (others see the lock free at most 5 ms later than they would). Never throws: a lost
+    /// lock is reported by lost() and the callback before, and release() (never held back)
+    /// is there for callers that want the answer. A command this process sends on another
+    /// connection right after unlock() may reach Redis before the release.
     void unlock() noexcept;
 
     /// The resource name.

@@ -76,11 +76,18 @@ struct redlock_options {
     /// Longest sleep, in milliseconds, while another client holds a majority but its PTTL is
     /// unknown or no notification link is up. Must be > 0. Default 500 ms.
     std::chrono::milliseconds max_retry_interval{500};
-    /// Cap, in milliseconds, of the random back-off of a waiter on a busy lock (see the class
-    /// comment): after k lost races in a row it waits a random time in
-    /// [0, min(cap, 0.25 ms * 2^(k-1))], deaf to releases, then reads the holders and
-    /// attempts only if no holding has a majority. Zero: never back off. Default 10 ms.
-    std::chrono::milliseconds contention_backoff{10};
+    /// Bounded unfairness: how long, in milliseconds, a holder that re-acquires as soon as it
+    /// releases may keep the lock while other clients wait (its turn). The lock is not FIFO
+    /// (that is fair_lock): within its turn a holder that locks again usually wins, as with
+    /// std::mutex, which keeps a busy lock fast. Once the turn is over and someone waits, the
+    /// holder's next acquire yields: the lock goes to a waiter (woken by the release; those
+    /// that have lost more releases retry sooner), whose own turn starts then. Waiters sleep
+    /// through a holder's turn instead of waking on each of its releases. A waiter that dies
+    /// holds the lock up for at most 50 ms (the grace its entry lives after its last attempt).
+    /// Zero: hand over at every release someone waits for (slowest, fairest). Must be >= 0.
+    /// Default 10 ms. The mechanism (two small keys next to the lock key, `...:turn` and
+    /// `...:waiting`) is described in the README's lock section.
+    std::chrono::milliseconds handoff_after{10};
     /// Opt-in watchdog: extends at ttl/3 while held. An extension that does not reach a
     /// majority because nodes are slow, unreachable or this process's pools are busy is
     /// retried while the validity lasts; when the validity ends unextended, or a majority
@@ -137,6 +144,12 @@ struct node_outcome {
     /// For a refusing acquire: the first 16 hex digits of SHA1 of the holder's token (equal
     /// ids on a majority mean one client holds the lock; the token itself is not revealed).
     std::string holder;
+    /// For a refusing acquire: what is left of the holder's turn, in milliseconds (how long
+    /// it may still re-acquire while others wait; see distributed_lock's "Fairness"), else 0.
+    std::int64_t turn_left = 0;
+    /// For a refusing acquire: the lock was free, but this object's turn is over and another
+    /// waits for it, so it yields.
+    bool yielding = false;
     /// Error text for error/timeout/unreachable (never a password).
     std::string detail;
 };
@@ -156,8 +169,9 @@ void validate(const redlock_options& o, std::size_t n);
 /// release notification (heard on a random majority of the nodes through the runtime's shared
 /// pub/sub links, which suffices because any holder needs a majority too) or until its PTTL
 /// runs out; after a split vote it retries after retry_delay + jitter. Only a holding someone
-/// waits for publishes on release. On a busy lock waiters back off at random, up to
-/// contention_backoff. The waiting policy is described in lock/src/wait_policy.hpp.
+/// waits for publishes on release. Fairness is bounded as for distributed_lock: a holder that
+/// re-acquires at once keeps the lock for at most handoff_after while others wait (each node
+/// keeps the turn). The waiting policy is described in lock/src/wait_policy.hpp.
 ///
 /// Thread-safety: all members may be called from any thread. The loss callback runs on the
 /// runtime's timer thread or the thread calling extend(); it must not call back into this
@@ -260,8 +274,10 @@ public:
     }
     /// Lockable: sends the release to every node (connecting where needed, within
     /// node_timeout) and returns without waiting for the answers, which each connection's
-    /// next command reads past; a holder that locks again pipelines both. Never throws; use
-    /// release() for the answer.
+    /// next command reads past; a holder that locks again pipelines both. In a loop of short
+    /// sections (lock() within 200 us of unlock()) the release is held back for up to 5 ms
+    /// and renewed in place by the next lock() on every node, as distributed_lock::unlock()
+    /// describes. Never throws; use release() for the answer.
     void unlock() noexcept;
 
     [[nodiscard]] const std::string& resource() const noexcept;
