@@ -1,10 +1,11 @@
 #pragma once
-// Contended runs as the issue describes them: 4 processes (forked, each with its own
-// connections and lock object) looping acquire / critical section / release on one resource;
-// a shared counter checks exclusion across them. The caller alternates raw and ours in short
-// slices that add up to 10 s per side.
+// Contended runs as issue 16 describes them: 4 processes (forked, each with its own
+// connections and lock object) looping lock / critical section / unlock on one resource. The
+// critical section is an INCR and a DECR of a counter on the first server, whose INCR must
+// answer 1 (exclusion is checked in every run; a second holder aborts the bench). Each
+// process counts its own sections, and every lock() call's wait (from the call to holding
+// the lock) goes into a histogram shared by the processes.
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -13,25 +14,28 @@ namespace lock_bench {
 
 struct contended_result {
     double seconds = 0;
-    std::uint64_t sections = 0;
-    [[nodiscard]] double per_second() const { return seconds > 0 ? static_cast<double>(sections) / seconds : 0.0; }
-    contended_result& operator+=(const contended_result& o) {
-        seconds += o.seconds;
-        sections += o.sections;
-        return *this;
-    }
+    std::vector<std::uint64_t> per_process;  // sections by process index (summed over slices)
+    [[nodiscard]] std::uint64_t sections() const;
+    [[nodiscard]] double per_second() const;
+    // The smallest process's sections divided by an even share (1.0: perfectly even).
+    [[nodiscard]] double min_share() const;
+    contended_result& operator+=(const contended_result& o);
 };
 
-// Raw clients: SET NX PX; on failure retry after 5 +- 5 ms.
+// Which wait histogram a run records into.
+enum class waits { raw1, ours1, raw5, ours5 };
+// The p-th percentile (0..100) of the waits recorded so far, in milliseconds.
+double wait_percentile_ms(waits which, double p);
+std::uint64_t wait_count(waits which);
+
+// Plain clients: SET NX PX; on failure retry after 5 +- 5 ms.
 contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::milliseconds run);
 // distributed_lock: lock() / unlock().
 contended_result lock_contended_single(std::uint16_t port, int procs, std::chrono::milliseconds run);
-// Raw quorum clients over N nodes: all at once, decide at a majority, release partial locks
+// Plain quorum clients over N nodes: all at once, decide at a majority, release partial locks
 // at once, retry after 5 +- 5 ms.
 contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run);
-// redlock: lock() / unlock(). Acquisitions that threw quorum_unreachable are counted, over
-// all runs, by quorum_errors().
-std::uint64_t quorum_errors();
+// redlock: lock() / unlock().
 contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run);
 // Two distributed_lock holders passing the lock back and forth; microseconds from the start
 // of one holder's unlock() to the other's lock() returning.
