@@ -4,6 +4,7 @@
 
 #include <redcoord/core/token.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 
 #include <sys/mman.h>
@@ -60,7 +61,7 @@ struct shared_state {
     std::atomic<bool> stop{false};
     std::atomic<int> inside{0};  // holders in the critical section right now
     std::array<std::atomic<std::uint64_t>, max_procs> sections{};
-    std::array<std::array<std::atomic<std::uint64_t>, buckets + 1>, 4> waits{};
+    std::array<std::array<std::atomic<std::uint64_t>, buckets + 1>, 5> waits{};
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
@@ -252,7 +253,20 @@ contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int 
     });
 }
 
-std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
+contended_result fair_contended(std::uint16_t port, int procs, std::chrono::milliseconds run) {
+    return run_processes(procs, run, port, [port](contender& me) {
+        redcoord::connection_pool pool(local(port));
+        redcoord::fair_lock lock(pool, "bench:fair:contended", {.ttl = 10s});
+        lock_loop(me, lock, waits::fair);
+    });
+}
+
+namespace {
+
+// Two holders (threads, each with its own pool and lock object) passing `Lock` back and forth.
+template <class Lock, class Options>
+std::vector<double> handoffs_us(std::uint16_t port, const std::string& resource, Options options,
+                                 std::chrono::milliseconds run) {
     std::mutex mu;
     std::vector<double> samples;
     std::atomic<std::int64_t> released_at{0};  // steady ns at the start of the last unlock()
@@ -262,7 +276,7 @@ std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::millisec
     for (int me = 0; me < 2; ++me)
         ts.emplace_back([&, me] {
             redcoord::connection_pool pool(local(port));
-            redcoord::distributed_lock lock(pool, "bench:handoff", {.ttl = 10s});
+            Lock lock(pool, resource, options);
             std::vector<double> mine;
             while (!stop) {
                 if (!lock.acquire(200ms)) continue;
@@ -282,6 +296,16 @@ std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::millisec
     stop = true;
     for (auto& t : ts) t.join();
     return samples;
+}
+
+}  // namespace
+
+std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
+    return handoffs_us<redcoord::distributed_lock>(port, "bench:handoff", redcoord::lock_options{.ttl = 10s}, run);
+}
+
+std::vector<double> fair_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
+    return handoffs_us<redcoord::fair_lock>(port, "bench:fair:handoff", redcoord::fair_lock_options{.ttl = 10s}, run);
 }
 
 }  // namespace lock_bench

@@ -23,7 +23,7 @@ struct contended_result {
 };
 
 // Which wait histogram a run records into.
-enum class waits { raw1, ours1, raw5, ours5 };
+enum class waits { raw1, ours1, raw5, ours5, fair };
 // The p-th percentile (0..100) of the waits recorded so far, in milliseconds.
 double wait_percentile_ms(waits which, double p);
 std::uint64_t wait_count(waits which);
@@ -37,8 +37,12 @@ contended_result lock_contended_single(std::uint16_t port, int procs, std::chron
 contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run);
 // redlock: lock() / unlock().
 contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run);
+// fair_lock: lock() / unlock().
+contended_result fair_contended(std::uint16_t port, int procs, std::chrono::milliseconds run);
 // Two distributed_lock holders passing the lock back and forth; microseconds from the start
 // of one holder's unlock() to the other's lock() returning.
 std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::milliseconds run);
+// The same with two fair_lock holders.
+std::vector<double> fair_handoffs_us(std::uint16_t port, std::chrono::milliseconds run);
 
 }  // namespace lock_bench

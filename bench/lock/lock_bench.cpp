@@ -11,6 +11,8 @@
 //   ratio redlock5_contended_vs_polling     the same over 5 masters (the plain clients send to all,
 //                                           decide at 3 and release partial locks at once)
 //   value lock_handoff_p50_us               start of one holder's unlock() to the next holder's lock()
+//   value fair_lock_handoff_p50_us          the same for fair_lock
+//   ratio fair_lock_min_share               fair_lock in the contended run: smallest process's share
 // Every comparison interleaves raw and ours (short blocks of pairs, 2 s slices of the
 // contended runs), so both meet the same machine: loopback latency here drifts by a factor
 // of several within seconds. Contended runs are 4 processes for 10 s per side, as issue 16
@@ -204,8 +206,26 @@ int main(int argc, char** argv) {
     report("lock_contended1", ours1, raw1, waits::ours1, waits::raw1);
     report("redlock5_contended", ours5, raw5, waits::ours5, waits::raw5);
 
-    auto handoffs = lock_bench::single_handoffs_us(s[0]->port(), 2s);
-    std::fprintf(stderr, "handoffs measured: %zu\n", handoffs.size());
+    // Hand-offs, plain and fair, in alternating 1 s slices.
+    std::vector<double> handoffs, fair_handoffs;
+    for (int i = 0; i < 3; ++i) {
+        auto a = lock_bench::single_handoffs_us(s[0]->port(), 1s);
+        handoffs.insert(handoffs.end(), a.begin(), a.end());
+        auto b = lock_bench::fair_handoffs_us(s[0]->port(), 1s);
+        fair_handoffs.insert(fair_handoffs.end(), b.begin(), b.end());
+    }
+    std::fprintf(stderr, "handoffs measured: %zu plain, %zu fair\n", handoffs.size(), fair_handoffs.size());
     print_value("lock_handoff_p50_us", redcoord::bench::percentile(handoffs, 50), "us");
+    print_value("fair_lock_handoff_p50_us", redcoord::bench::percentile(fair_handoffs, 50), "us");
+
+    // fair_lock under the same contended load: 4 processes x 10 s.
+    lock_bench::contended_result fair;
+    for (int i = 0; i < slices; ++i) fair += lock_bench::fair_contended(s[0]->port(), procs, slice);
+    std::string counts;
+    for (auto n : fair.per_process) counts += (counts.empty() ? "" : " / ") + std::to_string(n);
+    std::fprintf(stderr, "fair_lock contended: %.0f sections/s, per process %s, wait p50 %.2f ms p99 %.2f ms\n",
+                 fair.per_second(), counts.c_str(), lock_bench::wait_percentile_ms(waits::fair, 50),
+                 lock_bench::wait_percentile_ms(waits::fair, 99));
+    print_ratio("fair_lock_min_share", fair.min_share());
     return 0;
 }
