@@ -30,6 +30,7 @@ lock_engine_config engine_config(const hold_state& h, const lock_core_config& c,
     e.turn_key = h.turn_key;
     e.waiting_key = h.waiting_key;
     e.owner = random_token();  // this object, across its acquisitions
+    e.tombstones = pools.size() > 1;
     e.handoff_after = c.handoff_after;
     e.ttl = c.ttl;
     e.drift_factor = c.drift_factor;
@@ -73,6 +74,10 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
 lock_core::~lock_core() {
     dog.reset();  // joins the lease timer before anything it touches goes away
     flush_.reset();  // likewise the flush timer; what it did not send goes now
+    try {
+        if (flushing_) resend_release(*flushing_);
+    } catch (...) {
+    }
     if (auto back = take_held_back()) send_release(back->held, back->floor);
     try {
         (void)release();
@@ -121,9 +126,10 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
     const auto failure = run(round, io);
     const auto now = clock_type::now();
     auto v = engine_.decide_acquire(round, now);
-    if (previous && !v.got) {
-        // The re-lock did not take: nodes that answered released or replaced the previous
-        // holding; any other node may still hold it.
+    if (previous) {
+        // Nodes that answered the re-lock renewed, released or never had the previous
+        // holding; any other node (no answer, or nothing sent to it) may still hold it,
+        // whether or not this attempt was granted.
         const auto& outs = round.outcomes();
         if (std::any_of(outs.begin(), outs.end(), [](const node_outcome& o) {
                 return o.state != node_outcome::status::yes && o.state != node_outcome::status::no;
@@ -271,7 +277,7 @@ bool lock_core::extend(milliseconds ttl) {
 }
 
 // A pool that gives up at once (borrow_timeout zero) must not make a resend spin.
-void lock_core::pace_resend() { std::this_thread::sleep_for(std::chrono::microseconds(500)); }
+void lock_core::pace_resend() { std::this_thread::sleep_for(resend_pace); }
 
 std::optional<lock_acquisition> lock_core::take_hold(bool& floor) {
     {
@@ -342,13 +348,17 @@ void lock_core::send_release(const lock_acquisition& held, bool floor) noexcept 
         // window (a short wait for a connection), the others are not waited for.
         auto round = engine_.release(held, floor, clock_type::now());
         transport_->send(round, {});
-        for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
-             again = engine_.resend(round, clock_type::now())) {
-            pace_resend();
-            transport_->send(round, {.deadline = std::nullopt, .reach_all = false, .only = again});
-        }
+        resend_release(round);
     } catch (...) {
         // Not sent: keys left behind expire after their TTL.
+    }
+}
+
+void lock_core::resend_release(lock_round& round) {
+    for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
+         again = engine_.resend(round, clock_type::now())) {
+        pace_resend();
+        transport_->send(round, {.deadline = std::nullopt, .reach_all = false, .only = again});
     }
 }
 
@@ -358,16 +368,42 @@ std::optional<lock_core::held_back> lock_core::take_held_back() {
 }
 
 // The flush timer: sends a held-back release once it is due (a new unlock() moves the due
-// time; an acquire call takes the release and leaves nothing to send).
+// time; an acquire call takes the release and leaves nothing to send). It runs on the
+// runtime's shared timer thread, so it never sleeps there: nodes a busy pool left unsent
+// are resent on later ticks, one pacing interval apart, within the engine's window.
 std::optional<lock_clock::time_point> lock_core::flush_tick() {
+    try {
+        if (flushing_) {
+            auto again = engine_.resend(*flushing_, clock_type::now());
+            if (!again.empty()) {
+                transport_->send(*flushing_, {.deadline = std::nullopt, .reach_all = false, .only = again});
+                if (!flushing_->unsent().empty()) return clock_type::now() + resend_pace;
+            }
+            flushing_.reset();
+        }
+    } catch (...) {
+        flushing_.reset();  // keys left behind expire after their TTL
+    }
     std::optional<held_back> back;
     {
         detail::lock_guard l(held_back_mu_);
         if (held_back_ && clock_type::now() < held_back_due_) return held_back_due_;
         back = std::exchange(held_back_, std::nullopt);
-        flush_armed_ = false;
+        if (!back) {
+            flush_armed_ = false;
+            return std::nullopt;
+        }
     }
-    if (back) send_release(back->held, back->floor);
+    try {
+        flushing_ = std::make_unique<lock_round>(engine_.release(back->held, back->floor, clock_type::now()));
+        transport_->send(*flushing_, {});
+        if (!flushing_->unsent().empty()) return clock_type::now() + resend_pace;
+    } catch (...) {
+    }
+    flushing_.reset();
+    detail::lock_guard l(held_back_mu_);
+    if (held_back_) return held_back_due_;  // held back again meanwhile
+    flush_armed_ = false;
     return std::nullopt;
 }
 

@@ -93,6 +93,9 @@ private:
     void send_release(const lock_acquisition& held, bool floor) noexcept;
     std::optional<held_back> take_held_back();
     std::optional<lock_clock::time_point> flush_tick();
+    // Resends `round` to the nodes its pools left unsent, within the engine's window.
+    void resend_release(lock_round& round);
+    static constexpr std::chrono::microseconds resend_pace{500};
     void give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io);
     extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
                                lock_clock::time_point t0) override;
@@ -120,6 +123,7 @@ private:
     lock_clock::time_point held_back_due_ REDCOORD_GUARDED_BY(held_back_mu_){};
     bool flush_armed_ REDCOORD_GUARDED_BY(held_back_mu_) = false;
     std::unique_ptr<detail::timer> flush_;  // sends a held-back release when it is due
+    std::unique_ptr<lock_round> flushing_;  // the flush timer's release still being resent (its thread only)
 
     // Only touched while the gate is held:
     release_deferral deferral_;

@@ -200,7 +200,11 @@ node_command lock_round::command() const {
     c.lua = lua_;
     c.key_store = {key_, fence_key_, turn_key_, waiting_key_};
     c.nkeys = nkeys_;
-    c.arg_store = {token_, arg2_, arg3_, owner_, turn_arg_, grace_arg_, previous_, floor_arg_, registered_arg_};
+    if (kind_ == round_kind::release)
+        c.arg_store = {token_, arg2_, arg3_, tombstone_arg_};
+    else
+        c.arg_store = {token_,    arg2_,     arg3_,      owner_,          turn_arg_,
+                       grace_arg_, previous_, floor_arg_, registered_arg_, tombstone_arg_};
     c.nargs = nargs_;
     if (!lua_) c.arg_store = {"GET", key_, {}};  // a plain command: argv in args()
     return c;
@@ -234,7 +238,8 @@ lock_round lock_engine::acquire(std::string token, ask what, lock_clock::time_po
         r.nkeys_ = 4;
         r.turn_key_ = c_.turn_key;
         r.waiting_key_ = c_.waiting_key;
-        r.nargs_ = 9;
+        r.nargs_ = 10;
+        r.tombstone_arg_ = c_.tombstones ? "1" : "0";
         r.owner_ = c_.owner;
         r.turn_arg_ = turn_arg_;
         r.grace_arg_ = grace_arg_;
@@ -324,6 +329,13 @@ lock_round lock_engine::give_back(const lock_round& acquire_round, lock_clock::t
     r.token_ = acquire_round.token_;
     r.nargs_ = 1;
     r.every_node_ = true;  // each node given may hold our key: a key left there refuses our next attempts
+    if (c_.tombstones) {
+        r.nkeys_ = 2;
+        r.nargs_ = 4;
+        r.arg2_ = "0";
+        r.arg3_ = ttl_arg_;
+        r.tombstone_arg_ = ttl_arg_;
+    }
     return r;
 }
 
@@ -356,6 +368,13 @@ lock_round lock_engine::release(const lock_acquisition& held, bool floor_needed,
     if (floor_needed) {
         r.arg2_ = std::to_string(held.fencing_token);
         r.arg3_ = ttl_arg_;
+    }
+    if (c_.tombstones) {
+        r.nkeys_ = 2;
+        r.nargs_ = 4;
+        if (!floor_needed) r.arg2_ = "0";
+        r.arg3_ = ttl_arg_;
+        r.tombstone_arg_ = ttl_arg_;
     }
     return r;
 }

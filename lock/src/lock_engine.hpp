@@ -92,7 +92,7 @@ struct node_command {
     const script* lua = nullptr;
     std::array<std::string_view, 4> key_store{};
     std::size_t nkeys = 0;
-    std::array<std::string_view, 9> arg_store{};
+    std::array<std::string_view, 10> arg_store{};
     std::size_t nargs = 0;
 
     [[nodiscard]] std::span<const std::string_view> keys() const { return {key_store.data(), nkeys}; }
@@ -155,6 +155,7 @@ private:
     std::string token_, arg2_, arg3_;
     std::string_view owner_, turn_arg_, grace_arg_;
     std::string previous_, floor_arg_, registered_arg_;
+    std::string_view tombstone_arg_;
     std::size_t nkeys_ = 0, nargs_ = 0;
 };
 
@@ -186,6 +187,10 @@ struct lock_engine_config {
     // Refusals of a zero-wait attempt name the holder too (redlock: last_outcomes() reports
     // it); otherwise such an attempt sends two arguments and learns only the PTTL.
     bool name_holders = false;
+    // Releases leave a tombstone where the key is not theirs, and attempts honour them (N > 1:
+    // an acquire round decided at a majority leaves slower nodes in flight, which a release
+    // on another connection could overtake; scripts.hpp).
+    bool tombstones = false;
     // How long after its first send a release keeps resending to the nodes nothing reached
     // (busy pool, connect under way); zero: never. The keys expire after their TTL anyway.
     std::chrono::milliseconds resend_window{0};

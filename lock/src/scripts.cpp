@@ -5,6 +5,17 @@ namespace redcoord::detail {
 const script& acquire_script() {
     static const script s(R"lua(
 local fair = ARGV[4]
+if ARGV[10] == '1' and redis.call('EXISTS', KEYS[1] .. ':gone:' .. ARGV[1]) == 1 then
+  -- Released before it arrived (a Redlock round decided without waiting for this node):
+  -- take nothing, and let go of a held-back holding as that release would have.
+  local v = redis.call('GET', KEYS[1])
+  if fair and ARGV[7] ~= '' and (v == ARGV[7] or v == ARGV[7] .. '*') then
+    redis.call('DEL', KEYS[1])
+    if v ~= ARGV[7] then redis.call('PUBLISH', KEYS[1] .. ':released', 'released') end
+  end
+  if ARGV[3] == '-' then return -1 end
+  return {0, -1, '', 0, 0}
+end
 local owner, left, yielding = false, 0, false
 if fair then
   owner = redis.call('GET', KEYS[3])
@@ -96,6 +107,7 @@ if v == ARGV[1] .. '*' then
   redis.call('PUBLISH', KEYS[1] .. ':released', 'released')
   return 1
 end
+if ARGV[4] then redis.call('SET', KEYS[1] .. ':gone:' .. ARGV[1], '1', 'PX', ARGV[4]) end
 return 0
 )lua");
     return s;

@@ -27,7 +27,9 @@ inline std::string_view without_mark(std::string_view v) {
 // lock object's owner id, ARGV[5] its turn (handoff_after) in ms, ARGV[6] the grace in ms,
 // ARGV[7] the token of this object's previous holding whose release was held back ("" for
 // none), ARGV[8] that holding's fencing floor ("0": none), ARGV[9] "1" when this object may be
-// named in the waiting key (it was refused since its last acquisition).
+// named in the waiting key (it was refused since its last acquisition), ARGV[10] "1" to honour
+// release tombstones (Redlock, see release_script): an attempt whose token was released
+// before the attempt reached this node takes nothing.
 //
 // Re-lock: when the previous holding's key still holds its token, it is renewed in place to
 // the new token (keeping a waiter's mark, and first raising the fencing counter to the floor)
@@ -60,7 +62,11 @@ inline std::string_view without_mark(std::string_view v) {
 const script& acquire_script();
 
 // KEYS[1] lock key, optional KEYS[2] fencing counter; ARGV[1] token, ARGV[2] fencing floor
-// and ARGV[3] the counter's TTL in ms (both with KEYS[2]). Deletes the key iff it holds our token; if it was marked, PUBLISHes on
+// and ARGV[3] the counter's TTL in ms (both with KEYS[2]; floor "0": none), optional ARGV[4]
+// a tombstone TTL in ms: a release that finds the key not ours leaves `KEYS[1]:gone:<token>`
+// for that long, so an attempt with that token still in flight on another connection (a
+// Redlock round decides at a majority and does not wait for the slower nodes) takes nothing
+// when it arrives after its release. Deletes the key iff it holds our token; if it was marked, PUBLISHes on
 // KEYS[1] .. ":released" (hold_state::channel). Returns 1 when deleted, else 0. With the
 // counter, raises it to at least the floor first (redlock: keeps the nodes' counters from
 // falling behind one another, see redlock.hpp).

@@ -13,6 +13,7 @@
 using namespace std::chrono_literals;
 using redcoord::reply;
 using redcoord::detail::acquire_script;
+using redcoord::detail::release_script;
 using redcoord::testing::local_server;
 
 namespace {
@@ -22,9 +23,10 @@ const std::string key = "t:lock:{r}", fence = "t:lock:{r}:fence", turn = "t:lock
 
 // One attempt: owner `owner` with `token`, turn 100 ms, grace 50 ms.
 reply attempt(const local_server& s, const std::string& owner, const std::string& token, const std::string& mode = "1",
-              const std::string& previous = "", const std::string& floor = "0", const std::string& registered = "0") {
+              const std::string& previous = "", const std::string& floor = "0", const std::string& registered = "0",
+              const std::string& tombstones = "0") {
     return s.command({"EVAL", acquire_script().source(), "4", key, fence, turn, waiting, token, "30000", mode, owner,
-                      "100", "50", previous, floor, registered});
+                      "100", "50", previous, floor, registered, tombstones});
 }
 
 bool granted(const reply& r) { return r.is_integer() && r.integer() > 0; }
@@ -110,4 +112,24 @@ TEST(LockFairnessScript, AReLockThatMustYieldReleasesAndPublishes) {
     EXPECT_EQ(r.elements()[4].integer(), 1);              // yielding
     EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);   // the held-back release happened
     EXPECT_EQ(s.command_calls("publish") - publishes0, 1);  // and woke the waiter
+}
+
+TEST(LockFairnessScript, AnAttemptOvertakenByItsReleaseTakesNothing) {
+    // Redlock: the acquire of "a1" is still in flight to this node when its release arrives
+    // on another connection. The release leaves a tombstone; the late acquire takes nothing.
+    local_server s;
+    EXPECT_EQ(s.command({"EVAL", release_script().source(), "2", key, fence, "a1", "0", "30000", "30000"}).integer(), 0);
+    EXPECT_GT(s.command({"PTTL", key + ":gone:a1"}).integer(), 29000);
+    EXPECT_FALSE(granted(attempt(s, "A", "a1", "1", "", "0", "0", "1")));
+    EXPECT_EQ(attempt(s, "A", "a1", "-", "", "0", "0", "1").integer(), -1);
+    EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);
+    // Another token is not affected, and a release that deletes its key leaves no tombstone.
+    ASSERT_TRUE(granted(attempt(s, "A", "a2", "1", "", "0", "0", "1")));
+    EXPECT_EQ(s.command({"EVAL", release_script().source(), "2", key, fence, "a2", "0", "30000", "30000"}).integer(), 1);
+    EXPECT_EQ(s.command({"EXISTS", key + ":gone:a2"}).integer(), 0);
+    // A re-lock whose new token was released already lets the held-back holding go.
+    ASSERT_TRUE(granted(attempt(s, "A", "a3", "1", "", "0", "0", "1")));
+    (void)s.command({"EVAL", release_script().source(), "2", key, fence, "a4", "0", "30000", "30000"});
+    EXPECT_FALSE(granted(attempt(s, "A", "a4", "1", "a3", "0", "0", "1")));
+    EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);
 }

@@ -495,7 +495,8 @@ TEST(LockEngineFairness, EveryAttemptCarriesTheTurnKeysAndArguments) {
         ASSERT_EQ(c.keys().size(), 4u);
         EXPECT_EQ(c.keys()[2], "p:lock:{r}:turn");
         EXPECT_EQ(c.keys()[3], "p:lock:{r}:waiting");
-        ASSERT_EQ(c.args().size(), 9u);
+        ASSERT_EQ(c.args().size(), 10u);
+        EXPECT_EQ(c.args()[9], "0");  // no tombstones: a single instance
         EXPECT_EQ(c.args()[2], what == ask::nothing ? "-" : what == ask::mark ? "1" : "0");
         EXPECT_EQ(c.args()[3], "me");
         EXPECT_EQ(c.args()[4], "10");
@@ -549,4 +550,31 @@ TEST(LockEngineFairness, YieldingNodesMakeTheRefusalAYield) {
     s.on_result(0, integer(-3), t0 + 1ms);
     EXPECT_EQ(s.outcomes()[0].state, status::no);
     EXPECT_EQ(s.outcomes()[0].pttl, 1);
+}
+
+TEST(LockEngineFairness, RedlockReleasesLeaveTombstonesAndAttemptsHonourThem) {
+    auto c = fair_engine(3).config();
+    c.tombstones = true;
+    const lock_engine e(c);
+    auto a = e.acquire("tok", ask::mark, t0);
+    ASSERT_EQ(a.command().args().size(), 10u);
+    EXPECT_EQ(a.command().args()[9], "1");
+    // A release, with and without a floor, and a give-back: token, floor, counter TTL, tombstone TTL.
+    const lock_acquisition held{"tok", t0, 7};
+    for (bool floor : {false, true}) {
+        auto r = e.release(held, floor, t0);
+        const auto cmd = r.command();
+        ASSERT_EQ(cmd.keys().size(), 2u);
+        ASSERT_EQ(cmd.args().size(), 4u);
+        EXPECT_EQ(cmd.args()[0], "tok");
+        EXPECT_EQ(cmd.args()[1], floor ? "7" : "0");
+        EXPECT_EQ(cmd.args()[2], "10000");
+        EXPECT_EQ(cmd.args()[3], "10000");
+    }
+    auto back = e.give_back(a, t0);
+    ASSERT_EQ(back.command().args().size(), 4u);
+    EXPECT_EQ(back.command().args()[1], "0");
+    EXPECT_EQ(back.command().args()[3], "10000");
+    // The single instance waits for every acquire's answer: no tombstones.
+    EXPECT_EQ(fair_engine(1).acquire("tok", ask::mark, t0).command().args()[9], "0");
 }

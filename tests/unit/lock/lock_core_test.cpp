@@ -157,11 +157,13 @@ TEST(LockCore, ZeroWaitWithAMajorityDownGivesBackThenThrowsQuorumUnreachable) {
     EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), quorum_unreachable);
     ASSERT_EQ(f.log.size(), 2u);
     EXPECT_EQ(f.log[0].kind, round_kind::acquire);
-    ASSERT_EQ(f.log[0].args.size(), 9u);  // with the fairness arguments
-    EXPECT_EQ(f.log[0].args[2], "0");     // redlock names the holders even without a wait
+    ASSERT_EQ(f.log[0].args.size(), 10u);  // with the fairness arguments
+    EXPECT_EQ(f.log[0].args[2], "0");      // redlock names the holders even without a wait
+    EXPECT_EQ(f.log[0].args[9], "1");      // and honours release tombstones
     EXPECT_EQ(f.log[1].what, "give_back");  // the granting node and the unreachable ones
     EXPECT_EQ(f.log[1].nodes, (std::vector<std::size_t>{0, 1, 2}));
-    EXPECT_EQ(f.log[1].args, std::vector<std::string>{f.log[0].args[0]});  // our token only
+    // Our token, no floor, and a tombstone for an attempt still in flight.
+    EXPECT_EQ(f.log[1].args, (std::vector<std::string>{f.log[0].args[0], "0", "10000", "10000"}));
     EXPECT_FALSE(f.core->is_held());
     EXPECT_EQ(f.core->last_outcomes().at(1).state, node_outcome::status::unreachable);
 }
@@ -178,14 +180,14 @@ TEST(LockCore, GrantCommitsTheHoldingAndTheReleaseCarriesTheFloorWhenNeeded) {
     f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
     EXPECT_TRUE(f.core->release());
     ASSERT_EQ(f.log.back().kind, round_kind::release);
-    EXPECT_EQ(f.log.back().args.size(), 1u);
+    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{f.log.back().args[0], "0", "10000", "10000"}));  // no floor
     // Counters 9, 5, 3: token 9 on one node only: the release raises the others to it.
     f.steps.push_back(replies({answer(reply::make_integer(9)), answer(reply::make_integer(5)),
                                answer(reply::make_integer(3))}));
     ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
     f.core->unlock();
     ASSERT_EQ(f.log.back().what, "send");
-    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{f.log.back().args[0], "9", "10000"}));
+    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{f.log.back().args[0], "9", "10000", "10000"}));
     EXPECT_FALSE(f.core->is_held());
 }
 
