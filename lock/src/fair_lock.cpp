@@ -5,6 +5,7 @@
 
 #include "fair_engine.hpp"
 #include "fair_scripts.hpp"
+#include "scripts.hpp"
 #include "hold_common.hpp"
 
 #include <redcoord/core/detail/pubsub_mux.hpp>
@@ -317,11 +318,11 @@ private:
         const std::string_view args[] = {token, ttl_ms};
         try {
             if (o_.replicas > 0) {
-                auto rr = run_then_wait(*conn, fair_extend_script(), keys, args, o_.replicas, o_.replica_timeout);
+                auto rr = run_then_wait(*conn, extend_script(), keys, args, o_.replicas, o_.replica_timeout);
                 if (rr.result.integer() != 1) return extend_result::lost;
                 return rr.acks >= o_.replicas ? extend_result::extended : extend_result::not_confirmed;
             }
-            return fair_extend_script().run(*conn, keys, args).integer() == 1 ? extend_result::extended
+            return extend_script().run(*conn, keys, args).integer() == 1 ? extend_result::extended
                                                                                 : extend_result::lost;
         } catch (const reply_error&) {
             throw;

@@ -1,5 +1,7 @@
 #include "fair_scripts.hpp"
 
+#include "scripts.hpp"
+
 #include <string>
 
 namespace redcoord::detail {
@@ -26,7 +28,7 @@ end
 )lua";
 
 std::string with_purge(const char* queue_key_index, const char* body) {
-    std::string p = purge_lua;
+    std::string p = std::string(next_fence_lua) + purge_lua;
     for (auto at = p.find("QUEUE"); at != std::string::npos; at = p.find("QUEUE")) p.replace(at, 5, queue_key_index);
     return p + body;
 }
@@ -42,13 +44,7 @@ if ours(v, ARGV[2]) or (not v and (not head or head == me)) then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   if head == me then redis.call('LPOP', KEYS[3]) end
   redis.call('DEL', KEYS[1] .. ':waiter:' .. me)
-  local f = redis.call('INCR', KEYS[2])
-  if f == 1 then
-    local t = redis.call('TIME')
-    f = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[3])
-  end
-  return f
+  return next_fence(ARGV[3])
 end
 local pttl = -2
 if v then pttl = redis.call('PTTL', KEYS[1]) end
@@ -108,17 +104,6 @@ if not v then
 end
 return 1
 )lua"));
-    return s;
-}
-
-const script& fair_extend_script() {
-    static const script s(R"lua(
-local v = redis.call('GET', KEYS[1])
-if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-)lua");
     return s;
 }
 

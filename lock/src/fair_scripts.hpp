@@ -40,8 +40,7 @@ const script& fair_release_script();
 // and wakes the head. Returns 1.
 const script& fair_leave_script();
 
-// KEYS[1] lock key; ARGV[1] token, ARGV[2] ttl ms. PEXPIREs iff the key holds our token.
-// Returns 1 when extended, 0 when it is no longer ours.
-const script& fair_extend_script();
+// The extension is the default lock's extend_script() (scripts.hpp): the key holds the
+// holder's token, or the token and a distributed_lock waiter's mark.
 
 }  // namespace redcoord::detail

@@ -1,10 +1,32 @@
 #include "scripts.hpp"
 
+#include <string>
+
 namespace redcoord::detail {
 
+const char* const next_fence_lua = R"lua(
+local function next_fence(ttl)
+  local f = redis.call('INCR', KEYS[2])
+  if f == 1 then
+    local t = redis.call('TIME')
+    f = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ttl)
+  end
+  return f
+end
+)lua";
+
 const script& acquire_script() {
-    static const script s(R"lua(
+    static const script s(std::string(next_fence_lua) + R"lua(
 local fair = ARGV[4]
+if fair and ARGV[7] ~= '' then
+  -- A held-back release raises the counter as that release would have, on every node this
+  -- reaches, whatever comes next (renewal, yield, or someone else's key).
+  local floor = tonumber(ARGV[8])
+  if floor and floor > 0 and (tonumber(redis.call('GET', KEYS[2]) or '0') or 0) < floor then
+    redis.call('SET', KEYS[2], ARGV[8], 'PX', ARGV[2])
+  end
+end
 if ARGV[10] == '1' and redis.call('EXISTS', KEYS[1] .. ':gone:' .. ARGV[1]) == 1 then
   -- Released before it arrived (a Redlock round decided without waiting for this node):
   -- take nothing, and let go of a held-back holding as that release would have.
@@ -39,21 +61,12 @@ if fair and ARGV[7] ~= '' then
     else
       redis.call('SET', KEYS[1], ARGV[1] .. mark, 'PX', ARGV[2])
       took = true
-      local floor = tonumber(ARGV[8])
-      if floor and floor > 0 and (tonumber(redis.call('GET', KEYS[2]) or '0') or 0) < floor then
-        redis.call('SET', KEYS[2], ARGV[8], 'PX', ARGV[2])
-      end
     end
   end
 end
 if not took and not yielding then took = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) end
 if took then
-  local f = redis.call('INCR', KEYS[2])
-  if f == 1 then
-    local t = redis.call('TIME')
-    f = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX', ARGV[2])
-  end
+  local f = next_fence(ARGV[2])
   if fair then
     if owner ~= fair or left <= tonumber(ARGV[6]) then
       redis.call('SET', KEYS[3], fair, 'PX', tonumber(ARGV[5]) + tonumber(ARGV[6]))

@@ -14,6 +14,11 @@
 
 namespace redcoord::detail {
 
+// Lua shared by the acquire scripts of every lock kind (prepended to their source): the next
+// fencing token from the counter KEYS[2], which lives for `ttl` ms after it is created; when
+// it is created anew its first token is the server's TIME in microseconds (see acquire_script).
+extern const char* const next_fence_lua;
+
 // A lock key's value without a waiter's mark: the holder's token.
 inline std::string_view without_mark(std::string_view v) {
     if (!v.empty() && v.back() == '*') v.remove_suffix(1);

@@ -114,6 +114,31 @@ TEST(LockFairnessScript, AReLockThatMustYieldReleasesAndPublishes) {
     EXPECT_EQ(s.command_calls("publish") - publishes0, 1);  // and woke the waiter
 }
 
+TEST(LockFairnessScript, AHeldBackReleaseRaisesTheFloorWhateverTheAttemptDoes) {
+    // Redlock: the held-back release of a holding whose token stood on too few nodes must
+    // raise this node's counter as release() would, also when the re-lock yields or the key
+    // is someone else's; otherwise the next holder's token could be lower (a stale write).
+    local_server s;
+    ASSERT_TRUE(granted(attempt(s, "A", "a1")));
+    (void)attempt(s, "B", "b1");
+    s.command({"SET", turn, "A", "PX", "40"});  // A's turn is over: the re-lock yields
+    const auto base = std::stoll(s.command({"GET", fence}).text());
+    const auto floor1 = std::to_string(base + 1000), floor2 = std::to_string(base + 2000);
+    const auto r = attempt(s, "A", "a2", "1", "a1", floor1);
+    ASSERT_FALSE(r.is_integer());
+    EXPECT_EQ(r.elements()[4].integer(), 1);  // it did yield
+    EXPECT_EQ(s.command({"GET", fence}).text(), floor1);
+    // Someone else's key: the floor goes up all the same.
+    ASSERT_TRUE(granted(attempt(s, "B", "b2", "1", "", "0", "1")));
+    (void)attempt(s, "A", "a3", "1", "gone", floor2);
+    EXPECT_EQ(s.command({"GET", fence}).text(), floor2);
+    // The next acquisition is above it.
+    s.command({"DEL", key});
+    const auto f = attempt(s, "C", "c1");
+    ASSERT_TRUE(granted(f));
+    EXPECT_GT(f.integer(), base + 2000);
+}
+
 TEST(LockFairnessScript, AnAttemptOvertakenByItsReleaseTakesNothing) {
     // Redlock: the acquire of "a1" is still in flight to this node when its release arrives
     // on another connection. The release leaves a tombstone; the late acquire takes nothing.

@@ -6,6 +6,7 @@
 #include <redcoord/core/sentinel.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
@@ -27,6 +28,7 @@ T& ref();
 
 static_assert(std::is_same_v<decltype(ref<redcoord::distributed_lock>().on_lost({})), scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::redlock>().on_lost({})), scoped_connection>);
+static_assert(std::is_same_v<decltype(ref<redcoord::fair_lock>().on_lost({})), scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_elected({})), scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_revoked({})), scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_leader_changed({})), scoped_connection>);
