@@ -6,9 +6,9 @@
 /// set, so no server clock arithmetic is needed).
 ///
 /// ## Which lock to pick
-/// distributed_lock is faster under contention (a holder that re-locks at once usually wins,
-/// as with std::mutex) but does not promise an order. fair_lock serves waiters strictly in
-/// request order, so no process starves however busy the lock is; each hand-off costs a
+/// distributed_lock is faster under contention (a holder that re-locks at once keeps the lock
+/// for its turn, lock_options::handoff_after, as with std::mutex) and starves no waiter, but
+/// promises no order. fair_lock serves waiters strictly in request order; each hand-off costs a
 /// unicast PUBLISH and the woken waiter's round trip, and a waiter refreshes its lease every
 /// waiter_lease / 3 while it waits (one EVALSHA each).
 ///
