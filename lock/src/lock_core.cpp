@@ -127,14 +127,19 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
     const auto now = clock_type::now();
     auto v = engine_.decide_acquire(round, now);
     if (previous) {
-        // Nodes that answered the re-lock renewed, released or never had the previous
-        // holding; any other node (no answer, or nothing sent to it) may still hold it,
-        // whether or not this attempt was granted.
+        // Where the re-lock ran (answered, or sent and not waited for, or timed out after it
+        // was sent) it renews, releases or never had the previous holding. Where it cannot
+        // have run (nothing sent: busy pool, connect under way, link down; or an error reply)
+        // the previous holding may still be there, whether or not this attempt was granted:
+        // release it on those nodes.
+        std::vector<std::size_t> left;
         const auto& outs = round.outcomes();
-        if (std::any_of(outs.begin(), outs.end(), [](const node_outcome& o) {
-                return o.state != node_outcome::status::yes && o.state != node_outcome::status::no;
-            }))
-            send_release(previous->held, previous->floor);
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+            using st = node_outcome::status;
+            const auto s = outs[i].state;
+            if (s == st::busy || s == st::connecting || s == st::unreachable || s == st::error) left.push_back(i);
+        }
+        if (!left.empty()) send_release(previous->held, previous->floor, left);
     }
     if (v.got) registered_ = false;
     else if (what != ask::nothing) registered_ = true;
@@ -342,12 +347,12 @@ void lock_core::unlock() noexcept {
     send_release(*a, floor);
 }
 
-void lock_core::send_release(const lock_acquisition& held, bool floor) noexcept {
+void lock_core::send_release(const lock_acquisition& held, bool floor, std::span<const std::size_t> only) noexcept {
     try {
         // Not dropped on a busy pool: nodes nothing reached get it again within the engine's
         // window (a short wait for a connection), the others are not waited for.
         auto round = engine_.release(held, floor, clock_type::now());
-        transport_->send(round, {});
+        transport_->send(round, {.deadline = std::nullopt, .reach_all = false, .only = only});
         resend_release(round);
     } catch (...) {
         // Not sent: keys left behind expire after their TTL.

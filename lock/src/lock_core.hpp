@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,8 +90,9 @@ private:
         bool floor = false;
     };
     attempt_result attempt(ask what, const held_back* previous);
-    // Sends the release of `held` to every node without waiting (unlock's way).
-    void send_release(const lock_acquisition& held, bool floor) noexcept;
+    // Sends the release of `held` to every node (or those in `only`) without waiting
+    // (unlock's way).
+    void send_release(const lock_acquisition& held, bool floor, std::span<const std::size_t> only = {}) noexcept;
     std::optional<held_back> take_held_back();
     std::optional<lock_clock::time_point> flush_tick();
     // Resends `round` to the nodes its pools left unsent, within the engine's window.
