@@ -23,6 +23,7 @@ struct node_io {
     pooled_connection lease;
     connection::impl* conn = nullptr;
     bool waiting = false;
+    bool sent = false;  // the command went out on this node's connection
     bool retried_noscript = false;
     // The command in flight is a script by SHA, so its reply may be NOSCRIPT.
     bool by_sha = false;
@@ -85,6 +86,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             io[i].by_sha = !full && what.eval;
             // An EVAL that reaches the server loads the script whatever the reply.
             if (full) io[i].conn->learned_script(*what.sha);
+            io[i].sent = true;  // appended: it may reach the server even if the flush fails
             io[i].conn->flush();
             io[i].waiting = true;
             ++outstanding;
@@ -234,6 +236,13 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             finish_failed(i, node_result::status::timeout, "no reply within " + std::to_string(opts.timeout.count()) + " ms");
         }
     }
+    // Decided before these nodes were reached: "pending" would claim the command may still run
+    // there (a Redlock re-lock or a give-back would then count on it).
+    for (std::size_t i = 0; i < n; ++i)
+        if (!io[i].sent && results[i].state == node_result::status::pending) {
+            results[i].state = node_result::status::not_sent;
+            results[i].error = "not sent: the round was decided before this node was reached";
+        }
     return results;
 }
 

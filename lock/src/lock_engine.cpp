@@ -116,7 +116,8 @@ void lock_round::on_result(std::size_t node, const node_result& r, lock_clock::t
         case node_result::status::pending: o.state = status::not_waited; break;
         case node_result::status::timeout: o.state = status::timeout; o.detail = r.error; break;
         case node_result::status::connection_failed: o.state = status::unreachable; o.detail = r.error; break;
-        case node_result::status::pool_exhausted: o.state = status::busy; o.detail = r.error; break;
+        case node_result::status::pool_exhausted:
+        case node_result::status::not_sent: o.state = status::busy; o.detail = r.error; break;
         case node_result::status::connecting: o.state = status::connecting; o.detail = r.error; break;
         case node_result::status::answered:
             if (now > deadline_) {

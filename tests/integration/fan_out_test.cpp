@@ -348,3 +348,24 @@ TEST(FanOut, ConnectOutlastingTheRoundIsConnectingAndServesTheNextRound) {
     r = fan_out(f.ptrs, {"PING"}, {.timeout = 50ms});
     EXPECT_EQ(count(r, node_result::status::answered), 5u);
 }
+
+// A round decided by the nodes that had an idle connection never reaches the others: they
+// are `not_sent` (nothing runs there), not `pending` (sent, may still run). A Redlock re-lock
+// counted on `pending` to renew the previous holding there, and left it behind for its TTL.
+TEST(FanOut, NodesARoundDecidedBeforeReachingAreNotSent) {
+    five f;
+    script s("return redis.call('SET', KEYS[1], ARGV[1])");
+    std::vector<std::string_view> keys{"ns"}, args{"v"};
+    // Warm only nodes 0..2: they have an idle connection, 3 and 4 need a connect.
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(f.ptrs[i]->command({"PING"}).text(), "PONG");
+    auto three = [](std::span<const node_result> rs) {
+        return std::count_if(rs.begin(), rs.end(), [](auto& x) { return x.answered(); }) >= 3;
+    };
+    auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms, .stop_when = three});
+    for (std::size_t i = 0; i < 3; ++i) ASSERT_TRUE(r[i].answered()) << r[i].error;
+    for (std::size_t i = 3; i < 5; ++i) {
+        EXPECT_EQ(r[i].state, node_result::status::not_sent) << "node " << i;
+        EXPECT_FALSE(r[i].error.empty());
+        EXPECT_TRUE(f.servers[i]->command({"GET", "ns"}).is_nil()) << "node " << i << " ran it";
+    }
+}

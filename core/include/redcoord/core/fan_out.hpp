@@ -34,6 +34,11 @@ struct node_result {
         /// goes on in the background, within the endpoint's `connect_timeout` however short
         /// the deadline, and its connection serves the next fan-out.
         connecting,
+        /// Nothing was sent: `stop_when` decided the round before this node needed a
+        /// connection (no idle one was at hand), and the round neither reaches every node nor
+        /// is detached. Nothing of the command runs there (unlike `pending`, whose command was
+        /// sent and may still run).
+        not_sent,
     };
     status state = status::pending;
     std::optional<reply> value;              ///< The reply, when answered.

@@ -124,9 +124,10 @@ struct node_outcome {
         unreachable,  ///< Could not connect, or the link broke.
         not_waited,   ///< Still in flight when the round was decided by a majority.
         busy,         ///< This process's pool for the node had no free connection within the
-                      ///< round (pool_options::max_size reached): nothing was sent, and it
-                      ///< says nothing about the node. Not counted as a failure: the round is
-                      ///< retried like a split vote, and a held lock is not declared lost.
+                      ///< round (pool_options::max_size reached), or the round was decided
+                      ///< before the node needed one: nothing was sent, and it says nothing
+                      ///< about the node. Not counted as a failure: the round is retried like
+                      ///< a split vote, and a held lock is not declared lost.
         connecting,   ///< Not yet answered: the node had no connection and the connect (with
                       ///< handshake) was still under way at the round's end. Nothing was sent.
                       ///< Counted as slow, never as down: the connect goes on in the
