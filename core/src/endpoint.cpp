@@ -64,6 +64,10 @@ host_port parse_host_port(std::string_view s, std::uint16_t default_port) {
     } else {
         auto colon = s.rfind(':');
         if (colon != std::string_view::npos) {
+            // "::1" split at its last colon would be host ":" and port 1: an IPv6 literal
+            // needs brackets (RFC 3986), and a host name never holds a colon.
+            if (s.substr(0, colon).find(':') != std::string_view::npos)
+                bad("an IPv6 address must be in brackets, e.g. [::1]:6379");
             hp.host = std::string(s.substr(0, colon));
             hp.port = parse_number<std::uint16_t>(s.substr(colon + 1), 1, 65535, "port");
         } else {

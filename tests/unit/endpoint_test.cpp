@@ -92,7 +92,20 @@ INSTANTIATE_TEST_SUITE_P(Malformed, EndpointRejects,
                                            "redis://h/-1", "redis://[::1", "redis://u:hunter2@h:port",
                                            "unix://relative.sock", "unix:///x.sock?foo=1",
                                            "redis-sentinel://h1,h2", "redis-sentinel://:hunter2@h1:1/",
-                                           "redis://h o:1", "redis://:hunter2%zz@h", "redis://a@b@:1"));
+                                           "redis://h o:1", "redis://:hunter2%zz@h", "redis://a@b@:1",
+                                           // An IPv6 literal without brackets (issue 18: "::1" was
+                                           // read as host ":" port 1).
+                                           "redis://::1", "redis://::1:6379", "redis://fe80::1:6379/0",
+                                           "redis-sentinel://::1:26379/m"));
+
+TEST(Endpoint, AnUnbracketedIpv6AddressSaysToBracketIt) {
+    try {
+        (void)parse_endpoint("redis://::1");
+        FAIL() << "accepted";
+    } catch (const invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("[::1]"), std::string::npos) << e.what();
+    }
+}
 
 TEST(Endpoint, ToStringRedactsPassword) {
     auto e = parse_endpoint("redis://bob:hunter2@h:1/2");
