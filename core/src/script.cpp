@@ -2,27 +2,11 @@
 #include "pool_access.hpp"
 
 #include <redcoord/core/detail/script_argv.hpp>
+#include <redcoord/core/detail/sha1.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
 
-#include <boost/uuid/detail/sha1.hpp>
-
-#include <cstdio>
-
 namespace redcoord {
-namespace {
-
-std::string sha1_hex(const std::string& s) {
-    boost::uuids::detail::sha1 h;
-    h.process_bytes(s.data(), s.size());
-    boost::uuids::detail::sha1::digest_type d;
-    h.get_digest(d);
-    char buf[41];
-    for (int i = 0; i < 5; ++i) std::snprintf(buf + 8 * i, 9, "%08x", d[i]);
-    return std::string(buf, 40);
-}
-
-}  // namespace
 
 bool is_noscript(const reply& e) noexcept {
     return e.is_error() && e.text().rfind("NOSCRIPT", 0) == 0;
@@ -30,7 +14,7 @@ bool is_noscript(const reply& e) noexcept {
 
 script::script(std::string source) : source_(std::move(source)) {
     if (source_.empty()) throw invalid_argument("script source must not be empty");
-    sha1_ = sha1_hex(source_);
+    sha1_ = detail::sha1_hex(source_);
 }
 
 namespace detail {

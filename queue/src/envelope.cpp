@@ -1,11 +1,9 @@
 #include <redcoord/core/detail/bytes.hpp>
+#include <redcoord/core/detail/sha1.hpp>
 #include <redcoord/queue/envelope.hpp>
 #include <redcoord/queue/limits.hpp>
 
-#include <boost/uuid/detail/sha1.hpp>
-
 #include <algorithm>
-#include <type_traits>
 
 namespace redcoord {
 namespace {
@@ -24,17 +22,8 @@ std::uint32_t header_check(std::string_view wire) {
     covered.reserve(24);
     covered.append(wire.substr(0, attempts_at));
     covered.append(wire.substr(length_at, 4));
-    boost::uuids::detail::sha1 h;
-    h.process_bytes(covered.data(), covered.size());
-    boost::uuids::detail::sha1::digest_type d;
-    h.get_digest(d);
-    // Boost changed the digest from five 32-bit words to twenty bytes (1.86).
-    if constexpr (sizeof(d[0]) == 1) {
-        return (std::uint32_t(std::uint8_t(d[0])) << 24) | (std::uint32_t(std::uint8_t(d[1])) << 16) |
-               (std::uint32_t(std::uint8_t(d[2])) << 8) | std::uint32_t(std::uint8_t(d[3]));
-    } else {
-        return static_cast<std::uint32_t>(d[0]);
-    }
+    const auto d = detail::sha1(covered);
+    return (std::uint32_t(d[0]) << 24) | (std::uint32_t(d[1]) << 16) | (std::uint32_t(d[2]) << 8) | std::uint32_t(d[3]);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include <redcoord/core/detail/script_argv.hpp>
+#include <redcoord/core/detail/sha1.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/core/script.hpp>
@@ -47,4 +48,14 @@ TEST(Script, BuildsArgvWithValuesAsArguments) {
     EXPECT_EQ(redcoord::detail::script_command(s, false, keys, args)[1], s.source());
     EXPECT_TRUE(is_noscript(reply::make_text(reply::kind::error, "NOSCRIPT No matching script")));
     EXPECT_FALSE(is_noscript(reply::make_text(reply::kind::string, "NOSCRIPT")));
+}
+
+TEST(Script, Sha1MatchesKnownDigests) {
+    // FIPS 180 test vectors, and the empty string.
+    EXPECT_EQ(redcoord::detail::sha1_hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+    EXPECT_EQ(redcoord::detail::sha1_hex(""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    EXPECT_EQ(redcoord::detail::sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    const std::string binary("\0\xff\x01", 3);
+    EXPECT_EQ(redcoord::detail::sha1_hex(binary).size(), 40u);
 }
