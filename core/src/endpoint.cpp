@@ -104,6 +104,11 @@ int parse_db(std::string_view s) { return parse_number<int>(s, 0, 1'000'000, "da
 
 }  // namespace
 
+namespace {
+// A host as a URI writes it: an IPv6 literal in brackets.
+std::string uri_host(const std::string& h) { return h.find(':') != std::string::npos ? "[" + h + "]" : h; }
+}  // namespace
+
 std::string endpoint::to_string() const {
     std::string who;
     if (!user.empty()) who = user + (password.empty() ? "@" : ":***@");
@@ -112,13 +117,12 @@ std::string endpoint::to_string() const {
         std::string s = "redis-sentinel://" + who;
         for (std::size_t i = 0; i < sentinels.size(); ++i) {
             if (i) s += ',';
-            s += sentinels[i].host + ":" + std::to_string(sentinels[i].port);
+            s += uri_host(sentinels[i].host) + ":" + std::to_string(sentinels[i].port);
         }
         return s + "/" + service + (db ? "/" + std::to_string(db) : "");
     }
     if (!unix_path.empty()) return "unix://" + unix_path + (db ? "?db=" + std::to_string(db) : "");
-    bool v6 = host.find(':') != std::string::npos;
-    return "redis://" + who + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) +
+    return "redis://" + who + uri_host(host) + ":" + std::to_string(port) +
            (db ? "/" + std::to_string(db) : "");
 }
 
