@@ -18,7 +18,8 @@ namespace redcoord::cli {
 
 std::vector<endpoint> context::endpoints() const {
     return resolve_endpoints(choose_urls(opts.urls, std::getenv("REDCOORD_REDIS")), std::getenv("REDCOORD_PASSWORD"),
-                             endpoint_timeouts{opts.connect_timeout, opts.command_timeout});
+                             endpoint_timeouts{opts.connect_timeout, opts.command_timeout},
+                             std::getenv("REDCOORD_SENTINEL_PASSWORD"));
 }
 
 endpoint context::single_endpoint(std::string_view command) const {

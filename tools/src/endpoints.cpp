@@ -45,7 +45,7 @@ std::vector<std::string> choose_urls(const std::vector<std::string>& flags, cons
 }
 
 std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls, const char* env_password,
-                                        endpoint_timeouts timeouts) {
+                                        endpoint_timeouts timeouts, const char* env_sentinel_password) {
     if (urls.empty()) throw invalid_argument("no Redis URL given");
     if (timeouts.connect.count() <= 0 || timeouts.command.count() <= 0)
         throw invalid_argument("connect and command timeouts must be > 0");
@@ -56,6 +56,9 @@ std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls, co
         if (ep.password.empty() && env_password != nullptr && *env_password != '\0') {
             ep.password = env_password;
         }
+        if (ep.is_sentinel() && ep.sentinel_password.empty() && env_sentinel_password != nullptr &&
+            *env_sentinel_password != '\0')
+            ep.sentinel_password = env_sentinel_password;
         ep.connect_timeout = timeouts.connect;
         ep.command_timeout = timeouts.command;
         if (!seen.insert(ep.to_string()).second)

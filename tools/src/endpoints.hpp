@@ -34,11 +34,14 @@ struct endpoint_timeouts {
 };
 
 /// Parses `urls` into endpoints. An endpoint whose URL carries no password gets
-/// `env_password` (when set and non-empty). Applies `timeouts`.
+/// `env_password` (when set and non-empty); a Sentinel endpoint gets `env_sentinel_password`
+/// (REDCOORD_SENTINEL_PASSWORD, when set and non-empty) for the sentinels themselves, which a
+/// URL cannot carry yet. Applies `timeouts`.
 /// @throws redcoord::invalid_argument for a bad URL (message without any password), an empty
 ///         list, or two URLs naming the same server.
 [[nodiscard]] std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls,
                                                       const char* env_password,
-                                                      endpoint_timeouts timeouts = {});
+                                                      endpoint_timeouts timeouts = {},
+                                                      const char* env_sentinel_password = nullptr);
 
 }  // namespace redcoord::cli

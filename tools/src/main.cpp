@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
         "Servers: --redis URL (repeatable; several masters make 'lock' use Redlock), else $REDCOORD_REDIS\n"
         "(comma-separated), else redis://127.0.0.1:6379. URLs: redis://[[user]:password@]host[:port][/db],\n"
         "unix:///path.sock[?db=N], redis-sentinel://h1:p1,h2:p2/service. A password missing from the URL\n"
-        "is taken from $REDCOORD_PASSWORD (keeps it out of ps). Passwords are never printed.\n"
+        "is taken from $REDCOORD_PASSWORD (keeps it out of ps); the sentinels' own password from\n"
+        "$REDCOORD_SENTINEL_PASSWORD. Passwords are never printed.\n"
         "Durations: 500ms, 20s, 2m, 1h, 1m30s.\n\n" +
         exit_code_table());
     app.require_subcommand(1);

@@ -2,6 +2,8 @@
 // passwords never printed.
 #include "cli_harness.hpp"
 
+#include <redcoord/testing/local_sentinel.hpp>
+
 using namespace cli_test;
 
 namespace {
@@ -66,6 +68,24 @@ TEST_F(ErrorsCli, WrongPasswordIsAuthErrorAndEnvPasswordWorks) {
     auto envwrong = run(dir, {"--redis", plain, "lock", "x", "--", "true"}, {"REDCOORD_PASSWORD=nope-pw"});
     EXPECT_EQ(envwrong.status, code::auth) << envwrong.output;
     EXPECT_FALSE(contains(envwrong.output, "nope-pw"));
+}
+
+TEST_F(ErrorsCli, SentinelPasswordComesFromTheEnvironment) {
+    // Sentinels with their own password (issue 18): a URL cannot carry it yet, so
+    // REDCOORD_SENTINEL_PASSWORD does; without it the sentinels refuse (auth, exit 121).
+    redcoord::testing::local_sentinel_options o;
+    o.sentinel_password = "sentinel-pw";
+    o.server.password = "data-pw";
+    redcoord::testing::local_sentinel svc(o);
+    const auto ep = svc.endpoint();
+    const std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(ep.sentinels.at(0).port) + "/" + ep.service;
+    auto ok = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=sentinel-pw"});
+    EXPECT_EQ(ok.status, 0) << ok.output;
+    auto none = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw"});
+    EXPECT_EQ(none.status, code::auth) << none.output;
+    auto wrong = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=nope-pw"});
+    EXPECT_EQ(wrong.status, code::auth) << wrong.output;
+    EXPECT_FALSE(contains(wrong.output, "nope-pw")) << wrong.output;
 }
 
 TEST_F(ErrorsCli, EnvironmentNamesTheServer) {

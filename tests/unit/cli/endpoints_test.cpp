@@ -31,6 +31,20 @@ TEST(CliEndpoints, PasswordFromEnvironmentOnlyWhenUrlHasNone) {
     EXPECT_TRUE(unset[0].password.empty());
 }
 
+TEST(CliEndpoints, SentinelPasswordFromEnvironmentOnlyForSentinelEndpoints) {
+    // REDCOORD_SENTINEL_PASSWORD: the sentinels' own password (issue 18), which a URL cannot
+    // carry; the data nodes' password stays REDCOORD_PASSWORD's.
+    auto eps = resolve_endpoints({"redis-sentinel://127.0.0.1:26379/mymaster", "redis://127.0.0.1:7000"}, "data",
+                                 endpoint_timeouts{}, "sentinels");
+    ASSERT_EQ(eps.size(), 2u);
+    EXPECT_EQ(eps[0].sentinel_password, "sentinels");
+    EXPECT_EQ(eps[0].password, "data");
+    EXPECT_TRUE(eps[1].sentinel_password.empty());
+    auto unset = resolve_endpoints({"redis-sentinel://127.0.0.1:26379/mymaster"}, nullptr, endpoint_timeouts{}, "");
+    EXPECT_TRUE(unset[0].sentinel_password.empty());
+    EXPECT_EQ(eps[0].to_string().find("sentinels"), std::string::npos);  // never printed
+}
+
 TEST(CliEndpoints, AppliesTimeouts) {
     auto eps = resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{250ms, 750ms});
     EXPECT_EQ(eps[0].connect_timeout, 250ms);
