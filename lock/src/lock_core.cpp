@@ -90,7 +90,7 @@ lock_core::~lock_core() {
 
 std::exception_ptr lock_core::run(lock_round& round, const round_io& io) {
     auto failure = transport_->run(round, io);
-    if (c_.keep_outcomes && round.kind() != round_kind::look) {
+    if (c_.keep_outcomes) {
         detail::lock_guard l(mu);
         last_ = round.outcomes();
     }

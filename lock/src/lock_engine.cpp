@@ -40,7 +40,7 @@ enum flag : unsigned char { seen = 1, may_hold = 2, unconfirmed = 4 };
 
 // Reads one node's reply to the round's command. The acquire script answers the fencing
 // token (>= 1), -2 - PTTL (refused, ask::nothing) or {0, PTTL, holder id}; extend and
-// release 1 or 0; a look the key's value or nil. A reply of another shape is an error: a
+// release 1 or 0. A reply of another shape is an error: a
 // peer that is not this lock's Redis.
 void read_reply(round_kind kind, const reply& v, node_outcome& o) {
     try {
@@ -74,14 +74,6 @@ void read_reply(round_kind kind, const reply& v, node_outcome& o) {
                 return;
             case round_kind::extend:
             case round_kind::release: o.state = v.integer() == 1 ? status::yes : status::no; return;
-            case round_kind::look:
-                if (v.is_string()) {
-                    o.state = status::yes;
-                    o.holder = std::string(without_mark(v.text()));
-                } else {
-                    o.state = status::no;
-                }
-                return;
         }
     } catch (const error& e) {
         o.state = status::error;
@@ -188,12 +180,7 @@ bool lock_round::decided() const {
             open += (o.state == status::not_waited || o.state == status::busy || o.state == status::connecting) ? 1 : 0;
         return t.yes >= q || t.no > n - q || t.yes + open < q;
     }
-    if (kind_ != round_kind::look) return state() != quorum_state::undecided;
-    std::size_t open = 0;
-    for (std::size_t i = 0; i < outs_.size(); ++i) open += (flags_[i] & seen) ? 0 : 1;
-    const auto best = most_common(outs_, status::yes, true).second;
-    const std::size_t q = quorum(outs_.size());
-    return best >= q || best + open < q;  // one holding on a majority, or none can form
+    return state() != quorum_state::undecided;
 }
 
 node_command lock_round::command() const {
@@ -207,7 +194,6 @@ node_command lock_round::command() const {
         c.arg_store = {token_,    arg2_,     arg3_,      owner_,          turn_arg_,
                        grace_arg_, previous_, floor_arg_, registered_arg_, tombstone_arg_};
     c.nargs = nargs_;
-    if (!lua_) c.arg_store = {"GET", key_, {}};  // a plain command: argv in args()
     return c;
 }
 
@@ -415,23 +401,6 @@ std::string lock_engine::release_unknown(const lock_round& r) const {
     return c_.label + ": release answered by too few nodes (" + std::to_string(t.yes) + " deleted, " +
            std::to_string(t.no) + " not ours, " + std::to_string(t.failed) +
            " failed); keys left expire after their TTL";
-}
-
-lock_round lock_engine::look(lock_clock::time_point now) const {
-    auto r = make_round(round_kind::look, now);
-    r.nkeys_ = 1;
-    r.nargs_ = 2;
-    return r;
-}
-
-refusal lock_engine::decide_look(const lock_round& r) const {
-    const auto [top, votes] = most_common(r.outs_, status::yes, true);
-    refusal out;
-    if (votes >= quorum(c_.nodes)) {
-        out.one_holder = true;
-        out.holder = std::string(top);
-    }
-    return out;
 }
 
 }  // namespace redcoord::detail

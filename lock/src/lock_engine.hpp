@@ -53,16 +53,13 @@ enum class ask {
     nothing,  // just try (try_lock's hot path: two arguments, no extra work on the server)
     holder,   // also report who holds it
     mark,     // report who holds it and mark its key: its release will publish
-    look,     // try nothing, only read who holds it (a plain GET: far cheaper than a refused
-              // attempt and its clean-up, which is what a waiter polling a busy lock needs)
 };
 
-// What a refused attempt (or a look) learned.
+// What a refused attempt learned.
 struct refusal {
     // One other client holds the lock (the same holding on a majority of the nodes).
     bool one_holder = false;
-    // Its holding's id; empty when not asked for or unknown. Ids from a look and from an
-    // attempt are not comparable with one another.
+    // Its holding's id; empty when not asked for or unknown.
     std::string holder;
     // Its remaining TTL in ms; < 0 when unknown or without expiry.
     std::int64_t pttl = -2;
@@ -86,8 +83,8 @@ enum class extend_result {
                     // validity stands (shortened if the request asked for less), not lost yet
 };
 
-// A command for every node of a round, as data: the script with its keys and arguments, or
-// (script null) `GET keys[0]`. The views point into the round that made it.
+// A command for every node of a round, as data: the script with its keys and arguments. The
+// views point into the round that made it.
 struct node_command {
     const script* lua = nullptr;
     std::array<std::string_view, 4> key_store{};
@@ -99,7 +96,7 @@ struct node_command {
     [[nodiscard]] std::span<const std::string_view> args() const { return {arg_store.data(), nargs}; }
 };
 
-enum class round_kind { acquire, extend, release, look };
+enum class round_kind { acquire, extend, release };
 
 // One round in progress: its command, and each node's outcome as it arrives. The command's
 // views point into the round: keep the round in place while they are in use.
@@ -118,8 +115,7 @@ public:
     // cannot hold anything of this round.
     void on_not_sent(std::size_t node, node_outcome::status why, std::string detail);
 
-    // True once the verdict cannot change with more outcomes: a majority either way
-    // (acquire, extend, release), or one holding on a majority / none possible (look).
+    // True once the verdict cannot change with more outcomes: a majority either way.
     [[nodiscard]] bool decided() const;
     [[nodiscard]] const std::vector<node_outcome>& outcomes() const noexcept { return outs_; }
     [[nodiscard]] round_kind kind() const noexcept { return kind_; }
@@ -248,9 +244,6 @@ public:
     // Why a release is unknown, for outcome_unknown.
     [[nodiscard]] std::string release_unknown(const lock_round& r) const;
 
-    // Who holds the lock: `GET key` on every node.
-    [[nodiscard]] lock_round look(lock_clock::time_point now) const;
-    [[nodiscard]] refusal decide_look(const lock_round& r) const;
 
 private:
     [[nodiscard]] lock_round make_round(round_kind k, lock_clock::time_point now) const;

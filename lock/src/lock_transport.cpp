@@ -75,9 +75,7 @@ public:
         try {
             std::optional<std::size_t> acks;
             reply r;
-            if (!cmd.lua) {
-                r = budget ? conn->command_for(*budget, cmd.args()) : conn->command(cmd.args());
-            } else if (replicas_ > 0 && (round.kind() == round_kind::acquire || round.kind() == round_kind::extend)) {
+            if (replicas_ > 0 && (round.kind() == round_kind::acquire || round.kind() == round_kind::extend)) {
                 auto rr = run_then_wait(*conn, *cmd.lua, cmd.keys(), cmd.args(), replicas_, replica_timeout_);
                 r = std::move(rr.result);
                 acks = rr.acks;
@@ -202,8 +200,7 @@ public:
                 if (rs[i].state != node_result::status::pending) round.on_result(node(i), rs[i], arrived(rs[i]));
             return round.decided();
         };
-        const auto results = cmd.lua ? fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo)
-                                     : fan_out(pools, std::vector<std::string>(cmd.args().begin(), cmd.args().end()), fo);
+        const auto results = fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo);
         for (std::size_t i = 0; i < results.size(); ++i) round.on_result(node(i), results[i], arrived(results[i]));
         return nullptr;
     }

@@ -19,12 +19,6 @@ namespace redcoord::detail {
 // it is created anew its first token is the server's TIME in microseconds (see acquire_script).
 extern const char* const next_fence_lua;
 
-// A lock key's value without a waiter's mark: the holder's token.
-inline std::string_view without_mark(std::string_view v) {
-    if (!v.empty() && v.back() == '*') v.remove_suffix(1);
-    return v;
-}
-
 // KEYS[1] lock key, KEYS[2] fencing counter, with fairness KEYS[3] turn key and KEYS[4]
 // waiting key; ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] what a refusal reports: "1" when
 // the caller will wait for this holder's release (a refusal marks the key), "0" when it only

@@ -27,7 +27,6 @@ const char* name(ask a) {
         case ask::nothing: return "nothing";
         case ask::holder: return "holder";
         case ask::mark: return "mark";
-        case ask::look: return "look";
     }
     return "?";
 }

@@ -233,11 +233,6 @@ TEST(LockEngineAcquire, CommandsAreDataForEveryNode) {
     EXPECT_EQ(back.command().keys().size(), 1u);
     ASSERT_EQ(back.command().args().size(), 1u);
     EXPECT_EQ(back.command().args()[0], "tok");
-    auto look = e.look(t0);
-    EXPECT_EQ(look.command().lua, nullptr);
-    ASSERT_EQ(look.command().args().size(), 2u);
-    EXPECT_EQ(look.command().args()[0], "GET");
-    EXPECT_EQ(look.command().args()[1], "p:lock:{r}");
 }
 
 TEST(LockEngineAcquire, ValidityAtItsEdges) {
@@ -442,29 +437,6 @@ TEST(LockEngineRelease, MajorityDecidesAndTheFloorTravelsOnlyWhenNeeded) {
     auto r = e.release(a, false, t0);
     for (std::size_t i = 0; i < 3; ++i) r.on_result(i, failure(node_result::status::timeout), t0 + 50ms);
     EXPECT_NE(e.release_unknown(r).find("3 failed"), std::string::npos);
-}
-
-TEST(LockEngineLook, OneHoldingOnAMajorityOrNone) {
-    const auto e = engine(5);
-    auto val = [](std::string v) { return answer(reply::make_text(reply::kind::string, std::move(v))); };
-    auto r = e.look(t0);
-    r.on_result(0, val("aaaa*"), t0 + 1ms);  // a waiter's mark is not part of the holding
-    r.on_result(1, val("aaaa"), t0 + 1ms);
-    EXPECT_FALSE(r.decided());
-    r.on_result(2, val("aaaa"), t0 + 1ms);
-    EXPECT_TRUE(r.decided());
-    auto seen = e.decide_look(r);
-    EXPECT_TRUE(seen.one_holder);
-    EXPECT_EQ(seen.holder, "aaaa");
-    // Split: once no value can reach a majority, it is decided as free.
-    auto s = e.look(t0);
-    s.on_result(0, val("aaaa"), t0 + 1ms);
-    s.on_result(1, val("bbbb"), t0 + 1ms);
-    s.on_result(2, answer(reply{}), t0 + 1ms);
-    EXPECT_FALSE(s.decided());
-    s.on_result(3, failure(node_result::status::timeout), t0 + 50ms);
-    EXPECT_TRUE(s.decided());
-    EXPECT_FALSE(e.decide_look(s).one_holder);
 }
 
 namespace {

@@ -254,7 +254,6 @@ private:
                 n.lock.reset();
                 return reply::make_integer(1);
             }
-            case round_kind::look: break;
         }
         return reply{};
     }
