@@ -1,11 +1,11 @@
-#include "duration.hpp"
+#include <redcoord/core/duration.hpp>
 
 #include <redcoord/core/errors.hpp>
 
 #include <cctype>
 #include <cmath>
 
-namespace redcoord::cli {
+namespace redcoord {
 namespace {
 
 [[noreturn]] void bad(std::string_view text, std::string_view why) {
@@ -62,4 +62,4 @@ std::string format_duration(std::chrono::milliseconds d) {
     return out;
 }
 
-}  // namespace redcoord::cli
+}  // namespace redcoord
