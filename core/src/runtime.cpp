@@ -9,8 +9,12 @@ namespace detail {
 
 std::string endpoint_key(const endpoint& ep) {
     std::string key = ep.to_string();
-    for (const std::string* f : {&ep.host, &ep.unix_path, &ep.user, &ep.password, &ep.service, &ep.sentinel_password})
+    const tls_options& t = ep.tls;
+    for (const std::string* f : {&ep.host, &ep.unix_path, &ep.user, &ep.password, &ep.service, &ep.sentinel_user,
+                                 &ep.sentinel_password, &t.ca_file, &t.ca_dir, &t.server_name, &t.cert_file, &t.key_file})
         key += '\0' + *f;
+    key += std::string("\0tls") + (t.enabled ? "1" : "0") + (t.verify_peer ? "1" : "0") +
+           std::to_string(static_cast<int>(t.min_version));
     key += '\0' + std::to_string(ep.port) + '/' + std::to_string(ep.db) + '/' + std::to_string(ep.connect_timeout.count()) +
            '/' + std::to_string(ep.command_timeout.count()) + '/' + (ep.keepalive ? "k" : "-");
     for (const auto& s : ep.sentinels) key += '\0' + s.host + ':' + std::to_string(s.port);

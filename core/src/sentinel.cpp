@@ -251,7 +251,9 @@ sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts) : 
         endpoint s;
         s.host = hp.host;
         s.port = hp.port;
+        s.user = m.ep.sentinel_user;
         s.password = m.ep.sentinel_password;
+        s.tls = m.ep.tls;
         s.connect_timeout = std::min(m.ep.connect_timeout, opts.query_timeout);
         s.command_timeout = opts.query_timeout;
         s.keepalive = m.ep.keepalive;

@@ -1,5 +1,6 @@
 // The process-wide registry of Sentinel resolvers: pools and subscribers of equal Sentinel
 // endpoints share one resolver, so they follow one view of the master.
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
 
 #include <map>
@@ -12,10 +13,7 @@ std::shared_ptr<sentinel_resolver> shared_sentinel_resolver(const endpoint& serv
     static std::mutex registry_mu;
     static std::map<std::string, std::weak_ptr<sentinel_resolver>> registry;
     // Everything that shapes the resolver's connections is part of the key.
-    std::string key = service.to_string();
-    for (const std::string* f : {&service.user, &service.password, &service.sentinel_password}) key += '\0' + *f;
-    key += '\0' + std::to_string(service.connect_timeout.count()) + '/' + std::to_string(service.command_timeout.count()) +
-           '/' + (service.keepalive ? "k" : "-");
+    const std::string key = detail::endpoint_key(service);
     std::lock_guard lk(registry_mu);
     std::erase_if(registry, [](auto& e) { return e.second.expired(); });
     if (auto r = registry[key].lock()) return r;

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace redcoord;
@@ -97,6 +98,82 @@ INSTANTIATE_TEST_SUITE_P(Malformed, EndpointRejects,
                                            // read as host ":" port 1).
                                            "redis://::1", "redis://::1:6379", "redis://fe80::1:6379/0",
                                            "redis-sentinel://::1:26379/m"));
+
+TEST(Endpoint, QueryOptionsSetTimeoutsDbKeepaliveAndTls) {
+    auto e = parse_endpoint("rediss://u:pw@h:6380/2?connect_timeout=250ms&command_timeout=1m30s&keepalive=false"
+                            "&ca_file=/etc/ca%20dir/ca.pem&ca_dir=/etc/certs&verify_peer=true&server_name=redis.internal"
+                            "&cert_file=/c.pem&key_file=/k.pem&min_tls_version=1.3");
+    EXPECT_EQ(e.connect_timeout, std::chrono::milliseconds(250));
+    EXPECT_EQ(e.command_timeout, std::chrono::milliseconds(90'000));
+    EXPECT_FALSE(e.keepalive);
+    EXPECT_EQ(e.db, 2);
+    EXPECT_TRUE(e.tls.enabled);
+    EXPECT_EQ(e.tls.ca_file, "/etc/ca dir/ca.pem");
+    EXPECT_EQ(e.tls.ca_dir, "/etc/certs");
+    EXPECT_TRUE(e.tls.verify_peer);
+    EXPECT_EQ(e.tls.server_name, "redis.internal");
+    EXPECT_EQ(e.tls.cert_file, "/c.pem");
+    EXPECT_EQ(e.tls.key_file, "/k.pem");
+    EXPECT_EQ(e.tls.min_version, tls_version::v1_3);
+    EXPECT_EQ(parse_endpoint("redis://h?db=5").db, 5);
+    EXPECT_EQ(parse_endpoint("unix:///s.sock?db=3&command_timeout=0").command_timeout, std::chrono::milliseconds(0));
+    EXPECT_FALSE(parse_endpoint("redis://h").tls.enabled);
+}
+
+TEST(Endpoint, SentinelQueryCarriesTlsAndTheSentinelsOwnCredentials) {
+    auto e = parse_endpoint("redis-sentinel://:data@s1,s2/m?tls=true&sentinel_user=watcher&sentinel_password=s%40cret"
+                            "&ca_file=/ca.pem");
+    EXPECT_TRUE(e.tls.enabled);
+    EXPECT_EQ(e.tls.ca_file, "/ca.pem");
+    EXPECT_EQ(e.password, "data");
+    EXPECT_EQ(e.sentinel_user, "watcher");
+    EXPECT_EQ(e.sentinel_password, "s@cret");
+    const auto printed = e.to_string();
+    EXPECT_EQ(printed.find("s@cret"), std::string::npos) << printed;
+    EXPECT_EQ(printed.find("s%40cret"), std::string::npos) << printed;
+    EXPECT_NE(printed.find("tls=true"), std::string::npos) << printed;
+    // The data nodes it names are reached with the same TLS, without the sentinels' password.
+    const auto node = e.with_address({"10.0.0.9", 6379});
+    EXPECT_TRUE(node.tls.enabled);
+    EXPECT_EQ(node.tls.ca_file, "/ca.pem");
+    EXPECT_TRUE(node.sentinel_password.empty());
+    EXPECT_EQ(node.password, "data");
+}
+
+TEST(Endpoint, PasswordMayHoldARawQuestionMarkBeforeTheQuery) {
+    auto e = parse_endpoint("redis://:pa?ss=w&rd@h:1/2?db=3");
+    EXPECT_EQ(e.password, "pa?ss=w&rd");
+    EXPECT_EQ(e.host, "h");
+    EXPECT_EQ(e.db, 3);
+}
+
+class EndpointRejectsOption : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(EndpointRejectsOption, NamingTheProblem) {
+    const auto& [uri, why] = GetParam();
+    try {
+        (void)parse_endpoint(uri);
+        FAIL() << "accepted " << uri;
+    } catch (const invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, EndpointRejectsOption,
+    ::testing::Values(std::pair{"redis://h?ca_file=/x", "need rediss://"},
+                      std::pair{"unix:///s.sock?tls=true", "unix socket"},
+                      std::pair{"redis://h?sentinel_password=hunter2", "redis-sentinel:// only"},
+                      std::pair{"redis://h?connect_timeout=0", "connect_timeout must be > 0"},
+                      std::pair{"redis://h?connect_timeout=hunter2", "not a duration"},
+                      std::pair{"redis://h?keepalive=hunter2", "true or false"},
+                      std::pair{"rediss://h?min_tls_version=1.1", "1.2 or 1.3"},
+                      std::pair{"redis://h?hunter2=1", "unknown option"},
+                      std::pair{"redis://h?db", "name=value"},
+                      std::pair{"redis://h?db=1&", "name=value"},
+                      // A raw '@' in a query value would be read as the end of the password.
+                      std::pair{"redis-sentinel://s1/m?sentinel_password=hun@ter2", "%40"}));
 
 TEST(Endpoint, AnUnbracketedIpv6AddressSaysToBracketIt) {
     try {
@@ -249,13 +326,45 @@ TEST(Endpoint, GeneratedUrisRoundTripWithoutTheirPassword) {
         const std::string forms[] = {"", ":" + pw + "@", user + ":" + pw + "@", pw + "@"};
         const std::string who = forms[pick(std::size(forms))];
         const std::string db = pick(2) ? "/" + std::to_string(pick(16)) : "";
+        // Options: each one present or not, values from the forms a user writes.
+        auto options = [&](bool tls) {
+            std::vector<std::string> o;
+            if (pick(3) == 0) o.push_back("connect_timeout=" + std::to_string(1 + pick(5000)) + "ms");
+            if (pick(3) == 0) o.push_back("command_timeout=" + std::to_string(pick(90)) + "s");
+            if (pick(4) == 0) o.push_back("keepalive=false");
+            if (tls) {
+                if (pick(2)) o.push_back("ca_file=/" + word("abcdefghijklmnopqrstuvwxyz/ %&=", 1, 12) + ".pem");
+                if (pick(3) == 0) o.push_back("verify_peer=false");
+                if (pick(3) == 0) o.push_back("server_name=" + word("abcdefghijklmnopqrstuvwxyz.", 1, 12));
+                if (pick(3) == 0) o.push_back("min_tls_version=1.3");
+            }
+            std::string q;
+            for (auto& item : o) {
+                // Values as typed, with the characters a query cannot hold raw encoded.
+                std::string enc;
+                const auto eq = item.find('=');
+                enc = item.substr(0, eq + 1);
+                for (char c : item.substr(eq + 1))
+                    enc += c == ' ' ? "%20" : c == '%' ? "%25" : c == '&' ? "%26" : c == '=' ? "%3D" : std::string(1, c);
+                q += (q.empty() ? "?" : "&") + enc;
+            }
+            return q;
+        };
         std::string uri;
-        switch (pick(3)) {
-            case 0: uri = "redis://" + who + host() + (pick(2) ? ":" + port() : "") + db; break;
+        switch (pick(4)) {
+            case 0: uri = "redis://" + who + host() + (pick(2) ? ":" + port() : "") + db + options(false); break;
+            case 3: uri = "rediss://" + who + host() + (pick(2) ? ":" + port() : "") + db + options(true); break;
             case 1: {
                 uri = "redis-sentinel://" + who + host() + ":" + port();
                 for (std::size_t i = 0, n = pick(3); i < n; ++i) uri += "," + host() + (pick(2) ? ":" + port() : "");
                 uri += "/" + word("abcdefghijklmnopqrstuvwxyz", 1, 10) + db;
+                if (pick(2)) {
+                    const std::string q = options(true);
+                    uri += q.empty() ? "?tls=true" : q + "&tls=true";
+                } else {
+                    uri += options(false);
+                }
+                if (pick(3) == 0) uri += (uri.find('?') == std::string::npos ? "?" : "&") + std::string("sentinel_password=") + pw;
                 break;
             }
             default:
@@ -271,6 +380,12 @@ TEST(Endpoint, GeneratedUrisRoundTripWithoutTheirPassword) {
         EXPECT_EQ(b.unix_path, a.unix_path);
         EXPECT_EQ(b.db, a.db);
         EXPECT_EQ(b.service, a.service);
+        EXPECT_EQ(b.connect_timeout, a.connect_timeout);
+        EXPECT_EQ(b.command_timeout, a.command_timeout);
+        EXPECT_EQ(b.keepalive, a.keepalive);
+        EXPECT_EQ(b.tls, a.tls) << printed;
+        EXPECT_EQ(b.sentinel_password.empty(), a.sentinel_password.empty()) << printed;
+        if (!a.sentinel_password.empty()) EXPECT_EQ(b.sentinel_password, "***");
         ASSERT_EQ(b.sentinels.size(), a.sentinels.size()) << printed;
         for (std::size_t i = 0; i < a.sentinels.size(); ++i) {
             EXPECT_EQ(b.sentinels[i].host, a.sentinels[i].host);
