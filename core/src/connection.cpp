@@ -1,8 +1,11 @@
 #include "connection_impl.hpp"
 
+#include "tls_stream.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -96,6 +99,9 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
     if (ep.is_sentinel())
         throw invalid_argument("a connection needs one server; use a connection_pool for " + ep.to_string());
     if (connect_timeout.count() <= 0) throw invalid_argument("connect_timeout must be > 0");
+    if (ep.tls.enabled && !ep.unix_path.empty()) throw invalid_argument("TLS is not available on a unix socket");
+    // The TCP connect, the TLS handshake and the AUTH/SELECT/PING exchange share one deadline.
+    const auto deadline = std::chrono::steady_clock::now() + connect_timeout;
     timeval tv = to_timeval(connect_timeout);
     errno = 0;
     ctx = ep.unix_path.empty() ? redisConnectWithTimeout(ep.host.c_str(), ep.port, tv)
@@ -113,8 +119,10 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
     }
     try {
         if (ep.keepalive && ep.unix_path.empty()) redisEnableKeepAlive(ctx);
+        if (ep.tls.enabled) tls = std::make_unique<detail::tls_stream>(ctx->fd, ep.tls, ep.host, where(), deadline);
         // The handshake shares the connect deadline so a silent peer cannot stall it.
-        set_timeout(connect_timeout);
+        set_timeout(std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+                             std::chrono::milliseconds(1)));
         std::vector<std::vector<std::string>> hs;
         if (!ep.password.empty()) {
             if (ep.user.empty()) hs.push_back({"AUTH", ep.password});
@@ -126,12 +134,24 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
             std::vector<std::string_view> v(cmd.begin(), cmd.end());
             append(v);
         }
-        for (std::size_t i = 0; i < hs.size(); ++i) {
-            reply r = read_reply();
-            if (r.is_error()) throw_handshake_error(hs[i][0], r.text());
+        try {
+            for (std::size_t i = 0; i < hs.size(); ++i) {
+                reply r = read_reply();
+                if (r.is_error()) throw_handshake_error(hs[i][0], r.text());
+            }
+        } catch (const tls_error&) {
+            throw;
+        } catch (const auth_error&) {
+            throw;
+        } catch (const connection_error& x) {
+            // A TLS server drops a client that speaks plaintext at once (an I/O failure, not a
+            // refusal such as LOADING, which leaves ctx->err clear).
+            if (tls || ctx->err == 0) throw;
+            throw connection_error(std::string(x.what()) + " during the handshake (if the port is a TLS one, use rediss://)");
         }
         set_timeout(ep.command_timeout);
     } catch (...) {
+        tls.reset();
         redisFree(ctx);
         ctx = nullptr;
         throw;
@@ -139,6 +159,7 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
 }
 
 connection::impl::~impl() {
+    tls.reset();  // before the socket it uses is closed
     if (ctx) redisFree(ctx);
 }
 
@@ -270,21 +291,50 @@ reply connection::impl::read_reply() {
         void* raw = nullptr;
         flush();  // so that redisGetReply, finding nothing to write, only reads
         errno = 0;
-        if (redisGetReply(ctx, &raw) != REDIS_OK || !raw) fail("reading from");
+        if (tls) {
+            if (redisGetReplyFromReader(ctx, &raw) != REDIS_OK) fail("reading from");
+            if (!raw) {
+                tls_fill(true);
+                continue;
+            }
+        } else if (redisGetReply(ctx, &raw) != REDIS_OK || !raw) {
+            fail("reading from");
+        }
         if (auto r = adopt(raw)) return std::move(*r);
     }
 }
 
-void connection::impl::flush() {
+void connection::impl::flush() { send_buffered(true); }
+
+bool connection::impl::send_buffered(bool may_block) {
     // hiredis's own writer uses write(), which raises SIGPIPE once the peer has reset the
-    // socket (a second write to a dead server, e.g. after a reply nobody waited for). A
-    // library must not kill its host process, so the buffer goes out with MSG_NOSIGNAL.
+    // socket (a second write to a dead server, e.g. after a reply nobody waited for), so the
+    // buffer goes out here: with MSG_NOSIGNAL, or through the TLS session's own socket BIO.
     while (ctx->err == 0 && sdslen(ctx->obuf) > 0) {
         errno = 0;
-        const ssize_t n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            fail_io(REDIS_ERR_IO, errno, "sending to");
+        ssize_t n = 0;
+        if (tls) {
+            const auto r = tls->write(ctx->obuf, sdslen(ctx->obuf));
+            using st = detail::tls_stream::status;
+            if (r.state == st::want_read || r.state == st::want_write) {
+                if (!may_block) return false;
+                if (!detail::wait_socket(ctx->fd, r.state == st::want_read ? POLLIN : POLLOUT, socket_timeout))
+                    fail_io(REDIS_ERR_IO, EAGAIN, "sending to");
+                continue;
+            }
+            if (r.state == st::closed) fail_io(REDIS_ERR_EOF, 0, "sending to");
+            if (r.state == st::failed) {
+                if (r.sys_errno) fail_io(REDIS_ERR_IO, r.sys_errno, "sending to");
+                fail_tls("sending to", r.reason);
+            }
+            n = static_cast<ssize_t>(r.bytes);
+        } else {
+            n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL | (may_block ? 0 : MSG_DONTWAIT));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                if (!may_block && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+                fail_io(REDIS_ERR_IO, errno, "sending to");
+            }
         }
         if (static_cast<std::size_t>(n) == sdslen(ctx->obuf)) {
             sdsfree(ctx->obuf);
@@ -294,15 +344,59 @@ void connection::impl::flush() {
         }
     }
     if (ctx->err != 0) fail("sending to");
+    return true;
+}
+
+bool connection::impl::tls_fill(bool block) {
+    using st = detail::tls_stream::status;
+    char buf[16 * 1024];  // one TLS record at most
+    bool fed = false;
+    // Until the session has nothing left: decrypted bytes kept inside OpenSSL are invisible
+    // to the poll() of the fan-out and the link reactor, which would wait for them forever.
+    for (;;) {
+        errno = 0;
+        const auto r = tls->read(buf, sizeof buf);
+        if (r.state == st::done) {
+            if (redisReaderFeed(ctx->reader, buf, r.bytes) != REDIS_OK) {
+                ctx->err = ctx->reader->err;
+                std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", ctx->reader->errstr);
+                fail("reading from");
+            }
+            fed = true;
+            continue;
+        }
+        if (r.state == st::closed) fail_io(REDIS_ERR_EOF, 0, "reading from");
+        if (r.state == st::failed) {
+            if (r.sys_errno) fail_io(REDIS_ERR_IO, r.sys_errno, "reading from");
+            fail_tls("reading from", r.reason);
+        }
+        if (fed || !block) return fed;
+        if (!detail::wait_socket(ctx->fd, r.state == st::want_read ? POLLIN : POLLOUT, socket_timeout))
+            fail_io(REDIS_ERR_IO, EAGAIN, "reading from");
+    }
+}
+
+void connection::impl::fail_tls(std::string_view during, const std::string& reason) {
+    poisoned = true;
+    throw tls_error(std::string(during) + " " + where() + ": TLS: " + reason);
 }
 
 void connection::impl::read_ready(const std::function<bool(reply&)>& on_reply) {
-    errno = 0;
-    if (redisBufferRead(ctx) != REDIS_OK) fail("reading from");
+    if (tls) {
+        tls_fill(false);
+    } else {
+        errno = 0;
+        if (redisBufferRead(ctx) != REDIS_OK) fail("reading from");
+    }
     dispatch_buffered(on_reply);
 }
 
 bool connection::impl::read_if_ready(const std::function<bool(reply&)>& on_reply) {
+    if (tls) {
+        const bool fed = tls_fill(false);
+        dispatch_buffered(on_reply);
+        return fed;
+    }
     char buf[16 * 1024];  // hiredis reads in chunks of this size too
     ssize_t n;
     do {

@@ -16,6 +16,7 @@ extern "C" {
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,10 +24,15 @@ extern "C" {
 #include <vector>
 
 namespace redcoord {
+namespace detail {
+class tls_stream;
+}
 
 struct connection::impl {
     endpoint ep;
     redisContext* ctx = nullptr;
+    // Set for a TLS endpoint: the bytes go through it, and hiredis only formats and parses.
+    std::unique_ptr<detail::tls_stream> tls;
     bool poisoned = false;
     // A reply the server still owes for a command whose sender stopped waiting for it
     // (script::send, a fan-out that decided at quorum or was detached): the reader that
@@ -71,6 +77,10 @@ struct connection::impl {
     std::optional<reply> adopt(void* raw);
     // Writes everything hiredis has buffered (poll-driven callers: fan-out, subscriber).
     void flush();
+    // Writes what the socket takes of hiredis's buffer; with `may_block`, waits (up to the
+    // socket timeout) until all of it is out. False when some is left (never with may_block).
+    // MSG_NOSIGNAL: a library must not raise SIGPIPE in its host process. Failures throw and poison.
+    bool send_buffered(bool may_block);
     // One read() from a socket poll() reported readable; each complete reply goes to
     // `on_reply` (stale ones skipped) until it returns false. Failures throw and poison.
     void read_ready(const std::function<bool(reply&)>& on_reply);
@@ -85,6 +95,11 @@ struct connection::impl {
     // A failed send()/recv() of our own (not through hiredis): `kind` REDIS_ERR_IO or
     // REDIS_ERR_EOF, then as fail().
     [[noreturn]] void fail_io(int kind, int saved_errno, std::string_view during);
+    // TLS: moves what the session has decrypted into hiredis's reader. With `block`, waits (up
+    // to the socket timeout) until at least some arrives. True when something was fed.
+    bool tls_fill(bool block);
+    // A TLS failure on the link: poisons and throws tls_error with OpenSSL's `reason`.
+    [[noreturn]] void fail_tls(std::string_view during, const std::string& reason);
     [[nodiscard]] std::string where() const { return ep.to_string(); }
     // Skips the owed reply at the head of `owed`, re-running its script if it was NOSCRIPT.
     void skip_owed(bool noscript);

@@ -1,9 +1,5 @@
 #include "subscriber_link.hpp"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-
 namespace redcoord::detail {
 namespace {
 
@@ -121,25 +117,8 @@ void subscriber_link::append(const std::vector<std::string>& cmd) {
 bool subscriber_link::flush_some() {
     // Never blocks: one reader serves every link, so a server that stopped reading (paused,
     // or its socket buffers full) must not stall the others. What the socket does not take
-    // now stays in hiredis's buffer until poll() reports the socket writable. MSG_NOSIGNAL:
-    // a library must not raise SIGPIPE in its host process.
-    redisContext* ctx = conn->ctx;
-    while (sdslen(ctx->obuf) > 0) {
-        errno = 0;
-        const ssize_t n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-            conn->fail_io(REDIS_ERR_IO, errno, "sending to");
-        }
-        if (static_cast<std::size_t>(n) == sdslen(ctx->obuf)) {
-            sdsfree(ctx->obuf);
-            ctx->obuf = sdsempty();
-        } else {
-            sdsrange(ctx->obuf, static_cast<int>(n), -1);
-        }
-    }
-    return true;
+    // now stays in hiredis's buffer until poll() reports the socket writable.
+    return conn->send_buffered(false);
 }
 
 }  // namespace redcoord::detail

@@ -66,6 +66,7 @@ local_sentinel::local_sentinel(local_sentinel_options opts) : opts_(std::move(op
     dir_ = tmpl;
     try {
         servers_.push_back(std::make_unique<local_server>(opts_.server));
+        opts_.server.tls = servers_.front()->options().tls;  // with REDCOORD_TEST_TLS's default
         for (std::size_t i = 0; i < opts_.replicas; ++i)
             servers_.push_back(local_server::replica_of(*servers_.front(), opts_.server));
         // A port can be taken between free_port() and the sentinel binding it: retry the set.
@@ -114,8 +115,9 @@ void local_sentinel::start_sentinels() {
         auto conf = sdir / "sentinel.conf";
         {
             std::ofstream f(conf, std::ios::trunc);
-            f << "port " << sentinel_ports_[i] << "\n"
-              << "bind 127.0.0.1\n"
+            if (opts_.server.tls) write_tls_config(f, sentinel_ports_[i], *opts_.server.tls);
+            else f << "port " << sentinel_ports_[i] << "\n";
+            f << "bind 127.0.0.1\n"
               << "protected-mode no\n"
               << "daemonize no\n"
               << "dir " << sdir.string() << "\n"
@@ -226,6 +228,10 @@ redcoord::endpoint local_sentinel::endpoint() const {
     e.service = opts_.service;
     e.password = opts_.server.password;
     e.sentinel_password = opts_.sentinel_password;
+    if (opts_.server.tls) {
+        e.tls = opts_.server.tls->client;
+        e.tls.enabled = true;
+    }
     return e;
 }
 
@@ -235,7 +241,14 @@ std::string local_sentinel::url() const {
         if (i) s += ",";
         s += "127.0.0.1:" + std::to_string(sentinel_ports_[i]);
     }
-    return s + "/" + opts_.service;
+    s += "/" + opts_.service;
+    if (opts_.server.tls) {  // the TLS options, as endpoint() prints them
+        auto e = endpoint();
+        e.sentinel_password.clear();
+        const std::string printed = e.to_string();
+        s += printed.substr(printed.find('?'));
+    }
+    return s;
 }
 
 host_port local_sentinel::sentinel_address(std::size_t i) const { return {"127.0.0.1", sentinel_ports_.at(i)}; }
@@ -251,6 +264,10 @@ reply local_sentinel::sentinel_command(std::size_t i, std::initializer_list<std:
     e.host = "127.0.0.1";
     e.port = sentinel_ports_.at(i);
     e.password = opts_.sentinel_password;
+    if (opts_.server.tls) {
+        e.tls = opts_.server.tls->client;
+        e.tls.enabled = true;
+    }
     e.connect_timeout = 500ms;
     e.command_timeout = 1000ms;
     connection c(e);

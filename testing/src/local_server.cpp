@@ -2,6 +2,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/test_certificates.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -52,7 +53,29 @@ std::uint16_t free_port() {
     return ntohs(a.sin_port);
 }
 
+server_tls test_server_tls(const test_certificates& certs) {
+    server_tls t;
+    t.cert_file = certs.server().cert;
+    t.key_file = certs.server().key;
+    t.ca_file = certs.ca();
+    t.client.ca_file = certs.ca().string();
+    return t;
+}
+
+namespace {
+// REDCOORD_TEST_TLS=1 runs a whole test program over TLS (the "every primitive over TLS"
+// runs of the suite): servers that were not given TLS options get the process's own
+// certificates.
+void apply_tls_default(server_options& opts) {
+    const char* v = std::getenv("REDCOORD_TEST_TLS");
+    if (opts.tls || !v || std::string_view(v) != "1") return;
+    static const test_certificates certs;
+    opts.tls = test_server_tls(certs);
+}
+}  // namespace
+
 local_server::local_server(server_options opts) : opts_(std::move(opts)) {
+    apply_tls_default(opts_);
     std::string tmpl = (fs::temp_directory_path() / "redcoord-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw error("mkdtemp failed");
     dir_ = tmpl;
@@ -76,6 +99,7 @@ local_server::local_server(server_options opts) : opts_(std::move(opts)) {
 
 std::unique_ptr<local_server> local_server::replica_of(const local_server& master, server_options opts) {
     if (opts.password.empty()) opts.password = master.opts_.password;
+    if (!opts.tls) opts.tls = master.opts_.tls;
     opts.config.emplace_back("replicaof", "127.0.0.1 " + std::to_string(master.port()));
     auto r = std::make_unique<local_server>(std::move(opts));
     r->master_of_ = master.address();
@@ -113,20 +137,38 @@ redcoord::endpoint local_server::endpoint() const {
     e.host = "127.0.0.1";
     e.port = port_;
     e.password = opts_.password;
+    if (opts_.tls) {
+        e.tls = opts_.tls->client;
+        e.tls.enabled = true;
+    }
     return e;
 }
 
 std::string local_server::url() const {
-    return "redis://" + (opts_.password.empty() ? std::string() : ":" + opts_.password + "@") + "127.0.0.1:" +
-           std::to_string(port_);
+    auto e = endpoint();
+    e.password.clear();
+    std::string s = e.to_string();  // the TLS options as its query
+    if (!opts_.password.empty()) s.insert(s.find("://") + 3, ":" + opts_.password + "@");
+    return s;
+}
+
+void write_tls_config(std::ostream& f, std::uint16_t port, const server_tls& t) {
+    f << "port 0\n"
+      << "tls-port " << port << "\n"
+      << "tls-cert-file " << t.cert_file.string() << "\n"
+      << "tls-key-file " << t.key_file.string() << "\n"
+      << "tls-ca-cert-file " << t.ca_file.string() << "\n"
+      << "tls-auth-clients " << (t.auth_clients ? "yes" : "no") << "\n"
+      << "tls-replication yes\n";
 }
 
 bool local_server::running() noexcept { return proc_ && proc_->running(); }
 
 void local_server::write_config() {
     std::ofstream f(dir_ / "redis.conf", std::ios::trunc);
-    f << "port " << port_ << "\n"
-      << "bind 127.0.0.1\n"
+    if (opts_.tls) write_tls_config(f, port_, *opts_.tls);
+    else f << "port " << port_ << "\n";
+    f << "bind 127.0.0.1\n"
       << "protected-mode no\n"
       << "daemonize no\n"
       << "dir " << dir_.string() << "\n"

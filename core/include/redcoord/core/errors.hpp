@@ -27,6 +27,17 @@ public:
     using connection_error::connection_error;
 };
 
+/// A TLS failure: the handshake failed (certificate not trusted, expired or for another name,
+/// no client certificate where the server requires one, a plaintext server, no common
+/// protocol version), a certificate or key file could not be loaded, or the TLS layer failed
+/// later on the link. what() holds OpenSSL's reason (e.g. "certificate has expired").
+/// A connection_error, so code that retries broken links treats it alike; a handshake that
+/// failed for a certificate fails again on retry.
+class tls_error : public connection_error {
+public:
+    using connection_error::connection_error;
+};
+
 /// A connect, command or borrow deadline passed before the server answered.
 class timeout_error : public error {
 public:

@@ -13,12 +13,25 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace redcoord::testing {
+
+/// TLS of a test server (Redis's `tls-*` directives): the server then listens on a TLS port
+/// only, and its replicas and sentinels speak TLS to it.
+struct server_tls {
+    std::filesystem::path cert_file;  ///< The server's certificate (PEM).
+    std::filesystem::path key_file;   ///< Its private key (PEM).
+    std::filesystem::path ca_file;    ///< CA that signs the client certificates it accepts.
+    bool auth_clients = false;        ///< `tls-auth-clients yes`: a client certificate is required.
+    /// How endpoint(), url() and the harness's own connections speak TLS (`enabled` is set
+    /// for them).
+    redcoord::tls_options client;
+};
 
 /// How to start a local redis-server.
 struct server_options {
@@ -27,6 +40,9 @@ struct server_options {
     std::string password;                  ///< requirepass (and masterauth for replicas); empty: none.
     /// Extra configuration directives, written verbatim as `name value` lines.
     std::vector<std::pair<std::string, std::string>> config;
+    /// TLS instead of plaintext; none by default, or the process's test certificates
+    /// (test_server_tls) when the environment sets REDCOORD_TEST_TLS=1.
+    std::optional<server_tls> tls;
     /// How long start() and restart() wait for the server to answer PING.
     std::chrono::milliseconds start_timeout{10000};
 };
@@ -37,6 +53,15 @@ struct server_options {
 
 /// A free TCP port on 127.0.0.1 (bound and released; a caller retries on the rare clash).
 [[nodiscard]] std::uint16_t free_port();
+
+class test_certificates;
+
+/// TLS options for a test server using `certs`' server certificate, trusting its CA for
+/// clients (`auth_clients` off), and a client side that trusts the CA.
+[[nodiscard]] server_tls test_server_tls(const test_certificates& certs);
+
+/// Writes the `port 0` / `tls-port` / `tls-*` directives of a server or sentinel on `port`.
+void write_tls_config(std::ostream& out, std::uint16_t port, const server_tls& tls);
 
 /// One redis-server on a free loopback port in a fresh temporary directory.
 ///
@@ -69,9 +94,11 @@ public:
     [[nodiscard]] host_port address() const { return {"127.0.0.1", port_}; }
     /// An endpoint for this server (with the password when one is set).
     [[nodiscard]] redcoord::endpoint endpoint() const;
-    /// `redis://[:password@]127.0.0.1:port`.
+    /// `redis://[:password@]127.0.0.1:port` (`rediss://...?ca_file=...` with TLS).
     [[nodiscard]] std::string url() const;
     [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+    /// The options the server was started with.
+    [[nodiscard]] const server_options& options() const noexcept { return opts_; }
     [[nodiscard]] bool running() noexcept;
 
     /// SIGKILL and reap; the data directory stays for restart().

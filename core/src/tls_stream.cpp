@@ -1,0 +1,149 @@
+#include "tls_stream.hpp"
+
+#include "tls_context.hpp"
+
+#include <redcoord/core/errors.hpp>
+
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace redcoord::detail {
+
+bool wait_socket(int fd, short events, std::chrono::milliseconds timeout) {
+    using clock = std::chrono::steady_clock;
+    const bool forever = timeout.count() <= 0;
+    const auto until = clock::now() + timeout;
+    for (;;) {
+        int ms = -1;
+        if (!forever) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+            if (left <= 0) return false;
+            ms = static_cast<int>(std::min<long long>(left, 1 << 30));
+        }
+        pollfd p{fd, events, 0};
+        const int rc = ::poll(&p, 1, ms);
+        if (rc > 0) return true;  // ready, or an error/hang-up the next read or write reports
+        if (rc < 0 && errno != EINTR) return true;
+    }
+}
+
+namespace {
+
+bool is_ip_literal(const std::string& name) {
+    unsigned char buf[sizeof(in6_addr)];
+    return inet_pton(AF_INET, name.c_str(), buf) == 1 || inet_pton(AF_INET6, name.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+struct tls_stream::session {
+    std::shared_ptr<SSL_CTX> ctx;  // outlives the SSL made from it
+    SSL* ssl = nullptr;
+    ~session() {
+        if (ssl) SSL_free(ssl);
+    }
+
+    result outcome(int rc) {
+        const int err = SSL_get_error(ssl, rc);
+        result r;
+        switch (err) {
+            case SSL_ERROR_NONE:
+                r.bytes = static_cast<std::size_t>(rc);
+                return r;
+            case SSL_ERROR_WANT_READ:
+                r.state = status::want_read;
+                return r;
+            case SSL_ERROR_WANT_WRITE:
+                r.state = status::want_write;
+                return r;
+            case SSL_ERROR_ZERO_RETURN:
+                r.state = status::closed;
+                return r;
+            case SSL_ERROR_SYSCALL:
+                if (ERR_peek_error() == 0) {
+                    const int e = errno;
+                    ERR_clear_error();
+                    if (e == 0 || e == ECONNRESET || e == EPIPE) {
+                        r.state = status::closed;  // EOF without close_notify: Redis just closes
+                        return r;
+                    }
+                    r.state = status::failed;
+                    r.sys_errno = e;
+                    r.reason = std::strerror(e);
+                    return r;
+                }
+                [[fallthrough]];
+            default:
+                r.state = status::failed;
+                r.reason = take_tls_reason("TLS failure");
+                return r;
+        }
+    }
+};
+
+tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host, const std::string& where,
+                       std::chrono::steady_clock::time_point deadline)
+    : s_(std::make_unique<session>()) {
+    s_->ctx = tls_context_for(opts);
+    ERR_clear_error();
+    s_->ssl = SSL_new(s_->ctx.get());
+    BIO* bio = s_->ssl ? nosignal_socket_bio(fd) : nullptr;
+    if (!bio) throw tls_error("TLS with " + where + ": out of memory");
+    SSL_set_bio(s_->ssl, bio, bio);
+    const std::string& name = opts.server_name.empty() ? host : opts.server_name;
+    // SNI carries DNS names only (RFC 6066 §3); the certificate check takes either form.
+    if (!is_ip_literal(name) && !name.empty()) SSL_set_tlsext_host_name(s_->ssl, name.c_str());
+    if (opts.verify_peer && !name.empty()) {
+        X509_VERIFY_PARAM* param = SSL_get0_param(s_->ssl);
+        const int ok = is_ip_literal(name) ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                                           : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+        if (ok != 1) throw tls_error("TLS with " + where + ": cannot check the server name '" + name + "'");
+    }
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+        throw tls_error("TLS with " + where + ": " + std::strerror(errno));
+
+    for (;;) {
+        const result r = s_->outcome(SSL_connect(s_->ssl));
+        if (r.state == status::done) return;
+        if (r.state == status::want_read || r.state == status::want_write) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0 || !wait_socket(fd, r.state == status::want_read ? POLLIN : POLLOUT, left))
+                throw timeout_error("TLS handshake with " + where +
+                                    ": timed out (is the port a plaintext one? then use redis://)");
+            continue;
+        }
+        std::string why;
+        if (const long v = SSL_get_verify_result(s_->ssl); v != X509_V_OK)
+            why = std::string("certificate verify failed: ") + X509_verify_cert_error_string(v);
+        else if (r.state == status::closed)
+            why = "the server closed the connection (a plaintext port, or a client certificate it wants?)";
+        else
+            why = r.reason;
+        if (why.find("wrong version number") != std::string::npos || why.find("packet length too long") != std::string::npos)
+            why += " (is the port a plaintext one? then use redis://)";
+        throw tls_error("TLS handshake with " + where + " failed: " + why);
+    }
+}
+
+tls_stream::~tls_stream() = default;
+
+tls_stream::result tls_stream::read(char* buf, std::size_t size) {
+    ERR_clear_error();
+    errno = 0;
+    return s_->outcome(SSL_read(s_->ssl, buf, static_cast<int>(size)));
+}
+
+tls_stream::result tls_stream::write(const char* buf, std::size_t size) {
+    ERR_clear_error();
+    errno = 0;
+    return s_->outcome(SSL_write(s_->ssl, buf, static_cast<int>(size)));
+}
+
+}  // namespace redcoord::detail
