@@ -208,6 +208,10 @@ std::optional<lock_acquisition> lock_core::acquire_until(lock_clock::time_point 
     attempt_timed = deadline > clock_type::now();
     deferral_.on_acquire(clock_type::now());
     auto previous = take_held_back();
+    if (!previous) {
+        detail::lock_guard l(held_back_mu_);
+        previous = std::exchange(flushed_, std::nullopt);
+    }
     try {
         attempt_result got;
         auto ws = c_.waiting;
@@ -398,6 +402,7 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
             flush_armed_ = false;
             return std::nullopt;
         }
+        flushed_ = back;
     }
     try {
         flushing_ = std::make_unique<lock_round>(engine_.release(back->held, back->floor, clock_type::now()));

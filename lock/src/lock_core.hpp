@@ -122,6 +122,10 @@ private:
 
     detail::mutex held_back_mu_;
     std::optional<held_back> held_back_ REDCOORD_GUARDED_BY(held_back_mu_);
+    // The release the flush timer took last, until the next acquire call takes it in turn: it
+    // travels on another connection than that call's attempt and may land after it, so the
+    // attempt re-locks it (renewed in place if still there) instead of being refused by it.
+    std::optional<held_back> flushed_ REDCOORD_GUARDED_BY(held_back_mu_);
     lock_clock::time_point held_back_due_ REDCOORD_GUARDED_BY(held_back_mu_){};
     bool flush_armed_ REDCOORD_GUARDED_BY(held_back_mu_) = false;
     std::unique_ptr<detail::timer> flush_;  // sends a held-back release when it is due
