@@ -322,11 +322,12 @@ bool connection::impl::send_buffered(bool may_block) {
                     fail_io(REDIS_ERR_IO, EAGAIN, "sending to");
                 continue;
             }
-            if (r.state == st::closed) fail_io(REDIS_ERR_EOF, 0, "sending to");
-            if (r.state == st::failed) {
-                if (r.sys_errno) fail_io(REDIS_ERR_IO, r.sys_errno, "sending to");
-                fail_tls("sending to", r.reason);
+            if (r.state == st::closed || r.sys_errno) {
+                if (auto alert = tls->alert_before_close(); !alert.empty()) fail_tls("sending to", alert);
+                if (r.state == st::closed) fail_io(REDIS_ERR_EOF, 0, "sending to");
+                fail_io(REDIS_ERR_IO, r.sys_errno, "sending to");
             }
+            if (r.state == st::failed) fail_tls("sending to", r.reason);
             n = static_cast<ssize_t>(r.bytes);
         } else {
             n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL | (may_block ? 0 : MSG_DONTWAIT));

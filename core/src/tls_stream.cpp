@@ -146,4 +146,14 @@ tls_stream::result tls_stream::write(const char* buf, std::size_t size) {
     return s_->outcome(SSL_write(s_->ssl, buf, static_cast<int>(size)));
 }
 
+std::string tls_stream::alert_before_close() {
+    char scratch[4096];
+    for (int i = 0; i < 8; ++i) {
+        const result r = read(scratch, sizeof scratch);
+        if (r.state == status::failed && !r.sys_errno) return r.reason;
+        if (r.state != status::done) return {};
+    }
+    return {};
+}
+
 }  // namespace redcoord::detail

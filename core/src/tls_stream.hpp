@@ -45,6 +45,10 @@ public:
 
     [[nodiscard]] result read(char* buf, std::size_t size);
     [[nodiscard]] result write(const char* buf, std::size_t size);
+    // After a write found the link closed: the TLS alert the server sent before closing (e.g.
+    // "tlsv13 alert certificate required", which TLS 1.3 delivers after the handshake), or
+    // empty. Consumes what is left to read; the link is unusable anyway.
+    [[nodiscard]] std::string alert_before_close();
 
 private:
     struct session;

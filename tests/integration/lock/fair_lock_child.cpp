@@ -1,5 +1,5 @@
 // One fair_lock client in its own process, for the order and fault tests of fair_lock:
-//   fair_lock_child <port> <resource> <tag> <waiter_lease_ms> <hold_ms> <ttl_ms>
+//   fair_lock_child <port|url> <resource> <tag> <waiter_lease_ms> <hold_ms> <ttl_ms>
 // lock()s `resource`, appends `tag` to the list `order:<resource>` (a plain key), holds for
 // hold_ms, then releases and exits 0 (1 on an error, with the message on stderr).
 #include <redcoord/core/endpoint.hpp>
@@ -12,12 +12,15 @@
 
 int main(int argc, char** argv) {
     if (argc != 7) {
-        std::fprintf(stderr, "usage: %s port resource tag waiter_lease_ms hold_ms ttl_ms\n", argv[0]);
+        std::fprintf(stderr, "usage: %s port|url resource tag waiter_lease_ms hold_ms ttl_ms\n", argv[0]);
         return 2;
     }
     try {
         using std::chrono::milliseconds;
-        redcoord::connection_pool pool(redcoord::parse_endpoint(std::string("redis://127.0.0.1:") + argv[1]));
+        // A URL (with its TLS options when the test runs over TLS) or a port on 127.0.0.1.
+        const std::string where = argv[1];
+        redcoord::connection_pool pool(
+            redcoord::parse_endpoint(where.find("://") != std::string::npos ? where : "redis://127.0.0.1:" + where));
         const std::string resource = argv[2];
         redcoord::fair_lock_options o;
         o.waiter_lease = milliseconds(std::stoll(argv[4]));

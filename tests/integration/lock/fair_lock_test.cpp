@@ -210,7 +210,7 @@ TEST(FairLock, AcquisitionOrderIsRequestOrderFor8Processes) {
     const auto t0 = clock_type::now();
     for (int i = 0; i < 8; ++i) {
         // Each process asks only once the one before it is seen in the queue: a known order.
-        kids.emplace_back(std::vector<std::string>{FAIR_CHILD_PATH, std::to_string(s.server.port()), resource,
+        kids.emplace_back(std::vector<std::string>{FAIR_CHILD_PATH, s.server.url(), resource,
                                                    std::to_string(i), "3000", "20", "10000"});
         ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == i + 1; }, 10s))
             << "process " << i << " did not queue";
@@ -332,7 +332,7 @@ TEST(FairLock, AWaiterStalledPastItsLeaseLosesItsPlaceAndQueuesAgain) {
     fair_lock holder(s.pool, "lapse", {.ttl = 30s});
     ASSERT_TRUE(holder.acquire(0ms));
     const std::string queue = holder.key() + ":queue";
-    redcoord::testing::process stalled(std::vector<std::string>{FAIR_CHILD_PATH, std::to_string(s.server.port()), "lapse",
+    redcoord::testing::process stalled(std::vector<std::string>{FAIR_CHILD_PATH, s.server.url(), "lapse",
                                                                 "stalled", "600", "0", "10000"});
     ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == 1; }));
     const auto stalled_id = s.server.command({"LINDEX", queue, "0"}).text();

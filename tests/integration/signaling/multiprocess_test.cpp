@@ -18,7 +18,7 @@ namespace {
 TEST(MultiProcess, BroadcastReachesFiftyWaitersInFourProcessesOnceEach) {
     local_server master;
     auto replica = local_server::replica_of(master);
-    const std::string m = std::to_string(master.port()), r = std::to_string(replica->port());
+    const std::string m = master.url(), r = replica->url();
     // The master streams commands to the replica only once it counts it online.
     for (int i = 0; i < 500 && master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos; ++i)
         std::this_thread::sleep_for(10ms);
@@ -49,7 +49,7 @@ TEST(MultiProcess, BarrierOfEightProcessesReusedAHundredTimes) {
     local_server master;
     std::vector<process> kids;
     for (int i = 0; i < 8; ++i)
-        kids.emplace_back(std::vector<std::string>{CHILD_PATH, "barrier", std::to_string(master.port()), "eight", "8", "100"});
+        kids.emplace_back(std::vector<std::string>{CHILD_PATH, "barrier", master.url(), "eight", "8", "100"});
     for (auto& k : kids) {
         auto st = k.wait_for(60000ms);
         ASSERT_TRUE(st);

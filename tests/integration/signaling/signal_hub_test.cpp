@@ -293,6 +293,9 @@ TEST_F(SignalHub, DisconnectingTheLastSlotUnsubscribes) {
     std::atomic<int> calls{0};
     {
         auto c = hub->on("scoped", [&](const redcoord::signal&) { ++calls; });
+        // on() returns once one link confirms; the replica's may come first (often over TLS),
+        // and PUBLISH on the master counts only the master's subscribers.
+        all_links_up(*hub);
         EXPECT_EQ(hub->broadcast("scoped", "1"), 1u);
         for (int i = 0; i < 300 && calls.load() == 0; ++i) std::this_thread::sleep_for(10ms);
         EXPECT_EQ(calls.load(), 1);

@@ -20,15 +20,18 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
 
 namespace {
-redcoord::endpoint at(const char* port) {
+// A server given by URL (with its TLS options when the test runs over TLS) or by port.
+redcoord::endpoint at(const char* where) {
+    if (std::string_view(where).find("://") != std::string_view::npos) return redcoord::parse_endpoint(where);
     redcoord::endpoint ep;
-    ep.port = static_cast<std::uint16_t>(std::stoi(port));
+    ep.port = static_cast<std::uint16_t>(std::stoi(where));
     return ep;
 }
 
