@@ -13,6 +13,10 @@
 //   value lock_handoff_p50_us               start of one holder's unlock() to the next holder's lock()
 //   value fair_lock_handoff_p50_us          the same for fair_lock
 //   ratio fair_lock_min_share               fair_lock in the contended run: smallest process's share
+//   ratio lock_single_tls_vs_plain          distributed_lock acquire+release pairs/s on a server's TLS
+//                                           port over pairs/s on its plaintext port, interleaved
+//   ratio command_tls_vs_plain              the same for one SET round trip on a pooled connection:
+//                                           the transport's own ceiling for the ratio above
 // Every comparison interleaves raw and ours (short blocks of pairs, 2 s slices of the
 // contended runs), so both meet the same machine: loopback latency here drifts by a factor
 // of several within seconds. Contended runs are 4 processes for 10 s per side, as issue 16
@@ -25,6 +29,7 @@
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/test_certificates.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -46,6 +51,7 @@ std::vector<std::uint16_t> ports() {
 }
 
 using redcoord::bench::side;
+side plain_single, tls_single, plain_command, tls_command;
 side raw_single, ours_single, raw_quorum5, ours_quorum5, raw_sequential5, ours_sequential5;
 
 std::unique_ptr<redcoord::redlock> make_redlock(std::vector<std::unique_ptr<redcoord::connection_pool>>& pools,
@@ -129,7 +135,43 @@ void sequential5_pair(benchmark::State& st) {
     for (auto* c : cs) redisFree(c);
 }
 
+// The same lock object's pairs on a plaintext server and on a TLS one (issue 18), interleaved.
+void tls_pair(benchmark::State& st) {
+    // One server with both ports: on two servers the comparison would mostly measure where
+    // the scheduler placed each process (a VM's idle-CPU wake-up costs more than TLS).
+    const redcoord::testing::test_certificates certs;
+    redcoord::testing::server_options o;
+    o.tls = redcoord::testing::test_server_tls(certs);
+    const auto plain_port = redcoord::testing::free_port();
+    o.config.emplace_back("port", std::to_string(plain_port));
+    redcoord::testing::local_server server(o);
+    auto plain_ep = server.endpoint();
+    plain_ep.tls = {};
+    plain_ep.port = plain_port;
+    redcoord::connection_pool plain_pool(plain_ep), tls_pool(server.endpoint());
+    redcoord::distributed_lock plain(plain_pool, "bench:plain", {.ttl = 30s}), tls(tls_pool, "bench:tls", {.ttl = 30s});
+    auto pair = [&](redcoord::distributed_lock& l) {
+        if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");
+        (void)l.release();
+    };
+    redcoord::bench::alternate(
+        st, [&] { pair(plain); }, [&] { pair(tls); }, plain_single, tls_single);
+    // The transport's own ceiling on this machine: one SET round trip on each port.
+    auto plain_conn = plain_pool.borrow(), tls_conn = tls_pool.borrow();
+    for (int i = 0; i < 20000 / 32; ++i) {
+        redcoord::bench::side* sides[] = {&plain_command, &tls_command};
+        redcoord::connection* conns[] = {&*plain_conn, &*tls_conn};
+        for (int k = 0; k < 2; ++k) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int j = 0; j < 16; ++j) (void)conns[k]->command({"SET", "bench:tls:k", "v", "PX", "30000"});
+            sides[k]->wall_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+            sides[k]->calls += 16;
+        }
+    }
+}
+
 BENCHMARK(single_pair)->MinTime(3)->UseRealTime();
+BENCHMARK(tls_pair)->MinTime(3)->UseRealTime();
 BENCHMARK(quorum5_pair)->MinTime(3)->UseRealTime();
 BENCHMARK(sequential5_pair)->MinTime(2)->UseRealTime();
 
@@ -155,6 +197,8 @@ int main(int argc, char** argv) {
                  raw_single.per_second(), ours_single.per_second(), raw_quorum5.per_second(), ours_quorum5.per_second(),
                  raw_sequential5.per_second(), ours_sequential5.per_second());
     print_ratio("lock_single_vs_raw", ratio(ours_single, raw_single));
+    print_ratio("lock_single_tls_vs_plain", ratio(tls_single, plain_single));
+    print_ratio("command_tls_vs_plain", ratio(tls_command, plain_command));
     print_ratio("lock_single_cpu_vs_raw", raw_single.cpu_ns_per_call() > 0
                                               ? ours_single.cpu_ns_per_call() / raw_single.cpu_ns_per_call()
                                               : 0.0);

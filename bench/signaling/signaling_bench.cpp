@@ -1,12 +1,15 @@
 // ./scripts/bench signaling — signal wake latency (broadcast to waiter return, with master +
 // replica links) against raw PUBLISH -> SUBSCRIBE through plain hiredis in the same run,
 // unicast latency, and the round time of an 8-party barrier.
+//   ratio signal_wake_tls_vs_plain   p50 wake latency through a master's plaintext port over p50
+//                                    through its TLS port (alternating; 1.0: TLS costs nothing)
 #include "common.hpp"
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/test_certificates.hpp>
 
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
@@ -21,6 +24,7 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 std::unique_ptr<redcoord::testing::local_server> master, replica;
+std::vector<double> plain_wake_us, tls_wake_us;
 std::vector<double> ours_us, raw_us, unicast_us, ours_pub_us, raw_pub_us, ours_wait_us;
 double barrier_round_ms = 0;
 
@@ -138,10 +142,44 @@ void BM_barrier8_round(benchmark::State& state) {
 
 }  // namespace
 
+// A hub on a plaintext master against a hub on a TLS master (no replicas), alternating
+// broadcast -> waiter return iteration by iteration.
+void BM_signal_wake_tls_vs_plain(benchmark::State& state) {
+    // One master with both ports (see bench/lock: two servers would measure process placement).
+    const redcoord::testing::test_certificates certs;
+    redcoord::testing::server_options o;
+    o.tls = redcoord::testing::test_server_tls(certs);
+    const auto plain_port = redcoord::testing::free_port();
+    o.config.emplace_back("port", std::to_string(plain_port));
+    redcoord::testing::local_server both(o);
+    auto plain_ep = both.endpoint();
+    plain_ep.tls = {};
+    plain_ep.port = plain_port;
+    redcoord::connection_pool tls_pool(both.endpoint()), plain_pool(plain_ep);
+    redcoord::signal_hub tls_hub(tls_pool, {}), plain_hub(plain_pool, {});
+    auto tls_w = tls_hub.listen({"bench:tls"});
+    auto plain_w = plain_hub.listen({"bench:plain"});
+    wait_links(tls_hub, 1);
+    wait_links(plain_hub, 1);
+    auto once = [&](redcoord::signal_hub& hub, redcoord::waiter& w, std::vector<double>& out) {
+        const auto t0 = clock_type::now();
+        hub.broadcast(&hub == &tls_hub ? "bench:tls" : "bench:plain", "x");
+        if (!w.wait(1000ms)) {
+            state.SkipWithError("signal lost");
+            return false;
+        }
+        out.push_back(micros(t0, clock_type::now()));
+        return true;
+    };
+    for (auto _ : state)
+        if (!once(plain_hub, plain_w, plain_wake_us) || !once(tls_hub, tls_w, tls_wake_us)) break;
+}
+
 int main(int argc, char** argv) {
     master = std::make_unique<redcoord::testing::local_server>();
     replica = redcoord::testing::local_server::replica_of(*master);
     benchmark::RegisterBenchmark("signal_wake_vs_raw", BM_signal_wake_vs_raw)->Iterations(5000)->UseRealTime();
+    benchmark::RegisterBenchmark("signal_wake_tls_vs_plain", BM_signal_wake_tls_vs_plain)->Iterations(3000)->UseRealTime();
     benchmark::RegisterBenchmark("unicast", BM_unicast)->Iterations(2000)->UseRealTime();
     benchmark::RegisterBenchmark("barrier8_round", BM_barrier8_round)->Iterations(200)->UseRealTime();
     (void)redcoord::bench::run_benchmarks(argc, argv);
@@ -153,6 +191,9 @@ int main(int argc, char** argv) {
     redcoord::bench::print_ratio("signal_wake_p50_vs_raw", raw50 > 0 ? ours50 / raw50 : 0);
     redcoord::bench::print_value("unicast_p50_us", percentile(unicast_us, 50), "us");
     redcoord::bench::print_value("barrier8_round_ms", barrier_round_ms, "ms");
+    const double tls50 = percentile(tls_wake_us, 50), plain50 = percentile(plain_wake_us, 50);
+    redcoord::bench::print_value("signal_wake_tls_p50_us", tls50, "us");
+    redcoord::bench::print_ratio("signal_wake_tls_vs_plain", tls50 > 0 ? plain50 / tls50 : 0);
     std::fprintf(stderr,
                  "raw publish->subscribe p50 %.1f us, p99 %.1f us; publish part p50: raw %.1f us, ours %.1f us; "
                  "ours after publish p50 %.1f us\n",

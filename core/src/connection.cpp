@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -314,13 +313,11 @@ bool connection::impl::send_buffered(bool may_block) {
         errno = 0;
         ssize_t n = 0;
         if (tls) {
-            const auto r = tls->write(ctx->obuf, sdslen(ctx->obuf));
+            const auto r = tls->write(ctx->obuf, sdslen(ctx->obuf), may_block);
             using st = detail::tls_stream::status;
             if (r.state == st::want_read || r.state == st::want_write) {
                 if (!may_block) return false;
-                if (!detail::wait_socket(ctx->fd, r.state == st::want_read ? POLLIN : POLLOUT, socket_timeout))
-                    fail_io(REDIS_ERR_IO, EAGAIN, "sending to");
-                continue;
+                fail_io(REDIS_ERR_IO, EAGAIN, "sending to");  // SO_SNDTIMEO passed
             }
             if (r.state == st::closed || r.sys_errno) {
                 if (auto alert = tls->alert_before_close(); !alert.empty()) fail_tls("sending to", alert);
@@ -352,11 +349,12 @@ bool connection::impl::tls_fill(bool block) {
     using st = detail::tls_stream::status;
     char buf[16 * 1024];  // one TLS record at most
     bool fed = false;
-    // Until the session has nothing left: decrypted bytes kept inside OpenSSL are invisible
-    // to the poll() of the fan-out and the link reactor, which would wait for them forever.
+    // Until the session holds nothing more: bytes kept inside OpenSSL are invisible to the
+    // poll() of the fan-out and the link reactor, which would wait for them forever. Only the
+    // first read of a blocking fill waits (up to SO_RCVTIMEO).
     for (;;) {
         errno = 0;
-        const auto r = tls->read(buf, sizeof buf);
+        const auto r = tls->read(buf, sizeof buf, block && !fed);
         if (r.state == st::done) {
             if (redisReaderFeed(ctx->reader, buf, r.bytes) != REDIS_OK) {
                 ctx->err = ctx->reader->err;
@@ -364,6 +362,7 @@ bool connection::impl::tls_fill(bool block) {
                 fail("reading from");
             }
             fed = true;
+            if (!tls->has_pending()) return true;
             continue;
         }
         if (r.state == st::closed) fail_io(REDIS_ERR_EOF, 0, "reading from");
@@ -372,8 +371,7 @@ bool connection::impl::tls_fill(bool block) {
             fail_tls("reading from", r.reason);
         }
         if (fed || !block) return fed;
-        if (!detail::wait_socket(ctx->fd, r.state == st::want_read ? POLLIN : POLLOUT, socket_timeout))
-            fail_io(REDIS_ERR_IO, EAGAIN, "reading from");
+        fail_io(REDIS_ERR_IO, EAGAIN, "reading from");  // SO_RCVTIMEO passed
     }
 }
 

@@ -8,7 +8,6 @@
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -16,25 +15,21 @@
 
 namespace redcoord::detail {
 
+namespace {
+
+// poll() for `events` on `fd` until `timeout` has passed; false then.
 bool wait_socket(int fd, short events, std::chrono::milliseconds timeout) {
     using clock = std::chrono::steady_clock;
-    const bool forever = timeout.count() <= 0;
     const auto until = clock::now() + timeout;
     for (;;) {
-        int ms = -1;
-        if (!forever) {
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
-            if (left <= 0) return false;
-            ms = static_cast<int>(std::min<long long>(left, 1 << 30));
-        }
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+        if (left <= 0) return false;
         pollfd p{fd, events, 0};
-        const int rc = ::poll(&p, 1, ms);
+        const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
         if (rc > 0) return true;  // ready, or an error/hang-up the next read or write reports
         if (rc < 0 && errno != EINTR) return true;
     }
 }
-
-namespace {
 
 bool is_ip_literal(const std::string& name) {
     unsigned char buf[sizeof(in6_addr)];
@@ -45,6 +40,7 @@ bool is_ip_literal(const std::string& name) {
 
 struct tls_stream::session {
     std::shared_ptr<SSL_CTX> ctx;  // outlives the SSL made from it
+    socket_io io;                  // the BIO's
     SSL* ssl = nullptr;
     ~session() {
         if (ssl) SSL_free(ssl);
@@ -94,7 +90,8 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
     s_->ctx = tls_context_for(opts);
     ERR_clear_error();
     s_->ssl = SSL_new(s_->ctx.get());
-    BIO* bio = s_->ssl ? nosignal_socket_bio(fd) : nullptr;
+    s_->io.fd = fd;
+    BIO* bio = s_->ssl ? nosignal_socket_bio(&s_->io) : nullptr;
     if (!bio) throw tls_error("TLS with " + where + ": out of memory");
     SSL_set_bio(s_->ssl, bio, bio);
     const std::string& name = opts.server_name.empty() ? host : opts.server_name;
@@ -106,9 +103,7 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
                                            : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
         if (ok != 1) throw tls_error("TLS with " + where + ": cannot check the server name '" + name + "'");
     }
-    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-        throw tls_error("TLS with " + where + ": " + std::strerror(errno));
-
+    // Without blocking, so that the handshake keeps the connect deadline exactly.
     for (;;) {
         const result r = s_->outcome(SSL_connect(s_->ssl));
         if (r.state == status::done) return;
@@ -134,22 +129,26 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
 
 tls_stream::~tls_stream() = default;
 
-tls_stream::result tls_stream::read(char* buf, std::size_t size) {
+tls_stream::result tls_stream::read(char* buf, std::size_t size, bool may_block) {
+    s_->io.may_block = may_block;
     ERR_clear_error();
     errno = 0;
     return s_->outcome(SSL_read(s_->ssl, buf, static_cast<int>(size)));
 }
 
-tls_stream::result tls_stream::write(const char* buf, std::size_t size) {
+tls_stream::result tls_stream::write(const char* buf, std::size_t size, bool may_block) {
+    s_->io.may_block = may_block;
     ERR_clear_error();
     errno = 0;
     return s_->outcome(SSL_write(s_->ssl, buf, static_cast<int>(size)));
 }
 
+bool tls_stream::has_pending() const noexcept { return SSL_has_pending(s_->ssl) == 1; }
+
 std::string tls_stream::alert_before_close() {
     char scratch[4096];
     for (int i = 0; i < 8; ++i) {
-        const result r = read(scratch, sizeof scratch);
+        const result r = read(scratch, sizeof scratch, false);
         if (r.state == status::failed && !r.sys_errno) return r.reason;
         if (r.state != status::done) return {};
     }

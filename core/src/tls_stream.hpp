@@ -12,8 +12,9 @@
 
 namespace redcoord::detail {
 
-// One TLS session on a connected socket. The socket is non-blocking from the handshake on:
-// every read and write returns at once, and the owner waits with poll() (its own deadline).
+// One TLS session on a connected socket, which stays in blocking mode: a read or write that
+// may block waits up to the socket's SO_RCVTIMEO / SO_SNDTIMEO (then want_read / want_write
+// means timed out), one that may not returns at once (MSG_DONTWAIT).
 //
 // Thread-safety: none; used under the owning connection's rules.
 class tls_stream {
@@ -43,8 +44,11 @@ public:
     tls_stream(const tls_stream&) = delete;
     tls_stream& operator=(const tls_stream&) = delete;
 
-    [[nodiscard]] result read(char* buf, std::size_t size);
-    [[nodiscard]] result write(const char* buf, std::size_t size);
+    [[nodiscard]] result read(char* buf, std::size_t size, bool may_block);
+    [[nodiscard]] result write(const char* buf, std::size_t size, bool may_block);
+    // True when the session holds bytes read from the socket and not yet returned by read()
+    // (poll() cannot see them).
+    [[nodiscard]] bool has_pending() const noexcept;
     // After a write found the link closed: the TLS alert the server sent before closing (e.g.
     // "tlsv13 alert certificate required", which TLS 1.3 delivers after the handshake), or
     // empty. Consumes what is left to read; the link is unusable anyway.
@@ -54,8 +58,5 @@ private:
     struct session;
     std::unique_ptr<session> s_;
 };
-
-// poll() for `events` on `fd` until `timeout` (zero or less: no limit); false when it passed.
-bool wait_socket(int fd, short events, std::chrono::milliseconds timeout);
 
 }  // namespace redcoord::detail
