@@ -2,6 +2,8 @@
 
 #include <redcoord/core/errors.hpp>
 
+#include "openssl_init.hpp"
+
 #include <openssl/evp.h>
 
 namespace redcoord::detail {
@@ -9,6 +11,7 @@ namespace redcoord::detail {
 // libcrypto rather than Boost's uuids::detail::sha1, an internal API whose digest layout
 // changed between Boost releases.
 std::array<unsigned char, 20> sha1(std::string_view data) {
+    init_openssl();
     std::array<unsigned char, 20> d{};
     unsigned int len = 0;
     if (EVP_Digest(data.data(), data.size(), d.data(), &len, EVP_sha1(), nullptr) != 1 || len != d.size())

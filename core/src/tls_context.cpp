@@ -1,5 +1,7 @@
 #include "tls_context.hpp"
 
+#include "openssl_init.hpp"
+
 #include <redcoord/core/errors.hpp>
 
 #include <openssl/err.h>
@@ -125,8 +127,10 @@ BIO* nosignal_socket_bio(socket_io* io) {
 }
 
 std::shared_ptr<SSL_CTX> tls_context_for(const tls_options& opts) {
-    static std::mutex mu;
-    static std::map<context_key, std::weak_ptr<SSL_CTX>> contexts;
+    init_openssl();
+    // Never destroyed: a dialer thread may still connect while the process exits.
+    static auto* const mu = new std::mutex;
+    static auto* const contexts = new std::map<context_key, std::weak_ptr<SSL_CTX>>;
     if (!opts.verify_peer) {
         static std::once_flag told;
         std::call_once(told, [] {
@@ -135,9 +139,9 @@ std::shared_ptr<SSL_CTX> tls_context_for(const tls_options& opts) {
                          "protected against a man in the middle\n");
         });
     }
-    std::lock_guard lk(mu);
-    std::erase_if(contexts, [](auto& e) { return e.second.expired(); });
-    auto& slot = contexts[key_of(opts)];
+    std::lock_guard lk(*mu);
+    std::erase_if(*contexts, [](auto& e) { return e.second.expired(); });
+    auto& slot = (*contexts)[key_of(opts)];
     if (auto c = slot.lock()) return c;
     auto c = make_context(opts);
     slot = c;

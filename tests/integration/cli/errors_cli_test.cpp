@@ -57,8 +57,12 @@ TEST_F(ErrorsCli, WrongPasswordIsAuthErrorAndEnvPasswordWorks) {
     redcoord::testing::server_options o;
     o.password = "right-pw";
     redcoord::testing::local_server server(o);
-    const std::string plain = "redis://127.0.0.1:" + std::to_string(server.port());
-    auto wrong = run(dir, {"--redis", "redis://:wrong-pw@127.0.0.1:" + std::to_string(server.port()), "signal", "c"});
+    auto no_password = server.endpoint();
+    no_password.password.clear();
+    const std::string plain = no_password.to_string();  // with its TLS options in a TLS run
+    std::string with_wrong = plain;
+    with_wrong.insert(with_wrong.find("://") + 3, ":wrong-pw@");
+    auto wrong = run(dir, {"--redis", with_wrong, "signal", "c"});
     EXPECT_EQ(wrong.status, code::auth) << wrong.output;
     EXPECT_FALSE(contains(wrong.output, "wrong-pw")) << wrong.output;
     auto none = run(dir, {"--redis", plain, "signal", "c"});
@@ -71,14 +75,13 @@ TEST_F(ErrorsCli, WrongPasswordIsAuthErrorAndEnvPasswordWorks) {
 }
 
 TEST_F(ErrorsCli, SentinelPasswordComesFromTheEnvironment) {
-    // Sentinels with their own password (issue 18): a URL cannot carry it yet, so
-    // REDCOORD_SENTINEL_PASSWORD does; without it the sentinels refuse (auth, exit 121).
+    // Sentinels with their own password (issue 18): REDCOORD_SENTINEL_PASSWORD gives it
+    // without putting it in the URL; without it the sentinels refuse (auth, exit 121).
     redcoord::testing::local_sentinel_options o;
     o.sentinel_password = "sentinel-pw";
     o.server.password = "data-pw";
     redcoord::testing::local_sentinel svc(o);
-    const auto ep = svc.endpoint();
-    const std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(ep.sentinels.at(0).port) + "/" + ep.service;
+    const std::string url = svc.url();  // no password in it
     auto ok = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=sentinel-pw"});
     EXPECT_EQ(ok.status, 0) << ok.output;
     auto none = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw"});
