@@ -1,6 +1,9 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/testing/process.hpp>
 
+#include <algorithm>
+#include <string_view>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -29,8 +32,16 @@ process::process(std::vector<std::string> argv, process_options opts) {
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
+    // An entry of opts.env replaces the parent's entry of the same name: appended after it,
+    // the child's getenv() would still find the parent's first.
+    auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
     std::vector<std::string> env_store;
-    for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+    for (char** e = environ; *e; ++e) {
+        const std::string_view entry(*e);
+        const bool replaced = std::any_of(opts.env.begin(), opts.env.end(),
+                                          [&](const std::string& o) { return name_of(o) == name_of(entry); });
+        if (!replaced) env_store.emplace_back(entry);
+    }
     for (auto& e : opts.env) env_store.push_back(e);
     std::vector<char*> envp;
     for (auto& e : env_store) envp.push_back(e.data());

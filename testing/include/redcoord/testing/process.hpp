@@ -15,7 +15,8 @@ namespace redcoord::testing {
 struct process_options {
     /// File that receives the child's stdout and stderr; empty keeps the parent's.
     std::string output_file;
-    /// Extra environment entries `NAME=value` added to the parent's environment.
+    /// Environment entries `NAME=value` added to the parent's environment, each replacing the
+    /// parent's entry of the same name.
     std::vector<std::string> env;
     /// When true the child gets SIGKILL if the parent thread that started it dies
     /// (PR_SET_PDEATHSIG), so a crashed test leaves no orphan servers behind.
