@@ -44,3 +44,14 @@ TEST_F(TlsCli, APlaintextUrlForATlsPortSaysToUseRediss) {
     EXPECT_EQ(r.status, code::connection) << r.output;
     EXPECT_TRUE(contains(r.output, "rediss://")) << r.output;
 }
+
+TEST_F(TlsCli, TurningVerificationOffIsSaidOnceOnStandardError) {
+    // A barrier wait opens a pooled connection and a pub/sub link: two handshakes, one notice.
+    auto r = run(dir, {"--redis", bare_url() + "?verify_peer=false", "barrier", "b", "--parties", "1", "--timeout", "5s"},
+                 {"SSL_CERT_FILE=" + certs.foreign_ca().string()});
+    EXPECT_EQ(r.status, 0) << r.output;
+    const std::string notice = "TLS peer verification is off";
+    const auto first = r.output.find(notice);
+    EXPECT_NE(first, std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(notice, first + 1), std::string::npos) << r.output;
+}
