@@ -68,4 +68,18 @@ double percentile(std::vector<double> sample, double p) {
     return sample[rank - 1];
 }
 
+std::unique_ptr<tls_and_plain> start_tls_and_plain() {
+    auto out = std::make_unique<tls_and_plain>();
+    testing::server_options o;
+    o.tls = testing::test_server_tls(out->certs);
+    const auto plain_port = testing::free_port();
+    o.config.emplace_back("port", std::to_string(plain_port));  // after the TLS lines' "port 0"
+    out->server = std::make_unique<testing::local_server>(o);
+    out->tls = out->server->endpoint();
+    out->plain = out->tls;
+    out->plain.tls = {};
+    out->plain.port = plain_port;
+    return out;
+}
+
 }  // namespace redcoord::bench

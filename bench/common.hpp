@@ -4,12 +4,17 @@
 //   ratio <name> <value>
 //   value <name> <number> <unit>
 
+#include <redcoord/core/endpoint.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/test_certificates.hpp>
+
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,17 @@ struct result {
 // Runs the benchmarks selected by argv (--benchmark_filter ...); returns results by name
 // (the name as registered, without the "/real_time" etc. suffixes).
 std::map<std::string, result> run_benchmarks(int argc, char** argv);
+
+// One redis-server listening on a TLS port and a plaintext port, for the TLS-versus-plaintext
+// comparisons (issue 18). One server, not two: with two, the comparison would mostly measure
+// where the scheduler placed each process (a VM's idle-CPU wake-up costs more than TLS).
+struct tls_and_plain {
+    testing::test_certificates certs;
+    std::unique_ptr<testing::local_server> server;
+    endpoint tls;    // its TLS port, trusting the test CA
+    endpoint plain;  // its plaintext port
+};
+std::unique_ptr<tls_and_plain> start_tls_and_plain();
 
 void print_ratio(const std::string& name, double value);
 void print_value(const std::string& name, double number, const std::string& unit);

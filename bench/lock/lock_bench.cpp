@@ -29,7 +29,6 @@
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
-#include <redcoord/testing/test_certificates.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -137,18 +136,8 @@ void sequential5_pair(benchmark::State& st) {
 
 // The same lock object's pairs on a plaintext server and on a TLS one (issue 18), interleaved.
 void tls_pair(benchmark::State& st) {
-    // One server with both ports: on two servers the comparison would mostly measure where
-    // the scheduler placed each process (a VM's idle-CPU wake-up costs more than TLS).
-    const redcoord::testing::test_certificates certs;
-    redcoord::testing::server_options o;
-    o.tls = redcoord::testing::test_server_tls(certs);
-    const auto plain_port = redcoord::testing::free_port();
-    o.config.emplace_back("port", std::to_string(plain_port));
-    redcoord::testing::local_server server(o);
-    auto plain_ep = server.endpoint();
-    plain_ep.tls = {};
-    plain_ep.port = plain_port;
-    redcoord::connection_pool plain_pool(plain_ep), tls_pool(server.endpoint());
+    const auto both = redcoord::bench::start_tls_and_plain();
+    redcoord::connection_pool plain_pool(both->plain), tls_pool(both->tls);
     redcoord::distributed_lock plain(plain_pool, "bench:plain", {.ttl = 30s}), tls(tls_pool, "bench:tls", {.ttl = 30s});
     auto pair = [&](redcoord::distributed_lock& l) {
         if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");

@@ -9,7 +9,6 @@
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
-#include <redcoord/testing/test_certificates.hpp>
 
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
@@ -145,17 +144,8 @@ void BM_barrier8_round(benchmark::State& state) {
 // A hub on a plaintext master against a hub on a TLS master (no replicas), alternating
 // broadcast -> waiter return iteration by iteration.
 void BM_signal_wake_tls_vs_plain(benchmark::State& state) {
-    // One master with both ports (see bench/lock: two servers would measure process placement).
-    const redcoord::testing::test_certificates certs;
-    redcoord::testing::server_options o;
-    o.tls = redcoord::testing::test_server_tls(certs);
-    const auto plain_port = redcoord::testing::free_port();
-    o.config.emplace_back("port", std::to_string(plain_port));
-    redcoord::testing::local_server both(o);
-    auto plain_ep = both.endpoint();
-    plain_ep.tls = {};
-    plain_ep.port = plain_port;
-    redcoord::connection_pool tls_pool(both.endpoint()), plain_pool(plain_ep);
+    const auto both = redcoord::bench::start_tls_and_plain();
+    redcoord::connection_pool tls_pool(both->tls), plain_pool(both->plain);
     redcoord::signal_hub tls_hub(tls_pool, {}), plain_hub(plain_pool, {});
     auto tls_w = tls_hub.listen({"bench:tls"});
     auto plain_w = plain_hub.listen({"bench:plain"});
