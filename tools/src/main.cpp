@@ -3,9 +3,12 @@
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
 
+#include <redcoord/version.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <exception>
+#include <string>
 
 int main(int argc, char** argv) {
     using namespace redcoord::cli;
@@ -23,6 +26,8 @@ int main(int argc, char** argv) {
         exit_code_table());
     app.require_subcommand(1);
     app.fallthrough();
+    // The linked library's number (redcoord::version()), which is what a bug report needs.
+    app.set_version_flag("--version", std::string("redcoord ") + redcoord::version());
 
     context ctx;
     app.add_option("--redis", ctx.opts.urls, "Redis URL (repeatable)")->type_name("URL");

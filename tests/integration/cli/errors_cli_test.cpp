@@ -3,6 +3,7 @@
 #include "cli_harness.hpp"
 
 #include <redcoord/testing/local_sentinel.hpp>
+#include <redcoord/version.hpp>
 
 using namespace cli_test;
 
@@ -22,6 +23,12 @@ TEST_F(ErrorsCli, HelpListsExitCodes) {
     auto sub = run(dir, {"queue", "pop", "--help"});
     EXPECT_EQ(sub.status, 0);
     EXPECT_TRUE(contains(sub.output, "--visibility"));
+}
+
+TEST_F(ErrorsCli, VersionPrintsTheLibrarysNumber) {
+    auto r = run(dir, {"--version"});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.output, std::string("redcoord ") + REDCOORD_VERSION_STRING + "\n");
 }
 
 TEST_F(ErrorsCli, UsageErrorsExit2) {
