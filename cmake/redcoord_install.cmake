@@ -17,7 +17,7 @@ install(FILES ${PROJECT_BINARY_DIR}/redcoord-config.cmake
         DESTINATION ${REDCOORD_CMAKE_DIR})
 
 # redcoord.pc. Linking the static libraries needs hiredis and OpenSSL too, so they are public
-# requirements then; shared libraries (to come) carry them as DT_NEEDED, so only --static would.
+# requirements then; the shared libraries carry them as DT_NEEDED, so only --static needs them.
 if(BUILD_SHARED_LIBS)
   set(REDCOORD_PC_REQUIRES "")
   set(REDCOORD_PC_REQUIRES_PRIVATE "hiredis, libssl, libcrypto")

@@ -1,10 +1,15 @@
 # redcoord_add_part(<part> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
-# Makes the static library redcoord_<part> (alias redcoord::<part>) whose public headers are
-# <part>/include/redcoord/<part>/*.hpp, spelled the same in-tree and installed.
+# Makes the library redcoord_<part> (alias redcoord::<part>; static, or shared with
+# BUILD_SHARED_LIBS) whose public headers are <part>/include/redcoord/<part>/*.hpp, spelled the
+# same in-tree and installed.
+#
+# Shared libraries: SONAME libredcoord_<part>.so.<REDCOORD_SOVERSION>, and hidden symbols
+# except what the installed headers declare (redcoord/core/export.hpp says how), unless
+# REDCOORD_EXPOSE_INTERNALS is on (see the top-level CMakeLists.txt).
 function(redcoord_add_part part)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   set(target redcoord_${part})
-  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(${target} ${ARG_SOURCES})
   add_library(redcoord::${part} ALIAS ${target})
   file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/include/*.hpp)
   target_sources(${target} PUBLIC FILE_SET HEADERS
@@ -17,5 +22,9 @@ function(redcoord_add_part part)
     target_compile_options(${target} PRIVATE -Wthread-safety -Werror=thread-safety)
   endif()
   target_link_libraries(${target} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
-  set_target_properties(${target} PROPERTIES EXPORT_NAME ${part} OUTPUT_NAME redcoord_${part})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${part} OUTPUT_NAME redcoord_${part}
+                        VERSION ${PROJECT_VERSION} SOVERSION ${REDCOORD_SOVERSION})
+  if(BUILD_SHARED_LIBS AND NOT REDCOORD_EXPOSE_INTERNALS)
+    set_target_properties(${target} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  endif()
 endfunction()

@@ -3,6 +3,7 @@
 /// One blocking connection to one Redis server, over hiredis (which stays private to core).
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/reply.hpp>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 namespace detail {
@@ -101,3 +103,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

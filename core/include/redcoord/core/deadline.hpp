@@ -7,8 +7,11 @@
 /// would time out at once. Every public entry point that takes a wait turns it into a deadline
 /// through these helpers instead.
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// A steady-clock time point that stands for "no deadline": ten years from the process's first
@@ -53,3 +56,5 @@ Duration time_left(std::chrono::steady_clock::time_point deadline) noexcept {
 }
 
 }  // namespace redcoord
+
+REDCOORD_API_END

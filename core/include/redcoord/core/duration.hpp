@@ -6,10 +6,13 @@
 ///
 /// Thread-safety: pure functions.
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Parses one duration: one or more `<number><unit>` pairs, number decimal (a fraction is
@@ -23,3 +26,5 @@ namespace redcoord {
 [[nodiscard]] std::string format_duration(std::chrono::milliseconds d);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

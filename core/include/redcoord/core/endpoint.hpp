@@ -2,12 +2,15 @@
 /// @file
 /// Where a Redis server is and how to talk to it, and the URI syntax that names it.
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// A host and TCP port (used for Sentinel addresses and replica lists).
@@ -115,3 +118,5 @@ struct endpoint {
 [[nodiscard]] endpoint parse_endpoint(std::string_view uri);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

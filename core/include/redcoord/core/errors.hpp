@@ -4,9 +4,12 @@
 /// empty", "timed out waiting") are return values, never exceptions; these are for I/O,
 /// protocol, server and usage failures.
 
+#include <redcoord/core/export.hpp>
+
 #include <stdexcept>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Base of every error redcoord throws. Messages never contain a password.
@@ -77,3 +80,5 @@ public:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -3,6 +3,7 @@
 /// One command to N independent servers at once, replies collected under one deadline:
 /// the "multiplexing" of the Redlock page (seed 004, "Performance, crash recovery and fsync").
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/core/script.hpp>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// What one node did with a fanned-out command.
@@ -116,3 +118,5 @@ struct fan_out_options {
                                                std::span<const std::string_view> args, const fan_out_options& opts);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -5,10 +5,13 @@
 /// Keys are `<prefix><kind>:{<name>}[:<suffix>]` so all keys of one primitive share a Redis
 /// Cluster hash slot; the default prefix is `redcoord:`.
 
+#include <redcoord/core/export.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// The default key prefix.
@@ -34,3 +37,5 @@ void validate_name(std::string_view name, std::string_view what);
 [[nodiscard]] bool has_glob_chars(std::string_view s) noexcept;
 
 }  // namespace redcoord
+
+REDCOORD_API_END

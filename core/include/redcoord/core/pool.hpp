@@ -5,6 +5,7 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/export.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <mutex>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Pool sizing and timing.
@@ -160,3 +162,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

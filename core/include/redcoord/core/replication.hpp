@@ -10,6 +10,7 @@
 
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/core/script.hpp>
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Sends `WAIT replicas timeout` on `c`: blocks until at least `replicas` replicas
@@ -93,3 +95,5 @@ struct replicated_reply {
                                              std::chrono::milliseconds timeout);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -2,12 +2,15 @@
 /// @file
 /// An owning copy of one RESP2 reply, so no hiredis type appears in public headers.
 
+#include <redcoord/core/export.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// One reply from the server: a tree of strings, integers, nils, statuses, errors and arrays.
@@ -54,3 +57,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

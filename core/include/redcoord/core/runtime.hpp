@@ -6,6 +6,7 @@
 /// Redisson shares one pub/sub connection among its locks).
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 namespace detail {
@@ -96,3 +98,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

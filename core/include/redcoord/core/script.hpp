@@ -4,6 +4,7 @@
 /// EVALSHA, "Script cache").
 
 #include <redcoord/core/connection.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 
 #include <initializer_list>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// A Lua script: its source and SHA1, computed once at construction.
@@ -90,3 +92,5 @@ private:
 [[nodiscard]] bool is_noscript(const reply& e) noexcept;
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -9,6 +9,7 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/subscriber.hpp>
 
 #include <boost/signals2/signal.hpp>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// The sentinels could not name a usable master for the service. A connection_error, so
@@ -181,3 +183,5 @@ private:
 [[nodiscard]] std::vector<endpoint> discover_replicas(const endpoint& ep);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -4,6 +4,7 @@
 /// process's shared pub/sub reader (redis.io: Pub/Sub).
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// One message received on a subscription.
@@ -142,3 +144,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -2,9 +2,12 @@
 /// @file
 /// Unguessable identifiers from the kernel CSPRNG (getrandom(2)).
 
+#include <redcoord/core/export.hpp>
+
 #include <cstdint>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// 20 random bytes from getrandom(2), as 40 lower-case hex characters: lock tokens,
@@ -21,3 +24,5 @@ namespace redcoord {
 [[nodiscard]] std::uint64_t random_between(std::uint64_t lo, std::uint64_t hi);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -2,6 +2,7 @@
 /// @file
 /// Settings of an election and the leadership deadline arithmetic.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// How one candidate takes part in an election.
@@ -102,3 +104,5 @@ struct election_keys {
 [[nodiscard]] election_keys make_election_keys(std::string_view prefix, std::string_view name);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

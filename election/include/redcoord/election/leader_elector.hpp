@@ -3,6 +3,7 @@
 /// The election runner: campaigns on the runtime's timer thread, keeps the local leadership
 /// deadline and delivers leadership callbacks in order.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/election_options.hpp>
 #include <redcoord/election/master_selector.hpp>
@@ -18,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Why a leadership ended.
@@ -183,3 +185,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

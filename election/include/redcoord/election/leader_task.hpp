@@ -2,6 +2,7 @@
 /// @file
 /// Leader-only periodic work on top of a leader_elector.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/election/leader_elector.hpp>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <stop_token>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Runs a callable periodically, only while `elector` leads.
@@ -53,3 +55,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

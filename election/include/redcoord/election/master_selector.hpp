@@ -3,6 +3,7 @@
 /// One candidate's single campaign round of the hardened master_selector election: a counter
 /// hash with an expiry, renewed only by its holder.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/election_options.hpp>
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// What one campaign round observed.
@@ -121,3 +123,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

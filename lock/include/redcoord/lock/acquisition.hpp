@@ -2,10 +2,13 @@
 /// @file
 /// What a successful acquisition hands back, shared by distributed_lock and redlock.
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// One successful acquisition of a lock.
@@ -28,3 +31,5 @@ struct lock_acquisition {
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -31,6 +31,7 @@
 /// unlock() is then a no-op), while the standard and libc++ call std::terminate.
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
@@ -46,6 +47,7 @@
 #include <optional>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Options of a distributed_lock.
@@ -262,3 +264,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

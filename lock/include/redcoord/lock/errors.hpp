@@ -4,7 +4,9 @@
 /// `false` / `std::nullopt` result. These are for states where a throw is the right shape.
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/export.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// The caller asked for something that needs the lock to be held (check_held(), an
@@ -25,3 +27,5 @@ public:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -49,6 +49,7 @@
 /// to the protected resource, which rejects tokens lower than the highest it has seen).
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
@@ -66,6 +67,7 @@
 #include <stop_token>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Options of a fair_lock.
@@ -233,3 +235,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

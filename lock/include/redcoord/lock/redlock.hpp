@@ -31,6 +31,7 @@
 /// `appendfsync always`. This class cannot detect it.
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
@@ -47,6 +48,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Options of a redlock.
@@ -293,3 +295,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

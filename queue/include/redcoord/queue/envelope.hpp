@@ -3,6 +3,8 @@
 /// The compact binary envelope a reliable_queue wraps around every message, so equal payloads
 /// are never confused and a message carries its retry count (DESIGN.md §Queue).
 
+#include <redcoord/core/export.hpp>
+
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -11,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// A message's identity: 16 bytes, 128 random bits per producer (8 random bytes fixed per
@@ -69,3 +72,5 @@ inline constexpr std::string_view envelope_magic{"\0RQ\1", 4};
 [[nodiscard]] std::string to_hex(const message_id& id);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

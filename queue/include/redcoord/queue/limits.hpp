@@ -8,9 +8,11 @@
 /// connection (and everything pooled behind it) untouched.
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/export.hpp>
 
 #include <cstddef>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// The largest payload size a queue can be configured to accept, in bytes: Redis's default
@@ -29,3 +31,5 @@ public:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

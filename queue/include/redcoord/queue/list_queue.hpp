@@ -4,6 +4,7 @@
 /// or LPOP/BLPOP). No acknowledgement: a message popped by a client that then dies is gone;
 /// use reliable_queue when that matters.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/queue/limits.hpp>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Which end a list_queue pops from.
@@ -88,3 +90,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

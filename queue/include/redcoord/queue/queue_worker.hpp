@@ -3,6 +3,7 @@
 /// A consumer runner: N threads popping from a reliable_queue and calling a handler, with a
 /// graceful drain on stop.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// What the handler decided for one delivery.
@@ -105,3 +107,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

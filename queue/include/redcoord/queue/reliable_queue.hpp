@@ -7,6 +7,7 @@
 /// Sources: seed 000 §消息队列 (RPOPLPUSH/BRPOPLPUSH into a backup list, LREM on completion),
 /// the redis.io "reliable queue" pattern of LMOVE/BLMOVE, and DESIGN.md §Queue.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/replication.hpp>
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Options of a reliable_queue. Durations are milliseconds.
@@ -310,3 +312,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -4,6 +4,7 @@
 /// members (DESIGN.md §Signaling; cf. Curator DistributedBarrier, java CyclicBarrier).
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 namespace detail {
@@ -155,3 +157,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

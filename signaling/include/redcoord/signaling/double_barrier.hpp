@@ -3,6 +3,7 @@
 /// A double barrier (enter/leave) in Redis keys, as Curator's DistributedDoubleBarrier:
 /// computation starts when `parties` have entered and ends when all have left.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 class runtime;
@@ -106,3 +108,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

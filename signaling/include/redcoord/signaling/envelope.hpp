@@ -8,6 +8,8 @@
 /// publishing hub, 8 bytes of its message counter, big-endian), then the payload verbatim.
 /// A payload without the magic is a *plain* message (e.g. `redis-cli PUBLISH`).
 
+#include <redcoord/core/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -17,6 +19,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// The 4 magic bytes that open an envelope.
@@ -115,3 +118,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

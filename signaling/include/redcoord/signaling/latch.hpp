@@ -3,12 +3,14 @@
 /// A one-shot count-down latch in a Redis key; pub/sub only wakes the waiters (DESIGN.md
 /// §Signaling; cf. java CountDownLatch, Redisson RCountDownLatch).
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// Options of a latch.
@@ -71,3 +73,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

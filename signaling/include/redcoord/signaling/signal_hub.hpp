@@ -4,6 +4,7 @@
 /// DESIGN.md §Signaling).
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/subscriber.hpp>
@@ -21,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 namespace detail {
@@ -301,3 +303,5 @@ private:
 };
 
 }  // namespace redcoord
+
+REDCOORD_API_END

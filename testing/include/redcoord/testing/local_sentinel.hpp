@@ -5,6 +5,7 @@
 /// with Redis Sentinel").
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/process.hpp>
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord::testing {
 
 /// The redis-sentinel binary to use: $REDCOORD_REDIS_SENTINEL, or `redis-sentinel` on PATH.
@@ -112,3 +114,5 @@ private:
 };
 
 }  // namespace redcoord::testing
+
+REDCOORD_API_END

@@ -3,6 +3,7 @@
 /// Real redis-server processes for tests, benchmarks and the demo (DESIGN.md §testing).
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/reply.hpp>
 #include <redcoord/testing/process.hpp>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord::testing {
 
 /// TLS of a test server (Redis's `tls-*` directives): the server then listens on a TLS port
@@ -150,3 +152,5 @@ struct master_and_replica {
 [[nodiscard]] std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n, server_options opts = {});
 
 }  // namespace redcoord::testing
+
+REDCOORD_API_END

@@ -2,6 +2,8 @@
 /// @file
 /// A child process owned by the caller: started with fork/exec, stopped by PID.
 
+#include <redcoord/core/export.hpp>
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord::testing {
 
 /// How to start a child.
@@ -59,3 +62,5 @@ private:
 };
 
 }  // namespace redcoord::testing
+
+REDCOORD_API_END

@@ -4,8 +4,11 @@
 /// a CA, a server certificate for 127.0.0.1 and localhost, a client certificate, and the bad
 /// ones each TLS failure test needs (issue 18).
 
+#include <redcoord/core/export.hpp>
+
 #include <filesystem>
 
+REDCOORD_API_BEGIN
 namespace redcoord::testing {
 
 /// A certificate (PEM) and its private key (PEM, unencrypted, EC P-256).
@@ -48,3 +51,5 @@ private:
 };
 
 }  // namespace redcoord::testing
+
+REDCOORD_API_END

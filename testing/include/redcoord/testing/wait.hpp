@@ -3,10 +3,13 @@
 /// Waiting in tests for what another thread or process makes true, and counting this
 /// process's threads (the runtime's "no thread per object" checks).
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <thread>
 
+REDCOORD_API_BEGIN
 namespace redcoord::testing {
 
 /// Polls `pred` every `step` until it returns true or `within` has passed; returns its last
@@ -26,3 +29,5 @@ bool eventually(Pred pred, std::chrono::milliseconds within = std::chrono::secon
 [[nodiscard]] std::size_t process_threads();
 
 }  // namespace redcoord::testing
+
+REDCOORD_API_END

@@ -4,12 +4,15 @@
 /// format of redcoord (the signal and queue envelopes, queue script arguments, tokens).
 /// Internal to redcoord; not a stable API.
 
+#include <redcoord/core/export.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// Writes the low `N` bytes of `v`, most significant first, to `at[0..N)`.
@@ -68,3 +71,5 @@ template <std::size_t N>
 }
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

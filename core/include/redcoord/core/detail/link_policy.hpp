@@ -5,10 +5,13 @@
 /// one up, and when a link read on demand is drained. Internal to core (public only so that
 /// it can be tested without a server); not a stable API.
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// Policy of one subscriber link (see subscriber_options). A plain value: no clock reads, no
@@ -91,3 +94,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

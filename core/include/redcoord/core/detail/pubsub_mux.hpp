@@ -7,6 +7,7 @@
 
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/subscriber.hpp>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 class runtime;
 }
@@ -172,3 +174,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

@@ -3,6 +3,7 @@
 /// The argument vector of a script's EVALSHA or EVAL, for redcoord's own senders (fan-out,
 /// replication, script::run) and tests. Internal to redcoord; not a stable API.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/script.hpp>
 
 #include <span>
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// `EVALSHA sha numkeys keys... args...` (`by_sha`) or `EVAL source numkeys keys... args...`,
@@ -25,3 +27,5 @@ namespace redcoord::detail {
                                                       std::span<const std::string_view> args);
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

@@ -4,10 +4,13 @@
 /// lock-loss notices, signal handlers) in a guaranteed order per object. Internal to redcoord
 /// (reached through runtime::callbacks()); not a stable API.
 
+#include <redcoord/core/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// One thread, started on the first post(), that runs posted tasks in post order.
@@ -65,3 +68,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

@@ -4,10 +4,13 @@
 /// (the same digest as Lua's redis.sha1hex), computed by OpenSSL's libcrypto. Internal to
 /// redcoord; not a stable API.
 
+#include <redcoord/core/export.hpp>
+
 #include <array>
 #include <string>
 #include <string_view>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// The 20-byte SHA-1 digest of `data`.
@@ -19,3 +22,5 @@ namespace redcoord::detail {
 [[nodiscard]] std::string sha1_hex(std::string_view data);
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

@@ -5,8 +5,10 @@
 /// prompt delivery of a link read on demand (detail::subscriber_tuning::drain_interval).
 /// Internal to redcoord; not a stable API.
 
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/subscriber.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// Friend access to a subscriber's reading machinery.
@@ -44,3 +46,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

@@ -4,6 +4,8 @@
 /// confirmed or refused on the current link. Internal to core (public only so that it can be
 /// tested without a server); not a stable API.
 
+#include <redcoord/core/export.hpp>
+
 #include <cstddef>
 #include <deque>
 #include <map>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// Channels or patterns of one subscriber link: which are wanted, which the server has
@@ -76,3 +79,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

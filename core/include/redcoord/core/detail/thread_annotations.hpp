@@ -14,6 +14,8 @@
 ///   void bump() REDCOORD_EXCLUDES(mu_) { detail::lock_guard lk(mu_); bump_locked(); }
 /// @endcode
 
+#include <redcoord/core/export.hpp>
+
 #include <condition_variable>
 #include <mutex>
 
@@ -57,6 +59,7 @@
 /// Turns the analysis off for one function (say why next to each use).
 #define REDCOORD_NO_THREAD_SAFETY_ANALYSIS REDCOORD_THREAD_ANNOTATION_(no_thread_safety_analysis)
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// A std::mutex the analysis knows as a capability.
@@ -120,3 +123,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

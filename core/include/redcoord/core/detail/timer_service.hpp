@@ -4,12 +4,15 @@
 /// watchdogs and loss notices, election rounds, queue heartbeats and recovery, barrier
 /// heartbeats). Internal to redcoord (reached through runtime::timers()); not a stable API.
 
+#include <redcoord/core/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// Runs timed ticks on one shared thread, started on the first arm() and joined by the
@@ -72,3 +75,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END
