@@ -31,10 +31,12 @@ foreach(part IN LISTS REDCOORD_PARTS)
   string(PREPEND REDCOORD_PC_LIBS "-lredcoord_${part} ")
 endforeach()
 # Relative to the file itself (${pcfiledir}), so an install moved elsewhere (cmake --install
-# --prefix, a package unpacked elsewhere) still points at its own headers and libraries.
+# --prefix, dpkg -x into a scratch root) still points at its own headers and libraries.
 file(RELATIVE_PATH REDCOORD_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" REDCOORD_PC_TO_PREFIX "${REDCOORD_PC_TO_PREFIX}")
 configure_file(cmake/redcoord.pc.in ${PROJECT_BINARY_DIR}/redcoord.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/redcoord.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(FILES LICENSE CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The same licence in Debian's machine-readable form, where a .deb must carry it.
+install(FILES cmake/debian-copyright DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
