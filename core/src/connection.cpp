@@ -2,6 +2,8 @@
 
 #include "tls_stream.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -86,6 +88,7 @@ bool is_transient_refusal(std::string_view t) noexcept {
 }  // namespace
 
 void connection::impl::throw_handshake_error(std::string_view verb, const std::string& t) const {
+    if (detail::is_permission_refusal(t)) detail::throw_reply_error(t, verb, "handshake with " + where());
     if (verb == "AUTH" || t.rfind("NOAUTH", 0) == 0 || t.rfind("WRONGPASS", 0) == 0)
         throw auth_error("authentication failed for " + where() + ": " + t);
     // Transient: a connection_error, which callers retry, unlike a reply_error (C7).
@@ -464,7 +467,7 @@ reply connection::command_for(std::chrono::milliseconds timeout, std::span<const
     impl_->set_timeout(timeout);
     impl_->append(argv);
     reply r = impl_->read_reply();
-    if (r.is_error()) throw reply_error(r.text());
+    if (r.is_error()) detail::throw_reply_error(r.text(), argv[0]);
     return r;
 }
 

@@ -1,5 +1,7 @@
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/refusal.hpp>
+#include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -287,8 +289,20 @@ void pubsub_mux::listener::reset() noexcept {
     mux_.reset();
 }
 
+std::optional<std::string> pubsub_mux::listener::refusal() const {
+    if (!entry_) return std::nullopt;
+    return subscriber_access::refusal(mux_->link(), entry_->pattern, entry_->name);
+}
+
 bool pubsub_mux::listener::wait_confirmed(std::chrono::milliseconds wait) const {
     if (!entry_) return false;
+    if (confirm(wait)) return true;
+    if (auto text = refusal(); text && is_permission_refusal(*text))
+        throw_reply_error(*text, entry_->pattern ? "PSUBSCRIBE" : "SUBSCRIBE", "pub/sub link to " + mux_->where().to_string());
+    return false;
+}
+
+bool pubsub_mux::listener::confirm(std::chrono::milliseconds wait) const {
     const auto until = deadline_after(wait);
     auto on = [&](subscriber& s, std::chrono::milliseconds w) {
         return entry_->pattern ? s.psubscribe({entry_->name}, w) : s.subscribe({entry_->name}, w);
@@ -305,6 +319,8 @@ bool pubsub_mux::listener::wait_confirmed(std::chrono::milliseconds wait) const 
         // while the master is down.
         const auto left = time_left<std::chrono::milliseconds>(until);
         if (on(master, std::min(left, std::chrono::milliseconds(5)))) return true;
+        // Refused: asking again (on() re-sends the SUBSCRIBE) would only be refused again.
+        if (refusal()) return false;
         // A master link that is up but slow to confirm (a paused server) is waited for: a
         // replica's confirmation alone would let a publish on the master go unheard.
         if (!mux_->master_up_.load() && on_replica()) return true;
@@ -312,6 +328,6 @@ bool pubsub_mux::listener::wait_confirmed(std::chrono::milliseconds wait) const 
     }
 }
 
-bool pubsub_mux::listener::confirmed() const { return wait_confirmed(std::chrono::milliseconds(0)); }
+bool pubsub_mux::listener::confirmed() const { return entry_ && confirm(std::chrono::milliseconds(0)); }
 
 }  // namespace redcoord::detail

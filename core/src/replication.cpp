@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
@@ -65,9 +66,10 @@ std::pair<reply, reply> send_with_wait(connection& c, std::span<const std::strin
     return {std::move(first), std::move(second)};
 }
 
-replicated_reply finish(std::pair<reply, reply> r) {
-    if (r.first.is_error()) throw reply_error(r.first.text());
-    if (r.second.is_error()) throw reply_error(r.second.text());
+// `sent`: the first word of the command written before WAIT, to name it in a refusal.
+replicated_reply finish(std::pair<reply, reply> r, std::string_view sent) {
+    if (r.first.is_error()) detail::throw_reply_error(r.first.text(), sent);
+    if (r.second.is_error()) detail::throw_reply_error(r.second.text(), "WAIT");
     const auto acked = r.second.integer();
     return {std::move(r.first), acked < 0 ? 0 : static_cast<std::size_t>(acked)};
 }
@@ -77,21 +79,40 @@ replicated_reply finish(std::pair<reply, reply> r) {
 replicated_reply command_then_wait(connection& c, std::span<const std::string_view> argv, std::size_t replicas,
                                    std::chrono::milliseconds timeout) {
     check_wait_args(replicas, timeout, "command_then_wait");
-    return finish(send_with_wait(c, argv, replicas, timeout));
+    return finish(send_with_wait(c, argv, replicas, timeout), argv.front());
 }
+
+namespace {
+replicated_reply run_then_wait_unchecked(connection& c, const script& s, std::span<const std::string_view> keys,
+                                         std::span<const std::string_view> args, std::size_t replicas,
+                                         std::chrono::milliseconds timeout);
+}  // namespace
 
 replicated_reply run_then_wait(connection& c, const script& s, std::span<const std::string_view> keys,
                                std::span<const std::string_view> args, std::size_t replicas,
                                std::chrono::milliseconds timeout) {
     check_wait_args(replicas, timeout, "run_then_wait");
+    try {
+        return run_then_wait_unchecked(c, s, keys, args, replicas, timeout);
+    } catch (const permission_error&) {
+        detail::rethrow_with_script(s);
+    }
+}
+
+namespace {
+replicated_reply run_then_wait_unchecked(connection& c, const script& s, std::span<const std::string_view> keys,
+                                         std::span<const std::string_view> args, std::size_t replicas,
+                                         std::chrono::milliseconds timeout) {
     auto views = [](const std::vector<std::string>& v) { return std::vector<std::string_view>(v.begin(), v.end()); };
     const auto sha = detail::script_command(s, true, keys, args);
     auto r = send_with_wait(c, views(sha), replicas, timeout);
     if (r.first.is_error() && is_noscript(r.first)) {
         const auto full = detail::script_command(s, false, keys, args);
         r = send_with_wait(c, views(full), replicas, timeout);
+        return finish(std::move(r), "EVAL");
     }
-    return finish(std::move(r));
+    return finish(std::move(r), "EVALSHA");
 }
+}  // namespace
 
 }  // namespace redcoord

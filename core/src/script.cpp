@@ -1,10 +1,14 @@
 #include "connection_impl.hpp"
 #include "pool_access.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/detail/sha1.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
+
+#include <algorithm>
+#include <cctype>
 
 namespace redcoord {
 
@@ -54,8 +58,55 @@ reply script::run(connection& c, std::span<const std::string_view> keys,
     return run_for(c, detail::connection_access::get(c).ep.command_timeout, keys, args);
 }
 
+std::vector<std::string> script::calls() const {
+    std::vector<std::string> out;
+    for (std::string_view rest = source_;;) {
+        const auto at = rest.find("redis.");
+        if (at == std::string_view::npos) return out;
+        rest.remove_prefix(at + 6);
+        for (std::string_view fn : {"call(", "pcall("}) {
+            if (rest.substr(0, fn.size()) != fn) continue;
+            auto arg = rest.substr(fn.size());
+            while (!arg.empty() && arg.front() == ' ') arg.remove_prefix(1);
+            if (arg.empty() || (arg.front() != '\'' && arg.front() != '"')) break;
+            const auto end = arg.find(arg.front(), 1);
+            if (end == std::string_view::npos) break;
+            std::string name(arg.substr(1, end - 1));
+            for (auto& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+            break;
+        }
+    }
+}
+
+namespace detail {
+
+void rethrow_with_script(const script& s) {
+    try {
+        throw;
+    } catch (const permission_error& e) {
+        const std::string_view what = e.what();
+        // Redis 7.0 does not name a command refused inside a script: list what the script calls.
+        if (what.find("inside the script") == std::string_view::npos) throw;
+        std::string calls;
+        for (const auto& n : s.calls()) calls.append(calls.empty() ? "" : ", ").append(n);
+        throw permission_error(e.command(), std::string(what) + " [the script calls " + calls + "]");
+    }
+}
+
+}  // namespace detail
+
 reply script::run_for(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
                       std::span<const std::string_view> args) const {
+    try {
+        return run_unchecked(c, timeout, keys, args);
+    } catch (const permission_error&) {
+        detail::rethrow_with_script(*this);
+    }
+}
+
+reply script::run_unchecked(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+                            std::span<const std::string_view> args) const {
     auto& ci = detail::connection_access::get(c);
     std::string nkeys;
     auto argv = argv_for(c, keys, args, nkeys);

@@ -200,5 +200,11 @@ bool subscriber_access::help_read(subscriber& s) noexcept { return s.impl_->help
 
 void subscriber_access::adjust_demand(subscriber& s, int delta) noexcept { s.impl_->adjust_demand(delta); }
 
+std::optional<std::string> subscriber_access::refusal(const subscriber& s, bool pattern, const std::string& name) {
+    lock_guard lk(s.impl_->link->mu);
+    return s.impl_->link->book.refusal(pattern ? subscription_book::space::pattern : subscription_book::space::channel,
+                                       name);
+}
+
 }  // namespace detail
 }  // namespace redcoord

@@ -100,11 +100,17 @@ std::vector<std::string> subscription_book::error(const std::string& text) {
         if (it != n.pending.end() && --it->second == 0) n.pending.erase(it);
         if (n.wanted.erase(name)) {
             n.confirmed.erase(name);
-            n.refused.insert(name);
+            n.refused[name] = text;
             refused.push_back(name);
         }
     }
     return refused;
+}
+
+std::optional<std::string> subscription_book::refusal(space s, const std::string& name) const {
+    const auto& n = of(s);
+    if (auto it = n.refused.find(name); it != n.refused.end()) return it->second;
+    return std::nullopt;
 }
 
 bool subscription_book::all_confirmed() const noexcept {

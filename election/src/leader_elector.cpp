@@ -1,4 +1,5 @@
 #include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
@@ -60,6 +61,9 @@ struct leader_elector::impl {
     // Stopped when the current leadership ends, by the transition itself: neither a user slot
     // nor a round in flight can skip or delay it (review M3).
     std::stop_source term_stop REDCOORD_GUARDED_BY(mu);
+    // The latest round's failure (null after a round that got an answer): rounds run on the
+    // timer thread, so this is how a caller learns that the ACL user lacks a command.
+    std::exception_ptr round_error REDCOORD_GUARDED_BY(mu);
 
     // Destroyed first (reverse order): no tick, callback or handoff handler outlives the rest.
     detail::strand callbacks;
@@ -144,12 +148,15 @@ struct leader_elector::impl {
             wait = reply_timeout(started);
         }
         std::optional<campaign_result> r;
+        std::exception_ptr failure;
         try {
             r = selector.campaign_once(wait);
         } catch (const std::exception&) {
             // Transport or server failure: the lease end decides; retry next period.
+            failure = std::current_exception();
         }
         detail::lock_guard g(mu);
+        round_error = failure;
         engine.round_done(clock_type::now(), started, r);
         publish();
     }
@@ -244,6 +251,14 @@ void leader_elector::start() {
     impl_->running = true;
     impl_->engine.start(clock_type::now());
     impl_->rearm();
+}
+
+std::exception_ptr leader_elector::last_error() const {
+    std::lock_guard life(impl_->lifecycle_mu);  // handoff is only touched under it
+    if (auto text = impl_->handoff.refusal(); text && detail::is_permission_refusal(*text))
+        return detail::reply_exception(*text, "SUBSCRIBE", "election handoff channel");
+    detail::lock_guard g(impl_->mu);
+    return impl_->round_error;
 }
 
 void leader_elector::stop() noexcept {

@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/replication.hpp>
@@ -86,6 +87,11 @@ reply run_within(connection_pool& pool, std::chrono::milliseconds within, std::s
 
 }  // namespace
 
+namespace detail {
+// For election_acl_needs(): the scripts whose commands an ACL user needs.
+std::vector<const script*> election_scripts() { return {&campaign_script, &resign_script}; }
+}  // namespace detail
+
 master_selector::master_selector(connection_pool& pool, std::string name, election_options opts)
     : pool_(pool), name_(std::move(name)), opts_(resolve(name_, opts)),
       keys_(make_election_keys(opts_.prefix, name_)), nonce_(random_token().substr(0, 16)) {}
@@ -133,7 +139,7 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
 
 bool master_selector::resign() {
     auto r = resign_script.run(pool_, {keys_.selector}, {opts_.identity, keys_.channel, nonce_});
-    if (r.is_error()) throw reply_error(r.text());
+    if (r.is_error()) detail::throw_reply_error(r.text(), "EVALSHA");
     return r.integer() == 1;
 }
 

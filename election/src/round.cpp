@@ -1,11 +1,12 @@
 #include "round.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 
 namespace redcoord::detail {
 
 round_reply parse_round_reply(const reply& r) {
-    if (r.is_error()) throw reply_error(r.text());
+    if (r.is_error()) throw_reply_error(r.text(), "EVALSHA");
     if (!r.is_array() || r.elements().size() != 5)
         throw protocol_error("election: unexpected reply shape from the campaign script");
     const auto& e = r.elements();

@@ -1,5 +1,6 @@
 #include "lock_transport.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/replication.hpp>
@@ -202,7 +203,7 @@ public:
         };
         const auto results = fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo);
         for (std::size_t i = 0; i < results.size(); ++i) round.on_result(node(i), results[i], arrived(results[i]));
-        return nullptr;
+        return refused_for_good(results, *cmd.lua);
     }
 
     void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
@@ -225,6 +226,34 @@ public:
     }
 
 private:
+    // ACL refusals (a user missing a command, key or channel on some nodes) that leave a
+    // majority out of reach whatever the others answer: no retry can cure them, so the
+    // round fails with permission_error instead of waiting for a majority (a minority of
+    // misconfigured nodes only costs redundancy, as a minority of dead ones does).
+    std::exception_ptr refused_for_good(const std::vector<node_result>& results, const script& lua) const {
+        std::size_t refused = 0;
+        std::exception_ptr first;
+        for (const auto& r : results) {
+            const bool replied = r.value && r.value->is_error();
+            const std::string& text = replied ? r.value->text() : r.error;
+            if ((!replied && r.state != node_result::status::connection_failed) || !is_permission_refusal(text))
+                continue;
+            ++refused;
+            if (!first) first = reply_exception(text, replied ? "EVALSHA" : "");
+        }
+        if (refused == 0 || refused <= nodes_.size() - quorum(nodes_.size())) return nullptr;
+        try {
+            std::rethrow_exception(first);
+        } catch (const permission_error&) {
+            try {
+                rethrow_with_script(lua);
+            } catch (...) {
+                return std::current_exception();
+            }
+        }
+        return first;
+    }
+
     // The pools of `only` (empty: all of them, without a copy); `store` holds a subset.
     std::span<connection_pool* const> some(std::span<const std::size_t> only,
                                            std::vector<connection_pool*>& store) const {

@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include <redcoord/core/deadline.hpp>
@@ -366,18 +367,20 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
         } else {
             // Renew in a transaction pipelined right before the BLMOVE (one round trip), so
             // the lease outlives the block whatever the client does meanwhile.
-            auto replies = c->pipeline({{"MULTI"},
-                                        {"SADD", consumers_key, t.id},
-                                        {"SET", hkey, "1", "PX", ttl_ms},
-                                        {"EXEC"},
-                                        {"BLMOVE", ready_key, pkey, "RIGHT", "LEFT", detail::seconds_arg(plan.block)}});
+            const std::vector<std::vector<std::string>> cmds{
+                {"MULTI"},
+                {"SADD", consumers_key, t.id},
+                {"SET", hkey, "1", "PX", ttl_ms},
+                {"EXEC"},
+                {"BLMOVE", ready_key, pkey, "RIGHT", "LEFT", detail::seconds_arg(plan.block)}};
+            auto replies = c->pipeline(cmds);
             // The BLMOVE runs whatever became of the transaction: look at its reply first, and
             // never drop a message it moved (Q5).
             r = std::move(replies[4]);
             renewal_ok = transaction_renewed(replies);
             if (!renewal_ok && (r.is_nil() || r.is_error())) {
-                for (auto& x : replies)
-                    if (x.is_error()) throw reply_error(x.text());
+                for (std::size_t i = 0; i < replies.size(); ++i)
+                    if (replies[i].is_error()) detail::throw_reply_error(replies[i].text(), cmds[i][0]);
                 throw protocol_error("reliable_queue: lease renewal transaction aborted");
             }
         }
@@ -386,7 +389,7 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
             return l.moved(t, plan.kind, sent, clock_type::now(), renewal_ok, moved);
         });
         if (renew_now) register_after_move(*c, t.who, t.id);
-        if (r.is_error()) throw reply_error(r.text());
+        if (r.is_error()) detail::throw_reply_error(r.text(), "BLMOVE");
         if (moved) {
             delivery d;
             static_cast<message&>(d) = to_message(r.text());
@@ -407,7 +410,7 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
         // Failures before the command was sent (no connection, a refused handshake) and
         // error replies both leave the server unchanged: the message is still ours to settle.
         std::exception_ptr unchanged;
-        bool sent = false;
+        bool sent = false, for_good = false;
         try {
             auto c = pool.borrow();
             sent = true;
@@ -419,6 +422,10 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
                 detail::poison_if_desynchronised(*c, e);
                 throw;
             }
+        } catch (const permission_error&) {
+            // The ACL user lacks the command: retrying cannot cure that.
+            unchanged = std::current_exception();
+            for_good = true;
         } catch (const reply_error&) {
             unchanged = std::current_exception();
         } catch (const error& e) {
@@ -435,7 +442,7 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
         // Refused (BUSY, LOADING, READONLY, OOM, NOREPLICAS, ...) or not sent: the engine
         // retries while the lease surely holds (Q1, Q8), then gives the message up to recovery.
         const auto s = step(detail::settle_attempt::refused);
-        if (s.verdict != detail::settle_verdict::retry) std::rethrow_exception(unchanged);
+        if (for_good || s.verdict != detail::settle_verdict::retry) std::rethrow_exception(unchanged);
         settle_retries.fetch_add(1);
         std::this_thread::sleep_for(s.wait);
     }

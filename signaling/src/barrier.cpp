@@ -58,6 +58,10 @@ return {0, gen, n}
 
 }  // namespace
 
+namespace detail {
+const script& barrier_lua() { return barrier_script; }
+}  // namespace detail
+
 barrier_timeout::barrier_timeout(const std::string& name, std::size_t arrived, std::size_t parties,
                                  const std::string& what_happened)
     : timeout_error("barrier '" + name + "' timed out: " + std::to_string(arrived) + " of " +

@@ -85,6 +85,10 @@ return {0, round, n}
 
 }  // namespace
 
+namespace detail {
+const script& double_barrier_lua() { return double_barrier_script; }
+}  // namespace detail
+
 struct double_barrier::phase {
     // One run of the script; `any_parties` skips the party-count check (reset).
     static detail::phase_reply run(double_barrier& b, const char* mode, bool any_parties = false) {

@@ -34,6 +34,10 @@ void check_count(std::uint64_t n, const char* what) {
 }
 }  // namespace
 
+namespace detail {
+const script& latch_lua() { return count_down_script; }
+}  // namespace detail
+
 latch::latch(signal_hub& hub, std::string name, std::uint64_t count, latch_options opts)
     : hub_(hub), name_(std::move(name)), opts_(opts) {
     validate_name(name_, "latch name");

@@ -65,6 +65,10 @@ std::chrono::microseconds spin_for(std::chrono::microseconds spin, std::chrono::
 
 }  // namespace
 
+namespace detail {
+const script& unicast_lua() { return unicast_script; }
+}  // namespace detail
+
 // ---- waiter ----
 
 waiter::waiter(std::shared_ptr<hub_core> core, std::shared_ptr<waiter_state> st)

@@ -4,6 +4,7 @@
 #include "exit_codes.hpp"
 #include "supervisor.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
@@ -28,6 +29,20 @@ struct elect_args {
     std::optional<milliseconds> wait;
     milliseconds grace{5000};
 };
+
+// The elector campaigns on the runtime's threads, where a refused round goes unseen: an ACL
+// user missing a command would otherwise wait to be elected forever.
+void throw_if_refused(const leader_elector& e) {
+    if (auto err = e.last_error()) {
+        try {
+            std::rethrow_exception(err);
+        } catch (const permission_error&) {
+            throw;
+        } catch (...) {
+            // Transport failures: the elector retries; --wait bounds them.
+        }
+    }
+}
 
 int run_elect(context& ctx, const elect_args& a) {
     signal_source signals;
@@ -63,6 +78,7 @@ int run_elect(context& ctx, const elect_args& a) {
             return signal_exit(*sig);
         }
         wake.drain();
+        throw_if_refused(elector);
     }
     revoked = false;  // any revocation from before this leadership does not count
     const std::uint64_t epoch = elector.epoch();
@@ -124,7 +140,7 @@ leader_info read_leader(connection_pool& pool, const std::string& prefix, const 
     const election_keys keys = make_election_keys(prefix, name);
     auto c = pool.borrow();
     const reply r = c->command({"HMGET", keys.selector, "holder", "epoch"});
-    if (r.is_error()) throw reply_error(r.text());
+    if (r.is_error()) detail::throw_reply_error(r.text(), "HMGET");
     leader_info info;
     const auto& e = r.elements();
     if (e.size() == 2 && !e[0].is_nil()) {

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     add_election_commands(app, ctx);
     add_signal_commands(app, ctx);
     add_queue_commands(app, ctx);
+    add_acl_command(app, ctx);
 
     try {
         app.parse(argc, argv);

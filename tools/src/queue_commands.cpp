@@ -9,6 +9,7 @@
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
@@ -132,7 +133,7 @@ std::optional<delivery> find_delivery(connection_pool& pool, const context& ctx,
     view.consumer = consumer;
     reliable_queue q(pool, a.name, queue_options(ctx, view));  // never pops: starts no thread
     const reply r = pool.command({"LRANGE", q.processing_key(), "0", "-1"});
-    if (r.is_error()) throw reply_error(r.text());
+    if (r.is_error()) detail::throw_reply_error(r.text(), "LRANGE");
     for (const auto& e : r.elements()) {
         const std::string& element = e.text();
         if (auto env = decode_envelope(element); env && to_hex(env->id) == mid) {

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -51,6 +52,26 @@ public:
 class reply_error : public error {
 public:
     using error::error;
+};
+
+/// The server refused a command for lack of ACL permissions (a `NOPERM` reply, or a command,
+/// key or channel refused inside a script): the connected user is missing a command, key
+/// pattern or channel pattern that redcoord needs (see redcoord/core/acl.hpp and the part's
+/// `acl_needs`). what() names the command and quotes the server's text; it is a reply_error,
+/// so code that catches reply_error catches it too. Never retried: the answer stays the same
+/// until an administrator changes the user.
+class permission_error : public reply_error {
+public:
+    /// @param command the refused command in lower case (`evalsha`, `client|setname`), as the
+    ///        server named it or, when it did not, as redcoord sent it.
+    /// @param message the full text for what().
+    permission_error(std::string command, const std::string& message)
+        : reply_error(message), command_(std::move(command)) {}
+    /// The refused command, lower case (e.g. `subscribe`, `evalsha`, `blmove`).
+    [[nodiscard]] const std::string& command() const noexcept { return command_; }
+
+private:
+    std::string command_;
 };
 
 /// The peer sent something that is not RESP (for example: not a Redis server), or a

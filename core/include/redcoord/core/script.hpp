@@ -75,7 +75,14 @@ public:
     void send(connection_pool& pool, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
 
+    /// The Redis commands the source calls with a literal name (`redis.call('GET', ...)`,
+    /// `redis.pcall("SET", ...)`), upper case, in order of first appearance, each once: what
+    /// an ACL user running the script needs besides EVAL/EVALSHA.
+    [[nodiscard]] std::vector<std::string> calls() const;
+
 private:
+    reply run_unchecked(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+                        std::span<const std::string_view> args) const;
     // The EVAL form as RESP, owned (kept by the connection to re-run after NOSCRIPT).
     [[nodiscard]] std::string eval_resp(std::span<const std::string_view> keys,
                                         std::span<const std::string_view> args) const;
@@ -87,6 +94,13 @@ private:
     std::string source_;
     std::string sha1_;
 };
+
+namespace detail {
+/// Rethrows the exception being handled; a permission_error for a refusal inside `s` is
+/// rethrown with the commands `s` calls appended (Redis 7.0 does not name the one refused).
+/// Call only from a catch block.
+[[noreturn]] void rethrow_with_script(const script& s);
+}  // namespace detail
 
 /// True when `e` is Redis's NOSCRIPT error (the script is not in the server's cache).
 [[nodiscard]] bool is_noscript(const reply& e) noexcept;

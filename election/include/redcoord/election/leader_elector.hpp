@@ -146,6 +146,14 @@ public:
     [[nodiscard]] const std::string& identity() const noexcept;
     /// The election's settings with defaults filled in.
     [[nodiscard]] const resolved_election_options& options() const noexcept;
+    /// Why the elector cannot campaign, or null: the exception of the latest campaign round
+    /// when it failed (rounds run on the runtime's timer thread, so their errors do not reach
+    /// the caller otherwise; null again after a round that got an answer), or a
+    /// permission_error when the server refused the handoff channel's SUBSCRIBE. A
+    /// permission_error here (the ACL user lacks a command, key or channel, see
+    /// redcoord/election/acl.hpp) will not go away by itself: rounds keep failing until the
+    /// user is fixed. Thread-safe; waits for a start() or stop() under way; no I/O.
+    [[nodiscard]] std::exception_ptr last_error() const;
     /// Campaign rounds sent so far (successful or not).
     [[nodiscard]] std::uint64_t rounds() const noexcept;
 

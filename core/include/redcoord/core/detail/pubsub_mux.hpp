@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,8 +160,13 @@ public:
     /// Waits up to `wait` until the server confirmed this listener's channel on the master
     /// link, or on any replica link when the master link is down; true when it did (false
     /// for an empty listener).
+    /// @throws permission_error at once when the master refused the (P)SUBSCRIBE for lack of
+    ///         ACL permissions (the command or the channel): waiting could not cure that.
     bool wait_confirmed(std::chrono::milliseconds wait) const;
-    /// True when the channel is confirmed on some link now.
+    /// The master's error text when it refused this listener's channel since it was last
+    /// subscribed (e.g. `NOPERM ...`); nullopt otherwise. Never throws for a refusal.
+    [[nodiscard]] std::optional<std::string> refusal() const;
+    /// True when the channel is confirmed on some link now (never throws for a refusal).
     [[nodiscard]] bool confirmed() const;
     /// Unregisters now (what the destructor does).
     void reset() noexcept;
@@ -168,6 +174,8 @@ public:
 
 private:
     friend class pubsub_mux;
+    // wait_confirmed() without the refusal check.
+    bool confirm(std::chrono::milliseconds wait) const;
     listener(std::shared_ptr<pubsub_mux> mux, std::shared_ptr<entry> e) : mux_(std::move(mux)), entry_(std::move(e)) {}
     std::shared_ptr<pubsub_mux> mux_;
     std::shared_ptr<entry> entry_;

@@ -8,6 +8,9 @@
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/subscriber.hpp>
 
+#include <optional>
+#include <string>
+
 REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
@@ -30,6 +33,11 @@ public:
     /// zero wakes the reader so that it starts watching at once. Never blocks; prefer
     /// demand_hold, which keeps raises and lowers balanced.
     static void adjust_demand(subscriber& s, int delta) noexcept;
+
+    /// The server's error text when it refused `name` (a pattern when `pattern`) on the
+    /// current link since it was last subscribed (e.g. `NOPERM`: the ACL user may not access
+    /// the channel); nullopt otherwise. Thread-safe.
+    static std::optional<std::string> refusal(const subscriber& s, bool pattern, const std::string& name);
 };
 
 /// Raises a subscriber's demand for prompt delivery for its lifetime (see

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -56,12 +57,16 @@ public:
     [[nodiscard]] bool confirmed_all(space s, const std::vector<std::string>& names) const;
     /// True when one of `names` was refused since it was last wanted.
     [[nodiscard]] bool refused_any(space s, const std::vector<std::string>& names) const;
+    /// The server's error text for `name`'s refusal in `s` (e.g. `NOPERM ...`), when it was
+    /// refused since it was last wanted; nullopt otherwise.
+    [[nodiscard]] std::optional<std::string> refusal(space s, const std::string& name) const;
     /// The text of the last error reply, empty when none.
     [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
 
 private:
     struct names {
-        std::set<std::string> wanted, confirmed, refused;
+        std::set<std::string> wanted, confirmed;
+        std::map<std::string, std::string> refused;  // name -> the server's error text
         std::map<std::string, std::size_t> pending;  // SUBSCRIBEs sent, not yet confirmed
     };
     struct command {

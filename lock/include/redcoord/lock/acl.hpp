@@ -1,0 +1,21 @@
+#pragma once
+/// @file
+/// The ACL needs of the lock part (distributed_lock, redlock, fair_lock), see
+/// redcoord/core/acl.hpp.
+
+#include <redcoord/core/acl.hpp>
+
+#include <string_view>
+
+namespace redcoord {
+
+/// What an ACL user needs to use distributed_lock, redlock and fair_lock with key prefix
+/// `prefix` (their `prefix` option) on database `db`: EVAL/EVALSHA and the commands their
+/// scripts call, WAIT (`replicas >= 1`), the pool's and pub/sub link's commands
+/// (connection_acl_needs(), pubsub_acl_needs()); keys `<prefix>lock:*` (the lock, its fence,
+/// turn, waiting and fair queue keys) and channels `<prefix>lock:*` (release notices and a
+/// fair waiter's wake-up channel). For redlock, create the user on every node.
+/// @return the needs; pass them to format_acl_setuser(). Thread-safe.
+[[nodiscard]] acl_needs lock_acl_needs(std::string_view prefix = default_prefix, int db = 0);
+
+}  // namespace redcoord

@@ -1,0 +1,20 @@
+#include <redcoord/lock/acl.hpp>
+
+#include "fair_scripts.hpp"
+#include "scripts.hpp"
+
+namespace redcoord {
+
+acl_needs lock_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = pubsub_acl_needs(false, db);
+    for (const script* s : {&detail::acquire_script(), &detail::release_script(), &detail::extend_script(),
+                            &detail::fair_acquire_script(), &detail::fair_release_script(),
+                            &detail::fair_leave_script()})
+        n.allow_script(*s);
+    n.allow_commands({"wait"});
+    n.key_patterns.push_back(prefixed_pattern(prefix, "lock:*"));
+    n.channel_patterns.push_back(prefixed_pattern(prefix, "lock:*"));
+    return n;
+}
+
+}  // namespace redcoord
