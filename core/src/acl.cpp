@@ -98,6 +98,16 @@ std::vector<std::string> acl_setuser_argv(std::string_view user, const acl_needs
         throw invalid_argument("ACL user name must not contain spaces or control characters");
     // `-@all` first, then the grants: the rules apply left to right. resetkeys/resetchannels
     // drop whatever patterns an earlier run or `acl-pubsub-default allchannels` left.
+    // Redis keeps a user's rules as one space-separated line (ACL LIST, the ACL file), so it
+    // refuses patterns holding a space: a prefix with one cannot be granted.
+    auto check = [](const std::string& pattern, const char* what) {
+        if (std::any_of(pattern.begin(), pattern.end(), [](char c) { return static_cast<unsigned char>(c) <= ' '; }))
+            throw invalid_argument(std::string("ACL ") + what + " pattern '" + pattern +
+                                   "' holds a space or control character, which Redis ACL rules cannot hold "
+                                   "(use a key prefix without one)");
+    };
+    for (const auto& k : needs.key_patterns) check(k, "key");
+    for (const auto& ch : needs.channel_patterns) check(ch, "channel");
     std::vector<std::string> v{"ACL", "SETUSER", std::string(user), "on", "resetkeys", "resetchannels", "-@all"};
     for (const auto& c : needs.commands) v.push_back("+" + c);
     for (const auto& k : needs.key_patterns) v.push_back("~" + k);

@@ -61,8 +61,9 @@ struct acl_needs {
 /// `ACL SETUSER <user> >password` once); running the line again keeps the password and
 /// replaces commands, keys and channels. Arguments holding spaces, quotes, backslashes or
 /// control characters are double-quoted with redis-cli's escapes.
-/// @throws invalid_argument for an empty user name or one that holds a space or control
-///         character.
+/// @throws invalid_argument for an empty user name, or a user name or pattern that holds a
+///         space or control character (Redis ACL rules cannot hold one: a key prefix with a
+///         space cannot be used with a least-privilege user).
 [[nodiscard]] std::string format_acl_setuser(std::string_view user, const acl_needs& needs);
 
 /// The words of that command, unquoted, for sending it with connection::command() (tests,
