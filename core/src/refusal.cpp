@@ -13,6 +13,8 @@ std::string lower(std::string_view s) {
     return out;
 }
 
+constexpr std::string_view our_mark = "permission denied: ";
+
 bool starts_with(std::string_view s, std::string_view p) noexcept { return s.substr(0, p.size()) == p; }
 
 }  // namespace
@@ -39,9 +41,11 @@ std::exception_ptr reply_exception(const std::string& text, std::string_view sen
     if (!context.empty()) msg.append(context).append(": ");
     if (!is_permission_refusal(text)) return std::make_exception_ptr(reply_error(msg + text));
     std::string cmd = refused_command(text, sent);
+    // Already one of ours (a handshake refusal carried as text by a fan-out's node result).
+    if (text.find(our_mark) != std::string::npos) return std::make_exception_ptr(permission_error(std::move(cmd), msg + text));
     const bool in_script = text.find("script") != std::string::npos && (sent == "EVAL" || sent == "EVALSHA" ||
                                                                          sent == "eval" || sent == "evalsha");
-    msg.append("permission denied: the ACL user may not run '").append(cmd).append("'");
+    msg.append(our_mark).append("the ACL user may not run '").append(cmd).append("'");
     if (in_script) msg.append(" (a command, key or channel inside the script)");
     msg.append(" (see redcoord acl-rules): ").append(text);
     return std::make_exception_ptr(permission_error(std::move(cmd), msg));

@@ -79,7 +79,10 @@ reply run_within(connection_pool& pool, std::chrono::milliseconds within, std::s
     auto& n = res.front();
     switch (n.state) {
         case node_result::status::answered: return std::move(*n.value);
-        case node_result::status::connection_failed: throw connection_error("election round: " + n.error);
+        case node_result::status::connection_failed:
+            // A handshake the ACL user may not complete (PING, SELECT) arrives here as text.
+            if (detail::is_permission_refusal(n.error)) detail::throw_reply_error(n.error, "PING", "election round");
+            throw connection_error("election round: " + n.error);
         case node_result::status::pool_exhausted: throw pool_exhausted("election round: " + n.error);
         default: throw timeout_error("election round: no reply within " + std::to_string(within.count()) + " ms");
     }
