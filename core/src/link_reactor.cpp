@@ -1,4 +1,5 @@
 #include "link_reactor.hpp"
+#include "subscriber_refusal.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -108,6 +109,8 @@ struct link_reactor::core {
                 } else {
                     c = std::make_unique<connection::impl>(l->ep, l->ep.connect_timeout);
                 }
+            } catch (const permission_error& e) {
+                note_dial_refusal(*l, e);  // retried all the same: the user may be fixed
             } catch (...) {
                 // Retried after the link's backoff (the resolver notes its own failures).
             }

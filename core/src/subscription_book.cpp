@@ -47,8 +47,14 @@ std::vector<std::string> subscription_book::sent(const std::string& verb, const 
     return cmd;
 }
 
+void subscription_book::dial_refused(std::string text) {
+    last_error_ = text;
+    dial_error_ = std::move(text);
+}
+
 std::vector<std::vector<std::string>> subscription_book::relink() {
     outstanding_.clear();
+    dial_error_.clear();
     std::vector<std::vector<std::string>> cmds;
     for (auto s : {space::channel, space::pattern}) {
         auto& n = of(s);
@@ -110,6 +116,7 @@ std::vector<std::string> subscription_book::error(const std::string& text) {
 std::optional<std::string> subscription_book::refusal(space s, const std::string& name) const {
     const auto& n = of(s);
     if (auto it = n.refused.find(name); it != n.refused.end()) return it->second;
+    if (!dial_error_.empty()) return dial_error_;
     return std::nullopt;
 }
 
@@ -125,6 +132,7 @@ bool subscription_book::confirmed_all(space s, const std::vector<std::string>& n
 }
 
 bool subscription_book::refused_any(space s, const std::vector<std::string>& names) const {
+    if (!dial_error_.empty()) return true;
     const auto& n = of(s);
     for (const auto& name : names)
         if (n.refused.count(name)) return true;

@@ -77,7 +77,7 @@ inline std::chrono::milliseconds expect_refused(std::string_view command, std::c
         ADD_FAILURE() << "no permission_error for a user without '" << command << "'";
     } catch (const permission_error& e) {
         const std::string what = e.what();
-        std::string upper(command);
+        std::string upper(command.substr(0, command.find('|')));  // PUBSUB for pubsub|channels
         std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
         // Redis 7.0 does not name a command refused inside a script: the message then lists
         // the script's commands (upper case) and command() is EVAL/EVALSHA.

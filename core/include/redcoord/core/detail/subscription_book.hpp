@@ -57,8 +57,12 @@ public:
     [[nodiscard]] bool confirmed_all(space s, const std::vector<std::string>& names) const;
     /// True when one of `names` was refused since it was last wanted.
     [[nodiscard]] bool refused_any(space s, const std::vector<std::string>& names) const;
+    /// The last connect's handshake was refused for lack of ACL permissions (`text`: the
+    /// error's message): every wanted name counts as refused until the next link (relink()).
+    void dial_refused(std::string text);
     /// The server's error text for `name`'s refusal in `s` (e.g. `NOPERM ...`), when it was
-    /// refused since it was last wanted; nullopt otherwise.
+    /// refused since it was last wanted, or the handshake refusal of dial_refused() while no
+    /// link is up; nullopt otherwise.
     [[nodiscard]] std::optional<std::string> refusal(space s, const std::string& name) const;
     /// The text of the last error reply, empty when none.
     [[nodiscard]] const std::string& last_error() const noexcept { return last_error_; }
@@ -81,6 +85,7 @@ private:
     names channels_, patterns_;
     std::deque<command> outstanding_;
     std::string last_error_;
+    std::string dial_error_;  // dial_refused() since the last relink()
 };
 
 }  // namespace redcoord::detail

@@ -1,0 +1,144 @@
+// The signaling part as a least-privilege ACL user (issue 18): a user created from exactly
+// signaling_acl_needs() (its broadcast channels named by the caller) runs broadcast, pattern
+// and slot delivery, unicast, barriers, double barriers and latches; a user missing one needed
+// command or pattern gets permission_error naming it, never a wait until the timeout.
+
+#include <redcoord/signaling/acl.hpp>
+#include <redcoord/signaling/barrier.hpp>
+#include <redcoord/signaling/double_barrier.hpp>
+#include <redcoord/signaling/latch.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include "../acl_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using redcoord::testing::eventually;
+using redcoord::testing::expect_refused;
+using redcoord::testing::expect_refused_any;
+using redcoord::testing::local_server;
+using redcoord::testing::make_acl_user;
+using redcoord::testing::without_command;
+
+namespace {
+
+const std::vector<std::string> user_channels{"orders*"};
+
+// Every primitive once with `parties` members per barrier (1: no other thread needed). Names
+// end in `tag`: a run cut short by a refusal leaves members whose leases would delay the next.
+void signaling_scenarios(connection_pool& pool, const std::string& prefix, std::size_t parties,
+                         const std::string& tag = "") {
+    signal_options o;
+    o.prefix = prefix;
+    signal_hub hub(pool, {}, o);
+
+    auto w = hub.listen({"orders"});
+    auto pw = hub.listen_pattern({"orders*"});
+    std::atomic<int> slot_calls{0};
+    auto slot = hub.on("orders.slot", [&](const redcoord::signal&) { ++slot_calls; });
+    EXPECT_GE(hub.broadcast("orders", "one"), 1u);
+    (void)hub.broadcast("orders.slot", "two");
+    auto got = w.wait(5s);
+    if (!got) throw std::runtime_error("broadcast not received");
+    EXPECT_EQ(got->payload, "one");
+    if (!pw.wait(5s)) throw std::runtime_error("pattern wait got nothing");
+    if (!eventually([&] { return slot_calls.load() == 1; }, 5s)) throw std::runtime_error("slot not called");
+
+    auto uw = hub.listen_unicast("jobs");
+    if (!hub.unicast("jobs", "job-1")) throw std::runtime_error("no unicast waiter found");
+    auto job = uw.wait(5s);
+    if (!job || job->payload != "job-1") throw std::runtime_error("unicast not received");
+
+    auto run_parties = [&](auto&& member) {
+        std::vector<std::future<void>> others;
+        for (std::size_t i = 1; i < parties; ++i) others.push_back(std::async(std::launch::async, member));
+        member();
+        for (auto& f : others) f.get();
+    };
+    run_parties([&] {
+        barrier b(hub, "b" + tag, parties);
+        (void)b.arrive_and_wait(10s);
+        (void)b.arrived();  // ZCOUNT of the live members
+    });
+    run_parties([&] {
+        double_barrier d(hub, "d" + tag, parties);
+        d.enter(10s);
+        d.leave(10s);
+    });
+    latch l(hub, "l" + tag, parties);
+    run_parties([&] { (void)l.count_down(); });
+    if (!l.wait(10s)) throw std::runtime_error("latch not open");
+    EXPECT_EQ(l.count(), 0u);
+}
+
+}  // namespace
+
+TEST(SignalingAcl, EverythingRunsAsUserWithExactlyTheSignalingRules) {
+    local_server server;
+    for (const std::string prefix : {std::string(default_prefix), std::string("app1:")}) {
+        SCOPED_TRACE(prefix);
+        connection_pool pool(make_acl_user(server, "signaling_" + std::to_string(prefix.size()),
+                                           signaling_acl_needs(prefix, user_channels)));
+        signaling_scenarios(pool, prefix, 3);
+    }
+}
+
+TEST(SignalingAcl, ReplicaLinksRunAsTheUser) {
+    local_server master;
+    auto replica = local_server::replica_of(master);
+    const auto needs = signaling_acl_needs(default_prefix, user_channels);
+    connection_pool pool(make_acl_user(master, "signaling_replicated", needs));
+    (void)make_acl_user(*replica, "signaling_replicated", needs);
+    signal_hub hub(pool);
+    auto w = hub.listen({"orders"});
+    EXPECT_TRUE(eventually([&] { return hub.connected_links() == 2; }, 5s));  // master + replica (ROLE)
+    (void)hub.broadcast("orders", "x");
+    EXPECT_TRUE(w.wait(5s));
+}
+
+// Every needed command removed in turn (the whole list but the exceptions noted below).
+TEST(SignalingAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
+    local_server server;
+    const auto needs = signaling_acl_needs(default_prefix, user_channels);
+    int n = 0;
+    for (const auto& cmd : needs.commands) {
+        SCOPED_TRACE(cmd);
+        connection_pool pool(make_acl_user(server, "signaling_no_" + std::to_string(n++), without_command(needs, cmd)));
+        if (cmd == "role" || cmd == "unsubscribe" || cmd == "punsubscribe") {
+            // Replica discovery and the last listener's goodbye: nothing waits on them.
+            signaling_scenarios(pool, std::string(default_prefix), 1, cmd);
+            continue;
+        }
+        if (cmd == "zscore") {
+            // Only a member's lease check after its barrier moved on, or a double barrier's
+            // heartbeat on the timer thread: not reached on demand.
+            continue;
+        }
+        expect_refused(cmd, 2s, [&] { signaling_scenarios(pool, std::string(default_prefix), 1, cmd); });
+    }
+}
+
+TEST(SignalingAcl, MissingKeyOrChannelPatternIsPermissionError) {
+    local_server server;
+    // No broadcast channel granted: listening and publishing there are refused.
+    connection_pool deaf(make_acl_user(server, "signaling_no_user_channels", signaling_acl_needs()));
+    signal_hub hub(deaf);
+    expect_refused("subscribe", 2s, [&] { (void)hub.wait("orders", 10s); });
+    expect_refused("psubscribe", 2s, [&] { (void)hub.wait_pattern("orders*", 10s); });
+    expect_refused("publish", 2s, [&] { (void)hub.broadcast("orders", "x"); });
+
+    auto no_keys = signaling_acl_needs();
+    no_keys.key_patterns.clear();
+    connection_pool keyless(make_acl_user(server, "signaling_no_keys", no_keys));
+    signal_hub khub(keyless);
+    barrier b(khub, "b", 1);
+    expect_refused_any({"eval", "evalsha"}, 2s, [&] { (void)b.arrive_and_wait(10s); });
+}
