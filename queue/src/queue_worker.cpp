@@ -43,13 +43,24 @@ queue_worker_stats queue_worker::stats() const noexcept {
     return {acked_.load(), requeued_.load(), dead_.load(), lost_.load(), errors_.load(), unsettled_.load()};
 }
 
+std::exception_ptr queue_worker::last_error() const {
+    std::lock_guard l(error_mu_);
+    return last_error_;
+}
+
+void queue_worker::failed() noexcept {
+    errors_.fetch_add(1);
+    std::lock_guard l(error_mu_);
+    last_error_ = std::current_exception();
+}
+
 void queue_worker::run(std::stop_token stop) {
     while (!stop_.load()) {
         std::optional<delivery> d;
         try {
             d = queue_.pop(opts_.poll_timeout, stop);
         } catch (const std::exception&) {
-            errors_.fetch_add(1);
+            failed();
             std::this_thread::sleep_for(opts_.retry_delay);
             continue;
         }
@@ -82,7 +93,7 @@ void queue_worker::run(std::stop_token stop) {
             }
             if (!ok) lost_.fetch_add(1);
         } catch (const std::exception&) {
-            errors_.fetch_add(1);
+            failed();
             unsettled_.fetch_add(1);
         }
     }

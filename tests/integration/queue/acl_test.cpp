@@ -90,7 +90,7 @@ void worker_scenario(connection_pool& pool, const std::string& prefix, const std
     w.start();
     expect_true(eventually([&] { return done.load() == 10; }, 10s), "worker did not finish");
     w.stop();
-    expect_true(w.stats().errors == 0, "worker errors");
+    expect_true(w.stats().errors == 0 && !w.last_error(), "worker errors");
 }
 
 }  // namespace
@@ -157,6 +157,19 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
             reliable_scenarios(pool, std::string(default_prefix), cmd);
         });
     }
+}
+
+TEST(QueueAcl, WorkerReportsTheRefusalItKeepsRetrying) {
+    local_server server;
+    connection_pool pool(make_acl_user(server, "queue_worker_no_blmove", without_command(queue_acl_needs(), "blmove")));
+    reliable_queue q(pool, "w");
+    queue_worker w(q, [](const delivery&) { return handler_result::ack; });
+    expect_refused("blmove", 2s, [&] {
+        w.start();
+        if (!eventually([&] { return w.last_error() != nullptr; }, 2s)) return;
+        std::rethrow_exception(w.last_error());
+    });
+    w.stop();
 }
 
 TEST(QueueAcl, MissingKeyPatternIsPermissionError) {

@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <stop_token>
 #include <thread>
 #include <vector>
@@ -92,9 +94,15 @@ public:
     [[nodiscard]] bool running() const noexcept { return running_.load(); }
     /// Counters so far (each read atomically; the set is not one snapshot).
     [[nodiscard]] queue_worker_stats stats() const noexcept;
+    /// The latest failure counted in stats().errors (a pop, ack or nack that threw), or null
+    /// when there was none. The workers retry after retry_delay whatever it was, so this is
+    /// how a caller sees, for example, a permission_error (the ACL user lacks a command the
+    /// queue needs, see redcoord/queue/acl.hpp) that no retry will cure. Thread-safe.
+    [[nodiscard]] std::exception_ptr last_error() const;
 
 private:
     void run(std::stop_token stop);
+    void failed() noexcept;  // from a catch block: counts and keeps the exception
 
     reliable_queue& queue_;
     handler handler_;
@@ -104,6 +112,8 @@ private:
     std::atomic<bool> running_{false};
     std::stop_source stop_source_;
     std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0}, unsettled_{0};
+    mutable std::mutex error_mu_;
+    std::exception_ptr last_error_;  // guarded by error_mu_
 };
 
 }  // namespace redcoord
