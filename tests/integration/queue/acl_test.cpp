@@ -138,10 +138,19 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
             continue;
         }
         if (cmd == "multi" || cmd == "exec") {
-            // The lease-renewing transaction pipelined before a BLMOVE runs only when the
-            // consumer's lease is shorter than the block: not reached on demand. (A refusal
-            // there surfaces once the BLMOVE sharing its round trip returns: after at most one
-            // block, <= visibility_timeout / 2 and command_timeout / 2.)
+            // The lease-renewing transaction pipelined before a BLMOVE runs when the consumer's
+            // lease has aged past a quarter of the visibility timeout: with heartbeats every
+            // 500 ms, blocks of 350 ms start at ever other points of the heartbeat's cycle and
+            // reach it within a few pops. Its refusal surfaces when the BLMOVE sharing its
+            // round trip returns (one block).
+            reliable_queue_options o;
+            o.visibility_timeout = 1000ms;
+            o.heartbeat_interval = 500ms;
+            reliable_queue q(pool, "renew-" + cmd, o);
+            expect_refused(cmd, 2500ms, [&] {
+                const auto until = std::chrono::steady_clock::now() + 10s;
+                while (std::chrono::steady_clock::now() < until) (void)q.pop(350ms);
+            });
             continue;
         }
         if (cmd == "wait") {
