@@ -30,11 +30,21 @@ struct AclCli : ::testing::Test {
         const std::string out = dir.file(user + ".redis-cli");
         redcoord::testing::process_options o;
         o.output_file = out;
-        redcoord::testing::process cli({"/bin/sh", "-c", "redis-cli -p " + std::to_string(redis.port()) + " < " + file}, o);
+        const auto admin = redis.endpoint();  // TLS when the run asks for it (REDCOORD_TEST_TLS=1)
+        std::string tls;
+        if (admin.tls.enabled) tls = " --tls --cacert '" + admin.tls.ca_file + "'";
+        redcoord::testing::process cli(
+            {"/bin/sh", "-c", "redis-cli -p " + std::to_string(redis.port()) + tls + " < '" + file + "'"}, o);
         EXPECT_EQ(cli.wait_for(10s), std::optional<int>(0));
         EXPECT_EQ(read_file(out), "OK\n") << "redis-cli did not accept: " << rules.output;
         (void)redis.command({"ACL", "SETUSER", user, ">cli-pass"});
-        return "redis://" + user + ":cli-pass@127.0.0.1:" + std::to_string(redis.port());
+        // The server's own URL (its TLS options included), logging in as `user`.
+        auto ep = redis.endpoint();
+        ep.user = user;
+        ep.password.clear();
+        std::string url = ep.to_string();
+        url.insert(url.find(user + "@") + user.size(), ":cli-pass");
+        return url;
     }
 
     result as(const std::string& url, std::vector<std::string> args, std::chrono::milliseconds limit = 20s) {
