@@ -16,7 +16,9 @@
 #include <initializer_list>
 #include <string_view>
 #include <vector>
+#include <redcoord/core/export.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 class script;
@@ -71,3 +73,5 @@ struct acl_needs {
 [[nodiscard]] std::vector<std::string> acl_setuser_argv(std::string_view user, const acl_needs& needs);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -6,7 +6,9 @@
 #include <redcoord/core/acl.hpp>
 
 #include <string_view>
+#include <redcoord/core/export.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// What an ACL user needs to run master_selector, leader_elector and leader_task with key
@@ -18,3 +20,5 @@ namespace redcoord {
 [[nodiscard]] acl_needs election_acl_needs(std::string_view prefix = default_prefix, int db = 0);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -6,7 +6,9 @@
 #include <redcoord/core/acl.hpp>
 
 #include <string_view>
+#include <redcoord/core/export.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// What an ACL user needs to use list_queue, reliable_queue and queue_worker with key prefix
@@ -19,3 +21,5 @@ namespace redcoord {
 [[nodiscard]] acl_needs queue_acl_needs(std::string_view prefix = default_prefix, int db = 0);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

@@ -8,7 +8,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <redcoord/core/export.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord {
 
 /// What an ACL user needs to use signal_hub, barrier, double_barrier and latch with key
@@ -28,3 +30,5 @@ namespace redcoord {
                                             const std::vector<std::string>& channels = {}, int db = 0);
 
 }  // namespace redcoord
+
+REDCOORD_API_END

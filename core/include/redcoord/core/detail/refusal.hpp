@@ -8,7 +8,9 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <redcoord/core/export.hpp>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 /// True when `text` (an error reply's text) is an ACL refusal: `NOPERM ...` (a command, key
@@ -31,3 +33,5 @@ namespace redcoord::detail {
 [[noreturn]] void throw_reply_error(const std::string& text, std::string_view sent, std::string_view context = {});
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END
