@@ -28,6 +28,19 @@ using redcoord::testing::without_command;
 
 namespace {
 
+// `holder` (holding `held`) releases while `next` waits in acquire(): `next` gets the lock,
+// woken by the release (the lock's channel), with a higher fencing token.
+template <class Lock, class Acquisition>
+void hand_over(Lock& holder, const Acquisition& held, Lock& next) {
+    auto waiter = std::async(std::launch::async, [&] { return next.acquire(5s); });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(holder.release());
+    auto got = waiter.get();
+    ASSERT_TRUE(got);
+    EXPECT_GT(got->fencing_token, held.fencing_token);
+    EXPECT_TRUE(next.release());
+}
+
 // Single-instance scenarios: acquire/try/extend/release, fencing, a waiter woken by the
 // release (SUBSCRIBE on the lock's channel), the watchdog.
 void single_instance_scenarios(connection_pool& pool, connection_pool& other, const std::string& prefix) {
@@ -38,13 +51,7 @@ void single_instance_scenarios(connection_pool& pool, connection_pool& other, co
     EXPECT_TRUE(a.extend(5s));
     distributed_lock b(other, "res", {.ttl = 5s, .prefix = prefix});
     EXPECT_FALSE(b.try_lock());
-    auto waiter = std::async(std::launch::async, [&] { return b.acquire(5s); });
-    std::this_thread::sleep_for(100ms);
-    EXPECT_TRUE(a.release());
-    auto next = waiter.get();
-    ASSERT_TRUE(next);
-    EXPECT_GT(next->fencing_token, got->fencing_token);
-    EXPECT_TRUE(b.release());
+    hand_over(a, *got, b);
 
     lock_options wd{.ttl = 600ms, .prefix = prefix};
     wd.watchdog = true;
@@ -59,13 +66,7 @@ void single_instance_scenarios(connection_pool& pool, connection_pool& other, co
     fair_lock f2(other, "fair", {.ttl = 5s, .prefix = prefix});
     auto held = f1.acquire(0ms);
     ASSERT_TRUE(held);
-    auto queued = std::async(std::launch::async, [&] { return f2.acquire(5s); });
-    std::this_thread::sleep_for(100ms);
-    EXPECT_TRUE(f1.release());
-    auto turn = queued.get();
-    ASSERT_TRUE(turn);
-    EXPECT_GT(turn->fencing_token, held->fencing_token);
-    EXPECT_TRUE(f2.release());
+    hand_over(f1, *held, f2);
 }
 
 }  // namespace
