@@ -63,7 +63,7 @@ public:
           o_(std::move(o)),
           pool_(pool),
           id_(random_token()),
-          queue_key_(key + ":queue"),
+          queue_key_(fair_queue_key),
           wake_channel_(key + ":wake:" + id_),
           ttl_ms_(std::to_string(o_.ttl.count())),
           lease_ms_(std::to_string(o_.waiter_lease.count())) {

@@ -1,4 +1,5 @@
 #include "hold_common.hpp"
+#include "lock_keys.hpp"
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
@@ -33,10 +34,12 @@ void local_gate::leave() noexcept {
 hold_state::hold_state(std::string r, std::string_view k, std::string_view prefix, lease_settings l)
     : resource(std::move(r)), kind(k), lease(l) {
     validate_name(resource, "lock resource");
-    key = make_key(prefix, "lock", resource);
-    fence_key = make_key(prefix, "lock", resource, "fence");
-    turn_key = make_key(prefix, "lock", resource, "turn");
-    waiting_key = make_key(prefix, "lock", resource, "waiting");
+    auto keys = make_lock_keys(prefix, resource);
+    key = std::move(keys.key);
+    fence_key = std::move(keys.fence_key);
+    turn_key = std::move(keys.turn_key);
+    waiting_key = std::move(keys.waiting_key);
+    fair_queue_key = std::move(keys.fair_queue_key);
     channel = key + ":released";  // the release script derives it the same way from KEYS[1]
 }
 

@@ -56,6 +56,7 @@ struct hold_state {
     std::string kind;  // "lock" or "redlock", for messages
     std::string key, fence_key, channel;
     std::string turn_key, waiting_key;  // bounded unfairness (scripts.hpp)
+    std::string fair_queue_key;         // fair_lock's FIFO of waiter ids (fair_scripts.hpp)
     lease_settings lease;
 
     local_gate gate;

@@ -11,6 +11,7 @@
 
 #include "consumer_lease.hpp"
 #include "payload_checks.hpp"
+#include "queue_keys.hpp"
 #include "reliable_scripts.hpp"
 #include "seconds_arg.hpp"
 
@@ -166,11 +167,12 @@ reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, rel
     validate(opts);
     impl_ = std::make_unique<impl>(pool, name, std::move(opts));
     auto& m = *impl_;
-    m.ready_key = make_key(m.opts.prefix, "queue", name);
-    m.dead_key = make_key(m.opts.prefix, "queue", name, "dead");
-    m.consumers_key = make_key(m.opts.prefix, "queue", name, "consumers");
-    m.processing_prefix = make_key(m.opts.prefix, "queue", name, "processing:");
-    m.heartbeat_prefix = make_key(m.opts.prefix, "queue", name, "heartbeat:");
+    auto k = detail::make_queue_keys(m.opts.prefix, name);
+    m.ready_key = std::move(k.ready);
+    m.dead_key = std::move(k.dead);
+    m.consumers_key = std::move(k.consumers);
+    m.processing_prefix = std::move(k.processing_prefix);
+    m.heartbeat_prefix = std::move(k.heartbeat_prefix);
     m.ttl_ms = std::to_string(m.opts.visibility_timeout.count());
     m.max_attempts = std::to_string(m.opts.max_attempts);
     auto r = random_u64();

@@ -1,3 +1,4 @@
+#include "barrier_keys.hpp"
 #include "hub_core.hpp"
 #include "party.hpp"
 
@@ -60,6 +61,11 @@ return {0, gen, n}
 
 namespace detail {
 const script& barrier_lua() { return barrier_script; }
+
+barrier_keys make_barrier_keys(std::string_view prefix, std::string_view name) {
+    return {make_key(prefix, "barrier", name), make_key(prefix, "barrier", name, "arrived"),
+            make_key(prefix, "barrier", name, "passed")};
+}
 }  // namespace detail
 
 barrier_timeout::barrier_timeout(const std::string& name, std::size_t arrived, std::size_t parties,
@@ -77,10 +83,10 @@ barrier_lease_lost::barrier_lease_lost(const std::string& what_barrier, std::uin
 barrier::barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts)
     : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts) {
     detail::validate_party("barrier", name_, parties_, opts_);
-    const auto& prefix = hub_.options().prefix;
-    state_key_ = make_key(prefix, "barrier", name_);
-    arrived_key_ = make_key(prefix, "barrier", name_, "arrived");
-    passed_key_ = make_key(prefix, "barrier", name_, "passed");
+    auto k = detail::make_barrier_keys(hub_.options().prefix, name_);
+    state_key_ = std::move(k.state);
+    arrived_key_ = std::move(k.arrived);
+    passed_key_ = std::move(k.passed);
     channel_ = state_key_;
 }
 

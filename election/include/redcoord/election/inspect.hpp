@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// A read-only view of an election's state, for operators (`redcoord inspect election`) and
+/// health checks. It campaigns for nothing and changes nothing.
+
+#include <redcoord/core/export.hpp>
+#include <redcoord/core/keys.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+REDCOORD_API_BEGIN
+namespace redcoord {
+
+class connection_pool;
+
+/// The state of one election on its server, read in one MULTI/EXEC (one instant).
+struct election_inspection {
+    /// The leader's identity (master_selector's candidate identity); nullopt when no one holds
+    /// the selector (no leader, or its term ran out).
+    std::optional<std::string> leader;
+    /// The leader's epoch (its fencing token); 0 when there is no leader.
+    std::uint64_t epoch = 0;
+    /// Time left in the leader's term on the server, in milliseconds (the selector's PTTL). The
+    /// leader itself stops acting as leader earlier, by the clock drift allowance.
+    std::optional<std::chrono::milliseconds> term_left;
+    /// Campaign rounds run against the selector during the current term (every candidate's
+    /// round counts); 0 when there is no leader.
+    std::uint64_t rounds = 0;
+    /// The highest epoch handed out so far (the counter); nullopt when it expired or was never
+    /// created. The next leader's epoch is above it.
+    std::optional<std::uint64_t> last_epoch;
+};
+
+/// Reads the state of election `name` on the server behind `pool`.
+///
+/// Cost: one round trip (MULTI, HMGET, PTTL, GET, EXEC). It needs read access to the
+/// election's keys and MULTI/EXEC (an operator's user: election_acl_needs() grants scripts).
+/// @param prefix the key prefix the election was built with (election_options::prefix).
+/// @throws invalid_argument for a bad election name (as master_selector's constructor);
+/// @throws permission_error when the server's ACL refuses a read;
+/// @throws reply_error when the server refuses otherwise;
+/// @throws protocol_error when a stored number is not a number;
+/// @throws connection_error, timeout_error, pool_exhausted on transport failures.
+/// Thread-safety: any thread.
+[[nodiscard]] election_inspection inspect_election(connection_pool& pool, std::string_view name,
+                                                   std::string_view prefix = default_prefix);
+
+}  // namespace redcoord
+REDCOORD_API_END
