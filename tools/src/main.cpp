@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     add_signal_commands(app, ctx);
     add_queue_commands(app, ctx);
     add_acl_command(app, ctx);
+    add_inspect_command(app, ctx);
 
     try {
         app.parse(argc, argv);
