@@ -149,14 +149,16 @@ TEST(DistributedLock, M1_DefaultBudgetIsUnbounded) {
     local_server s;
     connection_pool pool(s.endpoint());
     lock_options o;
-    o.ttl = 30ms;  // extends every 10 ms: 150 extensions in 1.5 s, more than the old default
+    // Extends every 20 ms: 150 extensions in 3 s, more than the old default of 100. (A 30 ms
+    // TTL left 20 ms of slack per extension, which a TLS run on a loaded machine overran.)
+    o.ttl = 60ms;
     o.drift_factor = 0;
     o.watchdog = true;
     distributed_lock l(pool, "m1-long", o);
     std::atomic<int> losses{0};
     const auto lost_slot = l.on_lost([&](const std::string&) { ++losses; });
     ASSERT_TRUE(l.try_lock());
-    std::this_thread::sleep_for(1500ms);
+    std::this_thread::sleep_for(3000ms);
     EXPECT_FALSE(l.lost());
     EXPECT_EQ(losses.load(), 0);
     EXPECT_TRUE(l.release());
