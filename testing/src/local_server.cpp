@@ -134,6 +134,11 @@ pid_t local_server::pid() const noexcept { return proc_ ? proc_->pid() : -1; }
 
 redcoord::endpoint local_server::endpoint() const {
     redcoord::endpoint e;
+    if (opts_.control_socket) {
+        e.unix_path = (dir_ / "redis.sock").string();
+        e.password = opts_.password;
+        return e;
+    }
     e.host = "127.0.0.1";
     e.port = port_;
     e.password = opts_.password;
@@ -168,7 +173,8 @@ void local_server::write_config() {
     std::ofstream f(dir_ / "redis.conf", std::ios::trunc);
     if (opts_.tls) write_tls_config(f, port_, *opts_.tls);
     else f << "port " << port_ << "\n";
-    f << "bind 127.0.0.1\n"
+    if (opts_.control_socket) f << "unixsocket " << (dir_ / "redis.sock").string() << "\nunixsocketperm 700\n";
+    f << "bind " << opts_.bind << "\n"
       << "protected-mode no\n"
       << "daemonize no\n"
       << "dir " << dir_.string() << "\n"
@@ -186,7 +192,10 @@ void local_server::write_config() {
 void local_server::start() {
     process_options po;
     po.output_file = (dir_ / "stdout.log").string();
-    proc_ = std::make_unique<process>(std::vector<std::string>{find_redis_server(), (dir_ / "redis.conf").string()}, po);
+    std::vector<std::string> argv = opts_.launcher;
+    argv.push_back(find_redis_server());
+    argv.push_back((dir_ / "redis.conf").string());
+    proc_ = std::make_unique<process>(std::move(argv), po);
     auto ep = endpoint();
     ep.connect_timeout = std::chrono::milliseconds(200);
     auto deadline = std::chrono::steady_clock::now() + opts_.start_timeout;

@@ -47,6 +47,17 @@ struct server_options {
     std::optional<server_tls> tls;
     /// How long start() and restart() wait for the server to answer PING.
     std::chrono::milliseconds start_timeout{10000};
+    /// Programs the server is started through, each running the next (same PID, as they
+    /// exec): e.g. `{"ip", "netns", "exec", NS}` runs it in a network namespace,
+    /// `{"faketime", "-f", "+0 x1.5"}` runs its clock 1.5 times as fast (libfaketime). Empty:
+    /// started directly.
+    std::vector<std::string> launcher;
+    /// The addresses it listens on (redis.conf `bind`).
+    std::string bind = "127.0.0.1";
+    /// Also listen on a Unix socket in its directory, and reach it there for the start-up
+    /// check, endpoint(), url() and command(): for a server in a network namespace, which the
+    /// test process cannot reach over TCP. The file system is shared by all namespaces.
+    bool control_socket = false;
 };
 
 /// The redis-server binary to use: $REDCOORD_REDIS_SERVER, or `redis-server` on PATH.
@@ -94,9 +105,11 @@ public:
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
     [[nodiscard]] pid_t pid() const noexcept;
     [[nodiscard]] host_port address() const { return {"127.0.0.1", port_}; }
-    /// An endpoint for this server (with the password when one is set).
+    /// An endpoint for this server (with the password when one is set); its Unix socket with
+    /// server_options::control_socket.
     [[nodiscard]] redcoord::endpoint endpoint() const;
-    /// `redis://[:password@]127.0.0.1:port` (`rediss://...?ca_file=...` with TLS).
+    /// `redis://[:password@]127.0.0.1:port` (`rediss://...?ca_file=...` with TLS;
+    /// `unix://...` with server_options::control_socket).
     [[nodiscard]] std::string url() const;
     [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
     /// The options the server was started with.

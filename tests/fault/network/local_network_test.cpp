@@ -1,0 +1,214 @@
+// testing/local_network: every client reaches every host over its own link until the test
+// cuts it; cuts are per link, both directions, and heal restores them. Real namespaces, real
+// veth pairs, real redis-server and redis-cli processes.
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/testing/clock_skew.hpp>
+#include <redcoord/testing/local_network.hpp>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using redcoord::testing::local_network;
+using redcoord::testing::process;
+using redcoord::testing::process_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+#define SKIP_WITHOUT_NAMESPACES()                                                   \
+    do {                                                                            \
+        if (auto why = local_network::unavailable_reason()) GTEST_SKIP() << *why; \
+    } while (0)
+
+struct probe_result {
+    int status = -1;
+    std::string output;
+};
+
+// `redis-cli -h ADDR -p PORT ARGS...` from `client`'s namespace, bounded by coreutils'
+// timeout (a cut link drops the SYN, and redis-cli would wait for TCP to give up): 124 then.
+probe_result cli_from(local_network& net, std::size_t client, std::size_t host, std::vector<std::string> args) {
+    const auto ep = net.endpoint(client, host);
+    static int n = 0;
+    const fs::path out = fs::temp_directory_path() / ("rcnet-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    std::vector<std::string> argv{"timeout", "2", "redis-cli", "-h", ep.host, "-p", std::to_string(ep.port)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    process_options po;
+    po.output_file = out.string();
+    probe_result r;
+    {
+        auto p = net.start(client, argv, po);
+        r.status = p.wait();
+    }
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.output = ss.str();
+    fs::remove(out);
+    return r;
+}
+
+bool reaches(local_network& net, std::size_t client, std::size_t host) {
+    const auto r = cli_from(net, client, host, {"PING"});
+    return r.status == 0 && r.output.find("PONG") != std::string::npos;
+}
+
+}  // namespace
+
+TEST(LocalNetwork, EveryClientReachesEveryHostOverItsOwnLink) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto h1 = net.add_host(), h2 = net.add_host();
+    const auto c1 = net.add_client(), c2 = net.add_client();
+    for (auto c : {c1, c2})
+        for (auto h : {h1, h2}) EXPECT_TRUE(reaches(net, c, h)) << "client " << c << " host " << h;
+    // Each pair has its own addresses.
+    EXPECT_NE(net.address(c1, h1), net.address(c2, h1));
+    EXPECT_NE(net.address(c1, h1), net.address(c1, h2));
+    // Clients are not linked to each other, hosts only when asked.
+    EXPECT_FALSE(net.address(c1, c2));
+    EXPECT_FALSE(net.address(h1, h2));
+    // The test process reaches hosts through their Unix sockets.
+    EXPECT_TRUE(net.host(h1).command({"PING"}).is_status("PONG"));
+    // A write through one client's link is seen through another's: one server per host.
+    EXPECT_EQ(cli_from(net, c1, h1, {"SET", "k", "v"}).status, 0);
+    EXPECT_EQ(cli_from(net, c2, h1, {"GET", "k"}).output, "v\n");
+}
+
+TEST(LocalNetwork, APartitionCutsExactlyTheLinksGivenUntilHealed) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto h1 = net.add_host(), h2 = net.add_host();
+    const auto c1 = net.add_client(), c2 = net.add_client();
+    net.partition({{c1, h1}});
+    EXPECT_FALSE(net.connected(c1, h1));
+    const auto cut = cli_from(net, c1, h1, {"PING"});
+    EXPECT_EQ(cut.status, 124) << cut.output;  // no answer, no reset: timed out
+    EXPECT_TRUE(reaches(net, c1, h2));
+    EXPECT_TRUE(reaches(net, c2, h1));
+    // The server itself runs on: the test still reaches it, and c2 writes through.
+    EXPECT_TRUE(net.host(h1).command({"PING"}).is_status("PONG"));
+    net.heal();
+    EXPECT_TRUE(net.connected(c1, h1));
+    EXPECT_TRUE(reaches(net, c1, h1));
+}
+
+TEST(LocalNetwork, IsolateCutsEveryLinkOfOneNode) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto h1 = net.add_host(), h2 = net.add_host();
+    const auto c1 = net.add_client(), c2 = net.add_client();
+    net.isolate(h1);
+    EXPECT_FALSE(reaches(net, c1, h1));
+    EXPECT_FALSE(reaches(net, c2, h1));
+    EXPECT_TRUE(reaches(net, c1, h2));
+    EXPECT_TRUE(reaches(net, c2, h2));
+    net.heal();
+    EXPECT_TRUE(reaches(net, c2, h1));
+}
+
+TEST(LocalNetwork, HostsAddedAfterClientsAreLinkedToThemAndHostsLinkOnRequest) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto c1 = net.add_client();
+    const auto h1 = net.add_host();
+    EXPECT_TRUE(reaches(net, c1, h1));
+    const auto h2 = net.add_host();
+    net.link_hosts(h1, h2);
+    // A replica on h2 follows the master on h1 over their link.
+    const auto master = net.address(h2, h1);
+    ASSERT_TRUE(master);
+    net.host(h2).command({"REPLICAOF", *master, std::to_string(net.host(h1).port())});
+    net.host(h1).command({"SET", "replicated", "yes"});
+    bool seen = false;
+    for (int i = 0; i < 200 && !seen; ++i) {
+        seen = net.host(h2).command({"GET", "replicated"}).maybe_text() == std::optional<std::string>("yes");
+        if (!seen) std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(seen);
+    EXPECT_THROW(net.link_hosts(h1, c1), invalid_argument);
+}
+
+TEST(LocalNetwork, RestartKeepsAddressAndPortAndForgetsDataWithoutPersistence) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto h1 = net.add_host();
+    const auto c1 = net.add_client();
+    ASSERT_EQ(cli_from(net, c1, h1, {"SET", "lock", "token"}).status, 0);
+    const auto before = net.endpoint(c1, h1);
+    net.restart(h1, 100ms);
+    const auto after = net.endpoint(c1, h1);
+    EXPECT_EQ(before.host, after.host);
+    EXPECT_EQ(before.port, after.port);
+    EXPECT_TRUE(reaches(net, c1, h1));
+    EXPECT_EQ(cli_from(net, c1, h1, {"GET", "lock"}).output, "\n");  // nil: forgotten
+}
+
+TEST(LocalNetwork, ClientProcessesRunInTheirNamespaceWithTheirOwnPid) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto c1 = net.add_client();
+    auto p = net.start(c1, {"sleep", "30"});
+    // `ip netns exec` execs: the PID is sleep's, so SIGSTOP/SIGKILL reach the program itself.
+    std::string comm;
+    for (int i = 0; i < 100; ++i) {
+        std::ifstream in("/proc/" + std::to_string(p.pid()) + "/comm");
+        std::getline(in, comm);
+        if (comm == "sleep") break;
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(comm, "sleep");
+    const auto ns_of = [](pid_t pid) { return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/net"); };
+    EXPECT_NE(ns_of(p.pid()), ns_of(::getpid()));
+    p.kill();
+}
+
+TEST(LocalNetwork, TearDownRemovesNamespacesAndSweepsOnlyDeadRunsLeftovers) {
+    SKIP_WITHOUT_NAMESPACES();
+    // A leftover of a dead process (a pid that has just exited) and one of this live process.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    const std::string stale = "rcnet" + std::to_string(dead) + "-9-h0";
+    const std::string live = "rcnet" + std::to_string(::getpid()) + "-999-h0";
+    ASSERT_EQ(std::system(("ip netns add " + stale).c_str()), 0);
+    ASSERT_EQ(std::system(("ip netns add " + live).c_str()), 0);
+    std::string mine;
+    {
+        local_network net;
+        net.add_client();
+        mine = net.namespace_of(0);
+        EXPECT_TRUE(fs::exists("/run/netns/" + mine));
+        EXPECT_FALSE(fs::exists("/run/netns/" + stale));  // swept: its process is gone
+        EXPECT_TRUE(fs::exists("/run/netns/" + live));    // a live run's: left alone
+    }
+    EXPECT_FALSE(fs::exists("/run/netns/" + mine));
+    EXPECT_EQ(std::system(("ip netns delete " + live).c_str()), 0);
+}
+
+TEST(LocalNetwork, AHostUnderFaketimeExpiresKeysFaster) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    redcoord::testing::server_options fast;
+    fast.launcher = redcoord::testing::clock_rate_launcher(4);  // the server's clock runs 4x
+    const auto h1 = net.add_host(fast);
+    const auto h2 = net.add_host();
+    for (auto h : {h1, h2}) net.host(h).command({"SET", "k", "v", "PX", "2000"});
+    const auto start = std::chrono::steady_clock::now();
+    while (net.host(h1).command({"EXISTS", "k"}).integer() == 1 && std::chrono::steady_clock::now() - start < 5s)
+        std::this_thread::sleep_for(10ms);
+    const auto took = std::chrono::steady_clock::now() - start;
+    // 2 s of its clock is 0.5 s of ours; the normal host still has the key then.
+    EXPECT_LT(took, 1500ms);
+    EXPECT_EQ(net.host(h2).command({"EXISTS", "k"}).integer(), 1);
+}
