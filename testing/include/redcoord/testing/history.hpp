@@ -1,0 +1,85 @@
+#pragma once
+/// @file
+/// Histories of fault runs and the checkers of the guarantees the README promises, in the
+/// manner of Jepsen's histories: every client logs each operation's invocation and completion
+/// on CLOCK_MONOTONIC (one clock for every namespace of a kernel), and the checkers look for a
+/// counter-example. Pure logic: no server, no clock of their own.
+
+#include <redcoord/core/export.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+REDCOORD_API_BEGIN
+namespace redcoord::testing::history {
+
+/// One logged operation. Times are CLOCK_MONOTONIC nanoseconds; `start_ns` is the invocation,
+/// `end_ns` the completion (for a holding or term: when it began and when its owner stopped
+/// relying on it, whichever came first of release, loss and validity end).
+struct event {
+    std::string client;          ///< The process or identity that ran it.
+    std::string op;              ///< What it was; each checker names the ops it reads.
+    std::int64_t start_ns = 0;   ///< Invocation (or beginning).
+    std::int64_t end_ns = 0;     ///< Completion (or end).
+    bool ok = false;             ///< Succeeded (acquired, accepted, acknowledged, received).
+    std::uint64_t token = 0;     ///< Fencing token or epoch, where the op has one.
+    std::uint64_t seq = 0;       ///< Order in which the resource decided (guarded writes).
+    std::string id;              ///< Message or signal id, where the op has one.
+};
+
+/// One counter-example: the rule broken and the events that show it.
+struct violation {
+    std::string rule;  ///< E.g. "mutual exclusion".
+    std::string what;  ///< The events involved, readable.
+};
+
+/// Locks (distributed_lock, redlock, fair_lock). Reads:
+/// - `hold` ok: a holding with its fencing token, [acquired, stopped relying on it];
+/// - `write`: a guarded write sent with `token`; ok = the resource accepted it, `seq` its
+///   place in the resource's order of decisions.
+/// Rules: holdings of different clients never overlap (mutual exclusion); holdings' tokens
+/// strictly increase in the order they began; accepted writes' tokens strictly increase in
+/// the resource's order (fencing); a write whose token is below one the resource already
+/// accepted is rejected (stale writes).
+[[nodiscard]] std::vector<violation> check_lock(const std::vector<event>& h);
+
+/// Elections (master_selector, leader_elector, leader_task). Reads:
+/// - `term` ok: a leadership with its epoch, [elected, revoked or local deadline];
+/// - `work`: a leader_task body's guarded write with the epoch; ok = accepted, `seq` its place
+///   in the resource's order.
+/// Rules: accepted work of different clients never overlaps in time (one leader at a time,
+/// as the resource saw it); terms' epochs strictly increase in the order they began; accepted
+/// work's epochs never decrease in the resource's order.
+[[nodiscard]] std::vector<violation> check_election(const std::vector<event>& h);
+
+/// Reliable queues. Reads:
+/// - `push` ok: a push acknowledged to its producer, `id` the message;
+/// - `deliver` ok: a pop that returned message `id` to consumer `client`;
+/// - `ack` ok: an acknowledgement of `id` that the queue confirmed;
+/// - `left`: message `id` found in one of the queue's lists at the end;
+/// - `cut` / `killed`: consumer `client` was partitioned away or SIGKILLed at `start_ns`.
+/// Rules: every acknowledged push is acked exactly once or still left at the end (nothing
+/// lost, no double ack); nothing is delivered that was never pushed; a message delivered to
+/// a second consumer was, at that moment, in flight at a consumer that had been cut off or
+/// killed, or nacked (duplicates only from faults).
+[[nodiscard]] std::vector<violation> check_queue(const std::vector<event>& h);
+
+/// Signals and barriers. Reads:
+/// - `link` ok: waiter `client`'s subscription was up over [start_ns, end_ns];
+/// - `signal` ok: signal `id` published over [start_ns, end_ns];
+/// - `receive` ok: waiter `client` got signal `id` at `end_ns`;
+/// - `arrive` ok: barrier party `client` arrived at generation `token`;
+/// - `pass` ok: party `client` passed generation `token` at `end_ns`; the number of parties
+///   is given by the `parties` argument.
+/// Rules: every waiter receives every signal published wholly inside one of its link-up
+/// intervals, and no signal twice; no party passes a generation before `parties` parties
+/// arrived in it.
+[[nodiscard]] std::vector<violation> check_signaling(const std::vector<event>& h, std::size_t parties = 0);
+
+/// One event as a line (`client op [start,end] ok token seq id`), for reports.
+[[nodiscard]] std::string describe(const event& e);
+
+}  // namespace redcoord::testing::history
+REDCOORD_API_END

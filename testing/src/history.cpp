@@ -1,0 +1,165 @@
+#include <redcoord/testing/history.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace redcoord::testing::history {
+
+namespace {
+
+std::vector<const event*> select(const std::vector<event>& h, std::string_view op, bool only_ok = true) {
+    std::vector<const event*> out;
+    for (const auto& e : h)
+        if (e.op == op && (!only_ok || e.ok)) out.push_back(&e);
+    return out;
+}
+
+bool overlap(const event& a, const event& b) { return a.start_ns < b.end_ns && b.start_ns < a.end_ns; }
+
+// Intervals of different clients that overlap, found by a sweep in start order that keeps the
+// latest-ending interval of each of the two clients that end last.
+void exclusive_intervals(std::vector<const event*> v, const std::string& rule, std::vector<violation>& out) {
+    std::sort(v.begin(), v.end(), [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
+    const event* last = nullptr;   // ends last
+    const event* other = nullptr;  // ends last among clients other than last's
+    for (const event* e : v) {
+        for (const event* seen : {last, other})
+            if (seen && seen->client != e->client && overlap(*seen, *e)) {
+                out.push_back({rule, describe(*seen) + " overlaps " + describe(*e)});
+                break;
+            }
+        if (!last || e->end_ns > last->end_ns) {
+            if (last && last->client != e->client) other = last;
+            last = e;
+        } else if (e->client != last->client && (!other || e->end_ns > other->end_ns)) {
+            other = e;
+        }
+    }
+}
+
+// Tokens that must strictly increase along `v` in the given order.
+void increasing(const std::vector<const event*>& v, bool strict, const std::string& rule, std::vector<violation>& out) {
+    for (std::size_t i = 1; i < v.size(); ++i)
+        if (strict ? v[i]->token <= v[i - 1]->token : v[i]->token < v[i - 1]->token)
+            out.push_back({rule, describe(*v[i - 1]) + " then " + describe(*v[i])});
+}
+
+std::vector<const event*> by_start(std::vector<const event*> v) {
+    std::sort(v.begin(), v.end(), [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
+    return v;
+}
+
+std::vector<const event*> by_seq(std::vector<const event*> v) {
+    std::sort(v.begin(), v.end(), [](const event* a, const event* b) { return a->seq < b->seq; });
+    return v;
+}
+
+}  // namespace
+
+std::string describe(const event& e) {
+    std::string s = e.client + " " + e.op + " [" + std::to_string(e.start_ns) + "," + std::to_string(e.end_ns) + "] " +
+                    (e.ok ? "ok" : "fail");
+    if (e.token) s += " token " + std::to_string(e.token);
+    if (e.seq) s += " seq " + std::to_string(e.seq);
+    if (!e.id.empty()) s += " id " + e.id;
+    return s;
+}
+
+std::vector<violation> check_lock(const std::vector<event>& h) {
+    std::vector<violation> out;
+    const auto holds = select(h, "hold");
+    exclusive_intervals(holds, "mutual exclusion", out);
+    increasing(by_start(holds), true, "fencing tokens increase", out);
+    increasing(by_seq(select(h, "write")), true, "fenced writes increase", out);
+    // A write rejected is fine; one accepted below the highest token accepted before it is not.
+    std::uint64_t highest = 0;
+    for (const event* w : by_seq(select(h, "write", false))) {
+        if (w->ok && w->token < highest)
+            out.push_back({"stale write rejected", describe(*w) + " accepted after token " + std::to_string(highest)});
+        if (w->ok) highest = std::max(highest, w->token);
+    }
+    return out;
+}
+
+std::vector<violation> check_election(const std::vector<event>& h) {
+    std::vector<violation> out;
+    exclusive_intervals(select(h, "work"), "one leader at a time", out);
+    increasing(by_start(select(h, "term")), true, "epochs increase", out);
+    increasing(by_seq(select(h, "work")), false, "accepted epochs never decrease", out);
+    return out;
+}
+
+std::vector<violation> check_queue(const std::vector<event>& h) {
+    std::vector<violation> out;
+    std::set<std::string> pushed;
+    for (const event* e : select(h, "push")) pushed.insert(e->id);
+    std::map<std::string, int> acks, left;
+    for (const event* e : select(h, "ack")) ++acks[e->id];
+    for (const event* e : select(h, "left")) ++left[e->id];
+    for (const auto& id : pushed) {
+        const int a = acks[id], l = left[id];
+        if (a + l == 0) out.push_back({"nothing lost", "message " + id + " was pushed, never acked and is not in the queue"});
+        if (a > 1) out.push_back({"acked once", "message " + id + " acked " + std::to_string(a) + " times"});
+        if (a >= 1 && l > 0) out.push_back({"acked once", "message " + id + " acked and still in the queue"});
+    }
+    // Faults and nacks per consumer, to judge each redelivery.
+    std::map<std::string, std::vector<const event*>> releases;  // consumer -> cut/killed/paused/nack
+    for (const auto& e : h)
+        if (e.op == "cut" || e.op == "killed" || e.op == "paused" || (e.op == "nack" && e.ok))
+            releases[e.client].push_back(&e);
+    std::map<std::string, std::vector<const event*>> deliveries;
+    for (const event* e : select(h, "deliver")) {
+        if (!pushed.count(e->id)) out.push_back({"delivered only what was pushed", describe(*e)});
+        deliveries[e->id].push_back(e);
+    }
+    for (auto& [id, ds] : deliveries) {
+        std::sort(ds.begin(), ds.end(), [](const event* a, const event* b) { return a->end_ns < b->end_ns; });
+        for (std::size_t i = 1; i < ds.size(); ++i) {
+            const event& prev = *ds[i - 1];
+            const event& next = *ds[i];
+            bool released = false;
+            for (const event* r : releases[prev.client])
+                released |= r->start_ns >= prev.start_ns && r->start_ns <= next.end_ns &&
+                            (r->op != "nack" || r->id == id);
+            if (!released)
+                out.push_back({"duplicates only from faults", describe(prev) + " then " + describe(next) +
+                                                                   " with no fault or nack in between"});
+        }
+    }
+    return out;
+}
+
+std::vector<violation> check_signaling(const std::vector<event>& h, std::size_t parties) {
+    std::vector<violation> out;
+    std::map<std::string, std::vector<const event*>> links;
+    for (const event* e : select(h, "link")) links[e->client].push_back(e);
+    std::map<std::pair<std::string, std::string>, int> received;
+    for (const event* e : select(h, "receive")) ++received[{e->client, e->id}];
+    for (const auto& [key, n] : received)
+        if (n > 1) out.push_back({"received once", key.first + " got signal " + key.second + " " + std::to_string(n) + " times"});
+    for (const event* s : select(h, "signal"))
+        for (const auto& [waiter, ups] : links) {
+            const bool covered = std::any_of(ups.begin(), ups.end(), [&](const event* l) {
+                return l->start_ns <= s->start_ns && s->end_ns <= l->end_ns;
+            });
+            if (covered && received[{waiter, s->id}] == 0)
+                out.push_back({"every signal received while the link was up", waiter + " missed " + describe(*s)});
+        }
+    if (parties > 0) {
+        std::map<std::uint64_t, std::vector<const event*>> arrivals;
+        for (const event* a : select(h, "arrive")) arrivals[a->token].push_back(a);
+        for (const event* p : select(h, "pass")) {
+            std::set<std::string> before;
+            for (const event* a : arrivals[p->token])
+                if (a->start_ns <= p->end_ns) before.insert(a->client);
+            if (before.size() < parties)
+                out.push_back({"barrier never releases early", describe(*p) + " after " + std::to_string(before.size()) +
+                                                                    " of " + std::to_string(parties) + " arrivals"});
+        }
+    }
+    return out;
+}
+
+}  // namespace redcoord::testing::history

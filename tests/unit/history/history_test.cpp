@@ -1,0 +1,141 @@
+// The checkers must pass correct histories and catch each rule broken on purpose: a checker
+// that cannot fail proves nothing.
+
+#include <redcoord/testing/history.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace redcoord::testing::history;
+
+namespace {
+
+event ev(std::string client, std::string op, std::int64_t start, std::int64_t end, bool ok = true,
+         std::uint64_t token = 0, std::uint64_t seq = 0, std::string id = {}) {
+    return {std::move(client), std::move(op), start, end, ok, token, seq, std::move(id)};
+}
+
+bool has_rule(const std::vector<violation>& v, const std::string& rule) {
+    for (const auto& x : v)
+        if (x.rule == rule) return true;
+    return false;
+}
+
+std::string rules(const std::vector<violation>& v) {
+    std::string s;
+    for (const auto& x : v) s += x.rule + ": " + x.what + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST(CheckLock, HandOversWithFencedWritesPass) {
+    const std::vector<event> h{
+        ev("a", "hold", 0, 100, true, 1),   ev("a", "write", 10, 20, true, 1, 1),
+        ev("b", "hold", 150, 300, true, 2), ev("b", "write", 160, 170, true, 2, 2),
+        ev("a", "hold", 310, 400, true, 3), ev("a", "write", 320, 330, true, 3, 3),
+        ev("c", "hold", 50, 60, false),  // a failed attempt holds nothing
+    };
+    EXPECT_TRUE(check_lock(h).empty()) << rules(check_lock(h));
+}
+
+TEST(CheckLock, OverlappingHoldingsOfTwoClientsBreakMutualExclusion) {
+    const std::vector<event> h{ev("a", "hold", 0, 100, true, 1), ev("b", "hold", 90, 200, true, 2)};
+    EXPECT_TRUE(has_rule(check_lock(h), "mutual exclusion")) << rules(check_lock(h));
+    // The same client's back-to-back holdings are not a conflict.
+    const std::vector<event> same{ev("a", "hold", 0, 100, true, 1), ev("a", "hold", 100, 200, true, 2)};
+    EXPECT_TRUE(check_lock(same).empty());
+}
+
+TEST(CheckLock, HoldingsThatMeetAtAnInstantDoNotOverlapButOneInsideAnotherDoes) {
+    // c begins exactly when a ends (a release, then the next acquire); b falls inside c.
+    const std::vector<event> h{ev("a", "hold", 0, 1000, true, 1), ev("c", "hold", 1000, 2000, true, 2),
+                               ev("b", "hold", 1500, 1600, true, 3)};
+    const auto v = check_lock(h);
+    ASSERT_EQ(v.size(), 1u) << rules(v);
+    EXPECT_EQ(v[0].rule, "mutual exclusion");
+    EXPECT_NE(v[0].what.find("c hold"), std::string::npos) << v[0].what;
+    EXPECT_NE(v[0].what.find("b hold"), std::string::npos) << v[0].what;
+}
+
+TEST(CheckLock, TokensThatDoNotIncreaseAreCaught) {
+    const std::vector<event> h{ev("a", "hold", 0, 100, true, 5), ev("b", "hold", 200, 300, true, 5)};
+    EXPECT_TRUE(has_rule(check_lock(h), "fencing tokens increase"));
+}
+
+TEST(CheckLock, AStaleWriteAcceptedIsCaughtAndOneRejectedIsFine) {
+    // a was paused past its TTL; b took over and wrote with 2; a's late write with 1 arrives.
+    std::vector<event> h{ev("a", "hold", 0, 100, true, 1), ev("b", "hold", 150, 300, true, 2),
+                         ev("b", "write", 160, 170, true, 2, 1), ev("a", "write", 40, 180, false, 1, 2)};
+    EXPECT_TRUE(check_lock(h).empty()) << rules(check_lock(h));
+    h.back().ok = true;  // the resource forgot to check
+    const auto v = check_lock(h);
+    EXPECT_TRUE(has_rule(v, "stale write rejected")) << rules(v);
+    EXPECT_TRUE(has_rule(v, "fenced writes increase")) << rules(v);
+}
+
+TEST(CheckElection, OneLeaderAtATimeWithIncreasingEpochsPasses) {
+    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n1", "work", 100, 200, true, 10, 1),
+                               ev("n1", "work", 300, 400, true, 10, 2), ev("n2", "term", 1200, 2000, true, 11),
+                               ev("n2", "work", 1300, 1400, true, 11, 3), ev("n1", "work", 1350, 1450, false, 10, 4)};
+    EXPECT_TRUE(check_election(h).empty()) << rules(check_election(h));
+}
+
+TEST(CheckElection, TwoLeadersWorkingAtOnceAndEpochsGoingBackAreCaught) {
+    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n2", "term", 500, 1500, true, 10),
+                               ev("n1", "work", 600, 700, true, 10, 2), ev("n2", "work", 650, 750, true, 9, 3)};
+    const auto v = check_election(h);
+    EXPECT_TRUE(has_rule(v, "one leader at a time")) << rules(v);
+    EXPECT_TRUE(has_rule(v, "epochs increase")) << rules(v);
+    EXPECT_TRUE(has_rule(v, "accepted epochs never decrease")) << rules(v);
+}
+
+TEST(CheckQueue, EveryMessageAckedOnceOrLeftPasses) {
+    const std::vector<event> h{ev("p", "push", 0, 1, true, 0, 0, "m1"),   ev("p", "push", 0, 1, true, 0, 0, "m2"),
+                               ev("p", "push", 0, 1, true, 0, 0, "m3"),   ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+                               ev("c1", "ack", 4, 5, true, 0, 0, "m1"),    ev("c2", "deliver", 2, 3, true, 0, 0, "m2"),
+                               ev("c2", "killed", 4, 4),                  ev("c1", "deliver", 50, 51, true, 0, 0, "m2"),
+                               ev("c1", "ack", 52, 53, true, 0, 0, "m2"),  ev("x", "left", 99, 99, true, 0, 0, "m3")};
+    EXPECT_TRUE(check_queue(h).empty()) << rules(check_queue(h));
+}
+
+TEST(CheckQueue, ALostMessageADoubleAckAndAFaultlessDuplicateAreCaught) {
+    const std::vector<event> lost{ev("p", "push", 0, 1, true, 0, 0, "m1")};
+    EXPECT_TRUE(has_rule(check_queue(lost), "nothing lost"));
+    // A push that failed may be absent.
+    EXPECT_TRUE(check_queue({ev("p", "push", 0, 1, false, 0, 0, "m1")}).empty());
+
+    const std::vector<event> twice{ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+                                   ev("c1", "ack", 4, 5, true, 0, 0, "m1"), ev("c2", "deliver", 6, 7, true, 0, 0, "m1"),
+                                   ev("c2", "ack", 8, 9, true, 0, 0, "m1")};
+    const auto v = check_queue(twice);
+    EXPECT_TRUE(has_rule(v, "acked once")) << rules(v);
+    EXPECT_TRUE(has_rule(v, "duplicates only from faults")) << rules(v);
+    // A nack in between explains the second delivery.
+    const std::vector<event> nacked{ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+                                    ev("c1", "nack", 4, 5, true, 0, 0, "m1"), ev("c2", "deliver", 6, 7, true, 0, 0, "m1"),
+                                    ev("c2", "ack", 8, 9, true, 0, 0, "m1")};
+    EXPECT_TRUE(check_queue(nacked).empty()) << rules(check_queue(nacked));
+    EXPECT_TRUE(has_rule(check_queue({ev("c", "deliver", 0, 1, true, 0, 0, "ghost")}), "delivered only what was pushed"));
+}
+
+TEST(CheckSignaling, SignalsSentWhileTheLinkWasUpArriveOnce) {
+    const std::vector<event> h{ev("w1", "link", 0, 100), ev("w1", "link", 200, 300), ev("s", "signal", 10, 20, true, 0, 0, "a"),
+                               ev("s", "signal", 150, 160, true, 0, 0, "b"),  // sent while w1 was down: may be missed
+                               ev("w1", "receive", 0, 21, true, 0, 0, "a")};
+    EXPECT_TRUE(check_signaling(h).empty()) << rules(check_signaling(h));
+    auto missed = h;
+    missed.pop_back();
+    EXPECT_TRUE(has_rule(check_signaling(missed), "every signal received while the link was up"));
+    auto twice = h;
+    twice.push_back(ev("w1", "receive", 0, 22, true, 0, 0, "a"));
+    EXPECT_TRUE(has_rule(check_signaling(twice), "received once"));
+}
+
+TEST(CheckSignaling, ABarrierReleasedBeforeEveryPartyArrivedIsCaught) {
+    const std::vector<event> good{ev("p1", "arrive", 0, 1, true, 0), ev("p2", "arrive", 5, 6, true, 0),
+                                  ev("p1", "pass", 0, 7, true, 0), ev("p2", "pass", 5, 7, true, 0)};
+    EXPECT_TRUE(check_signaling(good, 2).empty()) << rules(check_signaling(good, 2));
+    const std::vector<event> early{ev("p1", "arrive", 0, 1, true, 0), ev("p1", "pass", 0, 3, true, 0),
+                                   ev("p2", "arrive", 5, 6, true, 0)};
+    EXPECT_TRUE(has_rule(check_signaling(early, 2), "barrier never releases early"));
+}
