@@ -1,6 +1,11 @@
+#include <redcoord/core/errors.hpp>
 #include <redcoord/testing/history.hpp>
 
+#include <time.h>
+
 #include <algorithm>
+#include <charconv>
+#include <fstream>
 #include <map>
 #include <set>
 #include <utility>
@@ -65,6 +70,50 @@ std::string describe(const event& e) {
     if (e.seq) s += " seq " + std::to_string(e.seq);
     if (!e.id.empty()) s += " id " + e.id;
     return s;
+}
+
+std::string to_log_line(const event& e) {
+    return e.client + '\t' + e.op + '\t' + std::to_string(e.start_ns) + '\t' + std::to_string(e.end_ns) + '\t' +
+           (e.ok ? "1" : "0") + '\t' + std::to_string(e.token) + '\t' + std::to_string(e.seq) + '\t' + e.id + '\n';
+}
+
+std::vector<event> read_log(const std::string& path, std::size_t* skipped) {
+    std::ifstream in(path);
+    if (!in) throw error("cannot read the history log " + path);
+    std::vector<event> out;
+    std::size_t bad = 0;
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string_view> f;
+        std::string_view rest(line);
+        for (auto tab = rest.find('\t'); tab != std::string_view::npos; tab = rest.find('\t')) {
+            f.push_back(rest.substr(0, tab));
+            rest.remove_prefix(tab + 1);
+        }
+        f.push_back(rest);
+        auto number = [](std::string_view t, auto& v) {
+            auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+            return ec == std::errc() && p == t.data() + t.size() && !t.empty();
+        };
+        event e;
+        if (f.size() != 8 || !number(f[2], e.start_ns) || !number(f[3], e.end_ns) || (f[4] != "0" && f[4] != "1") ||
+            !number(f[5], e.token) || !number(f[6], e.seq)) {
+            ++bad;
+            continue;
+        }
+        e.client = f[0];
+        e.op = f[1];
+        e.ok = f[4] == "1";
+        e.id = f[7];
+        out.push_back(std::move(e));
+    }
+    if (skipped) *skipped = bad;
+    return out;
+}
+
+std::int64_t monotonic_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 std::vector<violation> check_lock(const std::vector<event>& h) {

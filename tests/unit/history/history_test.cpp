@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
 using namespace redcoord::testing::history;
 
 namespace {
@@ -138,4 +142,22 @@ TEST(CheckSignaling, ABarrierReleasedBeforeEveryPartyArrivedIsCaught) {
     const std::vector<event> early{ev("p1", "arrive", 0, 1, true, 0), ev("p1", "pass", 0, 3, true, 0),
                                    ev("p2", "arrive", 5, 6, true, 0)};
     EXPECT_TRUE(has_rule(check_signaling(early, 2), "barrier never releases early"));
+}
+
+TEST(HistoryLog, LinesRoundTripAndACutLineIsSkipped) {
+    const std::string path = "/tmp/redcoord-history-" + std::to_string(::getpid()) + ".log";
+    const event a = ev("client-1", "write", 100, 250, true, 1795698163114041, 7, "");
+    const event b = ev("c2", "deliver", -5, 3, false, 0, 0, "0123abcd");
+    {
+        std::ofstream out(path);
+        out << to_log_line(a) << to_log_line(b) << "c3\thold\t12";  // killed mid-line
+    }
+    std::size_t skipped = 0;
+    const auto h = read_log(path, &skipped);
+    std::remove(path.c_str());
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(skipped, 1u);
+    EXPECT_EQ(describe(h[0]), describe(a));
+    EXPECT_EQ(describe(h[1]), describe(b));
+    EXPECT_GT(monotonic_ns(), 0);
 }

@@ -81,5 +81,17 @@ struct violation {
 /// One event as a line (`client op [start,end] ok token seq id`), for reports.
 [[nodiscard]] std::string describe(const event& e);
 
+/// One event as a log line: its fields separated by tabs, in declaration order, `ok` as 1/0,
+/// ending with a newline. Client names and ids must not hold tabs or newlines.
+[[nodiscard]] std::string to_log_line(const event& e);
+
+/// Reads a log of to_log_line() lines (several clients' logs may be concatenated). A line cut
+/// short (a client killed while writing it) is skipped, and counted in `skipped` if given.
+/// @throws redcoord::error when the file cannot be read.
+[[nodiscard]] std::vector<event> read_log(const std::string& path, std::size_t* skipped = nullptr);
+
+/// Nanoseconds of CLOCK_MONOTONIC now: the clock every client of a history logs with.
+[[nodiscard]] std::int64_t monotonic_ns() noexcept;
+
 }  // namespace redcoord::testing::history
 REDCOORD_API_END

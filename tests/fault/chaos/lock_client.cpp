@@ -1,0 +1,130 @@
+// One Redlock client of a fault schedule, run in its own network namespace:
+//   chaos_lock_client NAME LOG SECONDS TTL_MS RESOURCE_URL NODE_URL...
+// Until SECONDS pass: acquire the lock "chaos" on the nodes, make one guarded write to the
+// resource host with the fencing token, hold a little, release. Every holding and every write
+// goes to LOG as a history line (testing/history.hpp), flushed at once, so a client killed or
+// paused at any point leaves a readable history.
+//
+// CHAOS_MODE breaks the run on purpose, to show the checkers catch it:
+//   overrun   the holder keeps working for 2 x TTL, ignoring its validity, and writes again
+//             at the end (Kleppmann's paused holder): holdings overlap; fencing must reject
+//             the late writes;
+//   unfenced  as overrun, and the resource accepts every write (no fencing check).
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/lock/redlock.hpp>
+#include <redcoord/testing/history.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace h = redcoord::testing::history;
+using namespace std::chrono;
+
+namespace {
+
+// The resource's fencing check: accept a write only with a token above every token accepted
+// before; number every decision so the checker knows the resource's order.
+const redcoord::script unfenced_write(R"lua(
+local seq = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1])
+return {1, seq}
+)lua");
+
+const redcoord::script fenced_write(R"lua(
+local seq = redis.call('INCR', KEYS[2])
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > last then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return {1, seq}
+end
+return {0, seq}
+)lua");
+
+std::int64_t ns_of(steady_clock::time_point t) { return duration_cast<nanoseconds>(t.time_since_epoch()).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 7) {
+        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TTL_MS RESOURCE_URL NODE_URL...\n", argv[0]);
+        return 2;
+    }
+    const std::string name = argv[1];
+    std::FILE* log = std::fopen(argv[2], "a");
+    if (!log) return 2;
+    const auto until = steady_clock::now() + seconds(std::stoi(argv[3]));
+    const milliseconds ttl(std::stoll(argv[4]));
+    auto quick = [](std::string url) {
+        auto ep = redcoord::parse_endpoint(url);
+        ep.connect_timeout = milliseconds(200);
+        ep.command_timeout = milliseconds(300);
+        return ep;
+    };
+    redcoord::connection_pool resource(quick(argv[5]));
+    std::vector<std::unique_ptr<redcoord::connection_pool>> nodes;
+    std::vector<redcoord::connection_pool*> raw;
+    for (int i = 6; i < argc; ++i) {
+        nodes.push_back(std::make_unique<redcoord::connection_pool>(quick(argv[i])));
+        raw.push_back(nodes.back().get());
+    }
+    redcoord::redlock_options o;
+    o.ttl = ttl;
+    redcoord::redlock lock(raw, "chaos", o);
+    const std::string mode = std::getenv("CHAOS_MODE") ? std::getenv("CHAOS_MODE") : "";
+    const bool overrun = mode == "overrun" || mode == "unfenced";
+    const redcoord::script& check = mode == "unfenced" ? unfenced_write : fenced_write;
+    std::mt19937 rng(std::random_device{}());
+    auto write = [&](const h::event& e) {
+        const std::string line = h::to_log_line(e);
+        std::fwrite(line.data(), 1, line.size(), log);
+        std::fflush(log);
+    };
+    while (steady_clock::now() < until) {
+        std::optional<redcoord::lock_acquisition> got;
+        try {
+            got = lock.acquire(milliseconds(200));
+        } catch (const std::exception&) {
+            std::this_thread::sleep_for(milliseconds(20));  // no majority reachable
+            continue;
+        }
+        if (!got) continue;
+        const std::int64_t held_from = h::monotonic_ns();
+        auto guarded_write = [&] {
+            h::event w{name, "write", h::monotonic_ns(), 0, false, got->fencing_token, 0, ""};
+            try {
+                const std::string token = std::to_string(got->fencing_token);
+                const auto r = check.run(resource, {"resource:{chaos}:token", "resource:{chaos}:seq"}, {token});
+                w.ok = r.elements().at(0).integer() == 1;
+                w.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
+            } catch (const std::exception&) {
+                w.op = "write-unknown";  // the resource's decision is unknown: not judged
+            }
+            w.end_ns = h::monotonic_ns();
+            write(w);
+        };
+        guarded_write();
+        if (overrun) {
+            std::this_thread::sleep_for(2 * ttl);
+            guarded_write();
+        } else {
+            std::this_thread::sleep_for(
+                milliseconds(std::uniform_int_distribution<int>(0, static_cast<int>(ttl.count() / 4))(rng)));
+        }
+        const std::int64_t released_at = h::monotonic_ns();
+        // The holding ends when the holder stops relying on it: at its release, or when its
+        // validity ran out if that came first (a holder paused past its TTL).
+        const std::int64_t until = overrun ? released_at : std::min(released_at, ns_of(got->valid_until));
+        write({name, "hold", held_from, until, true, got->fencing_token, 0, ""});
+        try {
+            (void)lock.release();
+        } catch (const std::exception&) {
+        }
+    }
+    std::fclose(log);
+    return 0;
+}
