@@ -134,8 +134,15 @@ std::vector<violation> check_lock(const std::vector<event>& h) {
 
 std::vector<violation> check_election(const std::vector<event>& h) {
     std::vector<violation> out;
-    exclusive_intervals(select(h, "work"), "one leader at a time", out);
-    increasing(by_start(select(h, "term")), true, "epochs increase", out);
+    const auto terms = select(h, "term");
+    exclusive_intervals(terms, "one leader at a time", out);
+    for (const event* w : select(h, "work")) {
+        const bool inside = std::any_of(terms.begin(), terms.end(), [&](const event* t) {
+            return t->client == w->client && t->token == w->token && t->start_ns <= w->start_ns && w->start_ns <= t->end_ns;
+        });
+        if (!inside) out.push_back({"work only while leading", describe(*w)});
+    }
+    increasing(by_start(terms), true, "epochs increase", out);
     increasing(by_seq(select(h, "work")), false, "accepted epochs never decrease", out);
     return out;
 }

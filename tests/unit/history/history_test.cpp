@@ -80,17 +80,25 @@ TEST(CheckLock, AStaleWriteAcceptedIsCaughtAndOneRejectedIsFine) {
 TEST(CheckElection, OneLeaderAtATimeWithIncreasingEpochsPasses) {
     const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n1", "work", 100, 200, true, 10, 1),
                                ev("n1", "work", 300, 400, true, 10, 2), ev("n2", "term", 1200, 2000, true, 11),
-                               ev("n2", "work", 1300, 1400, true, 11, 3), ev("n1", "work", 1350, 1450, false, 10, 4)};
+                               ev("n2", "work", 1300, 1400, true, 11, 3),
+                               ev("n1", "work", 1350, 1450, false, 10, 4)};  // rejected: not judged
     EXPECT_TRUE(check_election(h).empty()) << rules(check_election(h));
 }
 
-TEST(CheckElection, TwoLeadersWorkingAtOnceAndEpochsGoingBackAreCaught) {
+TEST(CheckElection, TwoLeadersAtOnceAndEpochsGoingBackAreCaught) {
     const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n2", "term", 500, 1500, true, 10),
                                ev("n1", "work", 600, 700, true, 10, 2), ev("n2", "work", 650, 750, true, 9, 3)};
     const auto v = check_election(h);
     EXPECT_TRUE(has_rule(v, "one leader at a time")) << rules(v);
     EXPECT_TRUE(has_rule(v, "epochs increase")) << rules(v);
     EXPECT_TRUE(has_rule(v, "accepted epochs never decrease")) << rules(v);
+    EXPECT_TRUE(has_rule(v, "work only while leading")) << rules(v);  // n2's work with epoch 9
+}
+
+TEST(CheckElection, WorkAcceptedAfterItsTermEndedIsCaught) {
+    // n1 was paused past its deadline and wrote on resuming; the resource had no newer epoch.
+    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n1", "work", 1500, 1600, true, 10, 1)};
+    EXPECT_TRUE(has_rule(check_election(h), "work only while leading"));
 }
 
 TEST(CheckQueue, EveryMessageAckedOnceOrLeftPasses) {

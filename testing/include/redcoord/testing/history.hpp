@@ -46,12 +46,15 @@ struct violation {
 [[nodiscard]] std::vector<violation> check_lock(const std::vector<event>& h);
 
 /// Elections (master_selector, leader_elector, leader_task). Reads:
-/// - `term` ok: a leadership with its epoch, [elected, revoked or local deadline];
-/// - `work`: a leader_task body's guarded write with the epoch; ok = accepted, `seq` its place
-///   in the resource's order.
-/// Rules: accepted work of different clients never overlaps in time (one leader at a time,
-/// as the resource saw it); terms' epochs strictly increase in the order they began; accepted
-/// work's epochs never decrease in the resource's order.
+/// - `term` ok: a leadership as its client lived it, with its epoch: [first seen leading,
+///   stopped leading], where the end is the earlier of the local deadline and the moment the
+///   leadership was seen lost or resigned;
+/// - `work`: leader work's guarded write with the epoch; ok = accepted, `seq` its place in the
+///   resource's order.
+/// Rules: terms of different clients never overlap (one leader at a time); accepted work was
+/// invoked inside a term of its client with its epoch (work only while leading); terms'
+/// epochs strictly increase in the order they began; accepted work's epochs never decrease in
+/// the resource's order.
 [[nodiscard]] std::vector<violation> check_election(const std::vector<event>& h);
 
 /// Reliable queues. Reads:

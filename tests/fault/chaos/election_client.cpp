@@ -1,0 +1,105 @@
+// One leader_elector candidate of a fault schedule, run in its own network namespace:
+//   chaos_election_client NAME LOG SECONDS TERM_MS RESOURCE_URL ELECTION_URL
+// Campaigns for "chaos" until SECONDS pass; while leading, writes to the resource host every
+// few milliseconds with its epoch, through an epoch-fenced check. Every term and every write
+// goes to LOG as a history line (testing/history.hpp), flushed at once.
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/election/leader_elector.hpp>
+#include <redcoord/testing/history.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+namespace h = redcoord::testing::history;
+using namespace std::chrono;
+
+namespace {
+
+// The resource's epoch fence: accept work from the newest epoch seen, or a newer one.
+const redcoord::script fenced_work(R"lua(
+local seq = redis.call('INCR', KEYS[2])
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) >= last then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return {1, seq}
+end
+return {0, seq}
+)lua");
+
+std::int64_t ns_of(steady_clock::time_point t) { return duration_cast<nanoseconds>(t.time_since_epoch()).count(); }
+
+redcoord::endpoint quick(const std::string& url) {
+    auto ep = redcoord::parse_endpoint(url);
+    ep.connect_timeout = milliseconds(200);
+    ep.command_timeout = milliseconds(300);
+    return ep;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TERM_MS RESOURCE_URL ELECTION_URL\n", argv[0]);
+        return 2;
+    }
+    const std::string name = argv[1];
+    std::FILE* log = std::fopen(argv[2], "a");
+    if (!log) return 2;
+    const auto until = steady_clock::now() + seconds(std::stoi(argv[3]));
+    redcoord::connection_pool resource(quick(argv[5]));
+    redcoord::connection_pool server(quick(argv[6]));
+    redcoord::election_options o;
+    o.identity = name;
+    o.term = milliseconds(std::stoll(argv[4]));
+    redcoord::leader_elector elector(server, "chaos", o);
+    auto write = [&](const h::event& e) {
+        const std::string line = h::to_log_line(e);
+        std::fwrite(line.data(), 1, line.size(), log);
+        std::fflush(log);
+    };
+    elector.start();
+    std::uint64_t epoch = 0;  // the term being lived, 0: none
+    std::int64_t term_from = 0;
+    std::int64_t term_deadline = 0;
+    auto end_term = [&](std::int64_t at) {
+        write({name, "term", term_from, std::min(at, term_deadline), true, epoch, 0, ""});
+        epoch = 0;
+    };
+    while (steady_clock::now() < until) {
+        // The invocation is stamped before the leadership check, so a pause between the two
+        // cannot put work that was checked inside a term outside it in the history.
+        const std::int64_t invoked = h::monotonic_ns();
+        const auto l = elector.current_leadership();
+        const auto deadline = elector.deadline();
+        const bool leading = l.epoch != 0 && !l.stop.stop_requested() && deadline;
+        if (epoch != 0 && (!leading || l.epoch != epoch)) end_term(invoked);
+        if (!leading) {
+            std::this_thread::sleep_for(milliseconds(5));
+            continue;
+        }
+        if (epoch == 0) {
+            epoch = l.epoch;
+            term_from = invoked;
+        }
+        term_deadline = ns_of(*deadline);
+        h::event w{name, "work", invoked, 0, false, l.epoch, 0, ""};
+        try {
+            const auto r = fenced_work.run(resource, {"resource:{chaos}:epoch", "resource:{chaos}:seq"},
+                                           {std::to_string(l.epoch)});
+            w.ok = r.elements().at(0).integer() == 1;
+            w.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
+        } catch (const std::exception&) {
+            w.op = "work-unknown";  // the resource's decision is unknown: not judged
+        }
+        w.end_ns = h::monotonic_ns();
+        write(w);
+        std::this_thread::sleep_for(milliseconds(5));
+    }
+    if (epoch != 0) end_term(h::monotonic_ns());
+    elector.stop();
+    std::fclose(log);
+    return 0;
+}
