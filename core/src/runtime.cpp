@@ -70,4 +70,43 @@ runtime_stats runtime::stats() const {
     return s;
 }
 
+void runtime::set_metrics(std::shared_ptr<metrics_backend> m, metrics_options opts) {
+    std::lock_guard l(mu_);
+    metrics_ = std::move(m);
+    metrics_opts_ = std::move(opts);
+}
+
+std::shared_ptr<metrics_backend> runtime::metrics() const {
+    std::lock_guard l(mu_);
+    return metrics_;
+}
+
+metrics_options runtime::metrics_settings() const {
+    std::lock_guard l(mu_);
+    return metrics_opts_;
+}
+
+void runtime::set_log_sink(std::shared_ptr<log_sink> s) {
+    std::lock_guard l(mu_);
+    has_sink_.store(s != nullptr, std::memory_order_release);
+    sink_ = std::move(s);
+}
+
+std::shared_ptr<log_sink> runtime::log() const {
+    std::lock_guard l(mu_);
+    return sink_;
+}
+
+void runtime::emit(log_level level, std::string_view component, std::string_view message,
+                   std::initializer_list<log_field> fields) const noexcept {
+    if (!has_sink_.load(std::memory_order_acquire)) return;
+    try {
+        // Copied out so the sink runs without the runtime's lock (it may be slow).
+        auto s = log();
+        if (s) s->write(log_record{level, component, message, std::span<const log_field>(fields.begin(), fields.size())});
+    } catch (...) {
+        // A sink that throws must not cost the operation that logs.
+    }
+}
+
 }  // namespace redcoord

@@ -7,14 +7,19 @@
 
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/export.hpp>
+#include <redcoord/core/log.hpp>
+#include <redcoord/core/metrics.hpp>
 #include <redcoord/core/pool.hpp>
 
+#include <atomic>
 #include <cstddef>
+#include <initializer_list>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -78,6 +83,26 @@ public:
     /// Counts of links, listeners, pools and ticks.
     [[nodiscard]] runtime_stats stats() const;
 
+    /// Installs the metrics backend of this runtime's primitives (null: off, the default),
+    /// with its label options. Objects resolve their series when they are constructed, so
+    /// install it before creating the pools and primitives it should count; objects created
+    /// earlier keep their earlier backend (or none). Pools created by pool() are included.
+    void set_metrics(std::shared_ptr<metrics_backend> m, metrics_options opts = {});
+    /// The installed metrics backend, or null.
+    [[nodiscard]] std::shared_ptr<metrics_backend> metrics() const;
+    /// The label options given with set_metrics().
+    [[nodiscard]] metrics_options metrics_settings() const;
+
+    /// Installs the sink of this runtime's log records (null: nothing is logged, the
+    /// default). Takes effect for records emitted after the call, by every object.
+    void set_log_sink(std::shared_ptr<log_sink> s);
+    /// The installed log sink, or null.
+    [[nodiscard]] std::shared_ptr<log_sink> log() const;
+    /// Sends one record to the installed sink, if any; never throws (a throwing sink is
+    /// ignored). Used by redcoord's parts; cheap when no sink is installed (one atomic load).
+    void emit(log_level level, std::string_view component, std::string_view message,
+              std::initializer_list<log_field> fields = {}) const noexcept;
+
     /// @name Internal services (used by redcoord's primitives; not a stable API)
     /// @{
     /// The shared pub/sub link to `ep` while anyone holds it, else a new one.
@@ -95,6 +120,10 @@ private:
     std::map<std::string, std::weak_ptr<detail::pubsub_mux>> links_;
     std::unique_ptr<detail::serial_executor> callbacks_;
     std::unique_ptr<detail::timer_service> timers_;
+    std::shared_ptr<metrics_backend> metrics_;  // guarded by mu_
+    metrics_options metrics_opts_;              // guarded by mu_
+    std::atomic<bool> has_sink_{false};         // the emit() fast path
+    std::shared_ptr<log_sink> sink_;            // guarded by mu_
 };
 
 }  // namespace redcoord
