@@ -6,7 +6,7 @@
 # build against redcoord needs (headers, the unversioned .so links, static libraries, the CMake
 # and pkg-config files, the test harness library); `tools` the `redcoord` command (tools/).
 # A plain `cmake --install` installs all of them.
-install(TARGETS redcoord ${REDCOORD_PART_TARGETS} redcoord_testing
+install(TARGETS redcoord ${REDCOORD_PART_TARGETS} ${REDCOORD_EXTRA_TARGETS} redcoord_testing
         EXPORT redcoord-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
