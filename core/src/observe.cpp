@@ -26,8 +26,8 @@ metric_desc describe(metric m, const metrics_options& o) {
             return d("redcoord_election_terms_total", "Leaderships (terms) this process's electors won.");
         case metric::signal_delivery_seconds: {
             auto r = d("redcoord_signal_delivery_seconds",
-                       "Publish-to-delivery time of signals sent by a process of the same host (steady clock, "
-                       "shared by one host's processes only); signals from other hosts are not observed.");
+                       "Publish-to-delivery time of a signal's first copy, for signals published on the same host "
+                       "and boot (the sender's steady clock in the envelope id); other hosts' are not observed.");
             r.buckets = o.seconds_buckets;
             return r;
         }

@@ -2,6 +2,7 @@
 #include "pool_access.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pool_hooks.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
@@ -11,11 +12,39 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 namespace redcoord {
 
 struct connection_pool::state {
     std::shared_ptr<redcoord::runtime> rt;
+    // Observability: a connection broke (poisoned, or a connect failed) since the last one
+    // opened, so the next one opened is a reconnect (counted and logged). Under mu.
+    bool broken = false;
+    detail::counter_handle reconnects;  // redcoord_reconnects_total{link="pool"}; empty when off
+    // redcoord_pool_in_use{endpoint}, sampled at scrape: the collector adds this pool's change
+    // since its last sample, so pools of one endpoint (several runtimes) sum up.
+    detail::gauge_handle in_use_gauge;
+    double in_use_reported = 0;  // under mu
+    std::shared_ptr<void> collector;
+
+    // Notes that a connection broke; true the first time since the last reconnect.
+    bool mark_broken() {
+        std::lock_guard g(mu);
+        return !std::exchange(broken, true);
+    }
+    // With mu held, when a connection was opened: true when it is a reconnect.
+    bool opened_locked() {
+        ++counters.created;
+        return std::exchange(broken, false);
+    }
+    void log_broken() const noexcept {
+        rt->emit(log_level::warning, "pool", "connection to the server lost", {{"endpoint", ep.to_string()}});
+    }
+    void log_reconnected() const noexcept {
+        reconnects.inc();
+        rt->emit(log_level::info, "pool", "reconnected", {{"endpoint", ep.to_string()}});
+    }
     endpoint ep;
     pool_options opts;
     mutable std::mutex mu;
@@ -59,9 +88,10 @@ struct connection_pool::state {
             if (why.empty()) why = "connector returned no connection";
             connect_failed(timed_out);
         }
-        std::lock_guard g(mu);
+        std::unique_lock g(mu);
+        bool again = false;
         if (c) {
-            ++counters.created;
+            again = opened_locked();
             --counters.in_use;
             backoff = std::chrono::milliseconds(0);
             idle.push_back(std::move(c));
@@ -70,11 +100,14 @@ struct connection_pool::state {
         dialing = false;
         ++dials_done;
         cv.notify_all();
+        g.unlock();
+        if (again) log_reconnected();
     }
 
     // Books a failed connect_bounded(): the slot is freed and the next dial backs off.
     void connect_failed(bool timed_out) {
         std::lock_guard g(mu);
+        broken = true;
         --open;
         --counters.in_use;
         ++counters.errors;
@@ -105,6 +138,7 @@ struct connection_pool::state {
     void give_back(std::unique_ptr<connection> c) noexcept {
         // A broken link may mean the master died: let the resolver ask the sentinels again.
         if (resolver && c->poisoned()) resolver->report_failure({c->where().host, c->where().port});
+        if (c->poisoned() && mark_broken()) log_broken();
         bool drop = c->poisoned();
         if (!drop) {
             try {
@@ -164,11 +198,38 @@ connection_pool::connection_pool(endpoint ep, pool_options opts, std::shared_ptr
     state_->ep = std::move(ep);
     state_->opts = opts;
     state_->rt = rt ? std::move(rt) : redcoord::runtime::shared();
+    const detail::metrics_scope ms(*state_->rt);
+    if (ms) {
+        const auto where = state_->ep.to_string();
+        state_->reconnects = ms.counter(detail::metric::reconnects_total, {{"endpoint", where}, {"link", "pool"}});
+        state_->in_use_gauge = ms.gauge(detail::metric::pool_in_use, {{"endpoint", where}});
+        state_->collector = ms.collector([s = state_.get()] {
+            std::lock_guard g(s->mu);
+            const auto now = static_cast<double>(s->counters.in_use);
+            s->in_use_gauge.add(now - std::exchange(s->in_use_reported, now));
+        });
+    }
+    if (state_->resolver) {
+        // One line per failover this pool follows (its next connections go to the new master).
+        failover_ = state_->resolver->on_master_changed([rt = std::weak_ptr(state_->rt), service = state_->ep.service](
+                                                            const host_port& from, const host_port& to) {
+            if (auto r = rt.lock())
+                r->emit(log_level::warning, "sentinel", "failover followed",
+                        {{"service", service}, {"from", from.host + ":" + std::to_string(from.port)},
+                         {"to", to.host + ":" + std::to_string(to.port)}});
+        });
+    }
 }
 
 const std::shared_ptr<redcoord::runtime>& connection_pool::runtime() const noexcept { return state_->rt; }
 
 connection_pool::~connection_pool() {
+    failover_.disconnect();
+    if (state_->collector) {
+        state_->collector.reset();  // waits for a scrape in progress
+        std::lock_guard g(state_->mu);
+        state_->in_use_gauge.add(-std::exchange(state_->in_use_reported, 0.0));
+    }
     std::thread dialer;
     {
         std::lock_guard g(state_->mu);
@@ -221,6 +282,7 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
                     c->command({"PING"});
                 } catch (const error&) {
                     std::lock_guard g(s.mu);
+                    s.broken = true;  // the server went away while it idled: the next open is a reconnect
                     --s.counters.in_use;
                     --s.open;
                     ++s.counters.discarded;
@@ -234,11 +296,16 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
         lk.unlock();
         try {
             auto c = s.connect(s.ep.connect_timeout);
-            std::lock_guard g(s.mu);
-            ++s.counters.created;
+            bool again = false;
+            {
+                std::lock_guard g(s.mu);
+                again = s.opened_locked();
+            }
+            if (again) s.log_reconnected();
             return pooled_connection(state_, std::move(c));
         } catch (...) {
             std::lock_guard g(s.mu);
+            s.broken = true;
             --s.open;
             --s.counters.in_use;
             ++s.counters.errors;

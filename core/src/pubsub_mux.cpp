@@ -37,6 +37,10 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
     if (opts_.replica_refresh.count() <= 0) throw invalid_argument("pubsub_mux_options::replica_refresh must be > 0");
     if (opts_.discovery_timeout.count() <= 0) throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
     if (!rt_) opts_.follow_replicas = false;
+    if (rt_) {
+        const metrics_scope ms(*rt_);
+        reconnects_ = ms.counter(metric::reconnects_total, {{"endpoint", ep_.to_string()}, {"link", "pubsub"}});
+    }
     if (opts_.follow_replicas) {
         discovery_strand_ = std::make_unique<strand>(rt_->callbacks());
         // The timer thread only schedules; the blocking ask runs on the callback thread, so a
@@ -66,8 +70,19 @@ pubsub_mux::~pubsub_mux() {
 }
 
 std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool master) {
+    // The link's history for the log and the reconnect count: 0 never up, 1 up, 2 down.
+    auto seen = std::make_shared<std::atomic<int>>(0);
     return std::make_unique<subscriber>(
-        ep, [this](const pubsub_message& m) { dispatch(m); }, opts_.link, [this, master](bool up) {
+        ep, [this](const pubsub_message& m) { dispatch(m); }, opts_.link, [this, master, seen, where = ep.to_string()](bool up) {
+            const int before = seen->exchange(up ? 1 : 2);
+            if (rt_ && up && before == 2) {
+                reconnects_.inc();
+                rt_->emit(log_level::info, "signaling", "pub/sub link up again",
+                          {{"endpoint", where}, {"role", master ? "master" : "replica"}});
+            } else if (rt_ && !up && before == 1) {
+                rt_->emit(log_level::warning, "signaling", "pub/sub link down",
+                          {{"endpoint", where}, {"role", master ? "master" : "replica"}});
+            }
             if (master) {
                 master_up_.store(up);
                 // A master that came back may have other replicas now (a failover, a restart).

@@ -71,29 +71,29 @@ runtime_stats runtime::stats() const {
 }
 
 void runtime::set_metrics(std::shared_ptr<metrics_backend> m, metrics_options opts) {
-    std::lock_guard l(mu_);
+    std::lock_guard l(obs_mu_);
     metrics_ = std::move(m);
     metrics_opts_ = std::move(opts);
 }
 
 std::shared_ptr<metrics_backend> runtime::metrics() const {
-    std::lock_guard l(mu_);
+    std::lock_guard l(obs_mu_);
     return metrics_;
 }
 
 metrics_options runtime::metrics_settings() const {
-    std::lock_guard l(mu_);
+    std::lock_guard l(obs_mu_);
     return metrics_opts_;
 }
 
 void runtime::set_log_sink(std::shared_ptr<log_sink> s) {
-    std::lock_guard l(mu_);
+    std::lock_guard l(obs_mu_);
     has_sink_.store(s != nullptr, std::memory_order_release);
     sink_ = std::move(s);
 }
 
 std::shared_ptr<log_sink> runtime::log() const {
-    std::lock_guard l(mu_);
+    std::lock_guard l(obs_mu_);
     return sink_;
 }
 

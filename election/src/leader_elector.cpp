@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
@@ -70,16 +71,43 @@ struct leader_elector::impl {
     detail::timer timer;
     detail::pubsub_mux::listener handoff;  // only touched under lifecycle_mu
 
+    // redcoord_election_leader and redcoord_election_terms_total (empty when metrics are off).
+    detail::gauge_handle leader_gauge;
+    detail::counter_handle terms;
+
     impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
         : owner(o), pool(p), selector(p, std::move(name), std::move(opts)), rt(p.runtime()),
           engine(selector.options().identity, selector.options().retry_period), callbacks(rt->callbacks()),
-          timer(rt->timers(), [this] { return tick(); }) {}
+          timer(rt->timers(), [this] { return tick(); }) {
+        const detail::metrics_scope ms(*rt);
+        if (!ms) return;
+        const auto n = ms.name(selector.name());
+        leader_gauge = ms.gauge(detail::metric::election_leader, {{"name", n}, {"identity", ms.identity(selector.options().identity)}});
+        leader_gauge.set(0);  // the series exists (0) from the start, not only once leading
+        terms = ms.counter(detail::metric::election_terms_total, {{"name", n}});
+    }
+
+    // Metrics and the log line of a transition (with mu held: in the engine's order).
+    void observe(const elector_event& e) const noexcept {
+        const auto& id = selector.options().identity;
+        if (e.what == elector_event::kind::elected) {
+            leader_gauge.set(1);
+            terms.inc();
+            rt->emit(log_level::info, "election", "leadership gained",
+                     {{"name", selector.name()}, {"identity", id}, {"epoch", std::to_string(e.epoch)}});
+        } else if (e.what == elector_event::kind::revoked) {
+            leader_gauge.set(0);
+            rt->emit(log_level::warning, "election", "leadership lost",
+                     {{"name", selector.name()}, {"identity", id}, {"reason", to_string(e.reason)}});
+        }
+    }
 
     // With mu held, after every engine input: hands the engine's events to the strand, in
     // order. A leadership's stop token is stopped before its `revoked` is queued, so leader
     // work hears of the end first.
     void publish() REDCOORD_REQUIRES(mu) {
         for (auto& e : engine.take_events()) {
+            observe(e);
             if (e.what == elector_event::kind::elected) term_stop = std::stop_source{};
             if (e.what == elector_event::kind::revoked) term_stop.request_stop();
             try {
@@ -233,7 +261,10 @@ struct leader_elector::impl {
 leader_elector::leader_elector(connection_pool& pool, std::string name, election_options opts)
     : impl_(std::make_unique<impl>(*this, pool, std::move(name), std::move(opts))) {}
 
-leader_elector::~leader_elector() { stop(); }
+leader_elector::~leader_elector() {
+    stop();
+    impl_->leader_gauge.set(0);  // a gone elector leads nothing, whatever its last event was
+}
 
 void leader_elector::start() {
     std::lock_guard life(impl_->lifecycle_mu);

@@ -68,6 +68,7 @@ public:
           ttl_ms_(std::to_string(o_.ttl.count())),
           lease_ms_(std::to_string(o_.waiter_lease.count())) {
         rt = pool_.runtime();
+        observe_as("fair_lock");
         // The watchdog's extension must never queue behind this object's own request.
         if (o_.watchdog && pool_.options().max_size < 2)
             throw invalid_argument("fair_lock_options::watchdog needs a pool of max_size >= 2");
@@ -88,6 +89,10 @@ public:
 
     std::optional<lock_acquisition> acquire_until(clock_type::time_point deadline, bool unlimited,
                                                   std::stop_token stop = {}) {
+        return timed_acquire([&] { return acquire_once(deadline, unlimited, std::move(stop)); });
+    }
+
+    std::optional<lock_acquisition> acquire_once(clock_type::time_point deadline, bool unlimited, std::stop_token stop) {
         if (!gate.enter(deadline)) return std::nullopt;
         attempt_deadline = deadline;
         attempt_timed = !unlimited && deadline > clock_type::now();

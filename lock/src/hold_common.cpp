@@ -3,6 +3,7 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/lock/errors.hpp>
 
 #include <algorithm>
@@ -78,12 +79,28 @@ void hold_state::arm_loss_notice() {
     dog->arm(hold_id, held->valid_until);
 }
 
-void hold_state::mark_lost(std::uint64_t id) {
+void hold_state::observe_as(std::string_view metric_kind) {
+    if (!rt) return;
+    const detail::metrics_scope ms(*rt);
+    if (!ms) return;
+    const std::string k(metric_kind), n = ms.name(resource);
+    obs.acquired = ms.histogram(metric::lock_acquire_seconds, {{"kind", k}, {"name", n}, {"outcome", "acquired"}});
+    obs.timed_out = ms.histogram(metric::lock_acquire_seconds, {{"kind", k}, {"name", n}, {"outcome", "timeout"}});
+    obs.failed = ms.histogram(metric::lock_acquire_seconds, {{"kind", k}, {"name", n}, {"outcome", "error"}});
+    obs.lost = ms.counter(metric::lock_lost_total, {{"kind", k}, {"name", n}});
+    if (metric_kind == "redlock") obs.quorum_failures = ms.counter(metric::redlock_quorum_failures_total, {{"name", n}});
+}
+
+void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
+    std::string fence;
     {
         detail::lock_guard l(mu);
         if (!held || hold_id != id || lost_flag) return;
         lost_flag = true;
+        fence = std::to_string(held->fencing_token);
     }
+    obs.lost.inc();
+    if (rt) rt->emit(log_level::warning, "lock", "lock lost", {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
     try {
         lost_signal(resource);
     } catch (...) {
@@ -107,7 +124,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         }
     }
     if (token.empty()) {  // the validity passed without extension: another may hold it already
-        mark_lost(id);
+        mark_lost(id, "validity ended before the extension");
         return extend_result::lost;
     }
     const auto t0 = clock_type::now();
@@ -138,7 +155,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         }
         default: break;
     }
-    mark_lost(id);
+    mark_lost(id, "extension refused: the key expired or another holds it");
     return extend_result::lost;
 }
 
@@ -152,7 +169,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
         can_extend = lease.watchdog && extensions < lease.max_extensions;
     }
     if (clock_type::now() >= until) {
-        mark_lost(id);
+        mark_lost(id, lease.watchdog ? "validity ended unconfirmed (watchdog extensions failed)" : "validity ended");
         return std::nullopt;
     }
     // No extension left to make: report the loss when the validity ends, before the key can

@@ -6,6 +6,7 @@
 #include "watchdog.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/lock/acquisition.hpp>
 
@@ -75,6 +76,31 @@ struct hold_state {
     // The lease timer; the owner resets it first on destruction (it calls back in).
     std::unique_ptr<watchdog> dog;
 
+    // Metrics of this object, resolved once (empty handles when metrics are off).
+    struct observer {
+        histogram_handle acquired, timed_out, failed;  // redcoord_lock_acquire_seconds by outcome
+        counter_handle lost;                           // redcoord_lock_lost_total
+        counter_handle quorum_failures;                // redcoord_redlock_quorum_failures_total (redlock)
+    } obs;
+    // Resolves `obs` from the runtime's backend (call once `rt` is set), `metric_kind` being
+    // the label: lock, fair_lock or redlock.
+    void observe_as(std::string_view metric_kind);
+    // Runs an acquire call `f` and observes its duration under its outcome (an engaged
+    // optional: acquired; empty: timeout; an exception: error).
+    template <class F>
+    auto timed_acquire(F&& f) -> decltype(f()) {
+        if (!obs.acquired) return f();  // metrics off: not even a clock read
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+            auto r = f();
+            (r ? obs.acquired : obs.timed_out).observe_since(t0);
+            return r;
+        } catch (...) {
+            obs.failed.observe_since(t0);
+            throw;
+        }
+    }
+
     // One extension round to `ttl` from its start `t0` (taken before anything is sent).
     // Returns extended only when confirmed.
     virtual extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
@@ -87,8 +113,8 @@ struct hold_state {
     // Extends the current holding (hold `expected` when given) to `ttl`: the budget, the
     // validity check, the round, and the validity bookkeeping of every outcome.
     extend_result extend_hold(std::optional<std::uint64_t> expected, std::chrono::milliseconds ttl);
-    // Sets lost() for hold `id` and fires the loss callback once.
-    void mark_lost(std::uint64_t id);
+    // Sets lost() for hold `id` and fires the loss callback once; counts and logs it (`why`).
+    void mark_lost(std::uint64_t id, std::string_view why);
     // A loss handler was connected: make sure the end of the current validity is reported.
     void arm_loss_notice();
     // Clears the local holding and stops the lease timer; nullopt when nothing was held.

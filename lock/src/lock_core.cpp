@@ -65,6 +65,7 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
       engine_(engine_config(*this, c_, transport_->pools())) {
     rt = transport_->pools().front()->runtime();  // redlock: the first node's
     flush_ = std::make_unique<detail::timer>(rt->timers(), [this] { return flush_tick(); });
+    observe_as(c_.kind);
     // The watchdog's extension must never queue behind this object's own round.
     for (auto* p : transport_->pools())
         if (c_.watchdog && p->options().max_size < 2)
@@ -158,6 +159,7 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
         // A call with no wait says so at once. A call with a wait tries again while it lasts
         // and throws only if its last attempt ended this way, so lock() waits for the nodes
         // to come back.
+        obs.quorum_failures.inc();
         if (what == ask::nothing) throw quorum_unreachable(v.unreachable);
         note_wait(v.unreachable);
         unreachable_ = std::move(v.unreachable);
@@ -202,7 +204,7 @@ release_waiter& lock_core::waiter() {
     return *waiter_;
 }
 
-std::optional<lock_acquisition> lock_core::acquire_until(lock_clock::time_point deadline, bool unlimited) {
+std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point deadline, bool unlimited) {
     if (!gate.enter(deadline)) return std::nullopt;
     attempt_deadline = deadline;
     attempt_timed = deadline > clock_type::now();

@@ -66,7 +66,10 @@ public:
     // stops the release waiter.
     ~lock_core() override;
 
-    std::optional<lock_acquisition> acquire_until(lock_clock::time_point deadline, bool unlimited = false);
+    // One acquire call, its duration observed (redcoord_lock_acquire_seconds).
+    std::optional<lock_acquisition> acquire_until(lock_clock::time_point deadline, bool unlimited = false) {
+        return timed_acquire([&] { return acquire_once(deadline, unlimited); });
+    }
     // Lockable::lock(): see distributed_lock::lock().
     void lock();
     // @throws invalid_argument for ttl <= 0.
@@ -89,6 +92,7 @@ private:
         lock_acquisition held;
         bool floor = false;
     };
+    std::optional<lock_acquisition> acquire_once(lock_clock::time_point deadline, bool unlimited);
     attempt_result attempt(ask what, const held_back* previous);
     // Sends the release of `held` to every node (or those in `only`) without waiting
     // (unlock's way).

@@ -3,6 +3,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/bytes.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -127,6 +128,14 @@ struct reliable_queue::impl {
 
     std::atomic<std::uint64_t> hb_failures{0}, settle_retries{0}, lease_losses{0};
 
+    // Metrics (empty when off): counters moved by this object's replies; the gauges are
+    // sampled by `collector` at each scrape (one script, as stats()). Declared last: the
+    // collector is unregistered (waiting for a scrape in progress) before anything it reads
+    // goes away.
+    detail::counter_handle redeliveries, dead_letters;
+    detail::gauge_handle ready_gauge, in_flight_gauge, dead_gauge;
+    std::shared_ptr<void> collector;
+
     impl(connection_pool& p, std::string_view n, reliable_queue_options o)
         : pool(p),
           opts(std::move(o)),
@@ -160,6 +169,7 @@ struct reliable_queue::impl {
     template <class F>
     auto settling(const delivery& d, F&& f);
     recovery_result recover();
+    void observe();
 };
 
 reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, reliable_queue_options opts) {
@@ -182,6 +192,30 @@ reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, rel
     }
     // A random start as well: 128 random bits even for a producer that pushes once (Q6).
     m.id_counter.store(random_u64());
+    m.observe();
+}
+
+void reliable_queue::impl::observe() {
+    const detail::metrics_scope ms(*rt);
+    if (!ms) return;
+    const metric_labels l{{"name", ms.name(name)}};
+    redeliveries = ms.counter(detail::metric::queue_redeliveries_total, l);
+    dead_letters = ms.counter(detail::metric::queue_dead_letters_total, l);
+    ready_gauge = ms.gauge(detail::metric::queue_ready, l);
+    in_flight_gauge = ms.gauge(detail::metric::queue_in_flight, l);
+    dead_gauge = ms.gauge(detail::metric::queue_dead, l);
+    collector = ms.collector([this] {
+        // Bounded by the pool's borrow_timeout and the endpoint's command_timeout; a failure
+        // leaves the last values (the registry swallows it).
+        auto c = pool.borrow();
+        auto r = detail::queue_stats_script().run(*c, {consumers_key, ready_key, dead_key}, {processing_prefix, heartbeat_prefix});
+        const auto& e = r.elements();
+        std::int64_t in_flight = 0;
+        for (std::size_t i = 2; i + 2 < e.size(); i += 3) in_flight += e[i + 1].integer();
+        ready_gauge.set(static_cast<double>(e.at(0).integer()));
+        dead_gauge.set(static_cast<double>(e.at(1).integer()));
+        in_flight_gauge.set(static_cast<double>(in_flight));
+    });
 }
 
 reliable_queue::~reliable_queue() {
@@ -464,6 +498,8 @@ bool reliable_queue::nack(const delivery& d, nack_action action) {
         auto r = detail::queue_nack_script().run(
             c, {pkey, m.ready_key, m.dead_key},
             {d.element, action == nack_action::requeue ? "requeue" : "dead", m.max_attempts, nonce, now});
+        if (r.integer() == 1) m.redeliveries.inc();
+        if (r.integer() == 2) m.dead_letters.inc();
         return r.integer() != 0;
     });
 }
@@ -476,8 +512,15 @@ recovery_result reliable_queue::impl::recover() {
     auto r = detail::queue_recover_script().run(*c, {consumers_key, ready_key, dead_key},
                                                 {processing_prefix, heartbeat_prefix, max_attempts, nonce, now});
     const auto& e = r.elements();
-    return {static_cast<std::size_t>(e.at(0).integer()), static_cast<std::size_t>(e.at(1).integer()),
-            static_cast<std::size_t>(e.at(2).integer())};
+    const recovery_result out{static_cast<std::size_t>(e.at(0).integer()), static_cast<std::size_t>(e.at(1).integer()),
+                              static_cast<std::size_t>(e.at(2).integer())};
+    redeliveries.inc(static_cast<double>(out.requeued));
+    dead_letters.inc(static_cast<double>(out.dead_lettered));
+    if (out.requeued + out.dead_lettered + out.consumers > 0)
+        rt->emit(log_level::warning, "queue", "recovered the messages of dead consumers",
+                 {{"queue", name}, {"consumers", std::to_string(out.consumers)}, {"requeued", std::to_string(out.requeued)},
+                  {"dead_lettered", std::to_string(out.dead_lettered)}});
+    return out;
 }
 
 std::vector<message> reliable_queue::dead_letters(std::size_t limit) {

@@ -4,7 +4,10 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 
+#include <redcoord/core/detail/bytes.hpp>
+
 #include <algorithm>
+#include <fstream>
 
 namespace redcoord::detail {
 
@@ -23,12 +26,35 @@ const signal_options& checked(const signal_options& o) {
     return o;
 }
 
+// 24 bits naming this host and boot: CLOCK_MONOTONIC (steady_clock) is shared by the
+// processes of one host only, and restarts at boot, so it is the boot id that says whether a
+// sender's steady time compares with ours. Zero when the kernel does not say (no delivery
+// time is then observed: zero never matches, see on_message).
+std::uint64_t host_boot_tag() {
+    static const std::uint64_t tag = [] {
+        std::ifstream in("/proc/sys/kernel/random/boot_id");
+        std::string id;
+        if (!(in >> id) || id.empty()) return std::uint64_t{0};
+        std::uint64_t h = 1469598103934665603ULL;
+        for (unsigned char c : id) h = (h ^ c) * 1099511628211ULL;
+        return (h >> 40) | 1;  // never zero
+    }();
+    return tag;
+}
+
+constexpr int origin_random_bits = 40;
+
+std::uint64_t steady_ns() {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 }  // namespace
 
 hub_core::hub_core(connection_pool& p, signal_options o)
     : pool(p),
       opts(checked(o)),
-      origin(random_u64()),
+      origin((host_boot_tag() << origin_random_bits) | (random_u64() >> (64 - origin_random_bits))),
       rt(p.runtime()),
       // The runtime's link per endpoint unless this hub asked for other link settings: a
       // shared link cannot reconnect on one user's schedule.
@@ -38,11 +64,21 @@ hub_core::hub_core(connection_pool& p, signal_options o)
       seen(opts.dedup_window),
       callbacks(rt->callbacks()) {
     unicast_root = opts.prefix + "unicast:{";
+    const metrics_scope ms(*rt);
+    delivery = ms.histogram(metric::signal_delivery_seconds, {});
 }
 
 hub_core::~hub_core() { shutdown(); }
 
-std::string hub_core::next_envelope() { return envelope_header(origin, seq.fetch_add(1) + 1); }
+std::string hub_core::next_envelope() {
+    const auto now = steady_ns();
+    auto prev = seq.load(std::memory_order_relaxed);
+    std::uint64_t next = 0;
+    do {
+        next = std::max(prev + 1, now);
+    } while (!seq.compare_exchange_weak(prev, next, std::memory_order_relaxed));
+    return envelope_header(origin, next);
+}
 
 void hub_core::on_message(const pubsub_message& m) {
     redcoord::signal s;
@@ -54,6 +90,12 @@ void hub_core::on_message(const pubsub_message& m) {
         if (!seen.first_copy(env->id, m.channel, m.pattern)) {
             ++counters.duplicates;
             return;
+        }
+        if (delivery && (get_be<8>(env->id, 0) >> origin_random_bits) == host_boot_tag()) {
+            // Sent by a hub of this host and boot: its seq is its steady send time. An
+            // envelope of an older redcoord (a small counter) gives an absurd age: skipped.
+            const auto sent = get_be<8>(env->id, 8), now = steady_ns();
+            if (sent <= now && now - sent < 3600ULL * 1000000000ULL) delivery.observe(static_cast<double>(now - sent) * 1e-9);
         }
         s.payload.assign(env->payload);
     } else {

@@ -7,6 +7,7 @@
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/signaling/envelope.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
@@ -42,8 +43,14 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
 
     connection_pool& pool;
     signal_options opts;
-    std::uint64_t origin;            // this hub's half of every envelope id
+    // The two halves of every envelope id. origin: this host's boot tag in the top 24 bits
+    // (host_boot_tag()), 40 random bits below. seq: the steady clock's nanoseconds at
+    // publication, forced strictly increasing (the dedup window needs a growing seq per
+    // origin), so a receiver on the same host and boot reads the send time from the id:
+    // redcoord_signal_delivery_seconds, with no change to the wire format.
+    std::uint64_t origin;
     std::atomic<std::uint64_t> seq{0};
+    histogram_handle delivery;  // redcoord_signal_delivery_seconds; empty when metrics are off
     std::string unicast_root;        // <prefix>unicast:{
 
     // Declared before everything that runs on it, so it outlives the strand and listeners.

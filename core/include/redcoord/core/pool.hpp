@@ -7,6 +7,8 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/export.hpp>
 
+#include <boost/signals2/connection.hpp>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -159,6 +161,7 @@ private:
     void reply_error_seen(connection& c, const reply_error& e) noexcept;
     struct state;
     std::shared_ptr<state> state_;
+    boost::signals2::scoped_connection failover_;  // logs the failovers this pool follows (Sentinel)
 };
 
 }  // namespace redcoord

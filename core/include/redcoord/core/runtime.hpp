@@ -120,10 +120,12 @@ private:
     std::map<std::string, std::weak_ptr<detail::pubsub_mux>> links_;
     std::unique_ptr<detail::serial_executor> callbacks_;
     std::unique_ptr<detail::timer_service> timers_;
-    std::shared_ptr<metrics_backend> metrics_;  // guarded by mu_
-    metrics_options metrics_opts_;              // guarded by mu_
+    // Not under mu_: pool() and pubsub() construct objects under mu_, and those read these.
+    mutable std::mutex obs_mu_;
+    std::shared_ptr<metrics_backend> metrics_;  // guarded by obs_mu_
+    metrics_options metrics_opts_;              // guarded by obs_mu_
     std::atomic<bool> has_sink_{false};         // the emit() fast path
-    std::shared_ptr<log_sink> sink_;            // guarded by mu_
+    std::shared_ptr<log_sink> sink_;            // guarded by obs_mu_
 };
 
 }  // namespace redcoord

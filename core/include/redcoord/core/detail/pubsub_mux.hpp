@@ -7,6 +7,7 @@
 
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/subscriber.hpp>
 
@@ -144,6 +145,7 @@ private:
     std::atomic<bool> master_up_{false};  // the master link's last state (its state handler)
     // Discovery: declared last, destroyed first (its tick and job reach the members above).
     std::shared_ptr<redcoord::runtime> rt_;
+    counter_handle reconnects_;  // redcoord_reconnects_total{link="pubsub"}; empty when off
     std::unique_ptr<strand> discovery_strand_;
     std::unique_ptr<timer> discovery_timer_;
 };
