@@ -71,8 +71,13 @@ struct histogram_series final : metric_histogram {
 std::string format_metric_value(double v) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    // Plain decimals where they stay short (bucket bounds read `0.0005`, not `5e-04`), the
+    // shortest round-trip form otherwise.
+    char buf[400];
+    const double a = std::fabs(v);
+    const bool fixed = a == 0 || (a >= 1e-6 && a < 1e15);
+    const auto r = fixed ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                         : std::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, r.ptr);
 }
 

@@ -80,6 +80,10 @@ TEST(PrometheusText, SeriesSortedByLabelValuesMetricsByName) {
 TEST(PrometheusText, ValueFormatting) {
     EXPECT_EQ(redcoord::format_metric_value(3), "3");
     EXPECT_EQ(redcoord::format_metric_value(0.001), "0.001");
+    EXPECT_EQ(redcoord::format_metric_value(0.0005), "0.0005");
+    EXPECT_EQ(redcoord::format_metric_value(-1.5), "-1.5");
+    EXPECT_EQ(redcoord::format_metric_value(1e20), "1e+20");
+    EXPECT_EQ(redcoord::format_metric_value(1e-9), "1e-09");
     EXPECT_EQ(redcoord::format_metric_value(std::numeric_limits<double>::infinity()), "+Inf");
     EXPECT_EQ(redcoord::format_metric_value(-std::numeric_limits<double>::infinity()), "-Inf");
     EXPECT_EQ(redcoord::format_metric_value(std::numeric_limits<double>::quiet_NaN()), "NaN");
