@@ -13,6 +13,8 @@
 //   value lock_handoff_p50_us               start of one holder's unlock() to the next holder's lock()
 //   value fair_lock_handoff_p50_us          the same for fair_lock
 //   ratio fair_lock_min_share               fair_lock in the contended run: smallest process's share
+//   ratio lock_single_metrics_on_vs_off     distributed_lock acquire+release pairs/s with a metrics
+//                                           registry on its runtime vs none (issue 20; goal >= 0.95)
 //   ratio lock_single_tls_vs_plain          distributed_lock acquire+release pairs/s on a server's TLS
 //                                           port over pairs/s on its plaintext port, interleaved
 //   ratio command_tls_vs_plain              the same for one SET round trip on a pooled connection:
@@ -25,6 +27,7 @@
 #include "contended.hpp"
 #include "raw_clients.hpp"
 
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
@@ -51,6 +54,7 @@ std::vector<std::uint16_t> ports() {
 
 using redcoord::bench::side;
 side plain_single, tls_single, plain_command, tls_command;
+side metrics_off_single, metrics_on_single;
 side raw_single, ours_single, raw_quorum5, ours_quorum5, raw_sequential5, ours_sequential5;
 
 std::unique_ptr<redcoord::redlock> make_redlock(std::vector<std::unique_ptr<redcoord::connection_pool>>& pools,
@@ -159,7 +163,23 @@ void tls_pair(benchmark::State& st) {
     }
 }
 
+// The same pairs with metrics off (a runtime without a backend) and on (a registry: an
+// acquire histogram observed and the clock read twice per pair), interleaved.
+void metrics_pair(benchmark::State& st) {
+    auto off_rt = redcoord::runtime::create(), on_rt = redcoord::runtime::create();
+    on_rt->set_metrics(std::make_shared<redcoord::metrics_registry>());
+    redcoord::connection_pool off_pool((*servers)[0]->endpoint(), {}, off_rt), on_pool((*servers)[0]->endpoint(), {}, on_rt);
+    redcoord::distributed_lock off(off_pool, "bench:metrics:off", {.ttl = 30s}), on(on_pool, "bench:metrics:on", {.ttl = 30s});
+    auto pair = [&](redcoord::distributed_lock& l) {
+        if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");
+        (void)l.release();
+    };
+    redcoord::bench::alternate(
+        st, [&] { pair(off); }, [&] { pair(on); }, metrics_off_single, metrics_on_single);
+}
+
 BENCHMARK(single_pair)->MinTime(3)->UseRealTime();
+BENCHMARK(metrics_pair)->MinTime(3)->UseRealTime();
 BENCHMARK(tls_pair)->MinTime(3)->UseRealTime();
 BENCHMARK(quorum5_pair)->MinTime(3)->UseRealTime();
 BENCHMARK(sequential5_pair)->MinTime(2)->UseRealTime();
@@ -186,6 +206,7 @@ int main(int argc, char** argv) {
                  raw_single.per_second(), ours_single.per_second(), raw_quorum5.per_second(), ours_quorum5.per_second(),
                  raw_sequential5.per_second(), ours_sequential5.per_second());
     print_ratio("lock_single_vs_raw", ratio(ours_single, raw_single));
+    print_ratio("lock_single_metrics_on_vs_off", ratio(metrics_on_single, metrics_off_single));
     print_ratio("lock_single_tls_vs_plain", ratio(tls_single, plain_single));
     print_ratio("command_tls_vs_plain", ratio(tls_command, plain_command));
     print_ratio("lock_single_cpu_vs_raw", raw_single.cpu_ns_per_call() > 0

@@ -4,6 +4,8 @@
 //   (b) barrier, three generations;
 //   (c) reliable work queue of 2,000 jobs, one consumer SIGKILLed while holding jobs;
 //   (d) Redlock over the 5 masters guarding a read-modify-write counter.
+// --metrics-port N serves the demo's metrics on http://127.0.0.1:N/metrics (its pools, and the
+// work queue's gauges sampled at each scrape) and worker i's on port N+1+i while its phase runs.
 // Ends with "demo: ok", or "demo: FAILED <why>" and exit status 1.
 // --faults (own servers only) injects faults while the same checks run: the replica is
 // SIGSTOPped for 1 s during (b); during (d) one Redlock master is SIGKILLed and another
@@ -14,7 +16,9 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/token.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
+#include <redcoord/http/metrics_server.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/process.hpp>
@@ -111,9 +115,10 @@ std::string port_of(const redcoord::testing::local_server& s) { return "port " +
 
 class demo_run {
 public:
-    demo_run(std::vector<std::string> urls, std::vector<std::string> replicas, std::optional<fault_targets> faults)
+    demo_run(std::vector<std::string> urls, std::vector<std::string> replicas, std::optional<fault_targets> faults,
+             int metrics_port)
         : urls_(std::move(urls)), replicas_(std::move(replicas)), main_(redcoord::parse_endpoint(urls_.front())),
-          faults_(std::move(faults)) {
+          faults_(std::move(faults)), metrics_port_(metrics_port) {
         keys_.run = redcoord::random_token().substr(0, 10);
         worker_ = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "worker").string();
         check(::access(worker_.c_str(), X_OK) == 0, "worker binary not found at " + worker_);
@@ -126,6 +131,7 @@ public:
         for (int id = 0; id < demo::workers; ++id) {
             std::vector<std::string> argv{worker_, "--phase", phase, "--id", std::to_string(id), "--run", keys_.run,
                                           "--seconds", std::to_string(seconds)};
+            if (metrics_port_ > 0) argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port_ + 1 + id)});
             for (auto& u : urls_) argv.insert(argv.end(), {"--redis", u});
             for (auto& r : replicas_) argv.insert(argv.end(), {"--replica", r});
             ws.emplace_back(argv);
@@ -317,6 +323,7 @@ private:
     std::optional<fault_targets> faults_;
     demo::keys keys_;
     std::string worker_;
+    int metrics_port_ = 0;  // > 0: worker i serves its metrics on metrics_port_ + 1 + i
 };
 
 }  // namespace
@@ -330,7 +337,25 @@ int main(int argc, char** argv) {
                  "Inject faults into the demo's own servers: SIGSTOP the replica during the barrier; SIGKILL one "
                  "Redlock master and SIGSTOP another for 0.6 s during the Redlock phase, restart the killed one "
                  "after the TTL");
+    int metrics_port = -1;
+    app.add_option("--metrics-port", metrics_port,
+                   "Serve this process's metrics at http://127.0.0.1:N/metrics while the demo runs (0: any free "
+                   "port), and worker i's at port N+1+i while its phase runs (N > 0 only)")
+        ->check(CLI::Range(0, 65530));
     CLI11_PARSE(app, argc, argv);
+    // Before the first pool: objects resolve their metric series when constructed.
+    std::unique_ptr<redcoord::metrics_server> metrics;
+    if (metrics_port >= 0) {
+        auto registry = std::make_shared<redcoord::metrics_registry>();
+        redcoord::runtime::shared()->set_metrics(registry);
+        metrics = std::make_unique<redcoord::metrics_server>(
+            registry, redcoord::metrics_server_options{.port = static_cast<std::uint16_t>(metrics_port)});
+        std::printf("demo: metrics at %s", metrics->url().c_str());
+        if (metrics_port > 0)
+            std::printf(" (worker i's at port %d+i while its phase runs)", metrics_port + 1);
+        std::printf("\n");
+        std::fflush(stdout);
+    }
     if (faults && !urls.empty()) {
         std::printf("demo: FAILED --faults needs the demo's own servers (it signals them by PID); drop --redis\n");
         return 1;
@@ -359,7 +384,7 @@ int main(int argc, char** argv) {
             std::printf("demo: --faults: the replica is paused during (b); in (d) a master is killed and another "
                         "paused, the killed one restarted after the TTL\n");
         }
-        demo_run run(urls, replicas, targets);
+        demo_run run(urls, replicas, targets, metrics_port);
         const std::pair<const char*, std::string (demo_run::*)()> cases[] = {
             {"(a) leader-only task", &demo_run::leader_task},
             {"(b) barrier", &demo_run::barrier},

@@ -1,11 +1,13 @@
 // One worker process of the demo. Each phase is one use case; the demo starts four workers per
 // phase and checks what they recorded in Redis.
 //   worker --phase leader|barrier|queue|redlock --id N --run RUN --redis URL [--redis URL...]
-//          [--replica URL] [--seconds S]
+//          [--replica URL] [--seconds S] [--metrics-port P]
 // The first --redis is the main server; redlock uses all of them.
 #include "demo_keys.hpp"
 
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
+#include <redcoord/http/metrics_server.hpp>
 #include <redcoord/election/leader_task.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -132,8 +134,18 @@ int main(int argc, char** argv) {
     app.add_option("--redis", o.redis)->required();
     app.add_option("--replica", o.replicas);
     app.add_option("--seconds", o.seconds);
+    int metrics_port = 0;
+    app.add_option("--metrics-port", metrics_port, "Serve this worker's metrics on 127.0.0.1:N/metrics (0: off)");
     CLI11_PARSE(app, argc, argv);
     try {
+        // Before the pools: objects resolve their metric series when constructed.
+        std::unique_ptr<redcoord::metrics_server> metrics;
+        if (metrics_port > 0) {
+            auto registry = std::make_shared<redcoord::metrics_registry>();
+            redcoord::runtime::shared()->set_metrics(registry);
+            metrics = std::make_unique<redcoord::metrics_server>(
+                registry, redcoord::metrics_server_options{.port = static_cast<std::uint16_t>(metrics_port)});
+        }
         std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
         for (auto& url : o.redis) pools.push_back(std::make_unique<redcoord::connection_pool>(redcoord::parse_endpoint(url)));
         demo::keys k{o.run};
