@@ -28,10 +28,16 @@ struct connection_pool::state {
     double in_use_reported = 0;  // under mu
     std::shared_ptr<void> collector;
 
-    // Notes that a connection broke; true the first time since the last reconnect.
+    // With mu held, when a connection broke or a connect failed: true the first time since
+    // the last (re)connect, when it is worth a record. A failure before any connection was
+    // ever opened (a server not up yet) is no break: the first open is no reconnect.
+    bool broke_locked() {
+        if (counters.created == 0) return false;
+        return !std::exchange(broken, true);
+    }
     bool mark_broken() {
         std::lock_guard g(mu);
-        return !std::exchange(broken, true);
+        return broke_locked();
     }
     // With mu held, when a connection was opened: true when it is a reconnect.
     bool opened_locked() {
@@ -106,8 +112,8 @@ struct connection_pool::state {
 
     // Books a failed connect_bounded(): the slot is freed and the next dial backs off.
     void connect_failed(bool timed_out) {
-        std::lock_guard g(mu);
-        broken = true;
+        std::unique_lock g(mu);
+        const bool first = broke_locked();
         --open;
         --counters.in_use;
         ++counters.errors;
@@ -115,6 +121,8 @@ struct connection_pool::state {
         retry_after = std::chrono::steady_clock::now() + backoff;
         last_connect_timed_out = timed_out;
         cv.notify_one();
+        g.unlock();
+        if (first) log_broken();
     }
 
     // Set for a Sentinel endpoint: new connections go to the master it resolves.
@@ -281,11 +289,15 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
                 try {
                     c->command({"PING"});
                 } catch (const error&) {
-                    std::lock_guard g(s.mu);
-                    s.broken = true;  // the server went away while it idled: the next open is a reconnect
-                    --s.counters.in_use;
-                    --s.open;
-                    ++s.counters.discarded;
+                    bool first = false;
+                    {
+                        std::lock_guard g(s.mu);
+                        first = s.broke_locked();  // the server went away while it idled
+                        --s.counters.in_use;
+                        --s.open;
+                        ++s.counters.discarded;
+                    }
+                    if (first) s.log_broken();
                     continue;
                 }
             }
@@ -304,12 +316,16 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
             if (again) s.log_reconnected();
             return pooled_connection(state_, std::move(c));
         } catch (...) {
-            std::lock_guard g(s.mu);
-            s.broken = true;
-            --s.open;
-            --s.counters.in_use;
-            ++s.counters.errors;
-            s.cv.notify_one();
+            bool first = false;
+            {
+                std::lock_guard g(s.mu);
+                first = s.broke_locked();
+                --s.open;
+                --s.counters.in_use;
+                ++s.counters.errors;
+                s.cv.notify_one();
+            }
+            if (first) s.log_broken();
             throw;
         }
     }

@@ -60,6 +60,28 @@ TEST(CoreMetrics, PoolReconnectAfterServerKilledAndRestarted) {
     EXPECT_EQ(back[0].fields.at("endpoint"), ep.to_string());
 }
 
+TEST(CoreMetrics, AFirstConnectThatFailsIsNoBreakAndItsSuccessNoReconnect) {
+    local_server server;
+    metrics_test::observed_runtime o;
+    auto ep = server.endpoint();
+    ep.connect_timeout = 300ms;
+    server.kill();  // down before the pool ever connects
+    redcoord::connection_pool pool(ep, {}, o.rt);
+    EXPECT_THROW((void)pool.command({"PING"}), redcoord::error);
+    server.restart();
+    ASSERT_TRUE(metrics_test::eventually([&] {
+        try {
+            (void)pool.command({"PING"});
+            return true;
+        } catch (const redcoord::error&) {
+            return false;
+        }
+    }));
+    EXPECT_EQ(o.value("redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pool\"}"), 0);
+    EXPECT_TRUE(o.sink->with_message("connection to the server lost").empty());
+    EXPECT_TRUE(o.sink->with_message("reconnected").empty());
+}
+
 TEST(CoreMetrics, PubsubLinkDownAndUpAfterServerKilledAndRestarted) {
     local_server server;
     metrics_test::observed_runtime o;
