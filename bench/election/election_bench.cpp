@@ -5,7 +5,8 @@
 //                                          1 s term): kill -> another child's `elected`
 //   value election_round_trips_per_term    campaign rounds per candidate per term (4 candidates)
 //   ratio election_round_vs_raw_seed       one hardened round (one EVALSHA) per second / the
-//                                          seed's INCR + EXPIRE with plain hiredis per second
+//                                          literal algorithm's INCR + EXPIRE (docs/election.md)
+//                                          with plain hiredis per second
 #include "common.hpp"
 
 #include "../../tests/fault/election/child_log.hpp"
@@ -45,7 +46,7 @@ void raw_seed_round(benchmark::State& st) {
     const char* incr[] = {"INCR", "bench_seed_selector"};
     const char* expire[] = {"EXPIRE", "bench_seed_selector", "20"};
     for (auto _ : st) {
-        // The seed's master(): INCR, then EXPIRE when leading (the first caller always leads).
+        // The literal algorithm's master(): INCR, then EXPIRE when leading (the first caller always leads).
         freeReplyObject(redisCommandArgv(c, 2, incr, nullptr));
         freeReplyObject(redisCommandArgv(c, 3, expire, nullptr));
     }

@@ -1,5 +1,6 @@
 // A critical section protected by Redlock over N independent Redis masters, with the
-// protected resource checking fencing tokens (seed 004 for Redlock, seed 002 for fencing).
+// protected resource checking fencing tokens (Redlock: the redis.io page "Distributed Locks with Redis";
+// fencing: Martin Kleppmann, "How to do distributed locking"; see docs/references.md).
 //
 //   redlock_section [--redis redis://host:port ...] [--workers 3] [--rounds 20] [--ttl-ms 5000]
 //
@@ -22,7 +23,7 @@ namespace {
 
 // The resource the lock protects. It remembers the highest fencing token it accepted and
 // refuses writes carrying an older one: a holder that was paused past its TTL cannot
-// corrupt it even though it still believes it holds the lock (Kleppmann, seed 002).
+// corrupt it even though it still believes it holds the lock (Kleppmann).
 class fenced_resource {
 public:
     bool write(std::uint64_t fencing_token, int worker) {

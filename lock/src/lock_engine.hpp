@@ -1,7 +1,7 @@
 #pragma once
 // The decisions of one lock round over N nodes, without I/O: N = 1 is the single-instance
-// lock (optionally with WAIT for replicas), N > 1 is Redlock (seed 004, "The Redlock
-// algorithm"). A round says what to send (a command as data), takes each node's outcome with
+// lock (optionally with WAIT for replicas), N > 1 is Redlock (the redis.io page "Distributed Locks with Redis", "The Redlock
+// algorithm"; docs/lock.md). A round says what to send (a command as data), takes each node's outcome with
 // the time it arrived, and gives the verdict: granted or not (quorum, validity = ttl -
 // elapsed - drift, fencing token), which nodes to give the key back to, extended or lost,
 // released or unknown, who holds the lock. It owns no socket, thread, mutex or clock read:
@@ -33,7 +33,7 @@ using lock_clock = std::chrono::steady_clock;
 [[nodiscard]] std::chrono::microseconds validity(std::chrono::milliseconds ttl, std::chrono::microseconds elapsed,
                                                  double drift_factor) noexcept;
 
-/// The majority of `n` nodes: `n / 2 + 1` (seed 004, step 3). `n` must be >= 1.
+/// The majority of `n` nodes: `n / 2 + 1` (the Redlock page's step 3). `n` must be >= 1.
 [[nodiscard]] constexpr std::size_t quorum(std::size_t n) noexcept { return n / 2 + 1; }
 
 /// How a quorum round stands after some nodes answered.

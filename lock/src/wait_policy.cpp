@@ -88,7 +88,7 @@ wait_action wait_policy::loop(lock_clock::time_point now) {
     yield_pause_ = lock_clock::duration::zero();
     if (!last_.one_holder) {
         // Split vote, failing nodes or an attempt given back: retry after a random delay
-        // (seed 004, step 5), earlier if a release is announced meanwhile.
+        // (the Redlock page's step 5, docs/references.md), earlier if a release is announced meanwhile.
         return wait(now + ws_.retry_delay + jitter(ws_.retry_jitter, rnd_), stage::attempting);
     }
     if (barged_) {
@@ -121,7 +121,7 @@ wait_action wait_policy::on_attempt(bool acquired, const refusal& why, lock_cloc
 }
 
 wait_action wait_policy::on_subscribed(lock_clock::time_point now) {
-    // seed 004 step 5: desynchronise the first retry of clients refused together.
+    // The Redlock page's step 5 ("retry"): desynchronise the first retry of clients refused together.
     if (ws_.jitter_first_retry) return pause(now + jitter(ws_.retry_jitter, rnd_), false, stage::first_retry_pause);
     return attempt(ask::mark);
 }

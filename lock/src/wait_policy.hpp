@@ -34,7 +34,7 @@ struct wait_settings {
                                                 // and (redlock) before the first retry
     std::chrono::milliseconds wake_jitter{1};
     std::chrono::milliseconds max_retry_interval{500};
-    bool jitter_first_retry = false;  // redlock, seed 004 step 5: desynchronise the first retry
+    bool jitter_first_retry = false;  // redlock, the Redlock page's step 5: desynchronise the first retry
     std::size_t retry_count = 0;      // most attempts in one call; zero: no limit
 };
 

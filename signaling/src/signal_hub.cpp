@@ -18,7 +18,7 @@ using detail::waiter_state;
 
 namespace {
 
-// Seed 000 §signal/wait: list the waiters' channels under the unicast prefix and publish to
+// Unicast (docs/signaling.md; https://redis.io/commands/pubsub-channels/): list the waiters' channels under the unicast prefix and publish to
 // one at a random index. Names of a different length belong to another unicast channel
 // whose name merely starts with this one, so they are skipped.
 const script unicast_script(R"lua(

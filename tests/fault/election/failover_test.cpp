@@ -39,7 +39,7 @@ TEST(ElectionSeedVsHardened, LeaderPausedPastItsTermComesBackAsSecondLeaderOnlyI
         // a wakes up: its remembered selector (1) is below the counter, so it "continues".
         const bool a_leads = a.master();
         const bool b_leads = b.master();
-        EXPECT_TRUE(a_leads && b_leads) << "the seed algorithm is expected to elect two leaders here";
+        EXPECT_TRUE(a_leads && b_leads) << "the literal master_selector algorithm is expected to elect two leaders here";
     }
     {
         master_selector a(pool, "hard_pause", hardened("a", 300ms)), b(pool, "hard_pause", hardened("b", 300ms));

@@ -1,5 +1,5 @@
 #pragma once
-// UNSAFE, TEST-ONLY: the seed's master_selector (seed 000 §选举算法) read literally, to reproduce
+// UNSAFE, TEST-ONLY: the master_selector algorithm (docs/election.md) read literally, to reproduce
 // its two-leader cases next to the hardened master_selector. Separate INCR and EXPIRE commands
 // (a crash between them leaves a selector without expiry), no holder identity, no epoch, no
 // local deadline: a candidate is leader from a round that returned true until its next round.
@@ -17,7 +17,7 @@ public:
     seed_selector(redcoord::connection_pool& pool, std::string key, std::chrono::milliseconds term)
         : pool_(&pool), key_(std::move(key)), term_(term) {}
 
-    // The seed's master(): returns whether this candidate is (still) the leader.
+    // The algorithm's master(): returns whether this candidate is (still) the leader.
     bool master() {
         const std::int64_t selector = pool_->command({"INCR", key_}).integer();
         if (selector == 1) {

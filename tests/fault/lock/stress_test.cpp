@@ -49,7 +49,7 @@ TEST(LockStress, RedlockExcludesWhileAMasterIsKilledAndRestarted) {
     for (auto& m : masters) ports.push_back(m->port());
     auto children = spawn("redlock", checker, ports);
     // Let them contend, then crash one master mid-run. It comes back empty (no persistence),
-    // so per seed 004 ("delayed restarts") it stays down longer than the 1 s TTL first.
+    // so per the Redlock page ("delayed restarts") it stays down longer than the 1 s TTL first.
     std::this_thread::sleep_for(1s);
     masters[2]->kill();
     std::this_thread::sleep_for(1500ms);

@@ -102,7 +102,7 @@ TEST(ElectionFailover, AtMostOneLeaderAndLeadershipResumesWithinTermPlusFailover
               << " ms, a leader again " << resumed_ms.count() << " ms after the kill\n";
 }
 
-// The seeds' failover race applied to the election: a leadership granted by the master is
+// The Redlock page's failover race applied to the election: a leadership granted by the master is
 // lost with it before replication; a second candidate is elected by the promoted replica
 // while the first still believes it leads. With `replicas = 1` a round counts only once a
 // replica acknowledged it, so the unreplicated leadership is never granted.

@@ -1,6 +1,6 @@
 #pragma once
 // Fault injection shared by the sentinel fault tests: make the next writes to the master
-// unreplicated, then kill it, so the promoted replica lacks them (the seeds' failover race).
+// unreplicated, then kill it, so the promoted replica lacks them (the Redlock page's failover race).
 
 #include <redcoord/testing/local_sentinel.hpp>
 

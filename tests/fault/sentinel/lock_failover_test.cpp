@@ -1,5 +1,5 @@
-// distributed_lock across a real Sentinel failover: the seeds' failover race (seed 004,
-// "Why failover-based implementations are not enough"; Redisson's WAIT, seed 002) and the
+// distributed_lock across a real Sentinel failover: the failover race of the Redlock page
+// ("Why failover-based implementations are not enough"; Redisson's WAIT after locking) and the
 // replica-acknowledgement option that prevents it.
 #include "failover_faults.hpp"
 

@@ -475,7 +475,7 @@ TEST(ReliableQueue, LostAckReplyRetiresTheIdentity) {
     auto d = q.pop(1s);
     ASSERT_TRUE(d);
     srv.pause();
-    // A lost ack reply is outcome_unknown (DESIGN.md; review D1), no longer timeout_error.
+    // A lost ack reply is outcome_unknown (docs/architecture.md, Errors), no longer timeout_error.
     EXPECT_THROW((void)q.ack(*d), outcome_unknown);
     srv.resume();
     // The late ack went through, so nothing comes back; the identity moved on anyway.

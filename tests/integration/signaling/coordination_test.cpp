@@ -1,4 +1,4 @@
-// barrier, double_barrier and latch: state in keys, signals only wake (DESIGN.md §Signaling).
+// barrier, double_barrier and latch: state in keys, signals only wake (docs/signaling.md).
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/signaling/barrier.hpp>

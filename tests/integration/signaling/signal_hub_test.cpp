@@ -1,4 +1,4 @@
-// signal_hub against a real master and a real replica (seed 000 §signal/wait).
+// signal_hub against a real master and a real replica (docs/signaling.md, signal/wait).
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/signaling/signal_hub.hpp>

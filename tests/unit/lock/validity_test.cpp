@@ -1,4 +1,4 @@
-// Pure arithmetic of the Redlock page (seed 004): drift, validity, majority and decisions
+// Pure arithmetic of the Redlock page (redis.io, "Distributed Locks with Redis"): drift, validity, majority and decisions
 // (lock/src/lock_engine.hpp).
 #include "lock_engine.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// One command to N independent servers at once, replies collected under one deadline:
-/// the "multiplexing" of the Redlock page (seed 004, "Performance, crash recovery and fsync").
+/// the "multiplexing" of the redis.io page "Distributed Locks with Redis" (section "Performance,
+/// crash recovery and fsync"; docs/architecture.md).
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>

@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// Waiting for replicas to acknowledge writes (Redis `WAIT`), the building block of the
-/// "synchronous enough" options that close async replication's failover windows (redis.io:
-/// WAIT; Redisson's "wait for replica acknowledgement" for locks, seed 002).
+/// "synchronous enough" options that close async replication's failover windows
+/// (https://redis.io/commands/wait/; Redisson also waits for replica acknowledgement after
+/// taking a lock).
 ///
 /// What it gives: when `n` replicas acknowledged a write and Sentinel promotes one of them,
 /// the write survives. What it does not: WAIT is not consensus; a failover may still pick a

@@ -1,10 +1,14 @@
 #pragma once
 /// @file
 /// A lock on one Redis instance: `SET resource token NX PX ttl` with a fencing token
-/// (Redlock page, seed 004, "Correct implementation with a single instance"; fencing and
-/// Redisson's RLock waiting/watchdog from seed 002).
+/// (the redis.io page "Distributed Locks with Redis",
+/// https://redis.io/docs/manual/patterns/distributed-locks/, "Correct implementation with a
+/// single instance"; https://redis.io/commands/set/ for NX PX), with Martin Kleppmann's fencing
+/// tokens and the waiting and watchdog of Redisson's RLock (docs/lock.md, docs/references.md).
 ///
-/// ## How the protected resource uses the fencing token (Kleppmann, seed 002)
+/// ## How the protected resource uses the fencing token
+/// (Martin Kleppmann, "How to do distributed locking", 2016,
+/// https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html)
 /// A lock with a TTL cannot stop a holder that was paused (GC, SIGSTOP, swap) past its TTL
 /// from still *believing* it holds the lock. Make the resource itself reject stale holders:
 /// pass `acquisition.fencing_token` with every write to the resource, and have the resource
@@ -81,7 +85,7 @@ struct lock_options {
     /// `...:waiting`) is described in the README's lock section.
     std::chrono::milliseconds handoff_after{10};
     /// Opt-in watchdog: while held, the runtime's timer thread extends the lock to `ttl` every
-    /// ttl/3 (Redisson's lockWatchdog, seed 002). An extension that cannot be confirmed (reply
+    /// ttl/3 (Redisson's lock watchdog). An extension that cannot be confirmed (reply
     /// lost, server unreachable, replicas not acknowledging) is retried while the validity
     /// lasts; when the validity ends unextended (or an extension finds the key gone or
     /// someone else's) lost() becomes true and the loss callback fires, before the key can
@@ -104,7 +108,7 @@ struct lock_options {
     /// replica_timeout, the key is released at once (compare-and-delete, no release
     /// notification) and that attempt counts as not acquired: acquire() retries until its
     /// wait runs out and then returns nullopt, try_lock() returns false. This closes the
-    /// failover race of seed 004 ("Why failover-based implementations are not enough") for
+    /// failover race of the Redlock page ("Why failover-based implementations are not enough") for
     /// a promoted replica that acknowledged; WAIT is not consensus, so ask for as many
     /// replicas as Sentinel could promote. Extensions wait the same way: one that fewer than n
     /// replicas acknowledged does not move the local validity (extend() returns false,

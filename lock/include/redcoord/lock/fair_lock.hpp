@@ -2,7 +2,7 @@
 /// @file
 /// A fair (FIFO) lock on one Redis instance: the lock is granted in the order it was asked
 /// for, and a waiter that dies while queued is skipped once its lease runs out (the idea of
-/// Redisson's RFairLock, seed 002, with per-waiter leases as PX keys instead of its timeout
+/// Redisson's RFairLock (Redisson's distributed-locks documentation), with per-waiter leases as PX keys instead of its timeout
 /// set, so no server clock arithmetic is needed).
 ///
 /// ## Which lock to pick

@@ -1,6 +1,8 @@
 #pragma once
 /// @file
-/// Redlock: one lock over N independent Redis masters (seed 004, "The Redlock algorithm").
+/// Redlock: one lock over N independent Redis masters (the redis.io page "Distributed Locks
+/// with Redis", https://redis.io/docs/manual/patterns/distributed-locks/, section "The
+/// Redlock algorithm"; docs/lock.md).
 ///
 /// Steps, as on the page: (1) take the steady-clock time; (2) send `SET key token NX PX ttl`
 /// (with the fencing INCR, in one script) to all N nodes at once through core fan-out, each
@@ -21,7 +23,8 @@
 /// the next holder's token is strictly larger (any two majorities share a node). This is best effort, not a guarantee: if a holder
 /// crashes without releasing and later acquisitions reach different majorities, or nodes
 /// restart without persistence, the maximum can go backwards. A quorum of independent
-/// counters cannot produce a sound fencing token; that needs consensus (Kleppmann, seed 002).
+/// counters cannot produce a sound fencing token; that needs consensus (Martin Kleppmann, "How to do
+/// distributed locking", 2016, https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html).
 /// Use distributed_lock (one instance, one counter) or a consensus system when the resource
 /// must rely on fencing for safety; here a resource should still reject lower tokens.
 ///
@@ -56,8 +59,8 @@ struct redlock_options {
     /// Lease time of the keys (PX), in milliseconds. Must be > 0 and > the drift allowance.
     std::chrono::milliseconds ttl{30000};
     /// Per-node deadline of one acquire/extend/release round, in milliseconds (all nodes
-    /// share it: the round never takes longer). Must be > 0. Default 50 ms (seed 004 suggests
-    /// 5-50 ms for a 10 s TTL).
+    /// share it: the round never takes longer). Must be > 0. Default 50 ms (the Redlock page
+    /// suggests 5-50 ms for a 10 s TTL).
     std::chrono::milliseconds node_timeout{50};
     /// Clock drift allowance as a fraction of ttl (plus 2 ms). Must be in [0, 0.5).
     double drift_factor = 0.01;
@@ -70,7 +73,7 @@ struct redlock_options {
     /// notification cuts it short. Must be > 0. Default 5 ms.
     std::chrono::milliseconds retry_delay{5};
     /// Upper bound of the random delay, in milliseconds, added to retry_delay and to the
-    /// holder's PTTL (seed 004, step 5: desynchronises clients). Zero: none. Default 10 ms.
+    /// holder's PTTL (the Redlock page's step 5: desynchronises clients). Zero: none. Default 10 ms.
     std::chrono::milliseconds retry_jitter{10};
     /// Upper bound of the random delay, in milliseconds, before retrying after a release
     /// notification, so waiters woken together do not split the vote. Zero: none. Default 1 ms.

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The compact binary envelope a reliable_queue wraps around every message, so equal payloads
-/// are never confused and a message carries its retry count (DESIGN.md §Queue).
+/// are never confused and a message carries its retry count (docs/queue.md).
 
 #include <redcoord/core/export.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// A plain Redis list used as a FIFO or LIFO queue (seed 000 §消息队列: LPUSH with RPOP/BRPOP
+/// A plain Redis list used as a FIFO or LIFO queue (docs/queue.md; https://redis.io/commands/lpush/: LPUSH with RPOP/BRPOP
 /// or LPOP/BLPOP). No acknowledgement: a message popped by a client that then dies is gone;
 /// use reliable_queue when that matters.
 

@@ -4,8 +4,9 @@
 /// consumer's own processing list, acks remove exactly that message, dead consumers' lists
 /// are recovered, and poison messages end in a dead-letter list.
 ///
-/// Sources: seed 000 §消息队列 (RPOPLPUSH/BRPOPLPUSH into a backup list, LREM on completion),
-/// the redis.io "reliable queue" pattern of LMOVE/BLMOVE, and DESIGN.md §Queue.
+/// Sources: "Pattern: Reliable queue" of https://redis.io/commands/rpoplpush/ (move into a
+/// backup list, LREM on completion), in its LMOVE/BLMOVE form (https://redis.io/commands/lmove/,
+/// https://redis.io/commands/blmove/); leases, recovery and dead letters: docs/queue.md.
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>

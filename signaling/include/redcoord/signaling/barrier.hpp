@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// A reusable inter-process barrier whose state lives in Redis keys; pub/sub only wakes the
-/// members (DESIGN.md §Signaling; cf. Curator DistributedBarrier, java CyclicBarrier).
+/// members (docs/signaling.md; compare Curator's DistributedBarrier and Java's CyclicBarrier).
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/export.hpp>

@@ -2,7 +2,7 @@
 /// @file
 /// The compact envelope redcoord puts around every payload it publishes, and the bounded
 /// window of recently seen envelope ids used to drop the second copy of a signal that
-/// arrives over both the master and a replica link (DESIGN.md §Signaling).
+/// arrives over both the master and a replica link (docs/signaling.md).
 ///
 /// Wire format (binary-safe): 4 magic bytes `"\0rc\1"`, a 16-byte id (8 bytes naming the
 /// publishing hub, 8 bytes of its message counter, big-endian), then the payload verbatim.

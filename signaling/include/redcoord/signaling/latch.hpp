@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// A one-shot count-down latch in a Redis key; pub/sub only wakes the waiters (DESIGN.md
-/// §Signaling; cf. java CountDownLatch, Redisson RCountDownLatch).
+/// A one-shot count-down latch in a Redis key; pub/sub only wakes the waiters (docs/signaling.md;
+/// compare Java's CountDownLatch and Redisson's RCountDownLatch).
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/signaling/signal_hub.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Signal/wait over Redis pub/sub with master+replica redundancy (seed 000 §signal/wait,
-/// DESIGN.md §Signaling).
+/// Signal/wait over Redis pub/sub with master+replica redundancy (docs/signaling.md, signal/wait;
+/// https://redis.io/docs/manual/pubsub/).
 
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/export.hpp>
@@ -133,7 +133,7 @@ private:
 };
 
 /// Broadcast and unicast signals, blocking waits and callback subscriptions over one Redis
-/// master and any number of its replicas (seed 000 §signal/wait).
+/// master and any number of its replicas (docs/signaling.md, signal/wait).
 ///
 /// Every subscription is made on the master's pub/sub link AND on a link to each of its
 /// replicas: the runtime's links (runtime::pubsub(); they reconnect and resubscribe by
@@ -225,7 +225,7 @@ public:
     std::size_t broadcast(std::string_view channel, std::string_view payload);
 
     /// Sends `payload` to one unicast waiter of `channel`, chosen uniformly at random on the
-    /// master by the seed's Lua script: it lists `PUBSUB CHANNELS` matching the glob-escaped
+    /// master by a Lua script (docs/signaling.md, unicast): it lists `PUBSUB CHANNELS` matching the glob-escaped
     /// per-waiter prefix, keeps the names of exactly waiter-channel length, and publishes to
     /// the one at a random index passed in ARGV.
     /// @return true when one waiter's pub/sub *connection* received it, which is not proof that

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Real redis-server processes for tests, benchmarks and the demo (DESIGN.md §testing).
+/// Real redis-server processes for tests, benchmarks and the demo (docs/architecture.md).
 
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/export.hpp>
