@@ -53,7 +53,7 @@ struct acl_needs {
 /// `patterns`) and PING (its health check), plus connection_acl_needs(db).
 [[nodiscard]] acl_needs pubsub_acl_needs(bool patterns = false, int db = 0);
 
-/// `prefix` with its glob characters escaped, followed by `rest` (a glob, e.g. `lock:*`):
+/// `prefix` with its glob characters escaped, followed by `rest` (a glob, for example `lock:*`):
 /// the pattern of every key or channel a part names under `prefix` (see make_key()).
 [[nodiscard]] std::string prefixed_pattern(std::string_view prefix, std::string_view rest);
 

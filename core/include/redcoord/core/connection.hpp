@@ -53,7 +53,7 @@ public:
     ///         for a transient reason (`-LOADING`, `-BUSY`, `-MASTERDOWN`, `-TRYAGAIN`):
     ///         retrying later can succeed;
     /// @throws auth_error when the password or user is refused;
-    /// @throws reply_error when the server refuses the handshake for good (e.g. SELECT of a
+    /// @throws reply_error when the server refuses the handshake for good (for example SELECT of a
     ///         database it does not have);
     /// @throws timeout_error when the handshake does not finish within connect_timeout;
     /// @throws protocol_error when the peer does not speak RESP.
@@ -86,7 +86,7 @@ public:
 
     /// True once a transport failure left the stream in an unknown state.
     [[nodiscard]] bool poisoned() const noexcept;
-    /// Marks the connection unusable (e.g. a reply is still outstanding after a deadline).
+    /// Marks the connection unusable (for example a reply is still outstanding after a deadline).
     void poison() noexcept;
     /// The endpoint this connection was opened to.
     [[nodiscard]] const endpoint& where() const noexcept;

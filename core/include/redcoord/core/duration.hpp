@@ -22,7 +22,7 @@ namespace redcoord {
 ///         negative value or one over about 290 years.
 [[nodiscard]] std::chrono::milliseconds parse_duration(std::string_view text);
 
-/// The shortest exact spelling of `d` in the units above (e.g. `1m30s`, `500ms`, `0s`).
+/// The shortest exact spelling of `d` in the units above (for example `1m30s`, `500ms`, `0s`).
 [[nodiscard]] std::string format_duration(std::chrono::milliseconds d);
 
 }  // namespace redcoord

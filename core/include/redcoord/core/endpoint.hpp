@@ -83,7 +83,7 @@ struct endpoint {
     /// True when this endpoint names a Sentinel service rather than one server.
     [[nodiscard]] bool is_sentinel() const noexcept { return !sentinels.empty(); }
 
-    /// A printable description with the passwords redacted, e.g. `redis://127.0.0.1:6379/0`;
+    /// A printable description with the passwords redacted, for example `redis://127.0.0.1:6379/0`;
     /// options that differ from the defaults are printed as the URI query that parse_endpoint
     /// reads back.
     [[nodiscard]] std::string to_string() const;

@@ -34,7 +34,7 @@ public:
 /// A TLS failure: the handshake failed (certificate not trusted, expired or for another name,
 /// no client certificate where the server requires one, a plaintext server, no common
 /// protocol version), a certificate or key file could not be loaded, or the TLS layer failed
-/// later on the link. what() holds OpenSSL's reason (e.g. "certificate has expired").
+/// later on the link. what() holds OpenSSL's reason (for example "certificate has expired").
 /// A connection_error, so code that retries broken links treats it alike; a handshake that
 /// failed for a certificate fails again on retry.
 class tls_error : public connection_error {
@@ -67,7 +67,7 @@ public:
     /// @param message the full text for what().
     permission_error(std::string command, const std::string& message)
         : reply_error(message), command_(std::move(command)) {}
-    /// The refused command, lower case (e.g. `subscribe`, `evalsha`, `blmove`).
+    /// The refused command, lower case (for example `subscribe`, `evalsha`, `blmove`).
     [[nodiscard]] const std::string& command() const noexcept { return command_; }
 
 private:

@@ -120,7 +120,7 @@ public:
     /// Same, for owned arguments.
     reply command(const std::vector<std::string>& argv);
 
-    /// Closes all idle connections (e.g. after a failover); leased ones close on return.
+    /// Closes all idle connections (for example after a failover); leased ones close on return.
     void clear_idle() noexcept;
 
     [[nodiscard]] pool_stats stats() const;

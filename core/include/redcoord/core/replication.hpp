@@ -35,8 +35,8 @@ namespace redcoord {
 /// Thread-safety: as connection (one thread at a time).
 [[nodiscard]] std::size_t wait_replicas(connection& c, std::size_t replicas, std::chrono::milliseconds timeout);
 
-/// A replication barrier for writes made on *other* connections of the same master (e.g.
-/// inside a part that borrows its own lease): borrows a connection from `pool`, sends a
+/// A replication barrier for writes made on *other* connections of the same master (for
+/// example inside a part that borrows its own lease): borrows a connection from `pool`, sends a
 /// `PUBLISH` on the channel `<prefix>replication-barrier` (replicated like a write, touches
 /// no key), then `WAIT`s on that connection. The replication stream is ordered, so a replica
 /// that acknowledged the barrier also has every write the master applied before it, in

@@ -46,7 +46,7 @@ public:
     [[nodiscard]] const std::vector<reply>& elements() const;
     /// The text of a string reply, or nullopt for nil. @throws protocol_error otherwise.
     [[nodiscard]] std::optional<std::string> maybe_text() const;
-    /// True for a status reply equal to `s` (e.g. "OK").
+    /// True for a status reply equal to `s` (for example "OK").
     [[nodiscard]] bool is_status(std::string_view s) const noexcept;
 
 private:

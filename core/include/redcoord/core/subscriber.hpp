@@ -111,7 +111,7 @@ public:
     /// the link is up). A zero wait does not wait; any wait, up to `milliseconds::max()`, is
     /// safe (no overflow). A channel counts as confirmed only once the server answered the
     /// last SUBSCRIBE sent for it (not an earlier one, before an unsubscribe).
-    /// If the server refuses the SUBSCRIBE with an error reply (e.g. `NOPERM`: the ACL user
+    /// If the server refuses the SUBSCRIBE with an error reply (for example `NOPERM`: the ACL user
     /// may not access the channel), returns false at once; the refused channels are then no
     /// longer wanted (call subscribe() again to retry) and last_error() holds the server's text.
     bool subscribe(const std::vector<std::string>& channels, std::chrono::milliseconds wait);

@@ -34,7 +34,7 @@ struct election_options {
     /// Clock drift allowance subtracted from the term for the local deadline. nullopt (the
     /// default): term / 100 + 2 ms (the Redlock rule). Must be >= 0 and < term. Unlike the
     /// "zero: default" fields of the other parts this stays optional, because zero is a
-    /// meaningful allowance here (a single clock, e.g. in tests).
+    /// meaningful allowance here (a single clock, for example in tests).
     std::optional<std::chrono::milliseconds> drift;
     /// Replicas that must acknowledge a round (Redis WAIT) before it counts as confirmed; 0
     /// confirms on the master's reply alone. With >= 1 a failover to an acknowledged replica

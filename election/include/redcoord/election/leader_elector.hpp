@@ -73,9 +73,9 @@ enum class revoke_reason {
 /// at a time, never concurrently (the slots of one event in connection order); `revoked`
 /// only ever follows an `elected` of the same leadership. The thread is
 /// shared with the other objects of the runtime, so a slot that blocks delays their callbacks
-/// too (long work belongs on the application's threads, e.g. leader_task). A callback may call
-/// is_leader(), epoch() and last_known_leader(), but must not call start(), stop(), resign()
-/// or destroy the elector. An exception escaping a slot is swallowed by the elector; as in
+/// too (long work belongs on the application's threads, for example leader_task). A callback
+/// may call is_leader(), epoch() and last_known_leader(), but must not call start(), stop(),
+/// resign() or destroy the elector. An exception escaping a slot is swallowed by the elector; as in
 /// Boost.Signals2, it skips the later slots of that one event, never later events.
 /// Disconnecting a slot (or dropping its scoped_connection) does not wait for a call of it
 /// already running: stop() the elector before destroying what slots use.
@@ -102,8 +102,8 @@ public:
     /// remaining callbacks: once it returns, no callback of this elector runs (until a new
     /// start()). Blocks at most for a round in flight plus the resign (each bounded by the
     /// endpoint's connect and command timeouts) and the callbacks already queued. Never throws.
-    /// Concurrent calls (e.g. the destructor and a shutdown thread) are serialised: each returns
-    /// once the elector is stopped.
+    /// Concurrent calls (for example the destructor and a shutdown thread) are serialised: each
+    /// returns once the elector is stopped.
     void stop() noexcept;
 
     /// A leadership as seen at one instant: its epoch and a token that is stopped when it ends.
@@ -179,7 +179,8 @@ public:
     /// should watch current_leadership().stop (as leader_task does), which slots can neither
     /// skip nor delay. Thread, order and the returned connection: as on_elected().
     [[nodiscard]] boost::signals2::scoped_connection on_revoked(revoked_slot slot);
-    /// Calls `slot` whenever the observed holder changes (nullopt: none, e.g. after a resign).
+    /// Calls `slot` whenever the observed holder changes (nullopt: none, for example after a
+    /// resign).
     /// Thread, order and the returned connection: as on_elected().
     [[nodiscard]] boost::signals2::scoped_connection on_leader_changed(leader_changed_slot slot);
 

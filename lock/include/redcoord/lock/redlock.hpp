@@ -124,7 +124,7 @@ struct node_outcome {
     enum class status {
         yes,          ///< Granted (acquired / extended / deleted our key).
         no,           ///< Refused (held by another / not our key any more).
-        error,        ///< Answered with an error reply (e.g. OOM, wrong type).
+        error,        ///< Answered with an error reply (for example OOM, wrong type).
         timeout,      ///< No answer within node_timeout (hung or paused node).
         unreachable,  ///< Could not connect, or the link broke.
         not_waited,   ///< Still in flight when the round was decided by a majority.

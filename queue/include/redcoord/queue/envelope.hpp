@@ -64,8 +64,8 @@ inline constexpr std::string_view envelope_magic{"\0RQ\1", 4};
 /// Decodes a wire string. Returns nullopt when `wire` is not an envelope (too short, not
 /// starting with envelope_magic, a length field that is not the payload's length, or a check
 /// that does not match): such an element is a raw payload pushed by another client
-/// (e.g. `redis-cli LPUSH`), which reliable_queue delivers as-is with attempts 0. Never throws
-/// except std::bad_alloc.
+/// (for example `redis-cli LPUSH`), which reliable_queue delivers as-is with attempts 0. Never
+/// throws except std::bad_alloc.
 [[nodiscard]] std::optional<envelope> decode_envelope(std::string_view wire);
 
 /// Lower-case hex of an id (32 characters).

@@ -170,7 +170,7 @@ struct recovery_result {
 /// queue/src/consumer_lease.hpp.
 ///
 /// Transport errors: when a pop, ack or nack fails mid-flight (connection lost, timeout),
-/// its effect on the server is unknown, e.g. a BLMOVE may have moved a message whose reply
+/// its effect on the server is unknown, for example a BLMOVE may have moved a message whose reply
 /// never arrived. The consumer then retires its identity and continues under a fresh id
 /// (`<consumer_id>~` + 16 random hex digits, never reused by a later process with the same
 /// consumer_id; or a new random id). The retired lease is renewed only while

@@ -22,7 +22,7 @@ namespace redcoord {
 /// wake their waiters on a channel named as their key).
 ///
 /// Broadcast channels are used verbatim (plain clients may publish to them), so they are the
-/// caller's to name: `channels` holds their glob patterns (e.g. `orders*`); a pattern wait
+/// caller's to name: `channels` holds their glob patterns (for example `orders*`); a pattern wait
 /// needs a channel pattern that matches the PSUBSCRIBE pattern literally (`orders*` allows
 /// PSUBSCRIBE `orders*`).
 /// @return the needs; pass them to format_acl_setuser(). Thread-safe.

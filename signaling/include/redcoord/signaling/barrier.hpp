@@ -42,9 +42,9 @@ private:
     std::size_t parties_;
 };
 
-/// Thrown to a barrier or double_barrier member whose lease lapsed (its process stalled, e.g.
-/// SIGSTOP or a long GC pause, for longer than barrier_options::arrival_lease) so that it was
-/// not counted, while the group went on without it: the generation passed or the round
+/// Thrown to a barrier or double_barrier member whose lease lapsed (its process stalled, for
+/// example SIGSTOP or a long GC pause, for longer than barrier_options::arrival_lease) so that
+/// it was not counted, while the group went on without it: the generation passed or the round
 /// started or ended without this member, or the barrier was reset. The member did NOT pass /
 /// is NOT inside; it may arrive (enter) again, which counts towards the next generation (round).
 /// Like java.util.concurrent's BrokenBarrierException, it is never thrown when the member was
@@ -133,7 +133,7 @@ public:
     [[nodiscard]] std::size_t arrived();
     /// Generations completed so far (0 again after reset() or idle_ttl of disuse).
     [[nodiscard]] std::uint64_t generation();
-    /// Deletes the barrier's keys, e.g. to change its party count, but only while no live
+    /// Deletes the barrier's keys, for example to change its party count, but only while no live
     /// arrival is waiting (one atomic script): a reset never pulls the rug from under a
     /// counted member. A member whose lease had lapsed and that resumes after the reset gets
     /// barrier_lease_lost (it never reads the reset as "passed"), or, when it had arrived in

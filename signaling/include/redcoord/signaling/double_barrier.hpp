@@ -76,13 +76,13 @@ public:
     ///        a deadline.
     /// @throws barrier_timeout naming how many are still inside (this member stays left);
     /// @throws barrier_lease_lost when this member had already been dropped (its lease lapsed
-    ///         while inside, e.g. a stall past arrival_lease, or the barrier was reset): the
+    ///         while inside, for example a stall past arrival_lease, or the barrier was reset): the
     ///         others may have finished without it;
     /// @throws redcoord::error when not inside; pool and hub errors.
     void leave(std::chrono::milliseconds timeout);
     /// True between a successful enter() and leave().
     [[nodiscard]] bool inside() const noexcept { return inside_; }
-    /// Deletes the double barrier's keys, e.g. to change its party count, but only while no
+    /// Deletes the double barrier's keys, for example to change its party count, but only while no
     /// member holds a live lease (entering or inside): one atomic script. Members that resume
     /// after a reset get barrier_lease_lost, never "inside". Rarely needed: a dead member no
     /// longer wedges the barrier, it just stops counting after its lease.

@@ -6,7 +6,7 @@
 ///
 /// Wire format (binary-safe): 4 magic bytes `"\0rc\1"`, a 16-byte id (8 bytes naming the
 /// publishing hub, 8 bytes of its message counter, big-endian), then the payload verbatim.
-/// A payload without the magic is a *plain* message (e.g. `redis-cli PUBLISH`).
+/// A payload without the magic is a *plain* message (for example `redis-cli PUBLISH`).
 
 #include <redcoord/core/export.hpp>
 

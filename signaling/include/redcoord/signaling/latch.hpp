@@ -56,7 +56,7 @@ public:
     /// @return true when open, false on timeout. @throws hub and pool errors.
     [[nodiscard]] bool wait(std::chrono::milliseconds timeout);
     /// The current count (0 when open or when the key is missing).
-    /// @throws protocol_error when the key holds anything but a count (e.g. "-5");
+    /// @throws protocol_error when the key holds anything but a count (for example "-5");
     ///         pool errors.
     [[nodiscard]] std::uint64_t count();
     /// Sets the count again (only when nobody relies on the old round) and renews the TTL.

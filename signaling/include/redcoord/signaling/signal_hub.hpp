@@ -212,7 +212,7 @@ public:
     signal_hub(const signal_hub&) = delete;
     signal_hub& operator=(const signal_hub&) = delete;
 
-    /// Adds a replica link (e.g. one the runtime does not discover) to the master's links,
+    /// Adds a replica link (for example one the runtime does not discover) to the master's links,
     /// for every user of them, and subscribes it to everything currently subscribed. Does not
     /// wait for it to connect.
     void add_replica(const endpoint& replica);

@@ -68,7 +68,7 @@ public:
 
     /// `redis-sentinel://` endpoint naming all sentinels and the service, with both passwords.
     [[nodiscard]] redcoord::endpoint endpoint() const;
-    /// The same as a URI, e.g. `redis-sentinel://127.0.0.1:p1,127.0.0.1:p2/redcoord`
+    /// The same as a URI, for example `redis-sentinel://127.0.0.1:p1,127.0.0.1:p2/redcoord`
     /// (passwords are not included; use endpoint() for them).
     [[nodiscard]] std::string url() const;
     [[nodiscard]] const local_sentinel_options& options() const noexcept { return opts_; }

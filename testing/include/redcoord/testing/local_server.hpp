@@ -136,7 +136,7 @@ public:
     /// Every key that would stay for ever (PTTL -1), found by SCAN over the whole server on
     /// one connection: the keyspace-hygiene check of the primitives' tests.
     [[nodiscard]] std::vector<std::string> keys_without_ttl() const;
-    /// How many times `command` (lower case, e.g. "evalsha") has run on this server, from
+    /// How many times `command` (lower case, for example "evalsha") has run on this server, from
     /// INFO commandstats; 0 when never.
     [[nodiscard]] long long command_calls(std::string_view command) const;
 
