@@ -58,7 +58,9 @@ public:
     /// @throws timeout_error when the handshake does not finish within connect_timeout;
     /// @throws protocol_error when the peer does not speak RESP.
     explicit connection(const endpoint& ep);
+    /// Takes over the other connection's socket; the other is left closed.
     connection(connection&&) noexcept;
+    /// Closes this connection's socket and takes over the other's; the other is left closed.
     connection& operator=(connection&&) noexcept;
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;

@@ -43,11 +43,12 @@ struct node_result {
         /// sent and may still run).
         not_sent,
     };
-    status state = status::pending;
+    status state = status::pending;          ///< What became of the command on this node.
     std::optional<reply> value;              ///< The reply, when answered.
     std::string error;                       ///< Why it failed (no password), otherwise empty.
     std::chrono::microseconds latency{0};    ///< From the start of the fan-out to this outcome.
 
+    /// True when the node replied in time (state == status::answered; the reply may be an error).
     [[nodiscard]] bool answered() const noexcept { return state == status::answered; }
 };
 

@@ -20,6 +20,7 @@ inline constexpr std::string_view default_prefix = "redcoord:";
 inline constexpr std::size_t max_name_length = 1024;
 
 /// Checks a user-given name (resource, channel, queue, election).
+/// @param name the name to check.
 /// @param what what the name names, for the message ("lock name", "channel").
 /// @throws invalid_argument when empty, longer than max_name_length, holding CR, LF or NUL, or
 ///         starting with `}` (it would empty the key's Cluster hash tag).

@@ -61,12 +61,17 @@ struct pool_access;
 class pooled_connection {
 public:
     pooled_connection() = default;
+    /// Takes over the other lease; the other is left empty.
     pooled_connection(pooled_connection&&) noexcept;
+    /// Returns this lease's connection (as reset()) and takes over the other's.
     pooled_connection& operator=(pooled_connection&&) noexcept;
     ~pooled_connection();
 
+    /// The leased connection; the lease must not be empty.
     connection& operator*() const noexcept { return *conn_; }
+    /// The leased connection; the lease must not be empty.
     connection* operator->() const noexcept { return conn_.get(); }
+    /// True while the lease holds a connection (false once moved from or reset).
     [[nodiscard]] explicit operator bool() const noexcept { return conn_ != nullptr; }
     /// Returns the connection to the pool now.
     void reset() noexcept;
@@ -97,6 +102,8 @@ private:
 class connection_pool {
 public:
     /// Creates an empty pool; nothing connects until the first borrow.
+    /// @param ep the server (or Sentinel service) every connection of the pool goes to.
+    /// @param opts sizing and timing (pool_options).
     /// @param rt the runtime whose shared threads and pub/sub links the primitives built on
     ///        this pool use; empty means the process's runtime::shared().
     /// @throws invalid_argument when `opts.max_size` is 0.
@@ -123,8 +130,11 @@ public:
     /// Closes all idle connections (for example after a failover); leased ones close on return.
     void clear_idle() noexcept;
 
+    /// A snapshot of the pool's counters (takes the pool's mutex; sends nothing).
     [[nodiscard]] pool_stats stats() const;
+    /// The endpoint the pool connects to.
     [[nodiscard]] const endpoint& where() const noexcept;
+    /// The options the pool was made with.
     [[nodiscard]] const pool_options& options() const noexcept;
 
     /// The runtime this pool belongs to (never null); primitives built on the pool share its

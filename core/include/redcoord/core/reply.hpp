@@ -29,12 +29,19 @@ public:
     /// Makes an array reply.
     static reply make_array(std::vector<reply> elements);
 
+    /// The reply's RESP type.
     [[nodiscard]] kind type() const noexcept { return kind_; }
+    /// True for a nil reply (a missing key, a timed-out blocking pop).
     [[nodiscard]] bool is_nil() const noexcept { return kind_ == kind::nil; }
+    /// True for an error reply (its text: str()).
     [[nodiscard]] bool is_error() const noexcept { return kind_ == kind::error; }
+    /// True for a bulk string reply.
     [[nodiscard]] bool is_string() const noexcept { return kind_ == kind::string; }
+    /// True for a status reply ("OK", "QUEUED").
     [[nodiscard]] bool is_status() const noexcept { return kind_ == kind::status; }
+    /// True for an integer reply.
     [[nodiscard]] bool is_integer() const noexcept { return kind_ == kind::integer; }
+    /// True for an array reply (its elements: elements()).
     [[nodiscard]] bool is_array() const noexcept { return kind_ == kind::array; }
 
     /// The text of a string, status or error reply (binary-safe).

@@ -105,6 +105,7 @@ public:
 
     /// @name Internal services (used by redcoord's primitives; not a stable API)
     /// @{
+
     /// The shared pub/sub link to `ep` while anyone holds it, else a new one.
     [[nodiscard]] std::shared_ptr<detail::pubsub_mux> pubsub(const endpoint& ep);
     /// The timer thread.

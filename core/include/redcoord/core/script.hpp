@@ -33,6 +33,7 @@ public:
     /// @throws invalid_argument when `source` is empty.
     explicit script(std::string source);
 
+    /// The Lua source, as given.
     [[nodiscard]] const std::string& source() const noexcept { return source_; }
     /// Lower-case hex SHA1 of the source, as Redis computes it.
     [[nodiscard]] const std::string& sha1() const noexcept { return sha1_; }

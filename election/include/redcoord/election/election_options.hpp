@@ -66,7 +66,7 @@ struct resolved_election_options {
     std::size_t replicas;                     ///< Replicas WAIT must reach; 0: none.
     std::chrono::milliseconds replica_timeout;///< In (0, term - drift - retry_period) when replicas > 0.
     std::chrono::milliseconds epoch_ttl;      ///< In [term, 10 years].
-    std::string prefix;
+    std::string prefix;                       ///< Key prefix (core/keys.hpp).
 };
 
 /// Fills in defaults and validates `opts` for the election `name`.

@@ -107,8 +107,11 @@ public:
     /// @throws as campaign_once().
     [[nodiscard]] std::optional<std::string> leader();
 
+    /// The options in force, every default filled in.
     [[nodiscard]] const resolved_election_options& options() const noexcept { return opts_; }
+    /// The election's name, as given.
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    /// The election's keys and hand-off channel.
     [[nodiscard]] const election_keys& keys() const noexcept { return keys_; }
     /// The highest epoch seen in any reply so far.
     [[nodiscard]] std::uint64_t max_epoch_seen() const noexcept { return max_epoch_.load(); }

@@ -139,7 +139,7 @@ struct node_outcome {
                       ///< background within the endpoint's connect_timeout, and the next round
                       ///< uses it.
     };
-    status state = status::not_waited;
+    status state = status::not_waited;  ///< What the node did (see status).
     /// The holder's PTTL reported by a refusing node, in milliseconds (-1: no expiry,
     /// -2: none), else -2.
     std::int64_t pttl = -2;
@@ -286,7 +286,9 @@ public:
     /// describes. Never throws; use release() for the answer.
     void unlock() noexcept;
 
+    /// The resource name, as given.
     [[nodiscard]] const std::string& resource() const noexcept;
+    /// The lock's key on every node, `<prefix>lock:{<resource>}`.
     [[nodiscard]] const std::string& key() const noexcept;
     /// Number of nodes N.
     [[nodiscard]] std::size_t size() const noexcept;

@@ -114,6 +114,7 @@ public:
     /// @param hub signal hub (its master pool runs the scripts; its prefix names the keys).
     /// @param name barrier name (validate_name rules; glob characters allowed).
     /// @param parties how many arrivals complete a generation; must be >= 1.
+    /// @param opts leases, TTLs and re-check timing (barrier_options).
     /// @throws invalid_argument for a bad name, parties or options.
     barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts = {});
 
@@ -142,7 +143,9 @@ public:
     /// @throws connection and pool errors.
     bool reset();
 
+    /// The barrier's name, as given.
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    /// The party count this object was made with.
     [[nodiscard]] std::size_t parties() const noexcept { return parties_; }
 
 private:

@@ -52,7 +52,11 @@ class timer;
 /// Thread-safety: one object is one party; do not call it from two threads at once.
 class double_barrier {
 public:
+    /// Makes one party of the double barrier `name`; nothing is sent until enter().
+    /// @param hub signal hub (its master pool runs the scripts; its prefix names the keys).
+    /// @param name double barrier name (validate_name rules).
     /// @param parties members needed to start; must be >= 1.
+    /// @param opts leases, TTLs and re-check timing (barrier_options).
     /// @throws invalid_argument for a bad name, parties or options.
     double_barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts = {});
     /// Stops the heartbeat and leaves when still inside (best effort, no wait); never throws.

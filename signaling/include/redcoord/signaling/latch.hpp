@@ -63,6 +63,7 @@ public:
     /// @throws invalid_argument for a count above latch_max_count; pool errors.
     void reset(std::uint64_t count);
 
+    /// The latch's name, as given.
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
 private:

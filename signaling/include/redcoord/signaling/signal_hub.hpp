@@ -31,8 +31,8 @@ struct hub_access;
 struct waiter_state;
 }  // namespace detail
 
-/// One received signal. Refer to it as `redcoord::signal` (the C library's `::signal`
-/// function hides an unqualified use after `using namespace redcoord`).
+/// One received signal. Refer to it as `redcoord::signal`: the C library's function of the
+/// same name hides an unqualified use after `using namespace redcoord`.
 struct signal {
     /// The channel the signal was sent to. For unicast signals this is the channel given to
     /// unicast()/listen_unicast(), not the internal per-waiter channel.
@@ -104,7 +104,9 @@ struct signal_hub_stats {
 /// Thread-safety: one waiter may be used from several threads; each signal is returned once.
 class waiter {
 public:
+    /// Takes over the other waiter's subscription and queued signals; the other is left empty.
     waiter(waiter&&) noexcept;
+    /// Unsubscribes this waiter (as its destructor) and takes over the other's subscription.
     waiter& operator=(waiter&&) noexcept;
     waiter(const waiter&) = delete;
     waiter& operator=(const waiter&) = delete;
@@ -204,6 +206,7 @@ public:
     /// @param master the master's pool, used for PUBLISH and scripts; must outlive the hub.
     /// @param replicas replicas of that master to listen on besides those discovered (may
     ///        be empty); kept for the life of the runtime's link.
+    /// @param opts key prefix, payload limit and de-duplication window (signal_options).
     /// @throws invalid_argument for bad options.
     signal_hub(connection_pool& master, std::vector<endpoint> replicas = {}, signal_options opts = {});
     /// Drops the hub's subscriptions (the runtime's links stay for their other users) and its

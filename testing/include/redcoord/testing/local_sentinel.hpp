@@ -71,7 +71,9 @@ public:
     /// The same as a URI, for example `redis-sentinel://127.0.0.1:p1,127.0.0.1:p2/redcoord`
     /// (passwords are not included; use endpoint() for them).
     [[nodiscard]] std::string url() const;
+    /// The options the service was started with.
     [[nodiscard]] const local_sentinel_options& options() const noexcept { return opts_; }
+    /// How many sentinels monitor the service.
     [[nodiscard]] std::size_t sentinel_count() const noexcept { return sentinels_.size(); }
     /// Address of sentinel `i` (0-based).
     [[nodiscard]] host_port sentinel_address(std::size_t i) const;

@@ -102,8 +102,11 @@ public:
     /// @throws redcoord::error when the replica never acknowledges a write.
     static std::unique_ptr<local_server> acknowledging_replica_of(const local_server& master, server_options opts = {});
 
+    /// The server's loopback port (its TLS port when TLS is on).
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    /// The id of the server process started last (it may have exited: running()).
     [[nodiscard]] pid_t pid() const noexcept;
+    /// `127.0.0.1` and port().
     [[nodiscard]] host_port address() const { return {"127.0.0.1", port_}; }
     /// An endpoint for this server (with the password when one is set); its Unix socket with
     /// server_options::control_socket.
@@ -111,9 +114,11 @@ public:
     /// `redis://[:password@]127.0.0.1:port` (`rediss://...?ca_file=...` with TLS;
     /// `unix://...` with server_options::control_socket).
     [[nodiscard]] std::string url() const;
+    /// The server's temporary directory (configuration, data, log).
     [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
     /// The options the server was started with.
     [[nodiscard]] const server_options& options() const noexcept { return opts_; }
+    /// True while the process lives (reaps it when it has exited).
     [[nodiscard]] bool running() noexcept;
 
     /// SIGKILL and reap; the data directory stays for restart().
@@ -155,9 +160,10 @@ private:
 /// WAIT-backed writes. The replica is resumed on destruction (harmless when not paused), so
 /// a test that paused it never leaves a stopped process behind.
 struct master_and_replica {
-    local_server master;
+    local_server master;  ///< The master.
+    /// Its replica, acknowledging writes (WAIT 1 succeeds once it is up).
     std::unique_ptr<local_server> replica = local_server::acknowledging_replica_of(master);
-    connection_pool pool{master.endpoint()};
+    connection_pool pool{master.endpoint()};  ///< A pool on the master.
     ~master_and_replica() { replica->resume(); }
 };
 

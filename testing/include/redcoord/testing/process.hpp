@@ -36,12 +36,15 @@ public:
     /// Starts `argv[0]` (searched on PATH) with `argv`.
     /// @throws redcoord::error when the program cannot be started.
     explicit process(std::vector<std::string> argv, process_options opts = {});
+    /// Takes over the other's child; the other is left without one.
     process(process&&) noexcept;
+    /// Kills and reaps this object's child (as the destructor), then takes over the other's.
     process& operator=(process&&) noexcept;
     process(const process&) = delete;
     process& operator=(const process&) = delete;
     ~process();
 
+    /// The child's process id (-1 once moved from).
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
     /// Sends `sig` to the child (nothing if it was reaped already).
     void signal(int sig) const noexcept;

@@ -13,8 +13,8 @@ namespace redcoord::testing {
 
 /// A certificate (PEM) and its private key (PEM, unencrypted, EC P-256).
 struct cert_pair {
-    std::filesystem::path cert;
-    std::filesystem::path key;
+    std::filesystem::path cert;  ///< The certificate's PEM file.
+    std::filesystem::path key;   ///< The private key's PEM file.
 };
 
 /// A fresh set of test certificates; the directory is removed on destruction.
