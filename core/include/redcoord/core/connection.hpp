@@ -43,8 +43,20 @@ struct connection_access;
 ///   normal server a reply arrives in one or a few reads, so the bound is effectively the
 ///   timeout. The fan-out (fan_out.hpp) enforces one absolute deadline with poll() instead.
 ///
-/// Thread-safety: none; use one connection from one thread at a time (pools hand out
+/// @par Thread safety
+/// None; use one connection from one thread at a time (pools hand out
 /// exclusive leases).
+///
+/// @par Errors
+/// The constructor throws invalid_argument, connection_error, auth_error, tls_error, timeout_error,
+/// reply_error or protocol_error (see there); command() throws reply_error for an error reply (the
+/// connection stays usable) and timeout_error, connection_error or protocol_error for a transport
+/// failure (the connection is then poisoned); pipeline() returns error replies as values.
+///
+/// @par Cost
+/// Opening: a TCP connect (and a TLS handshake for `rediss://`), then AUTH/SELECT/PING written
+/// together and read in one round trip. command(): one send and one receive, one round trip;
+/// pipeline(): one write and one round trip for all its commands.
 class connection {
 public:
     /// Connects to `ep` (which must not be a Sentinel endpoint; see sentinel.hpp).

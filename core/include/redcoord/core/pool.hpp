@@ -58,6 +58,15 @@ struct pool_access;
 
 /// An exclusive RAII lease of one pooled connection; returns it on destruction, or
 /// discards it when poisoned. Move-only. Destruction never throws.
+///
+/// @par Thread safety
+/// None: a lease belongs to one thread at a time, like the connection it holds.
+///
+/// @par Errors
+/// Never throws (moves, access, return and discard are noexcept).
+///
+/// @par Cost
+/// Nothing is sent: returning the connection takes the pool's mutex.
 class pooled_connection {
 public:
     pooled_connection() = default;
@@ -85,7 +94,8 @@ private:
 
 /// A bounded pool of connections to one endpoint, opened lazily.
 ///
-/// Thread-safety: every member function may be called from any thread. Leases may outlive
+/// @par Thread safety
+/// Every member function may be called from any thread. Leases may outlive
 /// the pool object (they hold the shared state); connections returned after the pool is
 /// gone are closed.
 ///
@@ -99,6 +109,17 @@ private:
 /// closes that connection and every idle one, and with Sentinel makes the resolver ask
 /// again; the call still throws reply_error (retry after the failover completes). A
 /// `READONLY` seen on a connection the caller borrowed is the caller's to handle.
+///
+/// @par Errors
+/// borrow() throws pool_exhausted when no connection frees up within the borrow timeout, and
+/// connection_error, auth_error, tls_error, timeout_error or protocol_error when a new connection
+/// cannot be opened; command() adds the errors of connection::command(). The destructor and
+/// clear_idle() never throw.
+///
+/// @par Cost
+/// A borrow of an idle connection sends nothing, unless it has been idle past the health-check
+/// interval (then one PING round trip); a borrow with none idle opens one (see connection).
+/// command() is one round trip on a borrowed connection.
 class connection_pool {
 public:
     /// Creates an empty pool; nothing connects until the first borrow.

@@ -15,7 +15,15 @@ namespace redcoord {
 
 /// One reply from the server: a tree of strings, integers, nils, statuses, errors and arrays.
 ///
-/// Thread-safety: a plain value type.
+/// @par Thread safety
+/// A plain value type.
+///
+/// @par Errors
+/// Accessors of the wrong kind (str() of an integer, integer() of a string, ...) throw
+/// protocol_error; the predicates never throw.
+///
+/// @par Cost
+/// A value in memory: nothing is sent.
 class reply {
 public:
     /// RESP2 reply kinds.

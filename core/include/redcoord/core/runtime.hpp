@@ -61,7 +61,16 @@ struct runtime_stats {
 /// last of them is gone; its threads stop then (never from a callback's own thread: a
 /// runtime released there finishes its teardown when the thread returns).
 ///
-/// Thread-safety: every member function may be called from any thread.
+/// @par Thread safety
+/// Every member function may be called from any thread.
+///
+/// @par Errors
+/// Starting a runtime thread can throw std::system_error; stats() and the destructor never throw.
+///
+/// @par Cost
+/// Sends nothing itself: its threads run what the primitives schedule (each primitive's Cost
+/// paragraph says what), and its pub/sub links cost one connection per endpoint and per known
+/// replica, shared by the whole process.
 class runtime : public std::enable_shared_from_this<runtime> {
 public:
     /// A new, independent runtime; its threads start when first needed.

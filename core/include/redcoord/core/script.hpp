@@ -27,7 +27,16 @@ namespace redcoord {
 /// connection's list and run() retries once with EVAL. Keys and values always travel as
 /// KEYS/ARGV, never spliced into the source.
 ///
-/// Thread-safety: immutable after construction; share freely.
+/// @par Thread safety
+/// Immutable after construction; share freely.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for an empty source; run() throws as
+/// connection::command() and reply_error for a script error.
+///
+/// @par Cost
+/// run(): one EVALSHA round trip; on a connection whose server has not cached the script
+/// (NOSCRIPT), one more round trip with EVAL.
 class script {
 public:
     /// @throws invalid_argument when `source` is empty.

@@ -90,7 +90,18 @@ struct sentinel_options {
 /// subscriber per sentinel (reader threads owned by the resolver) on `+switch-master` and
 /// `+promoted-slave`; an announcement for this service moves the master at once.
 ///
-/// Thread-safety: every member function may be called from any thread.
+/// @par Thread safety
+/// Every member function may be called from any thread.
+///
+/// @par Errors
+/// Resolving throws sentinel_unreachable when no sentinel answers, unknown_service when every
+/// sentinel that answered does not know the service, and sentinel_error when they name no usable
+/// master; slots' exceptions are swallowed.
+///
+/// @par Cost
+/// A resolution asks the configured sentinels (`SENTINEL get-master-addr-by-name`, one round trip
+/// each) and checks the named master's role (`ROLE`, one round trip); following failovers keeps one
+/// pub/sub subscription per sentinel on the runtime's threads.
 class sentinel_resolver {
 public:
     /// Prepares a resolver; nothing connects until the first call that needs the master.

@@ -79,13 +79,25 @@ struct subscriber_options {
 /// that does not answer delays only other subscribers' connects, never their reading. Both
 /// threads start with the first subscriber and stop when the last one is destroyed.
 ///
-/// Thread-safety: all member functions may be called from any thread. The message and state
+/// @par Thread safety
+/// All member functions may be called from any thread. The message and state
 /// handlers of one subscriber run one at a time, in arrival order, on the shared reader
 /// thread (the message handler also on a thread of redcoord's that reads the link itself
 /// while it waits for a message). **The handlers of all subscribers share that thread: they
 /// must return quickly** and must not block on anything a subscriber delivers (such as a
 /// subscribe()/psubscribe() with a wait, or a lock waiting for a release). An exception
 /// escaping a handler is swallowed.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for a missing handler or bad options; subscribe()
+/// returns false instead of throwing when the server refuses a channel or the wait passes.
+/// Connection failures are not thrown: the state handler hears them, and the link reconnects with
+/// back-off by itself.
+///
+/// @par Cost
+/// One connection of its own (never from a pool), read by the process's shared reader thread.
+/// Subscribing and unsubscribing are one write each (subscribe() then waits for the confirmation,
+/// up to its wait); after a reconnect every channel and pattern is subscribed again.
 class subscriber {
 public:
     /// Called for each message.

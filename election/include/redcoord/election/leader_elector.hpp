@@ -80,7 +80,19 @@ enum class revoke_reason {
 /// Disconnecting a slot (or dropping its scoped_connection) does not wait for a call of it
 /// already running: stop() the elector before destroying what slots use.
 ///
-/// Thread-safety: every member function may be called from any thread (except as above).
+/// @par Thread safety
+/// Every member function may be called from any thread (except as above).
+///
+/// @par Errors
+/// The constructor throws invalid_argument; start() can throw std::system_error; stop(), the
+/// destructor and the state queries never throw. Failures of the background rounds are not thrown:
+/// they revoke a leadership (revoke_reason) and are kept in last_error(). resign() throws on
+/// transport failures.
+///
+/// @par Cost
+/// One master_selector round (one EVALSHA round trip, plus WAIT when replicas > 0) every retry
+/// period, on the runtime's timer thread; one shared subscription to the election's hand-off
+/// channel; resign() is one EVALSHA with a PUBLISH inside.
 class leader_elector {
 public:
     /// Validates the settings; does not connect or start threads.

@@ -26,7 +26,16 @@ namespace redcoord {
 /// downstream systems as its fencing token and return soon after the token fires. Runs never
 /// overlap. Exceptions escaping `work` are swallowed.
 ///
-/// Thread-safety: construct and destroy from one thread; the elector must outlive the task.
+/// @par Thread safety
+/// Construct and destroy from one thread; the elector must outlive the task.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for a bad period or an empty callable, and
+/// std::system_error when its thread cannot start; stop() and the destructor never throw. An
+/// exception escaping the callable is swallowed and the next period runs.
+///
+/// @par Cost
+/// One thread of its own; it sends nothing: leadership comes from the elector's rounds.
 class leader_task {
 public:
     /// The work: epoch (fencing token) of the leadership it runs under, and a stop token.

@@ -73,8 +73,18 @@ struct campaign_result {
 ///
 /// Keys: see make_election_keys(). Values travel as ARGV only.
 ///
-/// Thread-safety: campaign_once(), resign() and leader() may be called from any thread
+/// @par Thread safety
+/// campaign_once(), resign() and leader() may be called from any thread
 /// (each borrows its own connection from the pool).
+///
+/// @par Errors
+/// The constructor throws invalid_argument; campaign_once(), resign() and leader() throw
+/// connection_error, timeout_error or pool_exhausted on transport failures and reply_error when the
+/// server refuses the script (permission_error for an ACL refusal).
+///
+/// @par Cost
+/// campaign_once(): one EVALSHA round trip (plus WAIT in the same write when replicas > 0);
+/// resign(): one EVALSHA (DEL and PUBLISH inside); leader(): one HGET.
 class master_selector {
 public:
     /// @throws invalid_argument for a bad name or options (see resolve()).

@@ -138,7 +138,8 @@ void validate(const lock_options& o);
 /// Redis. The object is not recursive: locking it again from the thread that holds it throws
 /// invalid_argument instead of dead-locking.
 ///
-/// Costs: acquire and release are one EVALSHA round trip each (EVAL the first time on a
+/// @par Cost
+/// Acquire and release are one EVALSHA round trip each (EVAL the first time on a
 /// connection; with lock_options::replicas, acquire also waits for the replicas'
 /// acknowledgements in the same round trip). unlock() does not wait for its reply: the
 /// release is written and the connection's next command reads past its answer, so a holder
@@ -152,10 +153,19 @@ void validate(const lock_options& o);
 /// speed (for strict request order use fair_lock). The waiting policy is described in
 /// lock/src/wait_policy.hpp.
 ///
-/// Thread-safety: all members may be called from any thread. The loss callback runs on the
+/// @par Thread safety
+/// All members may be called from any thread. The loss callback runs on the
 /// runtime's timer thread (loss found by the watchdog or at the end of the validity) or on the
 /// thread calling extend() (loss found there); it must not call back into this object's
 /// blocking functions nor destroy it.
+///
+/// @par Errors
+/// acquire(), lock() and the try_ forms throw connection_error, timeout_error, pool_exhausted or
+/// reply_error when Redis cannot answer (lock() waits transient faults out and throws only
+/// auth_error, reply_error or protocol_error), and invalid_argument when the calling thread already
+/// holds the object; release() and extend() throw outcome_unknown for a lost reply; unlock() and
+/// the destructor never throw; fencing_token() and check_held() throw lock_lost when the lock is
+/// not held.
 class distributed_lock {
 public:
     /// A callback for on_lost(): gets the resource name.

@@ -117,16 +117,25 @@ void validate(const fair_lock_options& o);
 /// no particular order, and only then queue in Redis. Not recursive: locking an object again
 /// from the thread that holds it throws invalid_argument.
 ///
-/// Costs: an uncontended acquire and a release are one EVALSHA round trip each; unlock() does
+/// @par Cost
+/// An uncontended acquire and a release are one EVALSHA round trip each; unlock() does
 /// not wait for its reply. A contended acquire subscribes the object's own channel once
 /// (through its pool's runtime: one shared pub/sub link per endpoint, no thread and no
 /// connection of its own; the subscription is kept until the object is destroyed), then
 /// sleeps until it is woken by the hand-off or refreshes its lease every waiter_lease / 3.
 ///
-/// Thread-safety: all members may be called from any thread. The loss callback runs on the
+/// @par Thread safety
+/// All members may be called from any thread. The loss callback runs on the
 /// runtime's timer thread (loss found by the watchdog or at the end of the validity) or on the
 /// thread calling extend() (loss found there); it must not call back into this object's
 /// blocking functions nor destroy it.
+///
+/// @par Errors
+/// As distributed_lock: acquire() and its forms throw connection_error, timeout_error,
+/// pool_exhausted or reply_error (lock() only what retrying cannot cure) and invalid_argument when
+/// the calling thread already holds the object; release() and extend() throw outcome_unknown for a
+/// lost reply; unlock() and the destructor never throw; fencing_token() and check_held() throw
+/// lock_lost when not held.
 class fair_lock {
 public:
     /// A callback for on_lost(): gets the resource name.

@@ -179,9 +179,24 @@ void validate(const redlock_options& o, std::size_t n);
 /// re-acquires at once keeps the lock for at most handoff_after while others wait (each node
 /// keeps the turn). The waiting policy is described in lock/src/wait_policy.hpp.
 ///
-/// Thread-safety: all members may be called from any thread. The loss callback runs on the
+/// @par Thread safety
+/// All members may be called from any thread. The loss callback runs on the
 /// runtime's timer thread or the thread calling extend(); it must not call back into this
 /// object's blocking functions nor destroy it.
+///
+/// @par Errors
+/// acquire() and the try_ forms throw quorum_unreachable when no majority of nodes can be reached
+/// (at once without a wait, when the wait ends otherwise), auth_error, reply_error or
+/// protocol_error for faults retrying cannot cure, and invalid_argument when the calling thread
+/// already holds the object; release() throws outcome_unknown when too few nodes answered to tell;
+/// unlock() and the destructor never throw; fencing_token() and check_held() throw lock_lost when
+/// not held.
+///
+/// @par Cost
+/// Every round (acquire, extend, release) is one EVALSHA sent to all N nodes at once and decided
+/// when a majority has answered: one round trip of the slowest node of that majority, bounded by
+/// node_timeout. A waiter listens for release notifications on a majority of the nodes (shared
+/// pub/sub links) instead of polling.
 class redlock {
 public:
     /// A callback for on_lost(): gets the resource name.

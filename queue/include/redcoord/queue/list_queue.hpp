@@ -39,8 +39,20 @@ struct list_queue_options {
 /// reliable_queue of that name consumes, so a list_queue can feed one with raw payloads).
 ///
 /// Payloads are binary-safe (NUL, CR, LF, any size Redis accepts).
-/// Thread-safety: every member function may be called from any thread concurrently (each
+///
+/// @par Thread safety
+/// Every member function may be called from any thread concurrently (each
 /// call borrows its own pooled connection). The pool must outlive the queue.
+///
+/// @par Errors
+/// The constructor throws invalid_argument; push() and push_batch() throw payload_too_large before
+/// sending; every call throws connection_error, timeout_error, pool_exhausted or reply_error from
+/// the pool; a pop that finds nothing returns nullopt.
+///
+/// @par Cost
+/// push(): one LPUSH; push_batch(): one LPUSH for all; try_pop(): one RPOP (LIFO: LPOP);
+/// pop(timeout): one BRPOP (LIFO: BLPOP) that holds a pooled connection for up to its timeout;
+/// size(): one LLEN. Each is one round trip.
 class list_queue {
 public:
     /// Makes a handle; nothing is sent until the first call.

@@ -66,9 +66,19 @@ struct queue_worker_stats {
 /// handled is never dropped: it is nacked, or (server unreachable) left in the processing
 /// list for recovery.
 ///
-/// Thread-safety: start()/stop() from one controlling thread; stats() from any thread. The
+/// @par Thread safety
+/// start()/stop() from one controlling thread; stats() from any thread. The
 /// handler runs on the worker threads, concurrently when threads > 1. The queue must
 /// outlive the worker.
+///
+/// @par Errors
+/// The constructor throws invalid_argument; start() throws std::system_error when a thread cannot
+/// start; stop(), the destructor and stats() never throw. Failures of pops and acks are counted,
+/// retried and kept in last_error(); a handler that throws gets its message requeued.
+///
+/// @par Cost
+/// `threads` threads of its own, each a reliable_queue consumer loop: one blocking pop per message,
+/// then one ack or nack (see reliable_queue's Cost).
 class queue_worker {
 public:
     /// Called on a worker thread for each delivery.

@@ -179,9 +179,24 @@ struct recovery_result {
 /// it sitting in a live consumer's processing list. close() returns the lists of all
 /// identities at once.
 ///
-/// Thread-safety: all member functions may be called from any thread concurrently (each
+/// @par Thread safety
+/// All member functions may be called from any thread concurrently (each
 /// call borrows its own pooled connection; the pool should have one connection per popping
 /// thread plus one for the upkeep). The pool must outlive the queue.
+///
+/// @par Errors
+/// The constructor throws invalid_argument; push() throws payload_too_large before sending and
+/// replication_timeout when too few replicas acknowledged; pop() throws connection_error,
+/// timeout_error, reply_error or protocol_error from core; ack() and nack() throw outcome_unknown
+/// for a lost reply and retry refused commands while the lease holds; close() and the destructor
+/// never throw.
+///
+/// @par Cost
+/// push(): one LPUSH round trip (push_batch(): one for all; plus WAIT in the same write when
+/// replicas > 0); pop(): one LMOVE or BLMOVE per block while the lease is fresh, else the lease
+/// renewal goes in the same script or in a MULTI/EXEC pipelined before the BLMOVE; ack(): one LREM;
+/// nack(): one EVALSHA; upkeep on the runtime's timer thread: one registering EVALSHA (the
+/// heartbeat) every heartbeat_interval and one recovery EVALSHA every recover_interval.
 class reliable_queue {
 public:
     /// Makes a handle; nothing is sent and nothing runs in the background until the first pop().

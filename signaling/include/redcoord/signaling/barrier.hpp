@@ -107,8 +107,20 @@ struct barrier_options {
 /// subscribe round trip) until it is destroyed; signals arriving between rounds are not
 /// queued anywhere.
 ///
-/// Thread-safety: arrive_and_wait() may be called from several threads at once (each call is
+/// @par Thread safety
+/// arrive_and_wait() may be called from several threads at once (each call is
 /// one party). The hub must outlive the barrier.
+///
+/// @par Errors
+/// The constructor throws invalid_argument; arrive_and_wait() throws barrier_timeout,
+/// barrier_lease_lost, invalid_argument (a different party count in Redis) and the master's
+/// connection_error, timeout_error, pool_exhausted or reply_error; arrived(), generation() and
+/// reset() throw the connection and pool errors.
+///
+/// @par Cost
+/// arrive_and_wait(): a subscription on the shared links, then one EVALSHA round trip to arrive,
+/// one per wake, and one every arrival_lease / 3 while waiting (lease refresh and re-read); the
+/// last arriver's script publishes once. arrived(), generation() and reset(): one EVALSHA each.
 class barrier {
 public:
     /// @param hub signal hub (its master pool runs the scripts; its prefix names the keys).

@@ -45,11 +45,18 @@ class timer;
 /// for that round to end. A timed-out enter() is withdrawn atomically; a timed-out leave()
 /// stays left.
 ///
-/// Cost: no thread of its own; while inside, one script run per arrival_lease/3 on the
+/// @par Cost
+/// No thread of its own; while inside, one script run per arrival_lease/3 on the
 /// runtime's shared timer thread (so a master that stalls past the command timeout delays the
 /// runtime's other timers by up to that long).
 ///
-/// Thread-safety: one object is one party; do not call it from two threads at once.
+/// @par Thread safety
+/// One object is one party; do not call it from two threads at once.
+///
+/// @par Errors
+/// The constructor throws invalid_argument; enter() and leave() throw barrier_timeout,
+/// barrier_lease_lost, invalid_argument (a different party count in Redis) and the master's
+/// connection_error, timeout_error, pool_exhausted or reply_error; the destructor never throws.
 class double_barrier {
 public:
     /// Makes one party of the double barrier `name`; nothing is sent until enter().

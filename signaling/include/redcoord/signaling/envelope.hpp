@@ -43,7 +43,14 @@ struct opened_envelope {
 
 /// A set of the last `capacity` ids seen, oldest evicted first.
 ///
-/// Thread-safety: none; the owner locks.
+/// @par Thread safety
+/// None; the owner locks.
+///
+/// @par Errors
+/// Never throws, except std::bad_alloc.
+///
+/// @par Cost
+/// In memory only: O(1) per insert and lookup, memory bounded by its capacity.
 class recent_ids {
 public:
     /// @param capacity how many ids are remembered; must be >= 1.
@@ -80,7 +87,15 @@ private:
 /// overtaking (16384 by default). At most `max_origins` floors are kept, the least recently
 /// updated forgotten first; a replay from a forgotten origin beyond the window is delivered.
 ///
-/// Thread-safety: none; the owner locks.
+/// @par Thread safety
+/// None; the owner locks.
+///
+/// @par Errors
+/// Never throws, except std::bad_alloc.
+///
+/// @par Cost
+/// In memory only: O(1) per delivery on average, memory bounded by the window and the number of
+/// publishers seen.
 class dedup_window {
 public:
     /// @param capacity how many recent deliveries are remembered exactly; must be >= 1.

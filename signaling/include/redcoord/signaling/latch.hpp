@@ -37,7 +37,20 @@ inline constexpr std::uint64_t latch_max_count = std::uint64_t{1} << 53;
 /// wait() subscribes FIRST, then reads the key, then waits, re-reading on every wake and
 /// every recheck_interval, so it never misses the opening.
 ///
-/// Thread-safety: all functions may be called from any thread. The hub must outlive the latch.
+/// @par Thread safety
+/// All functions may be called from any thread. The hub must outlive the latch.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for a bad name or a count above latch_max_count;
+/// count_down() throws invalid_argument for a bad n and error when the key was deleted or expired;
+/// count() throws protocol_error when the key holds anything but a count; every call throws the
+/// hub's and pool's connection_error, timeout_error, pool_exhausted or reply_error; a wait that
+/// times out returns false.
+///
+/// @par Cost
+/// count_down(): one EVALSHA round trip (with a PUBLISH inside when the count reaches zero);
+/// count(): one GET; wait(): a subscription on the shared links, one GET, then one more per wake
+/// and per recheck_interval.
 class latch {
 public:
     /// Creates the latch key with `count` when it does not exist yet (SET NX); an existing

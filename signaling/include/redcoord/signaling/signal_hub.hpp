@@ -101,7 +101,17 @@ struct signal_hub_stats {
 /// waiter nobody reads keeps every signal of its channels (memory grows with the signal rate
 /// times the time it is not read; destroy waiters you no longer read).
 ///
-/// Thread-safety: one waiter may be used from several threads; each signal is returned once.
+/// @par Thread safety
+/// One waiter may be used from several threads; each signal is returned once.
+///
+/// @par Errors
+/// The waits throw nothing for a timeout (they return nullopt); moves and the destructor never
+/// throw.
+///
+/// @par Cost
+/// No connection or thread of its own: its channels are subscribed on the runtime's shared links
+/// (one SUBSCRIBE per channel and link for the whole process); a wait reads the links on the
+/// calling thread.
 class waiter {
 public:
     /// Takes over the other waiter's subscription and queued signals; the other is left empty.
@@ -186,8 +196,22 @@ private:
 /// process, shared with other primitives' callbacks), each hub's slots one at a time, in
 /// arrival order (a strand per hub); a slow slot delays the other callbacks of the runtime.
 ///
-/// Thread-safety: every member function may be called from any thread. A slot must not destroy
+/// @par Thread safety
+/// Every member function may be called from any thread. A slot must not destroy
 /// the hub. The hub must outlive the pool it was given.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for bad options; broadcast() and unicast() throw
+/// invalid_argument for a bad channel or an oversized payload and connection_error, timeout_error,
+/// pool_exhausted or reply_error from the master; listen() and the waits throw invalid_argument for
+/// bad channels and timeout_error when the master does not confirm a subscription in time; a
+/// timed-out wait returns nullopt; slots' exceptions are swallowed.
+///
+/// @par Cost
+/// broadcast(): one PUBLISH round trip; unicast(): one EVALSHA round trip, whose script runs PUBSUB
+/// CHANNELS (O(all channels on the master)) and one PUBLISH; waits and slots: subscriptions on the
+/// runtime's shared links to the master and each replica (one SUBSCRIBE per channel and link,
+/// process-wide).
 class signal_hub {
 public:
     /// A callback for on()/on_pattern().

@@ -55,7 +55,16 @@ struct local_sentinel_options {
 /// real: kill_master() is SIGKILL, failover() is `SENTINEL FAILOVER`. Everything is stopped
 /// by PID on destruction (sentinels first, so they do not react to the teardown).
 ///
-/// Thread-safety: none; drive it from one thread.
+/// @par Thread safety
+/// None; drive it from one thread.
+///
+/// @par Errors
+/// The constructor throws redcoord::error when a binary is missing or a server or sentinel does not
+/// come up in time; the destructor never throws.
+///
+/// @par Cost
+/// 1 + replicas redis-server processes and `sentinels` redis-sentinel processes, each in its own
+/// temporary directory.
 class local_sentinel {
 public:
     /// Starts the servers and sentinels and waits until every sentinel knows all replicas

@@ -83,7 +83,16 @@ void write_tls_config(std::ostream& out, std::uint16_t port, const server_tls& t
 /// PID when the object is destroyed, also during stack unwinding after a failed test, and the
 /// temporary directory is removed.
 ///
-/// Thread-safety: none; drive it from one thread.
+/// @par Thread safety
+/// None; drive it from one thread.
+///
+/// @par Errors
+/// Starting (constructor, restart()) throws redcoord::error when redis-server cannot be started or
+/// does not answer in time; kill(), pause(), resume() and the destructor never throw.
+///
+/// @par Cost
+/// One redis-server process and a temporary directory; starting waits until the server answers
+/// PING.
 class local_server {
 public:
     /// Starts a master and waits until it answers.

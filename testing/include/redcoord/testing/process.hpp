@@ -30,7 +30,15 @@ struct process_options {
 
 /// A child process; the destructor SIGKILLs it (if still running) and reaps it.
 ///
-/// Thread-safety: none; use from one thread. Never kills anything but its own PID.
+/// @par Thread safety
+/// None; use from one thread. Never kills anything but its own PID.
+///
+/// @par Errors
+/// The constructor throws redcoord::error when the program cannot be started; signals, waits and
+/// the destructor never throw.
+///
+/// @par Cost
+/// One fork/exec; kill() sends SIGKILL and reaps.
 class process {
 public:
     /// Starts `argv[0]` (searched on PATH) with `argv`.

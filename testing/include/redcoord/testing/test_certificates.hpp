@@ -19,7 +19,16 @@ struct cert_pair {
 
 /// A fresh set of test certificates; the directory is removed on destruction.
 ///
-/// Thread-safety: none after construction; the paths may be read from any thread.
+/// @par Thread safety
+/// None after construction; the paths may be read from any thread.
+///
+/// @par Errors
+/// The constructor throws redcoord::error when `openssl` is missing or one of its commands fails;
+/// the destructor never throws.
+///
+/// @par Cost
+/// Runs the `openssl` command a few times (EC P-256 keys and certificates) in a temporary
+/// directory; nothing is sent to Redis.
 class test_certificates {
 public:
     /// Generates every certificate (about 0.1 s).
