@@ -6,9 +6,9 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <system_error>
 
 #include <memory>
 #include <optional>
@@ -431,7 +431,7 @@ void connection::impl::fail_io(int kind, int saved_errno, std::string_view durin
     // Recorded the way hiredis records its own I/O errors, so fail() reports them alike.
     ctx->err = kind;
     std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s",
-                  kind == REDIS_ERR_EOF ? "Server closed the connection" : std::strerror(saved_errno));
+                  kind == REDIS_ERR_EOF ? "Server closed the connection" : std::generic_category().message(saved_errno));
     errno = saved_errno;
     fail(during);
 }

@@ -11,7 +11,7 @@
 #include <poll.h>
 
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 
 namespace redcoord::detail {
 
@@ -72,7 +72,7 @@ struct tls_stream::session {
                     }
                     r.state = status::failed;
                     r.sys_errno = e;
-                    r.reason = std::strerror(e);
+                    r.reason = std::generic_category().message(e);
                     return r;
                 }
                 [[fallthrough]];
@@ -123,7 +123,9 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
             why = r.reason;
         if (why.find("wrong version number") != std::string::npos || why.find("packet length too long") != std::string::npos)
             why += " (is the port a plaintext one? then use redis://)";
-        throw tls_error("TLS handshake with " + where + " failed: " + why);
+        std::string message = "TLS handshake with ";
+        message.append(where).append(" failed: ").append(why);
+        throw tls_error(message);
     }
 }
 

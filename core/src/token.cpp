@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 namespace redcoord {
 namespace {
@@ -19,7 +20,7 @@ void fill_random(void* buf, std::size_t n) {
         ssize_t got = ::getrandom(p, n, 0);
         if (got < 0) {
             if (errno == EINTR) continue;
-            throw error(std::string("getrandom failed: ") + std::strerror(errno));
+            throw error(std::string("getrandom failed: ") + std::generic_category().message(errno));
         }
         p += got;
         n -= static_cast<std::size_t>(got);

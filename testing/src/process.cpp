@@ -5,13 +5,13 @@
 #include <string_view>
 
 #include <fcntl.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -49,7 +49,7 @@ process::process(std::vector<std::string> argv, process_options opts) {
     int out_fd = -1;
     if (!opts.output_file.empty()) {
         out_fd = ::open(opts.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (out_fd < 0) throw error("cannot open " + opts.output_file + ": " + std::strerror(errno));
+        if (out_fd < 0) throw error("cannot open " + opts.output_file + ": " + std::generic_category().message(errno));
     }
     int err_pipe[2];
     if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw error("pipe2 failed");
@@ -59,7 +59,7 @@ process::process(std::vector<std::string> argv, process_options opts) {
         ::close(err_pipe[0]);
         ::close(err_pipe[1]);
         if (out_fd >= 0) ::close(out_fd);
-        throw error(std::string("fork failed: ") + std::strerror(errno));
+        throw error(std::string("fork failed: ") + std::generic_category().message(errno));
     }
     if (pid == 0) {
         if (opts.die_with_parent) {
@@ -73,7 +73,7 @@ process::process(std::vector<std::string> argv, process_options opts) {
         }
         sigset_t none;
         sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
         ::execvpe(args[0], args.data(), envp.data());
         int e = errno;
         [[maybe_unused]] auto n = ::write(err_pipe[1], &e, sizeof e);
@@ -88,7 +88,7 @@ process::process(std::vector<std::string> argv, process_options opts) {
     if (got == sizeof child_errno) {
         wait();
         pid_ = -1;
-        throw error("cannot start " + argv[0] + ": " + std::strerror(child_errno));
+        throw error("cannot start " + argv[0] + ": " + std::generic_category().message(child_errno));
     }
 }
 

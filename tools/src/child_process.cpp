@@ -5,14 +5,14 @@
 #include <redcoord/core/errors.hpp>
 
 #include <fcntl.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <map>
+#include <system_error>
 
 extern char** environ;
 
@@ -25,9 +25,9 @@ void give_terminal(pid_t pgid) noexcept {
     sigset_t ttou, old;
     sigemptyset(&ttou);
     sigaddset(&ttou, SIGTTOU);
-    sigprocmask(SIG_BLOCK, &ttou, &old);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
     ::tcsetpgrp(STDIN_FILENO, pgid);
-    sigprocmask(SIG_SETMASK, &old, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 int decode_status(int st) {
@@ -62,7 +62,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     // never reap them, so group_alive() does not see zombies for ever (see try_reap()).
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(report, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::generic_category().message(errno));
     // When redcoord runs in the terminal's foreground, CMD's group takes the foreground (as a
     // shell does for a job), so an interactive CMD can read the terminal and gets Ctrl-C itself.
     const bool foreground = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
@@ -72,7 +72,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
         const int err = errno;
         ::close(report[0]);
         ::close(report[1]);
-        throw error(std::string("fork: ") + std::strerror(err));
+        throw error(std::string("fork: ") + std::generic_category().message(err));
     }
     if (pid == 0) {
         ::close(report[0]);
@@ -106,7 +106,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
         pid_ = -1;
         if (took_terminal_) give_terminal(::getpgrp());
         const int code = (err == ENOENT || err == ENOTDIR) ? 127 : 126;
-        throw exec_failure(code, "cannot run '" + argv[0] + "': " + std::strerror(err));
+        throw exec_failure(code, "cannot run '" + argv[0] + "': " + std::generic_category().message(err));
     }
 }
 

@@ -3,7 +3,7 @@
 #include <redcoord/core/errors.hpp>
 
 #include <poll.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace redcoord::cli {
@@ -40,13 +40,13 @@ void restore_signals_in_child() noexcept {
     ::signal(SIGPIPE, SIG_DFL);
     sigset_t empty;
     sigemptyset(&empty);
-    sigprocmask(SIG_SETMASK, &empty, nullptr);
+    pthread_sigmask(SIG_SETMASK, &empty, nullptr);
 }
 
 signal_source::signal_source() {
     const sigset_t s = handled_set();
     fd_ = ::signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (fd_ < 0) throw error(std::string("signalfd: ") + std::strerror(errno));
+    if (fd_ < 0) throw error(std::string("signalfd: ") + std::generic_category().message(errno));
 }
 
 signal_source::~signal_source() {
@@ -81,7 +81,7 @@ std::optional<int> signal_source::wait_termination(std::chrono::milliseconds tim
 
 wakeup::wakeup() {
     fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (fd_ < 0) throw error(std::string("eventfd: ") + std::strerror(errno));
+    if (fd_ < 0) throw error(std::string("eventfd: ") + std::generic_category().message(errno));
 }
 
 wakeup::~wakeup() {

@@ -4,7 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace redcoord::cli {
@@ -170,7 +171,7 @@ int isolate_descriptors(int in) noexcept {
 
 deadline_reaper::deadline_reaper(steady_clock::time_point deadline, reaper_options opts) {
     int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(p, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::generic_category().message(errno));
     const std::int64_t grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(opts.grace).count();
     const std::int64_t early_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(opts.early_window).count();
     const pid_t pid = ::fork();
@@ -178,7 +179,7 @@ deadline_reaper::deadline_reaper(steady_clock::time_point deadline, reaper_optio
         const int err = errno;
         ::close(p[0]);
         ::close(p[1]);
-        throw error(std::string("fork: ") + std::strerror(err));
+        throw error(std::string("fork: ") + std::generic_category().message(err));
     }
     if (pid == 0) {
         ::close(p[1]);
