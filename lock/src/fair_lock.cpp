@@ -140,8 +140,8 @@ public:
         gate.leave();
     }
 
-    boost::signals2::scoped_connection on_lost(std::function<void(const std::string&)> h) {
-        auto c = lost_signal.connect(std::move(h));
+    boost::signals2::scoped_connection on_lost(const std::function<void(const std::string&)>& h) {
+        auto c = lost_signal.connect(h);
         arm_loss_notice();
         return c;
     }

@@ -28,7 +28,7 @@ void list_queue::push_batch(std::span<const std::string> payloads) {
     argv.reserve(payloads.size() + 2);
     argv.push_back("LPUSH");
     argv.push_back(key_);
-    for (const auto& p : payloads) argv.push_back(p);
+    for (const auto& p : payloads) argv.emplace_back(p);
     auto c = pool_.borrow();
     try {
         c->command(std::span<const std::string_view>(argv));

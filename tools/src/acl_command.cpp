@@ -34,6 +34,7 @@ acl_needs needs_of(const acl_args& a, const std::string& prefix) {
 
 std::string json_strings(const std::vector<std::string>& v) {
     std::vector<std::string> encoded;
+    encoded.reserve(v.size());
     for (const auto& s : v) encoded.push_back(json_quote(s));
     return json_array(encoded);
 }
