@@ -48,8 +48,9 @@ std::optional<std::uint16_t> parse_port(std::string_view s) noexcept {
 std::string addr_text(const host_port& hp) { return hp.host + ":" + std::to_string(hp.port); }
 
 bool is_auth_text(std::string_view s) noexcept {
-    return starts_with(s, "NOAUTH") || starts_with(s, "WRONGPASS") || s.find("authentication failed") != s.npos ||
-           s.find("invalid password") != s.npos;
+    return starts_with(s, "NOAUTH") || starts_with(s, "WRONGPASS") ||
+           s.find("authentication failed") != std::string_view::npos ||
+           s.find("invalid password") != std::string_view::npos;
 }
 
 master_answer parse_master_answer(const reply& r) {
@@ -103,7 +104,9 @@ std::vector<host_port> usable_replicas(const std::vector<replica_entry>& entries
     std::vector<host_port> out;
     for (const auto& e : entries) {
         const auto& f = e.flags;
-        if (f.find("s_down") != f.npos || f.find("o_down") != f.npos || f.find("disconnected") != f.npos) continue;
+        if (f.find("s_down") != std::string::npos || f.find("o_down") != std::string::npos ||
+            f.find("disconnected") != std::string::npos)
+            continue;
         out.push_back(e.addr);
     }
     return out;

@@ -23,13 +23,13 @@ link_policy::settings policy_settings(const subscriber_options& o) noexcept {
 
 }  // namespace
 
-subscriber_link::subscriber_link(endpoint e, subscriber::message_handler m, subscriber_options o,
-                                 subscriber::state_handler s)
+subscriber_link::subscriber_link(endpoint e, subscriber::message_handler on_message,
+                                 subscriber_options o, subscriber::state_handler on_state)
     : ep(std::move(e)),
       opts(o),
       resolver(ep.is_sentinel() ? shared_sentinel_resolver(ep) : nullptr),
-      on_message(std::move(m)),
-      on_state(std::move(s)),
+      on_message(std::move(on_message)),
+      on_state(std::move(on_state)),
       policy(policy_settings(o)) {}
 
 bool subscriber_link::in_own_handler() const noexcept { return running_handler_of == this; }

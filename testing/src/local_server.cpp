@@ -6,7 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -157,14 +157,14 @@ std::string local_server::url() const {
     return s;
 }
 
-void write_tls_config(std::ostream& f, std::uint16_t port, const server_tls& t) {
-    f << "port 0\n"
-      << "tls-port " << port << "\n"
-      << "tls-cert-file " << t.cert_file.string() << "\n"
-      << "tls-key-file " << t.key_file.string() << "\n"
-      << "tls-ca-cert-file " << t.ca_file.string() << "\n"
-      << "tls-auth-clients " << (t.auth_clients ? "yes" : "no") << "\n"
-      << "tls-replication yes\n";
+void write_tls_config(std::ostream& out, std::uint16_t port, const server_tls& tls) {
+    out << "port 0\n"
+        << "tls-port " << port << "\n"
+        << "tls-cert-file " << tls.cert_file.string() << "\n"
+        << "tls-key-file " << tls.key_file.string() << "\n"
+        << "tls-ca-cert-file " << tls.ca_file.string() << "\n"
+        << "tls-auth-clients " << (tls.auth_clients ? "yes" : "no") << "\n"
+        << "tls-replication yes\n";
 }
 
 bool local_server::running() noexcept { return proc_ && proc_->running(); }

@@ -3,7 +3,7 @@
 #include "reaper.hpp"
 
 #include <poll.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
 
 #include <algorithm>
 
