@@ -10,7 +10,9 @@
 #include <exception>
 #include <string>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
     using namespace redcoord::cli;
     // Before any thread exists, so every thread inherits the mask (see os_signals.hpp).
     block_signals();
@@ -61,5 +63,21 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         print_note(std::string("error: ") + e.what());
         return exit_code_for(e);
+    }
+}
+
+}  // namespace
+
+// A failure while setting up (the CLI's own construction errors, a signal mask that cannot be
+// set) ends with the internal-error exit code and a message, not std::terminate's abort.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        redcoord::cli::print_note(std::string("error: ") + e.what());
+        return redcoord::cli::exit_code_for(e);
+    } catch (...) {
+        redcoord::cli::print_note("error: unknown exception");
+        return static_cast<int>(redcoord::cli::exit_code::internal);
     }
 }
