@@ -13,7 +13,7 @@ std::string endpoint_key(const endpoint& ep) {
     for (const std::string* f : {&ep.host, &ep.unix_path, &ep.user, &ep.password, &ep.service, &ep.sentinel_user,
                                  &ep.sentinel_password, &t.ca_file, &t.ca_dir, &t.server_name, &t.cert_file, &t.key_file})
         key += '\0' + *f;
-    key += std::string("\0tls") + (t.enabled ? "1" : "0") + (t.verify_peer ? "1" : "0") +
+    key += std::string("\0tls", 4) + (t.enabled ? "1" : "0") + (t.verify_peer ? "1" : "0") +
            std::to_string(static_cast<int>(t.min_version));
     key += '\0' + std::to_string(ep.port) + '/' + std::to_string(ep.db) + '/' + std::to_string(ep.connect_timeout.count()) +
            '/' + std::to_string(ep.command_timeout.count()) + '/' + (ep.keepalive ? "k" : "-");
