@@ -28,7 +28,7 @@ std::vector<std::string_view> script_argv(const script& s, bool by_sha, std::spa
     nkeys = std::to_string(keys.size());
     std::vector<std::string_view> v;
     v.reserve(3 + keys.size() + args.size());
-    v.push_back(by_sha ? "EVALSHA" : "EVAL");
+    v.emplace_back(by_sha ? "EVALSHA" : "EVAL");
     v.push_back(by_sha ? s.sha1() : s.source());
     v.push_back(nkeys);
     v.insert(v.end(), keys.begin(), keys.end());

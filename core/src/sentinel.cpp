@@ -374,8 +374,11 @@ std::uint64_t sentinel_resolver::switches() const {
 
 const endpoint& sentinel_resolver::where() const noexcept { return impl_->ep; }
 
+// By value in the public API, as every on_*() of redcoord; Boost.Signals2's connect() copies
+// from a const reference, so there is nothing to move.
+// NOLINTNEXTLINE(performance-unnecessary-value-param): by value in the public API (see above)
 boost::signals2::scoped_connection sentinel_resolver::on_master_changed(master_changed_slot slot) {
-    return master_changed_.connect(std::move(slot));
+    return master_changed_.connect(slot);
 }
 
 }  // namespace redcoord

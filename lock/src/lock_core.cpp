@@ -419,8 +419,8 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
     return std::nullopt;
 }
 
-boost::signals2::scoped_connection lock_core::on_lost(std::function<void(const std::string&)> h) {
-    auto c = lost_signal.connect(std::move(h));
+boost::signals2::scoped_connection lock_core::on_lost(const std::function<void(const std::string&)>& h) {
+    auto c = lost_signal.connect(h);
     arm_loss_notice();
     return c;
 }

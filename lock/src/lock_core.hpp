@@ -76,7 +76,7 @@ public:
     bool extend(std::chrono::milliseconds ttl);
     bool release();
     void unlock() noexcept;
-    [[nodiscard]] boost::signals2::scoped_connection on_lost(std::function<void(const std::string&)> h);
+    [[nodiscard]] boost::signals2::scoped_connection on_lost(const std::function<void(const std::string&)>& h);
     [[nodiscard]] std::vector<node_outcome> last_outcomes() const;
     [[nodiscard]] std::size_t size() const noexcept { return engine_.size(); }
     [[nodiscard]] const lock_core_config& config() const noexcept { return c_; }

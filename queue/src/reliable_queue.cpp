@@ -264,8 +264,8 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
     }
     std::vector<std::string_view> argv;
     argv.reserve(elements.size() + 2);
-    argv.push_back("LPUSH");
-    argv.push_back(m.ready_key);
+    argv.emplace_back("LPUSH");
+    argv.emplace_back(m.ready_key);
     for (const auto& el : elements) argv.push_back(el);
     auto c = m.pool.borrow();
     replicated_reply r{};

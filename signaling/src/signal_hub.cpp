@@ -135,6 +135,8 @@ const std::string& waiter::id() const noexcept {
 
 // ---- signal_hub ----
 
+// `replicas` is by value in the public API (a caller may move); the links copy each endpoint.
+// NOLINTNEXTLINE(performance-unnecessary-value-param): by value in the public API (see above)
 signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, signal_options opts)
     : core_(std::make_shared<hub_core>(master, std::move(opts))) {
     // The multiplexer finds the master's replicas itself (ROLE, or the sentinels); the

@@ -30,6 +30,7 @@ process::process(std::vector<std::string> argv, process_options opts) {
     if (argv.empty()) throw invalid_argument("process needs a program");
     // Everything the child needs is built before fork: only async-signal-safe calls after it.
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     // An entry of opts.env replaces the parent's entry of the same name: appended after it,
@@ -44,6 +45,7 @@ process::process(std::vector<std::string> argv, process_options opts) {
     }
     for (auto& e : opts.env) env_store.push_back(e);
     std::vector<char*> envp;
+    envp.reserve(env_store.size() + 1);
     for (auto& e : env_store) envp.push_back(e.data());
     envp.push_back(nullptr);
     int out_fd = -1;

@@ -50,8 +50,11 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     }
     for (const auto& s : extra_env) env[s.substr(0, s.find('='))] = s;
     std::vector<std::string> env_strings;
+    env_strings.reserve(env.size());
     for (auto& [k, v] : env) env_strings.push_back(v);
     std::vector<char*> envp, args;
+    envp.reserve(env_strings.size() + 1);
+    args.reserve(argv.size() + 1);
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
     std::vector<std::string> argv_copy = argv;

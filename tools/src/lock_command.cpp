@@ -72,6 +72,7 @@ int run_lock(context& ctx, const lock_args& a) {
         throw invalid_argument("'lock --fair' takes one server (the queue of a fair lock is one list on one server); got " +
                                std::to_string(eps.size()) + ": drop --fair to use Redlock");
     std::vector<std::unique_ptr<connection_pool>> pools;
+    pools.reserve(eps.size());
     for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
 
     std::unique_ptr<held_lock> lock;
@@ -99,6 +100,7 @@ int run_lock(context& ctx, const lock_args& a) {
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;
         std::vector<connection_pool*> nodes;
+        nodes.reserve(pools.size());
         for (auto& p : pools) nodes.push_back(p.get());
         lock = std::make_unique<held_lock_of<redlock>>(nodes, a.name, o);
     }

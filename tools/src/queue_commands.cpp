@@ -72,6 +72,7 @@ int run_push(context& ctx, const queue_args& a) {
     const auto ids = q.push_batch(a.payloads);
     if (ctx.opts.json) {
         std::vector<std::string> quoted;
+        quoted.reserve(ids.size());
         for (const auto& id : ids) quoted.push_back(json_quote(id));
         print_line(json_object().add("name", a.name).add_raw("ids", json_array(quoted)).str());
     } else {
