@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -144,6 +145,7 @@ void local_sentinel::start_sentinels() {
         po.output_file = (sdir / "stdout.log").string();
         sentinels_.push_back(std::make_unique<process>(std::vector<std::string>{find_redis_sentinel(), conf.string()}, po));
     }
+    // NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): read after a catch, which the analyser skips
     auto deadline = clock_type::now() + 5s;
     for (std::size_t i = 0; i < n; ++i) {
         std::string last;
@@ -291,10 +293,11 @@ host_port local_sentinel::master_address() const {
         }
     }
     if (votes.empty()) throw error("no sentinel names a master: " + last);
-    const std::pair<host_port, int>* best = nullptr;
-    for (auto& [k, v] : votes)
-        if (!best || v.second > best->second) best = &v;
-    return best->first;
+    // The address most sentinels name (the first of equals, in address order).
+    const auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
+        return a.second.second < b.second.second;
+    });
+    return best->second.first;
 }
 
 local_server& local_sentinel::master() const {
