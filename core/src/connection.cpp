@@ -430,8 +430,9 @@ void connection::impl::dispatch_buffered(const std::function<bool(reply&)>& on_r
 void connection::impl::fail_io(int kind, int saved_errno, std::string_view during) {
     // Recorded the way hiredis records its own I/O errors, so fail() reports them alike.
     ctx->err = kind;
-    std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s",
-                  kind == REDIS_ERR_EOF ? "Server closed the connection" : std::generic_category().message(saved_errno));
+    const std::string why = kind == REDIS_ERR_EOF ? std::string("Server closed the connection")
+                                                  : std::generic_category().message(saved_errno);
+    std::snprintf(ctx->errstr, sizeof ctx->errstr, "%s", why.c_str());
     errno = saved_errno;
     fail(during);
 }
