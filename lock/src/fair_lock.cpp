@@ -382,7 +382,9 @@ bool fair_lock::held() const { return impl_->is_held(); }
 std::optional<lock_acquisition> fair_lock::current() const { return impl_->current(); }
 std::uint64_t fair_lock::fencing_token() const { return impl_->fencing_token(); }
 void fair_lock::check_held() const { impl_->check_held(); }
-boost::signals2::scoped_connection fair_lock::on_lost(lost_slot slot) { return impl_->on_lost(std::move(slot)); }
+// By value in the public API, as every on_*() of redcoord; Boost.Signals2 copies the slot.
+// NOLINTNEXTLINE(performance-unnecessary-value-param): by value in the public API (see above)
+boost::signals2::scoped_connection fair_lock::on_lost(lost_slot slot) { return impl_->on_lost(slot); }
 void fair_lock::lock() {
     while (!impl_->acquire_until(forever(), true)) {
         // Unlimited: only an error ends the wait without the lock, and that throws.

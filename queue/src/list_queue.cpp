@@ -26,8 +26,8 @@ void list_queue::push_batch(std::span<const std::string> payloads) {
     detail::check_payloads(payloads, max_payload_, "list_queue");
     std::vector<std::string_view> argv;
     argv.reserve(payloads.size() + 2);
-    argv.push_back("LPUSH");
-    argv.push_back(key_);
+    argv.emplace_back("LPUSH");
+    argv.emplace_back(key_);
     for (const auto& p : payloads) argv.emplace_back(p);
     auto c = pool_.borrow();
     try {
