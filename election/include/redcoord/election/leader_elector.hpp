@@ -57,7 +57,7 @@ enum class revoke_reason {
 /// Epochs: a new leadership's epoch is max(counter + 1, the server's TIME in microseconds, the
 /// highest epoch this candidate has seen + 1) (see master_selector), so it is strictly greater
 /// than every earlier epoch of the election as long as the counter key survives or the server
-/// clock does not step back. Caveats (review m14): with `replicas == 0` an asynchronous
+/// clock does not step back. Caveats: with `replicas == 0` an asynchronous
 /// failover can lose the latest leadership together with its counter, and under an
 /// `allkeys-*` maxmemory-policy the counter can be evicted; in both cases only the server
 /// clock and the floor of candidates that saw the epoch keep epochs increasing, and a candidate

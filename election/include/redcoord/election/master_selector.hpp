@@ -64,7 +64,7 @@ struct campaign_result {
 /// elapsed. Epochs stay below 2^53 (exact as Lua numbers and doubles); the script fails with a
 /// reply_error rather than go past it.
 ///
-/// Caveats (review m14): with `replicas == 0` an asynchronous failover can lose the latest
+/// Caveats: with `replicas == 0` an asynchronous failover can lose the latest
 /// leadership and its counter; under an `allkeys-*` maxmemory-policy the counter (and, under
 /// memory pressure, the selector) can be evicted. Then only the server clock and the floors of
 /// candidates that saw the epoch keep epochs increasing, and a candidate elected by a promoted
@@ -131,7 +131,7 @@ private:
     std::string name_;
     resolved_election_options opts_;
     election_keys keys_;
-    std::string nonce_;  // this incarnation's; recorded next to the holder identity (review m12)
+    std::string nonce_;  // this incarnation's; recorded next to the holder identity
     std::atomic<std::uint64_t> max_epoch_{0};
 };
 

@@ -32,7 +32,7 @@ using message_id = std::array<std::uint8_t, 16>;
 /// redis.sha1hex, so both sides recognise an envelope by the same rule.
 ///
 /// Why the length and check: another client may push a raw payload that happens to start
-/// with the magic (review Q7). It is taken for an envelope only if its bytes 32..35 equal its
+/// with the magic. It is taken for an envelope only if its bytes 32..35 equal its
 /// own length minus 40 and bytes 36..39 match the check (about one in 2^32 of such payloads
 /// even when the length matches); otherwise it is delivered, nacked and recovered byte-exact
 /// as a raw payload. A deliberately forged header is accepted, which gives nothing a client

@@ -41,7 +41,7 @@ struct reliable_queue_options {
     /// consumer stops heartbeating for this long, recover() hands its in-flight messages to
     /// others. Must be >= 100 ms.
     ///
-    /// It is per *consumer*, not per message (review D1): the queue's upkeep renews the
+    /// It is per *consumer*, not per message: the queue's upkeep renews the
     /// lease for as long as the process lives, so a handler that hangs, or a delivery the
     /// caller never acks or nacks, keeps its message in flight until close(), the
     /// destructor or the process's death; it is never redelivered while the consumer is
@@ -140,7 +140,7 @@ struct recovery_result {
 /// after its heartbeat's TTL, which removes both. Tested with 1,000 consumers opened and
 /// closed.
 ///
-/// Server configuration: run with `maxmemory-policy noeviction` (review Q4). Under a
+/// Server configuration: run with `maxmemory-policy noeviction`. Under a
 /// volatile-* or allkeys-* policy Redis may evict a heartbeat key before its TTL. The queue
 /// notices on its next renewal (lease_losses() counts it) and from then on sends every move
 /// together with a renewal, but a message moved with a plain BLMOVE in between could sit in a
@@ -261,7 +261,7 @@ public:
     /// NOREPLICAS, ...) or that could not be sent (pool_exhausted, connect or handshake
     /// failure) changed nothing, so it is sent again, with back-off from 10 ms doubling to
     /// 500 ms, while this object knows the delivery's lease holds for another quarter of the
-    /// visibility timeout, and for at most one visibility timeout in all (review Q1, Q8).
+    /// visibility timeout, and for at most one visibility timeout in all.
     /// Only deliveries this object popped are retried; for others the lease is unknown and
     /// the first refusal is thrown. When the retries run out the delivery is given up: its
     /// consumer identity is retired (as after a transport error), so once its other
@@ -270,7 +270,7 @@ public:
     /// is thrown.
     /// @throws outcome_unknown (core/errors.hpp) when the command was sent and its reply
     ///         lost (timeout, broken link): it may or may not have been removed; the identity
-    ///         is retired, so if it is still there recovery returns it (review D1);
+    ///         is retired, so if it is still there recovery returns it;
     /// @throws reply_error, pool_exhausted, connection_error, timeout_error, auth_error
     ///         when refused or unsent until the retries ran out (see above).
     /// Blocks at most about one visibility timeout. Thread-safe.

@@ -96,7 +96,7 @@ struct barrier_options {
 /// generation, so a lost signal (both links down) costs at most that long and is never missed.
 ///
 /// A member learns that it passed only when it was counted: a member whose lease lapsed
-/// before the generation passed gets barrier_lease_lost, never a pass (review S2). A counted
+/// before the generation passed gets barrier_lease_lost, never a pass. A counted
 /// member that stalls for longer than the passed-member retention (10 x arrival_lease) gets
 /// barrier_lease_lost too, as it can no longer be told apart.
 ///

@@ -37,11 +37,11 @@ class timer;
 /// it, and once inside a timer on the runtime's timer thread (the runtime of the hub's master
 /// pool) refreshes it every arrival_lease/3 until leave(). Every enter/leave/check drops members whose lease ran out. So a member that
 /// dies (SIGKILL, host lost) at any point stops counting within one lease: the others'
-/// leave() then completes, and a later round can enter (review S1).
+/// leave() then completes, and a later round can enter.
 ///
 /// A member whose lease lapsed (its process stalled past arrival_lease) is never told it is
-/// inside when the group went on without it: enter() or leave() throws barrier_lease_lost
-/// (review S2). A member that calls enter() while the previous round is still leaving waits
+/// inside when the group went on without it: enter() or leave() throws barrier_lease_lost.
+/// A member that calls enter() while the previous round is still leaving waits
 /// for that round to end. A timed-out enter() is withdrawn atomically; a timed-out leave()
 /// stays left.
 ///
@@ -111,7 +111,7 @@ private:
     std::string member_;
     std::uint64_t round_ = 0;
     bool inside_ = false;
-    // The lease heartbeat while inside (review S1): a timer on the runtime's timer thread.
+    // The lease heartbeat while inside: a timer on the runtime's timer thread.
     void start_heartbeat();
     void stop_heartbeat() noexcept;
     std::shared_ptr<redcoord::runtime> rt_;  // before the timer: outlives it

@@ -70,12 +70,12 @@ private:
 /// delivery reaches waiters once although it arrives over the master and every replica link.
 ///
 /// A delivery is (envelope id, channel, pattern): one envelope PUBLISHed to two channels by a
-/// user script is two deliveries (review S4), and the channel and pattern messages of one
+/// user script is two deliveries, and the channel and pattern messages of one
 /// PUBLISH are two deliveries too.
 ///
 /// Two defences, because a count window alone cannot hold a replica's late replay (a replica
 /// that partially resyncs re-runs its backlog's PUBLISHes, a burst that can be far larger than
-/// the window; review S5):
+/// the window):
 /// - the last `capacity` deliveries are remembered exactly (oldest forgotten first);
 /// - per publishing hub (the id's origin half) a *floor*: the highest sequence number among
 ///   its deliveries that left the window. A copy at or below its origin's floor was seen
