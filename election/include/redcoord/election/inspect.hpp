@@ -39,6 +39,8 @@ struct election_inspection {
 ///
 /// Cost: one round trip (MULTI, HMGET, PTTL, GET, EXEC). It needs read access to the
 /// election's keys and MULTI/EXEC (an operator's user: election_acl_needs() grants scripts).
+/// @param pool a pool on the election's server.
+/// @param name the election's name, as given to master_selector or leader_elector.
 /// @param prefix the key prefix the election was built with (election_options::prefix).
 /// @throws invalid_argument for a bad election name (as master_selector's constructor);
 /// @throws permission_error when the server's ACL refuses a read;

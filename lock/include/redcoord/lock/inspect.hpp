@@ -58,6 +58,8 @@ struct lock_inspection {
 /// Cost: one round trip (MULTI, GET, PTTL, GET, GET, PTTL, GET, LRANGE, EXEC). It needs read
 /// access to the lock's keys and the MULTI/EXEC commands (an operator's user: lock_acl_needs()
 /// grants scripts only).
+/// @param pool a pool on the server to read (one Redlock master).
+/// @param resource the lock's resource name, as given to the lock objects.
 /// @param prefix the key prefix the lock objects were built with (lock_options::prefix).
 /// @throws invalid_argument for a bad resource name (as the lock's constructor);
 /// @throws permission_error when the server's ACL refuses a read;

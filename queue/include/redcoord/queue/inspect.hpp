@@ -54,6 +54,8 @@ struct queue_inspection {
 /// time, then each consumer's processing list length, lease TTL and oldest element. A
 /// consumer that registers or leaves between the two is shown as found by the second.
 /// It needs read access to the queue's keys, TIME and MULTI/EXEC (an operator's user).
+/// @param pool a pool on the queue's server.
+/// @param name the queue's name, as given to reliable_queue.
 /// @param prefix the key prefix of the queue (reliable_queue_options::prefix).
 /// @throws invalid_argument for a bad queue name (as reliable_queue's constructor);
 /// @throws permission_error when the server's ACL refuses a read;

@@ -43,7 +43,9 @@ struct barrier_inspection {
 ///
 /// Cost: one round trip (MULTI, HMGET, ZRANGE WITHSCORES, TIME, EXEC). It needs read access
 /// to the barrier's keys, TIME and MULTI/EXEC (an operator's user).
-/// @param prefix the key prefix of the barrier's signal hub (signal_hub_options::prefix).
+/// @param pool a pool on the barrier's server (the signal hub's master).
+/// @param name the barrier's name, as given to barrier.
+/// @param prefix the key prefix of the barrier's signal hub (signal_options::prefix).
 /// @throws invalid_argument for a bad barrier name;
 /// @throws permission_error when the server's ACL refuses a read;
 /// @throws reply_error when the server refuses otherwise;
