@@ -29,7 +29,7 @@ std::vector<reply> read_snapshot(connection_pool& pool, std::vector<std::vector<
     return exec.elements();
 }
 
-std::chrono::microseconds server_time(const reply& r) {
+std::chrono::microseconds server_time(const reply& time_reply) {
     auto number = [](const reply& e) {
         long long v = 0;
         const std::string& t = e.text();
@@ -37,15 +37,17 @@ std::chrono::microseconds server_time(const reply& r) {
         if (ec != std::errc() || p != t.data() + t.size()) throw protocol_error("TIME: not a number: " + t);
         return v;
     };
-    if (!r.is_array() || r.elements().size() != 2 || !r.elements()[0].is_string() || !r.elements()[1].is_string())
+    if (!time_reply.is_array() || time_reply.elements().size() != 2 || !time_reply.elements()[0].is_string() ||
+        !time_reply.elements()[1].is_string())
         throw protocol_error("TIME: unexpected reply shape");
-    return std::chrono::seconds(number(r.elements()[0])) + std::chrono::microseconds(number(r.elements()[1]));
+    return std::chrono::seconds(number(time_reply.elements()[0])) +
+           std::chrono::microseconds(number(time_reply.elements()[1]));
 }
 
-std::optional<std::chrono::milliseconds> ttl_of(const reply& r) {
-    if (!r.is_integer()) throw protocol_error("PTTL: unexpected reply shape");
-    if (r.integer() < 0) return std::nullopt;
-    return std::chrono::milliseconds(r.integer());
+std::optional<std::chrono::milliseconds> ttl_of(const reply& pttl_reply) {
+    if (!pttl_reply.is_integer()) throw protocol_error("PTTL: unexpected reply shape");
+    if (pttl_reply.integer() < 0) return std::nullopt;
+    return std::chrono::milliseconds(pttl_reply.integer());
 }
 
 std::optional<std::uint64_t> counter_of(const reply& r, std::string_view what) {

@@ -15,7 +15,7 @@ std::string find_library(const std::string& relative, const char* package) {
     static constexpr std::array<const char*, 4> dirs{"/usr/lib/x86_64-linux-gnu/", "/usr/lib/aarch64-linux-gnu/",
                                                      "/usr/lib/", "/usr/local/lib/"};
     for (const char* d : dirs) {
-        const std::string p = std::string(d) + relative;
+        std::string p = std::string(d) + relative;
         if (::access(p.c_str(), R_OK) == 0) return p;
     }
     throw error(relative + " not found: install " + package + " (./scripts/bootstrap)");

@@ -1,7 +1,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/testing/local_network.hpp>
 
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill
 #include <unistd.h>
 
 #include <atomic>

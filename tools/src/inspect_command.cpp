@@ -42,6 +42,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 std::string quoted_list(const std::vector<std::string>& items) {
     std::vector<std::string> q;
+    q.reserve(items.size());
     for (const auto& i : items) q.push_back(json_quote(i));
     return json_array(q);
 }
@@ -150,6 +151,7 @@ void print_queue(const context& ctx, const std::string& name, const queue_inspec
 void print_barrier(const context& ctx, const std::string& name, const barrier_inspection& v) {
     auto names = [](const std::vector<barrier_arrival>& a) {
         std::vector<std::string> n;
+        n.reserve(a.size());
         for (const auto& m : a) n.push_back(m.member);
         return n;
     };
@@ -184,6 +186,7 @@ printer make_printer(const context& ctx, const std::string& kind, const inspect_
         for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
         return [&ctx, &pools, a, eps, prefix] {
             std::vector<lock_inspection> views;
+            views.reserve(pools.size());
             for (auto& p : pools) views.push_back(inspect_lock(*p, a.name, prefix));
             print_lock(ctx, a.name, eps, views);
         };
