@@ -1,7 +1,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/testing/history.hpp>
 
-#include <time.h>
+#include <time.h>  // NOLINT(modernize-deprecated-headers): POSIX clock_gettime, CLOCK_MONOTONIC
 
 #include <algorithm>
 #include <charconv>
