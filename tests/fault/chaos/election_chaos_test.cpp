@@ -4,32 +4,16 @@
 
 #include "election_schedule.hpp"
 
-#include <redcoord/testing/local_network.hpp>
-
-#include <gtest/gtest.h>
-
-#include <cstdio>
-
-using redcoord::testing::local_network;
+#include "chaos_test.hpp"
 
 namespace {
 
-#define SKIP_WITHOUT_NAMESPACES()                                                   \
-    do {                                                                            \
-        if (auto why = local_network::unavailable_reason()) GTEST_SKIP() << *why; \
-    } while (0)
-
-chaos::election_outcome run(const chaos::election_schedule& s) {
-    auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
-    std::printf("chaos election [%s] seed %u: %s\n", s.family.c_str(), s.seed, o.summary().c_str());
-    EXPECT_TRUE(o.clients_finished) << "a client did not finish";
-    return o;
-}
+chaos::election_outcome run(const chaos::election_schedule& s) { return chaos::run_printed("election", s, CHAOS_ELECTION_CLIENT); }
 
 }  // namespace
 
 TEST(ChaosElection, OneLeaderAtATimeWhenCandidatesAreCutOffOrPaused) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_election_schedule(2, 9));
     EXPECT_TRUE(o.violations.empty()) << o.report();
     EXPECT_GT(o.terms, 2u);  // leadership moved
@@ -38,14 +22,14 @@ TEST(ChaosElection, OneLeaderAtATimeWhenCandidatesAreCutOffOrPaused) {
 }
 
 TEST(ChaosElection, ServerRestartsDelayedByATermKeepOneLeader) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_election_schedule(3, 8));
     EXPECT_TRUE(o.violations.empty()) << o.report();
     EXPECT_GT(o.restarts, 2u);
 }
 
 TEST(ChaosElection, ServerRestartsAtOnceAreCaught) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::election_demonstration(4, 8));
     EXPECT_TRUE(o.broke("one leader at a time")) << o.restarts << " restarts, " << o.terms << " terms";
 }

@@ -3,6 +3,8 @@
 // Campaigns for "chaos" until SECONDS pass; while leading, writes to the resource host every
 // few milliseconds with its epoch, through an epoch-fenced check. Every term and every write
 // goes to LOG as a history line (testing/history.hpp), flushed at once.
+#include "chaos_common.hpp"
+
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/election/leader_elector.hpp>
@@ -29,15 +31,6 @@ end
 return {0, seq}
 )lua");
 
-std::int64_t ns_of(steady_clock::time_point t) { return duration_cast<nanoseconds>(t.time_since_epoch()).count(); }
-
-redcoord::endpoint quick(const std::string& url) {
-    auto ep = redcoord::parse_endpoint(url);
-    ep.connect_timeout = milliseconds(200);
-    ep.command_timeout = milliseconds(300);
-    return ep;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,20 +39,16 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string name = argv[1];
-    std::FILE* log = std::fopen(argv[2], "a");
-    if (!log) return 2;
+    chaos::history_log log(argv[2]);
+    if (!log.open()) return 2;
     const auto until = steady_clock::now() + seconds(std::stoi(argv[3]));
-    redcoord::connection_pool resource(quick(argv[5]));
-    redcoord::connection_pool server(quick(argv[6]));
+    redcoord::connection_pool resource(chaos::quick_endpoint(argv[5]));
+    redcoord::connection_pool server(chaos::quick_endpoint(argv[6]));
     redcoord::election_options o;
     o.identity = name;
     o.term = milliseconds(std::stoll(argv[4]));
     redcoord::leader_elector elector(server, "chaos", o);
-    auto write = [&](const h::event& e) {
-        const std::string line = h::to_log_line(e);
-        std::fwrite(line.data(), 1, line.size(), log);
-        std::fflush(log);
-    };
+    auto write = [&](const h::event& e) { log.write(e); };
     elector.start();
     std::uint64_t epoch = 0;  // the term being lived, 0: none
     std::int64_t term_from = 0;
@@ -84,7 +73,7 @@ int main(int argc, char** argv) {
             epoch = l.epoch;
             term_from = invoked;
         }
-        term_deadline = ns_of(*deadline);
+        term_deadline = chaos::history_ns(*deadline);
         h::event w{name, "work", invoked, 0, false, l.epoch, 0, ""};
         try {
             const auto r = fenced_work.run(resource, {"resource:{chaos}:epoch", "resource:{chaos}:seq"},
@@ -100,6 +89,5 @@ int main(int argc, char** argv) {
     }
     if (epoch != 0) end_term(h::monotonic_ns());
     elector.stop();
-    std::fclose(log);
     return 0;
 }

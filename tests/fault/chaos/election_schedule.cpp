@@ -3,36 +3,18 @@
 #include <redcoord/testing/local_network.hpp>
 
 #include <signal.h>
-#include <unistd.h>
-
-#include <filesystem>
 #include <random>
 #include <thread>
 
 namespace chaos {
 
 namespace history = redcoord::testing::history;
-namespace fs = std::filesystem;
 using redcoord::testing::local_network;
 using namespace std::chrono_literals;
 
-bool election_outcome::broke(const std::string& rule) const {
-    for (const auto& v : violations)
-        if (v.rule == rule) return true;
-    return false;
-}
-
-std::string election_outcome::report() const {
-    std::string s;
-    for (const auto& v : violations) s += v.rule + ": " + v.what + "\n";
-    return s;
-}
-
 std::string election_outcome::summary() const {
-    return std::to_string(partitions) + " partitions, " + std::to_string(pauses) + " pauses, " +
-           std::to_string(restarts) + " restarts, " + std::to_string(terms) + " terms, " + std::to_string(accepted) +
-           " work accepted, " + std::to_string(rejected) + " rejected, " + std::to_string(violations.size()) +
-           " violations";
+    return faults() + ", " + std::to_string(terms) + " terms, " + std::to_string(accepted) + " work accepted, " +
+           std::to_string(rejected) + " rejected, " + std::to_string(violations.size()) + " violations";
 }
 
 election_outcome run(const election_schedule& s, const std::string& client_path) {
@@ -43,15 +25,13 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
     const std::size_t clients = 3;
     std::vector<std::size_t> cs;
     for (std::size_t i = 0; i < clients; ++i) cs.push_back(net.add_client());
-    const fs::path dir =
-        fs::temp_directory_path() / ("rc-chaos-election-" + std::to_string(::getpid()) + "-" + std::to_string(s.seed));
-    fs::create_directories(dir);
+    const run_dir dir("election", s.seed);
     std::vector<redcoord::testing::process> procs;
     for (std::size_t i = 0; i < clients; ++i) {
         redcoord::testing::process_options po;
-        po.output_file = (dir / ("client" + std::to_string(i) + ".out")).string();
+        po.output_file = dir.file("client" + std::to_string(i) + ".out");
         procs.push_back(net.start(cs[i],
-                                  {client_path, "n" + std::to_string(i), (dir / "history.log").string(),
+                                  {client_path, "n" + std::to_string(i), dir.file("history.log"),
                                    std::to_string(s.seconds), std::to_string(chaos_term.count()),
                                    net.url(cs[i], resource), net.url(cs[i], server)},
                                   po));
@@ -98,13 +78,12 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
         }
     }
     for (auto& p : procs) out.clients_finished &= p.wait_for(30s) == std::optional<int>(0);
-    const auto h = history::read_log((dir / "history.log").string());
+    const auto h = history::read_log(dir.file("history.log"));
     for (const auto& e : h) {
         if (e.op == "term") ++out.terms;
         if (e.op == "work") ++(e.ok ? out.accepted : out.rejected);
     }
     out.violations = history::check_election(h);
-    fs::remove_all(dir);
     return out;
 }
 

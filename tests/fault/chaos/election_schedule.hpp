@@ -3,7 +3,7 @@
 // fence, three chaos_election_client candidates, each in its own network namespace; faults by
 // a seeded schedule; the histories judged by history::check_election().
 
-#include <redcoord/testing/history.hpp>
+#include "chaos_common.hpp"
 
 #include <chrono>
 #include <optional>
@@ -23,14 +23,9 @@ struct election_schedule {
     bool broken_on_purpose = false;
 };
 
-struct election_outcome {
+struct election_outcome : outcome_base {
     std::size_t terms = 0, accepted = 0, rejected = 0;
-    std::size_t partitions = 0, pauses = 0, restarts = 0;
-    bool clients_finished = true;
-    std::vector<redcoord::testing::history::violation> violations;
-    [[nodiscard]] bool broke(const std::string& rule) const;
-    [[nodiscard]] std::string report() const;
-    [[nodiscard]] std::string summary() const;
+    [[nodiscard]] std::string summary() const;  // one line of counts
 };
 
 // The term every candidate campaigns with.

@@ -4,32 +4,16 @@
 
 #include "lock_schedule.hpp"
 
-#include <redcoord/testing/local_network.hpp>
-
-#include <gtest/gtest.h>
-
-#include <cstdio>
-
-using redcoord::testing::local_network;
+#include "chaos_test.hpp"
 
 namespace {
 
-#define SKIP_WITHOUT_NAMESPACES()                                                   \
-    do {                                                                            \
-        if (auto why = local_network::unavailable_reason()) GTEST_SKIP() << *why; \
-    } while (0)
-
-chaos::lock_outcome run(const chaos::lock_schedule& s) {
-    auto o = chaos::run(s, CHAOS_LOCK_CLIENT);
-    std::printf("chaos lock [%s] seed %u: %s\n", s.family.c_str(), s.seed, o.summary().c_str());
-    EXPECT_TRUE(o.clients_finished) << "a client did not finish";
-    return o;
-}
+chaos::lock_outcome run(const chaos::lock_schedule& s) { return chaos::run_printed("lock", s, CHAOS_LOCK_CLIENT); }
 
 }  // namespace
 
 TEST(ChaosLock, RedlockKeepsExclusionUnderMinorityPartitionsAndPausedHolders) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_schedule(18, 8));  // 18 % 3 == 0: partitions and pauses
     EXPECT_TRUE(o.violations.empty()) << "seed 18\n" << o.report();
     // The schedule must have exercised the lock: holdings, writes through the fence, faults.
@@ -39,14 +23,14 @@ TEST(ChaosLock, RedlockKeepsExclusionUnderMinorityPartitionsAndPausedHolders) {
 }
 
 TEST(ChaosLock, SkewWithinTheDriftAllowanceKeepsExclusion) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_schedule(19, 5));  // every master 0.5% fast
     EXPECT_TRUE(o.violations.empty()) << o.report();
     EXPECT_GT(o.holds, 5u);
 }
 
 TEST(ChaosLock, RestartsWithoutPersistenceDelayedByATtlKeepExclusion) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_schedule(20, 6));
     EXPECT_TRUE(o.violations.empty()) << o.report();
     EXPECT_GT(o.restarts, 3u);
@@ -55,7 +39,7 @@ TEST(ChaosLock, RestartsWithoutPersistenceDelayedByATtlKeepExclusion) {
 // Holders keep working for twice the TTL: their holdings overlap, and the resource's fencing
 // check must reject their late writes (nothing stale accepted).
 TEST(ChaosLock, AHolderOutlivingItsValidityIsCaughtAndFencingRejectsItsLateWrites) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::demonstrations(30, 4)[0]);
     EXPECT_TRUE(o.broke("mutual exclusion")) << o.report();
     EXPECT_GT(o.rejected, 0u);
@@ -63,7 +47,7 @@ TEST(ChaosLock, AHolderOutlivingItsValidityIsCaughtAndFencingRejectsItsLateWrite
 }
 
 TEST(ChaosLock, AResourceWithoutTheFencingCheckIsCaught) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::demonstrations(30, 4)[1]);
     EXPECT_TRUE(o.broke("stale write rejected")) << o.report();
 }
@@ -72,7 +56,7 @@ TEST(ChaosLock, AResourceWithoutTheFencingCheckIsCaught) {
 // while their holders still count on them. (One fast master of three can do it too, when it
 // sits in two majorities at once; ./scripts/chaos --demonstrations reports how often.)
 TEST(ChaosLock, MastersPastTheDriftAllowanceBreakExclusion) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::demonstrations(30, 5)[2]);
     EXPECT_TRUE(o.broke("mutual exclusion")) << o.report();
 }
@@ -80,7 +64,7 @@ TEST(ChaosLock, MastersPastTheDriftAllowanceBreakExclusion) {
 // The Redlock page's crash-recovery case: restarted at once without persistence, a master
 // forgets keys that still count, and can give a contender a majority.
 TEST(ChaosLock, RestartsWithoutPersistenceAtOnceAreCaught) {
-    SKIP_WITHOUT_NAMESPACES();
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::demonstrations(30, 6)[3]);
     EXPECT_TRUE(o.broke("mutual exclusion")) << o.restarts << " restarts, " << o.holds << " holdings";
 }

@@ -12,6 +12,8 @@
 //   unfenced  as overrun, and the resource accepts every write (no fencing check).
 // CHAOS_MODE=long is not broken: the holder works until 10% of the TTL before its validity
 // ends (as long as it may), which is where a server whose clock runs fast shows.
+#include "chaos_common.hpp"
+
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/lock/redlock.hpp>
@@ -47,8 +49,6 @@ end
 return {0, seq}
 )lua");
 
-std::int64_t ns_of(steady_clock::time_point t) { return duration_cast<nanoseconds>(t.time_since_epoch()).count(); }
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,21 +57,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string name = argv[1];
-    std::FILE* log = std::fopen(argv[2], "a");
-    if (!log) return 2;
+    chaos::history_log log(argv[2]);
+    if (!log.open()) return 2;
     const auto until = steady_clock::now() + seconds(std::stoi(argv[3]));
     const milliseconds ttl(std::stoll(argv[4]));
-    auto quick = [](std::string url) {
-        auto ep = redcoord::parse_endpoint(url);
-        ep.connect_timeout = milliseconds(200);
-        ep.command_timeout = milliseconds(300);
-        return ep;
-    };
-    redcoord::connection_pool resource(quick(argv[5]));
+    redcoord::connection_pool resource(chaos::quick_endpoint(argv[5]));
     std::vector<std::unique_ptr<redcoord::connection_pool>> nodes;
     std::vector<redcoord::connection_pool*> raw;
     for (int i = 6; i < argc; ++i) {
-        nodes.push_back(std::make_unique<redcoord::connection_pool>(quick(argv[i])));
+        nodes.push_back(std::make_unique<redcoord::connection_pool>(chaos::quick_endpoint(argv[i])));
         raw.push_back(nodes.back().get());
     }
     redcoord::redlock_options o;
@@ -81,11 +75,7 @@ int main(int argc, char** argv) {
     const bool overrun = mode == "overrun" || mode == "unfenced";
     const redcoord::script& check = mode == "unfenced" ? unfenced_write : fenced_write;
     std::mt19937 rng(std::random_device{}());
-    auto write = [&](const h::event& e) {
-        const std::string line = h::to_log_line(e);
-        std::fwrite(line.data(), 1, line.size(), log);
-        std::fflush(log);
-    };
+    auto write = [&](const h::event& e) { log.write(e); };
     while (steady_clock::now() < until) {
         std::optional<redcoord::lock_acquisition> got;
         try {
@@ -122,13 +112,12 @@ int main(int argc, char** argv) {
         const std::int64_t released_at = h::monotonic_ns();
         // The holding ends when the holder stops relying on it: at its release, or when its
         // validity ran out if that came first (a holder paused past its TTL).
-        const std::int64_t until = overrun ? released_at : std::min(released_at, ns_of(got->valid_until));
+        const std::int64_t until = overrun ? released_at : std::min(released_at, chaos::history_ns(got->valid_until));
         write({name, "hold", held_from, until, true, got->fencing_token, 0, ""});
         try {
             (void)lock.release();
         } catch (const std::exception&) {
         }
     }
-    std::fclose(log);
     return 0;
 }

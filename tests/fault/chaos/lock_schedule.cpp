@@ -4,36 +4,18 @@
 #include <redcoord/testing/local_network.hpp>
 
 #include <signal.h>
-#include <unistd.h>
-
-#include <filesystem>
 #include <random>
 #include <thread>
 
 namespace chaos {
 
 namespace history = redcoord::testing::history;
-namespace fs = std::filesystem;
 using redcoord::testing::local_network;
 using namespace std::chrono_literals;
 
-bool lock_outcome::broke(const std::string& rule) const {
-    for (const auto& v : violations)
-        if (v.rule == rule) return true;
-    return false;
-}
-
-std::string lock_outcome::report() const {
-    std::string s;
-    for (const auto& v : violations) s += v.rule + ": " + v.what + "\n";
-    return s;
-}
-
 std::string lock_outcome::summary() const {
-    return std::to_string(partitions) + " partitions, " + std::to_string(pauses) + " pauses, " +
-           std::to_string(restarts) + " restarts, " + std::to_string(holds) + " holdings, " + std::to_string(accepted) +
-           " writes accepted, " + std::to_string(rejected) + " rejected, " + std::to_string(violations.size()) +
-           " violations";
+    return faults() + ", " + std::to_string(holds) + " holdings, " + std::to_string(accepted) + " writes accepted, " +
+           std::to_string(rejected) + " rejected, " + std::to_string(violations.size()) + " violations";
 }
 
 lock_outcome run(const lock_schedule& s, const std::string& client_path) {
@@ -49,16 +31,14 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
     const auto resource = net.add_host();
     for (std::size_t i = 0; i < clients; ++i) cs.push_back(net.add_client());
 
-    const fs::path dir =
-        fs::temp_directory_path() / ("rc-chaos-" + std::to_string(::getpid()) + "-" + std::to_string(s.seed));
-    fs::create_directories(dir);
+    const run_dir dir("lock", s.seed);
     std::vector<redcoord::testing::process> procs;
     for (std::size_t i = 0; i < clients; ++i) {
-        std::vector<std::string> argv{client_path, "c" + std::to_string(i), (dir / "history.log").string(),
+        std::vector<std::string> argv{client_path, "c" + std::to_string(i), dir.file("history.log"),
                                       std::to_string(s.seconds), "300", net.url(cs[i], resource)};
         for (auto h : hosts) argv.push_back(net.url(cs[i], h));
         redcoord::testing::process_options po;
-        po.output_file = (dir / ("client" + std::to_string(i) + ".out")).string();
+        po.output_file = dir.file("client" + std::to_string(i) + ".out");
         po.env = {"CHAOS_MODE=" + s.mode};
         procs.push_back(net.start(cs[i], argv, po));
     }
@@ -90,13 +70,12 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
         }
     }
     for (auto& p : procs) out.clients_finished &= p.wait_for(20s) == std::optional<int>(0);
-    const auto h = history::read_log((dir / "history.log").string());
+    const auto h = history::read_log(dir.file("history.log"));
     for (const auto& e : h) {
         if (e.op == "hold") ++out.holds;
         if (e.op == "write") ++(e.ok ? out.accepted : out.rejected);
     }
     out.violations = history::check_lock(h);
-    fs::remove_all(dir);
     return out;
 }
 

@@ -4,7 +4,7 @@
 // seeded schedule; the clients' histories judged by history::check_lock(). Shared by the
 // test (a short fixed set) and chaos_runner (./scripts/chaos, the long runs).
 
-#include <redcoord/testing/history.hpp>
+#include "chaos_common.hpp"
 
 #include <chrono>
 #include <optional>
@@ -29,13 +29,8 @@ struct lock_schedule {
     bool must_catch = false;
 };
 
-struct lock_outcome {
+struct lock_outcome : outcome_base {
     std::size_t holds = 0, accepted = 0, rejected = 0;
-    std::size_t partitions = 0, pauses = 0, restarts = 0;
-    bool clients_finished = true;
-    std::vector<redcoord::testing::history::violation> violations;
-    [[nodiscard]] bool broke(const std::string& rule) const;
-    [[nodiscard]] std::string report() const;   // one line per violation
     [[nodiscard]] std::string summary() const;  // one line of counts
 };
 
