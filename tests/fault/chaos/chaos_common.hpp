@@ -4,11 +4,14 @@
 
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/testing/history.hpp>
+#include <redcoord/testing/local_network.hpp>
+#include <redcoord/testing/process.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,26 @@ public:
 private:
     std::filesystem::path path_;
 };
+
+// How often partition-and-pause faults come (one every `every_*` ms) and how long each lasts
+// (`undo_*` ms).
+struct fault_timing {
+    int every_min = 300, every_max = 700, undo_min = 300, undo_max = 900;
+};
+
+// Until `end`, one fault at a time: a random client of `clients` (node indices, matching
+// `procs`) cut from a random node of `targets`, healed after; or that client paused
+// (SIGSTOP), resumed after. Counts them in `out`.
+void partitions_and_pauses(redcoord::testing::local_network& net, std::vector<redcoord::testing::process>& procs,
+                           const std::vector<std::size_t>& clients, const std::vector<std::size_t>& targets,
+                           std::mt19937& rng, std::chrono::steady_clock::time_point end, fault_timing timing,
+                           outcome_base& out);
+
+// Waits up to `wait` for every client to exit 0 (else out.clients_finished is false) and reads
+// the run's history.
+[[nodiscard]] std::vector<redcoord::testing::history::event> finish(std::vector<redcoord::testing::process>& procs,
+                                                                    const run_dir& dir, std::chrono::seconds wait,
+                                                                    outcome_base& out);
 
 // A client's endpoint: connects within 200 ms and waits 300 ms for a reply, so a cut link
 // costs a client little time and the schedule's faults stay visible in its history.

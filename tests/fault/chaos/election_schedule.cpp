@@ -37,7 +37,6 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
                                   po));
     }
     election_outcome out;
-    auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
     auto between = [&](int lo, int hi) { return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)); };
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(s.seconds - 1);
     // Each restart also pauses the leader for 200 ms from just before it (a collection pause
@@ -61,24 +60,8 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
     }
     // Every 0.5-1 s one fault, undone 0.3-1.5 s later (often past the 600 ms term): one
     // candidate cut from the election server (it keeps reaching the resource), or paused.
-    while (s.partitions_and_pauses && std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(between(500, 1000));
-        const auto c = pick(clients);
-        const auto undo_after = between(300, 1500);
-        if (pick(2) == 0) {
-            net.partition({{cs[c], server}});
-            ++out.partitions;
-            std::this_thread::sleep_for(undo_after);
-            net.heal();
-        } else {
-            procs[c].signal(SIGSTOP);
-            ++out.pauses;
-            std::this_thread::sleep_for(undo_after);
-            procs[c].signal(SIGCONT);
-        }
-    }
-    for (auto& p : procs) out.clients_finished &= p.wait_for(30s) == std::optional<int>(0);
-    const auto h = history::read_log(dir.file("history.log"));
+    if (s.partitions_and_pauses) partitions_and_pauses(net, procs, cs, {server}, rng, end, {500, 1000, 300, 1500}, out);
+    const auto h = finish(procs, dir, 30s, out);
     for (const auto& e : h) {
         if (e.op == "term") ++out.terms;
         if (e.op == "work") ++(e.ok ? out.accepted : out.rejected);

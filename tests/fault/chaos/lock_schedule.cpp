@@ -53,24 +53,8 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
     }
     // Every 300-700 ms one fault, undone 300-900 ms later: one client cut from one master (a
     // minority), or a client paused past the 300 ms TTL.
-    while (s.partitions_and_pauses && std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(between(300, 700));
-        const auto c = pick(clients);
-        const auto undo_after = between(300, 900);
-        if (pick(2) == 0) {
-            net.partition({{cs[c], hosts[pick(masters)]}});
-            ++out.partitions;
-            std::this_thread::sleep_for(undo_after);
-            net.heal();
-        } else {
-            procs[c].signal(SIGSTOP);
-            ++out.pauses;
-            std::this_thread::sleep_for(undo_after);
-            procs[c].signal(SIGCONT);
-        }
-    }
-    for (auto& p : procs) out.clients_finished &= p.wait_for(20s) == std::optional<int>(0);
-    const auto h = history::read_log(dir.file("history.log"));
+    if (s.partitions_and_pauses) partitions_and_pauses(net, procs, cs, hosts, rng, end, {300, 700, 300, 900}, out);
+    const auto h = finish(procs, dir, 20s, out);
     for (const auto& e : h) {
         if (e.op == "hold") ++out.holds;
         if (e.op == "write") ++(e.ok ? out.accepted : out.rejected);
