@@ -1,11 +1,11 @@
 #include "party.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/snapshot.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/signaling/latch.hpp>
 
-#include <charconv>
 
 namespace redcoord {
 
@@ -64,15 +64,8 @@ std::uint64_t latch::count_down(std::uint64_t n) {
 }
 
 std::uint64_t latch::count() {
-    auto v = hub_.master().command({"GET", key_}).maybe_text();
-    if (!v) return 0;
-    // Digits only: stoull would accept "-5" (as 2^64 - 5) and stop at "9.2e+18" (as 9).
-    std::uint64_t n = 0;
-    const char* end = v->data() + v->size();
-    auto [p, ec] = std::from_chars(v->data(), end, n);
-    if (v->empty() || ec != std::errc() || p != end)
-        throw protocol_error("latch '" + name_ + "' key holds '" + v->substr(0, 32) + "', not a count");
-    return n;
+    // Digits only (counter_of): stoull would accept "-5" (as 2^64 - 5) and stop at "9.2e+18".
+    return detail::counter_of(hub_.master().command({"GET", key_}), "latch '" + name_ + "' key").value_or(0);
 }
 
 bool latch::wait(std::chrono::milliseconds timeout) {
