@@ -21,9 +21,9 @@
 namespace redcoord::bench {
 
 struct result {
-    double items_per_second = 0;   // the "items_per_second" counter, when the benchmark sets it
-    double real_ns_per_iter = 0;   // adjusted real time per iteration, ns
-    double cpu_ns_per_iter = 0;    // adjusted CPU time per iteration, ns
+    double items_per_second = 0;  // the "items_per_second" counter, when the benchmark sets it
+    double real_ns_per_iter = 0;  // adjusted real time per iteration, ns
+    double cpu_ns_per_iter = 0;   // adjusted CPU time per iteration, ns
     std::map<std::string, double> counters;
 };
 
@@ -53,8 +53,12 @@ struct side {
     double wall_ns = 0;
     double cpu_ns = 0;
     std::uint64_t calls = 0;
-    [[nodiscard]] double per_second() const { return wall_ns > 0 ? static_cast<double>(calls) * 1e9 / wall_ns : 0.0; }
-    [[nodiscard]] double cpu_ns_per_call() const { return calls ? cpu_ns / static_cast<double>(calls) : 0.0; }
+    [[nodiscard]] double per_second() const {
+        return wall_ns > 0 ? static_cast<double>(calls) * 1e9 / wall_ns : 0.0;
+    }
+    [[nodiscard]] double cpu_ns_per_call() const {
+        return calls ? cpu_ns / static_cast<double>(calls) : 0.0;
+    }
 };
 
 double thread_cpu_ns();
@@ -70,8 +74,9 @@ void alternate(benchmark::State& st, A&& a, B&& b, side& sa, side& sb, int block
         const double c0 = thread_cpu_ns();
         for (int i = 0; i < block; ++i) fn();
         s.cpu_ns += thread_cpu_ns() - c0;
-        s.wall_ns += static_cast<double>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - w0).count());
+        s.wall_ns += static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now() - w0)
+                                             .count());
         s.calls += static_cast<std::uint64_t>(block);
     };
     for (auto _ : st) {

@@ -78,7 +78,9 @@ void redcoord_fan_out5(benchmark::State& st) {
         pools.push_back(std::make_unique<redcoord::connection_pool>(s->endpoint()));
         ptrs.push_back(pools.back().get());
     }
-    for (auto _ : st) benchmark::DoNotOptimize(redcoord::fan_out(ptrs, {"PING"}, {.timeout = std::chrono::milliseconds(1000)}));
+    for (auto _ : st)
+        benchmark::DoNotOptimize(
+            redcoord::fan_out(ptrs, {"PING"}, {.timeout = std::chrono::milliseconds(1000)}));
     st.SetItemsProcessed(st.iterations());
 }
 
@@ -94,10 +96,12 @@ int main(int argc, char** argv) {
     servers = &s;
     auto r = redcoord::bench::run_benchmarks(argc, argv);
     auto ratio = [&](const char* ours, const char* raw) {
-        return r[raw].items_per_second > 0 ? r[ours].items_per_second / r[raw].items_per_second : 0.0;
+        return r[raw].items_per_second > 0 ? r[ours].items_per_second / r[raw].items_per_second
+                                           : 0.0;
     };
     redcoord::bench::print_ratio("core_command_vs_raw", ratio("pool_set", "raw_set"));
-    redcoord::bench::print_ratio("core_fan_out5_vs_raw", ratio("redcoord_fan_out5", "raw_fan_out5"));
+    redcoord::bench::print_ratio("core_fan_out5_vs_raw",
+                                 ratio("redcoord_fan_out5", "raw_fan_out5"));
     redcoord::bench::print_value("core_command_per_s", r["pool_set"].items_per_second, "ops/s");
     return 0;
 }

@@ -130,8 +130,8 @@ child spawn(int id, std::chrono::milliseconds term) {
     redcoord::testing::process_options po;
     po.output_file = c.log;
     c.proc = std::make_unique<redcoord::testing::process>(
-        std::vector<std::string>{CHILD_PATH, std::to_string(server->port()), "bench_crash", "c" + std::to_string(id),
-                                 std::to_string(term.count()), "120"},
+        std::vector<std::string>{CHILD_PATH, std::to_string(server->port()), "bench_crash",
+                                 "c" + std::to_string(id), std::to_string(term.count()), "120"},
         po);
     return c;
 }
@@ -141,7 +141,8 @@ double crash_failover_ms(int samples, std::chrono::milliseconds term) {
     std::vector<child> cs;
     int next_id = 0;
     for (int i = 0; i < 3; ++i) cs.push_back(spawn(next_id++, term));
-    auto elected_after = [&](std::size_t i, clk::time_point after) -> std::optional<clk::time_point> {
+    auto elected_after = [&](std::size_t i,
+                             clk::time_point after) -> std::optional<clk::time_point> {
         for (auto& l : election_test::read_log(cs[i].log))
             if (l.kind == 'E' && l.at > after) return l.at;
         return std::nullopt;
@@ -153,7 +154,8 @@ double crash_failover_ms(int samples, std::chrono::milliseconds term) {
         int leader = -1;
         for (int w = 0; w < 1000 && leader < 0; ++w) {
             for (std::size_t i = 0; i < cs.size(); ++i)
-                if (cs[i].proc && cs[i].proc->running() && elected_after(i, since)) leader = static_cast<int>(i);
+                if (cs[i].proc && cs[i].proc->running() && elected_after(i, since))
+                    leader = static_cast<int>(i);
             if (leader < 0) std::this_thread::sleep_for(5ms);
         }
         if (leader < 0) break;
@@ -192,7 +194,8 @@ double round_trips_per_term(int terms, std::chrono::milliseconds term) {
     for (auto& e : es) before.push_back(e->rounds());
     std::this_thread::sleep_for(term * terms);
     double total = 0;
-    for (std::size_t i = 0; i < es.size(); ++i) total += static_cast<double>(es[i]->rounds() - before[i]);
+    for (std::size_t i = 0; i < es.size(); ++i)
+        total += static_cast<double>(es[i]->rounds() - before[i]);
     for (auto& e : es) e->stop();
     return total / static_cast<double>(es.size()) / terms;
 }
@@ -211,6 +214,7 @@ int main(int argc, char** argv) {
     redcoord::bench::print_value("election_round_trips_per_term", rounds, "round_trips");
     auto ours = results.find("hardened_round"), raw = results.find("raw_seed_round");
     if (ours != results.end() && raw != results.end() && raw->second.items_per_second > 0)
-        redcoord::bench::print_ratio("election_round_vs_raw_seed", ours->second.items_per_second / raw->second.items_per_second);
+        redcoord::bench::print_ratio("election_round_vs_raw_seed",
+                                     ours->second.items_per_second / raw->second.items_per_second);
     return 0;
 }

@@ -38,7 +38,8 @@ double contended_result::min_share() const {
     const auto total = sections();
     if (total == 0 || per_process.empty()) return 0.0;
     const auto least = *std::min_element(per_process.begin(), per_process.end());
-    return static_cast<double>(least) * static_cast<double>(per_process.size()) / static_cast<double>(total);
+    return static_cast<double>(least) * static_cast<double>(per_process.size()) /
+           static_cast<double>(total);
 }
 
 contended_result& contended_result::operator+=(const contended_result& o) {
@@ -63,11 +64,13 @@ struct shared_state {
     std::array<std::atomic<std::uint64_t>, max_procs> sections{};
     std::array<std::array<std::atomic<std::uint64_t>, buckets + 1>, 5> waits{};
 };
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
+              std::atomic<int>::is_always_lock_free);
 
 shared_state& shared() {
     static shared_state* s = [] {
-        void* p = ::mmap(nullptr, sizeof(shared_state), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        void* p = ::mmap(nullptr, sizeof(shared_state), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) std::abort();
         return new (p) shared_state;
     }();
@@ -117,7 +120,8 @@ private:
 // The contenders: `procs` processes (forked, each with its own connections and lock
 // object) looping on one resource until told to stop. body(contender&) runs in each child.
 template <class Body>
-contended_result run_processes(int procs, std::chrono::milliseconds run, std::uint16_t cs_port, Body body) {
+contended_result run_processes(int procs, std::chrono::milliseconds run, std::uint16_t cs_port,
+                               Body body) {
     if (procs > max_procs) std::abort();
     auto& sh = shared();
     sh.stop = false;
@@ -141,11 +145,13 @@ contended_result run_processes(int procs, std::chrono::milliseconds run, std::ui
     const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
     for (auto pid : kids) {
         int status = 0;
-        if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) std::abort();
+        if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            std::abort();
     }
     contended_result out;
     out.seconds = secs;
-    for (int i = 0; i < procs; ++i) out.per_process.push_back(sh.sections[static_cast<std::size_t>(i)].load());
+    for (int i = 0; i < procs; ++i)
+        out.per_process.push_back(sh.sections[static_cast<std::size_t>(i)].load());
     return out;
 }
 
@@ -177,7 +183,8 @@ double wait_percentile_ms(waits which, double p) {
     std::uint64_t seen = 0;
     for (std::size_t b = 0; b <= buckets; ++b) {
         seen += h[b].load();
-        if (seen > rank) return (static_cast<double>(b) + 1.0) * bucket_us / 1000.0;  // the bucket's upper edge
+        if (seen > rank)
+            return (static_cast<double>(b) + 1.0) * bucket_us / 1000.0;  // the bucket's upper edge
     }
     return static_cast<double>(buckets) * bucket_us / 1000.0;
 }
@@ -193,7 +200,8 @@ contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::
     return run_processes(procs, run, port, [port](contender& me) {
         auto* c = raw_connect(port);
         const auto sha = raw_load_release(c);
-        const std::string key = "bench:raw:contended1", token = redcoord::random_token(), ttl = "10000";
+        const std::string key = "bench:raw:contended1", token = redcoord::random_token(),
+                          ttl = "10000";
         while (!me.stopping()) {
             const auto t0 = clock_type::now();
             bool got = false;
@@ -207,7 +215,8 @@ contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::
     });
 }
 
-contended_result lock_contended_single(std::uint16_t port, int procs, std::chrono::milliseconds run) {
+contended_result lock_contended_single(std::uint16_t port, int procs,
+                                       std::chrono::milliseconds run) {
     return run_processes(procs, run, port, [port](contender& me) {
         redcoord::connection_pool pool(local(port));
         redcoord::distributed_lock lock(pool, "bench:contended1", {.ttl = 10s});
@@ -215,7 +224,8 @@ contended_result lock_contended_single(std::uint16_t port, int procs, std::chron
     });
 }
 
-contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run) {
+contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs,
+                                    std::chrono::milliseconds run) {
     return run_processes(procs, run, ports.front(), [&ports](contender& me) {
         raw_quorum q(ports);
         std::string sha;
@@ -240,7 +250,8 @@ contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int
     });
 }
 
-contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run) {
+contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs,
+                                   std::chrono::milliseconds run) {
     return run_processes(procs, run, ports.front(), [&ports](contender& me) {
         std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
         std::vector<redcoord::connection_pool*> nodes;
@@ -266,7 +277,7 @@ namespace {
 // Two holders (threads, each with its own pool and lock object) passing `Lock` back and forth.
 template <class Lock, class Options>
 std::vector<double> handoffs_us(std::uint16_t port, const std::string& resource, Options options,
-                                 std::chrono::milliseconds run) {
+                                std::chrono::milliseconds run) {
     std::mutex mu;
     std::vector<double> samples;
     std::atomic<std::int64_t> released_at{0};  // steady ns at the start of the last unlock()
@@ -301,11 +312,13 @@ std::vector<double> handoffs_us(std::uint16_t port, const std::string& resource,
 }  // namespace
 
 std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
-    return handoffs_us<redcoord::distributed_lock>(port, "bench:handoff", redcoord::lock_options{.ttl = 10s}, run);
+    return handoffs_us<redcoord::distributed_lock>(port, "bench:handoff",
+                                                   redcoord::lock_options{.ttl = 10s}, run);
 }
 
 std::vector<double> fair_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
-    return handoffs_us<redcoord::fair_lock>(port, "bench:fair:handoff", redcoord::fair_lock_options{.ttl = 10s}, run);
+    return handoffs_us<redcoord::fair_lock>(port, "bench:fair:handoff",
+                                            redcoord::fair_lock_options{.ttl = 10s}, run);
 }
 
 }  // namespace lock_bench

@@ -23,7 +23,13 @@ struct contended_result {
 };
 
 // Which wait histogram a run records into.
-enum class waits { raw1, ours1, raw5, ours5, fair };
+enum class waits {
+    raw1,
+    ours1,
+    raw5,
+    ours5,
+    fair
+};
 // The p-th percentile (0..100) of the waits recorded so far, in milliseconds.
 double wait_percentile_ms(waits which, double p);
 std::uint64_t wait_count(waits which);
@@ -31,12 +37,15 @@ std::uint64_t wait_count(waits which);
 // Plain clients: SET NX PX; on failure retry after 5 +- 5 ms.
 contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::milliseconds run);
 // distributed_lock: lock() / unlock().
-contended_result lock_contended_single(std::uint16_t port, int procs, std::chrono::milliseconds run);
+contended_result lock_contended_single(std::uint16_t port, int procs,
+                                       std::chrono::milliseconds run);
 // Plain quorum clients over N nodes: all at once, decide at a majority, release partial locks
 // at once, retry after 5 +- 5 ms.
-contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run);
+contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs,
+                                    std::chrono::milliseconds run);
 // redlock: lock() / unlock().
-contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs, std::chrono::milliseconds run);
+contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int procs,
+                                   std::chrono::milliseconds run);
 // fair_lock: lock() / unlock().
 contended_result fair_contended(std::uint16_t port, int procs, std::chrono::milliseconds run);
 // Two distributed_lock holders passing the lock back and forth; microseconds from the start

@@ -57,14 +57,15 @@ side plain_single, tls_single, plain_command, tls_command;
 side metrics_off_single, metrics_on_single;
 side raw_single, ours_single, raw_quorum5, ours_quorum5, raw_sequential5, ours_sequential5;
 
-std::unique_ptr<redcoord::redlock> make_redlock(std::vector<std::unique_ptr<redcoord::connection_pool>>& pools,
-                                                const std::string& resource) {
+std::unique_ptr<redcoord::redlock> make_redlock(
+    std::vector<std::unique_ptr<redcoord::connection_pool>>& pools, const std::string& resource) {
     std::vector<redcoord::connection_pool*> nodes;
     for (auto& s : *servers) {
         pools.push_back(std::make_unique<redcoord::connection_pool>(s->endpoint()));
         nodes.push_back(pools.back().get());
     }
-    return std::make_unique<redcoord::redlock>(nodes, resource, redcoord::redlock_options{.ttl = 30s});
+    return std::make_unique<redcoord::redlock>(nodes, resource,
+                                               redcoord::redlock_options{.ttl = 30s});
 }
 
 // Raw SET NX PX + EVALSHA pairs against distributed_lock acquire + release(), interleaved.
@@ -142,7 +143,8 @@ void sequential5_pair(benchmark::State& st) {
 void tls_pair(benchmark::State& st) {
     const auto both = redcoord::bench::start_tls_and_plain();
     redcoord::connection_pool plain_pool(both->plain), tls_pool(both->tls);
-    redcoord::distributed_lock plain(plain_pool, "bench:plain", {.ttl = 30s}), tls(tls_pool, "bench:tls", {.ttl = 30s});
+    redcoord::distributed_lock plain(plain_pool, "bench:plain", {.ttl = 30s}),
+        tls(tls_pool, "bench:tls", {.ttl = 30s});
     auto pair = [&](redcoord::distributed_lock& l) {
         if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");
         (void)l.release();
@@ -156,8 +158,11 @@ void tls_pair(benchmark::State& st) {
         redcoord::connection* conns[] = {&*plain_conn, &*tls_conn};
         for (int k = 0; k < 2; ++k) {
             const auto t0 = std::chrono::steady_clock::now();
-            for (int j = 0; j < 16; ++j) (void)conns[k]->command({"SET", "bench:tls:k", "v", "PX", "30000"});
-            sides[k]->wall_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+            for (int j = 0; j < 16; ++j)
+                (void)conns[k]->command({"SET", "bench:tls:k", "v", "PX", "30000"});
+            sides[k]->wall_ns +=
+                std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
+                    .count();
             sides[k]->calls += 16;
         }
     }
@@ -168,8 +173,10 @@ void tls_pair(benchmark::State& st) {
 void metrics_pair(benchmark::State& st) {
     auto off_rt = redcoord::runtime::create(), on_rt = redcoord::runtime::create();
     on_rt->set_metrics(std::make_shared<redcoord::metrics_registry>());
-    redcoord::connection_pool off_pool((*servers)[0]->endpoint(), {}, off_rt), on_pool((*servers)[0]->endpoint(), {}, on_rt);
-    redcoord::distributed_lock off(off_pool, "bench:metrics:off", {.ttl = 30s}), on(on_pool, "bench:metrics:on", {.ttl = 30s});
+    redcoord::connection_pool off_pool((*servers)[0]->endpoint(), {}, off_rt),
+        on_pool((*servers)[0]->endpoint(), {}, on_rt);
+    redcoord::distributed_lock off(off_pool, "bench:metrics:off", {.ttl = 30s}),
+        on(on_pool, "bench:metrics:on", {.ttl = 30s});
     auto pair = [&](redcoord::distributed_lock& l) {
         if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");
         (void)l.release();
@@ -202,16 +209,20 @@ int main(int argc, char** argv) {
     };
     using redcoord::bench::print_ratio;
     using redcoord::bench::print_value;
-    std::fprintf(stderr, "pairs/s: single raw %.0f ours %.0f; quorum5 raw %.0f ours %.0f; sequential5 raw %.0f ours %.0f\n",
-                 raw_single.per_second(), ours_single.per_second(), raw_quorum5.per_second(), ours_quorum5.per_second(),
-                 raw_sequential5.per_second(), ours_sequential5.per_second());
+    std::fprintf(stderr,
+                 "pairs/s: single raw %.0f ours %.0f; quorum5 raw %.0f ours %.0f; sequential5 raw "
+                 "%.0f ours %.0f\n",
+                 raw_single.per_second(), ours_single.per_second(), raw_quorum5.per_second(),
+                 ours_quorum5.per_second(), raw_sequential5.per_second(),
+                 ours_sequential5.per_second());
     print_ratio("lock_single_vs_raw", ratio(ours_single, raw_single));
     print_ratio("lock_single_metrics_on_vs_off", ratio(metrics_on_single, metrics_off_single));
     print_ratio("lock_single_tls_vs_plain", ratio(tls_single, plain_single));
     print_ratio("command_tls_vs_plain", ratio(tls_command, plain_command));
-    print_ratio("lock_single_cpu_vs_raw", raw_single.cpu_ns_per_call() > 0
-                                              ? ours_single.cpu_ns_per_call() / raw_single.cpu_ns_per_call()
-                                              : 0.0);
+    print_ratio("lock_single_cpu_vs_raw",
+                raw_single.cpu_ns_per_call() > 0
+                    ? ours_single.cpu_ns_per_call() / raw_single.cpu_ns_per_call()
+                    : 0.0);
     print_ratio("redlock5_vs_raw_quorum", ratio(ours_quorum5, raw_quorum5));
     print_ratio("redlock5_vs_raw_sequential", ratio(ours_sequential5, raw_sequential5));
 
@@ -230,32 +241,39 @@ int main(int argc, char** argv) {
         ours1_publishes += calls_of(*s[0], "publish") - publishes0;
     }
     std::fprintf(stderr, "lock_contended1: %.2f EVALSHA and %.3f PUBLISH per section\n",
-                 static_cast<double>(ours1_scripts) / static_cast<double>(std::max<std::uint64_t>(1, ours1.sections())),
-                 static_cast<double>(ours1_publishes) / static_cast<double>(std::max<std::uint64_t>(1, ours1.sections())));
+                 static_cast<double>(ours1_scripts) /
+                     static_cast<double>(std::max<std::uint64_t>(1, ours1.sections())),
+                 static_cast<double>(ours1_publishes) /
+                     static_cast<double>(std::max<std::uint64_t>(1, ours1.sections())));
     for (int i = 0; i < slices; ++i) {
         raw5 += lock_bench::raw_polling_quorum(ports(), procs, slice);
         ours5 += lock_bench::redlock_contended(ports(), procs, slice);
     }
-    auto report = [&](const char* name, const lock_bench::contended_result& ours, const lock_bench::contended_result& raw,
-                      waits ours_waits, waits raw_waits) {
+    auto report = [&](const char* name, const lock_bench::contended_result& ours,
+                      const lock_bench::contended_result& raw, waits ours_waits, waits raw_waits) {
         auto counts = [](const lock_bench::contended_result& r) {
             std::string out;
             for (auto n : r.per_process) out += (out.empty() ? "" : " / ") + std::to_string(n);
             return out;
         };
         std::fprintf(stderr,
-                     "%s: ours %.0f sections/s, per process %s, min share %.2f, wait p50 %.2f ms p99 %.2f ms "
+                     "%s: ours %.0f sections/s, per process %s, min share %.2f, wait p50 %.2f ms "
+                     "p99 %.2f ms "
                      "(%llu waits)\n"
-                     "%s: polling %.0f sections/s, per process %s, min share %.2f, wait p50 %.2f ms p99 %.2f ms\n",
+                     "%s: polling %.0f sections/s, per process %s, min share %.2f, wait p50 %.2f "
+                     "ms p99 %.2f ms\n",
                      name, ours.per_second(), counts(ours).c_str(), ours.min_share(),
-                     lock_bench::wait_percentile_ms(ours_waits, 50), lock_bench::wait_percentile_ms(ours_waits, 99),
-                     static_cast<unsigned long long>(lock_bench::wait_count(ours_waits)), name, raw.per_second(),
-                     counts(raw).c_str(), raw.min_share(), lock_bench::wait_percentile_ms(raw_waits, 50),
+                     lock_bench::wait_percentile_ms(ours_waits, 50),
+                     lock_bench::wait_percentile_ms(ours_waits, 99),
+                     static_cast<unsigned long long>(lock_bench::wait_count(ours_waits)), name,
+                     raw.per_second(), counts(raw).c_str(), raw.min_share(),
+                     lock_bench::wait_percentile_ms(raw_waits, 50),
                      lock_bench::wait_percentile_ms(raw_waits, 99));
         const std::string n(name);
         print_ratio(n + "_min_share", ours.min_share());
         print_value(n + "_wait_p99_ms", lock_bench::wait_percentile_ms(ours_waits, 99), "ms");
-        print_ratio(n + "_vs_polling", raw.per_second() > 0 ? ours.per_second() / raw.per_second() : 0.0);
+        print_ratio(n + "_vs_polling",
+                    raw.per_second() > 0 ? ours.per_second() / raw.per_second() : 0.0);
     };
     report("lock_contended1", ours1, raw1, waits::ours1, waits::raw1);
     report("redlock5_contended", ours5, raw5, waits::ours5, waits::raw5);
@@ -268,7 +286,8 @@ int main(int argc, char** argv) {
         auto b = lock_bench::fair_handoffs_us(s[0]->port(), 1s);
         fair_handoffs.insert(fair_handoffs.end(), b.begin(), b.end());
     }
-    std::fprintf(stderr, "handoffs measured: %zu plain, %zu fair\n", handoffs.size(), fair_handoffs.size());
+    std::fprintf(stderr, "handoffs measured: %zu plain, %zu fair\n", handoffs.size(),
+                 fair_handoffs.size());
     print_value("lock_handoff_p50_us", redcoord::bench::percentile(handoffs, 50), "us");
     print_value("fair_lock_handoff_p50_us", redcoord::bench::percentile(fair_handoffs, 50), "us");
 
@@ -277,9 +296,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < slices; ++i) fair += lock_bench::fair_contended(s[0]->port(), procs, slice);
     std::string counts;
     for (auto n : fair.per_process) counts += (counts.empty() ? "" : " / ") + std::to_string(n);
-    std::fprintf(stderr, "fair_lock contended: %.0f sections/s, per process %s, wait p50 %.2f ms p99 %.2f ms\n",
-                 fair.per_second(), counts.c_str(), lock_bench::wait_percentile_ms(waits::fair, 50),
-                 lock_bench::wait_percentile_ms(waits::fair, 99));
+    std::fprintf(
+        stderr,
+        "fair_lock contended: %.0f sections/s, per process %s, wait p50 %.2f ms p99 %.2f ms\n",
+        fair.per_second(), counts.c_str(), lock_bench::wait_percentile_ms(waits::fair, 50),
+        lock_bench::wait_percentile_ms(waits::fair, 99));
     print_ratio("fair_lock_min_share", fair.min_share());
     return 0;
 }

@@ -20,7 +20,8 @@ std::string raw_load_release(redisContext* c) {
     return sha;
 }
 
-bool raw_try(redisContext* c, const std::string& key, const std::string& token, const std::string& ttl_ms) {
+bool raw_try(redisContext* c, const std::string& key, const std::string& token,
+             const std::string& ttl_ms) {
     const char* argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", ttl_ms.c_str()};
     const size_t lens[] = {3, key.size(), token.size(), 2, 2, ttl_ms.size()};
     auto* r = static_cast<redisReply*>(redisCommandArgv(c, 6, argv, lens));
@@ -30,7 +31,8 @@ bool raw_try(redisContext* c, const std::string& key, const std::string& token, 
     return ok;
 }
 
-void raw_release(redisContext* c, const std::string& sha, const std::string& key, const std::string& token) {
+void raw_release(redisContext* c, const std::string& sha, const std::string& key,
+                 const std::string& token) {
     const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
     const size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
     auto* r = static_cast<redisReply*>(redisCommandArgv(c, 5, argv, lens));
@@ -59,7 +61,8 @@ std::size_t raw_quorum::round(const std::vector<std::string>& argv, std::size_t 
         redisAppendCommandArgv(c, static_cast<int>(a.size()), a.data(), l.data());
         int done = 0;
         while (!done)
-            if (redisBufferWrite(c, &done) != REDIS_OK) throw std::runtime_error("raw write failed");
+            if (redisBufferWrite(c, &done) != REDIS_OK)
+                throw std::runtime_error("raw write failed");
     }
     std::size_t answered = 0, yes = 0;
     std::vector<pollfd> fds(cs_.size());
@@ -77,7 +80,9 @@ std::size_t raw_quorum::round(const std::vector<std::string>& argv, std::size_t 
                 } else if (waiting[i]) {
                     waiting[i] = false;
                     ++answered;
-                    if (rr->type == REDIS_REPLY_STATUS || (rr->type == REDIS_REPLY_INTEGER && rr->integer == 1)) ++yes;
+                    if (rr->type == REDIS_REPLY_STATUS ||
+                        (rr->type == REDIS_REPLY_INTEGER && rr->integer == 1))
+                        ++yes;
                 }
                 freeReplyObject(rr);
             }

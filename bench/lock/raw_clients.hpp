@@ -18,9 +18,11 @@ redisContext* raw_connect(std::uint16_t port);
 std::string raw_load_release(redisContext* c);
 
 // One blocking connection: SET key token NX PX ttl; true when acquired.
-bool raw_try(redisContext* c, const std::string& key, const std::string& token, const std::string& ttl_ms);
+bool raw_try(redisContext* c, const std::string& key, const std::string& token,
+             const std::string& ttl_ms);
 // EVALSHA release.
-void raw_release(redisContext* c, const std::string& sha, const std::string& key, const std::string& token);
+void raw_release(redisContext* c, const std::string& sha, const std::string& key,
+                 const std::string& token);
 
 // N connections driven at once: sends to all, returns as soon as `need` replies of this round
 // arrived (later replies are skipped at the start of the next round). Counts OK/1 replies.

@@ -44,7 +44,8 @@ struct raw_conn {
             p.push_back(a.data());
             l.push_back(a.size());
         }
-        auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), p.data(), l.data()));
+        auto* r = static_cast<redisReply*>(
+            redisCommandArgv(c, static_cast<int>(argv.size()), p.data(), l.data()));
         if (!r) throw std::runtime_error("hiredis command failed");
         return r;
     }
@@ -52,7 +53,8 @@ struct raw_conn {
 
 void raw_reliable(benchmark::State& state) {
     raw_conn rc;
-    const std::string q = "raw:reliable", proc = "raw:processing:" + std::to_string(state.thread_index());
+    const std::string q = "raw:reliable",
+                      proc = "raw:processing:" + std::to_string(state.thread_index());
     for (auto _ : state) {
         freeReplyObject(rc.run({"LPUSH", q, payload}));
         auto* m = rc.run({"BLMOVE", q, proc, "RIGHT", "LEFT", "1"});
@@ -115,7 +117,8 @@ void batch_push(benchmark::State& state) {
     pool->command({"DEL", q.key()});
 }
 
-double rate(const std::map<std::string, redcoord::bench::result>& res, const std::string& name, int round) {
+double rate(const std::map<std::string, redcoord::bench::result>& res, const std::string& name,
+            int round) {
     for (auto& [k, x] : res)
         if (k.rfind(name + "/round:" + std::to_string(round), 0) == 0) return x.items_per_second;
     return 0;
@@ -129,8 +132,8 @@ double median(std::vector<double> v) {
 
 // The load of a shared 2-core box swings within seconds, so each round's pair (run back to
 // back) gives one ratio and the median of those is reported.
-double paired_ratio(const std::map<std::string, redcoord::bench::result>& res, const std::string& ours,
-                    const std::string& raw) {
+double paired_ratio(const std::map<std::string, redcoord::bench::result>& res,
+                    const std::string& ours, const std::string& raw) {
     std::vector<double> v;
     for (int r = 0; r < rounds; ++r) {
         double a = rate(res, ours, r), b = rate(res, raw, r);
@@ -144,29 +147,42 @@ double paired_ratio(const std::map<std::string, redcoord::bench::result>& res, c
 int main(int argc, char** argv) {
     redcoord::testing::local_server srv;
     server = &srv;
-    pool = std::make_unique<redcoord::connection_pool>(srv.endpoint(), redcoord::pool_options{.max_size = 16});
+    pool = std::make_unique<redcoord::connection_pool>(srv.endpoint(),
+                                                       redcoord::pool_options{.max_size = 16});
 
     for (int r = 0; r < rounds; ++r) {
         const std::string round = "/round:" + std::to_string(r);
         for (int threads : {1, 4}) {
             const std::string t = "/c" + std::to_string(threads);
             benchmark::RegisterBenchmark(("raw_reliable" + t + round).c_str(), raw_reliable)
-                ->Threads(threads)->UseRealTime()->MinTime(0.3);
+                ->Threads(threads)
+                ->UseRealTime()
+                ->MinTime(0.3);
             benchmark::RegisterBenchmark(("reliable_queue" + t + round).c_str(), ours_reliable)
-                ->Threads(threads)->UseRealTime()->MinTime(0.3);
+                ->Threads(threads)
+                ->UseRealTime()
+                ->MinTime(0.3);
         }
-        benchmark::RegisterBenchmark(("raw_list" + round).c_str(), raw_list)->UseRealTime()->MinTime(0.3);
-        benchmark::RegisterBenchmark(("list_queue" + round).c_str(), ours_list)->UseRealTime()->MinTime(0.3);
+        benchmark::RegisterBenchmark(("raw_list" + round).c_str(), raw_list)
+            ->UseRealTime()
+            ->MinTime(0.3);
+        benchmark::RegisterBenchmark(("list_queue" + round).c_str(), ours_list)
+            ->UseRealTime()
+            ->MinTime(0.3);
     }
     for (int r = 0; r < rounds; ++r)
         benchmark::RegisterBenchmark(("batch_push/round:" + std::to_string(r)).c_str(), batch_push)
-            ->UseRealTime()->MinTime(0.3);
+            ->UseRealTime()
+            ->MinTime(0.3);
 
     auto res = redcoord::bench::run_benchmarks(argc, argv);
-    if (std::getenv("QUEUE_BENCH_STATS")) std::fprintf(stderr, "%s\n", srv.command({"INFO", "commandstats"}).text().c_str());
+    if (std::getenv("QUEUE_BENCH_STATS"))
+        std::fprintf(stderr, "%s\n", srv.command({"INFO", "commandstats"}).text().c_str());
     using redcoord::bench::print_ratio;
-    print_ratio("reliable_queue_1c_vs_raw", paired_ratio(res, "reliable_queue/c1", "raw_reliable/c1"));
-    print_ratio("reliable_queue_4c_vs_raw", paired_ratio(res, "reliable_queue/c4", "raw_reliable/c4"));
+    print_ratio("reliable_queue_1c_vs_raw",
+                paired_ratio(res, "reliable_queue/c1", "raw_reliable/c1"));
+    print_ratio("reliable_queue_4c_vs_raw",
+                paired_ratio(res, "reliable_queue/c4", "raw_reliable/c4"));
     std::vector<double> batch;
     for (int r = 0; r < rounds; ++r) batch.push_back(rate(res, "batch_push", r));
     redcoord::bench::print_value("queue_batch_push_per_s", median(batch), "msg/s");

@@ -23,16 +23,16 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <malloc.h>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <malloc.h>
 #include <unistd.h>
 #include <vector>
 
@@ -70,7 +70,9 @@ long long clients(const local_server& s) {
     return std::stoll(info.substr(at + 18)) - 1;  // not the INFO's own connection
 }
 
-long long channels(const local_server& s) { return static_cast<long long>(s.command({"PUBSUB", "CHANNELS", "*"}).elements().size()); }
+long long channels(const local_server& s) {
+    return static_cast<long long>(s.command({"PUBSUB", "CHANNELS", "*"}).elements().size());
+}
 
 // A lock of either kind, as the bench uses it.
 struct lockish {
@@ -88,12 +90,14 @@ struct figures {
 // Holders take every resource, callers park, baseline; then each caller makes its own lock
 // object and blocks in acquire(); figures; then the holders release one by one, each timed
 // until its waiter holds.
-figures measure(const std::vector<local_server*>& nodes, const std::function<lockish(int)>& make_holder,
+figures measure(const std::vector<local_server*>& nodes,
+                const std::function<lockish(int)>& make_holder,
                 const std::function<lockish(int)>& make_waiter, int wakes) {
     std::vector<lockish> holders;
     for (int i = 0; i < waiters; ++i) {
         holders.push_back(make_holder(i));
-        if (!holders.back().acquire(0ms)) throw std::runtime_error("holder could not take its resource");
+        if (!holders.back().acquire(0ms))
+            throw std::runtime_error("holder could not take its resource");
     }
     std::mutex mu;
     std::condition_variable cv;
@@ -114,8 +118,7 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
             try {
                 auto warm = make_waiter(waiters + i);
                 if (warm.acquire(10s)) warm.release();
-            } catch (const std::exception&) {
-            }
+            } catch (const std::exception&) {}
             ++parked;
             {
                 std::unique_lock l(mu);
@@ -129,7 +132,8 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
                 }
             } catch (const std::exception& e) {
                 // Reported, not fatal: a figure from a run with errors is marked as such.
-                if (errors.fetch_add(1) == 0) std::fprintf(stderr, "  waiter error: %s\n", e.what());
+                if (errors.fetch_add(1) == 0)
+                    std::fprintf(stderr, "  waiter error: %s\n", e.what());
             }
         });
     }
@@ -151,14 +155,18 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
     // Ready when every waiter listens for its release (one channel each) and the burst of
     // first attempts is over.
     const auto until = clock_type::now() + 60s;
-    while (channels(*nodes[0]) < waiters && clock_type::now() < until) std::this_thread::sleep_for(20ms);
+    while (channels(*nodes[0]) < waiters && clock_type::now() < until)
+        std::this_thread::sleep_for(20ms);
     std::this_thread::sleep_for(1s);
     figures f;
     f.threads = threads_now() - t0;
     f.rss_kib_per_waiter = (rss_kib() - r0) / waiters;
     const double heap_per_waiter = (heap_kib() - h0) / waiters;
-    for (std::size_t k = 0; k < nodes.size(); ++k) f.connections = std::max(f.connections, clients(*nodes[k]) - c0[k]);
-    std::fprintf(stderr, "  %ld threads, %lld connections (largest per node), %.1f KiB per waiter (%.1f KiB of it heap)\n",
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+        f.connections = std::max(f.connections, clients(*nodes[k]) - c0[k]);
+    std::fprintf(stderr,
+                 "  %ld threads, %lld connections (largest per node), %.1f KiB per waiter (%.1f "
+                 "KiB of it heap)\n",
                  f.threads, f.connections, f.rss_kib_per_waiter, heap_per_waiter);
     std::vector<double> wake_us;
     for (int i = 0; i < waiters; ++i) {
@@ -169,13 +177,15 @@ figures measure(const std::vector<local_server*>& nodes, const std::function<loc
             if (errors.fetch_add(1) == 0) std::fprintf(stderr, "  holder error: %s\n", e.what());
         }
         if (i < wakes) {
-            while (held_at[i] == 0 && clock_type::now().time_since_epoch().count() - t < 5'000'000'000LL)
+            while (held_at[i] == 0 &&
+                   clock_type::now().time_since_epoch().count() - t < 5'000'000'000LL)
                 std::this_thread::yield();
             if (held_at[i] != 0) wake_us.push_back(static_cast<double>(held_at[i] - t) / 1000.0);
         }
     }
     for (auto& c : callers) c.join();
-    if (errors.load() > 0) std::fprintf(stderr, "  %d of %d waiters ended with an error\n", errors.load(), waiters);
+    if (errors.load() > 0)
+        std::fprintf(stderr, "  %d of %d waiters ended with an error\n", errors.load(), waiters);
     f.wake_p50_us = redcoord::bench::percentile(wake_us, 50);
     return f;
 }
@@ -229,13 +239,17 @@ int main(int, char**) {
     figures single;
     {
         redcoord::connection_pool holder_pool(nodes[0]->endpoint());
-        redcoord::connection_pool pool(nodes[0]->endpoint());  // the waiters' pool, as a service would have one
+        redcoord::connection_pool pool(
+            nodes[0]->endpoint());  // the waiters' pool, as a service would have one
         auto kind = [](redcoord::connection_pool& p, int i) {
-            auto l = std::make_shared<redcoord::distributed_lock>(p, "bench:r" + std::to_string(i),
-                                                                  redcoord::lock_options{.ttl = 120s});
-            return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); }, [l] { l->release(); }};
+            auto l = std::make_shared<redcoord::distributed_lock>(
+                p, "bench:r" + std::to_string(i), redcoord::lock_options{.ttl = 120s});
+            return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
+                           [l] { l->release(); }};
         };
-        single = measure({nodes[0]}, [&](int i) { return kind(holder_pool, i); }, [&](int i) { return kind(pool, i); }, 200);
+        single = measure(
+            {nodes[0]}, [&](int i) { return kind(holder_pool, i); },
+            [&](int i) { return kind(pool, i); }, 200);
     }
     print_value("waiters1000_threads", static_cast<double>(single.threads), "threads");
     print_value("waiters1000_connections", static_cast<double>(single.connections), "connections");
@@ -256,13 +270,17 @@ int main(int, char**) {
             wp.push_back(pools.back().get());
         }
         auto kind = [](const std::vector<redcoord::connection_pool*>& p, int i) {
-            auto l = std::make_shared<redcoord::redlock>(p, "bench:q" + std::to_string(i), redcoord::redlock_options{.ttl = 120s});
-            return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); }, [l] { l->release(); }};
+            auto l = std::make_shared<redcoord::redlock>(p, "bench:q" + std::to_string(i),
+                                                         redcoord::redlock_options{.ttl = 120s});
+            return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
+                           [l] { l->release(); }};
         };
-        five = measure(nodes, [&](int i) { return kind(hp, i); }, [&](int i) { return kind(wp, i); }, 200);
+        five = measure(
+            nodes, [&](int i) { return kind(hp, i); }, [&](int i) { return kind(wp, i); }, 200);
     }
     print_value("redlock5_waiters1000_threads", static_cast<double>(five.threads), "threads");
-    print_value("redlock5_waiters1000_connections_per_node", static_cast<double>(five.connections), "connections");
+    print_value("redlock5_waiters1000_connections_per_node", static_cast<double>(five.connections),
+                "connections");
     print_value("redlock5_waiters1000_rss_kib_per_waiter", five.rss_kib_per_waiter, "KiB");
     print_value("redlock5_wake_after_release_p50_us", five.wake_p50_us, "us");
     return 0;

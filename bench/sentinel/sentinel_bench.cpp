@@ -70,7 +70,8 @@ void sentinel_lock_wait_replica(benchmark::State& st) {
     redcoord::distributed_lock l(pool, "bench-wait");
     for (auto _ : st) {
         if (!l.acquire(0ms)) st.SkipWithError("not acquired");
-        if (redcoord::replication_barrier(pool, 1, 100ms) < 1) st.SkipWithError("replica did not acknowledge");
+        if (redcoord::replication_barrier(pool, 1, 100ms) < 1)
+            st.SkipWithError("replica did not acknowledge");
         (void)l.release();
     }
     st.SetItemsProcessed(st.iterations());
@@ -87,7 +88,8 @@ struct failover_sample {
 
 // One real failover: `prepare` builds the part on a fresh Sentinel pool and returns the
 // operation (true = success); the operation is retried from the SIGKILL on.
-failover_sample measure(const std::function<std::function<bool()>(redcoord::connection_pool&, local_sentinel&)>& prepare) {
+failover_sample measure(const std::function<std::function<bool()>(redcoord::connection_pool&,
+                                                                  local_sentinel&)>& prepare) {
     local_sentinel_options o;
     o.replicas = 2;
     local_sentinel svc(o);
@@ -101,18 +103,19 @@ failover_sample measure(const std::function<std::function<bool()>(redcoord::conn
         while (clock_type::now() - t0 < 30s) {
             try {
                 if (op()) {
-                    first_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+                    first_ms =
+                        std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
                     return;
                 }
-            } catch (const redcoord::error&) {
-            }
+            } catch (const redcoord::error&) {}
             std::this_thread::sleep_for(1ms);
         }
     });
     (void)svc.wait_promoted(old, 30s);
     double promotion = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
     worker.join();
-    if (first_ms.load() < 0) throw redcoord::error("no successful operation within 30 s of the failover");
+    if (first_ms.load() < 0)
+        throw redcoord::error("no successful operation within 30 s of the failover");
     return {promotion, first_ms.load()};
 }
 
@@ -122,7 +125,8 @@ double median(std::vector<double> v) { return redcoord::bench::percentile(std::m
 
 int main(int argc, char** argv) {
     int runs = 3;
-    if (const char* e = std::getenv("REDCOORD_SENTINEL_BENCH_RUNS"); e && std::atoi(e) > 0) runs = std::atoi(e);
+    if (const char* e = std::getenv("REDCOORD_SENTINEL_BENCH_RUNS"); e && std::atoi(e) > 0)
+        runs = std::atoi(e);
 
     std::map<std::string, redcoord::bench::result> r;
     {
@@ -134,7 +138,8 @@ int main(int argc, char** argv) {
         service = nullptr;
     }
 
-    using prep_fn = std::function<std::function<bool()>(redcoord::connection_pool&, local_sentinel&)>;
+    using prep_fn =
+        std::function<std::function<bool()>(redcoord::connection_pool&, local_sentinel&)>;
     // Each part's "operation" is its basic step through the Sentinel pool.
     std::vector<std::pair<std::string, prep_fn>> parts = {
         {"lock",
@@ -155,7 +160,8 @@ int main(int argc, char** argv) {
          }},
         {"signaling",
          [](redcoord::connection_pool& pool, local_sentinel& svc) {
-             auto hub = std::make_shared<redcoord::signal_hub>(pool, redcoord::discover_replicas(svc.endpoint()));
+             auto hub = std::make_shared<redcoord::signal_hub>(
+                 pool, redcoord::discover_replicas(svc.endpoint()));
              auto w = std::make_shared<redcoord::waiter>(hub->listen({"bench"}));
              return std::function<bool()>([hub, w] { return hub->broadcast("bench", "x") > 0; });
          }},
@@ -178,17 +184,24 @@ int main(int argc, char** argv) {
             promotions.push_back(s.promotion_ms);
             firsts.push_back(s.first_op_ms);
             lags.push_back(s.first_op_ms - s.promotion_ms);
-            std::fprintf(stderr, "sentinel failover %s run %d: promotion %.1f ms, first %s operation %.1f ms\n",
-                         name.c_str(), i + 1, s.promotion_ms, name.c_str(), s.first_op_ms);
+            std::fprintf(
+                stderr,
+                "sentinel failover %s run %d: promotion %.1f ms, first %s operation %.1f ms\n",
+                name.c_str(), i + 1, s.promotion_ms, name.c_str(), s.first_op_ms);
         }
         per_part[name] = median(firsts);
     }
 
-    const double plain_ns = r["sentinel_lock"].real_ns_per_iter, wait_ns = r["sentinel_lock_wait_replica"].real_ns_per_iter;
-    const double raw_ips = r["raw_lock"].items_per_second, ours_ips = r["sentinel_lock"].items_per_second;
-    redcoord::bench::print_value("sentinel_down_after_ms", static_cast<double>(local_sentinel_options{}.down_after.count()), "ms");
+    const double plain_ns = r["sentinel_lock"].real_ns_per_iter,
+                 wait_ns = r["sentinel_lock_wait_replica"].real_ns_per_iter;
+    const double raw_ips = r["raw_lock"].items_per_second,
+                 ours_ips = r["sentinel_lock"].items_per_second;
+    redcoord::bench::print_value("sentinel_down_after_ms",
+                                 static_cast<double>(local_sentinel_options{}.down_after.count()),
+                                 "ms");
     redcoord::bench::print_value("sentinel_promotion_ms", median(promotions), "ms");
-    for (auto& [name, prep] : parts) redcoord::bench::print_value("sentinel_failover_" + name + "_ms", per_part[name], "ms");
+    for (auto& [name, prep] : parts)
+        redcoord::bench::print_value("sentinel_failover_" + name + "_ms", per_part[name], "ms");
     redcoord::bench::print_value("sentinel_follow_lag_ms", median(lags), "ms");
     redcoord::bench::print_value("sentinel_lock_wait_cost_us", (wait_ns - plain_ns) / 1000.0, "us");
     redcoord::bench::print_ratio("sentinel_lock_vs_raw", raw_ips > 0 ? ours_ips / raw_ips : 0.0);

@@ -41,7 +41,8 @@ void wait_links(redcoord::signal_hub& hub, std::size_t n) {
 void BM_signal_wake_vs_raw(benchmark::State& state) {
     redcoord::connection_pool pool(master->endpoint());
     redcoord::signal_options o;
-    if (const char* spin = std::getenv("BENCH_SPIN_US")) o.spin = std::chrono::microseconds(std::atoi(spin));
+    if (const char* spin = std::getenv("BENCH_SPIN_US"))
+        o.spin = std::chrono::microseconds(std::atoi(spin));
     redcoord::signal_hub hub(pool, {replica->endpoint()}, o);
     auto w = hub.listen({"bench:wake"});
     wait_links(hub, 2);
@@ -168,10 +169,16 @@ void BM_signal_wake_tls_vs_plain(benchmark::State& state) {
 int main(int argc, char** argv) {
     master = std::make_unique<redcoord::testing::local_server>();
     replica = redcoord::testing::local_server::replica_of(*master);
-    benchmark::RegisterBenchmark("signal_wake_vs_raw", BM_signal_wake_vs_raw)->Iterations(5000)->UseRealTime();
-    benchmark::RegisterBenchmark("signal_wake_tls_vs_plain", BM_signal_wake_tls_vs_plain)->Iterations(3000)->UseRealTime();
+    benchmark::RegisterBenchmark("signal_wake_vs_raw", BM_signal_wake_vs_raw)
+        ->Iterations(5000)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("signal_wake_tls_vs_plain", BM_signal_wake_tls_vs_plain)
+        ->Iterations(3000)
+        ->UseRealTime();
     benchmark::RegisterBenchmark("unicast", BM_unicast)->Iterations(2000)->UseRealTime();
-    benchmark::RegisterBenchmark("barrier8_round", BM_barrier8_round)->Iterations(200)->UseRealTime();
+    benchmark::RegisterBenchmark("barrier8_round", BM_barrier8_round)
+        ->Iterations(200)
+        ->UseRealTime();
     (void)redcoord::bench::run_benchmarks(argc, argv);
 
     using redcoord::bench::percentile;
@@ -185,10 +192,11 @@ int main(int argc, char** argv) {
     redcoord::bench::print_value("signal_wake_tls_p50_us", tls50, "us");
     redcoord::bench::print_ratio("signal_wake_tls_vs_plain", tls50 > 0 ? plain50 / tls50 : 0);
     std::fprintf(stderr,
-                 "raw publish->subscribe p50 %.1f us, p99 %.1f us; publish part p50: raw %.1f us, ours %.1f us; "
+                 "raw publish->subscribe p50 %.1f us, p99 %.1f us; publish part p50: raw %.1f us, "
+                 "ours %.1f us; "
                  "ours after publish p50 %.1f us\n",
-                 raw50, percentile(raw_us, 99), percentile(raw_pub_us, 50), percentile(ours_pub_us, 50),
-                 percentile(ours_wait_us, 50));
+                 raw50, percentile(raw_us, 99), percentile(raw_pub_us, 50),
+                 percentile(ours_pub_us, 50), percentile(ours_wait_us, 50));
     replica.reset();
     master.reset();
     return 0;

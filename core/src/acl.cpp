@@ -68,8 +68,10 @@ acl_needs& acl_needs::allow_script(const script& s) {
     allow_commands({"eval", "evalsha"});
     for (const auto& c : s.calls()) {
         // ACL names a subcommand as `command|subcommand`; the scripts call PUBSUB CHANNELS.
-        if (lower(c) == "pubsub") add_unique(commands, "pubsub|channels");
-        else add_unique(commands, lower(c));
+        if (lower(c) == "pubsub")
+            add_unique(commands, "pubsub|channels");
+        else
+            add_unique(commands, lower(c));
     }
     return *this;
 }
@@ -94,21 +96,25 @@ std::string prefixed_pattern(std::string_view prefix, std::string_view rest) {
 
 std::vector<std::string> acl_setuser_argv(std::string_view user, const acl_needs& needs) {
     if (user.empty()) throw invalid_argument("ACL user name must not be empty");
-    if (std::any_of(user.begin(), user.end(), [](char c) { return static_cast<unsigned char>(c) <= ' '; }))
+    if (std::any_of(user.begin(), user.end(),
+                    [](char c) { return static_cast<unsigned char>(c) <= ' '; }))
         throw invalid_argument("ACL user name must not contain spaces or control characters");
     // `-@all` first, then the grants: the rules apply left to right. resetkeys/resetchannels
     // drop whatever patterns an earlier run or `acl-pubsub-default allchannels` left.
     // Redis keeps a user's rules as one space-separated line (ACL LIST, the ACL file), so it
     // refuses patterns holding a space: a prefix with one cannot be granted.
     auto check = [](const std::string& pattern, const char* what) {
-        if (std::any_of(pattern.begin(), pattern.end(), [](char c) { return static_cast<unsigned char>(c) <= ' '; }))
-            throw invalid_argument(std::string("ACL ") + what + " pattern '" + pattern +
-                                   "' holds a space or control character, which Redis ACL rules cannot hold "
-                                   "(use a key prefix without one)");
+        if (std::any_of(pattern.begin(), pattern.end(),
+                        [](char c) { return static_cast<unsigned char>(c) <= ' '; }))
+            throw invalid_argument(
+                std::string("ACL ") + what + " pattern '" + pattern +
+                "' holds a space or control character, which Redis ACL rules cannot hold "
+                "(use a key prefix without one)");
     };
     for (const auto& k : needs.key_patterns) check(k, "key");
     for (const auto& ch : needs.channel_patterns) check(ch, "channel");
-    std::vector<std::string> v{"ACL", "SETUSER", std::string(user), "on", "resetkeys", "resetchannels", "-@all"};
+    std::vector<std::string> v{"ACL",           "SETUSER", std::string(user), "on", "resetkeys",
+                               "resetchannels", "-@all"};
     for (const auto& c : needs.commands) v.push_back("+" + c);
     for (const auto& k : needs.key_patterns) v.push_back("~" + k);
     for (const auto& ch : needs.channel_patterns) v.push_back("&" + ch);
@@ -117,7 +123,8 @@ std::vector<std::string> acl_setuser_argv(std::string_view user, const acl_needs
 
 std::string format_acl_setuser(std::string_view user, const acl_needs& needs) {
     std::string line;
-    for (const auto& w : acl_setuser_argv(user, needs)) line.append(line.empty() ? "" : " ").append(quoted(w));
+    for (const auto& w : acl_setuser_argv(user, needs))
+        line.append(line.empty() ? "" : " ").append(quoted(w));
     return line;
 }
 

@@ -26,18 +26,15 @@ reply convert_reply(const redisReply* r) {
             return reply::make_text(reply::kind::status, std::string(r->str, r->len));
         case REDIS_REPLY_ERROR:
             return reply::make_text(reply::kind::error, std::string(r->str, r->len));
-        case REDIS_REPLY_INTEGER:
-            return reply::make_integer(r->integer);
-        case REDIS_REPLY_NIL:
-            return reply{};
+        case REDIS_REPLY_INTEGER: return reply::make_integer(r->integer);
+        case REDIS_REPLY_NIL: return reply{};
         case REDIS_REPLY_ARRAY: {
             std::vector<reply> v;
             v.reserve(r->elements);
             for (std::size_t i = 0; i < r->elements; ++i) v.push_back(convert_reply(r->element[i]));
             return reply::make_array(std::move(v));
         }
-        default:
-            throw protocol_error("unsupported reply type " + std::to_string(r->type));
+        default: throw protocol_error("unsupported reply type " + std::to_string(r->type));
     }
 }
 
@@ -52,12 +49,9 @@ void throw_context_error(const redisContext* ctx, int saved_errno, const std::st
                 saved_errno == EINPROGRESS)
                 throw timeout_error(std::string(during) + " " + where + ": timed out");
             throw connection_error(msg);
-        case REDIS_ERR_EOF:
-            throw connection_error(msg);
-        case REDIS_ERR_PROTOCOL:
-            throw protocol_error(msg + " (is this a Redis server?)");
-        default:
-            throw connection_error(msg);
+        case REDIS_ERR_EOF: throw connection_error(msg);
+        case REDIS_ERR_PROTOCOL: throw protocol_error(msg + " (is this a Redis server?)");
+        default: throw connection_error(msg);
     }
 }
 
@@ -88,7 +82,8 @@ bool is_transient_refusal(std::string_view t) noexcept {
 }  // namespace
 
 void connection::impl::throw_handshake_error(std::string_view verb, const std::string& t) const {
-    if (detail::is_permission_refusal(t)) detail::throw_reply_error(t, verb, "handshake with " + where());
+    if (detail::is_permission_refusal(t))
+        detail::throw_reply_error(t, verb, "handshake with " + where());
     if (verb == "AUTH" || t.rfind("NOAUTH", 0) == 0 || t.rfind("WRONGPASS", 0) == 0)
         throw auth_error("authentication failed for " + where() + ": " + t);
     // Transient: a connection_error, which callers retry, unlike a reply_error (C7).
@@ -99,9 +94,11 @@ void connection::impl::throw_handshake_error(std::string_view verb, const std::s
 
 connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_timeout) : ep(e) {
     if (ep.is_sentinel())
-        throw invalid_argument("a connection needs one server; use a connection_pool for " + ep.to_string());
+        throw invalid_argument("a connection needs one server; use a connection_pool for " +
+                               ep.to_string());
     if (connect_timeout.count() <= 0) throw invalid_argument("connect_timeout must be > 0");
-    if (ep.tls.enabled && !ep.unix_path.empty()) throw invalid_argument("TLS is not available on a unix socket");
+    if (ep.tls.enabled && !ep.unix_path.empty())
+        throw invalid_argument("TLS is not available on a unix socket");
     // The TCP connect, the TLS handshake and the AUTH/SELECT/PING exchange share one deadline.
     const auto deadline = std::chrono::steady_clock::now() + connect_timeout;
     timeval tv = to_timeval(connect_timeout);
@@ -121,14 +118,18 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
     }
     try {
         if (ep.keepalive && ep.unix_path.empty()) redisEnableKeepAlive(ctx);
-        if (ep.tls.enabled) tls = std::make_unique<detail::tls_stream>(ctx->fd, ep.tls, ep.host, where(), deadline);
+        if (ep.tls.enabled)
+            tls = std::make_unique<detail::tls_stream>(ctx->fd, ep.tls, ep.host, where(), deadline);
         // The handshake shares the connect deadline so a silent peer cannot stall it.
-        set_timeout(std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()),
+        set_timeout(std::max(std::chrono::ceil<std::chrono::milliseconds>(
+                                 deadline - std::chrono::steady_clock::now()),
                              std::chrono::milliseconds(1)));
         std::vector<std::vector<std::string>> hs;
         if (!ep.password.empty()) {
-            if (ep.user.empty()) hs.push_back({"AUTH", ep.password});
-            else hs.push_back({"AUTH", ep.user, ep.password});
+            if (ep.user.empty())
+                hs.push_back({"AUTH", ep.password});
+            else
+                hs.push_back({"AUTH", ep.user, ep.password});
         }
         if (ep.db != 0) hs.push_back({"SELECT", std::to_string(ep.db)});
         hs.push_back({"PING"});
@@ -149,7 +150,9 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
             // A TLS server drops a client that speaks plaintext at once (an I/O failure, not a
             // refusal such as LOADING, which leaves ctx->err clear).
             if (tls || ctx->err == 0) throw;
-            throw connection_error(std::string(x.what()) + " during the handshake (if the port is a TLS one, use rediss://)");
+            throw connection_error(
+                std::string(x.what()) +
+                " during the handshake (if the port is a TLS one, use rediss://)");
         }
         set_timeout(ep.command_timeout);
     } catch (...) {
@@ -239,7 +242,8 @@ std::string encode_command(std::span<const std::string_view> argv) {
     std::string out;
     out.reserve(size);
     out.append("*").append(std::to_string(argv.size())).append("\r\n");
-    for (auto a : argv) out.append("$").append(std::to_string(a.size())).append("\r\n").append(a).append("\r\n");
+    for (auto a : argv)
+        out.append("$").append(std::to_string(a.size())).append("\r\n").append(a).append("\r\n");
     return out;
 }
 
@@ -256,10 +260,11 @@ void connection::impl::learned_script(const std::string& sha) {
 }
 
 std::optional<reply> connection::impl::adopt(void* raw) {
-    std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw), freeReplyObject);
+    std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
+                                                       freeReplyObject);
     // The server's script cache was flushed: nothing learned on this connection holds any more.
-    const bool noscript =
-        owned->type == REDIS_REPLY_ERROR && std::string_view(owned->str, owned->len).rfind("NOSCRIPT", 0) == 0;
+    const bool noscript = owned->type == REDIS_REPLY_ERROR &&
+                          std::string_view(owned->str, owned->len).rfind("NOSCRIPT", 0) == 0;
     if (noscript) known_scripts.clear();
     const std::uint64_t seq = replies_read++;
     if (!owed.empty() && owed.front().seq == seq) {
@@ -323,14 +328,16 @@ bool connection::impl::send_buffered(bool may_block) {
                 fail_io(REDIS_ERR_IO, EAGAIN, "sending to");  // SO_SNDTIMEO passed
             }
             if (r.state == st::closed || r.sys_errno) {
-                if (auto alert = tls->alert_before_close(); !alert.empty()) fail_tls("sending to", alert);
+                if (auto alert = tls->alert_before_close(); !alert.empty())
+                    fail_tls("sending to", alert);
                 if (r.state == st::closed) fail_io(REDIS_ERR_EOF, 0, "sending to");
                 fail_io(REDIS_ERR_IO, r.sys_errno, "sending to");
             }
             if (r.state == st::failed) fail_tls("sending to", r.reason);
             n = static_cast<ssize_t>(r.bytes);
         } else {
-            n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf), MSG_NOSIGNAL | (may_block ? 0 : MSG_DONTWAIT));
+            n = ::send(ctx->fd, ctx->obuf, sdslen(ctx->obuf),
+                       MSG_NOSIGNAL | (may_block ? 0 : MSG_DONTWAIT));
             if (n < 0) {
                 if (errno == EINTR) continue;
                 if (!may_block && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
@@ -443,7 +450,8 @@ void connection::impl::fail(std::string_view during) {
     detail::throw_context_error(ctx, saved, where(), during);
 }
 
-connection::connection(const endpoint& ep) : impl_(std::make_unique<impl>(ep, ep.connect_timeout)) {}
+connection::connection(const endpoint& ep)
+    : impl_(std::make_unique<impl>(ep, ep.connect_timeout)) {}
 connection::connection(std::unique_ptr<impl> i) noexcept : impl_(std::move(i)) {}
 connection::connection(connection&&) noexcept = default;
 connection& connection::operator=(connection&&) noexcept = default;
@@ -462,9 +470,12 @@ reply connection::command(const std::vector<std::string>& argv) {
     return command(std::span<const std::string_view>(v));
 }
 
-reply connection::command_for(std::chrono::milliseconds timeout, std::span<const std::string_view> argv) {
+reply connection::command_for(std::chrono::milliseconds timeout,
+                              std::span<const std::string_view> argv) {
     if (argv.empty()) throw invalid_argument("empty command");
-    if (impl_->poisoned) throw connection_error("connection to " + impl_->where() + " is unusable after an earlier failure");
+    if (impl_->poisoned)
+        throw connection_error("connection to " + impl_->where() +
+                               " is unusable after an earlier failure");
     impl_->set_timeout(timeout);
     impl_->append(argv);
     reply r = impl_->read_reply();
@@ -477,7 +488,9 @@ std::vector<reply> connection::pipeline(const std::vector<std::vector<std::strin
     // whose replies the next command on this (unpoisoned) connection would read (C6).
     for (auto& cmd : commands)
         if (cmd.empty()) throw invalid_argument("empty command in pipeline");
-    if (impl_->poisoned) throw connection_error("connection to " + impl_->where() + " is unusable after an earlier failure");
+    if (impl_->poisoned)
+        throw connection_error("connection to " + impl_->where() +
+                               " is unusable after an earlier failure");
     impl_->set_timeout(impl_->ep.command_timeout);
     for (auto& cmd : commands) {
         std::vector<std::string_view> v(cmd.begin(), cmd.end());
@@ -492,6 +505,8 @@ std::vector<reply> connection::pipeline(const std::vector<std::vector<std::strin
 bool connection::poisoned() const noexcept { return impl_->poisoned; }
 void connection::poison() noexcept { impl_->poisoned = true; }
 const endpoint& connection::where() const noexcept { return impl_->ep; }
-std::chrono::steady_clock::time_point connection::last_used() const noexcept { return impl_->last_used; }
+std::chrono::steady_clock::time_point connection::last_used() const noexcept {
+    return impl_->last_used;
+}
 
 }  // namespace redcoord

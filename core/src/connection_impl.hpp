@@ -126,8 +126,12 @@ private:
 
 struct connection_access {
     static connection::impl& get(connection& c) { return *c.impl_; }
-    static connection make(std::unique_ptr<connection::impl> i) noexcept { return connection(std::move(i)); }
-    static std::unique_ptr<connection::impl> release(connection& c) noexcept { return std::move(c.impl_); }
+    static connection make(std::unique_ptr<connection::impl> i) noexcept {
+        return connection(std::move(i));
+    }
+    static std::unique_ptr<connection::impl> release(connection& c) noexcept {
+        return std::move(c.impl_);
+    }
 };
 
 // Opens a connection whose handshake is bounded by `connect_timeout` instead of the endpoint's.
@@ -140,8 +144,8 @@ reply convert_reply(const redisReply* r);
 std::string encode_command(std::span<const std::string_view> argv);
 
 // The typed error for a hiredis context failure, with the context's message.
-[[noreturn]] void throw_context_error(const redisContext* ctx, int saved_errno, const std::string& where,
-                                      std::string_view during);
+[[noreturn]] void throw_context_error(const redisContext* ctx, int saved_errno,
+                                      const std::string& where, std::string_view during);
 
 }  // namespace detail
 }  // namespace redcoord

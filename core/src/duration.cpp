@@ -23,7 +23,8 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
     while (i < text.size()) {
         const std::size_t start = i;
         bool dot = false;
-        while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !dot))) {
+        while (i < text.size() &&
+               (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !dot))) {
             if (text[i] == '.') dot = true;
             ++i;
         }
@@ -33,12 +34,18 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
         while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
         const std::string_view unit = text.substr(ustart, i - ustart);
         long double scale = 0;
-        if (unit == "ms") scale = 1;
-        else if (unit == "s") scale = 1000;
-        else if (unit == "m") scale = 60'000;
-        else if (unit == "h") scale = 3'600'000;
-        else if (unit.empty()) bad(text, "missing unit");
-        else bad(text, "unknown unit '" + std::string(unit) + "'");
+        if (unit == "ms")
+            scale = 1;
+        else if (unit == "s")
+            scale = 1000;
+        else if (unit == "m")
+            scale = 60'000;
+        else if (unit == "h")
+            scale = 3'600'000;
+        else if (unit.empty())
+            bad(text, "missing unit");
+        else
+            bad(text, "unknown unit '" + std::string(unit) + "'");
         total_ms += std::stold(std::string(number)) * scale;
     }
     // 2^63 ns is about 292 years: keep clear of steady_clock overflow.

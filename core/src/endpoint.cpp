@@ -48,7 +48,8 @@ std::string percent_encode(std::string_view s) {
     std::string out;
     for (char c : s) {
         const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u >= 0x7f || c == '%' || c == '&' || c == '=' || c == '#' || c == '@' || c == '?' || c == '+') {
+        if (u <= 0x20 || u >= 0x7f || c == '%' || c == '&' || c == '=' || c == '#' || c == '@' ||
+            c == '?' || c == '+') {
             out += '%';
             out += hex[u >> 4];
             out += hex[u & 15];
@@ -64,7 +65,8 @@ Int parse_number(std::string_view s, Int lo, Int hi, std::string_view what) {
     long long v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc{} || p != s.data() + s.size() || v < lo || v > hi)
-        bad(std::string(what) + " is not a number in range " + std::to_string(lo) + ".." + std::to_string(hi));
+        bad(std::string(what) + " is not a number in range " + std::to_string(lo) + ".." +
+            std::to_string(hi));
     return static_cast<Int>(v);
 }
 
@@ -96,7 +98,8 @@ host_port parse_host_port(std::string_view s, std::uint16_t default_port) {
     }
     if (hp.host.empty()) bad("empty host");
     for (char c : hp.host)
-        if (c == '/' || c == '@' || c == '?' || c == '#' || c == ' ' || static_cast<unsigned char>(c) < 0x20)
+        if (c == '/' || c == '@' || c == '?' || c == '#' || c == ' ' ||
+            static_cast<unsigned char>(c) < 0x20)
             bad("bad character in host");
     return hp;
 }
@@ -119,37 +122,57 @@ std::chrono::milliseconds parse_timeout(std::string_view s, std::string_view wha
 }
 
 constexpr std::array<std::string_view, 14> option_names = {
-    "db",        "connect_timeout", "command_timeout", "keepalive", "tls",      "ca_file",       "ca_dir",
-    "verify_peer", "server_name",   "cert_file",       "key_file",  "min_tls_version", "sentinel_user", "sentinel_password"};
+    "db",       "connect_timeout", "command_timeout", "keepalive",        "tls",
+    "ca_file",  "ca_dir",          "verify_peer",     "server_name",      "cert_file",
+    "key_file", "min_tls_version", "sentinel_user",   "sentinel_password"};
 
 bool is_tls_option(std::string_view name) {
-    return name == "ca_file" || name == "ca_dir" || name == "verify_peer" || name == "server_name" ||
-           name == "cert_file" || name == "key_file" || name == "min_tls_version";
+    return name == "ca_file" || name == "ca_dir" || name == "verify_peer" ||
+           name == "server_name" || name == "cert_file" || name == "key_file" ||
+           name == "min_tls_version";
 }
 
 // One `name=value` of the query applied to `ep`; `tls_asked` records a TLS option seen.
 void apply_option(endpoint& ep, std::string_view name, const std::string& value, bool& tls_asked) {
-    if (name == "db") ep.db = parse_db(value);
+    if (name == "db")
+        ep.db = parse_db(value);
     else if (name == "connect_timeout") {
         ep.connect_timeout = parse_timeout(value, name);
         if (ep.connect_timeout.count() <= 0) bad("connect_timeout must be > 0");
-    } else if (name == "command_timeout") ep.command_timeout = parse_timeout(value, name);
-    else if (name == "keepalive") ep.keepalive = parse_bool(value, name);
-    else if (name == "tls") ep.tls.enabled = parse_bool(value, name);
-    else if (name == "ca_file") ep.tls.ca_file = value;
-    else if (name == "ca_dir") ep.tls.ca_dir = value;
-    else if (name == "verify_peer") ep.tls.verify_peer = parse_bool(value, name);
-    else if (name == "server_name") ep.tls.server_name = value;
-    else if (name == "cert_file") ep.tls.cert_file = value;
-    else if (name == "key_file") ep.tls.key_file = value;
+    } else if (name == "command_timeout")
+        ep.command_timeout = parse_timeout(value, name);
+    else if (name == "keepalive")
+        ep.keepalive = parse_bool(value, name);
+    else if (name == "tls")
+        ep.tls.enabled = parse_bool(value, name);
+    else if (name == "ca_file")
+        ep.tls.ca_file = value;
+    else if (name == "ca_dir")
+        ep.tls.ca_dir = value;
+    else if (name == "verify_peer")
+        ep.tls.verify_peer = parse_bool(value, name);
+    else if (name == "server_name")
+        ep.tls.server_name = value;
+    else if (name == "cert_file")
+        ep.tls.cert_file = value;
+    else if (name == "key_file")
+        ep.tls.key_file = value;
     else if (name == "min_tls_version") {
-        if (value == "1.2") ep.tls.min_version = tls_version::v1_2;
-        else if (value == "1.3") ep.tls.min_version = tls_version::v1_3;
-        else bad("min_tls_version must be 1.2 or 1.3");
-    } else if (name == "sentinel_user") ep.sentinel_user = value;
-    else if (name == "sentinel_password") ep.sentinel_password = value;
-    else bad("unknown option (known: db, connect_timeout, command_timeout, keepalive, tls, ca_file, ca_dir, "
-             "verify_peer, server_name, cert_file, key_file, min_tls_version, sentinel_user, sentinel_password)");
+        if (value == "1.2")
+            ep.tls.min_version = tls_version::v1_2;
+        else if (value == "1.3")
+            ep.tls.min_version = tls_version::v1_3;
+        else
+            bad("min_tls_version must be 1.2 or 1.3");
+    } else if (name == "sentinel_user")
+        ep.sentinel_user = value;
+    else if (name == "sentinel_password")
+        ep.sentinel_password = value;
+    else
+        bad("unknown option (known: db, connect_timeout, command_timeout, keepalive, tls, ca_file, "
+            "ca_dir, "
+            "verify_peer, server_name, cert_file, key_file, min_tls_version, sentinel_user, "
+            "sentinel_password)");
     if (is_tls_option(name)) tls_asked = true;
 }
 
@@ -158,9 +181,11 @@ void parse_query(std::string_view query, endpoint& ep) {
     std::size_t start = 0;
     while (start <= query.size()) {
         auto amp = query.find('&', start);
-        auto item = query.substr(start, amp == std::string_view::npos ? std::string_view::npos : amp - start);
+        auto item = query.substr(
+            start, amp == std::string_view::npos ? std::string_view::npos : amp - start);
         auto eq = item.find('=');
-        if (item.empty() || eq == std::string_view::npos || eq == 0) bad("option without a name=value form");
+        if (item.empty() || eq == std::string_view::npos || eq == 0)
+            bad("option without a name=value form");
         const std::string name = percent_decode(item.substr(0, eq), "option name");
         apply_option(ep, name, percent_decode(item.substr(eq + 1), "option value"), tls_asked);
         if (amp == std::string_view::npos) break;
@@ -205,7 +230,9 @@ void take_userinfo(std::string_view& rest, endpoint& ep) {
 }
 
 // A host as a URI writes it: an IPv6 literal in brackets.
-std::string uri_host(const std::string& h) { return h.find(':') != std::string::npos ? "[" + h + "]" : h; }
+std::string uri_host(const std::string& h) {
+    return h.find(':') != std::string::npos ? "[" + h + "]" : h;
+}
 
 // The options that differ from a default endpoint's, as a query ("" when none). `db` is in the
 // path except on unix sockets, and TLS itself in the scheme except for Sentinel.
@@ -216,8 +243,10 @@ std::string query_of(const endpoint& ep) {
         q += (q.empty() ? "?" : "&") + std::string(name) + "=" + percent_encode(value);
     };
     if (!ep.unix_path.empty() && ep.db) add("db", std::to_string(ep.db));
-    if (ep.connect_timeout != d.connect_timeout) add("connect_timeout", format_duration(ep.connect_timeout));
-    if (ep.command_timeout != d.command_timeout) add("command_timeout", format_duration(ep.command_timeout));
+    if (ep.connect_timeout != d.connect_timeout)
+        add("connect_timeout", format_duration(ep.connect_timeout));
+    if (ep.command_timeout != d.command_timeout)
+        add("command_timeout", format_duration(ep.command_timeout));
     if (ep.keepalive != d.keepalive) add("keepalive", ep.keepalive ? "true" : "false");
     if (ep.is_sentinel() && ep.tls.enabled) add("tls", "true");
     const tls_options& t = ep.tls;
@@ -237,8 +266,10 @@ std::string query_of(const endpoint& ep) {
 
 std::string endpoint::to_string() const {
     std::string who;
-    if (!user.empty()) who = user + (password.empty() ? "@" : ":***@");
-    else if (!password.empty()) who = ":***@";
+    if (!user.empty())
+        who = user + (password.empty() ? "@" : ":***@");
+    else if (!password.empty())
+        who = ":***@";
     const std::string query = query_of(*this);
     if (is_sentinel()) {
         std::string s = "redis-sentinel://" + who;
@@ -249,8 +280,8 @@ std::string endpoint::to_string() const {
         return s + "/" + service + (db ? "/" + std::to_string(db) : "") + query;
     }
     if (!unix_path.empty()) return "unix://" + unix_path + query;
-    return (tls.enabled ? "rediss://" : "redis://") + who + uri_host(host) + ":" + std::to_string(port) +
-           (db ? "/" + std::to_string(db) : "") + query;
+    return (tls.enabled ? "rediss://" : "redis://") + who + uri_host(host) + ":" +
+           std::to_string(port) + (db ? "/" + std::to_string(db) : "") + query;
 }
 
 endpoint endpoint::with_address(const host_port& hp) const {
@@ -296,7 +327,8 @@ endpoint parse_endpoint(std::string_view uri) {
     }
     auto slash = rest.find('/');
     auto authority = rest.substr(0, slash);
-    std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+    std::string_view path =
+        slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
 
     if (scheme != "redis-sentinel") {
         auto hp = parse_host_port(authority, 6379);
@@ -308,7 +340,8 @@ endpoint parse_endpoint(std::string_view uri) {
         std::size_t start = 0;
         while (start <= authority.size()) {
             auto comma = authority.find(',', start);
-            auto part = authority.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+            auto part = authority.substr(
+                start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
             ep.sentinels.push_back(parse_host_port(part, 26379));
             if (comma == std::string_view::npos) break;
             start = comma + 1;

@@ -42,7 +42,8 @@ struct payload {
     const std::string* sha = nullptr;
 };
 
-std::vector<node_result> run(std::span<connection_pool* const> pools, const payload& what, const fan_out_options& opts) {
+std::vector<node_result> run(std::span<connection_pool* const> pools, const payload& what,
+                             const fan_out_options& opts) {
     const auto& argv = what.argv;
     if (opts.timeout.count() <= 0) throw invalid_argument("fan-out timeout must be > 0");
     if (argv.empty()) throw invalid_argument("empty command");
@@ -75,7 +76,9 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         io[i].waiting = false;
         io[i].lease.reset();
     };
-    auto should_stop = [&] { return opts.stop_when && opts.stop_when(std::span<const node_result>(results)); };
+    auto should_stop = [&] {
+        return opts.stop_when && opts.stop_when(std::span<const node_result>(results));
+    };
 
     auto send = [&](std::size_t i) {
         try {
@@ -115,8 +118,12 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                     fds.push_back(pollfd{io[i].conn->ctx->fd, POLLIN, 0});
                     which.push_back(i);
                 }
-            auto left_ns = last_look ? 0 : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count();
-            timespec ts{static_cast<time_t>(left_ns / 1'000'000'000), static_cast<long>(left_ns % 1'000'000'000)};
+            auto left_ns =
+                last_look
+                    ? 0
+                    : std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count();
+            timespec ts{static_cast<time_t>(left_ns / 1'000'000'000),
+                        static_cast<long>(left_ns % 1'000'000'000)};
             int rc = ::ppoll(fds.data(), fds.size(), &ts, nullptr);
             if (rc < 0) {
                 if (errno == EINTR) continue;
@@ -161,8 +168,10 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     std::vector<std::size_t> need_connect;
     for (std::size_t i = 0; i < n; ++i) {
         io[i].lease = detail::pool_access::take_idle(*pools[i]);
-        if (io[i].lease) send(i);
-        else need_connect.push_back(i);
+        if (io[i].lease)
+            send(i);
+        else
+            need_connect.push_back(i);
     }
     stopped = opts.tuning.detach || should_stop();
     collect();
@@ -182,7 +191,8 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             try {
                 // A lease that comes in the round's last quarter is not taken: a command sent then
                 // would time out unanswered (unknown), where "not sent" is clean and can be resent.
-                io[i].lease = detail::pool_access::borrow_bounded(*pools[i], time_left(deadline - opts.timeout / 4));
+                io[i].lease = detail::pool_access::borrow_bounded(
+                    *pools[i], time_left(deadline - opts.timeout / 4));
             } catch (const detail::still_connecting& e) {
                 connect_error[i] = e.what();
                 connect_failure[i] = node_result::status::connecting;
@@ -203,8 +213,10 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         for (auto i : need_connect) detail::pool_access::prepare(*pools[i]);
         for (auto i : need_connect) {  // sent on lease: its reply comes while the next waits
             dial(i);
-            if (io[i].lease) send(i);
-            else finish_failed(i, connect_failure[i], connect_error[i]);
+            if (io[i].lease)
+                send(i);
+            else
+                finish_failed(i, connect_failure[i], connect_error[i]);
         }
         stopped = opts.tuning.detach || decided_early || should_stop();
         collect();
@@ -233,7 +245,8 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
             io[i].waiting = false;
             io[i].lease.reset();
         } else {
-            finish_failed(i, node_result::status::timeout, "no reply within " + std::to_string(opts.timeout.count()) + " ms");
+            finish_failed(i, node_result::status::timeout,
+                          "no reply within " + std::to_string(opts.timeout.count()) + " ms");
         }
     }
     // Decided before these nodes were reached: "pending" would claim the command may still run
@@ -248,17 +261,22 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
 
 }  // namespace
 
-std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const std::vector<std::string>& argv,
+std::vector<node_result> fan_out(std::span<connection_pool* const> pools,
+                                 const std::vector<std::string>& argv,
                                  const fan_out_options& opts) {
     return run(pools, payload{views(argv), {}, nullptr}, opts);
 }
 
 std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const script& s,
-                                 std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                                 std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> args,
                                  const fan_out_options& opts) {
     std::string nkeys, eval_nkeys;
     const auto sha = detail::script_argv(s, true, keys, args, nkeys);
-    return run(pools, payload{sha, [&] { return detail::script_argv(s, false, keys, args, eval_nkeys); }, &s.sha1()}, opts);
+    return run(pools,
+               payload{sha, [&] { return detail::script_argv(s, false, keys, args, eval_nkeys); },
+                       &s.sha1()},
+               opts);
 }
 
 }  // namespace redcoord

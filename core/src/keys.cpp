@@ -6,8 +6,8 @@ namespace redcoord {
 void validate_name(std::string_view name, std::string_view what) {
     if (name.empty()) throw invalid_argument(std::string(what) + " must not be empty");
     if (name.size() > max_name_length)
-        throw invalid_argument(std::string(what) + " is longer than " + std::to_string(max_name_length) +
-                               " bytes");
+        throw invalid_argument(std::string(what) + " is longer than " +
+                               std::to_string(max_name_length) + " bytes");
     // CR/LF would let a name smuggle lines into logs and inline protocols; NUL breaks C APIs.
     if (name.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
         throw invalid_argument(std::string(what) + " must not contain CR, LF or NUL");

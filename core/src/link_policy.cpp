@@ -24,9 +24,12 @@ duration span(std::chrono::milliseconds d) noexcept {
 }
 
 // d * n, saturated.
-duration times(duration d, int n) noexcept { return d >= duration::max() / n ? duration::max() : d * n; }
+duration times(duration d, int n) noexcept {
+    return d >= duration::max() / n ? duration::max() : d * n;
+}
 
-std::optional<time_point> earliest(std::optional<time_point> a, std::optional<time_point> b) noexcept {
+std::optional<time_point> earliest(std::optional<time_point> a,
+                                   std::optional<time_point> b) noexcept {
     if (!a) return b;
     if (!b) return a;
     return std::min(*a, *b);
@@ -34,7 +37,8 @@ std::optional<time_point> earliest(std::optional<time_point> a, std::optional<ti
 
 }  // namespace
 
-link_policy::link_policy(settings s) noexcept : s_(s), backoff_(s.reconnect_min), drain_(span(s.drain_interval)) {}
+link_policy::link_policy(settings s) noexcept
+    : s_(s), backoff_(s.reconnect_min), drain_(span(s.drain_interval)) {}
 
 void link_policy::linked(time_point now) noexcept {
     linked_at_ = now;
@@ -52,7 +56,8 @@ time_point link_policy::retry_at(time_point now, std::uint64_t random) noexcept 
     linked_at_.reset();
     const auto half = static_cast<std::uint64_t>(backoff_.count() / 2);
     const auto jitter = half == ~std::uint64_t{0} ? random : random % (half + 1);
-    const auto jitter_ms = std::chrono::milliseconds(static_cast<std::int64_t>(std::min<std::uint64_t>(jitter, INT64_MAX)));
+    const auto jitter_ms = std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::min<std::uint64_t>(jitter, INT64_MAX)));
     const auto due = saturated(saturated(now, span(backoff_)), span(jitter_ms));
     backoff_ = backoff_ >= s_.reconnect_max / 2 ? s_.reconnect_max : backoff_ * 2;
     return due;
@@ -84,7 +89,8 @@ std::optional<time_point> link_policy::next_due(time_point now, bool watching) c
     if (hi > duration::zero()) {
         const auto ping = saturated(std::max(last_ping_, last_data_), hi);
         // One tick past three intervals: check() gives up on a silence longer than that.
-        const auto silent = hi < duration::max() / 3 ? saturated(last_data_, 3 * hi + duration(1)) : time_point::max();
+        const auto silent = hi < duration::max() / 3 ? saturated(last_data_, 3 * hi + duration(1))
+                                                     : time_point::max();
         due = std::min(ping, silent);
     }
     if (lazy()) {
@@ -92,7 +98,9 @@ std::optional<time_point> link_policy::next_due(time_point now, bool watching) c
         // interval, or every second without one, and at most 16 drains apart), so it
         // returns to its drain timer soon after the demand is gone.
         const duration tick = hi > duration::zero() ? hi : duration(std::chrono::seconds(1));
-        due = earliest(due, watching ? saturated(now, std::min(tick, times(span(s_.drain_interval), 16))) : next_drain_);
+        due = earliest(due, watching
+                                ? saturated(now, std::min(tick, times(span(s_.drain_interval), 16)))
+                                : next_drain_);
     }
     return due;
 }

@@ -23,8 +23,8 @@ struct link_reactor::core {
     // The reader's inbox: connections the dialer opened, links to look at, links to forget.
     mutex mu;
     bool stopping REDCOORD_GUARDED_BY(mu) = false;
-    std::vector<std::pair<std::shared_ptr<subscriber_link>, std::unique_ptr<connection::impl>>> arrived
-        REDCOORD_GUARDED_BY(mu);
+    std::vector<std::pair<std::shared_ptr<subscriber_link>, std::unique_ptr<connection::impl>>>
+        arrived REDCOORD_GUARDED_BY(mu);
     std::vector<std::shared_ptr<subscriber_link>> kicked REDCOORD_GUARDED_BY(mu);
     std::vector<std::shared_ptr<subscriber_link>> removed REDCOORD_GUARDED_BY(mu);
 
@@ -91,7 +91,8 @@ struct link_reactor::core {
             } else {
                 // Bounded: a backoff may end at time_point::max() (saturated). A copy: wait_until
                 // reads its deadline after unlocking, when forget_dials() may erase the node.
-                const time_point until = std::min(dials.begin()->first, now + std::chrono::hours(1));
+                const time_point until =
+                    std::min(dials.begin()->first, now + std::chrono::hours(1));
                 dial_cv.wait_until(lk.native(), until);
             }
         }
@@ -134,9 +135,14 @@ struct link_reactor::core {
 
     // ---- reader thread ----
 
-    enum class ending { failure, dropped, removed };
+    enum class ending {
+        failure,
+        dropped,
+        removed
+    };
 
-    void start_session(const std::shared_ptr<subscriber_link>& l, std::unique_ptr<connection::impl> c) {
+    void start_session(const std::shared_ptr<subscriber_link>& l,
+                       std::unique_ptr<connection::impl> c) {
         if (l->closed.load()) return;
         auto& s = l->session;
         const auto now = clock_type::now();
@@ -215,7 +221,8 @@ struct link_reactor::core {
                     if (l->drop_requested) {
                         end = ending::dropped;
                     } else {
-                        for (const auto& [verb, names] : l->outbox) cmds.push_back(l->book.sent(verb, names));
+                        for (const auto& [verb, names] : l->outbox)
+                            cmds.push_back(l->book.sent(verb, names));
                         l->outbox.clear();
                     }
                 }
@@ -266,7 +273,8 @@ struct link_reactor::core {
         link_policy::health h;
         {
             lock_guard lk(l->mu);
-            l->policy.heard(time_point(clock_type::duration(l->last_data_ns.load(std::memory_order_relaxed))));
+            l->policy.heard(
+                time_point(clock_type::duration(l->last_data_ns.load(std::memory_order_relaxed))));
             h = l->policy.check(now);
         }
         if (h == link_policy::health::silent) {
@@ -333,8 +341,7 @@ struct link_reactor::core {
                     if (revents & (POLLIN | POLLHUP | POLLERR)) {
                         // Level-triggered: what a few reads leave is reported again, after the
                         // other links had their turn.
-                        for (int i = 0; i < 8 && l->read_available(); ++i) {
-                        }
+                        for (int i = 0; i < 8 && l->read_available(); ++i) {}
                         // A hang-up with nothing left to read (a helper took it) still ends it.
                         if ((revents & (POLLHUP | POLLERR)) && !(revents & POLLIN)) failed = true;
                     }
@@ -390,7 +397,8 @@ struct link_reactor::core {
             }
             int timeout_ms = -1;
             if (due) {
-                const auto left = std::chrono::ceil<std::chrono::milliseconds>(*due - clock_type::now()).count();
+                const auto left =
+                    std::chrono::ceil<std::chrono::milliseconds>(*due - clock_type::now()).count();
                 timeout_ms = static_cast<int>(std::clamp<std::int64_t>(left, 0, INT_MAX));
             }
             const int rc = ::poll(fds.data(), fds.size(), timeout_ms);
@@ -429,12 +437,16 @@ link_reactor::~link_reactor() {
     // The threads hold the core: one of them destroying the last subscriber lets itself end.
     for (auto* t : {&reader_, &dialer_}) {
         if (!t->joinable()) continue;
-        if (t->get_id() == std::this_thread::get_id()) t->detach();
-        else t->join();
+        if (t->get_id() == std::this_thread::get_id())
+            t->detach();
+        else
+            t->join();
     }
 }
 
-void link_reactor::attach(const std::shared_ptr<subscriber_link>& l) { core_->schedule_dial(l, clock_type::now()); }
+void link_reactor::attach(const std::shared_ptr<subscriber_link>& l) {
+    core_->schedule_dial(l, clock_type::now());
+}
 
 void link_reactor::detach(const std::shared_ptr<subscriber_link>& l) {
     core_->forget_dials(*l);

@@ -18,7 +18,8 @@ std::string format_fields(std::span<const log_field> fields) {
         out += ' ';
         out += f.key;
         out += '=';
-        const bool quote = f.value.empty() || f.value.find_first_of(" \"=\n\t") != std::string_view::npos;
+        const bool quote =
+            f.value.empty() || f.value.find_first_of(" \"=\n\t") != std::string_view::npos;
         if (!quote) {
             out += f.value;
             continue;

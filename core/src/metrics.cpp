@@ -10,11 +10,16 @@ namespace redcoord {
 
 namespace {
 
-enum metric_type { counter_type = 0, gauge_type = 1, histogram_type = 2 };
+enum metric_type {
+    counter_type = 0,
+    gauge_type = 1,
+    histogram_type = 2
+};
 constexpr std::string_view type_names[] = {"counter", "gauge", "histogram"};
 
 bool name_char(char c, bool first, bool colon) {
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon && c == ':');
+    const bool alpha =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon && c == ':');
     return alpha || (!first && c >= '0' && c <= '9');
 }
 
@@ -29,15 +34,20 @@ std::string escape_help(std::string_view v) {
     std::string out;
     out.reserve(v.size());
     for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }
 
 // Relaxed: a scrape needs no ordering with other memory, only untorn values.
-void atomic_add(std::atomic<double>& a, double by) noexcept { a.fetch_add(by, std::memory_order_relaxed); }
+void atomic_add(std::atomic<double>& a, double by) noexcept {
+    a.fetch_add(by, std::memory_order_relaxed);
+}
 
 struct counter_series final : metric_counter {
     std::atomic<double> value{0};
@@ -54,13 +64,14 @@ struct gauge_series final : metric_gauge {
 
 struct histogram_series final : metric_histogram {
     explicit histogram_series(const std::vector<double>& b) : bounds(b), counts(b.size() + 1) {}
-    const std::vector<double> bounds;  // a copy: a handle may outlive its registry
+    const std::vector<double> bounds;                // a copy: a handle may outlive its registry
     std::vector<std::atomic<std::uint64_t>> counts;  // per bucket, not cumulative; last is +Inf
     std::atomic<double> sum{0};
     void observe(double v) noexcept override {
         if (std::isnan(v)) return;
         // `le` is inclusive: the first bound >= v.
-        const auto i = static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin());
+        const auto i = static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), v) -
+                                                bounds.begin());
         counts[i].fetch_add(1, std::memory_order_relaxed);
         atomic_add(sum, v);
     }
@@ -85,10 +96,14 @@ std::string escape_label_value(std::string_view v) {
     std::string out;
     out.reserve(v.size());
     for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }
@@ -114,8 +129,10 @@ struct metrics_registry::collectors {
 metrics_registry::metrics_registry() : collectors_(std::make_shared<collectors>()) {}
 metrics_registry::~metrics_registry() = default;
 
-metrics_registry::family& metrics_registry::family_for(const metric_desc& d, int type, const metric_labels& labels) {
-    if (!valid_name(d.name, true)) throw invalid_argument("metrics: invalid metric name '" + d.name + "'");
+metrics_registry::family& metrics_registry::family_for(const metric_desc& d, int type,
+                                                       const metric_labels& labels) {
+    if (!valid_name(d.name, true))
+        throw invalid_argument("metrics: invalid metric name '" + d.name + "'");
     std::vector<std::string> names;
     names.reserve(labels.size());
     for (const auto& [k, v] : labels) {
@@ -132,8 +149,10 @@ metrics_registry::family& metrics_registry::family_for(const metric_desc& d, int
         f->label_names = std::move(names);
         if (type == histogram_type) {
             f->buckets = d.buckets;
-            f->buckets.erase(std::remove_if(f->buckets.begin(), f->buckets.end(), [](double b) { return std::isinf(b) || std::isnan(b); }),
-                             f->buckets.end());
+            f->buckets.erase(
+                std::remove_if(f->buckets.begin(), f->buckets.end(),
+                               [](double b) { return std::isinf(b) || std::isnan(b); }),
+                f->buckets.end());
             if (!std::is_sorted(f->buckets.begin(), f->buckets.end()) ||
                 std::adjacent_find(f->buckets.begin(), f->buckets.end()) != f->buckets.end())
                 throw invalid_argument("metrics: buckets of " + d.name + " must increase");
@@ -142,15 +161,17 @@ metrics_registry::family& metrics_registry::family_for(const metric_desc& d, int
         return *it->second;
     }
     family& f = *it->second;
-    if (f.type != type) throw invalid_argument("metrics: " + d.name + " registered as another type");
-    if (f.label_names != names) throw invalid_argument("metrics: " + d.name + " registered with other label names");
+    if (f.type != type)
+        throw invalid_argument("metrics: " + d.name + " registered as another type");
+    if (f.label_names != names)
+        throw invalid_argument("metrics: " + d.name + " registered with other label names");
     return f;
 }
 
 namespace {
 template <class Series, class... Args>
-std::shared_ptr<Series> series_in(std::map<std::vector<std::string>, std::shared_ptr<void>>& m, const metric_labels& labels,
-                                  Args&&... args) {
+std::shared_ptr<Series> series_in(std::map<std::vector<std::string>, std::shared_ptr<void>>& m,
+                                  const metric_labels& labels, Args&&... args) {
     std::vector<std::string> values;
     values.reserve(labels.size());
     for (const auto& kv : labels) values.push_back(kv.second);
@@ -160,17 +181,20 @@ std::shared_ptr<Series> series_in(std::map<std::vector<std::string>, std::shared
 }
 }  // namespace
 
-std::shared_ptr<metric_counter> metrics_registry::counter(const metric_desc& d, const metric_labels& labels) {
+std::shared_ptr<metric_counter> metrics_registry::counter(const metric_desc& d,
+                                                          const metric_labels& labels) {
     std::lock_guard l(mu_);
     return series_in<counter_series>(family_for(d, counter_type, labels).series, labels);
 }
 
-std::shared_ptr<metric_gauge> metrics_registry::gauge(const metric_desc& d, const metric_labels& labels) {
+std::shared_ptr<metric_gauge> metrics_registry::gauge(const metric_desc& d,
+                                                      const metric_labels& labels) {
     std::lock_guard l(mu_);
     return series_in<gauge_series>(family_for(d, gauge_type, labels).series, labels);
 }
 
-std::shared_ptr<metric_histogram> metrics_registry::histogram(const metric_desc& d, const metric_labels& labels) {
+std::shared_ptr<metric_histogram> metrics_registry::histogram(const metric_desc& d,
+                                                              const metric_labels& labels) {
     std::lock_guard l(mu_);
     auto& f = family_for(d, histogram_type, labels);
     return series_in<histogram_series>(f.series, labels, f.buckets);
@@ -193,7 +217,8 @@ std::shared_ptr<void> metrics_registry::add_collector(std::function<void()> fn) 
 namespace {
 
 // `{a="x",b="y"` without the closing brace, so a histogram can append `le`.
-std::string open_labels(const std::vector<std::string>& names, const std::vector<std::string>& values) {
+std::string open_labels(const std::vector<std::string>& names,
+                        const std::vector<std::string>& values) {
     std::string out;
     for (std::size_t i = 0; i < names.size(); ++i) {
         out += i == 0 ? "{" : ",";
@@ -205,7 +230,9 @@ std::string open_labels(const std::vector<std::string>& names, const std::vector
     return out;
 }
 
-std::string close_labels(const std::string& open) { return open.empty() ? std::string() : open + "}"; }
+std::string close_labels(const std::string& open) {
+    return open.empty() ? std::string() : open + "}";
+}
 
 }  // namespace
 
@@ -229,10 +256,14 @@ void metrics_registry::write_prometheus(std::ostream& out) const {
             const std::string labels = open_labels(f.label_names, values);
             if (f.type == counter_type) {
                 out << name << close_labels(labels) << ' '
-                    << format_metric_value(static_cast<counter_series*>(sp.get())->value.load(std::memory_order_relaxed)) << '\n';
+                    << format_metric_value(static_cast<counter_series*>(sp.get())->value.load(
+                           std::memory_order_relaxed))
+                    << '\n';
             } else if (f.type == gauge_type) {
                 out << name << close_labels(labels) << ' '
-                    << format_metric_value(static_cast<gauge_series*>(sp.get())->value.load(std::memory_order_relaxed)) << '\n';
+                    << format_metric_value(static_cast<gauge_series*>(sp.get())->value.load(
+                           std::memory_order_relaxed))
+                    << '\n';
             } else {
                 const auto& h = *static_cast<histogram_series*>(sp.get());
                 const std::string sep = labels.empty() ? "{" : labels + ",";
@@ -240,11 +271,13 @@ void metrics_registry::write_prometheus(std::ostream& out) const {
                 std::uint64_t cumulative = 0;
                 for (std::size_t i = 0; i < h.counts.size(); ++i) {
                     cumulative += h.counts[i].load(std::memory_order_relaxed);
-                    const std::string le = i < f.buckets.size() ? format_metric_value(f.buckets[i]) : "+Inf";
-                    out << name << "_bucket" << sep << "le=\"" << le << "\"} " << cumulative << '\n';
+                    const std::string le =
+                        i < f.buckets.size() ? format_metric_value(f.buckets[i]) : "+Inf";
+                    out << name << "_bucket" << sep << "le=\"" << le << "\"} " << cumulative
+                        << '\n';
                 }
-                out << name << "_sum" << close_labels(labels) << ' ' << format_metric_value(h.sum.load(std::memory_order_relaxed))
-                    << '\n';
+                out << name << "_sum" << close_labels(labels) << ' '
+                    << format_metric_value(h.sum.load(std::memory_order_relaxed)) << '\n';
                 out << name << "_count" << close_labels(labels) << ' ' << cumulative << '\n';
             }
         }

@@ -8,47 +8,59 @@ metric_desc describe(metric m, const metrics_options& o) {
     switch (m) {
         case metric::lock_acquire_seconds: {
             auto r = d("redcoord_lock_acquire_seconds",
-                       "Time an acquire call took, from its start to its answer (kind: lock, fair_lock, redlock; "
+                       "Time an acquire call took, from its start to its answer (kind: lock, "
+                       "fair_lock, redlock; "
                        "outcome: acquired, timeout, error).");
             r.buckets = o.seconds_buckets;
             return r;
         }
         case metric::lock_lost_total:
             return d("redcoord_lock_lost_total",
-                     "Holdings lost before their release: the validity ended unconfirmed (watchdog or extension "
+                     "Holdings lost before their release: the validity ended unconfirmed (watchdog "
+                     "or extension "
                      "failed) or the key was taken over.");
         case metric::redlock_quorum_failures_total:
             return d("redcoord_redlock_quorum_failures_total",
                      "Redlock acquire rounds that could not reach a majority of the nodes.");
         case metric::election_leader:
-            return d("redcoord_election_leader", "1 while this elector leads the election, else 0.");
+            return d("redcoord_election_leader",
+                     "1 while this elector leads the election, else 0.");
         case metric::election_terms_total:
-            return d("redcoord_election_terms_total", "Leaderships (terms) this process's electors won.");
+            return d("redcoord_election_terms_total",
+                     "Leaderships (terms) this process's electors won.");
         case metric::signal_delivery_seconds: {
             auto r = d("redcoord_signal_delivery_seconds",
-                       "Publish-to-delivery time of a signal's first copy, for signals published on the same host "
-                       "and boot (the sender's steady clock in the envelope id); other hosts' are not observed.");
+                       "Publish-to-delivery time of a signal's first copy, for signals published "
+                       "on the same host "
+                       "and boot (the sender's steady clock in the envelope id); other hosts' are "
+                       "not observed.");
             r.buckets = o.seconds_buckets;
             return r;
         }
         case metric::queue_ready:
-            return d("redcoord_queue_ready", "Messages waiting in the queue, sampled (LLEN) at each scrape.");
+            return d("redcoord_queue_ready",
+                     "Messages waiting in the queue, sampled (LLEN) at each scrape.");
         case metric::queue_in_flight:
             return d("redcoord_queue_in_flight",
-                     "Messages popped and not yet settled, over every registered consumer, sampled at each scrape.");
+                     "Messages popped and not yet settled, over every registered consumer, sampled "
+                     "at each scrape.");
         case metric::queue_dead:
-            return d("redcoord_queue_dead", "Messages in the dead-letter list, sampled (LLEN) at each scrape.");
+            return d("redcoord_queue_dead",
+                     "Messages in the dead-letter list, sampled (LLEN) at each scrape.");
         case metric::queue_redeliveries_total:
             return d("redcoord_queue_redeliveries_total",
-                     "Messages returned to the queue by this process: nacked, or recovered from dead consumers.");
+                     "Messages returned to the queue by this process: nacked, or recovered from "
+                     "dead consumers.");
         case metric::queue_dead_letters_total:
             return d("redcoord_queue_dead_letters_total",
                      "Messages this process moved to the dead-letter list (max_attempts reached).");
         case metric::pool_in_use:
-            return d("redcoord_pool_in_use", "Connections currently leased from the pools of an endpoint.");
+            return d("redcoord_pool_in_use",
+                     "Connections currently leased from the pools of an endpoint.");
         case metric::reconnects_total:
             return d("redcoord_reconnects_total",
-                     "Connections opened again after one to the same endpoint broke (link: pool, pubsub).");
+                     "Connections opened again after one to the same endpoint broke (link: pool, "
+                     "pubsub).");
     }
     return d("redcoord_unknown", "");
 }

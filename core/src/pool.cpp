@@ -45,7 +45,8 @@ struct connection_pool::state {
         return std::exchange(broken, false);
     }
     void log_broken() const noexcept {
-        rt->emit(log_level::warning, "pool", "connection to the server lost", {{"endpoint", ep.to_string()}});
+        rt->emit(log_level::warning, "pool", "connection to the server lost",
+                 {{"endpoint", ep.to_string()}});
     }
     void log_reconnected() const noexcept {
         reconnects.inc();
@@ -56,7 +57,7 @@ struct connection_pool::state {
     mutable std::mutex mu;
     std::condition_variable cv;
     std::deque<std::unique_ptr<connection>> idle;
-    std::size_t open = 0;  // idle + leased + being opened
+    std::size_t open = 0;     // idle + leased + being opened
     std::size_t blocked = 0;  // borrowers waiting for a connection to come back
     pool_stats counters;
     std::function<std::unique_ptr<connection>(std::chrono::milliseconds)> connector;
@@ -117,7 +118,8 @@ struct connection_pool::state {
         --open;
         --counters.in_use;
         ++counters.errors;
-        backoff = std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+        backoff =
+            std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
         retry_after = std::chrono::steady_clock::now() + backoff;
         last_connect_timed_out = timed_out;
         cv.notify_one();
@@ -141,7 +143,9 @@ struct connection_pool::state {
         return m && (c.where().host != m->host || c.where().port != m->port);
     }
 
-    static bool owes_replies(connection& c) noexcept { return !detail::connection_access::get(c).owed.empty(); }
+    static bool owes_replies(connection& c) noexcept {
+        return !detail::connection_access::get(c).owed.empty();
+    }
 
     void give_back(std::unique_ptr<connection> c) noexcept {
         // A broken link may mean the master died: let the resolver ask the sentinels again.
@@ -175,7 +179,8 @@ struct connection_pool::state {
     }
 };
 
-pooled_connection::pooled_connection(std::shared_ptr<void> state, std::unique_ptr<connection> c) noexcept
+pooled_connection::pooled_connection(std::shared_ptr<void> state,
+                                     std::unique_ptr<connection> c) noexcept
     : state_(std::move(state)), conn_(std::move(c)) {}
 
 pooled_connection::pooled_connection(pooled_connection&& o) noexcept
@@ -193,15 +198,18 @@ pooled_connection& pooled_connection::operator=(pooled_connection&& o) noexcept 
 pooled_connection::~pooled_connection() { reset(); }
 
 void pooled_connection::reset() noexcept {
-    if (conn_ && state_) static_cast<connection_pool::state*>(state_.get())->give_back(std::move(conn_));
+    if (conn_ && state_)
+        static_cast<connection_pool::state*>(state_.get())->give_back(std::move(conn_));
     conn_.reset();
     state_.reset();
 }
 
-connection_pool::connection_pool(endpoint ep, pool_options opts, std::shared_ptr<redcoord::runtime> rt)
+connection_pool::connection_pool(endpoint ep, pool_options opts,
+                                 std::shared_ptr<redcoord::runtime> rt)
     : state_(std::make_shared<state>()) {
     if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
-    if (opts.borrow_timeout.count() < 0) throw invalid_argument("pool_options::borrow_timeout must be >= 0");
+    if (opts.borrow_timeout.count() < 0)
+        throw invalid_argument("pool_options::borrow_timeout must be >= 0");
     if (ep.is_sentinel()) state_->resolver = shared_sentinel_resolver(ep);
     state_->ep = std::move(ep);
     state_->opts = opts;
@@ -209,7 +217,8 @@ connection_pool::connection_pool(endpoint ep, pool_options opts, std::shared_ptr
     const detail::metrics_scope ms(*state_->rt);
     if (ms) {
         const auto where = state_->ep.to_string();
-        state_->reconnects = ms.counter(detail::metric::reconnects_total, {{"endpoint", where}, {"link", "pool"}});
+        state_->reconnects =
+            ms.counter(detail::metric::reconnects_total, {{"endpoint", where}, {"link", "pool"}});
         state_->in_use_gauge = ms.gauge(detail::metric::pool_in_use, {{"endpoint", where}});
         state_->collector = ms.collector([s = state_.get()] {
             std::lock_guard g(s->mu);
@@ -219,17 +228,21 @@ connection_pool::connection_pool(endpoint ep, pool_options opts, std::shared_ptr
     }
     if (state_->resolver) {
         // One line per failover this pool follows (its next connections go to the new master).
-        failover_ = state_->resolver->on_master_changed([rt = std::weak_ptr(state_->rt), service = state_->ep.service](
-                                                            const host_port& from, const host_port& to) {
-            if (auto r = rt.lock())
-                r->emit(log_level::warning, "sentinel", "failover followed",
-                        {{"service", service}, {"from", from.host + ":" + std::to_string(from.port)},
-                         {"to", to.host + ":" + std::to_string(to.port)}});
-        });
+        failover_ = state_->resolver->on_master_changed(
+            [rt = std::weak_ptr(state_->rt), service = state_->ep.service](const host_port& from,
+                                                                           const host_port& to) {
+                if (auto r = rt.lock())
+                    r->emit(log_level::warning, "sentinel", "failover followed",
+                            {{"service", service},
+                             {"from", from.host + ":" + std::to_string(from.port)},
+                             {"to", to.host + ":" + std::to_string(to.port)}});
+            });
     }
 }
 
-const std::shared_ptr<redcoord::runtime>& connection_pool::runtime() const noexcept { return state_->rt; }
+const std::shared_ptr<redcoord::runtime>& connection_pool::runtime() const noexcept {
+    return state_->rt;
+}
 
 connection_pool::~connection_pool() {
     failover_.disconnect();
@@ -343,8 +356,7 @@ pooled_connection connection_pool::take_idle() noexcept {
             bool st = true;
             try {
                 st = s.stale(*c);
-            } catch (...) {
-            }
+            } catch (...) {}
             if (!st) break;
             --s.open;
             ++s.counters.discarded;
@@ -374,8 +386,7 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             bool st = true;
             try {
                 st = s.stale(*c);
-            } catch (...) {
-            }
+            } catch (...) {}
             if (!st) {
                 ++s.counters.in_use;
                 lk.unlock();
@@ -404,10 +415,12 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             // the connect_timeout ends, so it is waited for only up to that age.
             if (!waiting_for) waiting_for = s.dials_done;
             const auto until = std::min(dial_until, s.dial_started + (dial_until - start));
-            if (s.cv.wait_until(lk, until) == std::cv_status::timeout && s.idle.empty() && s.dialing)
+            if (s.cv.wait_until(lk, until) == std::cv_status::timeout && s.idle.empty() &&
+                s.dialing)
                 throw detail::still_connecting("still connecting to " + s.ep.to_string() +
                                                " (the connect goes on in the background, within " +
-                                               std::to_string(s.ep.connect_timeout.count()) + " ms)");
+                                               std::to_string(s.ep.connect_timeout.count()) +
+                                               " ms)");
             continue;
         }
         if (s.open >= s.opts.max_size) {
@@ -417,21 +430,25 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             ++s.blocked;
             const auto status = s.cv.wait_until(lk, wait_until);
             --s.blocked;
-            if (status == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size && !s.dialing) {
+            if (status == std::cv_status::timeout && s.idle.empty() && s.open >= s.opts.max_size &&
+                !s.dialing) {
                 ++s.counters.errors;
                 throw pool_exhausted("no free connection to " + s.ep.to_string() + " (all " +
-                                     std::to_string(s.opts.max_size) + " leased); nothing was sent");
+                                     std::to_string(s.opts.max_size) +
+                                     " leased); nothing was sent");
             }
             continue;
         }
         const auto now = std::chrono::steady_clock::now();
         if (now < s.retry_after) {
             // Same kind as the failure behind it: a server that was only slow is not "down".
-            const std::string why = "cannot connect to " + s.ep.to_string() + ": " +
-                                    (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
-                                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                       s.retry_after - now).count()) +
-                                    " ms";
+            const std::string why =
+                "cannot connect to " + s.ep.to_string() + ": " +
+                (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(s.retry_after - now)
+                        .count()) +
+                " ms";
             if (s.last_connect_timed_out) throw timeout_error(why);
             throw connection_error(why);
         }
@@ -454,7 +471,8 @@ void connection_pool::start_dial(std::unique_lock<std::mutex>& lk) {
         --s.open;
         --s.counters.in_use;
         s.dialer = std::move(done);
-        throw connection_error("cannot start a connect thread for " + s.ep.to_string() + ": " + e.what());
+        throw connection_error("cannot start a connect thread for " + s.ep.to_string() + ": " +
+                               e.what());
     }
     s.dialing = true;
     s.dial_started = std::chrono::steady_clock::now();
@@ -468,7 +486,8 @@ void connection_pool::start_dial(std::unique_lock<std::mutex>& lk) {
 void connection_pool::prepare() noexcept {
     auto& s = *state_;
     std::unique_lock lk(s.mu);
-    if (!s.idle.empty() || s.dialing || s.open >= s.opts.max_size || std::chrono::steady_clock::now() < s.retry_after)
+    if (!s.idle.empty() || s.dialing || s.open >= s.opts.max_size ||
+        std::chrono::steady_clock::now() < s.retry_after)
         return;
     try {
         start_dial(lk);
@@ -508,7 +527,9 @@ reply connection_pool::command(const std::vector<std::string>& argv) {
     return pooled_command(*this, argv);
 }
 
-std::shared_ptr<sentinel_resolver> connection_pool::sentinel() const noexcept { return state_->resolver; }
+std::shared_ptr<sentinel_resolver> connection_pool::sentinel() const noexcept {
+    return state_->resolver;
+}
 
 void connection_pool::clear_idle() noexcept {
     std::deque<std::unique_ptr<connection>> gone;
@@ -533,11 +554,13 @@ const pool_options& connection_pool::options() const noexcept { return state_->o
 
 namespace detail {
 
-void set_pool_connector(connection_pool& pool, std::function<std::unique_ptr<connection>()> connector) {
+void set_pool_connector(connection_pool& pool,
+                        std::function<std::unique_ptr<connection>()> connector) {
     pool_access::set_connector(pool, std::move(connector));
 }
 
-void pool_access::set_connector(connection_pool& p, std::function<std::unique_ptr<connection>()> connector) {
+void pool_access::set_connector(connection_pool& p,
+                                std::function<std::unique_ptr<connection>()> connector) {
     auto& s = *p.state_;
     std::lock_guard lk(s.mu);
     if (connector)

@@ -25,7 +25,8 @@ struct pool_access {
         p.reply_error_seen(c, e);
     }
     // detail::set_pool_connector (pool_hooks.hpp).
-    static void set_connector(connection_pool& p, std::function<std::unique_ptr<connection>()> connector);
+    static void set_connector(connection_pool& p,
+                              std::function<std::unique_ptr<connection>()> connector);
 };
 
 }  // namespace redcoord::detail

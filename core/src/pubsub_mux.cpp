@@ -1,8 +1,8 @@
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/refusal.hpp>
-#include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
+#include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/runtime.hpp>
@@ -34,21 +34,25 @@ pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) { opts_.follow_replicas
 
 pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsub_mux_options opts)
     : ep_(std::move(ep)), opts_(opts), rt_(std::move(rt)) {
-    if (opts_.replica_refresh.count() <= 0) throw invalid_argument("pubsub_mux_options::replica_refresh must be > 0");
-    if (opts_.discovery_timeout.count() <= 0) throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
+    if (opts_.replica_refresh.count() <= 0)
+        throw invalid_argument("pubsub_mux_options::replica_refresh must be > 0");
+    if (opts_.discovery_timeout.count() <= 0)
+        throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
     if (!rt_) opts_.follow_replicas = false;
     if (rt_) {
         const metrics_scope ms(*rt_);
-        reconnects_ = ms.counter(metric::reconnects_total, {{"endpoint", ep_.to_string()}, {"link", "pubsub"}});
+        reconnects_ = ms.counter(metric::reconnects_total,
+                                 {{"endpoint", ep_.to_string()}, {"link", "pubsub"}});
     }
     if (opts_.follow_replicas) {
         discovery_strand_ = std::make_unique<strand>(rt_->callbacks());
         // The timer thread only schedules; the blocking ask runs on the callback thread, so a
         // dead master delays neither watchdogs nor rounds.
-        discovery_timer_ = std::make_unique<timer>(rt_->timers(), [this]() -> std::optional<timer::time_point> {
-            discovery_strand_->post([this] { discover(); });
-            return deadline_after(opts_.replica_refresh);
-        });
+        discovery_timer_ =
+            std::make_unique<timer>(rt_->timers(), [this]() -> std::optional<timer::time_point> {
+                discovery_strand_->post([this] { discover(); });
+                return deadline_after(opts_.replica_refresh);
+            });
     }
 }
 
@@ -73,7 +77,8 @@ std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool maste
     // The link's history for the log and the reconnect count: 0 never up, 1 up, 2 down.
     auto seen = std::make_shared<std::atomic<int>>(0);
     return std::make_unique<subscriber>(
-        ep, [this](const pubsub_message& m) { dispatch(m); }, opts_.link, [this, master, seen, where = ep.to_string()](bool up) {
+        ep, [this](const pubsub_message& m) { dispatch(m); }, opts_.link,
+        [this, master, seen, where = ep.to_string()](bool up) {
             const int before = seen->exchange(up ? 1 : 2);
             if (rt_ && up && before == 2) {
                 reconnects_.inc();
@@ -135,8 +140,10 @@ pubsub_mux::listener pubsub_mux::add(bool pattern, std::string name, handlers h)
     // the order the map changed.
     if (list.empty()) {
         auto send = [&](subscriber& s) {
-            if (pattern) (void)s.psubscribe({e->name}, std::chrono::milliseconds(0));
-            else (void)s.subscribe({e->name}, std::chrono::milliseconds(0));
+            if (pattern)
+                (void)s.psubscribe({e->name}, std::chrono::milliseconds(0));
+            else
+                (void)s.subscribe({e->name}, std::chrono::milliseconds(0));
         };
         send(sub);
         for (auto& [addr, r] : replicas_) send(*r.sub);
@@ -162,10 +169,11 @@ void pubsub_mux::release(const std::shared_ptr<entry>& e) noexcept {
     // or comes after and subscribes again.
     auto drop = [&](subscriber& s) {
         try {
-            if (e->pattern) s.punsubscribe({e->name});
-            else s.unsubscribe({e->name});
-        } catch (...) {
-        }
+            if (e->pattern)
+                s.punsubscribe({e->name});
+            else
+                s.unsubscribe({e->name});
+        } catch (...) {}
     };
     if (link_) drop(*link_);
     for (auto& [addr, r] : replicas_) drop(*r.sub);
@@ -256,15 +264,15 @@ void pubsub_mux::link_state(bool up) {
     {
         lock_guard l(mu_);
         for (const auto* map : {&channels_, &patterns_})
-            for (const auto& [name, list] : *map) targets.insert(targets.end(), list.begin(), list.end());
+            for (const auto& [name, list] : *map)
+                targets.insert(targets.end(), list.begin(), list.end());
     }
     for (const auto& e : targets) {
         std::lock_guard c(e->call_mu);
         if (!e->gone && e->h.on_link) {
             try {
                 e->h.on_link(up);
-            } catch (...) {
-            }
+            } catch (...) {}
         }
     }
 }
@@ -313,7 +321,8 @@ bool pubsub_mux::listener::wait_confirmed(std::chrono::milliseconds wait) const 
     if (!entry_) return false;
     if (confirm(wait)) return true;
     if (auto text = refusal(); text && is_permission_refusal(*text))
-        throw_reply_error(*text, entry_->pattern ? "PSUBSCRIBE" : "SUBSCRIBE", "pub/sub link to " + mux_->where().to_string());
+        throw_reply_error(*text, entry_->pattern ? "PSUBSCRIBE" : "SUBSCRIBE",
+                          "pub/sub link to " + mux_->where().to_string());
     return false;
 }
 
@@ -343,6 +352,8 @@ bool pubsub_mux::listener::confirm(std::chrono::milliseconds wait) const {
     }
 }
 
-bool pubsub_mux::listener::confirmed() const { return entry_ && confirm(std::chrono::milliseconds(0)); }
+bool pubsub_mux::listener::confirmed() const {
+    return entry_ && confirm(std::chrono::milliseconds(0));
+}
 
 }  // namespace redcoord::detail

@@ -23,7 +23,8 @@ std::size_t wait_replicas(connection& c, std::size_t replicas, std::chrono::mill
     return acked < 0 ? 0 : static_cast<std::size_t>(acked);
 }
 
-std::size_t replication_barrier(connection_pool& pool, std::size_t replicas, std::chrono::milliseconds timeout) {
+std::size_t replication_barrier(connection_pool& pool, std::size_t replicas,
+                                std::chrono::milliseconds timeout) {
     if (timeout.count() <= 0) throw invalid_argument("replication_barrier: timeout must be > 0 ms");
     if (replicas == 0) throw invalid_argument("replication_barrier: replicas must be >= 1");
     auto c = pool.borrow();
@@ -52,7 +53,9 @@ void check_wait_args(std::size_t replicas, std::chrono::milliseconds timeout, co
 std::pair<reply, reply> send_with_wait(connection& c, std::span<const std::string_view> argv,
                                        std::size_t replicas, std::chrono::milliseconds timeout) {
     if (argv.empty()) throw invalid_argument("command_then_wait: empty command");
-    if (c.poisoned()) throw connection_error("connection to " + c.where().to_string() + " is unusable after an earlier failure");
+    if (c.poisoned())
+        throw connection_error("connection to " + c.where().to_string() +
+                               " is unusable after an earlier failure");
     auto& io = detail::connection_access::get(c);
     const std::string n = std::to_string(replicas), t = std::to_string(timeout.count());
     const std::string_view wait[] = {"WAIT", n, t};
@@ -76,19 +79,21 @@ replicated_reply finish(std::pair<reply, reply> r, std::string_view sent) {
 
 }  // namespace
 
-replicated_reply command_then_wait(connection& c, std::span<const std::string_view> argv, std::size_t replicas,
-                                   std::chrono::milliseconds timeout) {
+replicated_reply command_then_wait(connection& c, std::span<const std::string_view> argv,
+                                   std::size_t replicas, std::chrono::milliseconds timeout) {
     check_wait_args(replicas, timeout, "command_then_wait");
     return finish(send_with_wait(c, argv, replicas, timeout), argv.front());
 }
 
 namespace {
-replicated_reply run_then_wait_unchecked(connection& c, const script& s, std::span<const std::string_view> keys,
-                                         std::span<const std::string_view> args, std::size_t replicas,
-                                         std::chrono::milliseconds timeout);
+replicated_reply run_then_wait_unchecked(connection& c, const script& s,
+                                         std::span<const std::string_view> keys,
+                                         std::span<const std::string_view> args,
+                                         std::size_t replicas, std::chrono::milliseconds timeout);
 }  // namespace
 
-replicated_reply run_then_wait(connection& c, const script& s, std::span<const std::string_view> keys,
+replicated_reply run_then_wait(connection& c, const script& s,
+                               std::span<const std::string_view> keys,
                                std::span<const std::string_view> args, std::size_t replicas,
                                std::chrono::milliseconds timeout) {
     check_wait_args(replicas, timeout, "run_then_wait");
@@ -100,10 +105,13 @@ replicated_reply run_then_wait(connection& c, const script& s, std::span<const s
 }
 
 namespace {
-replicated_reply run_then_wait_unchecked(connection& c, const script& s, std::span<const std::string_view> keys,
-                                         std::span<const std::string_view> args, std::size_t replicas,
-                                         std::chrono::milliseconds timeout) {
-    auto views = [](const std::vector<std::string>& v) { return std::vector<std::string_view>(v.begin(), v.end()); };
+replicated_reply run_then_wait_unchecked(connection& c, const script& s,
+                                         std::span<const std::string_view> keys,
+                                         std::span<const std::string_view> args,
+                                         std::size_t replicas, std::chrono::milliseconds timeout) {
+    auto views = [](const std::vector<std::string>& v) {
+        return std::vector<std::string_view>(v.begin(), v.end());
+    };
     const auto sha = detail::script_command(s, true, keys, args);
     auto r = send_with_wait(c, views(sha), replicas, timeout);
     if (r.first.is_error() && is_noscript(r.first)) {

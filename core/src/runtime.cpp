@@ -10,13 +10,15 @@ namespace detail {
 std::string endpoint_key(const endpoint& ep) {
     std::string key = ep.to_string();
     const tls_options& t = ep.tls;
-    for (const std::string* f : {&ep.host, &ep.unix_path, &ep.user, &ep.password, &ep.service, &ep.sentinel_user,
-                                 &ep.sentinel_password, &t.ca_file, &t.ca_dir, &t.server_name, &t.cert_file, &t.key_file})
+    for (const std::string* f :
+         {&ep.host, &ep.unix_path, &ep.user, &ep.password, &ep.service, &ep.sentinel_user,
+          &ep.sentinel_password, &t.ca_file, &t.ca_dir, &t.server_name, &t.cert_file, &t.key_file})
         key += '\0' + *f;
     key += std::string("\0tls", 4) + (t.enabled ? "1" : "0") + (t.verify_peer ? "1" : "0") +
            std::to_string(static_cast<int>(t.min_version));
-    key += '\0' + std::to_string(ep.port) + '/' + std::to_string(ep.db) + '/' + std::to_string(ep.connect_timeout.count()) +
-           '/' + std::to_string(ep.command_timeout.count()) + '/' + (ep.keepalive ? "k" : "-");
+    key += '\0' + std::to_string(ep.port) + '/' + std::to_string(ep.db) + '/' +
+           std::to_string(ep.connect_timeout.count()) + '/' +
+           std::to_string(ep.command_timeout.count()) + '/' + (ep.keepalive ? "k" : "-");
     for (const auto& s : ep.sentinels) key += '\0' + s.host + ':' + std::to_string(s.port);
     return key;
 }
@@ -24,7 +26,8 @@ std::string endpoint_key(const endpoint& ep) {
 }  // namespace detail
 
 runtime::runtime()
-    : callbacks_(std::make_unique<detail::serial_executor>()), timers_(std::make_unique<detail::timer_service>()) {}
+    : callbacks_(std::make_unique<detail::serial_executor>()),
+      timers_(std::make_unique<detail::timer_service>()) {}
 
 runtime::~runtime() = default;
 
@@ -42,7 +45,8 @@ std::shared_ptr<connection_pool> runtime::pool(const endpoint& ep, pool_options 
     if (auto p = pools_[key].lock()) return p;
     auto p = std::make_shared<connection_pool>(ep, opts, shared_from_this());
     pools_[key] = p;
-    for (auto it = pools_.begin(); it != pools_.end();) it = it->second.expired() ? pools_.erase(it) : std::next(it);
+    for (auto it = pools_.begin(); it != pools_.end();)
+        it = it->second.expired() ? pools_.erase(it) : std::next(it);
     return p;
 }
 
@@ -52,7 +56,8 @@ std::shared_ptr<detail::pubsub_mux> runtime::pubsub(const endpoint& ep) {
     if (auto m = links_[key].lock()) return m;
     auto m = std::make_shared<detail::pubsub_mux>(ep, shared_from_this());
     links_[key] = m;
-    for (auto it = links_.begin(); it != links_.end();) it = it->second.expired() ? links_.erase(it) : std::next(it);
+    for (auto it = links_.begin(); it != links_.end();)
+        it = it->second.expired() ? links_.erase(it) : std::next(it);
     return m;
 }
 
@@ -103,7 +108,9 @@ void runtime::emit(log_level level, std::string_view component, std::string_view
     try {
         // Copied out so the sink runs without the runtime's lock (it may be slow).
         auto s = log();
-        if (s) s->write(log_record{level, component, message, std::span<const log_field>(fields.begin(), fields.size())});
+        if (s)
+            s->write(log_record{level, component, message,
+                                std::span<const log_field>(fields.begin(), fields.size())});
     } catch (...) {
         // A sink that throws must not cost the operation that logs.
     }

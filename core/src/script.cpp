@@ -23,8 +23,10 @@ script::script(std::string source) : source_(std::move(source)) {
 
 namespace detail {
 
-std::vector<std::string_view> script_argv(const script& s, bool by_sha, std::span<const std::string_view> keys,
-                                          std::span<const std::string_view> args, std::string& nkeys) {
+std::vector<std::string_view> script_argv(const script& s, bool by_sha,
+                                          std::span<const std::string_view> keys,
+                                          std::span<const std::string_view> args,
+                                          std::string& nkeys) {
     nkeys = std::to_string(keys.size());
     std::vector<std::string_view> v;
     v.reserve(3 + keys.size() + args.size());
@@ -36,7 +38,8 @@ std::vector<std::string_view> script_argv(const script& s, bool by_sha, std::spa
     return v;
 }
 
-std::vector<std::string> script_command(const script& s, bool by_sha, std::span<const std::string_view> keys,
+std::vector<std::string> script_command(const script& s, bool by_sha,
+                                        std::span<const std::string_view> keys,
                                         std::span<const std::string_view> args) {
     std::string nkeys;
     const auto v = script_argv(s, by_sha, keys, args, nkeys);
@@ -45,11 +48,14 @@ std::vector<std::string> script_command(const script& s, bool by_sha, std::span<
 
 }  // namespace detail
 
-std::vector<std::string_view> script::argv_for(const connection& c, std::span<const std::string_view> keys,
-                                               std::span<const std::string_view> args, std::string& nkeys) const {
+std::vector<std::string_view> script::argv_for(const connection& c,
+                                               std::span<const std::string_view> keys,
+                                               std::span<const std::string_view> args,
+                                               std::string& nkeys) const {
     // EVALSHA only where this connection has seen the script run; otherwise EVAL, which
     // loads it and runs it in one round trip (a first EVALSHA would cost a NOSCRIPT trip).
-    const bool known = detail::connection_access::get(const_cast<connection&>(c)).knows_script(sha1_);
+    const bool known =
+        detail::connection_access::get(const_cast<connection&>(c)).knows_script(sha1_);
     return detail::script_argv(*this, known, keys, args, nkeys);
 }
 
@@ -72,8 +78,10 @@ std::vector<std::string> script::calls() const {
             const auto end = arg.find(arg.front(), 1);
             if (end == std::string_view::npos) break;
             std::string name(arg.substr(1, end - 1));
-            for (auto& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-            if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+            for (auto& ch : name)
+                ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            if (std::find(out.begin(), out.end(), name) == out.end())
+                out.push_back(std::move(name));
             break;
         }
     }
@@ -90,13 +98,15 @@ void rethrow_with_script(const script& s) {
         if (what.find("inside the script") == std::string_view::npos) throw;
         std::string calls;
         for (const auto& n : s.calls()) calls.append(calls.empty() ? "" : ", ").append(n);
-        throw permission_error(e.command(), std::string(what) + " [the script calls " + calls + "]");
+        throw permission_error(e.command(),
+                               std::string(what) + " [the script calls " + calls + "]");
     }
 }
 
 }  // namespace detail
 
-reply script::run_for(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+reply script::run_for(connection& c, std::chrono::milliseconds timeout,
+                      std::span<const std::string_view> keys,
                       std::span<const std::string_view> args) const {
     try {
         return run_unchecked(c, timeout, keys, args);
@@ -105,7 +115,8 @@ reply script::run_for(connection& c, std::chrono::milliseconds timeout, std::spa
     }
 }
 
-reply script::run_unchecked(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+reply script::run_unchecked(connection& c, std::chrono::milliseconds timeout,
+                            std::span<const std::string_view> keys,
                             std::span<const std::string_view> args) const {
     auto& ci = detail::connection_access::get(c);
     std::string nkeys;
@@ -124,9 +135,12 @@ reply script::run_unchecked(connection& c, std::chrono::milliseconds timeout, st
     return r;
 }
 
-void script::send(connection& c, std::span<const std::string_view> keys, std::span<const std::string_view> args) const {
+void script::send(connection& c, std::span<const std::string_view> keys,
+                  std::span<const std::string_view> args) const {
     auto& ci = detail::connection_access::get(c);
-    if (ci.poisoned) throw connection_error("connection to " + ci.where() + " is unusable after an earlier failure");
+    if (ci.poisoned)
+        throw connection_error("connection to " + ci.where() +
+                               " is unusable after an earlier failure");
     std::string nkeys;
     const auto argv = argv_for(c, keys, args, nkeys);
     std::string eval_on_noscript = argv[0] == "EVALSHA" ? eval_resp(keys, args) : std::string();
@@ -139,7 +153,8 @@ void script::send(connection& c, std::span<const std::string_view> keys, std::sp
     ci.learned_script(sha1_);
 }
 
-std::string script::eval_resp(std::span<const std::string_view> keys, std::span<const std::string_view> args) const {
+std::string script::eval_resp(std::span<const std::string_view> keys,
+                              std::span<const std::string_view> args) const {
     std::string nkeys;
     return detail::encode_command(detail::script_argv(*this, false, keys, args, nkeys));
 }

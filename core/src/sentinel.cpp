@@ -30,9 +30,12 @@ namespace {
 
 // What is left of `deadline` for one command on `c`, capped by its command_timeout.
 // @throws timeout_error when nothing is left (a zero timeout would mean "wait forever").
-milliseconds command_budget(const connection& c, clock_type::time_point deadline, std::string_view what) {
+milliseconds command_budget(const connection& c, clock_type::time_point deadline,
+                            std::string_view what) {
     const auto left = time_left(deadline);
-    if (left.count() <= 0) throw timeout_error("no time left to " + std::string(what) + " " + addr_text({c.where().host, c.where().port}));
+    if (left.count() <= 0)
+        throw timeout_error("no time left to " + std::string(what) + " " +
+                            addr_text({c.where().host, c.where().port}));
     const auto cap = c.where().command_timeout;
     return cap.count() > 0 ? std::min(left, cap) : left;
 }
@@ -119,11 +122,13 @@ struct sentinel_resolver::impl {
     std::vector<detail::master_answer> ask_sentinels() {
         fan_out_options fo;
         fo.timeout = opts.query_timeout;
-        auto results = fan_out(sentinel_pools(), {"SENTINEL", "get-master-addr-by-name", ep.service}, fo);
+        auto results =
+            fan_out(sentinel_pools(), {"SENTINEL", "get-master-addr-by-name", ep.service}, fo);
         std::vector<detail::master_answer> out;
         out.reserve(results.size());
         for (auto& r : results)
-            out.push_back(r.answered() ? detail::parse_master_answer(*r.value) : detail::unreachable_answer(r.error));
+            out.push_back(r.answered() ? detail::parse_master_answer(*r.value)
+                                       : detail::unreachable_answer(r.error));
         return out;
     }
 
@@ -156,21 +161,18 @@ struct sentinel_resolver::impl {
         for (;;) {
             const auto s = engine->next(clock_type::now(), deadline);
             switch (s.what) {
-                case step::use:
-                    return s.addr;
-                case step::wait:
-                    cv.wait_until(lk.native(), s.until);
-                    continue;
+                case step::use: return s.addr;
+                case step::wait: cv.wait_until(lk.native(), s.until); continue;
                 case step::round_timeout:
-                    throw timeout_error("no answer from the sentinels of " + ep.to_string() + " within " +
-                                        std::to_string(wait.count()) + " ms");
+                    throw timeout_error("no answer from the sentinels of " + ep.to_string() +
+                                        " within " + std::to_string(wait.count()) + " ms");
                 case step::backoff_timeout: {
                     const auto& last = engine->last_failure();
-                    throw timeout_error("no master of " + ep.to_string() + " within " + std::to_string(wait.count()) +
-                                        " ms" + (last.empty() ? "" : ": " + last));
+                    throw timeout_error("no master of " + ep.to_string() + " within " +
+                                        std::to_string(wait.count()) + " ms" +
+                                        (last.empty() ? "" : ": " + last));
                 }
-                case step::ask:
-                    break;
+                case step::ask: break;
             }
             // This caller runs the round; the lock is not held during its I/O.
             std::exception_ptr err;
@@ -217,7 +219,8 @@ struct sentinel_resolver::impl {
         }
     }
 
-    bool accept(const host_port& addr, const std::optional<std::string>& role) const REDCOORD_EXCLUDES(mu) {
+    bool accept(const host_port& addr, const std::optional<std::string>& role) const
+        REDCOORD_EXCLUDES(mu) {
         detail::lock_guard lk(mu);
         return engine->accept(addr, role);
     }
@@ -231,16 +234,18 @@ struct sentinel_resolver::impl {
         try {
             detail::lock_guard lk(mu);
             engine->report_failure(hp, clock_type::now());
-        } catch (...) {
-        }
+        } catch (...) {}
         cv.notify_all();
     }
 };
 
-sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts) : impl_(std::make_shared<impl>()) {
-    if (!service.is_sentinel()) throw invalid_argument("sentinel_resolver needs a redis-sentinel:// endpoint");
+sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts)
+    : impl_(std::make_shared<impl>()) {
+    if (!service.is_sentinel())
+        throw invalid_argument("sentinel_resolver needs a redis-sentinel:// endpoint");
     if (service.service.empty()) throw invalid_argument("sentinel endpoint without a service name");
-    if (opts.query_timeout.count() <= 0) throw invalid_argument("sentinel_options::query_timeout must be > 0");
+    if (opts.query_timeout.count() <= 0)
+        throw invalid_argument("sentinel_options::query_timeout must be > 0");
     if (opts.backoff_min.count() < 0 || opts.backoff_max < opts.backoff_min)
         throw invalid_argument("sentinel_options: need 0 <= backoff_min <= backoff_max");
     auto& m = *impl_;
@@ -258,11 +263,12 @@ sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts) : 
         s.command_timeout = opts.query_timeout;
         s.keepalive = m.ep.keepalive;
         m.sentinel_eps.push_back(s);
-        m.pools.push_back(std::make_unique<connection_pool>(s, pool_options{.max_size = 4, .borrow_timeout = opts.query_timeout}));
+        m.pools.push_back(std::make_unique<connection_pool>(
+            s, pool_options{.max_size = 4, .borrow_timeout = opts.query_timeout}));
     }
     detail::lock_guard lk(m.mu);  // not shared yet; taken for the analysis
-    m.engine.emplace(detail::resolve_timing{opts.backoff_min, opts.backoff_max}, m.ep.sentinels, m.ep.to_string(),
-                     m.ep.service);
+    m.engine.emplace(detail::resolve_timing{opts.backoff_min, opts.backoff_max}, m.ep.sentinels,
+                     m.ep.to_string(), m.ep.service);
 }
 
 sentinel_resolver::~sentinel_resolver() {
@@ -283,7 +289,9 @@ std::optional<host_port> sentinel_resolver::cached_master() const {
     return impl_->engine->current();
 }
 
-void sentinel_resolver::report_failure(const host_port& addr) noexcept { impl_->report_failure(addr); }
+void sentinel_resolver::report_failure(const host_port& addr) noexcept {
+    impl_->report_failure(addr);
+}
 
 connection sentinel_resolver::connect(milliseconds timeout) {
     auto& m = *impl_;
@@ -313,15 +321,17 @@ connection sentinel_resolver::connect(milliseconds timeout) {
         }
         unreachable = false;
         try {
-            auto c = detail::open_connection(m.ep.with_address(addr), std::min(remaining, m.ep.connect_timeout));
+            auto c = detail::open_connection(m.ep.with_address(addr),
+                                             std::min(remaining, m.ep.connect_timeout));
             const auto role = probe_role(c, deadline);
             if (m.accept(addr, role)) {
                 m.confirm(addr);
                 return c;
             }
-            last = addr_text(addr) + (role ? " is not a master (its role is " + *role + ")"
-                                           : " could not be asked its role (ROLE, HELLO and INFO refused to this "
-                                             "user) and no majority of sentinels named it");
+            last = addr_text(addr) +
+                   (role ? " is not a master (its role is " + *role + ")"
+                         : " could not be asked its role (ROLE, HELLO and INFO refused to this "
+                           "user) and no majority of sentinels named it");
         } catch (const auth_error&) {
             throw;  // the data nodes refused the endpoint's credentials: retrying cannot help
         } catch (const error& e) {
@@ -329,8 +339,9 @@ connection sentinel_resolver::connect(milliseconds timeout) {
         }
         m.report_failure(addr);
     }
-    std::string msg = "no master of " + m.ep.to_string() + " reachable within " + std::to_string(timeout.count()) +
-                      " ms" + (last.empty() ? std::string() : ": " + last);
+    std::string msg = "no master of " + m.ep.to_string() + " reachable within " +
+                      std::to_string(timeout.count()) + " ms" +
+                      (last.empty() ? std::string() : ": " + last);
     if (unreachable) throw sentinel_unreachable(msg);
     throw sentinel_error(msg);
 }
@@ -348,17 +359,23 @@ std::vector<host_port> sentinel_resolver::replicas() {
             last = e.what();
         } catch (const reply_error& e) {
             std::string t = e.what();
-            if (t.find("No such master") != std::string::npos) ++unknown;
-            else if (detail::is_auth_text(t)) ++auth;
+            if (t.find("No such master") != std::string::npos)
+                ++unknown;
+            else if (detail::is_auth_text(t))
+                ++auth;
             last = t;
         } catch (const error& e) {
             last = e.what();
         }
     }
-    if (auth > 0) throw auth_error("sentinels of " + m.ep.to_string() + " refused authentication (check the sentinel password)");
+    if (auth > 0)
+        throw auth_error("sentinels of " + m.ep.to_string() +
+                         " refused authentication (check the sentinel password)");
     if (unknown > 0)
-        throw unknown_service("no sentinel of " + m.ep.to_string() + " monitors a service named '" + m.ep.service + "'");
-    throw sentinel_unreachable("no sentinel of " + m.ep.to_string() + " answered SENTINEL replicas" +
+        throw unknown_service("no sentinel of " + m.ep.to_string() + " monitors a service named '" +
+                              m.ep.service + "'");
+    throw sentinel_unreachable("no sentinel of " + m.ep.to_string() +
+                               " answered SENTINEL replicas" +
                                (last.empty() ? std::string() : " (last: " + last + ")"));
 }
 

@@ -28,7 +28,8 @@ std::optional<std::string> map_field(const reply& r, std::string_view field) {
     if (!r.is_array()) return std::nullopt;
     const auto& f = r.elements();
     for (std::size_t i = 0; i + 1 < f.size(); i += 2)
-        if (f[i].is_string() && f[i].text() == field && f[i + 1].is_string()) return f[i + 1].text();
+        if (f[i].is_string() && f[i].text() == field && f[i + 1].is_string())
+            return f[i + 1].text();
     return std::nullopt;
 }
 
@@ -61,7 +62,8 @@ master_answer parse_master_answer(const reply& r) {
         a.auth = is_auth_text(a.text);
     } else if (r.is_nil()) {
         a.what = master_answer::kind::unknown;
-    } else if (r.is_array() && r.elements().size() == 2 && r.elements()[0].is_string() && r.elements()[1].is_string()) {
+    } else if (r.is_array() && r.elements().size() == 2 && r.elements()[0].is_string() &&
+               r.elements()[1].is_string()) {
         if (auto p = parse_port(r.elements()[1].text())) {
             a.what = master_answer::kind::master;
             a.addr = {r.elements()[0].text(), *p};
@@ -115,7 +117,8 @@ std::vector<host_port> usable_replicas(const std::vector<replica_entry>& entries
 std::vector<host_port> promoted_replicas(const std::vector<replica_entry>& entries) {
     std::vector<host_port> out;
     for (const auto& e : entries)
-        if (e.flags.find("promoted") != std::string::npos && std::find(out.begin(), out.end(), e.addr) == out.end())
+        if (e.flags.find("promoted") != std::string::npos &&
+            std::find(out.begin(), out.end(), e.addr) == out.end())
             out.push_back(e.addr);
     return out;
 }
@@ -135,7 +138,8 @@ std::optional<host_port> parse_notification(std::string_view channel, std::strin
 }
 
 std::optional<std::string> role_from_role_reply(const reply& r) {
-    if (r.is_array() && !r.elements().empty() && r.elements()[0].is_string()) return r.elements()[0].text();
+    if (r.is_array() && !r.elements().empty() && r.elements()[0].is_string())
+        return r.elements()[0].text();
     return std::nullopt;
 }
 
@@ -148,7 +152,8 @@ std::optional<std::string> info_field(const reply& r, std::string_view key) {
     std::istringstream in(r.text());
     for (std::string line; std::getline(in, line);) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':')
+        if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
+            line[key.size()] == ':')
             return line.substr(key.size() + 1);
     }
     return std::nullopt;
@@ -156,13 +161,15 @@ std::optional<std::string> info_field(const reply& r, std::string_view key) {
 
 std::vector<host_port> replicas_from_role(const reply& r) {
     std::vector<host_port> out;
-    if (!r.is_array() || r.elements().size() < 3 || !r.elements()[0].is_string() || r.elements()[0].text() != "master" ||
-        !r.elements()[2].is_array())
+    if (!r.is_array() || r.elements().size() < 3 || !r.elements()[0].is_string() ||
+        r.elements()[0].text() != "master" || !r.elements()[2].is_array())
         return out;
     for (const auto& e : r.elements()[2].elements()) {
-        if (!e.is_array() || e.elements().size() < 2 || !e.elements()[0].is_string() || !e.elements()[1].is_string())
+        if (!e.is_array() || e.elements().size() < 2 || !e.elements()[0].is_string() ||
+            !e.elements()[1].is_string())
             continue;
-        if (auto p = parse_port(e.elements()[1].text())) out.push_back({e.elements()[0].text(), *p});
+        if (auto p = parse_port(e.elements()[1].text()))
+            out.push_back({e.elements()[0].text(), *p});
     }
     return out;
 }

@@ -65,7 +65,8 @@ struct replica_entry {
 /// service, another channel, or a malformed payload).
 /// +switch-master: "<name> <old-ip> <old-port> <new-ip> <new-port>";
 /// +promoted-slave: "slave <ip:port> <ip> <port> @ <name> <master-ip> <master-port>".
-[[nodiscard]] std::optional<host_port> parse_notification(std::string_view channel, std::string_view payload,
+[[nodiscard]] std::optional<host_port> parse_notification(std::string_view channel,
+                                                          std::string_view payload,
                                                           std::string_view service);
 
 /// The role in a ROLE reply (its first element).

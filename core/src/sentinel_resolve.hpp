@@ -25,8 +25,8 @@ namespace redcoord::detail {
 
 /// One address a resolution round may pick (see choose_master()).
 struct master_candidate {
-    host_port addr;            ///< The data node's address.
-    std::size_t votes = 0;     ///< Sentinels that named it; 0 for a promoted replica.
+    host_port addr;         ///< The data node's address.
+    std::size_t votes = 0;  ///< Sentinels that named it; 0 for a promoted replica.
     /// When a connection to it last failed, if that was recent (it is "suspected").
     std::optional<std::chrono::steady_clock::time_point> suspected_since;
 };
@@ -58,10 +58,10 @@ public:
     /// What master() does next.
     struct step {
         enum class kind {
-            use,            ///< Return `addr` (the cached master).
-            ask,            ///< This caller asks the sentinels (a round started).
-            wait,           ///< Wait until `until` or a change, then ask again.
-            round_timeout,  ///< The deadline passed while another caller's round ran.
+            use,              ///< Return `addr` (the cached master).
+            ask,              ///< This caller asks the sentinels (a round started).
+            wait,             ///< Wait until `until` or a change, then ask again.
+            round_timeout,    ///< The deadline passed while another caller's round ran.
             backoff_timeout,  ///< The deadline passed during the back-off after failed rounds.
         };
         kind what = kind::ask;
@@ -72,11 +72,11 @@ public:
     /// How a round ended.
     struct verdict {
         enum class kind {
-            chosen,          ///< `addr` is the master (`change` to announce, if it moved).
-            need_promoted,   ///< Every named address is suspected: ask for the promoted replica, then promoted().
-            auth_refused,    ///< The sentinels refused authentication (`message`).
-            unknown_service, ///< No sentinel monitors the service (`message`).
-            unreachable,     ///< No sentinel answered (`message`).
+            chosen,  ///< `addr` is the master (`change` to announce, if it moved).
+            need_promoted,  ///< Every named address is suspected: ask for the promoted replica, then promoted().
+            auth_refused,     ///< The sentinels refused authentication (`message`).
+            unknown_service,  ///< No sentinel monitors the service (`message`).
+            unreachable,      ///< No sentinel answered (`message`).
         };
         kind what = kind::chosen;
         host_port addr;
@@ -85,7 +85,8 @@ public:
     };
 
     /// `sentinels` in the endpoint's order; `where` and `service` name them in messages.
-    sentinel_resolve(resolve_timing timing, std::vector<host_port> sentinels, std::string where, std::string service);
+    sentinel_resolve(resolve_timing timing, std::vector<host_port> sentinels, std::string where,
+                     std::string service);
 
     /// The next step of a master() call with `deadline`. An `ask` starts a round: the caller
     /// must end it with answers() (then maybe promoted()) or abort().
@@ -120,7 +121,8 @@ public:
     /// The earliest time of the next round.
     [[nodiscard]] time_point next_round() const noexcept { return next_round_; }
     /// The suspected addresses at `now`.
-    [[nodiscard]] std::optional<time_point> suspected_since(const host_port& addr, time_point now) const;
+    [[nodiscard]] std::optional<time_point> suspected_since(const host_port& addr,
+                                                            time_point now) const;
 
 private:
     void end_round(time_point now);

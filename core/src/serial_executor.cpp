@@ -68,8 +68,10 @@ serial_executor::~serial_executor() {
     }
     state_->cv.notify_all();
     if (state_->thread.joinable()) {
-        if (state_->thread.get_id() == std::this_thread::get_id()) state_->thread.detach();
-        else state_->thread.join();
+        if (state_->thread.get_id() == std::this_thread::get_id())
+            state_->thread.detach();
+        else
+            state_->thread.join();
     }
 }
 
@@ -88,7 +90,9 @@ void strand::post(std::function<void()> task) {
     {
         lock_guard l(state_->mu);
         if (state_->stop || closed_) return;
-        if (!state_->thread.joinable()) state_->thread = std::thread([s = state_] { s->run(); });  // keeps the state alive if detached
+        if (!state_->thread.joinable())
+            state_->thread =
+                std::thread([s = state_] { s->run(); });  // keeps the state alive if detached
         state_->tasks.push_back({id_, std::move(task)});
         // Under the lock: once it is released the task may run and destroy this strand.
         state_->cv.notify_one();

@@ -14,7 +14,8 @@ std::array<unsigned char, 20> sha1(std::string_view data) {
     init_openssl();
     std::array<unsigned char, 20> d{};
     unsigned int len = 0;
-    if (EVP_Digest(data.data(), data.size(), d.data(), &len, EVP_sha1(), nullptr) != 1 || len != d.size())
+    if (EVP_Digest(data.data(), data.size(), d.data(), &len, EVP_sha1(), nullptr) != 1 ||
+        len != d.size())
         throw error("cannot compute a SHA-1 digest (libcrypto)");
     return d;
 }

@@ -7,7 +7,8 @@
 
 namespace redcoord::detail {
 
-std::vector<reply> read_snapshot(connection_pool& pool, std::vector<std::vector<std::string>> reads) {
+std::vector<reply> read_snapshot(connection_pool& pool,
+                                 std::vector<std::vector<std::string>> reads) {
     if (reads.empty()) throw invalid_argument("read_snapshot: no reads");
     const std::size_t n = reads.size();
     std::vector<std::vector<std::string>> cmds;
@@ -34,11 +35,12 @@ std::chrono::microseconds server_time(const reply& time_reply) {
         long long v = 0;
         const std::string& t = e.text();
         auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-        if (ec != std::errc() || p != t.data() + t.size()) throw protocol_error("TIME: not a number: " + t);
+        if (ec != std::errc() || p != t.data() + t.size())
+            throw protocol_error("TIME: not a number: " + t);
         return v;
     };
-    if (!time_reply.is_array() || time_reply.elements().size() != 2 || !time_reply.elements()[0].is_string() ||
-        !time_reply.elements()[1].is_string())
+    if (!time_reply.is_array() || time_reply.elements().size() != 2 ||
+        !time_reply.elements()[0].is_string() || !time_reply.elements()[1].is_string())
         throw protocol_error("TIME: unexpected reply shape");
     return std::chrono::seconds(number(time_reply.elements()[0])) +
            std::chrono::microseconds(number(time_reply.elements()[1]));

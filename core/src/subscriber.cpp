@@ -59,8 +59,8 @@ struct subscriber::impl {
         reactor->kick(*link);
     }
 
-    bool add(detail::subscription_book::space sp, const char* verb, const std::vector<std::string>& names,
-             std::chrono::milliseconds wait) {
+    bool add(detail::subscription_book::space sp, const char* verb,
+             const std::vector<std::string>& names, std::chrono::milliseconds wait) {
         auto& l = *link;
         bool send = false;
         {
@@ -89,7 +89,8 @@ struct subscriber::impl {
         return done();
     }
 
-    void remove(detail::subscription_book::space sp, const char* verb, const std::vector<std::string>& names) {
+    void remove(detail::subscription_book::space sp, const char* verb,
+                const std::vector<std::string>& names) {
         auto& l = *link;
         bool send = false;
         {
@@ -104,13 +105,16 @@ struct subscriber::impl {
     }
 };
 
-subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_options opts, state_handler on_state)
+subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_options opts,
+                       state_handler on_state)
     : impl_(std::make_unique<impl>()) {
     if (!on_message) throw invalid_argument("subscriber needs a message handler");
     if (opts.reconnect_min.count() <= 0 || opts.reconnect_max < opts.reconnect_min)
         throw invalid_argument("subscriber reconnect delays must satisfy 0 < min <= max");
-    if (opts.tuning.drain_interval.count() < 0) throw invalid_argument("subscriber drain_interval must be >= 0");
-    impl_->link = std::make_shared<subscriber_link>(std::move(ep), std::move(on_message), opts, std::move(on_state));
+    if (opts.tuning.drain_interval.count() < 0)
+        throw invalid_argument("subscriber drain_interval must be >= 0");
+    impl_->link = std::make_shared<subscriber_link>(std::move(ep), std::move(on_message), opts,
+                                                    std::move(on_state));
     impl_->reactor = detail::link_reactor::instance();
     impl_->reactor->attach(impl_->link);
     if (impl_->link->resolver) {
@@ -159,11 +163,13 @@ subscriber::~subscriber() {
 
 using space = detail::subscription_book::space;
 
-bool subscriber::subscribe(const std::vector<std::string>& channels, std::chrono::milliseconds wait) {
+bool subscriber::subscribe(const std::vector<std::string>& channels,
+                           std::chrono::milliseconds wait) {
     return impl_->add(space::channel, "SUBSCRIBE", channels, wait);
 }
 
-bool subscriber::psubscribe(const std::vector<std::string>& patterns, std::chrono::milliseconds wait) {
+bool subscriber::psubscribe(const std::vector<std::string>& patterns,
+                            std::chrono::milliseconds wait) {
     return impl_->add(space::pattern, "PSUBSCRIBE", patterns, wait);
 }
 
@@ -198,12 +204,15 @@ namespace detail {
 
 bool subscriber_access::help_read(subscriber& s) noexcept { return s.impl_->help_read(); }
 
-void subscriber_access::adjust_demand(subscriber& s, int delta) noexcept { s.impl_->adjust_demand(delta); }
+void subscriber_access::adjust_demand(subscriber& s, int delta) noexcept {
+    s.impl_->adjust_demand(delta);
+}
 
-std::optional<std::string> subscriber_access::refusal(const subscriber& s, bool pattern, const std::string& name) {
+std::optional<std::string> subscriber_access::refusal(const subscriber& s, bool pattern,
+                                                      const std::string& name) {
     lock_guard lk(s.impl_->link->mu);
-    return s.impl_->link->book.refusal(pattern ? subscription_book::space::pattern : subscription_book::space::channel,
-                                       name);
+    return s.impl_->link->book.refusal(
+        pattern ? subscription_book::space::pattern : subscription_book::space::channel, name);
 }
 
 }  // namespace detail

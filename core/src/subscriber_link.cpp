@@ -9,13 +9,17 @@ thread_local const subscriber_link* running_handler_of = nullptr;
 
 struct running_handler {
     const subscriber_link* saved;
-    explicit running_handler(const subscriber_link* l) noexcept : saved(running_handler_of) { running_handler_of = l; }
+    explicit running_handler(const subscriber_link* l) noexcept : saved(running_handler_of) {
+        running_handler_of = l;
+    }
     ~running_handler() { running_handler_of = saved; }
     running_handler(const running_handler&) = delete;
     running_handler& operator=(const running_handler&) = delete;
 };
 
-std::int64_t now_ns() noexcept { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+std::int64_t now_ns() noexcept {
+    return std::chrono::steady_clock::now().time_since_epoch().count();
+}
 
 link_policy::settings policy_settings(const subscriber_options& o) noexcept {
     return {o.reconnect_min, o.reconnect_max, o.health_interval, o.tuning.drain_interval};
@@ -25,12 +29,10 @@ link_policy::settings policy_settings(const subscriber_options& o) noexcept {
 
 subscriber_link::subscriber_link(endpoint e, subscriber::message_handler on_message,
                                  subscriber_options o, subscriber::state_handler on_state)
-    : ep(std::move(e)),
-      opts(o),
+    : ep(std::move(e)), opts(o),
       resolver(ep.is_sentinel() ? shared_sentinel_resolver(ep) : nullptr),
-      on_message(std::move(on_message)),
-      on_state(std::move(on_state)),
-      policy(policy_settings(o)) {}
+      on_message(std::move(on_message)), on_state(std::move(on_state)), policy(policy_settings(o)) {
+}
 
 bool subscriber_link::in_own_handler() const noexcept { return running_handler_of == this; }
 
@@ -49,8 +51,7 @@ void subscriber_link::notify_state(bool up) {
     running_handler guard(this);
     try {
         on_state(up);
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 void subscriber_link::handle(const reply& r) {
@@ -74,7 +75,8 @@ void subscriber_link::handle(const reply& r) {
         deliver(pubsub_message{e[1].text(), {}, e[2].text()});
     } else if (kind == "pmessage" && e.size() >= 4) {
         deliver(pubsub_message{e[2].text(), e[1].text(), e[3].text()});
-    } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" || kind == "punsubscribe") {
+    } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" ||
+               kind == "punsubscribe") {
         if (e.size() < 2 || e[1].is_nil()) return;
         lock_guard lk(mu);
         book.confirmed(kind, e[1].text());

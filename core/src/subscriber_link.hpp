@@ -80,7 +80,9 @@ public:
     } session;
 
     [[nodiscard]] bool lazy() const noexcept { return opts.tuning.drain_interval.count() > 0; }
-    [[nodiscard]] bool all_confirmed() const REDCOORD_REQUIRES(mu) { return link_up && book.all_confirmed(); }
+    [[nodiscard]] bool all_confirmed() const REDCOORD_REQUIRES(mu) {
+        return link_up && book.all_confirmed();
+    }
 
     // Reads and dispatches what has arrived, if anything, without waiting (another reader
     // may have taken it first). @throws as connection::impl::read_if_ready.

@@ -36,7 +36,8 @@ std::vector<std::string> subscription_book::unwant(space s, const std::vector<st
     return gone;
 }
 
-std::vector<std::string> subscription_book::sent(const std::string& verb, const std::vector<std::string>& names) {
+std::vector<std::string> subscription_book::sent(const std::string& verb,
+                                                 const std::vector<std::string>& names) {
     if (is_subscribe(verb)) {
         auto& n = of(is_pattern(verb) ? space::pattern : space::channel);
         for (const auto& name : names) ++n.pending[name];
@@ -61,7 +62,8 @@ std::vector<std::vector<std::string>> subscription_book::relink() {
         n.confirmed.clear();
         n.pending.clear();
         if (n.wanted.empty()) continue;
-        cmds.push_back(sent(s == space::channel ? "SUBSCRIBE" : "PSUBSCRIBE", {n.wanted.begin(), n.wanted.end()}));
+        cmds.push_back(sent(s == space::channel ? "SUBSCRIBE" : "PSUBSCRIBE",
+                            {n.wanted.begin(), n.wanted.end()}));
     }
     return cmds;
 }
@@ -83,8 +85,10 @@ void subscription_book::confirmed(const std::string& kind, const std::string& na
     }
     const bool pattern = kind == "psubscribe" || kind == "punsubscribe";
     auto& n = of(pattern ? space::pattern : space::channel);
-    if (kind == "subscribe" || kind == "psubscribe") settle_subscribe(n, name);
-    else if (!n.pending.count(name)) n.confirmed.erase(name);
+    if (kind == "subscribe" || kind == "psubscribe")
+        settle_subscribe(n, name);
+    else if (!n.pending.count(name))
+        n.confirmed.erase(name);
 }
 
 void subscription_book::ponged() {
@@ -121,7 +125,8 @@ std::optional<std::string> subscription_book::refusal(space s, const std::string
 }
 
 bool subscription_book::all_confirmed() const noexcept {
-    return channels_.confirmed.size() >= channels_.wanted.size() && patterns_.confirmed.size() >= patterns_.wanted.size();
+    return channels_.confirmed.size() >= channels_.wanted.size() &&
+           patterns_.confirmed.size() >= patterns_.wanted.size();
 }
 
 bool subscription_book::confirmed_all(space s, const std::vector<std::string>& names) const {

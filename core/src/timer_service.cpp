@@ -15,7 +15,8 @@ struct timer_service::state {
     struct slot {
         std::shared_ptr<timer::tick_function> tick;
         std::optional<time_point> due;
-        std::uint64_t generation = 0;  // bumped by every arm()/disarm(): a tick's return is stale then
+        std::uint64_t generation =
+            0;  // bumped by every arm()/disarm(): a tick's return is stale then
     };
 
     mutex mu;
@@ -85,8 +86,10 @@ timer_service::~timer_service() {
     }
     state_->cv.notify_all();
     if (state_->thread.joinable()) {
-        if (state_->thread.get_id() == std::this_thread::get_id()) state_->thread.detach();
-        else state_->thread.join();
+        if (state_->thread.get_id() == std::this_thread::get_id())
+            state_->thread.detach();
+        else
+            state_->thread.join();
     }
 }
 
@@ -120,7 +123,9 @@ void timer::arm(time_point due) {
     {
         lock_guard l(state_->mu);
         if (state_->stop) return;
-        if (!state_->thread.joinable()) state_->thread = std::thread([s = state_] { s->run(); });  // keeps the state alive if detached
+        if (!state_->thread.joinable())
+            state_->thread =
+                std::thread([s = state_] { s->run(); });  // keeps the state alive if detached
         auto& s = state_->slots.at(id_);
         state_->unqueue(id_, s);
         ++s.generation;

@@ -32,7 +32,8 @@ namespace {
 using context_key = std::tuple<std::string, std::string, bool, std::string, std::string, int>;
 
 context_key key_of(const tls_options& o) {
-    return {o.ca_file, o.ca_dir, o.verify_peer, o.cert_file, o.key_file, static_cast<int>(o.min_version)};
+    return {o.ca_file,   o.ca_dir,   o.verify_peer,
+            o.cert_file, o.key_file, static_cast<int>(o.min_version)};
 }
 
 [[noreturn]] void context_failed(const std::string& what) {
@@ -42,16 +43,20 @@ context_key key_of(const tls_options& o) {
 std::shared_ptr<SSL_CTX> make_context(const tls_options& o) {
     std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
     if (!ctx) context_failed("cannot create a context");
-    SSL_CTX_set_min_proto_version(ctx.get(), o.min_version == tls_version::v1_3 ? TLS1_3_VERSION : TLS1_2_VERSION);
+    SSL_CTX_set_min_proto_version(
+        ctx.get(), o.min_version == tls_version::v1_3 ? TLS1_3_VERSION : TLS1_2_VERSION);
     // Writes come from hiredis's output buffer, which moves as it is consumed.
-    SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_mode(ctx.get(),
+                     SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     // A record's header and body in one recv(), and whatever else has arrived: a reply costs
     // one system call, as on a plaintext link (readers check has_pending() before polling).
     SSL_CTX_set_read_ahead(ctx.get(), 1);
     if (!o.ca_file.empty() || !o.ca_dir.empty()) {
-        if (SSL_CTX_load_verify_locations(ctx.get(), o.ca_file.empty() ? nullptr : o.ca_file.c_str(),
+        if (SSL_CTX_load_verify_locations(ctx.get(),
+                                          o.ca_file.empty() ? nullptr : o.ca_file.c_str(),
                                           o.ca_dir.empty() ? nullptr : o.ca_dir.c_str()) != 1)
-            context_failed("cannot load the CA certificates (ca_file '" + o.ca_file + "', ca_dir '" + o.ca_dir + "')");
+            context_failed("cannot load the CA certificates (ca_file '" + o.ca_file +
+                           "', ca_dir '" + o.ca_dir + "')");
     } else if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
         context_failed("cannot load the system's CA certificates");
     }
@@ -62,7 +67,8 @@ std::shared_ptr<SSL_CTX> make_context(const tls_options& o) {
         if (SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) != 1)
             context_failed("cannot load the client key '" + key + "'");
         if (SSL_CTX_check_private_key(ctx.get()) != 1)
-            context_failed("the client key '" + key + "' does not match the certificate '" + o.cert_file + "'");
+            context_failed("the client key '" + key + "' does not match the certificate '" +
+                           o.cert_file + "'");
     } else if (!o.key_file.empty()) {
         throw tls_error("TLS: key_file without cert_file");
     }
@@ -80,7 +86,8 @@ bool transient(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == EINTR; }
 int bio_write(BIO* b, const char* data, int len) {
     BIO_clear_retry_flags(b);
     const auto& io = io_of(b);
-    const ssize_t n = ::send(io.fd, data, static_cast<std::size_t>(len), MSG_NOSIGNAL | flags_of(io));
+    const ssize_t n =
+        ::send(io.fd, data, static_cast<std::size_t>(len), MSG_NOSIGNAL | flags_of(io));
     if (n < 0 && transient(errno)) BIO_set_retry_write(b);
     return static_cast<int>(n);
 }
@@ -134,9 +141,10 @@ std::shared_ptr<SSL_CTX> tls_context_for(const tls_options& opts) {
     if (!opts.verify_peer) {
         static std::once_flag told;
         std::call_once(told, [] {
-            std::fprintf(stderr,
-                         "redcoord: TLS peer verification is off (verify_peer=false): connections are not "
-                         "protected against a man in the middle\n");
+            std::fprintf(
+                stderr,
+                "redcoord: TLS peer verification is off (verify_peer=false): connections are not "
+                "protected against a man in the middle\n");
         });
     }
     std::lock_guard lk(*mu);

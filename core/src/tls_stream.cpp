@@ -22,7 +22,8 @@ bool wait_socket(int fd, short events, std::chrono::milliseconds timeout) {
     using clock = std::chrono::steady_clock;
     const auto until = clock::now() + timeout;
     for (;;) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
         if (left <= 0) return false;
         pollfd p{fd, events, 0};
         const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
@@ -33,7 +34,8 @@ bool wait_socket(int fd, short events, std::chrono::milliseconds timeout) {
 
 bool is_ip_literal(const std::string& name) {
     unsigned char buf[sizeof(in6_addr)];
-    return inet_pton(AF_INET, name.c_str(), buf) == 1 || inet_pton(AF_INET6, name.c_str(), buf) == 1;
+    return inet_pton(AF_INET, name.c_str(), buf) == 1 ||
+           inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
 }  // namespace
@@ -50,18 +52,10 @@ struct tls_stream::session {
         const int err = SSL_get_error(ssl, rc);
         result r;
         switch (err) {
-            case SSL_ERROR_NONE:
-                r.bytes = static_cast<std::size_t>(rc);
-                return r;
-            case SSL_ERROR_WANT_READ:
-                r.state = status::want_read;
-                return r;
-            case SSL_ERROR_WANT_WRITE:
-                r.state = status::want_write;
-                return r;
-            case SSL_ERROR_ZERO_RETURN:
-                r.state = status::closed;
-                return r;
+            case SSL_ERROR_NONE: r.bytes = static_cast<std::size_t>(rc); return r;
+            case SSL_ERROR_WANT_READ: r.state = status::want_read; return r;
+            case SSL_ERROR_WANT_WRITE: r.state = status::want_write; return r;
+            case SSL_ERROR_ZERO_RETURN: r.state = status::closed; return r;
             case SSL_ERROR_SYSCALL:
                 if (ERR_peek_error() == 0) {
                     const int e = errno;
@@ -84,8 +78,8 @@ struct tls_stream::session {
     }
 };
 
-tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host, const std::string& where,
-                       std::chrono::steady_clock::time_point deadline)
+tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
+                       const std::string& where, std::chrono::steady_clock::time_point deadline)
     : s_(std::make_unique<session>()) {
     s_->ctx = tls_context_for(opts);
     ERR_clear_error();
@@ -99,17 +93,21 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
     if (!is_ip_literal(name) && !name.empty()) SSL_set_tlsext_host_name(s_->ssl, name.c_str());
     if (opts.verify_peer && !name.empty()) {
         X509_VERIFY_PARAM* param = SSL_get0_param(s_->ssl);
-        const int ok = is_ip_literal(name) ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
-                                           : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-        if (ok != 1) throw tls_error("TLS with " + where + ": cannot check the server name '" + name + "'");
+        const int ok = is_ip_literal(name)
+                           ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                           : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+        if (ok != 1)
+            throw tls_error("TLS with " + where + ": cannot check the server name '" + name + "'");
     }
     // Without blocking, so that the handshake keeps the connect deadline exactly.
     for (;;) {
         const result r = s_->outcome(SSL_connect(s_->ssl));
         if (r.state == status::done) return;
         if (r.state == status::want_read || r.state == status::want_write) {
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0 || !wait_socket(fd, r.state == status::want_read ? POLLIN : POLLOUT, left))
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0 ||
+                !wait_socket(fd, r.state == status::want_read ? POLLIN : POLLOUT, left))
                 throw timeout_error("TLS handshake with " + where +
                                     ": timed out (is the port a plaintext one? then use redis://)");
             continue;
@@ -118,10 +116,13 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
         if (const long v = SSL_get_verify_result(s_->ssl); v != X509_V_OK)
             why = std::string("certificate verify failed: ") + X509_verify_cert_error_string(v);
         else if (r.state == status::closed)
-            why = "the server closed the connection (a plaintext port, or a client certificate it wants?)";
+            why =
+                "the server closed the connection (a plaintext port, or a client certificate it "
+                "wants?)";
         else
             why = r.reason;
-        if (why.find("wrong version number") != std::string::npos || why.find("packet length too long") != std::string::npos)
+        if (why.find("wrong version number") != std::string::npos ||
+            why.find("packet length too long") != std::string::npos)
             why += " (is the port a plaintext one? then use redis://)";
         std::string message = "TLS handshake with ";
         message.append(where).append(" failed: ").append(why);

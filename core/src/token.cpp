@@ -36,7 +36,9 @@ void after_fork_in_child() { fork_generation.fetch_add(1, std::memory_order_rela
 class random_buffer {
 public:
     void take(unsigned char* out, std::size_t n) {
-        static const bool registered = [] { return ::pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0; }();
+        static const bool registered = [] {
+            return ::pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+        }();
         (void)registered;
         const auto gen = fork_generation.load(std::memory_order_relaxed);
         if (gen != generation_) {

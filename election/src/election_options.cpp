@@ -21,11 +21,14 @@ constexpr milliseconds max_epoch_ttl = std::chrono::hours(24 * 365 * 10);
 [[noreturn]] void reject(const std::string& what) { throw invalid_argument("election " + what); }
 
 // With both derived values defaulted, a failing rule is the term's fault, not theirs.
-void check_term_fits_defaults(const election_options& opts, milliseconds retry, milliseconds drift) {
+void check_term_fits_defaults(const election_options& opts, milliseconds retry,
+                              milliseconds drift) {
     if (opts.retry_period != milliseconds::zero() || opts.drift) return;
-    if (drift < opts.term && retry > milliseconds::zero() && retry <= (opts.term - drift) / 2) return;
+    if (drift < opts.term && retry > milliseconds::zero() && retry <= (opts.term - drift) / 2)
+        return;
     reject("term of " + ms(opts.term) +
-           " is too short: its default retry_period (term / 3) and drift (term / 100 + 2 ms) leave no room "
+           " is too short: its default retry_period (term / 3) and drift (term / 100 + 2 ms) leave "
+           "no room "
            "for a renewal; use a term of at least 4 ms, or set retry_period and drift");
 }
 
@@ -36,17 +39,20 @@ void check_drift(milliseconds drift, milliseconds term) {
 
 // client-go's rule in spirit (LeaseDuration > RenewDeadline > RetryPeriod): a leader must be
 // able to miss one renewal and still renew before its deadline `term - drift`.
-void check_retry(const election_options& opts, milliseconds retry, milliseconds term, milliseconds drift) {
+void check_retry(const election_options& opts, milliseconds retry, milliseconds term,
+                 milliseconds drift) {
     const auto most = (term - drift) / 2;
     if (retry > milliseconds::zero() && retry <= most) return;
     reject("retry_period must be in (0, (term - drift) / 2] = (0, " + ms(most) +
-           "] so that one lost renewal is survivable, got " + ms(retry) + (opts.retry_period != milliseconds::zero() ? "" : " (term / 3)") +
-           " for a term of " + ms(term) + " and a drift of " + ms(drift));
+           "] so that one lost renewal is survivable, got " + ms(retry) +
+           (opts.retry_period != milliseconds::zero() ? "" : " (term / 3)") + " for a term of " +
+           ms(term) + " and a drift of " + ms(drift));
 }
 
 // A renewal is sent one retry period after the last confirmed one; with WAIT it may take the
 // whole replica_timeout, and it still has to be confirmed before the deadline.
-void check_replicas(const election_options& opts, milliseconds retry, milliseconds term, milliseconds drift) {
+void check_replicas(const election_options& opts, milliseconds retry, milliseconds term,
+                    milliseconds drift) {
     if (opts.replicas == 0) return;
     const auto room = term - drift - retry;
     if (opts.replica_timeout > milliseconds::zero() && opts.replica_timeout < room) return;
@@ -84,8 +90,10 @@ resolved_election_options resolve(std::string_view name, const election_options&
     r.replicas = opts.replicas;
     r.replica_timeout = opts.replica_timeout;
     if (opts.epoch_ttl < r.term || opts.epoch_ttl > max_epoch_ttl)
-        reject("epoch_ttl must be in [term, 10 years] (the counter must outlive the selector it numbers), got " +
-               ms(opts.epoch_ttl) + " for a term of " + ms(r.term));
+        reject(
+            "epoch_ttl must be in [term, 10 years] (the counter must outlive the selector it "
+            "numbers), got " +
+            ms(opts.epoch_ttl) + " for a term of " + ms(r.term));
     r.epoch_ttl = opts.epoch_ttl;
     r.prefix = opts.prefix;
     return r;

@@ -35,7 +35,8 @@ void elector_engine::expire(time_point now) {
     // A step-down that fell due while a round was out, or after a failed one, is the
     // connection's fault; with the server answering it is a plain expiry.
     if (leader_ && lease_over(deadline_, now))
-        step_down(last_round_failed_ || in_flight_ ? revoke_reason::connection : revoke_reason::expired);
+        step_down(last_round_failed_ || in_flight_ ? revoke_reason::connection
+                                                   : revoke_reason::expired);
 }
 
 elector_command elector_engine::poll(time_point now) {
@@ -47,7 +48,8 @@ elector_command elector_engine::poll(time_point now) {
     return elector_command::campaign;
 }
 
-void elector_engine::round_done(time_point now, time_point started, const std::optional<campaign_result>& r) {
+void elector_engine::round_done(time_point now, time_point started,
+                                const std::optional<campaign_result>& r) {
     if (!in_flight_) return;  // not a round this engine started
     if (ignore_in_flight_) {
         // stop() or resign() gave the leadership up while this round was out.

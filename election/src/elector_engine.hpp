@@ -19,7 +19,11 @@ namespace redcoord::detail {
 
 /// One callback to deliver, in the order of the transitions that produced it.
 struct elector_event {
-    enum class kind { elected, revoked, leader_changed };
+    enum class kind {
+        elected,
+        revoked,
+        leader_changed
+    };
     kind what = kind::leader_changed;
     std::uint64_t epoch = 0;              ///< elected: the leadership's epoch.
     revoke_reason reason{};               ///< revoked: why the leadership ended.
@@ -92,10 +96,16 @@ public:
 
     // --- queries ---
 
-    [[nodiscard]] bool is_leader(time_point now) const noexcept { return leader_ && now < deadline_; }
-    [[nodiscard]] std::uint64_t epoch(time_point now) const noexcept { return is_leader(now) ? epoch_ : 0; }
+    [[nodiscard]] bool is_leader(time_point now) const noexcept {
+        return leader_ && now < deadline_;
+    }
+    [[nodiscard]] std::uint64_t epoch(time_point now) const noexcept {
+        return is_leader(now) ? epoch_ : 0;
+    }
     [[nodiscard]] std::optional<time_point> deadline(time_point now) const;
-    [[nodiscard]] const std::optional<std::string>& known_holder() const noexcept { return known_holder_; }
+    [[nodiscard]] const std::optional<std::string>& known_holder() const noexcept {
+        return known_holder_;
+    }
     [[nodiscard]] std::uint64_t rounds() const noexcept { return rounds_; }
     [[nodiscard]] bool running() const noexcept { return running_; }
     [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
@@ -113,11 +123,11 @@ private:
     std::chrono::milliseconds retry_;
 
     bool running_ = false;
-    bool in_flight_ = false;        // a round was started and has not been reported yet
-    bool ignore_in_flight_ = false; // stop() ran while it was out: its result comes too late
+    bool in_flight_ = false;         // a round was started and has not been reported yet
+    bool ignore_in_flight_ = false;  // stop() ran while it was out: its result comes too late
     bool last_round_failed_ = false;
-    bool handoff_ = false;          // a handoff signal since the last round started
-    bool resigning_ = false;        // between resign()/stop() and resign_done()/resign_failed()
+    bool handoff_ = false;    // a handoff signal since the last round started
+    bool resigning_ = false;  // between resign()/stop() and resign_done()/resign_failed()
     bool leader_ = false;
     std::uint64_t epoch_ = 0;
     time_point deadline_{};

@@ -5,11 +5,13 @@
 
 namespace redcoord {
 
-election_inspection inspect_election(connection_pool& pool, std::string_view name, std::string_view prefix) {
+election_inspection inspect_election(connection_pool& pool, std::string_view name,
+                                     std::string_view prefix) {
     validate_name(name, "election name");
     const auto k = make_election_keys(prefix, name);
-    const auto r = detail::read_snapshot(
-        pool, {{"HMGET", k.selector, "holder", "epoch", "round"}, {"PTTL", k.selector}, {"GET", k.epoch}});
+    const auto r = detail::read_snapshot(pool, {{"HMGET", k.selector, "holder", "epoch", "round"},
+                                                {"PTTL", k.selector},
+                                                {"GET", k.epoch}});
     if (!r[0].is_array() || r[0].elements().size() != 3)
         throw protocol_error("inspect_election: unexpected HMGET reply");
     const auto& f = r[0].elements();

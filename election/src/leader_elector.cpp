@@ -77,12 +77,14 @@ struct leader_elector::impl {
 
     impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
         : owner(o), pool(p), selector(p, std::move(name), std::move(opts)), rt(p.runtime()),
-          engine(selector.options().identity, selector.options().retry_period), callbacks(rt->callbacks()),
-          timer(rt->timers(), [this] { return tick(); }) {
+          engine(selector.options().identity, selector.options().retry_period),
+          callbacks(rt->callbacks()), timer(rt->timers(), [this] { return tick(); }) {
         const detail::metrics_scope ms(*rt);
         if (!ms) return;
         const auto n = ms.name(selector.name());
-        leader_gauge = ms.gauge(detail::metric::election_leader, {{"name", n}, {"identity", ms.identity(selector.options().identity)}});
+        leader_gauge =
+            ms.gauge(detail::metric::election_leader,
+                     {{"name", n}, {"identity", ms.identity(selector.options().identity)}});
         leader_gauge.set(0);  // the series exists (0) from the start, not only once leading
         terms = ms.counter(detail::metric::election_terms_total, {{"name", n}});
     }
@@ -93,12 +95,14 @@ struct leader_elector::impl {
         if (e.what == elector_event::kind::elected) {
             leader_gauge.set(1);
             terms.inc();
-            rt->emit(log_level::info, "election", "leadership gained",
-                     {{"name", selector.name()}, {"identity", id}, {"epoch", std::to_string(e.epoch)}});
+            rt->emit(
+                log_level::info, "election", "leadership gained",
+                {{"name", selector.name()}, {"identity", id}, {"epoch", std::to_string(e.epoch)}});
         } else if (e.what == elector_event::kind::revoked) {
             leader_gauge.set(0);
-            rt->emit(log_level::warning, "election", "leadership lost",
-                     {{"name", selector.name()}, {"identity", id}, {"reason", to_string(e.reason)}});
+            rt->emit(
+                log_level::warning, "election", "leadership lost",
+                {{"name", selector.name()}, {"identity", id}, {"reason", to_string(e.reason)}});
         }
     }
 
@@ -122,8 +126,10 @@ struct leader_elector::impl {
     // With mu held, after an input from outside the tick: the timer follows the engine.
     void rearm() REDCOORD_REQUIRES(mu) {
         if (ticking) return;  // the running tick returns the engine's next due time itself
-        if (const auto due = engine.next_due()) timer.arm(*due);
-        else timer.disarm();
+        if (const auto due = engine.next_due())
+            timer.arm(*due);
+        else
+            timer.disarm();
     }
 
     // The timer's tick: the lease-end step-down, and a round when one is due. The round's I/O
@@ -153,10 +159,12 @@ struct leader_elector::impl {
     // other objects' ticks (another elector's renewal) wait behind it. An answer later than one
     // retry period is superseded by the next round anyway, and a leader's answer after its
     // lease end confirms nothing it could use in time.
-    [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const REDCOORD_REQUIRES(mu) {
+    [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const
+        REDCOORD_REQUIRES(mu) {
         auto wait = selector.options().retry_period;
         if (const auto end = engine.lease_end())
-            wait = std::min(wait, std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now)));
+            wait = std::min(wait,
+                            std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now)));
         const auto command = pool.where().command_timeout;
         return command > milliseconds::zero() ? std::min(wait, command) : wait;
     }
@@ -326,7 +334,8 @@ std::uint64_t leader_elector::epoch() const noexcept {
 leader_elector::leadership leader_elector::current_leadership() const {
     detail::lock_guard g(impl_->mu);
     const auto now = clock_type::now();
-    if (impl_->engine.is_leader(now)) return {impl_->engine.epoch(now), impl_->term_stop.get_token()};
+    if (impl_->engine.is_leader(now))
+        return {impl_->engine.epoch(now), impl_->term_stop.get_token()};
     std::stop_source ended;
     ended.request_stop();
     return {0, ended.get_token()};
@@ -349,9 +358,13 @@ bool leader_elector::resign() {
     return impl_->resign_locked();
 }
 
-const std::string& leader_elector::identity() const noexcept { return impl_->selector.options().identity; }
+const std::string& leader_elector::identity() const noexcept {
+    return impl_->selector.options().identity;
+}
 
-const resolved_election_options& leader_elector::options() const noexcept { return impl_->selector.options(); }
+const resolved_election_options& leader_elector::options() const noexcept {
+    return impl_->selector.options();
+}
 
 std::uint64_t leader_elector::rounds() const noexcept {
     detail::lock_guard g(impl_->mu);

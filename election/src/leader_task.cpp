@@ -64,8 +64,10 @@ struct leader_task::impl {
     }
 };
 
-leader_task::leader_task(leader_elector& elector, std::chrono::milliseconds period, work_function work) {
-    if (period <= std::chrono::milliseconds::zero()) throw invalid_argument("leader_task period must be > 0 ms");
+leader_task::leader_task(leader_elector& elector, std::chrono::milliseconds period,
+                         work_function work) {
+    if (period <= std::chrono::milliseconds::zero())
+        throw invalid_argument("leader_task period must be > 0 ms");
     if (!work) throw invalid_argument("leader_task needs a work function");
     impl_ = std::make_shared<impl>(elector, period, std::move(work));
     impl_->thread = std::thread([self = impl_.get()] { self->loop(); });

@@ -70,8 +70,8 @@ return 0
 // The campaign script on one node through fan_out(): connect, send and reply all end by
 // `within`, so a stalled or unreachable server costs the caller at most that (a connect still
 // under way goes on in the pool's background dial and serves the next round).
-reply run_within(connection_pool& pool, std::chrono::milliseconds within, std::span<const std::string_view> keys,
-                 std::span<const std::string_view> args) {
+reply run_within(connection_pool& pool, std::chrono::milliseconds within,
+                 std::span<const std::string_view> keys, std::span<const std::string_view> args) {
     connection_pool* pools[] = {&pool};
     fan_out_options fo;
     fo.timeout = within;
@@ -81,10 +81,14 @@ reply run_within(connection_pool& pool, std::chrono::milliseconds within, std::s
         case node_result::status::answered: return std::move(*n.value);
         case node_result::status::connection_failed:
             // A handshake the ACL user may not complete (PING, SELECT) arrives here as text.
-            if (detail::is_permission_refusal(n.error)) detail::throw_reply_error(n.error, "PING", "election round");
+            if (detail::is_permission_refusal(n.error))
+                detail::throw_reply_error(n.error, "PING", "election round");
             throw connection_error("election round: " + n.error);
-        case node_result::status::pool_exhausted: throw pool_exhausted("election round: " + n.error);
-        default: throw timeout_error("election round: no reply within " + std::to_string(within.count()) + " ms");
+        case node_result::status::pool_exhausted:
+            throw pool_exhausted("election round: " + n.error);
+        default:
+            throw timeout_error("election round: no reply within " +
+                                std::to_string(within.count()) + " ms");
     }
 }
 
@@ -99,7 +103,9 @@ master_selector::master_selector(connection_pool& pool, std::string name, electi
     : pool_(pool), name_(std::move(name)), opts_(resolve(name_, opts)),
       keys_(make_election_keys(opts_.prefix, name_)), nonce_(random_token().substr(0, 16)) {}
 
-campaign_result master_selector::campaign_once() { return campaign_once(std::chrono::milliseconds::zero()); }
+campaign_result master_selector::campaign_once() {
+    return campaign_once(std::chrono::milliseconds::zero());
+}
 
 // reply_timeout zero: the endpoint's command_timeout (the public overload above).
 campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_timeout) {
@@ -125,7 +131,8 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         } else {
             // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
             // reply may take replica_timeout on top of the command timeout (run_then_wait).
-            auto rr = run_then_wait(**conn, campaign_script, keys, args, opts_.replicas, opts_.replica_timeout);
+            auto rr = run_then_wait(**conn, campaign_script, keys, args, opts_.replicas,
+                                    opts_.replica_timeout);
             out = std::move(rr.result);
             acks = static_cast<int>(rr.acks);
         }
@@ -133,10 +140,10 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     const auto received_at = std::chrono::steady_clock::now();
     conn.reset();
 
-    auto res = detail::judge_round(detail::parse_round_reply(out), sent_at, received_at, acks, opts_.term,
-                                   opts_.drift, opts_.replicas);
-    for (auto seen = max_epoch_.load(); res.epoch > seen && !max_epoch_.compare_exchange_weak(seen, res.epoch);) {
-    }
+    auto res = detail::judge_round(detail::parse_round_reply(out), sent_at, received_at, acks,
+                                   opts_.term, opts_.drift, opts_.replicas);
+    for (auto seen = max_epoch_.load();
+         res.epoch > seen && !max_epoch_.compare_exchange_weak(seen, res.epoch);) {}
     return res;
 }
 

@@ -11,7 +11,8 @@ round_reply parse_round_reply(const reply& r) {
         throw protocol_error("election: unexpected reply shape from the campaign script");
     const auto& e = r.elements();
     for (std::size_t i : {0, 1, 2, 4})
-        if (!e[i].is_integer()) throw protocol_error("election: unexpected reply shape from the campaign script");
+        if (!e[i].is_integer())
+            throw protocol_error("election: unexpected reply shape from the campaign script");
     round_reply out;
     out.holder_is_us = e[0].integer() == 1;
     out.epoch = static_cast<std::uint64_t>(e[1].integer());
@@ -23,7 +24,8 @@ round_reply parse_round_reply(const reply& r) {
 
 campaign_result judge_round(const round_reply& reply, std::chrono::steady_clock::time_point sent_at,
                             std::chrono::steady_clock::time_point received_at, int acks,
-                            std::chrono::milliseconds term, std::chrono::milliseconds drift, std::size_t replicas) {
+                            std::chrono::milliseconds term, std::chrono::milliseconds drift,
+                            std::size_t replicas) {
     campaign_result res;
     res.holder_is_us = reply.holder_is_us;
     res.epoch = reply.epoch;
@@ -34,7 +36,8 @@ campaign_result judge_round(const round_reply& reply, std::chrono::steady_clock:
     res.sent_at = sent_at;
     // The server may have set the expiry any time after the send: the lease counts from it.
     res.deadline = leader_deadline(sent_at, term, drift);
-    const bool acknowledged = replicas == 0 || (acks >= 0 && static_cast<std::size_t>(acks) >= replicas);
+    const bool acknowledged =
+        replicas == 0 || (acks >= 0 && static_cast<std::size_t>(acks) >= replicas);
     res.leader = res.holder_is_us && acknowledged && !lease_over(res.deadline, received_at);
     return res;
 }

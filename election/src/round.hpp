@@ -34,10 +34,11 @@ struct round_reply {
 /// makes this candidate leader only when the server recorded it as holder, enough replicas
 /// acknowledged, and the reply came before the lease end the round would confirm: an answer
 /// that arrives later confirms a lease that has already run out.
-[[nodiscard]] campaign_result judge_round(const round_reply& reply, std::chrono::steady_clock::time_point sent_at,
-                                          std::chrono::steady_clock::time_point received_at, int acks,
-                                          std::chrono::milliseconds term, std::chrono::milliseconds drift,
-                                          std::size_t replicas);
+[[nodiscard]] campaign_result judge_round(const round_reply& reply,
+                                          std::chrono::steady_clock::time_point sent_at,
+                                          std::chrono::steady_clock::time_point received_at,
+                                          int acks, std::chrono::milliseconds term,
+                                          std::chrono::milliseconds drift, std::size_t replicas);
 
 /// True when a leadership whose lease ends at `lease_end` must be given up at `now`: the lease
 /// end itself is already too late to act as leader (half-open interval [confirmed, lease_end)).

@@ -25,12 +25,14 @@ using namespace std::chrono_literals;
 namespace {
 
 // One member: `rounds` times work, then wait for the others.
-int member(const std::string& url, const std::string& name, std::size_t parties, int rounds, int timeout_ms) {
+int member(const std::string& url, const std::string& name, std::size_t parties, int rounds,
+           int timeout_ms) {
     redcoord::connection_pool pool(redcoord::parse_endpoint(url));
     redcoord::signal_hub hub(pool);  // pub/sub only wakes; the barrier's state is in keys
     redcoord::barrier b(hub, name, parties);
     for (int r = 0; r < rounds; ++r) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(redcoord::random_between(0, 50)));  // "work"
+        std::this_thread::sleep_for(
+            std::chrono::milliseconds(redcoord::random_between(0, 50)));  // "work"
         try {
             auto gen = b.arrive_and_wait(std::chrono::milliseconds(timeout_ms));
             std::printf("member %d passed generation %llu\n", static_cast<int>(::getpid()),
@@ -52,11 +54,14 @@ int main(int argc, char** argv) {
     std::string name = "barrier_wait";
     std::size_t parties = 4;
     int rounds = 3, timeout_ms = 10000;
-    app.add_option("--redis", redis, "Redis URL (redis://host:port); none: start a local server and the members");
+    app.add_option("--redis", redis,
+                   "Redis URL (redis://host:port); none: start a local server and the members");
     app.add_option("--name", name, "Barrier name");
-    app.add_option("--parties", parties, "Members that must arrive before any passes")->check(CLI::PositiveNumber);
+    app.add_option("--parties", parties, "Members that must arrive before any passes")
+        ->check(CLI::PositiveNumber);
     app.add_option("--rounds", rounds, "Rounds each member runs")->check(CLI::PositiveNumber);
-    app.add_option("--timeout-ms", timeout_ms, "Longest wait at the barrier, milliseconds")->check(CLI::PositiveNumber);
+    app.add_option("--timeout-ms", timeout_ms, "Longest wait at the barrier, milliseconds")
+        ->check(CLI::PositiveNumber);
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -66,9 +71,9 @@ int main(int argc, char** argv) {
         redcoord::testing::local_server server;
         std::vector<redcoord::testing::process> members;
         for (std::size_t i = 0; i < parties; ++i)
-            members.emplace_back(std::vector<std::string>{"/proc/self/exe", "--redis", server.url(), "--name", name,
-                                                          "--parties", std::to_string(parties), "--rounds",
-                                                          std::to_string(rounds)});
+            members.emplace_back(std::vector<std::string>{
+                "/proc/self/exe", "--redis", server.url(), "--name", name, "--parties",
+                std::to_string(parties), "--rounds", std::to_string(rounds)});
         int failed = 0;
         for (auto& m : members) failed += m.wait() != 0;
         if (failed) {

@@ -15,8 +15,8 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
-#include <redcoord/core/token.hpp>
 #include <redcoord/core/runtime.hpp>
+#include <redcoord/core/token.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/http/metrics_server.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -53,10 +53,13 @@ void check(bool ok, const std::string& why) {
 }
 
 std::int64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               clock_type::now().time_since_epoch())
+        .count();
 }
 
-std::vector<std::vector<std::int64_t>> read_records(redcoord::connection_pool& main, const std::string& key) {
+std::vector<std::vector<std::int64_t>> read_records(redcoord::connection_pool& main,
+                                                    const std::string& key) {
     std::vector<std::vector<std::int64_t>> out;
     const auto list = main.command({"LRANGE", key, "0", "-1"});
     for (auto& e : list.elements()) {
@@ -84,7 +87,8 @@ public:
                 std::this_thread::sleep_until(s.when);
                 s.action();
                 std::printf("demo: fault at +%.2f s: %s\n",
-                            std::chrono::duration<double>(clock_type::now() - demo_start_).count(), s.what.c_str());
+                            std::chrono::duration<double>(clock_type::now() - demo_start_).count(),
+                            s.what.c_str());
                 std::fflush(stdout);
             }
         });
@@ -111,16 +115,20 @@ struct fault_targets {
     clock_type::time_point demo_start;
 };
 
-std::string port_of(const redcoord::testing::local_server& s) { return "port " + std::to_string(s.port()); }
+std::string port_of(const redcoord::testing::local_server& s) {
+    return "port " + std::to_string(s.port());
+}
 
 class demo_run {
 public:
-    demo_run(std::vector<std::string> urls, std::vector<std::string> replicas, std::optional<fault_targets> faults,
-             int metrics_port)
-        : urls_(std::move(urls)), replicas_(std::move(replicas)), main_(redcoord::parse_endpoint(urls_.front())),
-          faults_(std::move(faults)), metrics_port_(metrics_port) {
+    demo_run(std::vector<std::string> urls, std::vector<std::string> replicas,
+             std::optional<fault_targets> faults, int metrics_port)
+        : urls_(std::move(urls)), replicas_(std::move(replicas)),
+          main_(redcoord::parse_endpoint(urls_.front())), faults_(std::move(faults)),
+          metrics_port_(metrics_port) {
         keys_.run = redcoord::random_token().substr(0, 10);
-        worker_ = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "worker").string();
+        worker_ =
+            (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "worker").string();
         check(::access(worker_.c_str(), X_OK) == 0, "worker binary not found at " + worker_);
     }
 
@@ -129,9 +137,11 @@ public:
     std::vector<process> spawn(const std::string& phase, double seconds) {
         std::vector<process> ws;
         for (int id = 0; id < demo::workers; ++id) {
-            std::vector<std::string> argv{worker_, "--phase", phase, "--id", std::to_string(id), "--run", keys_.run,
-                                          "--seconds", std::to_string(seconds)};
-            if (metrics_port_ > 0) argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port_ + 1 + id)});
+            std::vector<std::string> argv{worker_,   "--phase",          phase,
+                                          "--id",    std::to_string(id), "--run",
+                                          keys_.run, "--seconds",        std::to_string(seconds)};
+            if (metrics_port_ > 0)
+                argv.insert(argv.end(), {"--metrics-port", std::to_string(metrics_port_ + 1 + id)});
             for (auto& u : urls_) argv.insert(argv.end(), {"--redis", u});
             for (auto& r : replicas_) argv.insert(argv.end(), {"--replica", r});
             ws.emplace_back(argv);
@@ -143,10 +153,12 @@ public:
         auto deadline = clock_type::now() + timeout;
         for (int i = 0; i < static_cast<int>(ws.size()); ++i) {
             if (i == skip) continue;
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
             auto st = ws[i].wait_for(std::max(left, 1ms));
             check(st.has_value(), "worker " + std::to_string(i) + " did not finish in time");
-            check(*st == 0, "worker " + std::to_string(i) + " exited with status " + std::to_string(*st));
+            check(*st == 0,
+                  "worker " + std::to_string(i) + " exited with status " + std::to_string(*st));
         }
     }
 
@@ -156,7 +168,8 @@ public:
         redcoord::election_options eo;
         eo.identity = "demo-observer";
         eo.term = 1000ms;
-        redcoord::leader_elector observer(main_, keys_.election(), eo);  // never started: reads only
+        redcoord::leader_elector observer(main_, keys_.election(),
+                                          eo);  // never started: reads only
         std::this_thread::sleep_for(2500ms);
         auto leader = observer.leader();
         check(leader && leader->rfind("worker-", 0) == 0, "no leader after 2.5 s");
@@ -174,11 +187,14 @@ public:
             auto& t = ticks[i];
             if (i > 0) {
                 auto& p = ticks[i - 1];
-                check(t[2] >= p[3], "ticks of worker " + std::to_string(p[0]) + " and " + std::to_string(t[0]) + " overlapped");
+                check(t[2] >= p[3], "ticks of worker " + std::to_string(p[0]) + " and " +
+                                        std::to_string(t[0]) + " overlapped");
                 check(t[1] >= p[1], "epoch went backwards");
             }
-            if (terms.empty() || terms.back() != std::make_pair(t[0], t[1])) terms.emplace_back(t[0], t[1]);
-            if (t[0] == victim) check(t[3] <= killed_at, "the killed leader ticked after its death");
+            if (terms.empty() || terms.back() != std::make_pair(t[0], t[1]))
+                terms.emplace_back(t[0], t[1]);
+            if (t[0] == victim)
+                check(t[3] <= killed_at, "the killed leader ticked after its death");
             if (takeover_ns < 0 && t[2] > killed_at) takeover_ns = t[2] - killed_at;
         }
         check(takeover_ns >= 0, "no worker took over after the leader was killed");
@@ -186,13 +202,15 @@ public:
         std::string chain;
         for (auto& [w, e] : terms) {
             leaders.insert(w);
-            chain += (chain.empty() ? "" : " -> ") + std::string("worker-") + std::to_string(w) + " epoch " + std::to_string(e);
+            chain += (chain.empty() ? "" : " -> ") + std::string("worker-") + std::to_string(w) +
+                     " epoch " + std::to_string(e);
         }
         check(leaders.size() >= 2, "the same worker led before and after the kill");
         char buf[512];
-        std::snprintf(buf, sizeof buf,
-                      "%zu ticks, never two at once; %s; leader worker-%d SIGKILLed, next tick %.0f ms later",
-                      ticks.size(), chain.c_str(), victim, static_cast<double>(takeover_ns) / 1e6);
+        std::snprintf(
+            buf, sizeof buf,
+            "%zu ticks, never two at once; %s; leader worker-%d SIGKILLed, next tick %.0f ms later",
+            ticks.size(), chain.c_str(), victim, static_cast<double>(takeover_ns) / 1e6);
         return buf;
     }
 
@@ -203,7 +221,8 @@ public:
         if (faults_ && faults_->replica) {
             auto* r = faults_->replica;
             f.emplace(faults_->demo_start);
-            f->at(50ms, "SIGSTOP the replica (" + port_of(*r) + ") during the barrier", [r] { r->pause(); });
+            f->at(50ms, "SIGSTOP the replica (" + port_of(*r) + ") during the barrier",
+                  [r] { r->pause(); });
             f->at(1050ms, "SIGCONT the replica after 1 s", [r] { r->resume(); });
             f->start();
         }
@@ -214,10 +233,12 @@ public:
               "barrier log has " + std::to_string(log.size()) + " entries");
         std::map<std::int64_t, std::vector<std::vector<std::int64_t>>> by_gen;
         for (auto& r : log) by_gen[r[1]].push_back(r);
-        check(by_gen.size() == static_cast<std::size_t>(demo::barrier_rounds), "wrong number of generations");
+        check(by_gen.size() == static_cast<std::size_t>(demo::barrier_rounds),
+              "wrong number of generations");
         double worst_ms = 0;
         for (auto& [gen, rs] : by_gen) {
-            check(rs.size() == static_cast<std::size_t>(demo::workers), "generation " + std::to_string(gen) + " incomplete");
+            check(rs.size() == static_cast<std::size_t>(demo::workers),
+                  "generation " + std::to_string(gen) + " incomplete");
             std::int64_t last_arrival = 0, first_pass = LLONG_MAX, last_pass = 0;
             for (auto& r : rs) {
                 last_arrival = std::max(last_arrival, r[2]);
@@ -229,14 +250,17 @@ public:
         }
         char buf[256];
         std::snprintf(buf, sizeof buf,
-                      "%d generations x %d workers, nobody passed early; last arrival to last pass <= %.1f ms",
+                      "%d generations x %d workers, nobody passed early; last arrival to last pass "
+                      "<= %.1f ms",
                       demo::barrier_rounds, demo::workers, worst_ms);
         return buf;
     }
 
     // (c) 2,000 jobs; worker 1 is SIGKILLed while it holds jobs; nothing may be lost.
     std::string work_queue() {
-        redcoord::reliable_queue producer(main_, keys_.queue(), {.consumer_id = "demo-producer-" + keys_.run, .recover_on_start = false});
+        redcoord::reliable_queue producer(
+            main_, keys_.queue(),
+            {.consumer_id = "demo-producer-" + keys_.run, .recover_on_start = false});
         std::vector<std::string> jobs;
         for (int i = 0; i < demo::jobs; ++i) jobs.push_back("job-" + std::to_string(i));
         producer.push_batch(jobs);
@@ -258,7 +282,8 @@ public:
         check(!ws[1].running(), "worker 1 never held jobs to be killed with");
         join(ws, 40s, 1);
         auto done = main_.command({"SCARD", keys_.done()}).integer();
-        check(done == demo::jobs, "only " + std::to_string(done) + " of " + std::to_string(demo::jobs) + " jobs done");
+        check(done == demo::jobs,
+              "only " + std::to_string(done) + " of " + std::to_string(demo::jobs) + " jobs done");
         std::int64_t executions = 0;
         auto counts = main_.command({"HVALS", keys_.done_count()});
         for (auto& c : counts.elements()) executions += std::stoll(c.text());
@@ -266,8 +291,10 @@ public:
         check(st.ready == 0 && st.dead == 0, "jobs left behind in the queue");
         char buf[256];
         std::snprintf(buf, sizeof buf,
-                      "%lld/%d jobs completed, none lost; worker-1 SIGKILLed holding %zu jobs, recovered by the others; %lld jobs ran twice",
-                      static_cast<long long>(done), demo::jobs, held, static_cast<long long>(executions - done));
+                      "%lld/%d jobs completed, none lost; worker-1 SIGKILLed holding %zu jobs, "
+                      "recovered by the others; %lld jobs ran twice",
+                      static_cast<long long>(done), demo::jobs, held,
+                      static_cast<long long>(executions - done));
         return buf;
     }
 
@@ -280,12 +307,15 @@ public:
             auto* killed = faults_->masters[3];
             auto* paused = faults_->masters[4];
             f.emplace(faults_->demo_start);
-            f->at(100ms, "SIGKILL Redlock master " + port_of(*killed) + " and SIGSTOP master " + port_of(*paused),
+            f->at(100ms,
+                  "SIGKILL Redlock master " + port_of(*killed) + " and SIGSTOP master " +
+                      port_of(*paused),
                   [killed, paused] {
                       killed->kill();
                       paused->pause();
                   });
-            f->at(700ms, "SIGCONT master " + port_of(*paused) + " after 0.6 s", [paused] { paused->resume(); });
+            f->at(700ms, "SIGCONT master " + port_of(*paused) + " after 0.6 s",
+                  [paused] { paused->resume(); });
             // Delayed restart: it comes back empty, so it stays down longer than the TTL
             // (2 s) of any key it held.
             f->at(100ms + demo::redlock_ttl + 500ms,
@@ -298,10 +328,11 @@ public:
         auto counter = main_.command({"GET", keys_.counter()}).maybe_text();
         auto overlaps = main_.command({"GET", keys_.overlaps()}).maybe_text();
         const long long want = static_cast<long long>(demo::workers) * demo::increments_per_worker;
-        check(counter && std::stoll(*counter) == want, "counter is " + counter.value_or("missing") + ", expected " + std::to_string(want));
+        check(counter && std::stoll(*counter) == want,
+              "counter is " + counter.value_or("missing") + ", expected " + std::to_string(want));
         check(!overlaps, "critical sections overlapped " + overlaps.value_or("0") + " times");
-        return "counter " + *counter + "/" + std::to_string(want) + " over " + std::to_string(urls_.size()) +
-               " masters, no two critical sections overlapped";
+        return "counter " + *counter + "/" + std::to_string(want) + " over " +
+               std::to_string(urls_.size()) + " masters, no two critical sections overlapped";
     }
 
 private:
@@ -310,12 +341,12 @@ private:
             // Only this run's keys: the demo may be running against someone's servers.
             std::string cursor = "0";
             do {
-                auto r = main_.command({"SCAN", cursor, "MATCH", "*demo:" + keys_.run + ":*", "COUNT", "1000"});
+                auto r = main_.command(
+                    {"SCAN", cursor, "MATCH", "*demo:" + keys_.run + ":*", "COUNT", "1000"});
                 cursor = r.elements()[0].text();
                 for (auto& k : r.elements()[1].elements()) main_.command({"DEL", k.text()});
             } while (cursor != "0");
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 
     std::vector<std::string> urls_, replicas_;
@@ -331,15 +362,20 @@ private:
 int main(int argc, char** argv) {
     CLI::App app{"redcoord demo: the four use cases on real Redis servers"};
     std::vector<std::string> urls;
-    app.add_option("--redis", urls, "Use this existing server (repeatable; the first is the main one, all are Redlock nodes)");
+    app.add_option(
+        "--redis", urls,
+        "Use this existing server (repeatable; the first is the main one, all are Redlock nodes)");
     bool faults = false;
     app.add_flag("--faults", faults,
-                 "Inject faults into the demo's own servers: SIGSTOP the replica during the barrier; SIGKILL one "
-                 "Redlock master and SIGSTOP another for 0.6 s during the Redlock phase, restart the killed one "
+                 "Inject faults into the demo's own servers: SIGSTOP the replica during the "
+                 "barrier; SIGKILL one "
+                 "Redlock master and SIGSTOP another for 0.6 s during the Redlock phase, restart "
+                 "the killed one "
                  "after the TTL");
     int metrics_port = -1;
     app.add_option("--metrics-port", metrics_port,
-                   "Serve this process's metrics at http://127.0.0.1:N/metrics while the demo runs (0: any free "
+                   "Serve this process's metrics at http://127.0.0.1:N/metrics while the demo runs "
+                   "(0: any free "
                    "port), and worker i's at port N+1+i while its phase runs (N > 0 only)")
         ->check(CLI::Range(0, 65530));
     CLI11_PARSE(app, argc, argv);
@@ -349,7 +385,8 @@ int main(int argc, char** argv) {
         auto registry = std::make_shared<redcoord::metrics_registry>();
         redcoord::runtime::shared()->set_metrics(registry);
         metrics = std::make_unique<redcoord::metrics_server>(
-            registry, redcoord::metrics_server_options{.port = static_cast<std::uint16_t>(metrics_port)});
+            registry,
+            redcoord::metrics_server_options{.port = static_cast<std::uint16_t>(metrics_port)});
         std::printf("demo: metrics at %s", metrics->url().c_str());
         if (metrics_port > 0)
             std::printf(" (worker i's at port %d+i while its phase runs)", metrics_port + 1);
@@ -357,7 +394,9 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
     if (faults && !urls.empty()) {
-        std::printf("demo: FAILED --faults needs the demo's own servers (it signals them by PID); drop --redis\n");
+        std::printf(
+            "demo: FAILED --faults needs the demo's own servers (it signals them by PID); drop "
+            "--redis\n");
         return 1;
     }
 
@@ -381,8 +420,10 @@ int main(int argc, char** argv) {
             for (auto& m : servers) targets->masters.push_back(m.get());
             targets->replica = replica.get();
             targets->demo_start = started;
-            std::printf("demo: --faults: the replica is paused during (b); in (d) a master is killed and another "
-                        "paused, the killed one restarted after the TTL\n");
+            std::printf(
+                "demo: --faults: the replica is paused during (b); in (d) a master is killed and "
+                "another "
+                "paused, the killed one restarted after the TTL\n");
         }
         demo_run run(urls, replicas, targets, metrics_port);
         const std::pair<const char*, std::string (demo_run::*)()> cases[] = {
@@ -402,6 +443,7 @@ int main(int argc, char** argv) {
         std::printf("demo: FAILED %s\n", e.what());
         return 1;
     }
-    std::printf("demo: ok (%.1f s)\n", std::chrono::duration<double>(clock_type::now() - started).count());
+    std::printf("demo: ok (%.1f s)\n",
+                std::chrono::duration<double>(clock_type::now() - started).count());
     return 0;
 }

@@ -7,8 +7,8 @@
 
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
-#include <redcoord/http/metrics_server.hpp>
 #include <redcoord/election/leader_task.hpp>
+#include <redcoord/http/metrics_server.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/signaling/barrier.hpp>
@@ -29,7 +29,9 @@ namespace {
 
 // CLOCK_MONOTONIC is system-wide on Linux, so steady_clock stamps compare across processes.
 std::string now_ns() {
-    return std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count());
+    return std::to_string(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch())
+            .count());
 }
 
 struct options {
@@ -51,7 +53,9 @@ int leader_phase(const options& o, redcoord::connection_pool& main, const demo::
         auto start = now_ns();
         std::this_thread::sleep_for(20ms);  // the "work" of one tick
         if (stop.stop_requested() || !elector.is_leader()) return;
-        main.command({"RPUSH", k.ticks(), std::to_string(o.id) + " " + std::to_string(epoch) + " " + start + " " + now_ns()});
+        main.command(
+            {"RPUSH", k.ticks(),
+             std::to_string(o.id) + " " + std::to_string(epoch) + " " + start + " " + now_ns()});
     });
     elector.start();
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
@@ -69,7 +73,8 @@ int barrier_phase(const options& o, redcoord::connection_pool& main, const demo:
         auto arrived = now_ns();
         auto generation = b.arrive_and_wait(10s);
         main.command({"RPUSH", k.barrier_log(),
-                      std::to_string(o.id) + " " + std::to_string(generation) + " " + arrived + " " + now_ns()});
+                      std::to_string(o.id) + " " + std::to_string(generation) + " " + arrived +
+                          " " + now_ns()});
     }
     return 0;
 }
@@ -88,8 +93,10 @@ int queue_phase(const options& o, redcoord::connection_pool& main, const demo::k
         std::vector<redcoord::delivery> batch;
         if (auto d = q.pop(100ms)) batch.push_back(std::move(*d));
         while (batch.size() < 4)
-            if (auto d = q.try_pop()) batch.push_back(std::move(*d));
-            else break;
+            if (auto d = q.try_pop())
+                batch.push_back(std::move(*d));
+            else
+                break;
         if (batch.empty()) {
             if (main.command({"SCARD", k.done()}).integer() >= demo::jobs) break;
             continue;
@@ -128,14 +135,17 @@ int redlock_phase(const options& o, std::vector<std::unique_ptr<redcoord::connec
 int main(int argc, char** argv) {
     CLI::App app{"redcoord demo worker"};
     options o;
-    app.add_option("--phase", o.phase)->required()->check(CLI::IsMember({"leader", "barrier", "queue", "redlock"}));
+    app.add_option("--phase", o.phase)
+        ->required()
+        ->check(CLI::IsMember({"leader", "barrier", "queue", "redlock"}));
     app.add_option("--id", o.id)->required();
     app.add_option("--run", o.run)->required();
     app.add_option("--redis", o.redis)->required();
     app.add_option("--replica", o.replicas);
     app.add_option("--seconds", o.seconds);
     int metrics_port = 0;
-    app.add_option("--metrics-port", metrics_port, "Serve this worker's metrics on 127.0.0.1:N/metrics (0: off)");
+    app.add_option("--metrics-port", metrics_port,
+                   "Serve this worker's metrics on 127.0.0.1:N/metrics (0: off)");
     CLI11_PARSE(app, argc, argv);
     try {
         // Before the pools: objects resolve their metric series when constructed.
@@ -144,10 +154,13 @@ int main(int argc, char** argv) {
             auto registry = std::make_shared<redcoord::metrics_registry>();
             redcoord::runtime::shared()->set_metrics(registry);
             metrics = std::make_unique<redcoord::metrics_server>(
-                registry, redcoord::metrics_server_options{.port = static_cast<std::uint16_t>(metrics_port)});
+                registry,
+                redcoord::metrics_server_options{.port = static_cast<std::uint16_t>(metrics_port)});
         }
         std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
-        for (auto& url : o.redis) pools.push_back(std::make_unique<redcoord::connection_pool>(redcoord::parse_endpoint(url)));
+        for (auto& url : o.redis)
+            pools.push_back(
+                std::make_unique<redcoord::connection_pool>(redcoord::parse_endpoint(url)));
         demo::keys k{o.run};
         if (o.phase == "leader") return leader_phase(o, *pools.front(), k);
         if (o.phase == "barrier") return barrier_phase(o, *pools.front(), k);

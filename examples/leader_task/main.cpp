@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     int candidates = 2;
     int seconds = 5;
     app.add_option("--redis", urls, "Redis URL (repeatable; the election uses the first)");
-    app.add_option("--candidates", candidates, "candidates in this process")->check(CLI::Range(1, 16));
+    app.add_option("--candidates", candidates, "candidates in this process")
+        ->check(CLI::Range(1, 16));
     app.add_option("--seconds", seconds, "run time in seconds")->check(CLI::Range(1, 3600));
     CLI11_PARSE(app, argc, argv);
 
@@ -51,11 +52,13 @@ int main(int argc, char** argv) {
         electors.push_back(std::make_unique<redcoord::leader_elector>(pool, "nightly-report", o));
         auto& e = *electors.back();
         // The work runs only while `e` leads; `stop` fires if leadership is revoked mid-run.
-        tasks.push_back(std::make_unique<redcoord::leader_task>(e, 200ms, [&, i](std::uint64_t epoch, std::stop_token stop) {
-            if (stop.stop_requested()) return;
-            std::lock_guard g(out);
-            std::cout << "tick " << ++ticks << " by worker-" << i << " epoch " << epoch << std::endl;
-        }));
+        tasks.push_back(std::make_unique<redcoord::leader_task>(
+            e, 200ms, [&, i](std::uint64_t epoch, std::stop_token stop) {
+                if (stop.stop_requested()) return;
+                std::lock_guard g(out);
+                std::cout << "tick " << ++ticks << " by worker-" << i << " epoch " << epoch
+                          << std::endl;
+            }));
         e.start();
     }
 

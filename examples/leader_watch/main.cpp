@@ -24,9 +24,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> urls;
     int candidates = 3, seconds = 5, resign_every_ms = 1000;
     app.add_option("--redis", urls, "Redis URL (repeatable; the election uses the first)");
-    app.add_option("--candidates", candidates, "candidates in this process")->check(CLI::Range(1, 16));
+    app.add_option("--candidates", candidates, "candidates in this process")
+        ->check(CLI::Range(1, 16));
     app.add_option("--seconds", seconds, "run time in seconds")->check(CLI::Range(1, 3600));
-    app.add_option("--resign-every-ms", resign_every_ms, "the leader resigns this often (0: never)")->check(CLI::Range(0, 3600000));
+    app.add_option("--resign-every-ms", resign_every_ms, "the leader resigns this often (0: never)")
+        ->check(CLI::Range(0, 3600000));
     CLI11_PARSE(app, argc, argv);
 
     std::unique_ptr<redcoord::testing::local_server> own;
@@ -45,7 +47,8 @@ int main(int argc, char** argv) {
         std::cout << who << ": " << what << std::endl;
     };
     std::vector<std::unique_ptr<redcoord::leader_elector>> electors;
-    std::vector<boost::signals2::scoped_connection> slots;  // a slot runs while its connection is kept
+    // A slot runs while its connection is kept.
+    std::vector<boost::signals2::scoped_connection> slots;
     for (int i = 0; i < candidates; ++i) {
         redcoord::election_options o;
         o.identity = "node-" + std::to_string(i);
@@ -53,8 +56,12 @@ int main(int argc, char** argv) {
         electors.push_back(std::make_unique<redcoord::leader_elector>(pool, "watch-demo", o));
         auto& e = *electors.back();
         // Each elector delivers its callbacks in order, on the runtime's callback thread.
-        slots.push_back(e.on_elected([&, id = o.identity](std::uint64_t epoch) { say(id, "elected epoch " + std::to_string(epoch)); }));
-        slots.push_back(e.on_revoked([&, id = o.identity](redcoord::revoke_reason r) { say(id, "revoked (" + std::string(redcoord::to_string(r)) + ")"); }));
+        slots.push_back(e.on_elected([&, id = o.identity](std::uint64_t epoch) {
+            say(id, "elected epoch " + std::to_string(epoch));
+        }));
+        slots.push_back(e.on_revoked([&, id = o.identity](redcoord::revoke_reason r) {
+            say(id, "revoked (" + std::string(redcoord::to_string(r)) + ")");
+        }));
         slots.push_back(e.on_leader_changed([&, id = o.identity](std::optional<std::string> who) {
             say(id, "sees leader " + who.value_or("<none>"));
         }));
@@ -63,7 +70,8 @@ int main(int argc, char** argv) {
 
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(resign_every_ms > 0 ? std::chrono::milliseconds(resign_every_ms) : 100ms);
+        std::this_thread::sleep_for(resign_every_ms > 0 ? std::chrono::milliseconds(resign_every_ms)
+                                                        : 100ms);
         if (resign_every_ms == 0) continue;
         for (auto& e : electors)
             if (e->is_leader()) {

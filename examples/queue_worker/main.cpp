@@ -31,12 +31,15 @@ int main(int argc, char** argv) {
     int produce = 0;
     int seconds = 0;
     bool until_empty = false;
-    app.add_option("--redis", urls, "Redis URL (repeatable; the first is used). Default: start a local server");
+    app.add_option("--redis", urls,
+                   "Redis URL (repeatable; the first is used). Default: start a local server");
     app.add_option("--queue", queue_name, "Queue name");
     app.add_option("--threads", threads, "Worker threads")->check(CLI::Range(1, 256));
     app.add_option("--produce", produce, "Push this many demo jobs first (every 10th fails once)");
-    app.add_option("--seconds", seconds, "Stop after this many seconds (0: run until SIGINT/SIGTERM)");
-    app.add_flag("--until-empty", until_empty, "Stop once the queue is empty and nothing is in flight");
+    app.add_option("--seconds", seconds,
+                   "Stop after this many seconds (0: run until SIGINT/SIGTERM)");
+    app.add_flag("--until-empty", until_empty,
+                 "Stop once the queue is empty and nothing is in flight");
     CLI11_PARSE(app, argc, argv);
 
     std::signal(SIGINT, on_signal);
@@ -73,8 +76,8 @@ int main(int argc, char** argv) {
             },
             {.threads = threads});
         worker.start();
-        std::printf("consumer %s working on queue '%s' with %zu threads\n", queue.consumer_id().c_str(),
-                    queue_name.c_str(), threads);
+        std::printf("consumer %s working on queue '%s' with %zu threads\n",
+                    queue.consumer_id().c_str(), queue_name.c_str(), threads);
 
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
         while (!stop_requested) {
@@ -91,10 +94,11 @@ int main(int argc, char** argv) {
         auto s = worker.stats();
         auto st = queue.stats();
         std::printf("stopped: %llu acked, %llu retried, %zu still queued, %zu dead letters\n",
-                    static_cast<unsigned long long>(s.acked), static_cast<unsigned long long>(s.requeued),
-                    st.ready, st.dead);
+                    static_cast<unsigned long long>(s.acked),
+                    static_cast<unsigned long long>(s.requeued), st.ready, st.dead);
         // In the bounded demo every produced job must have been done.
-        if (until_empty && produce > 0 && s.acked != static_cast<unsigned long long>(produce)) return 1;
+        if (until_empty && produce > 0 && s.acked != static_cast<unsigned long long>(produce))
+            return 1;
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "queue_worker: %s\n", e.what());

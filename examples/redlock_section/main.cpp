@@ -53,8 +53,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> urls;
     int workers = 3, rounds = 20, ttl_ms = 5000;
     app.add_option("--redis", urls, "Redis master URL, repeat for each of the N masters");
-    app.add_option("--workers", workers, "Concurrent workers (threads, each its own connections)")->check(CLI::Range(1, 64));
-    app.add_option("--rounds", rounds, "Critical sections per worker")->check(CLI::Range(1, 1000000));
+    app.add_option("--workers", workers, "Concurrent workers (threads, each its own connections)")
+        ->check(CLI::Range(1, 64));
+    app.add_option("--rounds", rounds, "Critical sections per worker")
+        ->check(CLI::Range(1, 1000000));
     app.add_option("--ttl-ms", ttl_ms, "Lock TTL in milliseconds")->check(CLI::Range(10, 3600000));
     CLI11_PARSE(app, argc, argv);
 
@@ -78,7 +80,8 @@ int main(int argc, char** argv) {
                 pools.push_back(std::make_unique<redcoord::connection_pool>(ep));
                 nodes.push_back(pools.back().get());
             }
-            redcoord::redlock lock(nodes, "example:section", {.ttl = std::chrono::milliseconds(ttl_ms)});
+            redcoord::redlock lock(nodes, "example:section",
+                                   {.ttl = std::chrono::milliseconds(ttl_ms)});
             for (int i = 0; i < rounds; ++i) {
                 // Lockable: std::unique_lock blocks until a majority granted the lock and
                 // releases on every node at scope exit (never throwing).
@@ -94,8 +97,10 @@ int main(int argc, char** argv) {
         for (int i = 0; i < workers; ++i) threads.emplace_back(worker, i);
         for (auto& t : threads) t.join();
 
-        std::printf("redlock_section: %d workers x %d rounds over %zu masters: %d writes, %d overlaps, %d rejected\n",
-                    workers, rounds, masters.size(), resource.writes(), overlaps.load(), rejected.load());
+        std::printf(
+            "redlock_section: %d workers x %d rounds over %zu masters: %d writes, %d overlaps, %d "
+            "rejected\n",
+            workers, rounds, masters.size(), resource.writes(), overlaps.load(), rejected.load());
         const bool ok = overlaps == 0 && rejected == 0 && resource.writes() == workers * rounds;
         std::printf("redlock_section: %s\n", ok ? "ok" : "FAILED");
         return ok ? 0 : 1;

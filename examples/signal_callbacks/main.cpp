@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
     CLI::App app{"Callback subscriptions on Redis pub/sub"};
     std::vector<std::string> redis;
     int seconds = 5;
-    app.add_option("--redis", redis, "Master URL, then replica URLs; none: start a local master and replica");
+    app.add_option("--redis", redis,
+                   "Master URL, then replica URLs; none: start a local master and replica");
     app.add_option("--seconds", seconds, "How long to publish")->check(CLI::PositiveNumber);
     CLI11_PARSE(app, argc, argv);
 
@@ -37,7 +38,8 @@ int main(int argc, char** argv) {
             redis = {master->url(), replica->url()};
         }
         std::vector<redcoord::endpoint> replicas;
-        for (std::size_t i = 1; i < redis.size(); ++i) replicas.push_back(redcoord::parse_endpoint(redis[i]));
+        for (std::size_t i = 1; i < redis.size(); ++i)
+            replicas.push_back(redcoord::parse_endpoint(redis[i]));
         redcoord::connection_pool pool(redcoord::parse_endpoint(redis.front()));
 
         std::atomic<int> slot_errors{0};
@@ -72,15 +74,18 @@ int main(int argc, char** argv) {
         }
         hub.broadcast("orders.poison", "poison");
         // Let the callback thread catch up (bounded, for a loaded machine).
-        for (int i = 0; i < 500 && any_order.load() < sent + 1; ++i) std::this_thread::sleep_for(10ms);
+        for (int i = 0; i < 500 && any_order.load() < sent + 1; ++i)
+            std::this_thread::sleep_for(10ms);
         std::this_thread::sleep_for(100ms);  // a duplicate, if any, would run by now
 
         auto st = hub.stats();
-        std::printf("sent %d; 'orders' slot ran %d times, 'orders*' slot %d times, %d slot error(s); "
-                    "%llu second copies dropped\n",
-                    sent, orders.load(), any_order.load(), slot_errors.load(),
-                    static_cast<unsigned long long>(st.duplicates));
-        const bool ok = orders.load() == sent && any_order.load() == sent + 1 && slot_errors.load() == 1;
+        std::printf(
+            "sent %d; 'orders' slot ran %d times, 'orders*' slot %d times, %d slot error(s); "
+            "%llu second copies dropped\n",
+            sent, orders.load(), any_order.load(), slot_errors.load(),
+            static_cast<unsigned long long>(st.duplicates));
+        const bool ok =
+            orders.load() == sent && any_order.load() == sent + 1 && slot_errors.load() == 1;
         std::printf(ok ? "signal_callbacks: ok\n" : "signal_callbacks: unexpected counts\n");
         return ok ? 0 : 1;
     } catch (const std::exception& e) {

@@ -31,7 +31,8 @@ public:
     explicit spdlog_sink(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
 
     void write(const redcoord::log_record& r) override {
-        logger_->log(level(r.level), "[{}] {}{}", r.component, r.message, redcoord::format_fields(r.fields));
+        logger_->log(level(r.level), "[{}] {}{}", r.component, r.message,
+                     redcoord::format_fields(r.fields));
     }
 
 private:
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
     std::string url;
     int serve_seconds = 0;
     app.add_option("--redis", url, "Redis URL (default: a redis-server of its own)");
-    app.add_option("--serve-seconds", serve_seconds, "keep serving /metrics this long at the end")->check(CLI::Range(0, 3600));
+    app.add_option("--serve-seconds", serve_seconds, "keep serving /metrics this long at the end")
+        ->check(CLI::Range(0, 3600));
     CLI11_PARSE(app, argc, argv);
 
     std::unique_ptr<redcoord::testing::local_server> own;
@@ -89,7 +91,8 @@ int main(int argc, char** argv) {
         redcoord::distributed_lock lock(pool, "spdlog-example", o);
         auto lost = lock.on_lost([](const std::string&) {});
         if (!lock.acquire(1s)) return 1;
-        pool.command({"DEL", lock.key()});  // behind the holder's back: its next extension is refused
+        pool.command(
+            {"DEL", lock.key()});  // behind the holder's back: its next extension is refused
         for (int i = 0; i < 100 && !lock.lost(); ++i) std::this_thread::sleep_for(20ms);
     }
     std::cout << registry->prometheus_text() << std::flush;

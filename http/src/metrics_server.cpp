@@ -22,16 +22,18 @@ namespace {
 // Lives through the shared_ptr its pending operation holds; a stopped io_context drops it.
 class session : public std::enable_shared_from_this<session> {
 public:
-    session(tcp::socket s, const std::function<std::string()>& body, const metrics_server_options& o)
+    session(tcp::socket s, const std::function<std::string()>& body,
+            const metrics_server_options& o)
         : stream_(std::move(s)), body_(body), o_(o) {}
 
     void read() {
         req_ = {};
         stream_.expires_after(o_.io_timeout);
-        http::async_read(stream_, buf_, req_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-            if (ec) return self->close();
-            self->answer();
-        });
+        http::async_read(stream_, buf_, req_,
+                         [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                             if (ec) return self->close();
+                             self->answer();
+                         });
     }
 
 private:
@@ -41,17 +43,21 @@ private:
         res_.keep_alive(req_.keep_alive());
         res_.set(http::field::server, "redcoord");
         std::string_view target(req_.target().data(), req_.target().size());
-        target = target.substr(0, target.find('?'));  // `?name[]=...` filters are not supported: ignored
+        target =
+            target.substr(0, target.find('?'));  // `?name[]=...` filters are not supported: ignored
         if (target != o_.path) {
-            reply(http::status::not_found, "text/plain; charset=utf-8", "not found; metrics are at " + o_.path + "\n");
+            reply(http::status::not_found, "text/plain; charset=utf-8",
+                  "not found; metrics are at " + o_.path + "\n");
         } else if (req_.method() != http::verb::get && req_.method() != http::verb::head) {
             res_.set(http::field::allow, "GET, HEAD");
-            reply(http::status::method_not_allowed, "text/plain; charset=utf-8", "method not allowed\n");
+            reply(http::status::method_not_allowed, "text/plain; charset=utf-8",
+                  "method not allowed\n");
         } else {
             try {
                 reply(http::status::ok, std::string(metrics_registry::content_type), body_());
             } catch (const std::exception& e) {
-                reply(http::status::internal_server_error, "text/plain; charset=utf-8", std::string(e.what()) + "\n");
+                reply(http::status::internal_server_error, "text/plain; charset=utf-8",
+                      std::string(e.what()) + "\n");
             }
         }
         if (req_.method() == http::verb::head) {
@@ -60,10 +66,11 @@ private:
             res_.body().clear();
         }
         stream_.expires_after(o_.io_timeout);
-        http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-            if (ec || !self->res_.keep_alive()) return self->close();
-            self->read();
-        });
+        http::async_write(stream_, res_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec || !self->res_.keep_alive()) return self->close();
+                              self->read();
+                          });
     }
 
     void reply(http::status st, const std::string& type, std::string body) {
@@ -98,8 +105,10 @@ struct metrics_server::impl {
     std::mutex stop_mu;
     std::thread thread;
 
-    impl(std::function<std::string()> b, metrics_server_options o) : opts(std::move(o)), body(std::move(b)) {
-        if (opts.path.empty() || opts.path.front() != '/') throw invalid_argument("metrics_server: path must start with '/'");
+    impl(std::function<std::string()> b, metrics_server_options o)
+        : opts(std::move(o)), body(std::move(b)) {
+        if (opts.path.empty() || opts.path.front() != '/')
+            throw invalid_argument("metrics_server: path must start with '/'");
         beast::error_code ec;
         const auto addr = net::ip::make_address(opts.address, ec);
         if (ec) throw invalid_argument("metrics_server: invalid address '" + opts.address + "'");
@@ -108,7 +117,9 @@ struct metrics_server::impl {
         if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
         if (!ec) acceptor.bind(ep, ec);
         if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
-        if (ec) throw error("metrics_server: cannot listen on " + opts.address + ":" + std::to_string(opts.port) + ": " + ec.message());
+        if (ec)
+            throw error("metrics_server: cannot listen on " + opts.address + ":" +
+                        std::to_string(opts.port) + ": " + ec.message());
         port = acceptor.local_endpoint().port();
         accept();
         thread = std::thread([this] { ioc.run(); });
@@ -136,9 +147,11 @@ struct metrics_server::impl {
     }
 };
 
-metrics_server::metrics_server(std::shared_ptr<const metrics_registry> registry, metrics_server_options opts) {
+metrics_server::metrics_server(std::shared_ptr<const metrics_registry> registry,
+                               metrics_server_options opts) {
     if (!registry) throw invalid_argument("metrics_server: null registry");
-    impl_ = std::make_unique<impl>([r = std::move(registry)] { return r->prometheus_text(); }, std::move(opts));
+    impl_ = std::make_unique<impl>([r = std::move(registry)] { return r->prometheus_text(); },
+                                   std::move(opts));
 }
 
 metrics_server::metrics_server(std::function<std::string()> body, metrics_server_options opts) {
@@ -152,8 +165,8 @@ std::uint16_t metrics_server::port() const noexcept { return impl_->port; }
 
 std::string metrics_server::url() const {
     const bool v6 = impl_->opts.address.find(':') != std::string::npos;
-    return "http://" + (v6 ? "[" + impl_->opts.address + "]" : impl_->opts.address) + ":" + std::to_string(impl_->port) +
-           impl_->opts.path;
+    return "http://" + (v6 ? "[" + impl_->opts.address + "]" : impl_->opts.address) + ":" +
+           std::to_string(impl_->port) + impl_->opts.path;
 }
 
 void metrics_server::stop() noexcept { impl_->stop(); }

@@ -14,7 +14,8 @@ using type = wait_action::type;
 bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws,
                   const std::function<release_waiter&()>& waiter,
                   const std::function<bool(ask, refusal&)>& attempt) {
-    wait_policy policy(ws, deadline, [](std::uint64_t lo, std::uint64_t hi) { return random_between(lo, hi); });
+    wait_policy policy(ws, deadline,
+                       [](std::uint64_t lo, std::uint64_t hi) { return random_between(lo, hi); });
     release_waiter* w = nullptr;
     std::uint64_t seen = 0;  // the waiter's generation, read before the attempt it guards
     auto next = policy.start(clock_type::now());
@@ -30,7 +31,8 @@ bool acquire_loop(clock_type::time_point deadline, const wait_settings& ws,
             case type::subscribe: {
                 w = &waiter();
                 bool live = false;
-                const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_type::now());
+                const auto left =
+                    std::chrono::duration_cast<milliseconds>(deadline - clock_type::now());
                 seen = w->arm(std::clamp(left, milliseconds(0), milliseconds(1000)), live);
                 next = policy.on_subscribed(clock_type::now());
                 break;

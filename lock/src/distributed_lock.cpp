@@ -30,8 +30,9 @@ struct distributed_lock::impl : detail::lock_core {
 
 distributed_lock::distributed_lock(connection_pool& pool, std::string resource, lock_options opts) {
     auto c = core_config(opts);
-    impl_ = std::make_unique<impl>(detail::single_transport(pool, opts.replicas, opts.replica_timeout),
-                                   std::move(resource), std::move(c));
+    impl_ =
+        std::make_unique<impl>(detail::single_transport(pool, opts.replicas, opts.replica_timeout),
+                               std::move(resource), std::move(c));
 }
 
 distributed_lock::~distributed_lock() = default;
@@ -39,7 +40,8 @@ distributed_lock::~distributed_lock() = default;
 std::optional<lock_acquisition> distributed_lock::acquire(milliseconds wait) {
     return impl_->acquire_until(deadline_after(wait));
 }
-std::optional<lock_acquisition> distributed_lock::acquire_until(std::chrono::steady_clock::time_point deadline) {
+std::optional<lock_acquisition> distributed_lock::acquire_until(
+    std::chrono::steady_clock::time_point deadline) {
     return impl_->acquire_until(deadline);
 }
 bool distributed_lock::extend(milliseconds ttl) { return impl_->extend(ttl); }
@@ -52,9 +54,13 @@ std::uint64_t distributed_lock::fencing_token() const { return impl_->fencing_to
 void distributed_lock::check_held() const { impl_->check_held(); }
 // By value in the public API, as every on_*() of redcoord; Boost.Signals2 copies the slot.
 // NOLINTNEXTLINE(performance-unnecessary-value-param): by value in the public API (see above)
-boost::signals2::scoped_connection distributed_lock::on_lost(lost_slot slot) { return impl_->on_lost(slot); }
+boost::signals2::scoped_connection distributed_lock::on_lost(lost_slot slot) {
+    return impl_->on_lost(slot);
+}
 void distributed_lock::lock() { impl_->lock(); }
-bool distributed_lock::try_lock() { return impl_->acquire_until(std::chrono::steady_clock::now()).has_value(); }
+bool distributed_lock::try_lock() {
+    return impl_->acquire_until(std::chrono::steady_clock::now()).has_value();
+}
 void distributed_lock::unlock() noexcept { impl_->unlock(); }
 const std::string& distributed_lock::resource() const noexcept { return impl_->resource; }
 const std::string& distributed_lock::key() const noexcept { return impl_->key; }

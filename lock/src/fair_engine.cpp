@@ -15,12 +15,14 @@ constexpr milliseconds expiry_margin{1};
 constexpr milliseconds first_pause{10};
 }  // namespace
 
-fair_engine::fair_engine(fair_settings s, fair_clock::time_point now, fair_clock::time_point deadline, bool unlimited,
-                         bool subscribed)
-    : s_(s), deadline_(unlimited ? fair_clock::time_point::max() : std::max(deadline, now)), unlimited_(unlimited),
-      subscribed_(subscribed) {}
+fair_engine::fair_engine(fair_settings s, fair_clock::time_point now,
+                         fair_clock::time_point deadline, bool unlimited, bool subscribed)
+    : s_(s), deadline_(unlimited ? fair_clock::time_point::max() : std::max(deadline, now)),
+      unlimited_(unlimited), subscribed_(subscribed) {}
 
-milliseconds fair_engine::refresh_period() const noexcept { return std::max(s_.waiter_lease / 3, milliseconds(1)); }
+milliseconds fair_engine::refresh_period() const noexcept {
+    return std::max(s_.waiter_lease / 3, milliseconds(1));
+}
 
 fair_step fair_engine::start(fair_clock::time_point now) { return attempt(now); }
 
@@ -34,7 +36,8 @@ fair_step fair_engine::attempt(fair_clock::time_point now) {
     return st;
 }
 
-fair_step fair_engine::wait_until(fair_clock::time_point until, bool listen, fair_clock::time_point now) const {
+fair_step fair_engine::wait_until(fair_clock::time_point until, bool listen,
+                                  fair_clock::time_point now) const {
     fair_step st;
     st.what = fair_do::wait;
     st.listen = listen;
@@ -42,8 +45,8 @@ fair_step fair_engine::wait_until(fair_clock::time_point until, bool listen, fai
     return st;
 }
 
-fair_step fair_engine::on_granted(std::uint64_t fence, std::size_t acks, fair_clock::time_point sent,
-                                  fair_clock::time_point now) {
+fair_step fair_engine::on_granted(std::uint64_t fence, std::size_t acks,
+                                  fair_clock::time_point sent, fair_clock::time_point now) {
     pause_ = milliseconds(0);
     queued_ = false;  // the script took me out of the queue with the lock
     const auto until = sent + s_.ttl - clock_drift(s_.ttl, s_.drift_factor);
@@ -78,7 +81,8 @@ fair_step fair_engine::on_given_back(fair_clock::time_point now) {
     return wait_until(std::min(now + s_.replica_timeout, lease_due_), false, now);
 }
 
-fair_step fair_engine::on_refused(const fair_refusal& r, fair_clock::time_point sent, fair_clock::time_point now) {
+fair_step fair_engine::on_refused(const fair_refusal& r, fair_clock::time_point sent,
+                                  fair_clock::time_point now) {
     pause_ = milliseconds(0);
     if (last_sent_) {
         queued_ = false;  // a refused last attempt leaves the queue in the same script
@@ -95,7 +99,8 @@ fair_step fair_engine::on_refused(const fair_refusal& r, fair_clock::time_point 
     }
     auto until = lease_due_;
     // The head wakes when a holder that died (and so publishes nothing) expires.
-    if (r.position == 0 && r.pttl >= 0) until = std::min(until, now + milliseconds(r.pttl) + expiry_margin);
+    if (r.position == 0 && r.pttl >= 0)
+        until = std::min(until, now + milliseconds(r.pttl) + expiry_margin);
     // The one right behind a head whose turn has come wakes when that head's lease runs out:
     // if the head died, that attempt purges it and takes the lock.
     if (r.position == 1 && r.head_lease >= 0)

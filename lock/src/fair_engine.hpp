@@ -46,15 +46,16 @@ enum class fair_mode {
 
 // A refused attempt's reply.
 struct fair_refusal {
-    std::int64_t pttl = -2;        // the holder's PTTL in ms; -2: the lock is free; -1: no expiry
-    std::int64_t position = -1;    // my place in the queue (0: head); -1: not queued
-    std::int64_t head_lease = -1;  // the lock is free and the head is another waiter: its lease's PTTL
+    std::int64_t pttl = -2;      // the holder's PTTL in ms; -2: the lock is free; -1: no expiry
+    std::int64_t position = -1;  // my place in the queue (0: head); -1: not queued
+    std::int64_t head_lease =
+        -1;  // the lock is free and the head is another waiter: its lease's PTTL
 };
 
 enum class fair_do {
-    attempt,    // run the acquire script in `mode`
+    attempt,  // run the acquire script in `mode`
     subscribe,  // start listening on my channel (wait for the confirmation briefly), then on_subscribed()
-    wait,       // wait until `until`; a notification ends it earlier when `listen` (then on_wake(true))
+    wait,  // wait until `until`; a notification ends it earlier when `listen` (then on_wake(true))
     give_back,  // an acquisition that does not count: compare-and-delete it; `requeue`: back at the head
     leave,      // take me out of the queue (best effort), then the call ends
     acquired,   // done: the lock is held (see acquired_fence(), valid_until())
@@ -73,16 +74,18 @@ class fair_engine {
 public:
     // `deadline` <= `now`: one last attempt. `unlimited`: lock(), which never times out and rides
     // through errors. `subscribed`: the waiter's channel is already being listened on.
-    fair_engine(fair_settings s, fair_clock::time_point now, fair_clock::time_point deadline, bool unlimited,
-                bool subscribed);
+    fair_engine(fair_settings s, fair_clock::time_point now, fair_clock::time_point deadline,
+                bool unlimited, bool subscribed);
 
     // The first step.
     fair_step start(fair_clock::time_point now);
     // The attempt sent at `sent` was granted with fencing token `fence`; `acks`: the replicas
     // that acknowledged it (ignored unless settings.replicas > 0).
-    fair_step on_granted(std::uint64_t fence, std::size_t acks, fair_clock::time_point sent, fair_clock::time_point now);
+    fair_step on_granted(std::uint64_t fence, std::size_t acks, fair_clock::time_point sent,
+                         fair_clock::time_point now);
     // The attempt sent at `sent` was refused.
-    fair_step on_refused(const fair_refusal& r, fair_clock::time_point sent, fair_clock::time_point now);
+    fair_step on_refused(const fair_refusal& r, fair_clock::time_point sent,
+                         fair_clock::time_point now);
     // The subscription is started (`confirmed`: the server confirmed it).
     fair_step on_subscribed(bool confirmed, fair_clock::time_point now);
     // A wait ended: by a notification (`notified`) or at its `until`.
@@ -108,15 +111,18 @@ public:
 
 private:
     fair_step attempt(fair_clock::time_point now);
-    fair_step wait_until(fair_clock::time_point until, bool listen, fair_clock::time_point now) const;
-    [[nodiscard]] bool past_deadline(fair_clock::time_point now) const noexcept { return !unlimited_ && now >= deadline_; }
+    fair_step wait_until(fair_clock::time_point until, bool listen,
+                         fair_clock::time_point now) const;
+    [[nodiscard]] bool past_deadline(fair_clock::time_point now) const noexcept {
+        return !unlimited_ && now >= deadline_;
+    }
 
     fair_settings s_;
     fair_clock::time_point deadline_;
     bool unlimited_;
     bool subscribed_;
     bool queued_ = false;
-    bool last_sent_ = false;   // the attempt under way is the last one
+    bool last_sent_ = false;              // the attempt under way is the last one
     fair_clock::time_point lease_due_{};  // the next attempt is due by then (queued)
     std::chrono::milliseconds pause_{0};  // unlimited: the current error pause
     std::uint64_t fence_ = 0;

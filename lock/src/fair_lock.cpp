@@ -5,8 +5,8 @@
 
 #include "fair_engine.hpp"
 #include "fair_scripts.hpp"
-#include "scripts.hpp"
 #include "hold_common.hpp"
+#include "scripts.hpp"
 
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/errors.hpp>
@@ -31,7 +31,9 @@ namespace detail {
 namespace {
 
 void require(bool ok, std::string_view field, std::string_view rule) {
-    if (!ok) throw invalid_argument("fair_lock_options::" + std::string(field) + " must " + std::string(rule));
+    if (!ok)
+        throw invalid_argument("fair_lock_options::" + std::string(field) + " must " +
+                               std::string(rule));
 }
 
 // Leaves the gate when the holding's release is over, whatever happens.
@@ -47,9 +49,12 @@ void validate(const fair_lock_options& o) {
     require(o.drift_factor >= 0.0 && o.drift_factor < 0.5, "drift_factor", "be in [0, 0.5)");
     require(validity(o.ttl, std::chrono::microseconds(0), o.drift_factor).count() > 0, "ttl",
             "exceed the drift allowance (ttl * drift_factor + 2 ms)");
-    require(o.waiter_lease >= milliseconds(3), "waiter_lease", "be >= 3 ms (it is refreshed every waiter_lease/3)");
-    require(!o.watchdog || o.max_extensions > 0, "max_extensions", "be > 0 when the watchdog is on");
-    require(!o.watchdog || o.ttl >= milliseconds(3), "ttl", "be >= 3 ms with the watchdog (it extends at ttl/3)");
+    require(o.waiter_lease >= milliseconds(3), "waiter_lease",
+            "be >= 3 ms (it is refreshed every waiter_lease/3)");
+    require(!o.watchdog || o.max_extensions > 0, "max_extensions",
+            "be > 0 when the watchdog is on");
+    require(!o.watchdog || o.ttl >= milliseconds(3), "ttl",
+            "be >= 3 ms with the watchdog (it extends at ttl/3)");
     if (o.replicas == 0) return;
     require(o.replica_timeout.count() > 0, "replica_timeout", "be > 0 when replicas > 0");
     require(o.replica_timeout < o.ttl, "replica_timeout", "be < ttl");
@@ -60,12 +65,8 @@ public:
     fair_core(connection_pool& pool, std::string resource, fair_lock_options o)
         : hold_state(std::move(resource), "fair lock", (validate(o), o.prefix),
                      {o.ttl, o.drift_factor, o.watchdog, o.max_extensions}),
-          o_(std::move(o)),
-          pool_(pool),
-          id_(random_token()),
-          queue_key_(fair_queue_key),
-          wake_channel_(key + ":wake:" + id_),
-          ttl_ms_(std::to_string(o_.ttl.count())),
+          o_(std::move(o)), pool_(pool), id_(random_token()), queue_key_(fair_queue_key),
+          wake_channel_(key + ":wake:" + id_), ttl_ms_(std::to_string(o_.ttl.count())),
           lease_ms_(std::to_string(o_.waiter_lease.count())) {
         rt = pool_.runtime();
         observe_as("fair_lock");
@@ -92,14 +93,17 @@ public:
         return timed_acquire([&] { return acquire_once(deadline, unlimited, std::move(stop)); });
     }
 
-    std::optional<lock_acquisition> acquire_once(clock_type::time_point deadline, bool unlimited, std::stop_token stop) {
+    std::optional<lock_acquisition> acquire_once(clock_type::time_point deadline, bool unlimited,
+                                                 std::stop_token stop) {
         if (!gate.enter(deadline)) return std::nullopt;
         attempt_deadline = deadline;
         attempt_timed = !unlimited && deadline > clock_type::now();
         try {
             auto got = wait_in_turn(deadline, unlimited, stop);
-            if (got) commit_hold(*got);
-            else gate.leave();
+            if (got)
+                commit_hold(*got);
+            else
+                gate.leave();
             return got;
         } catch (...) {
             gate.leave();
@@ -122,7 +126,8 @@ public:
         } catch (const reply_error&) {
             throw;
         } catch (const error& e) {
-            throw outcome_unknown(std::string("fair lock: release reply lost, outcome unknown: ") + e.what());
+            throw outcome_unknown(std::string("fair lock: release reply lost, outcome unknown: ") +
+                                  e.what());
         }
     }
 
@@ -154,8 +159,10 @@ private:
     // The engine's loop for one call; the acquisition, or nullopt when the wait passed.
     std::optional<lock_acquisition> wait_in_turn(clock_type::time_point deadline, bool unlimited,
                                                  const std::stop_token& stop) {
-        const std::string token = random_token();  // one per call: a retry after a lost reply finds it
-        fair_engine eng(settings(), clock_type::now(), deadline, unlimited, static_cast<bool>(listener_));
+        const std::string token =
+            random_token();  // one per call: a retry after a lost reply finds it
+        fair_engine eng(settings(), clock_type::now(), deadline, unlimited,
+                        static_cast<bool>(listener_));
         // A stop request wakes the wait and ends the call as its deadline would.
         std::stop_callback on_stop(stop, [this] { notify(); });
         if (stop.stop_requested()) eng.cancel(clock_type::now());
@@ -190,7 +197,8 @@ private:
                     }
                     const auto now = clock_type::now();
                     if (r.is_integer()) {
-                        step = eng.on_granted(static_cast<std::uint64_t>(r.integer()), acks, sent, now);
+                        step = eng.on_granted(static_cast<std::uint64_t>(r.integer()), acks, sent,
+                                              now);
                     } else {
                         step = eng.on_refused(parse_refusal(r), sent, now);
                     }
@@ -202,7 +210,8 @@ private:
                     break;
                 }
                 case fair_do::wait: {
-                    const bool notified = !stop.stop_requested() && wait(seen, step.until, step.listen);
+                    const bool notified =
+                        !stop.stop_requested() && wait(seen, step.until, step.listen);
                     if (stop.stop_requested()) eng.cancel(clock_type::now());
                     step = eng.on_wake(notified, clock_type::now());
                     break;
@@ -211,7 +220,8 @@ private:
                     try {
                         auto conn = pool_.borrow();
                         if (step.requeue)
-                            (void)fair_release_script().run(*conn, {key, queue_key_}, {token, id_, lease_ms_});
+                            (void)fair_release_script().run(*conn, {key, queue_key_},
+                                                            {token, id_, lease_ms_});
                         else
                             (void)fair_release_script().run(*conn, {key, queue_key_}, {token});
                     } catch (...) {
@@ -220,13 +230,10 @@ private:
                     step = eng.on_given_back(clock_type::now());
                     break;
                 }
-                case fair_do::leave:
-                    leave_quietly(eng, token);
-                    return std::nullopt;
+                case fair_do::leave: leave_quietly(eng, token); return std::nullopt;
                 case fair_do::acquired:
                     return lock_acquisition{token, eng.valid_until(), eng.fence()};
-                case fair_do::timed_out:
-                    return std::nullopt;
+                case fair_do::timed_out: return std::nullopt;
             }
         }
     }
@@ -234,11 +241,14 @@ private:
     // One attempt; `acks` gets the replicas' acknowledgements (replicas > 0).
     reply attempt(const std::string& token, fair_mode mode, std::size_t& acks) {
         const auto budget = io_budget();
-        auto conn = budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout)) : pool_.borrow();
+        auto conn = budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout))
+                           : pool_.borrow();
         const std::string_view keys[] = {key, fence_key, queue_key_};
-        const std::string_view args[] = {id_, token, ttl_ms_, lease_ms_, mode == fair_mode::queue ? "q" : "l"};
+        const std::string_view args[] = {id_, token, ttl_ms_, lease_ms_,
+                                         mode == fair_mode::queue ? "q" : "l"};
         if (o_.replicas > 0) {
-            auto rr = run_then_wait(*conn, fair_acquire_script(), keys, args, o_.replicas, o_.replica_timeout);
+            auto rr = run_then_wait(*conn, fair_acquire_script(), keys, args, o_.replicas,
+                                    o_.replica_timeout);
             acks = rr.acks;
             return std::move(rr.result);
         }
@@ -261,17 +271,21 @@ private:
             const auto budget = io_budget();
             const std::string_view keys[] = {key, queue_key_};
             const std::string_view args[] = {id_, token};
-            if (budget) (void)fair_leave_script().run_for(*conn, std::max(*budget, milliseconds(20)), keys, args);
-            else (void)fair_leave_script().run(*conn, keys, args);
-        } catch (...) {
-        }
+            if (budget)
+                (void)fair_leave_script().run_for(*conn, std::max(*budget, milliseconds(20)), keys,
+                                                  args);
+            else
+                (void)fair_leave_script().run(*conn, keys, args);
+        } catch (...) {}
     }
 
     // How long one request of a timed acquire may take: what is left of its wait (at least
     // 10 ms, so the attempt made at the deadline has a chance), capped by command_timeout.
     std::optional<milliseconds> io_budget() const {
         if (!attempt_timed) return std::nullopt;
-        const auto left = std::max(std::chrono::ceil<milliseconds>(attempt_deadline - clock_type::now()), milliseconds(10));
+        const auto left =
+            std::max(std::chrono::ceil<milliseconds>(attempt_deadline - clock_type::now()),
+                     milliseconds(10));
         const auto cap = pool_.where().command_timeout;
         return std::min(left, cap.count() > 0 ? cap : left);
     }
@@ -285,12 +299,14 @@ private:
             auto mux = rt->pubsub(pool_.where());
             // Every (re)subscription wakes the waiter to re-check: a hand-off may have been
             // published while the link was down.
-            listener_ = mux->listen(wake_channel_, {[this](const pubsub_message&) { notify(); }, [this](bool up) {
+            listener_ = mux->listen(wake_channel_, {[this](const pubsub_message&) { notify(); },
+                                                    [this](bool up) {
                                                         if (up) notify();
                                                     }});
         }
         const auto left = std::chrono::floor<milliseconds>(deadline - clock_type::now());
-        return listener_.wait_confirmed(std::clamp(left, milliseconds(0), std::min(refresh, milliseconds(500))));
+        return listener_.wait_confirmed(
+            std::clamp(left, milliseconds(0), std::min(refresh, milliseconds(500))));
     }
 
     void notify() {
@@ -316,23 +332,27 @@ private:
         return wake_cv_.wait_until(l, until, [&] { return generation_ != seen; });
     }
 
-    extend_result extend_round(const std::string& token, milliseconds ttl, clock_type::time_point) override {
+    extend_result extend_round(const std::string& token, milliseconds ttl,
+                               clock_type::time_point) override {
         auto conn = pool_.borrow();
         const std::string ttl_ms = std::to_string(ttl.count());
         const std::string_view keys[] = {key};
         const std::string_view args[] = {token, ttl_ms};
         try {
             if (o_.replicas > 0) {
-                auto rr = run_then_wait(*conn, extend_script(), keys, args, o_.replicas, o_.replica_timeout);
+                auto rr = run_then_wait(*conn, extend_script(), keys, args, o_.replicas,
+                                        o_.replica_timeout);
                 if (rr.result.integer() != 1) return extend_result::lost;
-                return rr.acks >= o_.replicas ? extend_result::extended : extend_result::not_confirmed;
+                return rr.acks >= o_.replicas ? extend_result::extended
+                                              : extend_result::not_confirmed;
             }
             return extend_script().run(*conn, keys, args).integer() == 1 ? extend_result::extended
-                                                                                : extend_result::lost;
+                                                                         : extend_result::lost;
         } catch (const reply_error&) {
             throw;
         } catch (const error& e) {
-            throw outcome_unknown(std::string("fair lock: extension reply lost, outcome unknown: ") + e.what());
+            throw outcome_unknown(
+                std::string("fair lock: extension reply lost, outcome unknown: ") + e.what());
         }
     }
 
@@ -371,7 +391,8 @@ std::optional<lock_acquisition> fair_lock::acquire_until(clock_type::time_point 
 std::optional<lock_acquisition> fair_lock::acquire(milliseconds wait, std::stop_token stop) {
     return impl_->acquire_until(deadline_after(wait), false, std::move(stop));
 }
-std::optional<lock_acquisition> fair_lock::acquire_until(clock_type::time_point deadline, std::stop_token stop) {
+std::optional<lock_acquisition> fair_lock::acquire_until(clock_type::time_point deadline,
+                                                         std::stop_token stop) {
     return impl_->acquire_until(deadline, false, std::move(stop));
 }
 bool fair_lock::extend(milliseconds ttl) { return impl_->extend(ttl); }
@@ -384,7 +405,9 @@ std::uint64_t fair_lock::fencing_token() const { return impl_->fencing_token(); 
 void fair_lock::check_held() const { impl_->check_held(); }
 // By value in the public API, as every on_*() of redcoord; Boost.Signals2 copies the slot.
 // NOLINTNEXTLINE(performance-unnecessary-value-param): by value in the public API (see above)
-boost::signals2::scoped_connection fair_lock::on_lost(lost_slot slot) { return impl_->on_lost(slot); }
+boost::signals2::scoped_connection fair_lock::on_lost(lost_slot slot) {
+    return impl_->on_lost(slot);
+}
 void fair_lock::lock() {
     while (!impl_->acquire_until(forever(), true)) {
         // Unlimited: only an error ends the wait without the lock, and that throws.

@@ -29,7 +29,8 @@ end
 
 std::string with_purge(const char* queue_key_index, const char* body) {
     std::string p = std::string(next_fence_lua) + purge_lua;
-    for (auto at = p.find("QUEUE"); at != std::string::npos; at = p.find("QUEUE")) p.replace(at, 5, queue_key_index);
+    for (auto at = p.find("QUEUE"); at != std::string::npos; at = p.find("QUEUE"))
+        p.replace(at, 5, queue_key_index);
     return p + body;
 }
 

@@ -44,7 +44,8 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
     channel = key + ":released";  // the release script derives it the same way from KEYS[1]
 }
 
-clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0, milliseconds ttl) const {
+clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0,
+                                                     milliseconds ttl) const {
     return t0 + ttl - clock_drift(ttl, lease.drift_factor);
 }
 
@@ -84,11 +85,15 @@ void hold_state::observe_as(std::string_view metric_kind) {
     const detail::metrics_scope ms(*rt);
     if (!ms) return;
     const std::string k(metric_kind), n = ms.name(resource);
-    obs.acquired = ms.histogram(metric::lock_acquire_seconds, {{"kind", k}, {"name", n}, {"outcome", "acquired"}});
-    obs.timed_out = ms.histogram(metric::lock_acquire_seconds, {{"kind", k}, {"name", n}, {"outcome", "timeout"}});
-    obs.failed = ms.histogram(metric::lock_acquire_seconds, {{"kind", k}, {"name", n}, {"outcome", "error"}});
+    obs.acquired = ms.histogram(metric::lock_acquire_seconds,
+                                {{"kind", k}, {"name", n}, {"outcome", "acquired"}});
+    obs.timed_out = ms.histogram(metric::lock_acquire_seconds,
+                                 {{"kind", k}, {"name", n}, {"outcome", "timeout"}});
+    obs.failed = ms.histogram(metric::lock_acquire_seconds,
+                              {{"kind", k}, {"name", n}, {"outcome", "error"}});
     obs.lost = ms.counter(metric::lock_lost_total, {{"kind", k}, {"name", n}});
-    if (metric_kind == "redlock") obs.quorum_failures = ms.counter(metric::redlock_quorum_failures_total, {{"name", n}});
+    if (metric_kind == "redlock")
+        obs.quorum_failures = ms.counter(metric::redlock_quorum_failures_total, {{"name", n}});
 }
 
 void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
@@ -100,7 +105,10 @@ void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
         fence = std::to_string(held->fencing_token);
     }
     obs.lost.inc();
-    if (rt) rt->emit(log_level::warning, "lock", "lock lost", {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
+    if (rt)
+        rt->emit(
+            log_level::warning, "lock", "lock lost",
+            {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
     try {
         lost_signal(resource);
     } catch (...) {
@@ -134,7 +142,8 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
     } catch (...) {
         // Sent or not, the request may have shortened the key (a smaller ttl): so must we.
         detail::lock_guard l(mu);
-        if (held && hold_id == id) held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
+        if (held && hold_id == id)
+            held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
         throw;
     }
     switch (r) {
@@ -150,7 +159,8 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         }
         case extend_result::not_confirmed: {
             detail::lock_guard l(mu);
-            if (held && hold_id == id) held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
+            if (held && hold_id == id)
+                held->valid_until = std::min(held->valid_until, valid_until_after(t0, ttl));
             return r;
         }
         default: break;
@@ -169,7 +179,8 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
         can_extend = lease.watchdog && extensions < lease.max_extensions;
     }
     if (clock_type::now() >= until) {
-        mark_lost(id, lease.watchdog ? "validity ended unconfirmed (watchdog extensions failed)" : "validity ended");
+        mark_lost(id, lease.watchdog ? "validity ended unconfirmed (watchdog extensions failed)"
+                                     : "validity ended");
         return std::nullopt;
     }
     // No extension left to make: report the loss when the validity ends, before the key can
@@ -190,7 +201,8 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     switch (r) {
         case extend_result::extended: return std::max(clock_type::now(), started + period);
         // Not confirmed: retry soon, and the tick at the validity's end reports the loss.
-        case extend_result::not_confirmed: return std::min(clock_type::now() + period / 2, held->valid_until);
+        case extend_result::not_confirmed:
+            return std::min(clock_type::now() + period / 2, held->valid_until);
         case extend_result::budget_spent: return held->valid_until;
         default: return std::nullopt;
     }

@@ -15,8 +15,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,7 +50,8 @@ struct hold_state {
         std::size_t max_extensions;
     };
     // @throws invalid_argument for a bad resource name.
-    hold_state(std::string resource, std::string_view kind, std::string_view prefix, lease_settings lease);
+    hold_state(std::string resource, std::string_view kind, std::string_view prefix,
+               lease_settings lease);
     virtual ~hold_state() = default;
 
     std::string resource;
@@ -64,7 +65,7 @@ struct hold_state {
     // The deadline of the acquire call that holds the gate (only the gate holder touches it).
     std::chrono::steady_clock::time_point attempt_deadline{};
     bool attempt_timed = false;  // that deadline was still ahead when the call entered
-    mutable detail::mutex mu;  // guards the holding below (and what a derived state adds to it)
+    mutable detail::mutex mu;    // guards the holding below (and what a derived state adds to it)
     std::optional<lock_acquisition> held REDCOORD_GUARDED_BY(mu);
     std::uint64_t hold_id REDCOORD_GUARDED_BY(mu) = 0;
     std::size_t extensions REDCOORD_GUARDED_BY(mu) = 0;
@@ -80,7 +81,7 @@ struct hold_state {
     struct observer {
         histogram_handle acquired, timed_out, failed;  // redcoord_lock_acquire_seconds by outcome
         counter_handle lost;                           // redcoord_lock_lost_total
-        counter_handle quorum_failures;                // redcoord_redlock_quorum_failures_total (redlock)
+        counter_handle quorum_failures;  // redcoord_redlock_quorum_failures_total (redlock)
     } obs;
     // Resolves `obs` from the runtime's backend (call once `rt` is set), `metric_kind` being
     // the label: lock, fair_lock or redlock.
@@ -130,8 +131,8 @@ struct hold_state {
 
 private:
     std::unique_ptr<watchdog> make_dog();
-    std::chrono::steady_clock::time_point valid_until_after(std::chrono::steady_clock::time_point t0,
-                                                            std::chrono::milliseconds ttl) const;
+    std::chrono::steady_clock::time_point valid_until_after(
+        std::chrono::steady_clock::time_point t0, std::chrono::milliseconds ttl) const;
     // The lease timer's work for hold `id`; the next due time, or nullopt to stop.
     std::optional<std::chrono::steady_clock::time_point> lease_tick(std::uint64_t id);
     // The first due time of the timer for a holding valid until `until`.

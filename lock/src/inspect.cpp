@@ -25,9 +25,12 @@ namespace {
 constexpr char notice_mark = '*';
 }  // namespace
 
-std::string lock_holder_fingerprint(std::string_view token) { return detail::sha1_hex(token).substr(0, 16); }
+std::string lock_holder_fingerprint(std::string_view token) {
+    return detail::sha1_hex(token).substr(0, 16);
+}
 
-lock_inspection inspect_lock(connection_pool& pool, std::string_view resource, std::string_view prefix) {
+lock_inspection inspect_lock(connection_pool& pool, std::string_view resource,
+                             std::string_view prefix) {
     validate_name(resource, "lock resource");
     const auto k = detail::make_lock_keys(prefix, resource);
     const auto r = detail::read_snapshot(pool, {{"GET", k.key},

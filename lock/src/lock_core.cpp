@@ -44,7 +44,8 @@ lock_engine_config engine_config(const hold_state& h, const lock_core_config& c,
     // blocks everyone until its TTL anyway.
     e.resend_window = c.ttl / 4;
     for (auto* p : pools) {
-        const auto per_round = c.round_timeout.count() > 0 ? c.round_timeout : p->where().command_timeout;
+        const auto per_round =
+            c.round_timeout.count() > 0 ? c.round_timeout : p->where().command_timeout;
         e.resend_window = std::max({e.resend_window, p->options().borrow_timeout, 3 * per_round});
     }
     return e;
@@ -58,10 +59,11 @@ struct leave_on_exit {
 
 }  // namespace
 
-lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string resource, lock_core_config c)
-    : hold_state(std::move(resource), c.kind, c.prefix, {c.ttl, c.drift_factor, c.watchdog, c.max_extensions}),
-      c_(std::move(c)),
-      transport_(std::move(transport)),
+lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string resource,
+                     lock_core_config c)
+    : hold_state(std::move(resource), c.kind, c.prefix,
+                 {c.ttl, c.drift_factor, c.watchdog, c.max_extensions}),
+      c_(std::move(c)), transport_(std::move(transport)),
       engine_(engine_config(*this, c_, transport_->pools())) {
     rt = transport_->pools().front()->runtime();  // redlock: the first node's
     flush_ = std::make_unique<detail::timer>(rt->timers(), [this] { return flush_tick(); });
@@ -69,16 +71,16 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
     // The watchdog's extension must never queue behind this object's own round.
     for (auto* p : transport_->pools())
         if (c_.watchdog && p->options().max_size < 2)
-            throw invalid_argument(std::string(c_.options_name) + "::watchdog needs pools of max_size >= 2");
+            throw invalid_argument(std::string(c_.options_name) +
+                                   "::watchdog needs pools of max_size >= 2");
 }
 
 lock_core::~lock_core() {
-    dog.reset();  // joins the lease timer before anything it touches goes away
+    dog.reset();     // joins the lease timer before anything it touches goes away
     flush_.reset();  // likewise the flush timer; what it did not send goes now
     try {
         if (flushing_) resend_release(*flushing_);
-    } catch (...) {
-    }
+    } catch (...) {}
     if (auto back = take_held_back()) send_release(back->held, back->floor);
     try {
         (void)release();
@@ -101,7 +103,9 @@ std::exception_ptr lock_core::run(lock_round& round, const round_io& io) {
 // A timed wait bounds each request by its deadline: one that runs out there ends the wait
 // without the lock, the deadline having passed, instead of failing it with a timeout of the
 // lock's own making.
-bool lock_core::cut_by_deadline() const { return attempt_timed && clock_type::now() >= attempt_deadline; }
+bool lock_core::cut_by_deadline() const {
+    return attempt_timed && clock_type::now() >= attempt_deadline;
+}
 
 void lock_core::rethrow_unless_cut(const std::exception_ptr& e) const {
     try {
@@ -122,7 +126,8 @@ bool lock_core::nothing_sent_while_waiting(const lock_round& round) const {
 lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous) {
     unreachable_.clear();
     const round_io io{attempt_timed ? std::optional(attempt_deadline) : std::nullopt};
-    const attempt_context ctx{previous ? &previous->held : nullptr, previous && previous->floor, registered_};
+    const attempt_context ctx{previous ? &previous->held : nullptr, previous && previous->floor,
+                              registered_};
     auto round = engine_.acquire(random_token(), what, clock_type::now(), ctx);
     const auto failure = run(round, io);
     const auto now = clock_type::now();
@@ -138,12 +143,15 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
         for (std::size_t i = 0; i < outs.size(); ++i) {
             using st = node_outcome::status;
             const auto s = outs[i].state;
-            if (s == st::busy || s == st::connecting || s == st::unreachable || s == st::error) left.push_back(i);
+            if (s == st::busy || s == st::connecting || s == st::unreachable || s == st::error)
+                left.push_back(i);
         }
         if (!left.empty()) send_release(previous->held, previous->floor, left);
     }
-    if (v.got) registered_ = false;
-    else if (what != ask::nothing) registered_ = true;
+    if (v.got)
+        registered_ = false;
+    else if (what != ask::nothing)
+        registered_ = true;
     if (!v.give_back.empty()) give_back(round, v.give_back, io);
     attempt_result out;
     if (failure && !nothing_sent_while_waiting(round)) {
@@ -172,11 +180,13 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
 // key left there would refuse this object's own next attempts until its TTL. A timed wait's
 // give-back stops resending at the wait's deadline (try_lock_for(100ms) against a stalled
 // server must return near it).
-void lock_core::give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io) {
+void lock_core::give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes,
+                          const round_io& io) {
     auto r = engine_.give_back(acquire_round, clock_type::now());
     transport_->give_back(r, nodes, io);
     const auto until = io.deadline.value_or(lock_clock::time_point::max());
-    for (auto again = engine_.resend(r, clock_type::now()); !again.empty() && clock_type::now() < until;
+    for (auto again = engine_.resend(r, clock_type::now());
+         !again.empty() && clock_type::now() < until;
          again = engine_.resend(r, clock_type::now())) {
         pace_resend();
         transport_->give_back(r, again, io);
@@ -200,11 +210,13 @@ void lock_core::note_wait(const std::string& why) {
 
 release_waiter& lock_core::waiter() {
     detail::lock_guard l(waiter_mu_);
-    if (!waiter_) waiter_ = std::make_unique<release_waiter>(rt, transport_->waiter_endpoints(), channel);
+    if (!waiter_)
+        waiter_ = std::make_unique<release_waiter>(rt, transport_->waiter_endpoints(), channel);
     return *waiter_;
 }
 
-std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point deadline, bool unlimited) {
+std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point deadline,
+                                                        bool unlimited) {
     if (!gate.enter(deadline)) return std::nullopt;
     attempt_deadline = deadline;
     attempt_timed = deadline > clock_type::now();
@@ -259,7 +271,9 @@ std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point d
 // peer) propagate.
 void lock_core::lock() {
     const auto max_pause = std::max(c_.waiting.max_retry_interval, milliseconds(10));
-    const random_source rnd = [](std::uint64_t lo, std::uint64_t hi) { return random_between(lo, hi); };
+    const random_source rnd = [](std::uint64_t lo, std::uint64_t hi) {
+        return random_between(lo, hi);
+    };
     auto pause = milliseconds(10);
     for (;;) {
         try {
@@ -269,14 +283,14 @@ void lock_core::lock() {
         } catch (const connection_error&) {  // quorum_unreachable included
         } catch (const timeout_error&) {
         } catch (const pool_exhausted&) {
-        } catch (const outcome_unknown&) {
-        }
+        } catch (const outcome_unknown&) {}
         std::this_thread::sleep_for(pause + jitter(pause, rnd));
         pause = std::min(pause * 2, max_pause);
     }
 }
 
-extend_result lock_core::extend_round(const std::string& token, milliseconds ttl, lock_clock::time_point t0) {
+extend_result lock_core::extend_round(const std::string& token, milliseconds ttl,
+                                      lock_clock::time_point t0) {
     auto round = engine_.extend(token, ttl, t0);
     if (const auto failure = run(round, {})) std::rethrow_exception(failure);
     return engine_.decide_extend(round, ttl, clock_type::now());
@@ -353,7 +367,8 @@ void lock_core::unlock() noexcept {
     send_release(*a, floor);
 }
 
-void lock_core::send_release(const lock_acquisition& held, bool floor, std::span<const std::size_t> only) noexcept {
+void lock_core::send_release(const lock_acquisition& held, bool floor,
+                             std::span<const std::size_t> only) noexcept {
     try {
         // Not dropped on a busy pool: nodes nothing reached get it again within the engine's
         // window (a short wait for a connection), the others are not waited for.
@@ -387,7 +402,8 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
         if (flushing_) {
             auto again = engine_.resend(*flushing_, clock_type::now());
             if (!again.empty()) {
-                transport_->send(*flushing_, {.deadline = std::nullopt, .reach_all = false, .only = again});
+                transport_->send(*flushing_,
+                                 {.deadline = std::nullopt, .reach_all = false, .only = again});
                 if (!flushing_->unsent().empty()) return clock_type::now() + resend_pace;
             }
             flushing_.reset();
@@ -407,11 +423,11 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
         flushed_ = back;
     }
     try {
-        flushing_ = std::make_unique<lock_round>(engine_.release(back->held, back->floor, clock_type::now()));
+        flushing_ = std::make_unique<lock_round>(
+            engine_.release(back->held, back->floor, clock_type::now()));
         transport_->send(*flushing_, {});
         if (!flushing_->unsent().empty()) return clock_type::now() + resend_pace;
-    } catch (...) {
-    }
+    } catch (...) {}
     flushing_.reset();
     detail::lock_guard l(held_back_mu_);
     if (held_back_) return held_back_due_;  // held back again meanwhile
@@ -419,7 +435,8 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
     return std::nullopt;
 }
 
-boost::signals2::scoped_connection lock_core::on_lost(const std::function<void(const std::string&)>& h) {
+boost::signals2::scoped_connection lock_core::on_lost(
+    const std::function<void(const std::string&)>& h) {
     auto c = lost_signal.connect(h);
     arm_loss_notice();
     return c;

@@ -33,8 +33,9 @@ struct lock_core_config {
     double drift_factor = 0.01;
     bool watchdog = false;
     std::size_t max_extensions = 0;
-    std::size_t replicas = 0;                    // N = 1: WAIT acks of acquisitions and extensions
-    std::chrono::milliseconds round_timeout{0};  // per-round deadline; zero: the endpoint's timeouts
+    std::size_t replicas = 0;  // N = 1: WAIT acks of acquisitions and extensions
+    std::chrono::milliseconds round_timeout{
+        0};  // per-round deadline; zero: the endpoint's timeouts
     std::chrono::milliseconds handoff_after{10};  // a holder's turn while others wait (scripts.hpp)
     wait_settings waiting;
     std::function<void(const std::string&)> on_wait;  // log sink: what an acquire waits for
@@ -67,7 +68,8 @@ public:
     ~lock_core() override;
 
     // One acquire call, its duration observed (redcoord_lock_acquire_seconds).
-    std::optional<lock_acquisition> acquire_until(lock_clock::time_point deadline, bool unlimited = false) {
+    std::optional<lock_acquisition> acquire_until(lock_clock::time_point deadline,
+                                                  bool unlimited = false) {
         return timed_acquire([&] { return acquire_once(deadline, unlimited); });
     }
     // Lockable::lock(): see distributed_lock::lock().
@@ -76,7 +78,8 @@ public:
     bool extend(std::chrono::milliseconds ttl);
     bool release();
     void unlock() noexcept;
-    [[nodiscard]] boost::signals2::scoped_connection on_lost(const std::function<void(const std::string&)>& h);
+    [[nodiscard]] boost::signals2::scoped_connection on_lost(
+        const std::function<void(const std::string&)>& h);
     [[nodiscard]] std::vector<node_outcome> last_outcomes() const;
     [[nodiscard]] std::size_t size() const noexcept { return engine_.size(); }
     [[nodiscard]] const lock_core_config& config() const noexcept { return c_; }
@@ -96,13 +99,15 @@ private:
     attempt_result attempt(ask what, const held_back* previous);
     // Sends the release of `held` to every node (or those in `only`) without waiting
     // (unlock's way).
-    void send_release(const lock_acquisition& held, bool floor, std::span<const std::size_t> only = {}) noexcept;
+    void send_release(const lock_acquisition& held, bool floor,
+                      std::span<const std::size_t> only = {}) noexcept;
     std::optional<held_back> take_held_back();
     std::optional<lock_clock::time_point> flush_tick();
     // Resends `round` to the nodes its pools left unsent, within the engine's window.
     void resend_release(lock_round& round);
     static constexpr std::chrono::microseconds resend_pace{500};
-    void give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes, const round_io& io);
+    void give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes,
+                   const round_io& io);
     extend_result extend_round(const std::string& token, std::chrono::milliseconds ttl,
                                lock_clock::time_point t0) override;
     std::exception_ptr run(lock_round& round, const round_io& io);
@@ -133,7 +138,8 @@ private:
     lock_clock::time_point held_back_due_ REDCOORD_GUARDED_BY(held_back_mu_){};
     bool flush_armed_ REDCOORD_GUARDED_BY(held_back_mu_) = false;
     std::unique_ptr<detail::timer> flush_;  // sends a held-back release when it is due
-    std::unique_ptr<lock_round> flushing_;  // the flush timer's release still being resent (its thread only)
+    // the flush timer's release still being resent (its thread only)
+    std::unique_ptr<lock_round> flushing_;
 
     // Only touched while the gate is held:
     release_deferral deferral_;

@@ -36,7 +36,11 @@ quorum_state decide(std::size_t n, std::size_t yes, std::size_t no, std::size_t 
 
 namespace {
 
-enum flag : unsigned char { seen = 1, may_hold = 2, unconfirmed = 4 };
+enum flag : unsigned char {
+    seen = 1,
+    may_hold = 2,
+    unconfirmed = 4
+};
 
 // Reads one node's reply to the round's command. The acquire script answers the fencing
 // token (>= 1), -2 - PTTL (refused, ask::nothing) or {0, PTTL, holder id}; extend and
@@ -62,7 +66,8 @@ void read_reply(round_kind kind, const reply& v, node_outcome& o) {
                     }
                 } else {
                     const auto& e = v.elements();
-                    if (e.size() < 2 || e[0].integer() != 0) throw protocol_error("unexpected acquire reply");
+                    if (e.size() < 2 || e[0].integer() != 0)
+                        throw protocol_error("unexpected acquire reply");
                     o.state = status::no;
                     o.pttl = e[1].integer();
                     if (e.size() > 2) o.holder = e[2].text();
@@ -84,8 +89,8 @@ void read_reply(round_kind kind, const reply& v, node_outcome& o) {
 // The most frequent value and how often it occurs ({"", 0} when none). Empty values (holder
 // unknown) count only when `empty_counts`: a single node's refusal is one holding whatever
 // its id, while on N nodes unknown ids prove nothing.
-std::pair<std::string_view, std::size_t> most_common(const std::vector<node_outcome>& outs, status st,
-                                                     bool empty_counts) {
+std::pair<std::string_view, std::size_t> most_common(const std::vector<node_outcome>& outs,
+                                                     status st, bool empty_counts) {
     std::map<std::string_view, std::size_t> votes;
     std::pair<std::string_view, std::size_t> best{{}, 0};
     for (const auto& o : outs)
@@ -96,7 +101,8 @@ std::pair<std::string_view, std::size_t> most_common(const std::vector<node_outc
 
 }  // namespace
 
-lock_round::lock_round(round_kind kind, std::size_t n, lock_clock::time_point start, lock_clock::time_point deadline)
+lock_round::lock_round(round_kind kind, std::size_t n, lock_clock::time_point start,
+                       lock_clock::time_point deadline)
     : kind_(kind), start_(start), deadline_(deadline), first_(start), outs_(n), flags_(n, 0) {}
 
 void lock_round::on_result(std::size_t node, const node_result& r, lock_clock::time_point now,
@@ -106,11 +112,23 @@ void lock_round::on_result(std::size_t node, const node_result& r, lock_clock::t
     unsigned char f = seen;
     switch (r.state) {
         case node_result::status::pending: o.state = status::not_waited; break;
-        case node_result::status::timeout: o.state = status::timeout; o.detail = r.error; break;
-        case node_result::status::connection_failed: o.state = status::unreachable; o.detail = r.error; break;
+        case node_result::status::timeout:
+            o.state = status::timeout;
+            o.detail = r.error;
+            break;
+        case node_result::status::connection_failed:
+            o.state = status::unreachable;
+            o.detail = r.error;
+            break;
         case node_result::status::pool_exhausted:
-        case node_result::status::not_sent: o.state = status::busy; o.detail = r.error; break;
-        case node_result::status::connecting: o.state = status::connecting; o.detail = r.error; break;
+        case node_result::status::not_sent:
+            o.state = status::busy;
+            o.detail = r.error;
+            break;
+        case node_result::status::connecting:
+            o.state = status::connecting;
+            o.detail = r.error;
+            break;
         case node_result::status::answered:
             if (now > deadline_) {
                 o.state = status::timeout;
@@ -119,7 +137,8 @@ void lock_round::on_result(std::size_t node, const node_result& r, lock_clock::t
                 read_reply(kind_, *r.value, o);
                 if (o.state == status::yes && acks && *acks < replicas_) {
                     f |= unconfirmed;
-                    o.detail = std::to_string(*acks) + " of " + std::to_string(replicas_) + " replicas acknowledged";
+                    o.detail = std::to_string(*acks) + " of " + std::to_string(replicas_) +
+                               " replicas acknowledged";
                 }
             }
             break;
@@ -143,7 +162,8 @@ void lock_round::on_not_sent(std::size_t node, node_outcome::status why, std::st
 std::vector<std::size_t> lock_round::unsent() const {
     std::vector<std::size_t> out;
     for (std::size_t i = 0; i < outs_.size(); ++i)
-        if ((flags_[i] & seen) && (outs_[i].state == status::busy || outs_[i].state == status::connecting))
+        if ((flags_[i] & seen) &&
+            (outs_[i].state == status::busy || outs_[i].state == status::connecting))
             out.push_back(i);
     return out;
 }
@@ -152,9 +172,12 @@ lock_round::tally lock_round::count() const {
     tally t;
     for (std::size_t i = 0; i < outs_.size(); ++i) {
         const auto s = outs_[i].state;
-        if (s == status::yes) ++((flags_[i] & unconfirmed) ? t.unconfirmed : t.yes);
-        else if (s == status::no) ++t.no;
-        else if (s != status::not_waited && s != status::busy) ++t.failed;
+        if (s == status::yes)
+            ++((flags_[i] & unconfirmed) ? t.unconfirmed : t.yes);
+        else if (s == status::no)
+            ++t.no;
+        else if (s != status::not_waited && s != status::busy)
+            ++t.failed;
     }
     return t;
 }
@@ -177,7 +200,10 @@ bool lock_round::decided() const {
         const std::size_t n = outs_.size(), q = quorum(n);
         std::size_t open = 0;
         for (const auto& o : outs_)
-            open += (o.state == status::not_waited || o.state == status::busy || o.state == status::connecting) ? 1 : 0;
+            open += (o.state == status::not_waited || o.state == status::busy ||
+                     o.state == status::connecting)
+                        ? 1
+                        : 0;
         return t.yes >= q || t.no > n - q || t.yes + open < q;
     }
     return state() != quorum_state::undecided;
@@ -191,20 +217,20 @@ node_command lock_round::command() const {
     if (kind_ == round_kind::release)
         c.arg_store = {token_, arg2_, arg3_, tombstone_arg_};
     else
-        c.arg_store = {token_,    arg2_,     arg3_,      owner_,          turn_arg_,
+        c.arg_store = {token_,     arg2_,     arg3_,      owner_,          turn_arg_,
                        grace_arg_, previous_, floor_arg_, registered_arg_, tombstone_arg_};
     c.nargs = nargs_;
     return c;
 }
 
 lock_engine::lock_engine(lock_engine_config c)
-    : c_(std::move(c)),
-      ttl_arg_(std::to_string(c_.ttl.count())),
+    : c_(std::move(c)), ttl_arg_(std::to_string(c_.ttl.count())),
       turn_arg_(std::to_string(c_.handoff_after.count())),
       grace_arg_(std::to_string(c_.grace.count())) {}
 
 lock_round lock_engine::make_round(round_kind k, lock_clock::time_point now) const {
-    const auto deadline = c_.round_timeout.count() > 0 ? now + c_.round_timeout : lock_clock::time_point::max();
+    const auto deadline =
+        c_.round_timeout.count() > 0 ? now + c_.round_timeout : lock_clock::time_point::max();
     lock_round r(k, c_.nodes, now, deadline);
     r.replicas_ = c_.replicas;
     r.key_ = c_.key;
@@ -231,7 +257,8 @@ lock_round lock_engine::acquire(std::string token, ask what, lock_clock::time_po
         r.turn_arg_ = turn_arg_;
         r.grace_arg_ = grace_arg_;
         if (ctx.previous) r.previous_ = ctx.previous->token;
-        r.floor_arg_ = ctx.previous && ctx.previous_floor ? std::to_string(ctx.previous->fencing_token) : "0";
+        r.floor_arg_ =
+            ctx.previous && ctx.previous_floor ? std::to_string(ctx.previous->fencing_token) : "0";
         r.registered_arg_ = ctx.registered ? "1" : "0";
         return r;
     }
@@ -257,9 +284,11 @@ acquire_verdict lock_engine::decide_acquire(const lock_round& r, lock_clock::tim
         for (std::size_t i = 0; i < n; ++i)
             if (granted(i)) fence = std::max(fence, r.outs_[i].fence);
         std::size_t at_max = 0;
-        for (std::size_t i = 0; i < n; ++i) at_max += (granted(i) && r.outs_[i].fence == fence) ? 1 : 0;
+        for (std::size_t i = 0; i < n; ++i)
+            at_max += (granted(i) && r.outs_[i].fence == fence) ? 1 : 0;
         v.floor_needed = at_max < q;
-        v.got = lock_acquisition{r.token_, r.start_ + c_.ttl - clock_drift(c_.ttl, c_.drift_factor), fence};
+        v.got = lock_acquisition{r.token_, r.start_ + c_.ttl - clock_drift(c_.ttl, c_.drift_factor),
+                                 fence};
         return v;
     }
     // Step 5: every node that may hold our key gets it back (a reply may have been lost, a
@@ -267,12 +296,14 @@ acquire_verdict lock_engine::decide_acquire(const lock_round& r, lock_clock::tim
     for (std::size_t i = 0; i < n; ++i)
         if (r.flags_[i] & may_hold) v.give_back.push_back(i);
     if (state == quorum_state::unreachable) {
-        const auto slow = static_cast<std::size_t>(std::count_if(r.outs_.begin(), r.outs_.end(), [](const auto& o) {
-            return o.state == status::timeout || o.state == status::connecting;
-        }));
-        v.unreachable = c_.label + ": " + std::to_string(t.failed - slow) + " of " + std::to_string(n) +
-                        " nodes down or erroring, " + std::to_string(slow) +
-                        " slow or still connecting; a majority of " + std::to_string(q) + " is impossible";
+        const auto slow = static_cast<std::size_t>(
+            std::count_if(r.outs_.begin(), r.outs_.end(), [](const auto& o) {
+                return o.state == status::timeout || o.state == status::connecting;
+            }));
+        v.unreachable = c_.label + ": " + std::to_string(t.failed - slow) + " of " +
+                        std::to_string(n) + " nodes down or erroring, " + std::to_string(slow) +
+                        " slow or still connecting; a majority of " + std::to_string(q) +
+                        " is impossible";
         for (const auto& o : r.outs_)
             if (!o.detail.empty()) {
                 v.unreachable += " (" + o.detail + ")";
@@ -309,13 +340,15 @@ acquire_verdict lock_engine::decide_acquire(const lock_round& r, lock_clock::tim
     return v;
 }
 
-lock_round lock_engine::give_back(const lock_round& acquire_round, lock_clock::time_point now) const {
+lock_round lock_engine::give_back(const lock_round& acquire_round,
+                                  lock_clock::time_point now) const {
     auto r = make_round(round_kind::release, now);
     r.lua_ = &release_script();
     r.nkeys_ = 1;
     r.token_ = acquire_round.token_;
     r.nargs_ = 1;
-    r.every_node_ = true;  // each node given may hold our key: a key left there refuses our next attempts
+    // each node given may hold our key: a key left there refuses our next attempts
+    r.every_node_ = true;
     if (c_.tombstones) {
         r.nkeys_ = 2;
         r.nargs_ = 4;
@@ -326,7 +359,8 @@ lock_round lock_engine::give_back(const lock_round& acquire_round, lock_clock::t
     return r;
 }
 
-lock_round lock_engine::extend(std::string token, milliseconds ttl, lock_clock::time_point now) const {
+lock_round lock_engine::extend(std::string token, milliseconds ttl,
+                               lock_clock::time_point now) const {
     auto r = make_round(round_kind::extend, now);
     r.lua_ = &extend_script();
     r.nkeys_ = 1;
@@ -336,16 +370,19 @@ lock_round lock_engine::extend(std::string token, milliseconds ttl, lock_clock::
     return r;
 }
 
-extend_result lock_engine::decide_extend(const lock_round& r, milliseconds ttl, lock_clock::time_point now) const {
+extend_result lock_engine::decide_extend(const lock_round& r, milliseconds ttl,
+                                         lock_clock::time_point now) const {
     const std::size_t n = c_.nodes, q = quorum(n);
     const auto t = r.count();
     const auto elapsed = std::chrono::duration_cast<microseconds>(now - r.start_);
-    if (t.yes >= q && validity(ttl, elapsed, c_.drift_factor).count() > 0) return extend_result::extended;
+    if (t.yes >= q && validity(ttl, elapsed, c_.drift_factor).count() > 0)
+        return extend_result::extended;
     if (t.no > n - q) return extend_result::lost;
     return extend_result::not_confirmed;
 }
 
-lock_round lock_engine::release(const lock_acquisition& held, bool floor_needed, lock_clock::time_point now) const {
+lock_round lock_engine::release(const lock_acquisition& held, bool floor_needed,
+                                lock_clock::time_point now) const {
     auto r = make_round(round_kind::release, now);
     r.lua_ = &release_script();
     r.token_ = held.token;
@@ -381,25 +418,29 @@ std::vector<std::size_t> lock_engine::resend(lock_round& r, lock_clock::time_poi
     // unsent node (and every one still in flight) deleted its key.
     const std::size_t n = c_.nodes, q = quorum(n);
     const auto t = r.count();
-    const auto in_flight = static_cast<std::size_t>(
-        std::count_if(r.outs_.begin(), r.outs_.end(), [](const auto& o) { return o.state == status::not_waited; }));
+    const auto in_flight =
+        static_cast<std::size_t>(std::count_if(r.outs_.begin(), r.outs_.end(), [](const auto& o) {
+            return o.state == status::not_waited;
+        }));
     if (nodes.empty()) return {};
-    if (!r.every_node_ && (t.yes >= q || t.no > n - q || t.yes + nodes.size() + in_flight < q)) return {};
+    if (!r.every_node_ && (t.yes >= q || t.no > n - q || t.yes + nodes.size() + in_flight < q))
+        return {};
     for (auto i : nodes) {
         r.outs_[i] = node_outcome{};
         r.flags_[i] = 0;
     }
     if (!nodes.empty()) {
         r.start_ = now;
-        r.deadline_ = c_.round_timeout.count() > 0 ? now + c_.round_timeout : lock_clock::time_point::max();
+        r.deadline_ =
+            c_.round_timeout.count() > 0 ? now + c_.round_timeout : lock_clock::time_point::max();
     }
     return nodes;
 }
 
 std::string lock_engine::release_unknown(const lock_round& r) const {
     const auto t = r.count();
-    return c_.label + ": release answered by too few nodes (" + std::to_string(t.yes) + " deleted, " +
-           std::to_string(t.no) + " not ours, " + std::to_string(t.failed) +
+    return c_.label + ": release answered by too few nodes (" + std::to_string(t.yes) +
+           " deleted, " + std::to_string(t.no) + " not ours, " + std::to_string(t.failed) +
            " failed); keys left expire after their TTL";
 }
 

@@ -27,10 +27,12 @@ namespace redcoord::detail {
 using lock_clock = std::chrono::steady_clock;
 
 /// Clock drift allowance of the Redlock page: `ttl * drift_factor + 2 ms`, in microseconds.
-[[nodiscard]] std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double drift_factor) noexcept;
+[[nodiscard]] std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl,
+                                                    double drift_factor) noexcept;
 
 /// `ttl - elapsed - drift`, in microseconds; zero or negative means "not valid".
-[[nodiscard]] std::chrono::microseconds validity(std::chrono::milliseconds ttl, std::chrono::microseconds elapsed,
+[[nodiscard]] std::chrono::microseconds validity(std::chrono::milliseconds ttl,
+                                                 std::chrono::microseconds elapsed,
                                                  double drift_factor) noexcept;
 
 /// The majority of `n` nodes: `n / 2 + 1` (the Redlock page's step 3). `n` must be >= 1.
@@ -46,7 +48,8 @@ enum class quorum_state {
 
 /// Decides a round of `n` nodes with `yes` yes-answers, `no` no-answers and `failed`
 /// nodes that gave no usable answer.
-[[nodiscard]] quorum_state decide(std::size_t n, std::size_t yes, std::size_t no, std::size_t failed) noexcept;
+[[nodiscard]] quorum_state decide(std::size_t n, std::size_t yes, std::size_t no,
+                                  std::size_t failed) noexcept;
 
 // What an attempt asks of a refusal.
 enum class ask {
@@ -92,17 +95,26 @@ struct node_command {
     std::array<std::string_view, 10> arg_store{};
     std::size_t nargs = 0;
 
-    [[nodiscard]] std::span<const std::string_view> keys() const { return {key_store.data(), nkeys}; }
-    [[nodiscard]] std::span<const std::string_view> args() const { return {arg_store.data(), nargs}; }
+    [[nodiscard]] std::span<const std::string_view> keys() const {
+        return {key_store.data(), nkeys};
+    }
+    [[nodiscard]] std::span<const std::string_view> args() const {
+        return {arg_store.data(), nargs};
+    }
 };
 
-enum class round_kind { acquire, extend, release };
+enum class round_kind {
+    acquire,
+    extend,
+    release
+};
 
 // One round in progress: its command, and each node's outcome as it arrives. The command's
 // views point into the round: keep the round in place while they are in use.
 class lock_round {
 public:
-    lock_round(round_kind kind, std::size_t n, lock_clock::time_point start, lock_clock::time_point deadline);
+    lock_round(round_kind kind, std::size_t n, lock_clock::time_point start,
+               lock_clock::time_point deadline);
 
     // Node `node`'s outcome as the transport got it, at `now`: a reply (an error reply
     // included), a timeout, a broken link, a busy pool, a connect under way, or `pending` (sent,
@@ -139,7 +151,7 @@ private:
     round_kind kind_;
     lock_clock::time_point start_, deadline_;
     lock_clock::time_point first_;  // the first send: a resend's window counts from here
-    bool every_node_ = false;       // a give-back: resent until every node got it, whatever the verdict
+    bool every_node_ = false;  // a give-back: resent until every node got it, whatever the verdict
     std::vector<node_outcome> outs_;
     // Per node: has an outcome; may hold our key (acquire: give it back); granted by the
     // master but acknowledged by too few replicas.
@@ -164,7 +176,11 @@ struct acquire_verdict {
     std::string unreachable;              // no majority reachable: why, for the caller
 };
 
-enum class release_verdict { released, not_ours, unknown };
+enum class release_verdict {
+    released,
+    not_ours,
+    unknown
+};
 
 // The fixed part of a lock: who it is, its keys and its timing.
 struct lock_engine_config {
@@ -178,8 +194,8 @@ struct lock_engine_config {
     std::chrono::milliseconds grace{50};
     std::chrono::milliseconds ttl{30000};
     double drift_factor = 0.01;
-    std::size_t replicas = 0;                       // WAIT acks an acquisition/extension needs (N = 1)
-    std::chrono::milliseconds round_timeout{0};     // per-round deadline; zero: none (N = 1)
+    std::size_t replicas = 0;                    // WAIT acks an acquisition/extension needs (N = 1)
+    std::chrono::milliseconds round_timeout{0};  // per-round deadline; zero: none (N = 1)
     // Refusals of a zero-wait attempt name the holder too (redlock: last_outcomes() reports
     // it); otherwise such an attempt sends two arguments and learns only the PTTL.
     bool name_holders = false;
@@ -218,13 +234,16 @@ public:
     // Steps 3-5: granted iff a majority said yes (each confirmed by `replicas` for N = 1)
     // and validity is left at `now`; otherwise the nodes that may hold our key, and what the
     // refusals tell about the holder (one holding on a majority, or a split vote, or nodes down).
-    [[nodiscard]] acquire_verdict decide_acquire(const lock_round& r, lock_clock::time_point now) const;
+    [[nodiscard]] acquire_verdict decide_acquire(const lock_round& r,
+                                                 lock_clock::time_point now) const;
     // The release of an acquire round's token (step 5's clean-up; no fencing floor). Nodes a
     // busy pool left unsent are resent until every node given got it (see resend).
-    [[nodiscard]] lock_round give_back(const lock_round& acquire_round, lock_clock::time_point now) const;
+    [[nodiscard]] lock_round give_back(const lock_round& acquire_round,
+                                       lock_clock::time_point now) const;
 
     // A compare-and-pexpire of `token` to `ttl` on every node.
-    [[nodiscard]] lock_round extend(std::string token, std::chrono::milliseconds ttl, lock_clock::time_point now) const;
+    [[nodiscard]] lock_round extend(std::string token, std::chrono::milliseconds ttl,
+                                    lock_clock::time_point now) const;
     // Extended iff a majority (confirmed by `replicas`) did so with validity left for `ttl`
     // at `now`; lost once a majority can no longer say yes because the key is not ours;
     // otherwise not confirmed.
@@ -233,7 +252,8 @@ public:
 
     // The compare-and-delete of `held`; with `floor_needed`, it also raises each node's
     // fencing counter to the held token.
-    [[nodiscard]] lock_round release(const lock_acquisition& held, bool floor_needed, lock_clock::time_point now) const;
+    [[nodiscard]] lock_round release(const lock_acquisition& held, bool floor_needed,
+                                     lock_clock::time_point now) const;
     [[nodiscard]] release_verdict decide_release(const lock_round& r) const;
     // A release (or an unlock's detached send) whose verdict is still open and whose round left
     // nodes unsent because their pools were busy or still connecting: those nodes, to send
@@ -243,7 +263,6 @@ public:
     [[nodiscard]] std::vector<std::size_t> resend(lock_round& r, lock_clock::time_point now) const;
     // Why a release is unknown, for outcome_unknown.
     [[nodiscard]] std::string release_unknown(const lock_round& r) const;
-
 
 private:
     [[nodiscard]] lock_round make_round(round_kind k, lock_clock::time_point now) const;

@@ -7,10 +7,10 @@
 namespace redcoord::detail {
 
 struct lock_keys {
-    std::string key;          // the holder's token (+ '*' when a waiter wants a release notice)
-    std::string fence_key;    // the fencing counter
-    std::string turn_key;     // bounded unfairness: whose turn runs
-    std::string waiting_key;  // bounded unfairness: who asked for the next turn
+    std::string key;             // the holder's token (+ '*' when a waiter wants a release notice)
+    std::string fence_key;       // the fencing counter
+    std::string turn_key;        // bounded unfairness: whose turn runs
+    std::string waiting_key;     // bounded unfairness: who asked for the next turn
     std::string fair_queue_key;  // fair_lock's FIFO of waiter ids
 };
 

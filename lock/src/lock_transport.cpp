@@ -34,8 +34,8 @@ node_result failed(node_result::status s, std::string why) {
 // deadline and feeds each node's outcome into `round` (nodes nothing reached as busy or
 // connecting, so the engine can say which to send again), best effort: keys left behind
 // expire after their TTL. With `detach` it returns once sent (those nodes stay pending).
-void fan_out_into(lock_round& round, std::span<connection_pool* const> pools, std::span<const std::size_t> nodes,
-                  milliseconds timeout, bool detach) noexcept {
+void fan_out_into(lock_round& round, std::span<connection_pool* const> pools,
+                  std::span<const std::size_t> nodes, milliseconds timeout, bool detach) noexcept {
     try {
         std::vector<connection_pool*> subset;
         for (auto i : nodes) subset.push_back(pools[i]);
@@ -43,12 +43,13 @@ void fan_out_into(lock_round& round, std::span<connection_pool* const> pools, st
         fan_out_options fo;
         fo.timeout = timeout;
         fo.tuning.detach = detach;
-        const auto results = fan_out(nodes.empty() ? pools : std::span<connection_pool* const>(subset), *cmd.lua,
-                                     cmd.keys(), cmd.args(), fo);
+        const auto results =
+            fan_out(nodes.empty() ? pools : std::span<connection_pool* const>(subset), *cmd.lua,
+                    cmd.keys(), cmd.args(), fo);
         const auto now = clock_type::now();
-        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(nodes.empty() ? i : nodes[i], results[i], now);
-    } catch (...) {
-    }
+        for (std::size_t i = 0; i < results.size(); ++i)
+            round.on_result(nodes.empty() ? i : nodes[i], results[i], now);
+    } catch (...) {}
 }
 
 class single final : public lock_transport {
@@ -72,29 +73,35 @@ public:
             round.on_not_sent(0, node_outcome::status::unreachable, e.what());
             return std::current_exception();
         }
-        const bool lost_reply_is_unknown = round.kind() == round_kind::extend || round.kind() == round_kind::release;
+        const bool lost_reply_is_unknown =
+            round.kind() == round_kind::extend || round.kind() == round_kind::release;
         try {
             std::optional<std::size_t> acks;
             reply r;
-            if (replicas_ > 0 && (round.kind() == round_kind::acquire || round.kind() == round_kind::extend)) {
-                auto rr = run_then_wait(*conn, *cmd.lua, cmd.keys(), cmd.args(), replicas_, replica_timeout_);
+            if (replicas_ > 0 &&
+                (round.kind() == round_kind::acquire || round.kind() == round_kind::extend)) {
+                auto rr = run_then_wait(*conn, *cmd.lua, cmd.keys(), cmd.args(), replicas_,
+                                        replica_timeout_);
                 r = std::move(rr.result);
                 acks = rr.acks;
             } else {
                 r = budget ? cmd.lua->run_for(*conn, *budget, cmd.keys(), cmd.args())
-                              : cmd.lua->run(*conn, cmd.keys(), cmd.args());
+                           : cmd.lua->run(*conn, cmd.keys(), cmd.args());
             }
             round.on_result(0, answered(std::move(r)), clock_type::now(), acks);
         } catch (const reply_error& e) {  // the script refused: the connection is fine
-            round.on_result(0, answered(reply::make_text(reply::kind::error, e.what())), clock_type::now());
+            round.on_result(0, answered(reply::make_text(reply::kind::error, e.what())),
+                            clock_type::now());
             return std::current_exception();
         } catch (const error& e) {
-            const auto s = dynamic_cast<const timeout_error*>(&e) ? node_result::status::timeout
-                                                                  : node_result::status::connection_failed;
+            const auto s = dynamic_cast<const timeout_error*>(&e)
+                               ? node_result::status::timeout
+                               : node_result::status::connection_failed;
             round.on_result(0, failed(s, e.what()), clock_type::now());
             // A write whose reply is lost may or may not have happened: say so.
             if (lost_reply_is_unknown)
-                return std::make_exception_ptr(outcome_unknown(std::string("lock: reply lost, outcome unknown: ") + e.what()));
+                return std::make_exception_ptr(
+                    outcome_unknown(std::string("lock: reply lost, outcome unknown: ") + e.what()));
             return std::current_exception();
         }
         const auto& o = round.outcomes()[0];
@@ -103,7 +110,8 @@ public:
         return nullptr;
     }
 
-    void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io& io) noexcept override {
+    void give_back(lock_round& round, std::span<const std::size_t> nodes,
+                   const round_io& io) noexcept override {
         if (nodes.empty()) return;
         if (const auto budget = io_budget(io)) {
             // Within a timed wait: sent without waiting for the reply, on an idle connection or
@@ -115,12 +123,13 @@ public:
         try {
             auto conn = borrow_or_busy(round);
             if (!conn) return;
-            round.on_result(0, answered(cmd.lua->run(*conn, cmd.keys(), cmd.args())), clock_type::now());
+            round.on_result(0, answered(cmd.lua->run(*conn, cmd.keys(), cmd.args())),
+                            clock_type::now());
         } catch (const std::exception& e) {
             // An undeleted key expires after its TTL.
-            round.on_result(0, failed(node_result::status::connection_failed, e.what()), clock_type::now());
-        } catch (...) {
-        }
+            round.on_result(0, failed(node_result::status::connection_failed, e.what()),
+                            clock_type::now());
+        } catch (...) {}
     }
 
     void send(lock_round& round, const round_io&) noexcept override {
@@ -133,8 +142,7 @@ public:
         } catch (const std::exception& e) {
             // Not sent or broken: the key expires after its TTL.
             round.on_not_sent(0, node_outcome::status::unreachable, e.what());
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 
     std::vector<endpoint> waiter_endpoints() const override { return {pool_.where()}; }
@@ -158,13 +166,15 @@ private:
         if (!io.deadline) return std::nullopt;
         // Rounded up: a request that times out has reached the deadline, so the wait ends
         // without the lock instead of failing with a timeout of its own making.
-        const auto left = std::max(std::chrono::ceil<milliseconds>(*io.deadline - clock_type::now()), milliseconds(10));
+        const auto left = std::max(
+            std::chrono::ceil<milliseconds>(*io.deadline - clock_type::now()), milliseconds(10));
         const auto cap = pool_.where().command_timeout;
         return std::min(left, cap.count() > 0 ? cap : left);
     }
 
     pooled_connection borrow(std::optional<milliseconds> budget) {
-        return budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout)) : pool_.borrow();
+        return budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout))
+                      : pool_.borrow();
     }
 
     connection_pool& pool_;
@@ -195,18 +205,23 @@ public:
         // release reaches such nodes anyway (reach_all re-runs a flushed script as EVAL).
         // fan_out hands over only replies it read within its deadline; their latency also
         // counts the time until it got to them (a loaded machine), which must not make them late.
-        auto arrived = [&](const node_result& r) { return std::min(start + r.latency, round.deadline()); };
+        auto arrived = [&](const node_result& r) {
+            return std::min(start + r.latency, round.deadline());
+        };
         fo.stop_when = [&](std::span<const node_result> rs) {
             for (std::size_t i = 0; i < rs.size(); ++i)
-                if (rs[i].state != node_result::status::pending) round.on_result(node(i), rs[i], arrived(rs[i]));
+                if (rs[i].state != node_result::status::pending)
+                    round.on_result(node(i), rs[i], arrived(rs[i]));
             return round.decided();
         };
         const auto results = fan_out(pools, *cmd.lua, cmd.keys(), cmd.args(), fo);
-        for (std::size_t i = 0; i < results.size(); ++i) round.on_result(node(i), results[i], arrived(results[i]));
+        for (std::size_t i = 0; i < results.size(); ++i)
+            round.on_result(node(i), results[i], arrived(results[i]));
         return refused_for_good(results, *cmd.lua);
     }
 
-    void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
+    void give_back(lock_round& round, std::span<const std::size_t> nodes,
+                   const round_io&) noexcept override {
         if (!nodes.empty()) fan_out_into(round, nodes_, nodes, node_timeout_, false);
     }
 
@@ -220,7 +235,8 @@ public:
         // share a node with them. Fewer listeners mean less work per release.
         std::vector<endpoint> eps;
         for (auto* p : nodes_) eps.push_back(p->where());
-        for (std::size_t i = eps.size(); i > 1; --i) std::swap(eps[i - 1], eps[random_between(0, i - 1)]);
+        for (std::size_t i = eps.size(); i > 1; --i)
+            std::swap(eps[i - 1], eps[random_between(0, i - 1)]);
         eps.resize(quorum(eps.size()));
         return eps;
     }
@@ -230,13 +246,15 @@ private:
     // majority out of reach whatever the others answer: no retry can cure them, so the
     // round fails with permission_error instead of waiting for a majority (a minority of
     // misconfigured nodes only costs redundancy, as a minority of dead ones does).
-    std::exception_ptr refused_for_good(const std::vector<node_result>& results, const script& lua) const {
+    std::exception_ptr refused_for_good(const std::vector<node_result>& results,
+                                        const script& lua) const {
         std::size_t refused = 0;
         std::exception_ptr first;
         for (const auto& r : results) {
             const bool replied = r.value && r.value->is_error();
             const std::string& text = replied ? r.value->text() : r.error;
-            if ((!replied && r.state != node_result::status::connection_failed) || !is_permission_refusal(text))
+            if ((!replied && r.state != node_result::status::connection_failed) ||
+                !is_permission_refusal(text))
                 continue;
             ++refused;
             if (!first) first = reply_exception(text, replied ? "EVALSHA" : "");
@@ -273,7 +291,8 @@ std::unique_ptr<lock_transport> single_transport(connection_pool& pool, std::siz
     return std::make_unique<single>(pool, replicas, replica_timeout);
 }
 
-std::unique_ptr<lock_transport> fan_out_transport(std::vector<connection_pool*> nodes, milliseconds node_timeout) {
+std::unique_ptr<lock_transport> fan_out_transport(std::vector<connection_pool*> nodes,
+                                                  milliseconds node_timeout) {
     return std::make_unique<fanned>(std::move(nodes), node_timeout);
 }
 

@@ -40,7 +40,8 @@ public:
     virtual std::exception_ptr run(lock_round& round, const round_io& io) = 0;
     // Runs the (give-back) round's command on `nodes` (step 5), best effort, feeding what it
     // learned into `round` (nodes nothing reached as busy / connecting: the engine resends).
-    virtual void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io& io) noexcept = 0;
+    virtual void give_back(lock_round& round, std::span<const std::size_t> nodes,
+                           const round_io& io) noexcept = 0;
     // Sends the round's command to every node (io.only: those) without waiting for the
     // replies: sent nodes are fed as pending, nodes nothing reached as busy / connecting /
     // unreachable, so the engine can say which to send again.

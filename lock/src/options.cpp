@@ -13,7 +13,9 @@ namespace redcoord::detail {
 namespace {
 
 void require(bool ok, std::string_view options, std::string_view field, std::string_view rule) {
-    if (!ok) throw invalid_argument(std::string(options) + "::" + std::string(field) + " must " + std::string(rule));
+    if (!ok)
+        throw invalid_argument(std::string(options) + "::" + std::string(field) + " must " +
+                               std::string(rule));
 }
 
 // The fields lock_options and redlock_options share, under the same names.
@@ -27,7 +29,8 @@ void validate_shared(const Options& o, std::string_view name) {
     require(o.wake_jitter.count() >= 0, name, "wake_jitter", "be >= 0");
     require(o.max_retry_interval.count() > 0, name, "max_retry_interval", "be > 0");
     require(o.handoff_after.count() >= 0, name, "handoff_after", "be >= 0");
-    require(!o.watchdog || o.max_extensions > 0, name, "max_extensions", "be > 0 when the watchdog is on");
+    require(!o.watchdog || o.max_extensions > 0, name, "max_extensions",
+            "be > 0 when the watchdog is on");
     require(!o.watchdog || o.ttl >= std::chrono::milliseconds(3), name, "ttl",
             "be >= 3 ms with the watchdog (it extends at ttl/3)");
 }
@@ -37,7 +40,8 @@ void validate_shared(const Options& o, std::string_view name) {
 void validate(const lock_options& o) {
     validate_shared(o, "lock_options");
     if (o.replicas == 0) return;  // replica_timeout is ignored then
-    require(o.replica_timeout.count() > 0, "lock_options", "replica_timeout", "be > 0 when replicas > 0");
+    require(o.replica_timeout.count() > 0, "lock_options", "replica_timeout",
+            "be > 0 when replicas > 0");
     require(o.replica_timeout < o.ttl, "lock_options", "replica_timeout", "be < ttl");
 }
 

@@ -12,7 +12,8 @@ using std::chrono::milliseconds;
 
 namespace {
 
-detail::lock_core_config core_config(const redlock_options& o, const std::vector<connection_pool*>& nodes) {
+detail::lock_core_config core_config(const redlock_options& o,
+                                     const std::vector<connection_pool*>& nodes) {
     detail::validate(o, nodes.size());
     std::set<connection_pool*> seen;
     for (auto* p : nodes) {
@@ -39,14 +40,17 @@ struct redlock::impl : detail::lock_core {
 
 redlock::redlock(std::vector<connection_pool*> nodes, std::string resource, redlock_options opts) {
     auto c = core_config(opts, nodes);
-    impl_ = std::make_unique<impl>(detail::fan_out_transport(std::move(nodes), opts.node_timeout), std::move(resource),
-                                   std::move(c));
+    impl_ = std::make_unique<impl>(detail::fan_out_transport(std::move(nodes), opts.node_timeout),
+                                   std::move(resource), std::move(c));
 }
 
 redlock::~redlock() = default;
 
-std::optional<lock_acquisition> redlock::acquire(milliseconds wait) { return impl_->acquire_until(deadline_after(wait)); }
-std::optional<lock_acquisition> redlock::acquire_until(std::chrono::steady_clock::time_point deadline) {
+std::optional<lock_acquisition> redlock::acquire(milliseconds wait) {
+    return impl_->acquire_until(deadline_after(wait));
+}
+std::optional<lock_acquisition> redlock::acquire_until(
+    std::chrono::steady_clock::time_point deadline) {
     return impl_->acquire_until(deadline);
 }
 bool redlock::extend(milliseconds ttl) { return impl_->extend(ttl); }
@@ -62,7 +66,9 @@ std::vector<node_outcome> redlock::last_outcomes() const { return impl_->last_ou
 // NOLINTNEXTLINE(performance-unnecessary-value-param): by value in the public API (see above)
 boost::signals2::scoped_connection redlock::on_lost(lost_slot slot) { return impl_->on_lost(slot); }
 void redlock::lock() { impl_->lock(); }
-bool redlock::try_lock() { return impl_->acquire_until(std::chrono::steady_clock::now()).has_value(); }
+bool redlock::try_lock() {
+    return impl_->acquire_until(std::chrono::steady_clock::now()).has_value();
+}
 void redlock::unlock() noexcept { impl_->unlock(); }
 const std::string& redlock::resource() const noexcept { return impl_->resource; }
 const std::string& redlock::key() const noexcept { return impl_->key; }

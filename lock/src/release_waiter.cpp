@@ -4,8 +4,10 @@
 
 namespace redcoord::detail {
 
-release_waiter::release_waiter(std::shared_ptr<redcoord::runtime> rt, std::vector<endpoint> nodes, std::string channel)
-    : rt_(rt ? std::move(rt) : redcoord::runtime::shared()), nodes_(std::move(nodes)), channel_(std::move(channel)) {}
+release_waiter::release_waiter(std::shared_ptr<redcoord::runtime> rt, std::vector<endpoint> nodes,
+                               std::string channel)
+    : rt_(rt ? std::move(rt) : redcoord::runtime::shared()), nodes_(std::move(nodes)),
+      channel_(std::move(channel)) {}
 
 release_waiter::release_waiter(std::vector<endpoint> nodes, std::string channel)
     : release_waiter(nullptr, std::move(nodes), std::move(channel)) {}
@@ -31,10 +33,11 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
             links_.push_back(rt_->pubsub(ep));
             // A dropped link may have swallowed a release: wake waiters on every
             // resubscription so they re-check at once instead of sleeping out their timer.
-            listeners_.push_back(links_.back()->listen(
-                channel_, {[this](const pubsub_message&) { notify(); }, [this](bool up) {
-                               if (up) notify();
-                           }}));
+            listeners_.push_back(
+                links_.back()->listen(channel_, {[this](const pubsub_message&) { notify(); },
+                                                 [this](bool up) {
+                                                     if (up) notify();
+                                                 }}));
         }
         // The links are all it needs from here on: a thousand waiting locks need not keep a
         // thousand copies of N endpoints.

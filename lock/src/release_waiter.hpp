@@ -23,7 +23,8 @@ namespace redcoord::detail {
 
 class release_waiter {
 public:
-    release_waiter(std::shared_ptr<redcoord::runtime> rt, std::vector<endpoint> nodes, std::string channel);
+    release_waiter(std::shared_ptr<redcoord::runtime> rt, std::vector<endpoint> nodes,
+                   std::string channel);
     // The same on the process's shared runtime.
     release_waiter(std::vector<endpoint> nodes, std::string channel);
     ~release_waiter();

@@ -29,13 +29,14 @@
 namespace redcoord::detail {
 
 struct wait_settings {
-    std::chrono::milliseconds retry_delay{5};  // base delay after a refusal with no single holder
+    std::chrono::milliseconds retry_delay{5};   // base delay after a refusal with no single holder
     std::chrono::milliseconds retry_jitter{5};  // random extra on retry_delay, on the PTTL fallback
                                                 // and (redlock) before the first retry
     std::chrono::milliseconds wake_jitter{1};
     std::chrono::milliseconds max_retry_interval{500};
-    bool jitter_first_retry = false;  // redlock, the Redlock page's step 5: desynchronise the first retry
-    std::size_t retry_count = 0;      // most attempts in one call; zero: no limit
+    // redlock, the Redlock page's step 5: desynchronise the first retry
+    bool jitter_first_retry = false;
+    std::size_t retry_count = 0;  // most attempts in one call; zero: no limit
 };
 
 // A uniform random value in [lo, hi] (the kernel's in production, a seeded one in tests).
@@ -46,7 +47,8 @@ std::chrono::microseconds jitter(std::chrono::microseconds upto, const random_so
 
 // The delay between a release notification and the retry of a waiter that has lost `lost`
 // such races in this call: random in [0, wake_jitter / 2^min(lost, 4)].
-std::chrono::microseconds wake_delay(std::chrono::milliseconds wake_jitter, unsigned lost, const random_source& rnd);
+std::chrono::microseconds wake_delay(std::chrono::milliseconds wake_jitter, unsigned lost,
+                                     const random_source& rnd);
 
 // What the driver does next.
 struct wait_action {
@@ -74,7 +76,8 @@ public:
     wait_action start(lock_clock::time_point now);
     // The attempt acquired (true) or was refused for `why`. `live`: a notification link is
     // up (when none is, a sleep until the holder's PTTL is kept short).
-    wait_action on_attempt(bool acquired, const refusal& why, lock_clock::time_point now, bool live);
+    wait_action on_attempt(bool acquired, const refusal& why, lock_clock::time_point now,
+                           bool live);
     wait_action on_subscribed(lock_clock::time_point now);
     // `woke`: a release notification ended the wait.
     wait_action on_waited(bool woke, lock_clock::time_point now);
@@ -88,7 +91,15 @@ public:
 
 private:
     enum class stage {
-        first_attempt, subscribed, first_retry_pause, attempting, holder_wait, wake_pause, turn_pause, after_turn, done,
+        first_attempt,
+        subscribed,
+        first_retry_pause,
+        attempting,
+        holder_wait,
+        wake_pause,
+        turn_pause,
+        after_turn,
+        done,
     };
     [[nodiscard]] bool over(lock_clock::time_point now) const;
     wait_action attempt(ask what);
@@ -102,12 +113,13 @@ private:
     random_source rnd_;
     stage stage_ = stage::first_attempt;
     std::size_t attempts_ = 0;
-    refusal last_;           // what the last attempt's refusal said
+    refusal last_;  // what the last attempt's refusal said
     bool subscribed_ = false;
-    bool woke_ = false;      // the last holder wait ended with a release notification
-    bool barged_ = false;    // ... and the holder took the lock again within its turn
-    unsigned lost_ = 0;      // releases this call woke for and lost
-    lock_clock::duration down_pause_{};   // the pause after the last attempt that found a majority down
+    bool woke_ = false;    // the last holder wait ended with a release notification
+    bool barged_ = false;  // ... and the holder took the lock again within its turn
+    unsigned lost_ = 0;    // releases this call woke for and lost
+    lock_clock::duration
+        down_pause_{};  // the pause after the last attempt that found a majority down
     lock_clock::duration yield_pause_{};  // the last pause of an owner that yields
     lock_clock::duration wait_slice_{};   // how long to sleep on the last refusal's holder
 };

@@ -21,7 +21,8 @@ class watchdog {
 public:
     using time_point = std::chrono::steady_clock::time_point;
     // tick(hold) serves the hold identified by `hold` and returns its next due time.
-    watchdog(std::shared_ptr<redcoord::runtime> rt, std::function<std::optional<time_point>(std::uint64_t hold)> tick);
+    watchdog(std::shared_ptr<redcoord::runtime> rt,
+             std::function<std::optional<time_point>(std::uint64_t hold)> tick);
     // The same on the process's shared runtime.
     explicit watchdog(std::function<std::optional<time_point>(std::uint64_t hold)> tick);
     // Disarms and waits for a tick in progress (bounded by its command timeout).

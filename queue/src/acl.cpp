@@ -6,8 +6,8 @@ namespace redcoord {
 
 acl_needs queue_acl_needs(std::string_view prefix, int db) {
     acl_needs n = connection_acl_needs(db);
-    n.allow_commands({"lpush", "rpop", "lpop", "brpop", "blpop", "llen", "lmove", "blmove", "lrem", "lrange",
-                      "multi", "sadd", "set", "exec", "wait"});
+    n.allow_commands({"lpush", "rpop", "lpop", "brpop", "blpop", "llen", "lmove", "blmove", "lrem",
+                      "lrange", "multi", "sadd", "set", "exec", "wait"});
     for (const script* s : {&detail::queue_pop_script(), &detail::queue_register_script(),
                             &detail::queue_nack_script(), &detail::queue_recover_script(),
                             &detail::queue_release_script(), &detail::queue_requeue_dead_script(),

@@ -10,7 +10,8 @@ namespace redcoord::detail {
 
 using std::chrono::milliseconds;
 
-consumer_lease::consumer_lease(lease_timing timing, std::string first_id, std::function<std::string()> fresh_id)
+consumer_lease::consumer_lease(lease_timing timing, std::string first_id,
+                               std::function<std::string()> fresh_id)
     : timing_(timing), fresh_id_(std::move(fresh_id)) {
     ids_.push_back({next_ref_++, std::move(first_id), {}, 0});
 }
@@ -74,7 +75,8 @@ consumer_lease::upkeep consumer_lease::tick(time_point now) {
     // of it is left to renew or settle.
     const ref cur = current_identity().who;
     std::erase_if(ids_, [&](const identity& i) {
-        return i.who != cur && i.outstanding == 0 && i.lease_until + 2 * timing_.visibility_timeout < now;
+        return i.who != cur && i.outstanding == 0 &&
+               i.lease_until + 2 * timing_.visibility_timeout < now;
     });
     if (now >= next_heartbeat_) {
         next_heartbeat_ = now + timing_.heartbeat_interval;
@@ -108,26 +110,30 @@ move_plan consumer_lease::plan_move(pop_ticket& t, time_point now, bool stop_req
     const bool first = t.first;
     t.first = false;
     if (!first && stop_requested) return {};
-    const auto left = t.deadline > now ? std::chrono::duration_cast<milliseconds>(t.deadline - now) : milliseconds(0);
+    const auto left = t.deadline > now ? std::chrono::duration_cast<milliseconds>(t.deadline - now)
+                                       : milliseconds(0);
     if (!first && left < milliseconds(1)) return {};
     // Each block is shorter than half a lease and than the reply deadline of a pipeline.
     auto cap = timing_.visibility_timeout / 2;
-    if (command_timeout > milliseconds(0)) cap = std::min(cap, std::max(command_timeout / 2, milliseconds(1)));
+    if (command_timeout > milliseconds(0))
+        cap = std::min(cap, std::max(command_timeout / 2, milliseconds(1)));
     // Only a zero timeout takes the non-blocking path: BLMOVE on a non-empty list answers at
     // once, so a non-empty queue costs one command either way.
     move_plan p;
     p.block = left < milliseconds(1) ? milliseconds(0) : std::min(left, cap);
-    p.reply_deadline = p.block > milliseconds(0) ? blocking_deadline(p.block, command_timeout) : command_timeout;
+    p.reply_deadline =
+        p.block > milliseconds(0) ? blocking_deadline(p.block, command_timeout) : command_timeout;
     const auto* i = find(t.who);
     const auto lease = i ? i->lease_until : time_point{};
     // The lease outlives this command by `margin` even if it blocks fully, so the move lands
     // while the consumer is registered: a plain command, as cheap as raw Redis.
-    p.kind = !distrust_ && lease - now > p.block + margin() ? move_kind::plain : move_kind::renew_then_move;
+    p.kind = !distrust_ && lease - now > p.block + margin() ? move_kind::plain
+                                                            : move_kind::renew_then_move;
     return p;
 }
 
-bool consumer_lease::moved(const pop_ticket& t, move_kind kind, time_point sent, time_point now, bool renewal_ok,
-                           bool moved) {
+bool consumer_lease::moved(const pop_ticket& t, move_kind kind, time_point sent, time_point now,
+                           bool renewal_ok, bool moved) {
     if (kind == move_kind::plain) {
         // Stalled past the bound (e.g. the process was stopped)? Re-register at once, so a
         // message moved after a lapse is reclaimable if the consumer dies now.
@@ -153,7 +159,8 @@ void consumer_lease::end_pop(const pop_ticket& t, pop_end how) {
     if (how == pop_end::transport_error) retire(t.who);
 }
 
-consumer_lease::settle_ticket consumer_lease::begin_settle(const std::string& consumer, time_point now) const {
+consumer_lease::settle_ticket consumer_lease::begin_settle(const std::string& consumer,
+                                                           time_point now) const {
     settle_ticket t;
     for (const auto& i : ids_)
         if (i.id == consumer) t.owner = i.who;
@@ -171,21 +178,20 @@ settle_step consumer_lease::settle(settle_ticket& t, settle_attempt what, time_p
         return settle_step{v, milliseconds(0)};
     };
     switch (what) {
-        case settle_attempt::replied:
-            return finish(settle_verdict::done);
+        case settle_attempt::replied: return finish(settle_verdict::done);
         case settle_attempt::reply_lost:
             // Whether it was removed is unknown. If it is still there, the retired identity's
             // lease runs out and recovery returns it (D1).
             return finish(settle_verdict::outcome_unknown);
-        case settle_attempt::refused:
-            break;
+        case settle_attempt::refused: break;
     }
     // Refused or not sent: retry while the lease surely holds, so the message neither waits
     // in a live list nor is delivered twice (Q1, Q8). Without a lease known here (popped
     // elsewhere) nothing bounds the wait: the caller decides.
     if (!t.owner) return finish(settle_verdict::give_up);
     const auto next = now + t.backoff;
-    if (!(next < t.give_up && next + margin() < lease_until(*t.owner))) return finish(settle_verdict::give_up);
+    if (!(next < t.give_up && next + margin() < lease_until(*t.owner)))
+        return finish(settle_verdict::give_up);
     settle_step s{settle_verdict::retry, t.backoff};
     t.backoff = std::min(t.backoff * 2, max_settle_backoff);
     return s;

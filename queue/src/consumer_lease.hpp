@@ -32,7 +32,7 @@ struct lease_timing {
     std::chrono::milliseconds visibility_timeout{10000};  ///< TTL of the heartbeat key.
     std::chrono::milliseconds heartbeat_interval{2000};   ///< Renewal period.
     std::chrono::milliseconds recover_interval{5000};     ///< Recovery period; 0: only at start.
-    bool recover_on_start = true;                         ///< Recover once when the consumer starts.
+    bool recover_on_start = true;  ///< Recover once when the consumer starts.
 };
 
 /// How a pop moves its message.
@@ -118,10 +118,13 @@ public:
 
     /// `first_id` is the first identity's id; `fresh_id` makes the id of each successor when
     /// an identity is retired (random in the driver, scripted in tests).
-    consumer_lease(lease_timing timing, std::string first_id, std::function<std::string()> fresh_id);
+    consumer_lease(lease_timing timing, std::string first_id,
+                   std::function<std::string()> fresh_id);
 
     /// The margin a lease must keep beyond a command: a quarter of the visibility timeout.
-    [[nodiscard]] std::chrono::milliseconds margin() const noexcept { return timing_.visibility_timeout / 4; }
+    [[nodiscard]] std::chrono::milliseconds margin() const noexcept {
+        return timing_.visibility_timeout / 4;
+    }
     [[nodiscard]] const lease_timing& timing() const noexcept { return timing_; }
 
     // --- start and close ----------------------------------------------------------------
@@ -173,7 +176,8 @@ public:
     /// `t.who` at once (a message moved while the lease bound was short, or moved although
     /// its renewal failed; review Q5). For renew_then_move with neither renewal nor move,
     /// the driver throws.
-    bool moved(const pop_ticket& t, move_kind kind, time_point sent, time_point now, bool renewal_ok, bool moved);
+    bool moved(const pop_ticket& t, move_kind kind, time_point sent, time_point now,
+               bool renewal_ok, bool moved);
     /// The pop ended. A transport error retires the identity (if still current).
     void end_pop(const pop_ticket& t, pop_end how);
 

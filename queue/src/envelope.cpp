@@ -9,7 +9,8 @@ namespace redcoord {
 namespace {
 
 // Offsets of the wire layout (envelope.hpp).
-constexpr std::size_t id_at = 4, attempts_at = 20, enqueued_at_offset = 24, length_at = 32, check_at = 36;
+constexpr std::size_t id_at = 4, attempts_at = 20, enqueued_at_offset = 24, length_at = 32,
+                      check_at = 36;
 
 using detail::get_be;
 using detail::put_be;
@@ -23,7 +24,8 @@ std::uint32_t header_check(std::string_view wire) {
     covered.append(wire.substr(0, attempts_at));
     covered.append(wire.substr(length_at, 4));
     const auto d = detail::sha1(covered);
-    return (std::uint32_t(d[0]) << 24) | (std::uint32_t(d[1]) << 16) | (std::uint32_t(d[2]) << 8) | std::uint32_t(d[3]);
+    return (std::uint32_t(d[0]) << 24) | (std::uint32_t(d[1]) << 16) | (std::uint32_t(d[2]) << 8) |
+           std::uint32_t(d[3]);
 }
 
 }  // namespace
@@ -36,7 +38,9 @@ std::string encode_envelope(const envelope& e) {
     out.append(envelope_magic);
     out.append(reinterpret_cast<const char*>(e.id.data()), e.id.size());
     put_be<4>(out, e.attempts);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e.enqueued_at.time_since_epoch()).count();
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(e.enqueued_at.time_since_epoch())
+            .count();
     put_be<8>(out, static_cast<std::uint64_t>(std::max<std::int64_t>(ms, 0)));
     put_be<4>(out, e.payload.size());
     put_be<4>(out, header_check(out));
@@ -45,12 +49,14 @@ std::string encode_envelope(const envelope& e) {
 }
 
 std::optional<envelope> decode_envelope(std::string_view wire) {
-    if (wire.size() < envelope_header_size || wire.substr(0, envelope_magic.size()) != envelope_magic)
+    if (wire.size() < envelope_header_size ||
+        wire.substr(0, envelope_magic.size()) != envelope_magic)
         return std::nullopt;
     if (get_be<4>(wire, length_at) != wire.size() - envelope_header_size) return std::nullopt;
     if (get_be<4>(wire, check_at) != header_check(wire)) return std::nullopt;
     envelope e;
-    std::copy_n(reinterpret_cast<const std::uint8_t*>(wire.data()) + id_at, e.id.size(), e.id.begin());
+    std::copy_n(reinterpret_cast<const std::uint8_t*>(wire.data()) + id_at, e.id.size(),
+                e.id.begin());
     e.attempts = static_cast<std::uint32_t>(get_be<4>(wire, attempts_at));
     auto ms = get_be<8>(wire, enqueued_at_offset);
     // Clamp so the conversion to system_clock's nanosecond rep cannot overflow.

@@ -13,7 +13,8 @@ namespace redcoord {
 namespace detail {
 queue_keys make_queue_keys(std::string_view prefix, std::string_view name) {
     return {make_key(prefix, "queue", name), make_key(prefix, "queue", name, "dead"),
-            make_key(prefix, "queue", name, "consumers"), make_key(prefix, "queue", name, "processing:"),
+            make_key(prefix, "queue", name, "consumers"),
+            make_key(prefix, "queue", name, "processing:"),
             make_key(prefix, "queue", name, "heartbeat:")};
 }
 }  // namespace detail
@@ -23,7 +24,8 @@ namespace {
 using std::chrono::milliseconds;
 
 std::size_t length_of(const reply& r) {
-    if (!r.is_integer() || r.integer() < 0) throw protocol_error("inspect_queue: LLEN did not return a length");
+    if (!r.is_integer() || r.integer() < 0)
+        throw protocol_error("inspect_queue: LLEN did not return a length");
     return static_cast<std::size_t>(r.integer());
 }
 
@@ -33,7 +35,8 @@ std::optional<milliseconds> age_of(const reply& oldest, std::chrono::microsecond
     if (!wire) return std::nullopt;
     const auto env = decode_envelope(*wire);
     if (!env) return std::nullopt;
-    const auto pushed = std::chrono::duration_cast<std::chrono::microseconds>(env->enqueued_at.time_since_epoch());
+    const auto pushed =
+        std::chrono::duration_cast<std::chrono::microseconds>(env->enqueued_at.time_since_epoch());
     return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(server_now - pushed));
 }
 
@@ -46,11 +49,12 @@ std::size_t queue_inspection::in_flight() const noexcept {
 }
 
 std::size_t queue_inspection::expired() const noexcept {
-    return static_cast<std::size_t>(
-        std::count_if(consumers.begin(), consumers.end(), [](const auto& c) { return !c.lease_left; }));
+    return static_cast<std::size_t>(std::count_if(consumers.begin(), consumers.end(),
+                                                  [](const auto& c) { return !c.lease_left; }));
 }
 
-queue_inspection inspect_queue(connection_pool& pool, std::string_view name, std::string_view prefix) {
+queue_inspection inspect_queue(connection_pool& pool, std::string_view name,
+                               std::string_view prefix) {
     validate_name(name, "queue name");
     const auto k = detail::make_queue_keys(prefix, name);
     const auto first = detail::read_snapshot(pool, {{"LLEN", k.ready},

@@ -54,7 +54,8 @@ std::optional<std::string> list_queue::pop(milliseconds timeout) {
         const auto block = std::min(left, max_block);
         const std::string secs = detail::seconds_arg(block);
         const std::string_view argv[] = {cmd, key_, secs};
-        reply r = c->command_for(detail::blocking_deadline(block, c->where().command_timeout), argv);
+        reply r =
+            c->command_for(detail::blocking_deadline(block, c->where().command_timeout), argv);
         // BRPOP answers [key, value] or nil on timeout.
         if (!r.is_nil()) return r.elements().at(1).text();
     }

@@ -17,15 +17,18 @@ namespace redcoord::detail {
 /// Throws invalid_argument unless 1 <= max_payload <= max_payload_limit.
 inline void validate_max_payload(std::size_t max_payload, std::string_view who) {
     if (max_payload < 1 || max_payload > max_payload_limit)
-        throw invalid_argument(std::string(who) + ": max_payload must be in 1.." + std::to_string(max_payload_limit));
+        throw invalid_argument(std::string(who) + ": max_payload must be in 1.." +
+                               std::to_string(max_payload_limit));
 }
 
 /// Throws payload_too_large when any payload is longer than `max_payload`.
-inline void check_payloads(std::span<const std::string> payloads, std::size_t max_payload, std::string_view who) {
+inline void check_payloads(std::span<const std::string> payloads, std::size_t max_payload,
+                           std::string_view who) {
     for (const auto& p : payloads)
         if (p.size() > max_payload)
-            throw payload_too_large(std::string(who) + ": a payload of " + std::to_string(p.size()) +
-                                    " bytes exceeds max_payload (" + std::to_string(max_payload) + ")");
+            throw payload_too_large(std::string(who) + ": a payload of " +
+                                    std::to_string(p.size()) + " bytes exceeds max_payload (" +
+                                    std::to_string(max_payload) + ")");
 }
 
 /// After `-ERR Protocol error ...` the server closes the link (an argument over its

@@ -40,7 +40,8 @@ void queue_worker::stop() noexcept {
 }
 
 queue_worker_stats queue_worker::stats() const noexcept {
-    return {acked_.load(), requeued_.load(), dead_.load(), lost_.load(), errors_.load(), unsettled_.load()};
+    return {acked_.load(), requeued_.load(), dead_.load(),
+            lost_.load(),  errors_.load(),   unsettled_.load()};
 }
 
 std::exception_ptr queue_worker::last_error() const {

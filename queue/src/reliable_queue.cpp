@@ -32,7 +32,9 @@ using std::chrono::milliseconds;
 std::string be64(std::uint64_t v) { return detail::be_bytes<8>(v); }
 
 std::string now_arg() {
-    auto ms = std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto ms = std::chrono::duration_cast<milliseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
     return be64(static_cast<std::uint64_t>(ms));
 }
 
@@ -51,7 +53,8 @@ message to_message(std::string_view element) {
         m.enqueued_at = e->enqueued_at;
     } else {
         char buf[24];
-        std::snprintf(buf, sizeof buf, "raw-%016llx", static_cast<unsigned long long>(fnv1a(element)));
+        std::snprintf(buf, sizeof buf, "raw-%016llx",
+                      static_cast<unsigned long long>(fnv1a(element)));
         m.id = buf;
         m.payload.assign(element);
         m.raw = true;
@@ -74,7 +77,8 @@ void validate(const reliable_queue_options& o) {
     if (o.visibility_timeout < milliseconds(100))
         throw invalid_argument("reliable_queue: visibility_timeout must be >= 100 ms");
     if (o.heartbeat_interval <= milliseconds(0) || o.heartbeat_interval * 2 > o.visibility_timeout)
-        throw invalid_argument("reliable_queue: heartbeat_interval must be > 0 and <= visibility_timeout / 2");
+        throw invalid_argument(
+            "reliable_queue: heartbeat_interval must be > 0 and <= visibility_timeout / 2");
     if (o.recover_interval < milliseconds(0))
         throw invalid_argument("reliable_queue: recover_interval must be >= 0");
     if (o.max_attempts < 1) throw invalid_argument("reliable_queue: max_attempts must be >= 1");
@@ -120,7 +124,7 @@ struct reliable_queue::impl {
 
     // Held so the runtime outlives the upkeep timer (declared before it).
     std::shared_ptr<redcoord::runtime> rt;
-    std::mutex start_mu;           // serialises start_consumer() and close(); guards upkeep
+    std::mutex start_mu;  // serialises start_consumer() and close(); guards upkeep
     std::atomic<bool> started{false};
     // Heartbeats and periodic recovery, on the runtime's shared timer thread while the
     // consumer is started (no thread of its own).
@@ -137,10 +141,9 @@ struct reliable_queue::impl {
     std::shared_ptr<void> collector;
 
     impl(connection_pool& p, std::string_view n, reliable_queue_options o)
-        : pool(p),
-          opts(std::move(o)),
-          name(n),
-          lease({opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval, opts.recover_on_start},
+        : pool(p), opts(std::move(o)), name(n),
+          lease({opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval,
+                 opts.recover_on_start},
                 opts.consumer_id.empty() ? random_token() : opts.consumer_id,
                 [id = opts.consumer_id] { return id.empty() ? random_token() : retired_id(id); }),
           rt(p.runtime()) {}
@@ -165,14 +168,16 @@ struct reliable_queue::impl {
     void heartbeat(connection& c, lease_ref who, const std::string& id);
     void register_after_move(connection& c, lease_ref who, const std::string& id) noexcept;
     void release(connection& c, const std::string& id);
-    std::optional<delivery> pop_as(detail::consumer_lease::pop_ticket& t, const std::stop_token& stop);
+    std::optional<delivery> pop_as(detail::consumer_lease::pop_ticket& t,
+                                   const std::stop_token& stop);
     template <class F>
     auto settling(const delivery& d, F&& f);
     recovery_result recover();
     void observe();
 };
 
-reliable_queue::reliable_queue(connection_pool& pool, std::string_view name, reliable_queue_options opts) {
+reliable_queue::reliable_queue(connection_pool& pool, std::string_view name,
+                               reliable_queue_options opts) {
     validate_name(name, "queue name");
     validate(opts);
     impl_ = std::make_unique<impl>(pool, name, std::move(opts));
@@ -208,7 +213,8 @@ void reliable_queue::impl::observe() {
         // Bounded by the pool's borrow_timeout and the endpoint's command_timeout; a failure
         // leaves the last values (the registry swallows it).
         auto c = pool.borrow();
-        auto r = detail::queue_stats_script().run(*c, {consumers_key, ready_key, dead_key}, {processing_prefix, heartbeat_prefix});
+        auto r = detail::queue_stats_script().run(*c, {consumers_key, ready_key, dead_key},
+                                                  {processing_prefix, heartbeat_prefix});
         const auto& e = r.elements();
         std::int64_t in_flight = 0;
         for (std::size_t i = 2; i + 2 < e.size(); i += 3) in_flight += e[i + 1].integer();
@@ -233,8 +239,12 @@ std::string reliable_queue::processing_key() const { return impl_->processing_ke
 const std::string& reliable_queue::key() const noexcept { return impl_->ready_key; }
 const std::string& reliable_queue::dead_key() const noexcept { return impl_->dead_key; }
 const reliable_queue_options& reliable_queue::options() const noexcept { return impl_->opts; }
-std::uint64_t reliable_queue::heartbeat_failures() const noexcept { return impl_->hb_failures.load(); }
-std::uint64_t reliable_queue::settle_retries() const noexcept { return impl_->settle_retries.load(); }
+std::uint64_t reliable_queue::heartbeat_failures() const noexcept {
+    return impl_->hb_failures.load();
+}
+std::uint64_t reliable_queue::settle_retries() const noexcept {
+    return impl_->settle_retries.load();
+}
 std::uint64_t reliable_queue::lease_losses() const noexcept { return impl_->lease_losses.load(); }
 
 std::string reliable_queue::push(std::string_view payload) {
@@ -281,8 +291,9 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
     }
     if (r.acks < m.opts.replicas)
         throw replication_timeout("reliable_queue: push to '" + m.ready_key + "' acknowledged by " +
-                                      std::to_string(r.acks) + " of " + std::to_string(m.opts.replicas) +
-                                      " replicas within " + std::to_string(m.opts.replica_timeout.count()) +
+                                      std::to_string(r.acks) + " of " +
+                                      std::to_string(m.opts.replicas) + " replicas within " +
+                                      std::to_string(m.opts.replica_timeout.count()) +
                                       " ms (the master has it; not yet durable)",
                                   r.acks, m.opts.replicas);
     return ids;
@@ -290,8 +301,9 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
 
 void reliable_queue::impl::release(connection& c, const std::string& id) {
     const std::string nonce = nonce_arg(), now = now_arg();
-    detail::queue_release_script().run(c, {consumers_key, ready_key, dead_key, processing_key(id), heartbeat_key(id)},
-                                       {id, max_attempts, nonce, now});
+    detail::queue_release_script().run(
+        c, {consumers_key, ready_key, dead_key, processing_key(id), heartbeat_key(id)},
+        {id, max_attempts, nonce, now});
 }
 
 void reliable_queue::impl::start_consumer() {
@@ -321,15 +333,18 @@ void reliable_queue::impl::start_consumer() {
 
 void reliable_queue::impl::heartbeat(connection& c, lease_ref who, const std::string& id) {
     const auto sent = clock_type::now();
-    const auto r = detail::queue_register_script().run(c, {consumers_key, heartbeat_key(id)}, {id, ttl_ms});
+    const auto r =
+        detail::queue_register_script().run(c, {consumers_key, heartbeat_key(id)}, {id, ttl_ms});
     const auto& e = r.elements();
     const bool intact = e.at(0).integer() == 0 && e.at(1).integer() == 1;
     // The server dropped the lease before the bound we computed (volatile-* eviction, a clock
     // step, a manual DEL): the engine stops trusting its bound for plain moves (Q4).
-    if (locked([&](detail::consumer_lease& l) { return l.renewed(who, sent, intact); })) lease_losses.fetch_add(1);
+    if (locked([&](detail::consumer_lease& l) { return l.renewed(who, sent, intact); }))
+        lease_losses.fetch_add(1);
 }
 
-void reliable_queue::impl::register_after_move(connection& c, lease_ref who, const std::string& id) noexcept {
+void reliable_queue::impl::register_after_move(connection& c, lease_ref who,
+                                               const std::string& id) noexcept {
     try {
         heartbeat(c, who, id);
     } catch (const std::exception&) {
@@ -357,13 +372,18 @@ std::optional<clock_type::time_point> reliable_queue::impl::upkeep_tick() {
     return locked([](detail::consumer_lease& l) { return l.next_due(); });
 }
 
-std::optional<delivery> reliable_queue::pop(milliseconds timeout) { return pop(timeout, std::stop_token{}); }
+std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
+    return pop(timeout, std::stop_token{});
+}
 
 std::optional<delivery> reliable_queue::pop(milliseconds timeout, std::stop_token stop) {
     auto& m = *impl_;
     m.start_consumer();
-    auto t = m.locked([&](detail::consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); });
-    auto end = [&](detail::pop_end how) { m.locked([&](detail::consumer_lease& l) { l.end_pop(t, how); }); };
+    auto t = m.locked(
+        [&](detail::consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); });
+    auto end = [&](detail::pop_end how) {
+        m.locked([&](detail::consumer_lease& l) { l.end_pop(t, how); });
+    };
     try {
         auto d = m.pop_as(t, stop);
         end(d ? detail::pop_end::delivered : detail::pop_end::empty);
@@ -377,7 +397,8 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout, std::stop_toke
     }
 }
 
-std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop_ticket& t, const std::stop_token& stop) {
+std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop_ticket& t,
+                                                     const std::stop_token& stop) {
     auto c = pool.borrow();
     const auto cmd_timeout = c->where().command_timeout;
     const std::string pkey = processing_key(t.id), hkey = heartbeat_key(t.id);
@@ -399,7 +420,8 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
             }
         } else if (plan.block == milliseconds(0)) {
             // Lease short or unknown: renew and move in one script.
-            r = detail::queue_pop_script().run(*c, {consumers_key, hkey, ready_key, pkey}, {t.id, ttl_ms});
+            r = detail::queue_pop_script().run(*c, {consumers_key, hkey, ready_key, pkey},
+                                               {t.id, ttl_ms});
         } else {
             // Renew in a transaction pipelined right before the BLMOVE (one round trip), so
             // the lease outlives the block whatever the client does meanwhile.
@@ -416,7 +438,8 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
             renewal_ok = transaction_renewed(replies);
             if (!renewal_ok && (r.is_nil() || r.is_error())) {
                 for (std::size_t i = 0; i < replies.size(); ++i)
-                    if (replies[i].is_error()) detail::throw_reply_error(replies[i].text(), cmds[i][0]);
+                    if (replies[i].is_error())
+                        detail::throw_reply_error(replies[i].text(), cmds[i][0]);
                 throw protocol_error("reliable_queue: lease renewal transaction aborted");
             }
         }
@@ -438,9 +461,11 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
 
 template <class F>
 auto reliable_queue::impl::settling(const delivery& d, F&& f) {
-    auto t = locked([&](detail::consumer_lease& l) { return l.begin_settle(d.consumer, clock_type::now()); });
+    auto t = locked(
+        [&](detail::consumer_lease& l) { return l.begin_settle(d.consumer, clock_type::now()); });
     auto step = [&](detail::settle_attempt what) {
-        return locked([&](detail::consumer_lease& l) { return l.settle(t, what, clock_type::now()); });
+        return locked(
+            [&](detail::consumer_lease& l) { return l.settle(t, what, clock_type::now()); });
     };
     for (;;) {
         // Failures before the command was sent (no connection, a refused handshake) and
@@ -471,14 +496,16 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
                 // Sent, reply lost: whether it was removed is unknown. If it is still there,
                 // the retired identity's lease runs out and recovery returns it (D1).
                 step(detail::settle_attempt::reply_lost);
-                throw outcome_unknown(std::string("reliable_queue: ack/nack sent, reply lost (") + e.what() +
+                throw outcome_unknown(std::string("reliable_queue: ack/nack sent, reply lost (") +
+                                      e.what() +
                                       "); the message may still be in flight and come back");
             }
         }
         // Refused (BUSY, LOADING, READONLY, OOM, NOREPLICAS, ...) or not sent: the engine
         // retries while the lease surely holds (Q1, Q8), then gives the message up to recovery.
         const auto s = step(detail::settle_attempt::refused);
-        if (for_good || s.verdict != detail::settle_verdict::retry) std::rethrow_exception(unchanged);
+        if (for_good || s.verdict != detail::settle_verdict::retry)
+            std::rethrow_exception(unchanged);
         settle_retries.fetch_add(1);
         std::this_thread::sleep_for(s.wait);
     }
@@ -487,7 +514,9 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
 bool reliable_queue::ack(const delivery& d) {
     auto& m = *impl_;
     const std::string pkey = m.processing_key(d.consumer);
-    return m.settling(d, [&](connection& c) { return c.command({"LREM", pkey, "1", d.element}).integer() == 1; });
+    return m.settling(d, [&](connection& c) {
+        return c.command({"LREM", pkey, "1", d.element}).integer() == 1;
+    });
 }
 
 bool reliable_queue::nack(const delivery& d, nack_action action) {
@@ -497,7 +526,8 @@ bool reliable_queue::nack(const delivery& d, nack_action action) {
         const std::string nonce = nonce_arg(), now = now_arg();
         auto r = detail::queue_nack_script().run(
             c, {pkey, m.ready_key, m.dead_key},
-            {d.element, action == nack_action::requeue ? "requeue" : "dead", m.max_attempts, nonce, now});
+            {d.element, action == nack_action::requeue ? "requeue" : "dead", m.max_attempts, nonce,
+             now});
         if (r.integer() == 1) m.redeliveries.inc();
         if (r.integer() == 2) m.dead_letters.inc();
         return r.integer() != 0;
@@ -509,16 +539,20 @@ recovery_result reliable_queue::recover() { return impl_->recover(); }
 recovery_result reliable_queue::impl::recover() {
     auto c = pool.borrow();
     const std::string nonce = nonce_arg(), now = now_arg();
-    auto r = detail::queue_recover_script().run(*c, {consumers_key, ready_key, dead_key},
-                                                {processing_prefix, heartbeat_prefix, max_attempts, nonce, now});
+    auto r = detail::queue_recover_script().run(
+        *c, {consumers_key, ready_key, dead_key},
+        {processing_prefix, heartbeat_prefix, max_attempts, nonce, now});
     const auto& e = r.elements();
-    const recovery_result out{static_cast<std::size_t>(e.at(0).integer()), static_cast<std::size_t>(e.at(1).integer()),
+    const recovery_result out{static_cast<std::size_t>(e.at(0).integer()),
+                              static_cast<std::size_t>(e.at(1).integer()),
                               static_cast<std::size_t>(e.at(2).integer())};
     redeliveries.inc(static_cast<double>(out.requeued));
     dead_letters.inc(static_cast<double>(out.dead_lettered));
     if (out.requeued + out.dead_lettered + out.consumers > 0)
         rt->emit(log_level::warning, "queue", "recovered the messages of dead consumers",
-                 {{"queue", name}, {"consumers", std::to_string(out.consumers)}, {"requeued", std::to_string(out.requeued)},
+                 {{"queue", name},
+                  {"consumers", std::to_string(out.consumers)},
+                  {"requeued", std::to_string(out.requeued)},
                   {"dead_lettered", std::to_string(out.dead_lettered)}});
     return out;
 }
@@ -536,7 +570,8 @@ std::vector<message> reliable_queue::dead_letters(std::size_t limit) {
 
 std::size_t reliable_queue::requeue_dead(std::size_t limit) {
     auto c = impl_->pool.borrow();
-    auto r = detail::queue_requeue_dead_script().run(*c, {impl_->dead_key, impl_->ready_key}, {std::to_string(limit)});
+    auto r = detail::queue_requeue_dead_script().run(*c, {impl_->dead_key, impl_->ready_key},
+                                                     {std::to_string(limit)});
     return static_cast<std::size_t>(r.integer());
 }
 

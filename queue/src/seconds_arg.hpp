@@ -22,7 +22,7 @@ inline std::string seconds_arg(std::chrono::milliseconds t) {
 /// block plus the default. Zero (no deadline) stays zero, and so does a sum that would
 /// overflow (callers bound their blocks, so that is only a safety net; review C8).
 inline std::chrono::milliseconds blocking_deadline(std::chrono::milliseconds block,
-                                                  std::chrono::milliseconds command_timeout) {
+                                                   std::chrono::milliseconds command_timeout) {
     using std::chrono::milliseconds;
     if (command_timeout <= milliseconds(0)) return milliseconds(0);
     const auto spare = command_timeout / 2 + command_timeout / 4;

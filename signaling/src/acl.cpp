@@ -10,10 +10,11 @@ const script& double_barrier_lua();  // double_barrier.cpp
 const script& latch_lua();           // latch.cpp
 }  // namespace detail
 
-acl_needs signaling_acl_needs(std::string_view prefix, const std::vector<std::string>& channels, int db) {
+acl_needs signaling_acl_needs(std::string_view prefix, const std::vector<std::string>& channels,
+                              int db) {
     acl_needs n = pubsub_acl_needs(true, db);
-    for (const script* s : {&detail::unicast_lua(), &detail::barrier_lua(), &detail::double_barrier_lua(),
-                            &detail::latch_lua()})
+    for (const script* s : {&detail::unicast_lua(), &detail::barrier_lua(),
+                            &detail::double_barrier_lua(), &detail::latch_lua()})
         n.allow_script(*s);
     n.allow_commands({"publish", "set", "get"});
     for (std::string_view kind : {"barrier:*", "double_barrier:*", "latch:*"}) {

@@ -72,11 +72,12 @@ barrier_timeout::barrier_timeout(const std::string& name, std::size_t arrived, s
                                  const std::string& what_happened)
     : timeout_error("barrier '" + name + "' timed out: " + std::to_string(arrived) + " of " +
                     std::to_string(parties) + " parties " + what_happened),
-      arrived_(arrived),
-      parties_(parties) {}
+      arrived_(arrived), parties_(parties) {}
 
 barrier_lease_lost::barrier_lease_lost(const std::string& what_barrier, std::uint64_t generation)
-    : error(what_barrier + ": this member's lease lapsed (it stalled for longer than arrival_lease) and generation " +
+    : error(what_barrier +
+            ": this member's lease lapsed (it stalled for longer than arrival_lease) and "
+            "generation " +
             std::to_string(generation) + " went on without counting it; it did not pass"),
       generation_(generation) {}
 
@@ -93,12 +94,13 @@ barrier::barrier(signal_hub& hub, std::string name, std::size_t parties, barrier
 // One run of the barrier script. `parties` 0 skips the party-count check (count, reset).
 detail::phase_reply barrier::run(const std::string& member, std::size_t parties, const char* mode,
                                  std::uint64_t gen) {
-    return detail::run_phase(barrier_script, hub_.master(), {state_key_, arrived_key_, passed_key_},
-                             {member, std::to_string(parties), std::to_string(opts_.arrival_lease.count()), channel_,
-                              hub_.envelope({}), mode, std::to_string(gen),
-                              std::to_string(detail::passed_retention(opts_).count()),
-                              std::to_string(opts_.idle_ttl.count())},
-                             "barrier");
+    return detail::run_phase(
+        barrier_script, hub_.master(), {state_key_, arrived_key_, passed_key_},
+        {member, std::to_string(parties), std::to_string(opts_.arrival_lease.count()), channel_,
+         hub_.envelope({}), mode, std::to_string(gen),
+         std::to_string(detail::passed_retention(opts_).count()),
+         std::to_string(opts_.idle_ttl.count())},
+        "barrier");
 }
 
 std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {

@@ -92,19 +92,22 @@ const script& double_barrier_lua() { return double_barrier_script; }
 struct double_barrier::phase {
     // One run of the script; `any_parties` skips the party-count check (reset).
     static detail::phase_reply run(double_barrier& b, const char* mode, bool any_parties = false) {
-        return detail::run_phase(double_barrier_script, b.hub_.master(), {b.state_key_, b.members_key_},
-                                 {b.member_, any_parties ? "0" : std::to_string(b.parties_),
-                                  std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
-                                  std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())},
-                                 "double_barrier");
+        return detail::run_phase(
+            double_barrier_script, b.hub_.master(), {b.state_key_, b.members_key_},
+            {b.member_, any_parties ? "0" : std::to_string(b.parties_),
+             std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
+             std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())},
+            "double_barrier");
     }
     static barrier_lease_lost lost(const double_barrier& b) {
         return barrier_lease_lost("double_barrier '" + b.name_ + "'", b.round_);
     }
 };
 
-double_barrier::double_barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts)
-    : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts), rt_(hub.master().runtime()) {
+double_barrier::double_barrier(signal_hub& hub, std::string name, std::size_t parties,
+                               barrier_options opts)
+    : hub_(hub), name_(std::move(name)), parties_(parties), opts_(opts),
+      rt_(hub.master().runtime()) {
     detail::validate_party("double_barrier", name_, parties_, opts_);
     const auto& prefix = hub_.options().prefix;
     state_key_ = make_key(prefix, "double_barrier", name_);
@@ -117,21 +120,22 @@ double_barrier::~double_barrier() {
     if (!inside_) return;
     try {
         (void)phase::run(*this, "leave");
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 void double_barrier::start_heartbeat() {
     // The tick reads member_ and round_, which enter() and leave() change only while no
     // heartbeat exists (stop_heartbeat() waits for a running tick).
-    heartbeat_ = std::make_unique<detail::timer>(rt_->timers(), [this]() -> std::optional<detail::timer::time_point> {
-        try {
-            if (phase::run(*this, "keep").code == detail::lost) return std::nullopt;  // leave() reports it
-        } catch (...) {
-            // A failed refresh is retried at the next tick; the lease outlasts two misses.
-        }
-        return deadline_after(detail::refresh_period(opts_));
-    });
+    heartbeat_ = std::make_unique<detail::timer>(
+        rt_->timers(), [this]() -> std::optional<detail::timer::time_point> {
+            try {
+                if (phase::run(*this, "keep").code == detail::lost)
+                    return std::nullopt;  // leave() reports it
+            } catch (...) {
+                // A failed refresh is retried at the next tick; the lease outlasts two misses.
+            }
+            return deadline_after(detail::refresh_period(opts_));
+        });
     heartbeat_->arm(deadline_after(detail::refresh_period(opts_)));
 }
 
@@ -148,9 +152,12 @@ void double_barrier::enter(std::chrono::milliseconds timeout) {
         if (r.code == detail::lost) throw phase::lost(*this);
         const bool blocked = r.code == detail::blocked;  // the previous round is still leaving
         if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
-            if (blocked) throw barrier_timeout(name_, 0, parties_, "entered (the previous round is still leaving)");
+            if (blocked)
+                throw barrier_timeout(name_, 0, parties_,
+                                      "entered (the previous round is still leaving)");
             r = phase::run(*this, "withdraw");
-            if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_, "entered");
+            if (r.code == detail::waiting)
+                throw barrier_timeout(name_, r.count, parties_, "entered");
             continue;  // inside or lost while we gave up
         }
         r = phase::run(*this, blocked ? "enter" : "refresh");
@@ -181,6 +188,8 @@ void double_barrier::leave(std::chrono::milliseconds timeout) {
     }
 }
 
-bool double_barrier::reset() { return phase::run(*this, "reset", /*any_parties=*/true).code == detail::passed; }
+bool double_barrier::reset() {
+    return phase::run(*this, "reset", /*any_parties=*/true).code == detail::passed;
+}
 
 }  // namespace redcoord

@@ -43,7 +43,8 @@ dedup_window::dedup_window(std::size_t capacity, std::size_t max_origins)
     if (max_origins_ == 0) throw invalid_argument("dedup window must track at least one origin");
 }
 
-bool dedup_window::first_copy(std::string_view id, std::string_view channel, std::string_view pattern) {
+bool dedup_window::first_copy(std::string_view id, std::string_view channel,
+                              std::string_view pattern) {
     if (id.size() != envelope_id_size) throw invalid_argument("dedup_window: not an envelope id");
     const std::uint64_t origin = get_be<8>(id, 0), seq = get_be<8>(id, 8);
     if (auto f = floors_.find(origin); f != floors_.end() && seq <= f->second.seq) return false;

@@ -17,12 +17,14 @@ namespace {
 
 bool same_link_options(const subscriber_options& a, const subscriber_options& b) {
     return a.reconnect_min == b.reconnect_min && a.reconnect_max == b.reconnect_max &&
-           a.health_interval == b.health_interval && a.tuning.drain_interval == b.tuning.drain_interval;
+           a.health_interval == b.health_interval &&
+           a.tuning.drain_interval == b.tuning.drain_interval;
 }
 
 const signal_options& checked(const signal_options& o) {
     if (o.dedup_window == 0) throw invalid_argument("signal_options::dedup_window must be >= 1");
-    if (o.subscribe_timeout.count() <= 0) throw invalid_argument("signal_options::subscribe_timeout must be > 0");
+    if (o.subscribe_timeout.count() <= 0)
+        throw invalid_argument("signal_options::subscribe_timeout must be > 0");
     return o;
 }
 
@@ -45,15 +47,15 @@ std::uint64_t host_boot_tag() {
 constexpr int origin_random_bits = 40;
 
 std::uint64_t steady_ns() {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
 }
 
 }  // namespace
 
 hub_core::hub_core(connection_pool& p, signal_options o)
-    : pool(p),
-      opts(checked(o)),
+    : pool(p), opts(checked(o)),
       origin((host_boot_tag() << origin_random_bits) | (random_u64() >> (64 - origin_random_bits))),
       rt(p.runtime()),
       // The runtime's link per endpoint unless this hub asked for other link settings: a
@@ -61,8 +63,7 @@ hub_core::hub_core(connection_pool& p, signal_options o)
       mux(same_link_options(opts.link, subscriber_options{})
               ? rt->pubsub(p.where())
               : std::make_shared<pubsub_mux>(p.where(), rt, pubsub_mux_options{.link = opts.link})),
-      seen(opts.dedup_window),
-      callbacks(rt->callbacks()) {
+      seen(opts.dedup_window), callbacks(rt->callbacks()) {
     unicast_root = opts.prefix + "unicast:{";
     const metrics_scope ms(*rt);
     delivery = ms.histogram(metric::signal_delivery_seconds, {});
@@ -95,7 +96,8 @@ void hub_core::on_message(const pubsub_message& m) {
             // Sent by a hub of this host and boot: its seq is its steady send time. An
             // envelope of an older redcoord (a small counter) gives an absurd age: skipped.
             const auto sent = get_be<8>(env->id, 8), now = steady_ns();
-            if (sent <= now && now - sent < 3600ULL * 1000000000ULL) delivery.observe(static_cast<double>(now - sent) * 1e-9);
+            if (sent <= now && now - sent < 3600ULL * 1000000000ULL)
+                delivery.observe(static_cast<double>(now - sent) * 1e-9);
         }
         s.payload.assign(env->payload);
     } else {
@@ -181,8 +183,8 @@ void hub_core::ref_each(const std::vector<std::string>& names, bool pattern, std
         // resets every listener (waiting for a running handler) before the core goes.
         pubsub_mux::handlers h{[this](const pubsub_message& m) { on_message(m); }, {}};
         try {
-            in.listener = std::make_shared<pubsub_mux::listener>(pattern ? mux->listen_pattern(n, std::move(h))
-                                                                         : mux->listen(n, std::move(h)));
+            in.listener = std::make_shared<pubsub_mux::listener>(
+                pattern ? mux->listen_pattern(n, std::move(h)) : mux->listen(n, std::move(h)));
         } catch (...) {
             refs.erase(n);
             throw;
@@ -220,8 +222,10 @@ void hub_core::await_confirmed(const std::vector<std::string>& names, bool patte
         }
         if (!l) throw connection_error("signal_hub is shut down");
         if (!l->wait_confirmed(time_left(deadline)))
-            throw connection_error("signal_hub: no pub/sub link (master or replica) confirmed the subscription within " +
-                                   std::to_string(opts.subscribe_timeout.count()) + " ms");
+            throw connection_error(
+                "signal_hub: no pub/sub link (master or replica) confirmed the subscription "
+                "within " +
+                std::to_string(opts.subscribe_timeout.count()) + " ms");
     }
 }
 
@@ -242,7 +246,8 @@ void hub_core::watch_link() {
 
 void hub_core::sweep_slots_locked() {
     for (auto* slots : {&slots_channel, &slots_pattern})
-        for (auto it = slots->begin(); it != slots->end();) it = it->second->empty() ? slots->erase(it) : std::next(it);
+        for (auto it = slots->begin(); it != slots->end();)
+            it = it->second->empty() ? slots->erase(it) : std::next(it);
 }
 
 std::shared_ptr<void> hold_channel(const signal_hub& hub, const std::string& channel) {

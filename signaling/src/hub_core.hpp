@@ -4,10 +4,10 @@
 // no connection of its own (unless its link options differ from the runtime's: then it owns a
 // private multiplexer, still read by the process's shared pub/sub reader).
 
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
-#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/signaling/envelope.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
@@ -29,8 +29,8 @@ using slot_signal = boost::signals2::signal<void(const redcoord::signal&)>;
 struct waiter_state {
     std::vector<std::string> names;  // channels or patterns, as subscribed
     bool pattern = false;
-    std::string id;                  // 16 hex characters
-    std::string unicast_channel;     // user channel reported for unicast signals, else empty
+    std::string id;               // 16 hex characters
+    std::string unicast_channel;  // user channel reported for unicast signals, else empty
     std::deque<redcoord::signal> queue;
     std::atomic<std::size_t> queued{0};  // queue.size(), readable without the lock (spinning)
     std::condition_variable cv;
@@ -51,7 +51,7 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     std::uint64_t origin;
     std::atomic<std::uint64_t> seq{0};
     histogram_handle delivery;  // redcoord_signal_delivery_seconds; empty when metrics are off
-    std::string unicast_root;        // <prefix>unicast:{
+    std::string unicast_root;   // <prefix>unicast:{
 
     // Declared before everything that runs on it, so it outlives the strand and listeners.
     std::shared_ptr<redcoord::runtime> rt;
@@ -80,7 +80,8 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
     // Routing, queues, dedup. Taken by whichever thread reads the link.
     mutable std::mutex mu;
     bool closed = false;
-    std::unordered_map<std::string, std::vector<std::shared_ptr<waiter_state>>> by_channel, by_pattern;
+    std::unordered_map<std::string, std::vector<std::shared_ptr<waiter_state>>> by_channel,
+        by_pattern;
     std::unordered_map<std::string, std::shared_ptr<slot_signal>> slots_channel, slots_pattern;
     dedup_window seen;
     signal_hub_stats counters;

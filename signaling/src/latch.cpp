@@ -6,7 +6,6 @@
 #include <redcoord/core/script.hpp>
 #include <redcoord/signaling/latch.hpp>
 
-
 namespace redcoord {
 
 namespace {
@@ -30,7 +29,8 @@ return v
 
 void check_count(std::uint64_t n, const char* what) {
     if (n > latch_max_count)
-        throw invalid_argument(std::string(what) + " " + std::to_string(n) + " is above the largest exact latch count 2^53");
+        throw invalid_argument(std::string(what) + " " + std::to_string(n) +
+                               " is above the largest exact latch count 2^53");
 }
 }  // namespace
 
@@ -41,20 +41,23 @@ const script& latch_lua() { return count_down_script; }
 latch::latch(signal_hub& hub, std::string name, std::uint64_t count, latch_options opts)
     : hub_(hub), name_(std::move(name)), opts_(opts) {
     validate_name(name_, "latch name");
-    if (opts_.recheck_interval.count() <= 0) throw invalid_argument("latch_options::recheck_interval must be > 0");
+    if (opts_.recheck_interval.count() <= 0)
+        throw invalid_argument("latch_options::recheck_interval must be > 0");
     if (opts_.ttl.count() <= 0 || opts_.ttl > std::chrono::hours(24 * 366))
         throw invalid_argument("latch_options::ttl must be > 0 and <= 366 days");
     check_count(count, "latch count");
     key_ = make_key(hub_.options().prefix, "latch", name_);
-    (void)hub_.master().command({"SET", key_, std::to_string(count), "NX", "PX", std::to_string(opts_.ttl.count())});
+    (void)hub_.master().command(
+        {"SET", key_, std::to_string(count), "NX", "PX", std::to_string(opts_.ttl.count())});
 }
 
 std::uint64_t latch::count_down(std::uint64_t n) {
     if (n == 0) throw invalid_argument("latch::count_down needs n >= 1");
     check_count(n, "latch::count_down n");
     try {
-        auto r = count_down_script.run(hub_.master(), {key_},
-                                       {std::to_string(n), key_, hub_.envelope({}), std::to_string(opts_.ttl.count())});
+        auto r = count_down_script.run(
+            hub_.master(), {key_},
+            {std::to_string(n), key_, hub_.envelope({}), std::to_string(opts_.ttl.count())});
         return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.integer()));
     } catch (const reply_error& e) {
         if (std::string(e.what()).find("does not exist") != std::string::npos)
@@ -65,7 +68,8 @@ std::uint64_t latch::count_down(std::uint64_t n) {
 
 std::uint64_t latch::count() {
     // Digits only (counter_of): stoull would accept "-5" (as 2^64 - 5) and stop at "9.2e+18".
-    return detail::counter_of(hub_.master().command({"GET", key_}), "latch '" + name_ + "' key").value_or(0);
+    return detail::counter_of(hub_.master().command({"GET", key_}), "latch '" + name_ + "' key")
+        .value_or(0);
 }
 
 bool latch::wait(std::chrono::milliseconds timeout) {
@@ -83,7 +87,8 @@ bool latch::wait(std::chrono::milliseconds timeout) {
 
 void latch::reset(std::uint64_t count) {
     check_count(count, "latch count");
-    (void)hub_.master().command({"SET", key_, std::to_string(count), "PX", std::to_string(opts_.ttl.count())});
+    (void)hub_.master().command(
+        {"SET", key_, std::to_string(count), "PX", std::to_string(opts_.ttl.count())});
 }
 
 }  // namespace redcoord

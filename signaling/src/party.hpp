@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <initializer_list>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,39 +73,48 @@ struct phase_reply {
 
 inline phase_reply parse_phase(const reply& r) {
     const auto& e = r.elements();
-    if (e.size() < 3) throw protocol_error("coordination script returned " + std::to_string(e.size()) + " elements");
-    return {e[0].integer() != 0, static_cast<int>(e[0].integer()), static_cast<std::uint64_t>(std::max<std::int64_t>(0, e[1].integer())),
+    if (e.size() < 3)
+        throw protocol_error("coordination script returned " + std::to_string(e.size()) +
+                             " elements");
+    return {e[0].integer() != 0, static_cast<int>(e[0].integer()),
+            static_cast<std::uint64_t>(std::max<std::int64_t>(0, e[1].integer())),
             static_cast<std::size_t>(std::max<std::int64_t>(0, e[2].integer()))};
 }
 
 /// Runs a barrier or double_barrier script and parses its phase reply. The preamble's
 /// refusal becomes invalid_argument naming `kind` ("barrier", "double_barrier") and the
 /// party count the caller asked for (ARGV[2]).
-inline phase_reply run_phase(const script& s, connection_pool& pool, std::initializer_list<std::string_view> keys,
+inline phase_reply run_phase(const script& s, connection_pool& pool,
+                             std::initializer_list<std::string_view> keys,
                              std::initializer_list<std::string_view> argv, const char* kind) {
     try {
         return parse_phase(s.run(pool, keys, argv));
     } catch (const reply_error& e) {
         if (std::string(e.what()).find("parties mismatch") != std::string::npos)
-            throw invalid_argument(std::string(kind) + ": " + e.what() + ", not " + std::string(argv.begin()[1]) +
-                                   " parties");
+            throw invalid_argument(std::string(kind) + ": " + e.what() + ", not " +
+                                   std::string(argv.begin()[1]) + " parties");
         throw;
     }
 }
 
 // The constructor checks of barrier and double_barrier (`kind` names the class).
-inline void validate_party(const char* kind, const std::string& name, std::size_t parties, const barrier_options& o) {
+inline void validate_party(const char* kind, const std::string& name, std::size_t parties,
+                           const barrier_options& o) {
     validate_name(name, std::string(kind) + " name");
-    if (parties == 0) throw invalid_argument(std::string(kind) + " '" + name + "' needs at least one party");
+    if (parties == 0)
+        throw invalid_argument(std::string(kind) + " '" + name + "' needs at least one party");
     if (o.arrival_lease < std::chrono::milliseconds(30))
         throw invalid_argument("barrier_options::arrival_lease must be >= 30 ms");
     if (o.idle_ttl < 3 * o.arrival_lease || o.idle_ttl > std::chrono::hours(24 * 366))
-        throw invalid_argument("barrier_options::idle_ttl must be between 3 x arrival_lease and 366 days");
+        throw invalid_argument(
+            "barrier_options::idle_ttl must be between 3 x arrival_lease and 366 days");
 }
 
 // How often a member refreshes its lease (waiting, or inside a double barrier): three times
 // per lease, so one missed refresh never lets it lapse.
-inline std::chrono::milliseconds refresh_period(const barrier_options& o) { return o.arrival_lease / 3; }
+inline std::chrono::milliseconds refresh_period(const barrier_options& o) {
+    return o.arrival_lease / 3;
+}
 
 // How long a passed generation's member list is kept (review S2): long enough for a counted
 // member that stalled well past its lease to still learn that it passed.
@@ -118,12 +127,12 @@ inline std::chrono::milliseconds passed_retention(const barrier_options& o) {
 /// `deadline`, then drops the other queued wakes (one re-read answers them all).
 /// @return false, at once, when the deadline has passed: the caller gives up.
 template <class Waiter>
-bool await_wake(Waiter& w, std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds period) {
+bool await_wake(Waiter& w, std::chrono::steady_clock::time_point deadline,
+                std::chrono::milliseconds period) {
     const auto left = time_left(deadline);
     if (left.count() == 0) return false;
     (void)w.wait(std::min(left, period));
-    while (w.try_wait()) {
-    }
+    while (w.try_wait()) {}
     return true;
 }
 

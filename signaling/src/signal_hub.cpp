@@ -38,13 +38,16 @@ constexpr std::size_t waiter_id_length = 16;
 
 void check_payload(std::string_view payload) {
     if (payload.size() > max_payload)
-        throw invalid_argument("signal payload is " + std::to_string(payload.size()) + " bytes; the limit is " +
-                               std::to_string(max_payload));
+        throw invalid_argument("signal payload is " + std::to_string(payload.size()) +
+                               " bytes; the limit is " + std::to_string(max_payload));
 }
 
-std::string new_waiter_id() { return detail::to_hex(detail::be_bytes<waiter_id_length / 2>(random_u64())); }
+std::string new_waiter_id() {
+    return detail::to_hex(detail::be_bytes<waiter_id_length / 2>(random_u64()));
+}
 
-std::vector<std::string> distinct_names(const std::vector<std::string>& names, std::string_view what) {
+std::vector<std::string> distinct_names(const std::vector<std::string>& names,
+                                        std::string_view what) {
     if (names.empty()) throw invalid_argument(std::string(what) + " list must not be empty");
     std::vector<std::string> out;
     std::set<std::string> seen;
@@ -57,7 +60,8 @@ std::vector<std::string> distinct_names(const std::vector<std::string>& names, s
 
 // How long a waiter reads the sockets itself before it sleeps: `spin`, but never past its
 // timeout (compared in milliseconds, so a timeout of milliseconds::max() is not converted).
-std::chrono::microseconds spin_for(std::chrono::microseconds spin, std::chrono::milliseconds timeout) {
+std::chrono::microseconds spin_for(std::chrono::microseconds spin,
+                                   std::chrono::milliseconds timeout) {
     if (timeout <= 0ms) return std::chrono::microseconds(0);
     if (timeout >= std::chrono::ceil<std::chrono::milliseconds>(spin)) return spin;
     return std::chrono::duration_cast<std::chrono::microseconds>(timeout);
@@ -211,13 +215,15 @@ waiter signal_hub::listen_unicast(std::string_view channel) {
     return w;
 }
 
-std::optional<signal> signal_hub::wait(std::string_view channel, std::chrono::milliseconds timeout) {
+std::optional<signal> signal_hub::wait(std::string_view channel,
+                                       std::chrono::milliseconds timeout) {
     return listen({std::string(channel)}).wait(timeout);
 }
 
 std::optional<signal> signal_hub::try_wait(std::string_view channel) { return wait(channel, 0ms); }
 
-std::optional<signal> signal_hub::wait_any(const std::vector<std::string>& channels, std::chrono::milliseconds timeout) {
+std::optional<signal> signal_hub::wait_any(const std::vector<std::string>& channels,
+                                           std::chrono::milliseconds timeout) {
     return listen(channels).wait(timeout);
 }
 
@@ -239,11 +245,13 @@ std::optional<std::vector<signal>> signal_hub::wait_all(const std::vector<std::s
     return out;
 }
 
-std::optional<signal> signal_hub::wait_pattern(std::string_view pattern, std::chrono::milliseconds timeout) {
+std::optional<signal> signal_hub::wait_pattern(std::string_view pattern,
+                                               std::chrono::milliseconds timeout) {
     return listen_pattern({std::string(pattern)}).wait(timeout);
 }
 
-std::optional<signal> signal_hub::wait_unicast(std::string_view channel, std::chrono::milliseconds timeout) {
+std::optional<signal> signal_hub::wait_unicast(std::string_view channel,
+                                               std::chrono::milliseconds timeout) {
     return listen_unicast(channel).wait(timeout);
 }
 
@@ -252,7 +260,8 @@ namespace {
 // Lives inside a connected slot; when Boost.Signals2 releases the slot (disconnect or
 // destruction of the connection), the hub drops its subscription reference.
 struct slot_guard {
-    slot_guard(std::weak_ptr<hub_core> c, std::string n, bool p) : core(std::move(c)), name(std::move(n)), pattern(p) {}
+    slot_guard(std::weak_ptr<hub_core> c, std::string n, bool p)
+        : core(std::move(c)), name(std::move(n)), pattern(p) {}
     slot_guard(const slot_guard&) = delete;
     slot_guard& operator=(const slot_guard&) = delete;
     std::weak_ptr<hub_core> core;
@@ -263,8 +272,9 @@ struct slot_guard {
     }
 };
 
-boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>& core, std::string_view name_in,
-                                                bool pattern, signal_hub::slot_type slot) {
+boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>& core,
+                                                std::string_view name_in, bool pattern,
+                                                signal_hub::slot_type slot) {
     if (!slot) throw invalid_argument("signal_hub::on needs a slot");
     std::string name(name_in);
     validate_name(name, pattern ? "pattern" : "channel");
@@ -284,24 +294,24 @@ boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>&
     core->watch_link();
     auto guard = std::make_shared<slot_guard>(core, name, pattern);
     hub_core* raw = core.get();  // slots run only on the hub's strand, closed before the core goes
-    boost::signals2::scoped_connection conn = sig->connect([raw, guard, slot = std::move(slot)](const signal& s) {
-        try {
-            slot(s);
-        } catch (...) {
-            std::function<void(const signal&, std::exception_ptr)> report;
-            {
-                std::lock_guard lk(raw->mu);
-                ++raw->counters.slot_errors;
-                report = raw->opts.on_slot_error;
-            }
-            if (report) {
-                try {
-                    report(s, std::current_exception());
-                } catch (...) {
+    boost::signals2::scoped_connection conn =
+        sig->connect([raw, guard, slot = std::move(slot)](const signal& s) {
+            try {
+                slot(s);
+            } catch (...) {
+                std::function<void(const signal&, std::exception_ptr)> report;
+                {
+                    std::lock_guard lk(raw->mu);
+                    ++raw->counters.slot_errors;
+                    report = raw->opts.on_slot_error;
+                }
+                if (report) {
+                    try {
+                        report(s, std::current_exception());
+                    } catch (...) {}
                 }
             }
-        }
-    });
+        });
     core->await_confirmed({name}, pattern);
     return conn;
 }
@@ -312,7 +322,8 @@ boost::signals2::scoped_connection signal_hub::on(std::string_view channel, slot
     return connect_slot(core_, channel, false, std::move(slot));
 }
 
-boost::signals2::scoped_connection signal_hub::on_pattern(std::string_view pattern, slot_type slot) {
+boost::signals2::scoped_connection signal_hub::on_pattern(std::string_view pattern,
+                                                          slot_type slot) {
     return connect_slot(core_, pattern, true, std::move(slot));
 }
 

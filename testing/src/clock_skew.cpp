@@ -12,8 +12,9 @@ namespace {
 // Where Debian puts a shared library: the multiarch directory of the build's architecture,
 // then the plain ones.
 std::string find_library(const std::string& relative, const char* package) {
-    static constexpr std::array<const char*, 4> dirs{"/usr/lib/x86_64-linux-gnu/", "/usr/lib/aarch64-linux-gnu/",
-                                                     "/usr/lib/", "/usr/local/lib/"};
+    static constexpr std::array<const char*, 4> dirs{"/usr/lib/x86_64-linux-gnu/",
+                                                     "/usr/lib/aarch64-linux-gnu/", "/usr/lib/",
+                                                     "/usr/local/lib/"};
     for (const char* d : dirs) {
         std::string p = std::string(d) + relative;
         if (::access(p.c_str(), R_OK) == 0) return p;

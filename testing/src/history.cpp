@@ -14,19 +14,24 @@ namespace redcoord::testing::history {
 
 namespace {
 
-std::vector<const event*> select(const std::vector<event>& h, std::string_view op, bool only_ok = true) {
+std::vector<const event*> select(const std::vector<event>& h, std::string_view op,
+                                 bool only_ok = true) {
     std::vector<const event*> out;
     for (const auto& e : h)
         if (e.op == op && (!only_ok || e.ok)) out.push_back(&e);
     return out;
 }
 
-bool overlap(const event& a, const event& b) { return a.start_ns < b.end_ns && b.start_ns < a.end_ns; }
+bool overlap(const event& a, const event& b) {
+    return a.start_ns < b.end_ns && b.start_ns < a.end_ns;
+}
 
 // Intervals of different clients that overlap, found by a sweep in start order that keeps the
 // latest-ending interval of each of the two clients that end last.
-void exclusive_intervals(std::vector<const event*> v, const std::string& rule, std::vector<violation>& out) {
-    std::sort(v.begin(), v.end(), [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
+void exclusive_intervals(std::vector<const event*> v, const std::string& rule,
+                         std::vector<violation>& out) {
+    std::sort(v.begin(), v.end(),
+              [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
     const event* last = nullptr;   // ends last
     const event* other = nullptr;  // ends last among clients other than last's
     for (const event* e : v) {
@@ -45,14 +50,16 @@ void exclusive_intervals(std::vector<const event*> v, const std::string& rule, s
 }
 
 // Tokens that must strictly increase along `v` in the given order.
-void increasing(const std::vector<const event*>& v, bool strict, const std::string& rule, std::vector<violation>& out) {
+void increasing(const std::vector<const event*>& v, bool strict, const std::string& rule,
+                std::vector<violation>& out) {
     for (std::size_t i = 1; i < v.size(); ++i)
         if (strict ? v[i]->token <= v[i - 1]->token : v[i]->token < v[i - 1]->token)
             out.push_back({rule, describe(*v[i - 1]) + " then " + describe(*v[i])});
 }
 
 std::vector<const event*> by_start(std::vector<const event*> v) {
-    std::sort(v.begin(), v.end(), [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
+    std::sort(v.begin(), v.end(),
+              [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
     return v;
 }
 
@@ -64,8 +71,8 @@ std::vector<const event*> by_seq(std::vector<const event*> v) {
 }  // namespace
 
 std::string describe(const event& e) {
-    std::string s = e.client + " " + e.op + " [" + std::to_string(e.start_ns) + "," + std::to_string(e.end_ns) + "] " +
-                    (e.ok ? "ok" : "fail");
+    std::string s = e.client + " " + e.op + " [" + std::to_string(e.start_ns) + "," +
+                    std::to_string(e.end_ns) + "] " + (e.ok ? "ok" : "fail");
     if (e.token) s += " token " + std::to_string(e.token);
     if (e.seq) s += " seq " + std::to_string(e.seq);
     if (!e.id.empty()) s += " id " + e.id;
@@ -73,8 +80,9 @@ std::string describe(const event& e) {
 }
 
 std::string to_log_line(const event& e) {
-    return e.client + '\t' + e.op + '\t' + std::to_string(e.start_ns) + '\t' + std::to_string(e.end_ns) + '\t' +
-           (e.ok ? "1" : "0") + '\t' + std::to_string(e.token) + '\t' + std::to_string(e.seq) + '\t' + e.id + '\n';
+    return e.client + '\t' + e.op + '\t' + std::to_string(e.start_ns) + '\t' +
+           std::to_string(e.end_ns) + '\t' + (e.ok ? "1" : "0") + '\t' + std::to_string(e.token) +
+           '\t' + std::to_string(e.seq) + '\t' + e.id + '\n';
 }
 
 std::vector<event> read_log(const std::string& path, std::size_t* skipped) {
@@ -95,8 +103,8 @@ std::vector<event> read_log(const std::string& path, std::size_t* skipped) {
             return ec == std::errc() && p == t.data() + t.size() && !t.empty();
         };
         event e;
-        if (f.size() != 8 || !number(f[2], e.start_ns) || !number(f[3], e.end_ns) || (f[4] != "0" && f[4] != "1") ||
-            !number(f[5], e.token) || !number(f[6], e.seq)) {
+        if (f.size() != 8 || !number(f[2], e.start_ns) || !number(f[3], e.end_ns) ||
+            (f[4] != "0" && f[4] != "1") || !number(f[5], e.token) || !number(f[6], e.seq)) {
             ++bad;
             continue;
         }
@@ -126,7 +134,8 @@ std::vector<violation> check_lock(const std::vector<event>& h) {
     std::uint64_t highest = 0;
     for (const event* w : by_seq(select(h, "write", false))) {
         if (w->ok && w->token < highest)
-            out.push_back({"stale write rejected", describe(*w) + " accepted after token " + std::to_string(highest)});
+            out.push_back({"stale write rejected",
+                           describe(*w) + " accepted after token " + std::to_string(highest)});
         if (w->ok) highest = std::max(highest, w->token);
     }
     return out;
@@ -138,7 +147,8 @@ std::vector<violation> check_election(const std::vector<event>& h) {
     exclusive_intervals(terms, "one leader at a time", out);
     for (const event* w : select(h, "work")) {
         const bool inside = std::any_of(terms.begin(), terms.end(), [&](const event* t) {
-            return t->client == w->client && t->token == w->token && t->start_ns <= w->start_ns && w->start_ns <= t->end_ns;
+            return t->client == w->client && t->token == w->token && t->start_ns <= w->start_ns &&
+                   w->start_ns <= t->end_ns;
         });
         if (!inside) out.push_back({"work only while leading", describe(*w)});
     }
@@ -156,12 +166,18 @@ std::vector<violation> check_queue(const std::vector<event>& h) {
     for (const event* e : select(h, "left")) ++left[e->id];
     for (const auto& id : pushed) {
         const int a = acks[id], l = left[id];
-        if (a + l == 0) out.push_back({"nothing lost", "message " + id + " was pushed, never acked and is not in the queue"});
-        if (a > 1) out.push_back({"acked once", "message " + id + " acked " + std::to_string(a) + " times"});
-        if (a >= 1 && l > 0) out.push_back({"acked once", "message " + id + " acked and still in the queue"});
+        if (a + l == 0)
+            out.push_back({"nothing lost",
+                           "message " + id + " was pushed, never acked and is not in the queue"});
+        if (a > 1)
+            out.push_back(
+                {"acked once", "message " + id + " acked " + std::to_string(a) + " times"});
+        if (a >= 1 && l > 0)
+            out.push_back({"acked once", "message " + id + " acked and still in the queue"});
     }
     // Faults and nacks per consumer, to judge each redelivery.
-    std::map<std::string, std::vector<const event*>> releases;  // consumer -> cut/killed/paused/nack
+    // consumer -> cut/killed/paused/nack
+    std::map<std::string, std::vector<const event*>> releases;
     for (const auto& e : h)
         if (e.op == "cut" || e.op == "killed" || e.op == "paused" || (e.op == "nack" && e.ok))
             releases[e.client].push_back(&e);
@@ -171,7 +187,8 @@ std::vector<violation> check_queue(const std::vector<event>& h) {
         deliveries[e->id].push_back(e);
     }
     for (auto& [id, ds] : deliveries) {
-        std::sort(ds.begin(), ds.end(), [](const event* a, const event* b) { return a->end_ns < b->end_ns; });
+        std::sort(ds.begin(), ds.end(),
+                  [](const event* a, const event* b) { return a->end_ns < b->end_ns; });
         for (std::size_t i = 1; i < ds.size(); ++i) {
             const event& prev = *ds[i - 1];
             const event& next = *ds[i];
@@ -180,8 +197,9 @@ std::vector<violation> check_queue(const std::vector<event>& h) {
                 released |= r->start_ns >= prev.start_ns && r->start_ns <= next.end_ns &&
                             (r->op != "nack" || r->id == id);
             if (!released)
-                out.push_back({"duplicates only from faults", describe(prev) + " then " + describe(next) +
-                                                                   " with no fault or nack in between"});
+                out.push_back(
+                    {"duplicates only from faults", describe(prev) + " then " + describe(next) +
+                                                        " with no fault or nack in between"});
         }
     }
     return out;
@@ -194,14 +212,17 @@ std::vector<violation> check_signaling(const std::vector<event>& h, std::size_t 
     std::map<std::pair<std::string, std::string>, int> received;
     for (const event* e : select(h, "receive")) ++received[{e->client, e->id}];
     for (const auto& [key, n] : received)
-        if (n > 1) out.push_back({"received once", key.first + " got signal " + key.second + " " + std::to_string(n) + " times"});
+        if (n > 1)
+            out.push_back({"received once", key.first + " got signal " + key.second + " " +
+                                                std::to_string(n) + " times"});
     for (const event* s : select(h, "signal"))
         for (const auto& [waiter, ups] : links) {
             const bool covered = std::any_of(ups.begin(), ups.end(), [&](const event* l) {
                 return l->start_ns <= s->start_ns && s->end_ns <= l->end_ns;
             });
             if (covered && received[{waiter, s->id}] == 0)
-                out.push_back({"every signal received while the link was up", waiter + " missed " + describe(*s)});
+                out.push_back({"every signal received while the link was up",
+                               waiter + " missed " + describe(*s)});
         }
     if (parties > 0) {
         std::map<std::uint64_t, std::vector<const event*>> arrivals;
@@ -211,8 +232,9 @@ std::vector<violation> check_signaling(const std::vector<event>& h, std::size_t 
             for (const event* a : arrivals[p->token])
                 if (a->start_ns <= p->end_ns) before.insert(a->client);
             if (before.size() < parties)
-                out.push_back({"barrier never releases early", describe(*p) + " after " + std::to_string(before.size()) +
-                                                                    " of " + std::to_string(parties) + " arrivals"});
+                out.push_back({"barrier never releases early",
+                               describe(*p) + " after " + std::to_string(before.size()) + " of " +
+                                   std::to_string(parties) + " arrivals"});
         }
     }
     return out;

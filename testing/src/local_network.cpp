@@ -29,8 +29,8 @@ std::string read_all(const fs::path& p) {
 void ip(std::vector<std::string> args) {
     args.insert(args.begin(), "ip");
     static std::atomic<unsigned> calls{0};
-    const fs::path out =
-        fs::temp_directory_path() / ("rcnet-ip-" + std::to_string(::getpid()) + "-" + std::to_string(calls++) + ".out");
+    const fs::path out = fs::temp_directory_path() / ("rcnet-ip-" + std::to_string(::getpid()) +
+                                                      "-" + std::to_string(calls++) + ".out");
     process_options po;
     po.output_file = out.string();
     int status = -1;
@@ -95,7 +95,10 @@ struct local_network::wire {
 };
 
 std::optional<std::string> local_network::unavailable_reason() {
-    if (::geteuid() != 0) return std::string("network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN); run the fault tests as root");
+    if (::geteuid() != 0)
+        return std::string(
+            "network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN); run the fault tests as "
+            "root");
     const std::string probe = std::string(name_stem) + std::to_string(::getpid()) + "-probe";
     try {
         ip({"netns", "add", probe});
@@ -108,7 +111,8 @@ std::optional<std::string> local_network::unavailable_reason() {
 
 local_network::local_network() {
     static std::atomic<int> counter{0};
-    prefix_ = std::string(name_stem) + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-";
+    prefix_ =
+        std::string(name_stem) + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-";
     sweep_leftovers();
 }
 
@@ -145,7 +149,8 @@ void local_network::make_link(std::size_t a, std::size_t b) {
     // Each end is made inside its namespace and named after the node at the other end, so
     // names never meet in the root namespace (where other test processes make theirs).
     const std::string end_a = "l" + std::to_string(b), end_b = "l" + std::to_string(a);
-    ip({"link", "add", end_a, "netns", nodes_[a]->ns, "type", "veth", "peer", "name", end_b, "netns", nodes_[b]->ns});
+    ip({"link", "add", end_a, "netns", nodes_[a]->ns, "type", "veth", "peer", "name", end_b,
+        "netns", nodes_[b]->ns});
     ip({"-n", nodes_[a]->ns, "addr", "add", link_address(w.index, true) + "/30", "dev", end_a});
     ip({"-n", nodes_[b]->ns, "addr", "add", link_address(w.index, false) + "/30", "dev", end_b});
     ip({"-n", nodes_[a]->ns, "link", "set", end_a, "up"});
@@ -163,8 +168,10 @@ void local_network::set_link(const wire& w, bool up) {
     const std::string addr_a = link_address(w.index, true), addr_b = link_address(w.index, false);
     const std::string dev_a = "l" + std::to_string(w.b), dev_b = "l" + std::to_string(w.a);
     if (!up) {
-        ip({"-n", nodes_[w.a]->ns, "neigh", "replace", addr_b, "lladdr", nobody, "dev", dev_a, "nud", "permanent"});
-        ip({"-n", nodes_[w.b]->ns, "neigh", "replace", addr_a, "lladdr", nobody, "dev", dev_b, "nud", "permanent"});
+        ip({"-n", nodes_[w.a]->ns, "neigh", "replace", addr_b, "lladdr", nobody, "dev", dev_a,
+            "nud", "permanent"});
+        ip({"-n", nodes_[w.b]->ns, "neigh", "replace", addr_a, "lladdr", nobody, "dev", dev_b,
+            "nud", "permanent"});
         return;
     }
     ip({"-n", nodes_[w.a]->ns, "neigh", "del", addr_b, "dev", dev_a});
@@ -212,7 +219,9 @@ std::optional<std::string> local_network::address(std::size_t from, std::size_t 
 redcoord::endpoint local_network::endpoint(std::size_t client, std::size_t host_node) const {
     const auto addr = address(client, host_node);
     const auto& n = *nodes_.at(host_node);
-    if (!addr || !n.server) throw error("node " + std::to_string(client) + " has no link to host " + std::to_string(host_node));
+    if (!addr || !n.server)
+        throw error("node " + std::to_string(client) + " has no link to host " +
+                    std::to_string(host_node));
     redcoord::endpoint e;
     e.host = *addr;
     e.port = n.server->port();
@@ -235,9 +244,12 @@ std::string local_network::url(std::size_t client, std::size_t host_node) const 
     return s;
 }
 
-const std::string& local_network::namespace_of(std::size_t node) const { return nodes_.at(node)->ns; }
+const std::string& local_network::namespace_of(std::size_t node) const {
+    return nodes_.at(node)->ns;
+}
 
-process local_network::start(std::size_t client, std::vector<std::string> argv, process_options opts) {
+process local_network::start(std::size_t client, std::vector<std::string> argv,
+                             process_options opts) {
     argv.insert(argv.begin(), {"ip", "netns", "exec", nodes_.at(client)->ns});
     return process(std::move(argv), std::move(opts));
 }
@@ -245,7 +257,9 @@ process local_network::start(std::size_t client, std::vector<std::string> argv, 
 void local_network::partition(const std::vector<link>& links) {
     for (const auto& l : links) {
         const wire* w = find(l.a, l.b);
-        if (!w) throw invalid_argument("partition: nodes " + std::to_string(l.a) + " and " + std::to_string(l.b) + " are not linked");
+        if (!w)
+            throw invalid_argument("partition: nodes " + std::to_string(l.a) + " and " +
+                                   std::to_string(l.b) + " are not linked");
         if (!w->up) continue;
         set_link(*w, false);
         wires_[w->index].up = false;

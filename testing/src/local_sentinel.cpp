@@ -51,8 +51,9 @@ std::string find_redis_sentinel() {
             p.remove_prefix(colon + 1);
         }
     }
-    throw error("redis-sentinel not found: install it (./scripts/bootstrap: package redis-sentinel) or set "
-                "REDCOORD_REDIS_SENTINEL");
+    throw error(
+        "redis-sentinel not found: install it (./scripts/bootstrap: package redis-sentinel) or set "
+        "REDCOORD_REDIS_SENTINEL");
 }
 
 local_sentinel::local_sentinel(local_sentinel_options opts) : opts_(std::move(opts)) {
@@ -116,34 +117,43 @@ void local_sentinel::start_sentinels() {
         auto conf = sdir / "sentinel.conf";
         {
             std::ofstream f(conf, std::ios::trunc);
-            if (opts_.server.tls) write_tls_config(f, sentinel_ports_[i], *opts_.server.tls);
-            else f << "port " << sentinel_ports_[i] << "\n";
+            if (opts_.server.tls)
+                write_tls_config(f, sentinel_ports_[i], *opts_.server.tls);
+            else
+                f << "port " << sentinel_ports_[i] << "\n";
             f << "bind 127.0.0.1\n"
               << "protected-mode no\n"
               << "daemonize no\n"
               << "dir " << sdir.string() << "\n"
               << "logfile " << (sdir / "sentinel.log").string() << "\n"
               << "sentinel myid " << ids[i] << "\n"
-              << "sentinel monitor " << svc << " 127.0.0.1 " << m.port() << " " << opts_.quorum << "\n"
-              << "sentinel down-after-milliseconds " << svc << " " << opts_.down_after.count() << "\n"
-              << "sentinel failover-timeout " << svc << " " << opts_.failover_timeout.count() << "\n"
-              << "sentinel parallel-syncs " << svc << " " << std::max<std::size_t>(1, opts_.replicas) << "\n";
-            if (!opts_.server.password.empty()) f << "sentinel auth-pass " << svc << " " << opts_.server.password << "\n";
+              << "sentinel monitor " << svc << " 127.0.0.1 " << m.port() << " " << opts_.quorum
+              << "\n"
+              << "sentinel down-after-milliseconds " << svc << " " << opts_.down_after.count()
+              << "\n"
+              << "sentinel failover-timeout " << svc << " " << opts_.failover_timeout.count()
+              << "\n"
+              << "sentinel parallel-syncs " << svc << " "
+              << std::max<std::size_t>(1, opts_.replicas) << "\n";
+            if (!opts_.server.password.empty())
+                f << "sentinel auth-pass " << svc << " " << opts_.server.password << "\n";
             if (!opts_.sentinel_password.empty())
                 f << "requirepass " << opts_.sentinel_password << "\n"
                   << "sentinel sentinel-pass " << opts_.sentinel_password << "\n";
             // Known from the start, so failover does not wait for hello-message discovery.
             for (std::size_t r = 1; r < servers_.size(); ++r)
-                f << "sentinel known-replica " << svc << " 127.0.0.1 " << servers_[r]->port() << "\n";
+                f << "sentinel known-replica " << svc << " 127.0.0.1 " << servers_[r]->port()
+                  << "\n";
             for (std::size_t j = 0; j < n; ++j)
                 if (j != i)
-                    f << "sentinel known-sentinel " << svc << " 127.0.0.1 " << sentinel_ports_[j] << " " << ids[j]
-                      << "\n";
+                    f << "sentinel known-sentinel " << svc << " 127.0.0.1 " << sentinel_ports_[j]
+                      << " " << ids[j] << "\n";
             if (!f) throw error("cannot write " + conf.string());
         }
         process_options po;
         po.output_file = (sdir / "stdout.log").string();
-        sentinels_.push_back(std::make_unique<process>(std::vector<std::string>{find_redis_sentinel(), conf.string()}, po));
+        sentinels_.push_back(std::make_unique<process>(
+            std::vector<std::string>{find_redis_sentinel(), conf.string()}, po));
     }
     // NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): read after a catch, which the analyser skips
     auto deadline = clock_type::now() + 5s;
@@ -151,8 +161,10 @@ void local_sentinel::start_sentinels() {
         std::string last;
         for (;;) {
             if (!sentinels_[i]->running())
-                throw error("redis-sentinel on port " + std::to_string(sentinel_ports_[i]) + " exited at start (see " +
-                            (dir_ / ("sentinel-" + std::to_string(i)) / "sentinel.log").string() + ")");
+                throw error("redis-sentinel on port " + std::to_string(sentinel_ports_[i]) +
+                            " exited at start (see " +
+                            (dir_ / ("sentinel-" + std::to_string(i)) / "sentinel.log").string() +
+                            ")");
             try {
                 (void)sentinel_command(i, {"PING"});
                 break;
@@ -160,7 +172,8 @@ void local_sentinel::start_sentinels() {
                 last = e.what();
             }
             if (clock_type::now() > deadline)
-                throw error("redis-sentinel on port " + std::to_string(sentinel_ports_[i]) + " did not answer: " + last);
+                throw error("redis-sentinel on port " + std::to_string(sentinel_ports_[i]) +
+                            " did not answer: " + last);
             std::this_thread::sleep_for(5ms);
         }
     }
@@ -175,7 +188,8 @@ void local_sentinel::wait_ready() {
         try {
             auto info = servers_.front()->command({"INFO", "replication"}).text();
             std::size_t online = 0;
-            for (auto pos = info.find("state=online"); pos != std::string::npos; pos = info.find("state=online", pos + 1))
+            for (auto pos = info.find("state=online"); pos != std::string::npos;
+                 pos = info.find("state=online", pos + 1))
                 ++online;
             if (online < opts_.replicas) {
                 ready = false;
@@ -189,7 +203,8 @@ void local_sentinel::wait_ready() {
                 c.command({"DEL", "redcoord:local_sentinel:ready"});
                 if (acks < static_cast<std::int64_t>(opts_.replicas)) {
                     ready = false;
-                    last = "replicas acknowledge " + std::to_string(acks) + " of " + std::to_string(opts_.replicas) + " writes";
+                    last = "replicas acknowledge " + std::to_string(acks) + " of " +
+                           std::to_string(opts_.replicas) + " writes";
                 }
             }
         } catch (const error& e) {
@@ -208,7 +223,8 @@ void local_sentinel::wait_ready() {
                 }
                 if (good < opts_.replicas) {
                     ready = false;
-                    last = "sentinel " + std::to_string(i) + " sees " + std::to_string(good) + " usable replicas";
+                    last = "sentinel " + std::to_string(i) + " sees " + std::to_string(good) +
+                           " usable replicas";
                     break;
                 }
                 auto q = sentinel_command(i, {"SENTINEL", "CKQUORUM", opts_.service});
@@ -253,7 +269,9 @@ std::string local_sentinel::url() const {
     return s;
 }
 
-host_port local_sentinel::sentinel_address(std::size_t i) const { return {"127.0.0.1", sentinel_ports_.at(i)}; }
+host_port local_sentinel::sentinel_address(std::size_t i) const {
+    return {"127.0.0.1", sentinel_ports_.at(i)};
+}
 
 local_server* local_sentinel::server(const host_port& addr) const noexcept {
     for (auto& s : servers_)
@@ -261,7 +279,8 @@ local_server* local_sentinel::server(const host_port& addr) const noexcept {
     return nullptr;
 }
 
-reply local_sentinel::sentinel_command(std::size_t i, std::initializer_list<std::string_view> argv) const {
+reply local_sentinel::sentinel_command(std::size_t i,
+                                       std::initializer_list<std::string_view> argv) const {
     redcoord::endpoint e;
     e.host = "127.0.0.1";
     e.port = sentinel_ports_.at(i);
@@ -284,7 +303,8 @@ host_port local_sentinel::master_address() const {
         try {
             auto r = sentinel_command(i, {"SENTINEL", "get-master-addr-by-name", opts_.service});
             if (!r.is_array() || r.elements().size() != 2) continue;
-            host_port hp{r.elements()[0].text(), static_cast<std::uint16_t>(std::stoi(r.elements()[1].text()))};
+            host_port hp{r.elements()[0].text(),
+                         static_cast<std::uint16_t>(std::stoi(r.elements()[1].text()))};
             auto& v = votes[addr_text(hp)];
             v.first = hp;
             ++v.second;
@@ -294,9 +314,9 @@ host_port local_sentinel::master_address() const {
     }
     if (votes.empty()) throw error("no sentinel names a master: " + last);
     // The address most sentinels name (the first of equals, in address order).
-    const auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
-        return a.second.second < b.second.second;
-    });
+    const auto best = std::max_element(
+        votes.begin(), votes.end(),
+        [](const auto& a, const auto& b) { return a.second.second < b.second.second; });
     return best->second.first;
 }
 
@@ -337,7 +357,8 @@ host_port local_sentinel::wait_promoted(const host_port& old, std::chrono::milli
             if (s->address() != old && s->running() && reports_master(*s)) return s->address();
         std::this_thread::sleep_for(2ms);
     }
-    throw error("no replica of " + addr_text(old) + " was promoted within " + std::to_string(timeout.count()) + " ms");
+    throw error("no replica of " + addr_text(old) + " was promoted within " +
+                std::to_string(timeout.count()) + " ms");
 }
 
 host_port local_sentinel::wait_switched(const host_port& old, std::chrono::milliseconds timeout) {
@@ -349,8 +370,10 @@ host_port local_sentinel::wait_switched(const host_port& old, std::chrono::milli
         for (std::size_t i = 0; i < sentinels_.size() && all; ++i) {
             if (!sentinels_[i]->running()) continue;
             try {
-                auto r = sentinel_command(i, {"SENTINEL", "get-master-addr-by-name", opts_.service});
-                host_port hp{r.elements().at(0).text(), static_cast<std::uint16_t>(std::stoi(r.elements().at(1).text()))};
+                auto r =
+                    sentinel_command(i, {"SENTINEL", "get-master-addr-by-name", opts_.service});
+                host_port hp{r.elements().at(0).text(),
+                             static_cast<std::uint16_t>(std::stoi(r.elements().at(1).text()))};
                 if (hp == old || (agreed && *agreed != hp)) all = false;
                 agreed = hp;
             } catch (const std::exception& e) {
@@ -364,8 +387,8 @@ host_port local_sentinel::wait_switched(const host_port& old, std::chrono::milli
         }
         std::this_thread::sleep_for(5ms);
     }
-    throw error("sentinels did not switch away from " + addr_text(old) + " within " + std::to_string(timeout.count()) +
-                " ms" + (last.empty() ? "" : ": " + last));
+    throw error("sentinels did not switch away from " + addr_text(old) + " within " +
+                std::to_string(timeout.count()) + " ms" + (last.empty() ? "" : ": " + last));
 }
 
 void local_sentinel::kill_sentinel(std::size_t i) noexcept {

@@ -33,7 +33,8 @@ std::string find_redis_server() {
             p.remove_prefix(colon + 1);
         }
     }
-    throw error("redis-server not found: install it (./scripts/bootstrap) or set REDCOORD_REDIS_SERVER");
+    throw error(
+        "redis-server not found: install it (./scripts/bootstrap) or set REDCOORD_REDIS_SERVER");
 }
 
 std::uint16_t free_port() {
@@ -97,7 +98,8 @@ local_server::local_server(server_options opts) : opts_(std::move(opts)) {
     }
 }
 
-std::unique_ptr<local_server> local_server::replica_of(const local_server& master, server_options opts) {
+std::unique_ptr<local_server> local_server::replica_of(const local_server& master,
+                                                       server_options opts) {
     if (opts.password.empty()) opts.password = master.opts_.password;
     if (!opts.tls) opts.tls = master.opts_.tls;
     opts.config.emplace_back("replicaof", "127.0.0.1 " + std::to_string(master.port()));
@@ -107,7 +109,8 @@ std::unique_ptr<local_server> local_server::replica_of(const local_server& maste
     return r;
 }
 
-std::unique_ptr<local_server> local_server::acknowledging_replica_of(const local_server& master, server_options opts) {
+std::unique_ptr<local_server> local_server::acknowledging_replica_of(const local_server& master,
+                                                                     server_options opts) {
     auto r = replica_of(master, std::move(opts));
     connection c(master.endpoint());
     for (int i = 0; i < 100; ++i) {
@@ -171,9 +174,12 @@ bool local_server::running() noexcept { return proc_ && proc_->running(); }
 
 void local_server::write_config() {
     std::ofstream f(dir_ / "redis.conf", std::ios::trunc);
-    if (opts_.tls) write_tls_config(f, port_, *opts_.tls);
-    else f << "port " << port_ << "\n";
-    if (opts_.control_socket) f << "unixsocket " << (dir_ / "redis.sock").string() << "\nunixsocketperm 700\n";
+    if (opts_.tls)
+        write_tls_config(f, port_, *opts_.tls);
+    else
+        f << "port " << port_ << "\n";
+    if (opts_.control_socket)
+        f << "unixsocket " << (dir_ / "redis.sock").string() << "\nunixsocketperm 700\n";
     f << "bind " << opts_.bind << "\n"
       << "protected-mode no\n"
       << "daemonize no\n"
@@ -184,7 +190,8 @@ void local_server::write_config() {
       << "repl-diskless-sync-delay 0\n"
       << "appendonly " << (opts_.appendonly ? "yes" : "no") << "\n";
     if (opts_.appendonly) f << "appendfsync " << opts_.appendfsync << "\n";
-    if (!opts_.password.empty()) f << "requirepass " << opts_.password << "\nmasterauth " << opts_.password << "\n";
+    if (!opts_.password.empty())
+        f << "requirepass " << opts_.password << "\nmasterauth " << opts_.password << "\n";
     for (auto& [k, v] : opts_.config) f << k << " " << v << "\n";
     if (!f) throw error("cannot write redis.conf in " + dir_.string());
 }
@@ -252,8 +259,7 @@ void local_server::wait_synced(std::chrono::milliseconds timeout) {
         try {
             auto r = command({"INFO", "replication"});
             if (r.text().find("master_link_status:up") != std::string::npos) return;
-        } catch (const error&) {
-        }
+        } catch (const error&) {}
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     throw error("replica on port " + std::to_string(port_) + " did not sync within " +

@@ -39,8 +39,9 @@ process::process(std::vector<std::string> argv, process_options opts) {
     std::vector<std::string> env_store;
     for (char** e = environ; *e; ++e) {
         const std::string_view entry(*e);
-        const bool replaced = std::any_of(opts.env.begin(), opts.env.end(),
-                                          [&](const std::string& o) { return name_of(o) == name_of(entry); });
+        const bool replaced =
+            std::any_of(opts.env.begin(), opts.env.end(),
+                        [&](const std::string& o) { return name_of(o) == name_of(entry); });
         if (!replaced) env_store.emplace_back(entry);
     }
     for (auto& e : opts.env) env_store.push_back(e);
@@ -51,7 +52,9 @@ process::process(std::vector<std::string> argv, process_options opts) {
     int out_fd = -1;
     if (!opts.output_file.empty()) {
         out_fd = ::open(opts.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (out_fd < 0) throw error("cannot open " + opts.output_file + ": " + std::generic_category().message(errno));
+        if (out_fd < 0)
+            throw error("cannot open " + opts.output_file + ": " +
+                        std::generic_category().message(errno));
     }
     int err_pipe[2];
     if (::pipe2(err_pipe, O_CLOEXEC) != 0) throw error("pipe2 failed");
@@ -90,7 +93,8 @@ process::process(std::vector<std::string> argv, process_options opts) {
     if (got == sizeof child_errno) {
         wait();
         pid_ = -1;
-        throw error("cannot start " + argv[0] + ": " + std::generic_category().message(child_errno));
+        throw error("cannot start " + argv[0] + ": " +
+                    std::generic_category().message(child_errno));
     }
 }
 
@@ -137,8 +141,7 @@ std::optional<int> process::wait_for(std::chrono::milliseconds timeout) noexcept
 int process::wait() noexcept {
     if (status_ || pid_ <= 0) return status_.value_or(-1);
     int st = 0;
-    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {}
     status_ = decode(st);
     return *status_;
 }

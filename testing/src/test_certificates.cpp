@@ -17,20 +17,39 @@ void run(const fs::path& dir, std::vector<std::string> argv) {
     po.output_file = (dir / "openssl.log").string();
     const std::string shown = argv.size() > 1 ? argv[0] + " " + argv[1] : argv[0];
     process p(std::move(argv), po);
-    if (p.wait() != 0) throw error("test certificates: '" + shown + "' failed (see " + po.output_file + ")");
+    if (p.wait() != 0)
+        throw error("test certificates: '" + shown + "' failed (see " + po.output_file + ")");
 }
 
 // A new EC P-256 key and a certificate request for `cn`.
 void request(const fs::path& dir, const std::string& name, const std::string& cn) {
-    run(dir, {"openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-              (dir / (name + ".key")).string(), "-out", (dir / (name + ".csr")).string(), "-subj", "/CN=" + cn});
+    run(dir, {"openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+              "-nodes", "-keyout", (dir / (name + ".key")).string(), "-out",
+              (dir / (name + ".csr")).string(), "-subj", "/CN=" + cn});
 }
 
 cert_pair self_signed_ca(const fs::path& dir, const std::string& name) {
     cert_pair p{dir / (name + ".crt"), dir / (name + ".key")};
-    run(dir, {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-              p.key.string(), "-out", p.cert.string(), "-days", "3650", "-subj", "/CN=" + name, "-addext",
-              "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"});
+    run(dir, {"openssl",
+              "req",
+              "-x509",
+              "-newkey",
+              "ec",
+              "-pkeyopt",
+              "ec_paramgen_curve:prime256v1",
+              "-nodes",
+              "-keyout",
+              p.key.string(),
+              "-out",
+              p.cert.string(),
+              "-days",
+              "3650",
+              "-subj",
+              "/CN=" + name,
+              "-addext",
+              "basicConstraints=critical,CA:TRUE",
+              "-addext",
+              "keyUsage=critical,keyCertSign,cRLSign"});
     return p;
 }
 
@@ -48,19 +67,27 @@ void write_ca_config(const fs::path& dir) {
       << "default_md = sha256\npolicy = any_name\nunique_subject = no\ncopy_extensions = none\n"
       << "[ any_name ]\ncommonName = supplied\n"
       // Redis presents its server certificate as a client one too (replication, Sentinel).
-      << "[ server ]\nsubjectAltName = DNS:localhost,IP:127.0.0.1\nextendedKeyUsage = serverAuth,clientAuth\n"
+      << "[ server ]\nsubjectAltName = DNS:localhost,IP:127.0.0.1\nextendedKeyUsage = "
+         "serverAuth,clientAuth\n"
       << "[ client ]\nextendedKeyUsage = clientAuth\n"
-      << "[ wrong_host ]\nsubjectAltName = DNS:other.example\nextendedKeyUsage = serverAuth,clientAuth\n";
+      << "[ wrong_host ]\nsubjectAltName = DNS:other.example\nextendedKeyUsage = "
+         "serverAuth,clientAuth\n";
     if (!f) throw error("test certificates: cannot write " + (dir / "ca.cnf").string());
 }
 
-cert_pair sign(const fs::path& dir, const cert_pair& ca, const std::string& name, const std::string& cn,
-               const std::string& extensions, std::vector<std::string> dates) {
+cert_pair sign(const fs::path& dir, const cert_pair& ca, const std::string& name,
+               const std::string& cn, const std::string& extensions,
+               std::vector<std::string> dates) {
     request(dir, name, cn);
     cert_pair p{dir / (name + ".crt"), dir / (name + ".key")};
-    std::vector<std::string> argv{"openssl",     "ca",       "-batch", "-notext", "-config", (dir / "ca.cnf").string(),
-                                  "-cert",       ca.cert.string(), "-keyfile", ca.key.string(), "-extensions", extensions,
-                                  "-in",         (dir / (name + ".csr")).string(), "-out", p.cert.string()};
+    std::vector<std::string> argv{"openssl",     "ca",
+                                  "-batch",      "-notext",
+                                  "-config",     (dir / "ca.cnf").string(),
+                                  "-cert",       ca.cert.string(),
+                                  "-keyfile",    ca.key.string(),
+                                  "-extensions", extensions,
+                                  "-in",         (dir / (name + ".csr")).string(),
+                                  "-out",        p.cert.string()};
     argv.insert(argv.end(), dates.begin(), dates.end());
     run(dir, std::move(argv));
     return p;

@@ -26,7 +26,8 @@ inline acl_needs without_command(acl_needs needs, std::string_view missing) {
     if (!missing.empty()) {
         const auto before = needs.commands.size();
         std::erase(needs.commands, std::string(missing));
-        EXPECT_EQ(needs.commands.size() + 1, before) << "'" << missing << "' is not among the needs";
+        EXPECT_EQ(needs.commands.size() + 1, before)
+            << "'" << missing << "' is not among the needs";
     }
     return needs;
 }
@@ -35,7 +36,8 @@ inline acl_needs without_command(acl_needs needs, std::string_view missing) {
 // same ACL SETUSER words `redcoord acl-rules` prints, and returns an endpoint logging in as it.
 // User names must differ between tests of one process: the runtime shares pub/sub links per
 // endpoint (user included).
-inline endpoint make_acl_user(const local_server& server, std::string_view user, const acl_needs& needs) {
+inline endpoint make_acl_user(const local_server& server, std::string_view user,
+                              const acl_needs& needs) {
     connection admin(server.endpoint());
     auto argv = acl_setuser_argv(user, needs);
     argv.push_back(">" + std::string(acl_password));
@@ -48,13 +50,14 @@ inline endpoint make_acl_user(const local_server& server, std::string_view user,
 
 // Runs `op`, which must throw permission_error naming `command` (in command() and in what())
 // within `bound`; returns the time it took.
-inline std::chrono::milliseconds expect_refused(std::string_view command, std::chrono::milliseconds bound,
+inline std::chrono::milliseconds expect_refused(std::string_view command,
+                                                std::chrono::milliseconds bound,
                                                 const std::function<void()>& op);
 
 // The same for a refusal that may name either of `commands` (EVAL on a connection's first
 // run of a script, EVALSHA after), all checked the same way.
-inline void expect_refused_any(std::initializer_list<std::string_view> commands, std::chrono::milliseconds bound,
-                               const std::function<void()>& op) {
+inline void expect_refused_any(std::initializer_list<std::string_view> commands,
+                               std::chrono::milliseconds bound, const std::function<void()>& op) {
     const auto t0 = std::chrono::steady_clock::now();
     try {
         op();
@@ -69,7 +72,8 @@ inline void expect_refused_any(std::initializer_list<std::string_view> commands,
     EXPECT_LT(std::chrono::steady_clock::now() - t0, bound);
 }
 
-inline std::chrono::milliseconds expect_refused(std::string_view command, std::chrono::milliseconds bound,
+inline std::chrono::milliseconds expect_refused(std::string_view command,
+                                                std::chrono::milliseconds bound,
                                                 const std::function<void()>& op) {
     const auto t0 = std::chrono::steady_clock::now();
     try {
@@ -78,16 +82,20 @@ inline std::chrono::milliseconds expect_refused(std::string_view command, std::c
     } catch (const permission_error& e) {
         const std::string what = e.what();
         std::string upper(command.substr(0, command.find('|')));  // PUBSUB for pubsub|channels
-        std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+        std::transform(upper.begin(), upper.end(), upper.begin(),
+                       [](unsigned char c) { return std::toupper(c); });
         // Redis 7.0 does not name a command refused inside a script: the message then lists
         // the script's commands (upper case) and command() is EVAL/EVALSHA.
-        const bool named = e.command() == command || what.find("'" + std::string(command) + "'") != std::string::npos;
-        const bool listed = (e.command() == "evalsha" || e.command() == "eval") && what.find(upper) != std::string::npos;
+        const bool named = e.command() == command ||
+                           what.find("'" + std::string(command) + "'") != std::string::npos;
+        const bool listed = (e.command() == "evalsha" || e.command() == "eval") &&
+                            what.find(upper) != std::string::npos;
         EXPECT_TRUE(named || listed) << "command() = " << e.command() << ", what() = " << what;
     } catch (const std::exception& e) {
         ADD_FAILURE() << "expected permission_error for '" << command << "', got: " << e.what();
     }
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - t0);
     EXPECT_LT(took, bound) << "refusal of '" << command << "' took " << took.count() << " ms";
     return took;
 }

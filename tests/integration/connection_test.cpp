@@ -41,7 +41,8 @@ public:
                 }
                 char buf[256];
                 [[maybe_unused]] auto r = ::recv(c, buf, sizeof buf, 0);
-                if (!banner_.empty()) [[maybe_unused]] auto w = ::send(c, banner_.data(), banner_.size(), 0);
+                if (!banner_.empty()) [[maybe_unused]]
+                    auto w = ::send(c, banner_.data(), banner_.size(), 0);
                 clients_.push_back(c);
             }
         });
@@ -223,7 +224,8 @@ std::exception_ptr handshake_error_with(const endpoint& ep, std::string_view wor
         try {
             connection c(ep);
         } catch (const error& e) {
-            if (std::string_view(e.what()).find(word) != std::string_view::npos) return std::current_exception();
+            if (std::string_view(e.what()).find(word) != std::string_view::npos)
+                return std::current_exception();
         }
         std::this_thread::sleep_for(2ms);
     }
@@ -268,13 +270,15 @@ TEST(Connection, C7_BusyDuringHandshakeIsAConnectionError) {
     std::thread runner([&] {
         try {
             connection c(s.endpoint());
-            (void)c.command_for(10s, std::vector<std::string_view>{"EVAL", "while true do end", "0"});
+            (void)c.command_for(10s,
+                                std::vector<std::string_view>{"EVAL", "while true do end", "0"});
         } catch (const error&) {
             // SCRIPT KILL below ends it with an error reply.
         }
     });
     const auto give_up = std::chrono::steady_clock::now() + 5s;
-    const auto err = handshake_error_with(s.endpoint(), "BUSY", [&] { return std::chrono::steady_clock::now() > give_up; });
+    const auto err = handshake_error_with(
+        s.endpoint(), "BUSY", [&] { return std::chrono::steady_clock::now() > give_up; });
     for (int i = 0; i < 250; ++i) {
         try {
             (void)killer.command({"SCRIPT", "KILL"});

@@ -27,7 +27,8 @@ struct five {
     }
 };
 std::size_t count(const std::vector<node_result>& r, node_result::status st) {
-    return static_cast<std::size_t>(std::count_if(r.begin(), r.end(), [&](auto& x) { return x.state == st; }));
+    return static_cast<std::size_t>(
+        std::count_if(r.begin(), r.end(), [&](auto& x) { return x.state == st; }));
 }
 }  // namespace
 
@@ -108,7 +109,8 @@ TEST(FanOut, FallsBackToEvalOnNoscript) {
     ASSERT_TRUE(r[0].answered()) << r[0].error;
     EXPECT_EQ(r[0].value->text(), "got:1");
     ASSERT_TRUE(r[1].answered());
-    EXPECT_TRUE(r[1].value->is_error());  // GET of a missing key concatenated: Lua error, reported as value
+    EXPECT_TRUE(
+        r[1].value->is_error());  // GET of a missing key concatenated: Lua error, reported as value
 }
 
 TEST(FanOut, RejectsBadArguments) {
@@ -158,7 +160,8 @@ TEST(FanOut, DetachedSendsEverywhereAndNextUsersSkipTheReplies) {
     auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms, .tuning = {.detach = true}});
     for (auto& x : r) EXPECT_EQ(x.state, node_result::status::pending);
     // The next command on each pool reads past the detached reply and gets its own.
-    for (std::size_t i = 0; i < f.ptrs.size(); ++i) EXPECT_EQ(f.ptrs[i]->command({"GET", "d"}).text(), "v");
+    for (std::size_t i = 0; i < f.ptrs.size(); ++i)
+        EXPECT_EQ(f.ptrs[i]->command({"GET", "d"}).text(), "v");
 }
 
 TEST(Script, SendDoesNotWaitAndTheNextCommandSkipsItsReply) {
@@ -289,7 +292,8 @@ TEST(FanOut, m5_DetachedSendSurvivesScriptFlush) {
     five f;
     script s("return redis.call('SET', KEYS[1], ARGV[1])");
     std::vector<std::string_view> keys{"d"}, args{"v"};
-    for (auto& x : fan_out(f.ptrs, s, std::vector<std::string_view>{"warm"}, args, {.timeout = 500ms}))
+    for (auto& x :
+         fan_out(f.ptrs, s, std::vector<std::string_view>{"warm"}, args, {.timeout = 500ms}))
         ASSERT_TRUE(x.answered()) << x.error;
     for (auto& srv : f.servers) srv->command({"SCRIPT", "FLUSH"});
     auto r = fan_out(f.ptrs, s, keys, args, {.timeout = 500ms, .tuning = {.detach = true}});
@@ -308,7 +312,8 @@ TEST(FanOut, m5_QuorumStragglersAreNotReRunAfterAFlush) {
     five f;
     script s("return redis.call('SET', KEYS[1], ARGV[1])");
     std::vector<std::string_view> keys{"q"}, args{"v"};
-    for (auto& x : fan_out(f.ptrs, s, std::vector<std::string_view>{"warm"}, args, {.timeout = 500ms}))
+    for (auto& x :
+         fan_out(f.ptrs, s, std::vector<std::string_view>{"warm"}, args, {.timeout = 500ms}))
         ASSERT_TRUE(x.answered()) << x.error;
     for (auto& srv : f.servers) srv->command({"SCRIPT", "FLUSH"});
     f.servers[3]->pause();

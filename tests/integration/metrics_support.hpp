@@ -50,7 +50,8 @@ private:
 // A fresh runtime with metrics and a log sink: the objects built on its pools report there.
 struct observed_runtime {
     std::shared_ptr<redcoord::runtime> rt = redcoord::runtime::create();
-    std::shared_ptr<redcoord::metrics_registry> registry = std::make_shared<redcoord::metrics_registry>();
+    std::shared_ptr<redcoord::metrics_registry> registry =
+        std::make_shared<redcoord::metrics_registry>();
     std::shared_ptr<recording_sink> sink = std::make_shared<recording_sink>();
     observed_runtime() {
         rt->set_metrics(registry);
@@ -61,7 +62,8 @@ struct observed_runtime {
     std::optional<double> value(const std::string& series) const {
         std::istringstream in(registry->prometheus_text());
         for (std::string line; std::getline(in, line);)
-            if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ')
+            if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+                line[series.size()] == ' ')
                 return std::stod(line.substr(series.size() + 1));
         return std::nullopt;
     }

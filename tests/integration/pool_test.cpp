@@ -113,7 +113,10 @@ TEST(Pool, C11_ReadonlyReplyToAScriptDropsTheConnectionLikeACommand) {
         std::function<void(connection_pool&)> write;
     };
     const way ways[] = {
-        {"pool.command", [](connection_pool& p) { (void)p.command({"SET", "c11", "v"}); }},
+        {"pool.command",
+         [](connection_pool& p) {
+             (void)p.command({"SET", "c11", "v"});
+         }},
         {"script::run(pool)", [&](connection_pool& p) { (void)set_it.run(p, {"c11"}, {"v"}); }},
     };
     for (const auto& w : ways) {
@@ -128,7 +131,8 @@ TEST(Pool, C11_ReadonlyReplyToAScriptDropsTheConnectionLikeACommand) {
             w.write(pool);
             FAIL() << "a replica accepted a write";
         } catch (const reply_error& e) {
-            EXPECT_NE(std::string_view(e.what()).find("READONLY"), std::string_view::npos) << e.what();
+            EXPECT_NE(std::string_view(e.what()).find("READONLY"), std::string_view::npos)
+                << e.what();
         }
         const auto st = pool.stats();
         EXPECT_EQ(st.idle, 0u);

@@ -1,6 +1,6 @@
 #include <redcoord/core/connection.hpp>
-#include <redcoord/core/errors.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
+#include <redcoord/core/errors.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -61,7 +61,8 @@ TEST(Subscriber, PatternsAndUnsubscribe) {
     EXPECT_EQ(in.got[0].channel, "job.7");
     sub.unsubscribe({"a"});
     // Wait until the server has dropped the subscription.
-    for (int i = 0; i < 300 && srv.command({"PUBSUB", "NUMSUB", "a"}).elements()[1].integer() != 0; ++i)
+    for (int i = 0; i < 300 && srv.command({"PUBSUB", "NUMSUB", "a"}).elements()[1].integer() != 0;
+         ++i)
         std::this_thread::sleep_for(10ms);
     EXPECT_EQ(srv.command({"PUBLISH", "a", "x"}).integer(), 0);
     EXPECT_EQ(srv.command({"PUBLISH", "b", "y"}).integer(), 1);
@@ -73,13 +74,15 @@ TEST(Subscriber, ResubscribesAfterTheLinkIsKilled) {
     local_server srv;
     inbox in;
     std::atomic<int> downs{0};
-    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, {},
-                   [&](bool up) { downs += up ? 0 : 1; });
+    subscriber sub(
+        srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, {},
+        [&](bool up) { downs += up ? 0 : 1; });
     ASSERT_TRUE(sub.subscribe({"c1"}, 3000ms));
     ASSERT_TRUE(sub.psubscribe({"p.*"}, 3000ms));
     srv.command({"CLIENT", "KILL", "TYPE", "pubsub"});
     // Wait for the reader to come back and resubscribe both.
-    for (int i = 0; i < 300 && (sub.connects() < 2 || !sub.connected()); ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 300 && (sub.connects() < 2 || !sub.connected()); ++i)
+        std::this_thread::sleep_for(10ms);
     ASSERT_TRUE(sub.connected());
     EXPECT_GE(downs.load(), 1);
     EXPECT_EQ(srv.command({"PUBLISH", "c1", "again"}).integer(), 1);
@@ -105,8 +108,9 @@ TEST(Subscriber, NoticesAPausedServerAndRecovers) {
     local_server srv;
     inbox in;
     std::atomic<int> downs{0};
-    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); },
-                   {.health_interval = 100ms}, [&](bool up) { downs += up ? 0 : 1; });
+    subscriber sub(
+        srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, {.health_interval = 100ms},
+        [&](bool up) { downs += up ? 0 : 1; });
     ASSERT_TRUE(sub.subscribe({"c"}, 3000ms));
     srv.pause();
     for (int i = 0; i < 200 && downs.load() == 0; ++i) std::this_thread::sleep_for(10ms);
@@ -171,7 +175,8 @@ TEST(Subscriber, HelpersAndTheReaderDeliverEachMessageOnceInOrder) {
     EXPECT_GT(helped.load(), 0);  // the helpers did read some of them
     std::lock_guard lk(in.mu);
     ASSERT_EQ(in.got.size(), static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
+    for (int i = 0; i < n; ++i)
+        EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
 }
 
 TEST(Subscriber, AHelperMeetingADeadLinkLeavesTheReconnectToTheReader) {
@@ -201,12 +206,15 @@ TEST(Subscriber, LazyReaderLeavesMessagesToHelpersUntilDemandIsRaised) {
     std::atomic<int> by_reader{0};
     const auto test_thread = std::this_thread::get_id();
     subscriber_options o;
-    o.health_interval = 0ms;     // no health ticks: the reader's only timer is the drain
+    o.health_interval = 0ms;            // no health ticks: the reader's only timer is the drain
     o.tuning.drain_interval = 60000ms;  // no drain within this test
-    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) {
-        if (std::this_thread::get_id() != test_thread) ++by_reader;
-        in.push(m);
-    }, o);
+    subscriber sub(
+        srv.endpoint(),
+        [&](const pubsub_message& m) {
+            if (std::this_thread::get_id() != test_thread) ++by_reader;
+            in.push(m);
+        },
+        o);
     ASSERT_TRUE(sub.subscribe({"lazy"}, 3000ms));
     connection pub(srv.endpoint());
     constexpr int n = 5;
@@ -229,7 +237,8 @@ TEST(Subscriber, LazyReaderLeavesMessagesToHelpersUntilDemandIsRaised) {
     {
         std::lock_guard lk(in.mu);
         ASSERT_EQ(in.got.size(), static_cast<std::size_t>(n));
-        for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
+        for (int i = 0; i < n; ++i)
+            EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
     }
     const int before = by_reader.load();
     detail::subscriber_access::adjust_demand(sub, 1);
@@ -245,20 +254,24 @@ TEST(Subscriber, LazyReaderDrainsWithoutHelpersOrDemand) {
     inbox in;
     subscriber_options o;
     o.tuning.drain_interval = 10ms;
-    subscriber sub(srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, o);
+    subscriber sub(
+        srv.endpoint(), [&](const pubsub_message& m) { in.push(m); }, o);
     ASSERT_TRUE(sub.subscribe({"drained"}, 3000ms));
     connection pub(srv.endpoint());
     constexpr int n = 500;
     for (int i = 0; i < n; ++i) pub.command({"PUBLISH", "drained", std::to_string(i)});
     ASSERT_TRUE(in.wait_count(n));
     std::lock_guard lk(in.mu);
-    for (int i = 0; i < n; ++i) EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
+    for (int i = 0; i < n; ++i)
+        EXPECT_EQ(in.got[static_cast<std::size_t>(i)].payload, std::to_string(i));
 }
 
 TEST(Subscriber, NegativeDrainIntervalIsRejected) {
     subscriber_options o;
     o.tuning.drain_interval = -1ms;
-    EXPECT_THROW(subscriber(endpoint{}, [](const pubsub_message&) {}, o), invalid_argument);
+    EXPECT_THROW(subscriber(
+                     endpoint{}, [](const pubsub_message&) {}, o),
+                 invalid_argument);
 }
 
 // C3: an error reply to SUBSCRIBE (here NOPERM: the ACL user may not access the channel) is
@@ -266,7 +279,8 @@ TEST(Subscriber, NegativeDrainIntervalIsRejected) {
 // longer wanted, so the link counts as fully subscribed again.
 TEST(Subscriber, C3_RefusedSubscriptionIsReportedNotAwaitedForever) {
     local_server s;
-    ASSERT_TRUE(s.command({"ACL", "SETUSER", "c3", "reset", "on", ">pw", "~*", "resetchannels", "&ok:*", "+@all"})
+    ASSERT_TRUE(s.command({"ACL", "SETUSER", "c3", "reset", "on", ">pw", "~*", "resetchannels",
+                           "&ok:*", "+@all"})
                     .is_status("OK"));
     endpoint ep = s.endpoint();
     ep.user = "c3";
@@ -276,7 +290,8 @@ TEST(Subscriber, C3_RefusedSubscriptionIsReportedNotAwaitedForever) {
     ASSERT_TRUE(sub.subscribe({"ok:1"}, 3000ms));
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_FALSE(sub.subscribe({"forbidden"}, 3000ms));
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms) << "waited for a confirmation that cannot come";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms)
+        << "waited for a confirmation that cannot come";
     EXPECT_NE(sub.last_error().find("NOPERM"), std::string::npos) << sub.last_error();
     EXPECT_TRUE(sub.connected());  // the refused channel is not wanted any more
     s.command({"PUBLISH", "ok:1", "still here"});
@@ -290,8 +305,9 @@ TEST(Subscriber, C3_RefusedSubscriptionIsReportedNotAwaitedForever) {
 TEST(Subscriber, C5_LinkKilledRightAfterSubscribingBacksOff) {
     local_server s;
     inbox box;
-    subscriber sub(s.endpoint(), [&](const pubsub_message& m) { box.push(m); },
-                   subscriber_options{.reconnect_min = 20ms, .reconnect_max = 1000ms});
+    subscriber sub(
+        s.endpoint(), [&](const pubsub_message& m) { box.push(m); },
+        subscriber_options{.reconnect_min = 20ms, .reconnect_max = 1000ms});
     ASSERT_TRUE(sub.subscribe({"c5"}, 3000ms));
     const auto before = sub.connects();
     connection killer(s.endpoint());
@@ -327,14 +343,17 @@ TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareTwoThreads) {
     std::vector<std::unique_ptr<subscriber>> subs;
     std::atomic<int> got{0};
     for (int i = 0; i < 50; ++i) {
-        subs.push_back(std::make_unique<subscriber>(servers[i % 5]->endpoint(), [&](const pubsub_message&) { ++got; }));
+        subs.push_back(std::make_unique<subscriber>(servers[i % 5]->endpoint(),
+                                                    [&](const pubsub_message&) { ++got; }));
         ASSERT_TRUE(subs.back()->subscribe({"ch" + std::to_string(i)}, 3000ms));
     }
     const auto with_subscribers = process_threads();
-    std::printf("threads: %zu before the subscribers, %zu with 50 subscribers on 5 endpoints (+%zu)\n", base,
-                with_subscribers, with_subscribers - base);
+    std::printf(
+        "threads: %zu before the subscribers, %zu with 50 subscribers on 5 endpoints (+%zu)\n",
+        base, with_subscribers, with_subscribers - base);
     RecordProperty("extra_threads", static_cast<int>(with_subscribers - base));
-    for (int i = 0; i < 50; ++i) servers[i % 5]->command({"PUBLISH", "ch" + std::to_string(i), "x"});
+    for (int i = 0; i < 50; ++i)
+        servers[i % 5]->command({"PUBLISH", "ch" + std::to_string(i), "x"});
     for (int i = 0; i < 300 && got.load() < 50; ++i) std::this_thread::sleep_for(10ms);
     EXPECT_EQ(got.load(), 50);
     EXPECT_LE(with_subscribers - base, 2u);
@@ -353,8 +372,10 @@ TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareTwoThreads) {
 TEST(Subscriber, APausedServerDoesNotDelayOtherSubscribers) {
     local_server a, b;
     inbox in_a, in_b;
-    subscriber on_a(a.endpoint(), [&](const pubsub_message& m) { in_a.push(m); }, {.health_interval = 100ms});
-    subscriber on_b(b.endpoint(), [&](const pubsub_message& m) { in_b.push(m); }, {.health_interval = 100ms});
+    subscriber on_a(a.endpoint(), [&](const pubsub_message& m) { in_a.push(m); },
+                    {.health_interval = 100ms});
+    subscriber on_b(b.endpoint(), [&](const pubsub_message& m) { in_b.push(m); },
+                    {.health_interval = 100ms});
     ASSERT_TRUE(on_a.subscribe({"a"}, 3000ms));
     ASSERT_TRUE(on_b.subscribe({"b"}, 3000ms));
     const auto connects_a = on_a.connects();

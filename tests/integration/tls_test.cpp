@@ -69,7 +69,9 @@ std::string error_of(Fn&& fn) {
     return {};
 }
 
-bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, std::string_view part) {
+    return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -94,9 +96,11 @@ TEST(Tls, UriWithCaFileAndCaDirBothWork) {
     const std::string base = "rediss://127.0.0.1:" + std::to_string(s.port());
     connection a(parse_endpoint(base + "?ca_file=" + certs().ca().string()));
     EXPECT_EQ(a.command({"PING"}).text(), "PONG");
-    connection b(parse_endpoint(base + "?ca_dir=" + certs().ca_dir().string() + "&min_tls_version=1.3"));
+    connection b(
+        parse_endpoint(base + "?ca_dir=" + certs().ca_dir().string() + "&min_tls_version=1.3"));
     EXPECT_EQ(b.command({"PING"}).text(), "PONG");
-    connection l(parse_endpoint("rediss://localhost:" + std::to_string(s.port()) + "?ca_file=" + certs().ca().string()));
+    connection l(parse_endpoint("rediss://localhost:" + std::to_string(s.port()) +
+                                "?ca_file=" + certs().ca().string()));
     EXPECT_EQ(l.command({"PING"}).text(), "PONG");
 }
 
@@ -139,7 +143,8 @@ TEST(Tls, MutualTlsNeedsTheClientCertificate) {
     auto e = tls_endpoint(s);
     const auto t0 = std::chrono::steady_clock::now();
     const auto msg = error_of<tls_error>([&] { connection c(e); });
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, e.connect_timeout) << "must fail, not time out";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, e.connect_timeout)
+        << "must fail, not time out";
     EXPECT_TRUE(has(msg, "certificate")) << msg;
     e.tls.cert_file = certs().client().cert.string();
     e.tls.key_file = certs().client().key.string();

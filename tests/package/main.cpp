@@ -39,10 +39,12 @@ int main(int argc, char** argv) {
     }
     try {
         // A header/library mismatch is what version() exists to catch.
-        check(std::strcmp(redcoord::version(), REDCOORD_VERSION_STRING) == 0, "version() matches the headers");
+        check(std::strcmp(redcoord::version(), REDCOORD_VERSION_STRING) == 0,
+              "version() matches the headers");
 
         // core
-        check(redcoord::parse_endpoint("redis://:secret@127.0.0.1:6390/1").db == 1, "core: endpoint parsing");
+        check(redcoord::parse_endpoint("redis://:secret@127.0.0.1:6390/1").db == 1,
+              "core: endpoint parsing");
         try {
             redcoord::validate_name("", "name");
             check(false, "core: empty name refused");
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "FAILED: %s\n", e.what());
         return 1;
     }
-    std::printf("package consumer (redcoord %s): %s\n", redcoord::version(), failures ? "FAILED" : "ok");
+    std::printf("package consumer (redcoord %s): %s\n", redcoord::version(),
+                failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
 }

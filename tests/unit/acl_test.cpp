@@ -15,7 +15,8 @@ TEST(AclFormat, OneLineResetsThenGrantsInOrder) {
     n.key_patterns = {"redcoord:lock:*"};
     n.channel_patterns = {"redcoord:lock:*"};
     EXPECT_EQ(format_acl_setuser("svc", n),
-              "ACL SETUSER svc on resetkeys resetchannels -@all +ping +evalsha ~redcoord:lock:* &redcoord:lock:*");
+              "ACL SETUSER svc on resetkeys resetchannels -@all +ping +evalsha ~redcoord:lock:* "
+              "&redcoord:lock:*");
     const auto argv = acl_setuser_argv("svc", n);
     ASSERT_EQ(argv.size(), 11u);
     EXPECT_EQ(argv[6], "-@all");
@@ -26,7 +27,8 @@ TEST(AclFormat, QuotesWhatRedisCliWouldSplitAndRefusesSpaces) {
     n.key_patterns = {prefixed_pattern("a\"b\\c*:", "lock:*")};
     // Glob characters of the prefix are escaped, then the argument is quoted for redis-cli.
     EXPECT_EQ(n.key_patterns[0], "a\"b\\\\c\\*:lock:*");
-    EXPECT_EQ(format_acl_setuser("u", n), "ACL SETUSER u on resetkeys resetchannels -@all \"~a\\\"b\\\\\\\\c\\\\*:lock:*\"");
+    EXPECT_EQ(format_acl_setuser("u", n),
+              "ACL SETUSER u on resetkeys resetchannels -@all \"~a\\\"b\\\\\\\\c\\\\*:lock:*\"");
     acl_needs spaced;
     spaced.key_patterns = {prefixed_pattern("my app:", "queue:*")};
     EXPECT_THROW((void)format_acl_setuser("u", spaced), invalid_argument);
@@ -37,10 +39,11 @@ TEST(AclFormat, QuotesWhatRedisCliWouldSplitAndRefusesSpaces) {
 TEST(AclNeeds, MergeKeepsOrderAndDropsDuplicates) {
     acl_needs a = connection_acl_needs();
     EXPECT_EQ(a.commands, (std::vector<std::string>{"ping", "role"}));
-    EXPECT_EQ(connection_acl_needs(2).commands, (std::vector<std::string>{"ping", "role", "select"}));
+    EXPECT_EQ(connection_acl_needs(2).commands,
+              (std::vector<std::string>{"ping", "role", "select"}));
     a.merge(pubsub_acl_needs(true));
-    EXPECT_EQ(a.commands,
-              (std::vector<std::string>{"ping", "role", "subscribe", "unsubscribe", "psubscribe", "punsubscribe"}));
+    EXPECT_EQ(a.commands, (std::vector<std::string>{"ping", "role", "subscribe", "unsubscribe",
+                                                    "psubscribe", "punsubscribe"}));
 }
 
 TEST(AclNeeds, ScriptNeedsEvalEvalshaAndWhatItCalls) {
@@ -53,35 +56,48 @@ return redis.call( 'GET', KEYS[1])
     EXPECT_EQ(s.calls(), (std::vector<std::string>{"GET", "SET", "PUBSUB"}));
     acl_needs n;
     n.allow_script(s);
-    EXPECT_EQ(n.commands, (std::vector<std::string>{"eval", "evalsha", "get", "set", "pubsub|channels"}));
+    EXPECT_EQ(n.commands,
+              (std::vector<std::string>{"eval", "evalsha", "get", "set", "pubsub|channels"}));
 }
 
 TEST(Refusal, RecognisesNopermAndScriptRefusalsOfRedis70And72) {
     using detail::is_permission_refusal;
-    EXPECT_TRUE(is_permission_refusal("NOPERM this user has no permissions to run the 'evalsha' command"));
+    EXPECT_TRUE(
+        is_permission_refusal("NOPERM this user has no permissions to run the 'evalsha' command"));
     EXPECT_TRUE(is_permission_refusal("NOPERM User u has no permissions to run the 'get' command"));
-    EXPECT_TRUE(is_permission_refusal("NOPERM this user has no permissions to access one of the keys used as arguments"));
     EXPECT_TRUE(is_permission_refusal(
-        "ERR The user executing the script can't run this command or subcommand script: ee5b, on @user_script:1."));
-    EXPECT_TRUE(is_permission_refusal("ERR Error running script (call to f_x): @user_script:1: NOPERM No permissions"));
-    EXPECT_FALSE(is_permission_refusal("WRONGTYPE Operation against a key holding the wrong kind of value"));
+        "NOPERM this user has no permissions to access one of the keys used as arguments"));
+    EXPECT_TRUE(
+        is_permission_refusal("ERR The user executing the script can't run this command or "
+                              "subcommand script: ee5b, on @user_script:1."));
+    EXPECT_TRUE(is_permission_refusal(
+        "ERR Error running script (call to f_x): @user_script:1: NOPERM No permissions"));
+    EXPECT_FALSE(
+        is_permission_refusal("WRONGTYPE Operation against a key holding the wrong kind of value"));
     EXPECT_FALSE(is_permission_refusal("NOSCRIPT No matching script. Please use EVAL."));
     EXPECT_FALSE(is_permission_refusal("ERR unknown command 'FOO'"));
 }
 
 TEST(Refusal, NamesTheCommandFromTheReplyElseTheOneSent) {
     using detail::refused_command;
-    EXPECT_EQ(refused_command("NOPERM this user has no permissions to run the 'client|setname' command", "CLIENT"),
-              "client|setname");
-    EXPECT_EQ(refused_command("NOPERM User u has no permissions to run the 'get' command", "EVALSHA"), "get");
-    EXPECT_EQ(refused_command("NOPERM this user has no permissions to access one of the channels used as arguments",
-                              "SUBSCRIBE"),
-              "subscribe");
+    EXPECT_EQ(
+        refused_command("NOPERM this user has no permissions to run the 'client|setname' command",
+                        "CLIENT"),
+        "client|setname");
+    EXPECT_EQ(
+        refused_command("NOPERM User u has no permissions to run the 'get' command", "EVALSHA"),
+        "get");
+    EXPECT_EQ(
+        refused_command(
+            "NOPERM this user has no permissions to access one of the channels used as arguments",
+            "SUBSCRIBE"),
+        "subscribe");
 }
 
 TEST(Refusal, PermissionErrorIsAReplyErrorNamingTheCommand) {
     try {
-        detail::throw_reply_error("NOPERM this user has no permissions to run the 'blmove' command", "BLMOVE");
+        detail::throw_reply_error("NOPERM this user has no permissions to run the 'blmove' command",
+                                  "BLMOVE");
         FAIL();
     } catch (const reply_error& e) {  // existing catch sites keep working
         const auto* p = dynamic_cast<const permission_error*>(&e);
@@ -104,10 +120,12 @@ TEST(Refusal, SubscriptionBookKeepsEachRefusalAndTheHandshakeRefusalUntilRelink)
     detail::subscription_book b;
     (void)b.want(space::channel, {"a", "b"});
     (void)b.sent("SUBSCRIBE", {"a", "b"});
-    (void)b.error("NOPERM this user has no permissions to access one of the channels used as arguments");
+    (void)b.error(
+        "NOPERM this user has no permissions to access one of the channels used as arguments");
     EXPECT_TRUE(b.refused_any(space::channel, {"a"}));
-    EXPECT_EQ(b.refusal(space::channel, "b").value_or(""),
-              "NOPERM this user has no permissions to access one of the channels used as arguments");
+    EXPECT_EQ(
+        b.refusal(space::channel, "b").value_or(""),
+        "NOPERM this user has no permissions to access one of the channels used as arguments");
     EXPECT_FALSE(b.refusal(space::pattern, "b"));
     (void)b.want(space::channel, {"b"});  // asked again: no longer refused
     EXPECT_FALSE(b.refusal(space::channel, "b"));

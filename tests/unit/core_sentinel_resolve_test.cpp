@@ -30,7 +30,8 @@ std::vector<host_port> sentinels(std::size_t n) {
 }
 
 sentinel_resolve make(std::size_t n = 3) {
-    return sentinel_resolve({10ms, 100ms, 1000ms}, sentinels(n), "redis-sentinel://s/mymaster", "mymaster");
+    return sentinel_resolve({10ms, 100ms, 1000ms}, sentinels(n), "redis-sentinel://s/mymaster",
+                            "mymaster");
 }
 
 master_answer vote(const host_port& hp) {
@@ -44,7 +45,9 @@ master_answer nil_answer() {
     a.what = master_answer::kind::unknown;
     return a;
 }
-master_answer lost() { return unreachable_answer("timed out"); }  // lost, or late past the round's deadline
+master_answer lost() {
+    return unreachable_answer("timed out");
+}  // lost, or late past the round's deadline
 master_answer refused(std::string text) {
     master_answer a;
     a.what = master_answer::kind::refused;
@@ -55,7 +58,8 @@ master_answer refused(std::string text) {
 
 // Runs one round at `now` with `answers`; returns its verdict (asks for promoted replicas
 // with `promoted` when the engine wants them).
-sentinel_resolve::verdict round(sentinel_resolve& r, time_point now, std::vector<master_answer> answers,
+sentinel_resolve::verdict round(sentinel_resolve& r, time_point now,
+                                std::vector<master_answer> answers,
                                 std::vector<host_port> promoted = {}) {
     const auto s = r.next(now, now + 1s);
     EXPECT_EQ(s.what, step::ask);
@@ -87,7 +91,8 @@ TEST(SentinelResolve, OneRoundAtATimeOthersWaitForItUntilTheirDeadline) {
     EXPECT_EQ(r.next(t0 + 200ms, t0 + 200ms).what, step::round_timeout);
     EXPECT_EQ(r.rounds(), 1u);
     (void)r.answers(std::vector<master_answer>{vote(A), vote(A), lost()}, t0 + 210ms);
-    EXPECT_EQ(r.next(t0 + 211ms, t0 + 200ms).what, step::use);  // even past its deadline: it is cached
+    EXPECT_EQ(r.next(t0 + 211ms, t0 + 200ms).what,
+              step::use);  // even past its deadline: it is cached
 }
 
 TEST(SentinelResolve, FailedRoundsBackOffDoublingToTheMaximumAndAConfirmationResetsIt) {
@@ -105,8 +110,10 @@ TEST(SentinelResolve, FailedRoundsBackOffDoublingToTheMaximumAndAConfirmationRes
         EXPECT_EQ(r.next(now + 1ms, now + 1ms).what, step::backoff_timeout);
         now += r.backoff();
     }
-    EXPECT_EQ(pauses, (std::vector<std::chrono::milliseconds>{10ms, 20ms, 40ms, 80ms, 100ms, 100ms}));
-    EXPECT_NE(r.last_failure().find("no sentinel of redis-sentinel://s/mymaster answered"), std::string::npos);
+    EXPECT_EQ(pauses,
+              (std::vector<std::chrono::milliseconds>{10ms, 20ms, 40ms, 80ms, 100ms, 100ms}));
+    EXPECT_NE(r.last_failure().find("no sentinel of redis-sentinel://s/mymaster answered"),
+              std::string::npos);
     // A round that names a master still backs off (the master is not confirmed yet) ...
     auto v = round(r, now, {vote(A), vote(A), vote(A)});
     EXPECT_EQ(r.backoff(), 100ms);
@@ -136,24 +143,28 @@ TEST(SentinelResolve, ErrorsWhenNoSentinelNamesAMaster) {
         auto r = make();
         auto v = round(r, t0, {nil_answer(), lost(), nil_answer()});
         EXPECT_EQ(v.what, verdict::unknown_service);
-        EXPECT_EQ(v.message, "no sentinel of redis-sentinel://s/mymaster monitors a service named 'mymaster'");
+        EXPECT_EQ(v.message,
+                  "no sentinel of redis-sentinel://s/mymaster monitors a service named 'mymaster'");
     }
     {
         // Authentication refusals win over "unknown": the password is the problem to report.
         auto r = make();
-        auto v = round(r, t0, {nil_answer(), refused("WRONGPASS invalid username-password pair"), lost()});
+        auto v = round(r, t0,
+                       {nil_answer(), refused("WRONGPASS invalid username-password pair"), lost()});
         EXPECT_EQ(v.what, verdict::auth_refused);
     }
     {
         auto r = make();
         auto v = round(r, t0, {lost(), refused("ERR boom"), lost()});
         EXPECT_EQ(v.what, verdict::unreachable);
-        EXPECT_NE(v.message.find("(last: sentinel 10.0.1.3:26379: timed out)"), std::string::npos) << v.message;
+        EXPECT_NE(v.message.find("(last: sentinel 10.0.1.3:26379: timed out)"), std::string::npos)
+            << v.message;
     }
     {
         // A sentinel whose pool is in reconnect back-off keeps the cause of its last failure.
         auto r = make();
-        auto v = round(r, t0, {unreachable_answer("NOAUTH Authentication required"), lost(), lost()});
+        auto v =
+            round(r, t0, {unreachable_answer("NOAUTH Authentication required"), lost(), lost()});
         EXPECT_EQ(v.what, verdict::auth_refused);
         v = round(r, t0 + 1s, {unreachable_answer("connect failed recently"), lost(), lost()});
         EXPECT_EQ(v.what, verdict::auth_refused);
@@ -200,7 +211,8 @@ TEST(SentinelResolve, C10_PromotedReplicaIsTriedWhileEveryNamedAddressFails) {
     auto r3 = make();
     r3.report_failure(A, t0);
     ASSERT_EQ(r3.next(t0 + 1000ms, t0 + 2s).what, step::ask);
-    EXPECT_EQ(r3.answers(std::vector<master_answer>{vote(A), lost(), lost()}, t0 + 1000ms).what, verdict::chosen);
+    EXPECT_EQ(r3.answers(std::vector<master_answer>{vote(A), lost(), lost()}, t0 + 1000ms).what,
+              verdict::chosen);
 }
 
 TEST(SentinelResolve, NotificationMovesTheMasterAtOnce) {
@@ -247,8 +259,13 @@ TEST(SentinelResolve, AbortedRoundBacksOffAndKeepsItsCause) {
 // only on how many sentinels said what, except that a tie goes to the earlier sentinel's
 // address; and the choice is always the most-voted address.
 TEST(SentinelResolve, EveryArrangementOfAnswersOf3And5Sentinels) {
-    const std::vector<master_answer> kinds = {vote(A), vote(B), vote(C), nil_answer(), lost(),
-                                              refused("ERR busy"), refused("NOAUTH Authentication required")};
+    const std::vector<master_answer> kinds = {vote(A),
+                                              vote(B),
+                                              vote(C),
+                                              nil_answer(),
+                                              lost(),
+                                              refused("ERR busy"),
+                                              refused("NOAUTH Authentication required")};
     std::size_t rounds = 0;
     for (std::size_t n : {3u, 5u}) {
         // Every multiset of n answers from `kinds`, in every order of the sentinels.
@@ -279,7 +296,8 @@ TEST(SentinelResolve, EveryArrangementOfAnswersOf3And5Sentinels) {
                 EXPECT_EQ(votes[v.addr.host], top);  // always a most-voted address
                 // The earliest sentinel naming a most-voted address wins a tie.
                 for (auto k : order)
-                    if (kinds[k].what == master_answer::kind::master && votes[kinds[k].addr.host] == top) {
+                    if (kinds[k].what == master_answer::kind::master &&
+                        votes[kinds[k].addr.host] == top) {
                         EXPECT_EQ(v.addr, kinds[k].addr);
                         break;
                     }

@@ -39,9 +39,9 @@ namespace {
 class sim {
 public:
     explicit sim(std::uint64_t seed)
-        : rng_(seed),
-          n_(pick(0, 1) ? 5u : 3u),
-          engine_({milliseconds(pick(0, 20)), milliseconds(pick(20, 200)), 1000ms}, sentinel_addrs(n_), "sim", "m") {
+        : rng_(seed), n_(pick(0, 1) ? 5u : 3u),
+          engine_({milliseconds(pick(0, 20)), milliseconds(pick(20, 200)), 1000ms},
+                  sentinel_addrs(n_), "sim", "m") {
         for (int i = 0; i < 4; ++i) nodes_.push_back({"10.0.0." + std::to_string(i + 1), 6379});
         views_.assign(n_, nodes_[0]);
         down_until_.assign(n_, base_);
@@ -59,10 +59,13 @@ public:
         for (std::size_t i = 0; i < n_; ++i)
             if (chance(0.3)) {
                 const auto from = base_ + microseconds(pick(0, 6'000'000));
-                at(from, [this, i, from] { down_until_[i] = from + microseconds(pick(10'000, 2'000'000)); });
+                at(from, [this, i, from] {
+                    down_until_[i] = from + microseconds(pick(10'000, 2'000'000));
+                });
             }
         const int callers = static_cast<int>(pick(1, 4));
-        for (int k = 0; k < callers; ++k) after(microseconds(pick(0, 10'000)), [this, k] { call(k); });
+        for (int k = 0; k < callers; ++k)
+            after(microseconds(pick(0, 10'000)), [this, k] { call(k); });
         const auto end = base_ + 10s;
         while (!events_.empty() && violation_.empty()) {
             auto e = std::move(const_cast<event&>(events_.top()));
@@ -72,7 +75,8 @@ public:
             e.fn();
         }
         if (violation_.empty() && engine_.current() != truth())
-            fail("invariant 5: settled on " + text(engine_.current()) + ", the master is " + addr_text(truth()));
+            fail("invariant 5: settled on " + text(engine_.current()) + ", the master is " +
+                 addr_text(truth()));
         return violation_;
     }
 
@@ -88,12 +92,17 @@ private:
 
     static std::vector<host_port> sentinel_addrs(std::size_t n) {
         std::vector<host_port> out;
-        for (std::size_t i = 0; i < n; ++i) out.push_back({"10.0.1." + std::to_string(i + 1), 26379});
+        for (std::size_t i = 0; i < n; ++i)
+            out.push_back({"10.0.1." + std::to_string(i + 1), 26379});
         return out;
     }
-    static std::string text(const std::optional<host_port>& hp) { return hp ? addr_text(*hp) : "nothing"; }
+    static std::string text(const std::optional<host_port>& hp) {
+        return hp ? addr_text(*hp) : "nothing";
+    }
 
-    std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng_); }
+    std::int64_t pick(std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng_);
+    }
     bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
     template <class F>
     void after(microseconds d, F&& f) {
@@ -105,7 +114,10 @@ private:
     }
     void fail(std::string what) {
         if (violation_.empty())
-            violation_ = what + " at t=" + std::to_string(std::chrono::duration_cast<microseconds>(now_ - base_).count()) + " us";
+            violation_ =
+                what + " at t=" +
+                std::to_string(std::chrono::duration_cast<microseconds>(now_ - base_).count()) +
+                " us";
     }
 
     // --- the world ---------------------------------------------------------------------------
@@ -113,7 +125,8 @@ private:
 
     void failover() {
         std::size_t next = master_;
-        while (next == master_) next = static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(nodes_.size()) - 1));
+        while (next == master_)
+            next = static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(nodes_.size()) - 1));
         promoted_ = next;
         master_ = next;
         // The sentinels learn it within a second (their INFO period during a failover).
@@ -132,7 +145,8 @@ private:
     }
 
     master_answer answer_of(std::size_t i) {
-        if (now_ < down_until_[i] || chance(0.05)) return unreachable_answer("timed out");  // lost or late
+        if (now_ < down_until_[i] || chance(0.05))
+            return unreachable_answer("timed out");  // lost or late
         if (chance(0.01)) {
             master_answer a;
             a.what = master_answer::kind::unknown;
@@ -150,14 +164,14 @@ private:
         resume(k, deadline);
     }
 
-    void again(int k) { after(microseconds(pick(1'000, 100'000)), [this, k] { call(k); }); }
+    void again(int k) {
+        after(microseconds(pick(1'000, 100'000)), [this, k] { call(k); });
+    }
 
     void resume(int k, time_point deadline) {
         const auto s = engine_.next(now_, deadline);
         switch (s.what) {
-            case step::use:
-                use(k, s.addr);
-                return;
+            case step::use: use(k, s.addr); return;
             case step::round_timeout:
             case step::backoff_timeout:
                 if (now_ < deadline) fail("invariant 2: timed out before the deadline");
@@ -175,7 +189,8 @@ private:
                 return;
             case step::ask:
                 if (in_flight_) fail("invariant 1: two rounds in flight");
-                if (earliest_round_ && now_ < *earliest_round_) fail("invariant 3: a round started during the back-off");
+                if (earliest_round_ && now_ < *earliest_round_)
+                    fail("invariant 3: a round started during the back-off");
                 in_flight_ = true;
                 after(microseconds(pick(0, 500'000)), [this, k] { round_answers(k); });
                 return;
@@ -194,7 +209,8 @@ private:
                 auto v = engine_.promoted(promoted, now_);
                 if (v.what == verdict::chosen && !voted_top(answers, v.addr) &&
                     std::find(promoted.begin(), promoted.end(), v.addr) == promoted.end())
-                    fail("invariant 4: chose " + addr_text(v.addr) + ", neither most voted nor promoted");
+                    fail("invariant 4: chose " + addr_text(v.addr) +
+                         ", neither most voted nor promoted");
                 round_end(k, v);
             });
             return;
@@ -208,7 +224,8 @@ private:
         std::map<std::string, std::size_t> votes;
         std::size_t top = 0;
         for (auto& a : answers)
-            if (a.what == master_answer::kind::master) top = std::max(top, ++votes[addr_text(a.addr)]);
+            if (a.what == master_answer::kind::master)
+                top = std::max(top, ++votes[addr_text(a.addr)]);
         return votes[addr_text(hp)] == top && top > 0;
     }
 
@@ -216,8 +233,10 @@ private:
         in_flight_ = false;
         earliest_round_ = engine_.next_round();
         wake_all();
-        if (v.what == verdict::chosen) use(k, v.addr);
-        else again(k);
+        if (v.what == verdict::chosen)
+            use(k, v.addr);
+        else
+            again(k);
     }
 
     // Connects to `addr`: a master is confirmed, anything else reported.
@@ -278,7 +297,8 @@ TEST(SentinelResolveSchedule, InvariantsHoldInThousandsOfFailoverSchedules) {
     }
     std::uint64_t rounds = 0;
     for (auto seed : seeds) {
-        SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun alone with REDCOORD_SENTINEL_SEED=" + std::to_string(seed) + ")");
+        SCOPED_TRACE("seed " + std::to_string(seed) +
+                     " (rerun alone with REDCOORD_SENTINEL_SEED=" + std::to_string(seed) + ")");
         sim s(seed);
         const auto v = s.run();
         rounds += s.rounds();

@@ -55,7 +55,8 @@ TEST(SubscriptionBook, C3_ErrorReplyRefusesTheCommandItAnswers) {
     (void)b.sent("SUBSCRIBE", {"no1", "no2"});
     subscribe(b, "ok2");
     b.confirmed("subscribe", "ok");
-    const auto refused = b.error("NOPERM this user has no permissions to access one of the channels");
+    const auto refused =
+        b.error("NOPERM this user has no permissions to access one of the channels");
     EXPECT_EQ(refused, (std::vector<std::string>{"no1", "no2"}));
     EXPECT_TRUE(b.refused_any(space::channel, {"no2"}));
     EXPECT_FALSE(b.refused_any(space::channel, {"ok2"}));

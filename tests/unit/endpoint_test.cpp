@@ -87,22 +87,25 @@ TEST_P(EndpointRejects, WithTypedErrorWithoutPassword) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Malformed, EndpointRejects,
-                         ::testing::Values("", "localhost:6379", "http://h:1", "redis://", "redis://:hunter2@",
-                                           "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/abc",
-                                           "redis://h/-1", "redis://[::1", "redis://u:hunter2@h:port",
-                                           "unix://relative.sock", "unix:///x.sock?foo=1",
-                                           "redis-sentinel://h1,h2", "redis-sentinel://:hunter2@h1:1/",
-                                           "redis://h o:1", "redis://:hunter2%zz@h", "redis://a@b@:1",
-                                           // An IPv6 literal without brackets (issue 18: "::1" was
-                                           // read as host ":" port 1).
-                                           "redis://::1", "redis://::1:6379", "redis://fe80::1:6379/0",
-                                           "redis-sentinel://::1:26379/m"));
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, EndpointRejects,
+    ::testing::Values("", "localhost:6379", "http://h:1", "redis://", "redis://:hunter2@",
+                      "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/abc",
+                      "redis://h/-1", "redis://[::1", "redis://u:hunter2@h:port",
+                      "unix://relative.sock", "unix:///x.sock?foo=1", "redis-sentinel://h1,h2",
+                      "redis-sentinel://:hunter2@h1:1/", "redis://h o:1", "redis://:hunter2%zz@h",
+                      "redis://a@b@:1",
+                      // An IPv6 literal without brackets (issue 18: "::1" was
+                      // read as host ":" port 1).
+                      "redis://::1", "redis://::1:6379", "redis://fe80::1:6379/0",
+                      "redis-sentinel://::1:26379/m"));
 
 TEST(Endpoint, QueryOptionsSetTimeoutsDbKeepaliveAndTls) {
-    auto e = parse_endpoint("rediss://u:pw@h:6380/2?connect_timeout=250ms&command_timeout=1m30s&keepalive=false"
-                            "&ca_file=/etc/ca%20dir/ca.pem&ca_dir=/etc/certs&verify_peer=true&server_name=redis.internal"
-                            "&cert_file=/c.pem&key_file=/k.pem&min_tls_version=1.3");
+    auto e = parse_endpoint(
+        "rediss://u:pw@h:6380/2?connect_timeout=250ms&command_timeout=1m30s&keepalive=false"
+        "&ca_file=/etc/ca%20dir/ca.pem&ca_dir=/etc/"
+        "certs&verify_peer=true&server_name=redis.internal"
+        "&cert_file=/c.pem&key_file=/k.pem&min_tls_version=1.3");
     EXPECT_EQ(e.connect_timeout, std::chrono::milliseconds(250));
     EXPECT_EQ(e.command_timeout, std::chrono::milliseconds(90'000));
     EXPECT_FALSE(e.keepalive);
@@ -116,13 +119,15 @@ TEST(Endpoint, QueryOptionsSetTimeoutsDbKeepaliveAndTls) {
     EXPECT_EQ(e.tls.key_file, "/k.pem");
     EXPECT_EQ(e.tls.min_version, tls_version::v1_3);
     EXPECT_EQ(parse_endpoint("redis://h?db=5").db, 5);
-    EXPECT_EQ(parse_endpoint("unix:///s.sock?db=3&command_timeout=0").command_timeout, std::chrono::milliseconds(0));
+    EXPECT_EQ(parse_endpoint("unix:///s.sock?db=3&command_timeout=0").command_timeout,
+              std::chrono::milliseconds(0));
     EXPECT_FALSE(parse_endpoint("redis://h").tls.enabled);
 }
 
 TEST(Endpoint, SentinelQueryCarriesTlsAndTheSentinelsOwnCredentials) {
-    auto e = parse_endpoint("redis-sentinel://:data@s1,s2/m?tls=true&sentinel_user=watcher&sentinel_password=s%40cret"
-                            "&ca_file=/ca.pem");
+    auto e = parse_endpoint(
+        "redis-sentinel://:data@s1,s2/m?tls=true&sentinel_user=watcher&sentinel_password=s%40cret"
+        "&ca_file=/ca.pem");
     EXPECT_TRUE(e.tls.enabled);
     EXPECT_EQ(e.tls.ca_file, "/ca.pem");
     EXPECT_EQ(e.password, "data");
@@ -147,7 +152,8 @@ TEST(Endpoint, PasswordMayHoldARawQuestionMarkBeforeTheQuery) {
     EXPECT_EQ(e.db, 3);
 }
 
-class EndpointRejectsOption : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+class EndpointRejectsOption : public ::testing::TestWithParam<std::pair<const char*, const char*>> {
+};
 
 TEST_P(EndpointRejectsOption, NamingTheProblem) {
     const auto& [uri, why] = GetParam();
@@ -189,7 +195,8 @@ TEST(Endpoint, ToStringRedactsPassword) {
     auto s = e.to_string();
     EXPECT_EQ(s.find("hunter2"), std::string::npos);
     EXPECT_EQ(s, "redis://bob:***@h:1/2");
-    EXPECT_EQ(parse_endpoint("redis-sentinel://:hunter2@a:1/m").to_string().find("hunter2"), std::string::npos);
+    EXPECT_EQ(parse_endpoint("redis-sentinel://:hunter2@a:1/m").to_string().find("hunter2"),
+              std::string::npos);
 }
 
 // C1: a password holding unencoded '/', '@', ':' or '%' (base64 passwords pasted as is) must
@@ -217,21 +224,19 @@ struct uri_form {
 
 // Every URI shape the parser knows, with the password where a user would paste it.
 std::vector<uri_form> uri_forms(const std::string& pw, std::mt19937_64& rng) {
-    static const char* const tails[] = {"h", "h:6380", "h:6380/2", "[::1]:7000/1", "h/x", "h:", "h:99999", ""};
-    static const char* const sentinel_tails[] = {"s1:26379,s2/mymaster", "s1,s2:1/m/3", "s1/", "s1:x/m", "s1/m/x"};
-    std::uniform_int_distribution<std::size_t> t(0, std::size(tails) - 1), st(0, std::size(sentinel_tails) - 1);
+    static const char* const tails[] = {"h",   "h:6380", "h:6380/2", "[::1]:7000/1",
+                                        "h/x", "h:",     "h:99999",  ""};
+    static const char* const sentinel_tails[] = {"s1:26379,s2/mymaster", "s1,s2:1/m/3", "s1/",
+                                                 "s1:x/m", "s1/m/x"};
+    std::uniform_int_distribution<std::size_t> t(0, std::size(tails) - 1),
+        st(0, std::size(sentinel_tails) - 1);
     const std::string tail = tails[t(rng)], stail = sentinel_tails[st(rng)];
     return {
-        {"redis://:" + pw + "@" + tail},
-        {"redis://alice:" + pw + "@" + tail},
-        {"redis://" + pw + "@" + tail, false},
-        {"redis://" + pw + ":" + pw + "@" + tail, false},
-        {"redis-sentinel://:" + pw + "@" + stail},
-        {"redis-sentinel://bob:" + pw + "@" + stail},
-        {"rediss://:" + pw + "@" + tail},
-        {"unix://:" + pw + "@/tmp/redis.sock"},
-        {"unix:///tmp/redis.sock?db=" + pw},
-        {"unix:///tmp/redis.sock?password=" + pw},
+        {"redis://:" + pw + "@" + tail},           {"redis://alice:" + pw + "@" + tail},
+        {"redis://" + pw + "@" + tail, false},     {"redis://" + pw + ":" + pw + "@" + tail, false},
+        {"redis-sentinel://:" + pw + "@" + stail}, {"redis-sentinel://bob:" + pw + "@" + stail},
+        {"rediss://:" + pw + "@" + tail},          {"unix://:" + pw + "@/tmp/redis.sock"},
+        {"unix:///tmp/redis.sock?db=" + pw},       {"unix:///tmp/redis.sock?password=" + pw},
     };
 }
 
@@ -266,12 +271,13 @@ TEST(Endpoint, C1_PasswordNeverInMessages) {
                 ++accepted;
                 if (!user_is_fixed) continue;
                 const auto shown = leaked_fragment(pw, e.to_string());
-                ASSERT_FALSE(shown) << "to_string() of a URI with password '" << pw << "' shows '" << *shown << "'";
+                ASSERT_FALSE(shown)
+                    << "to_string() of a URI with password '" << pw << "' shows '" << *shown << "'";
             } catch (const invalid_argument& e) {
                 ++rejected;
                 const auto shown = leaked_fragment(pw, e.what());
-                ASSERT_FALSE(shown) << "password '" << pw << "' in URI '" << uri << "': message '" << e.what()
-                                    << "' contains '" << *shown << "'";
+                ASSERT_FALSE(shown) << "password '" << pw << "' in URI '" << uri << "': message '"
+                                    << e.what() << "' contains '" << *shown << "'";
             }
         }
     }
@@ -303,18 +309,27 @@ TEST(Endpoint, GeneratedUrisRoundTripWithoutTheirPassword) {
     const std::uint64_t seed = fuzz_seed();
     SCOPED_TRACE("replay with REDCOORD_FUZZ_SEED=" + std::to_string(seed));
     std::mt19937_64 rng(seed);
-    auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+    auto pick = [&](std::size_t n) {
+        return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+    };
     auto word = [&](std::string_view alphabet, std::size_t lo, std::size_t hi) {
         std::string w;
-        for (std::size_t i = 0, n = lo + pick(hi - lo + 1); i < n; ++i) w += alphabet[pick(alphabet.size())];
+        for (std::size_t i = 0, n = lo + pick(hi - lo + 1); i < n; ++i)
+            w += alphabet[pick(alphabet.size())];
         return w;
     };
     auto host = [&]() -> std::string {
         switch (pick(4)) {
-            case 0: return std::to_string(pick(256)) + "." + std::to_string(pick(256)) + ".0." + std::to_string(1 + pick(254));
-            case 1: return "[" + word("0123456789abcdef", 1, 4) + "::" + word("0123456789abcdef", 1, 4) + "]";
+            case 0:
+                return std::to_string(pick(256)) + "." + std::to_string(pick(256)) + ".0." +
+                       std::to_string(1 + pick(254));
+            case 1:
+                return "[" + word("0123456789abcdef", 1, 4) +
+                       "::" + word("0123456789abcdef", 1, 4) + "]";
             case 2: return "[::1]";
-            default: return word("abcdefghijklmnopqrstuvwxyz", 1, 8) + "." + word("abcdefghijklmnopqrstuvwxyz0123456789-", 1, 10);
+            default:
+                return word("abcdefghijklmnopqrstuvwxyz", 1, 8) + "." +
+                       word("abcdefghijklmnopqrstuvwxyz0123456789-", 1, 10);
         }
     };
     auto port = [&] { return std::to_string(1 + pick(65535)); };
@@ -322,20 +337,25 @@ TEST(Endpoint, GeneratedUrisRoundTripWithoutTheirPassword) {
     for (int round = 0; round < 2000; ++round) {
         // Passwords in capitals that no host, service or path here contains; "X@" alone is
         // the password-only form.
-        const std::string user = word("abcdefghijklmnopqrstuvwxyz", 1, 8), pw = word("ABCDEFGHJKLMNOQSTWXYZ", 4, 12);
+        const std::string user = word("abcdefghijklmnopqrstuvwxyz", 1, 8),
+                          pw = word("ABCDEFGHJKLMNOQSTWXYZ", 4, 12);
         const std::string forms[] = {"", ":" + pw + "@", user + ":" + pw + "@", pw + "@"};
         const std::string who = forms[pick(std::size(forms))];
         const std::string db = pick(2) ? "/" + std::to_string(pick(16)) : "";
         // Options: each one present or not, values from the forms a user writes.
         auto options = [&](bool tls) {
             std::vector<std::string> o;
-            if (pick(3) == 0) o.push_back("connect_timeout=" + std::to_string(1 + pick(5000)) + "ms");
+            if (pick(3) == 0)
+                o.push_back("connect_timeout=" + std::to_string(1 + pick(5000)) + "ms");
             if (pick(3) == 0) o.push_back("command_timeout=" + std::to_string(pick(90)) + "s");
             if (pick(4) == 0) o.push_back("keepalive=false");
             if (tls) {
-                if (pick(2)) o.push_back("ca_file=/" + word("abcdefghijklmnopqrstuvwxyz/ %&=", 1, 12) + ".pem");
+                if (pick(2))
+                    o.push_back("ca_file=/" + word("abcdefghijklmnopqrstuvwxyz/ %&=", 1, 12) +
+                                ".pem");
                 if (pick(3) == 0) o.push_back("verify_peer=false");
-                if (pick(3) == 0) o.push_back("server_name=" + word("abcdefghijklmnopqrstuvwxyz.", 1, 12));
+                if (pick(3) == 0)
+                    o.push_back("server_name=" + word("abcdefghijklmnopqrstuvwxyz.", 1, 12));
                 if (pick(3) == 0) o.push_back("min_tls_version=1.3");
             }
             std::string q;
@@ -345,18 +365,29 @@ TEST(Endpoint, GeneratedUrisRoundTripWithoutTheirPassword) {
                 const auto eq = item.find('=');
                 enc = item.substr(0, eq + 1);
                 for (char c : item.substr(eq + 1))
-                    enc += c == ' ' ? "%20" : c == '%' ? "%25" : c == '&' ? "%26" : c == '=' ? "%3D" : std::string(1, c);
+                    enc += c == ' '   ? "%20"
+                           : c == '%' ? "%25"
+                           : c == '&' ? "%26"
+                           : c == '=' ? "%3D"
+                                      : std::string(1, c);
                 q += (q.empty() ? "?" : "&") + enc;
             }
             return q;
         };
         std::string uri;
         switch (pick(4)) {
-            case 0: uri = "redis://" + who + host() + (pick(2) ? ":" + port() : "") + db + options(false); break;
-            case 3: uri = "rediss://" + who + host() + (pick(2) ? ":" + port() : "") + db + options(true); break;
+            case 0:
+                uri =
+                    "redis://" + who + host() + (pick(2) ? ":" + port() : "") + db + options(false);
+                break;
+            case 3:
+                uri =
+                    "rediss://" + who + host() + (pick(2) ? ":" + port() : "") + db + options(true);
+                break;
             case 1: {
                 uri = "redis-sentinel://" + who + host() + ":" + port();
-                for (std::size_t i = 0, n = pick(3); i < n; ++i) uri += "," + host() + (pick(2) ? ":" + port() : "");
+                for (std::size_t i = 0, n = pick(3); i < n; ++i)
+                    uri += "," + host() + (pick(2) ? ":" + port() : "");
                 uri += "/" + word("abcdefghijklmnopqrstuvwxyz", 1, 10) + db;
                 if (pick(2)) {
                     const std::string q = options(true);
@@ -364,7 +395,9 @@ TEST(Endpoint, GeneratedUrisRoundTripWithoutTheirPassword) {
                 } else {
                     uri += options(false);
                 }
-                if (pick(3) == 0) uri += (uri.find('?') == std::string::npos ? "?" : "&") + std::string("sentinel_password=") + pw;
+                if (pick(3) == 0)
+                    uri += (uri.find('?') == std::string::npos ? "?" : "&") +
+                           std::string("sentinel_password=") + pw;
                 break;
             }
             default:

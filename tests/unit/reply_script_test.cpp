@@ -54,8 +54,9 @@ TEST(Script, Sha1MatchesKnownDigests) {
     // FIPS 180 test vectors, and the empty string.
     EXPECT_EQ(redcoord::detail::sha1_hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
     EXPECT_EQ(redcoord::detail::sha1_hex(""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-    EXPECT_EQ(redcoord::detail::sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-              "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    EXPECT_EQ(
+        redcoord::detail::sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+        "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
     const std::string binary("\0\xff\x01", 3);
     EXPECT_EQ(redcoord::detail::sha1_hex(binary).size(), 40u);
 }

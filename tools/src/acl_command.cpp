@@ -61,20 +61,28 @@ int run_acl_rules(const context& ctx, const acl_args& a) {
 
 void add_acl_command(CLI::App& app, context& ctx) {
     auto a = std::make_shared<acl_args>();
-    auto* sub = app.add_subcommand("acl-rules", "Print the ACL SETUSER line for a least-privilege Redis user");
+    auto* sub = app.add_subcommand("acl-rules",
+                                   "Print the ACL SETUSER line for a least-privilege Redis user");
     sub->footer(
-        "Prints one line for redis-cli: ACL SETUSER USER on resetkeys resetchannels -@all +CMD... ~KEYS... &CHANNELS...\n"
-        "granting exactly the commands, key patterns (under --prefix) and channel patterns the part needs.\n"
-        "It sets no password: add '>PASSWORD' to the line, or run 'ACL SETUSER USER >PASSWORD' once (running the\n"
-        "line again keeps the password). Create the user on every server used: masters, the replicas pub/sub\n"
-        "listens on, every Redlock node (ACL users are not replicated). Broadcast channels are used verbatim:\n"
-        "name their patterns with --channel. A user missing a permission gets an error naming the command\n"
+        "Prints one line for redis-cli: ACL SETUSER USER on resetkeys resetchannels -@all +CMD... "
+        "~KEYS... &CHANNELS...\n"
+        "granting exactly the commands, key patterns (under --prefix) and channel patterns the "
+        "part needs.\n"
+        "It sets no password: add '>PASSWORD' to the line, or run 'ACL SETUSER USER >PASSWORD' "
+        "once (running the\n"
+        "line again keeps the password). Create the user on every server used: masters, the "
+        "replicas pub/sub\n"
+        "listens on, every Redlock node (ACL users are not replicated). Broadcast channels are "
+        "used verbatim:\n"
+        "name their patterns with --channel. A user missing a permission gets an error naming the "
+        "command\n"
         "(exit 122). Never connects to Redis.");
     sub->add_option("--part", a->part, "lock, election, signaling, queue or all")
         ->check(CLI::IsMember({"lock", "election", "signaling", "queue", "all"}))
         ->capture_default_str();
     sub->add_option("--user", a->user, "ACL user name")->capture_default_str();
-    sub->add_option("--channel", a->channels, "Broadcast channel pattern for signaling (repeatable), e.g. 'orders*'")
+    sub->add_option("--channel", a->channels,
+                    "Broadcast channel pattern for signaling (repeatable), e.g. 'orders*'")
         ->type_name("PATTERN");
     sub->add_option("--db", a->db, "Database number of the URLs (not 0: SELECT is allowed too)")
         ->check(CLI::NonNegativeNumber)

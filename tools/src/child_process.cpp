@@ -38,7 +38,8 @@ int decode_status(int st) {
 
 }  // namespace
 
-child_process::child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+child_process::child_process(const std::vector<std::string>& argv,
+                             const std::vector<std::string>& extra_env,
                              const deadline_reaper* reaper) {
     if (argv.empty()) throw invalid_argument("no command given after --");
     // Everything the child needs is built before fork: after fork in a threaded process only
@@ -65,7 +66,8 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
     // never reap them, so group_alive() does not see zombies for ever (see try_reap()).
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::generic_category().message(errno));
+    if (::pipe2(report, O_CLOEXEC) != 0)
+        throw error(std::string("pipe: ") + std::generic_category().message(errno));
     // When redcoord runs in the terminal's foreground, CMD's group takes the foreground (as a
     // shell does for a job), so an interactive CMD can read the terminal and gets Ctrl-C itself.
     const bool foreground = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
@@ -81,7 +83,8 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
         ::close(report[0]);
         ::setpgid(0, 0);
         if (reaper) reaper->announce_in_child();  // before exec: CMD never runs unknown to it
-        if (foreground) give_terminal(::getpid());  // also here: CMD may read before the parent runs
+        if (foreground)
+            give_terminal(::getpid());  // also here: CMD may read before the parent runs
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(128 + SIGTERM);  // parent died before prctl
         restore_signals_in_child();
@@ -109,7 +112,8 @@ child_process::child_process(const std::vector<std::string>& argv, const std::ve
         pid_ = -1;
         if (took_terminal_) give_terminal(::getpgrp());
         const int code = (err == ENOENT || err == ENOTDIR) ? 127 : 126;
-        throw exec_failure(code, "cannot run '" + argv[0] + "': " + std::generic_category().message(err));
+        throw exec_failure(code,
+                           "cannot run '" + argv[0] + "': " + std::generic_category().message(err));
     }
 }
 
@@ -121,8 +125,7 @@ child_process::~child_process() {
     }
     if (pid_ > 0) {
         int st = 0;
-        while (::waitpid(-pid_, &st, WNOHANG) > 0) {
-        }
+        while (::waitpid(-pid_, &st, WNOHANG) > 0) {}
     }
     if (took_terminal_) give_terminal(::getpgrp());
 }

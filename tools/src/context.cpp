@@ -17,7 +17,8 @@
 namespace redcoord::cli {
 
 std::vector<endpoint> context::endpoints() const {
-    return resolve_endpoints(choose_urls(opts.urls, std::getenv("REDCOORD_REDIS")), std::getenv("REDCOORD_PASSWORD"),
+    return resolve_endpoints(choose_urls(opts.urls, std::getenv("REDCOORD_REDIS")),
+                             std::getenv("REDCOORD_PASSWORD"),
                              endpoint_timeouts{opts.connect_timeout, opts.command_timeout},
                              std::getenv("REDCOORD_SENTINEL_PASSWORD"));
 }
@@ -25,7 +26,8 @@ std::vector<endpoint> context::endpoints() const {
 endpoint context::single_endpoint(std::string_view command) const {
     auto eps = endpoints();
     if (eps.size() != 1)
-        throw invalid_argument("'" + std::string(command) + "' talks to one server; got " + std::to_string(eps.size()) +
+        throw invalid_argument("'" + std::string(command) + "' talks to one server; got " +
+                               std::to_string(eps.size()) +
                                " (only 'lock' takes several: Redlock)");
     return eps.front();
 }
@@ -42,7 +44,7 @@ namespace {
 class stderr_channel {
 public:
     stderr_channel() {
-        struct stat st{};
+        struct stat st {};
         if (::fstat(STDERR_FILENO, &st) != 0) return;
         if (S_ISSOCK(st.st_mode)) {
             socket_ = true;
@@ -73,8 +75,9 @@ private:
     // to PIPE_BUF go to a pipe whole or not at all.
     bool put(std::string_view text) noexcept {
         while (!text.empty()) {
-            const ssize_t n = socket_ ? ::send(fd_, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL)
-                                      : ::write(fd_, text.data(), text.size());
+            const ssize_t n =
+                socket_ ? ::send(fd_, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL)
+                        : ::write(fd_, text.data(), text.size());
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return false;
             text.remove_prefix(static_cast<std::size_t>(n));

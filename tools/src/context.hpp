@@ -22,11 +22,11 @@ namespace redcoord::cli {
 
 /// Options that apply to every subcommand.
 struct global_options {
-    std::vector<std::string> urls;                  ///< --redis (repeatable).
-    bool json = false;                              ///< --json.
-    std::chrono::milliseconds connect_timeout{1000};///< --connect-timeout.
-    std::chrono::milliseconds command_timeout{2000};///< --command-timeout.
-    std::string prefix{"redcoord:"};                ///< --prefix (key prefix of every primitive).
+    std::vector<std::string> urls;                    ///< --redis (repeatable).
+    bool json = false;                                ///< --json.
+    std::chrono::milliseconds connect_timeout{1000};  ///< --connect-timeout.
+    std::chrono::milliseconds command_timeout{2000};  ///< --command-timeout.
+    std::string prefix{"redcoord:"};                  ///< --prefix (key prefix of every primitive).
 };
 
 /// Shared state of one invocation. The chosen subcommand stores its action in `run`.

@@ -66,10 +66,12 @@ int run_elect(context& ctx, const elect_args& a) {
     // Campaign until elected.
     const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
     while (!elector.is_leader()) {
-        const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left <= milliseconds(0)) {
             elector.stop();
-            print_note("not elected leader of '" + a.name + "' within " + format_duration(a.wait.value_or(forever)));
+            print_note("not elected leader of '" + a.name + "' within " +
+                       format_duration(a.wait.value_or(forever)));
             emit_event(ctx, json_object().add("event", "not_elected").add("name", a.name));
             return timed_out;
         }
@@ -83,25 +85,28 @@ int run_elect(context& ctx, const elect_args& a) {
     revoked = false;  // any revocation from before this leadership does not count
     const std::uint64_t epoch = elector.epoch();
     emit_event(ctx, json_object()
-                  .add("event", "elected")
-                  .add("name", a.name)
-                  .add("identity", elector.identity())
-                  .add("epoch", epoch));
+                        .add("event", "elected")
+                        .add("name", a.name)
+                        .add("identity", elector.identity())
+                        .add("epoch", epoch));
 
     supervise_result r;
     try {
         supervise_options so;
         so.grace = a.grace;
         so.early_window = std::min(a.grace, elector.options().term / 4);
-        r = supervise(a.command,
-                      {"REDCOORD_ELECTION=" + a.name, "REDCOORD_IDENTITY=" + elector.identity(),
-                       "REDCOORD_EPOCH=" + std::to_string(epoch)},
-                      signals, wake, [&] {
-            hold_state st;
-            st.lost = revoked.load() || !elector.is_leader() || elector.epoch() != epoch;
-            st.valid_until = elector.deadline();
-            return st;
-        }, so);
+        r = supervise(
+            a.command,
+            {"REDCOORD_ELECTION=" + a.name, "REDCOORD_IDENTITY=" + elector.identity(),
+             "REDCOORD_EPOCH=" + std::to_string(epoch)},
+            signals, wake,
+            [&] {
+                hold_state st;
+                st.lost = revoked.load() || !elector.is_leader() || elector.epoch() != epoch;
+                st.valid_until = elector.deadline();
+                return st;
+            },
+            so);
     } catch (const exec_failure& e) {
         elector.stop();
         print_note(e.what());
@@ -110,18 +115,29 @@ int run_elect(context& ctx, const elect_args& a) {
     elector.stop();  // resigns if still leading, so a follower takes over at once
     switch (r.reason) {
         case stop_reason::exited:
-            emit_event(ctx, json_object().add("event", "resigned").add("name", a.name).add("status", r.status));
+            emit_event(
+                ctx,
+                json_object().add("event", "resigned").add("name", a.name).add("status", r.status));
             return r.status;
         case stop_reason::lost: {
             const int why = revoke_why.load();
-            const std::string reason = why >= 0 ? std::string(to_string(static_cast<revoke_reason>(why))) : "expiring";
-            print_note("leadership of '" + a.name + "' revoked (" + reason + "); CMD was stopped (its status " +
-                       std::to_string(r.status) + ")");
-            emit_event(ctx, json_object().add("event", "revoked").add("name", a.name).add("reason", reason).add("status", r.status));
+            const std::string reason =
+                why >= 0 ? std::string(to_string(static_cast<revoke_reason>(why))) : "expiring";
+            print_note("leadership of '" + a.name + "' revoked (" + reason +
+                       "); CMD was stopped (its status " + std::to_string(r.status) + ")");
+            emit_event(ctx, json_object()
+                                .add("event", "revoked")
+                                .add("name", a.name)
+                                .add("reason", reason)
+                                .add("status", r.status));
             return lost;
         }
         case stop_reason::signal:
-            emit_event(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
+            emit_event(ctx, json_object()
+                                .add("event", "interrupted")
+                                .add("name", a.name)
+                                .add("signal", r.signo)
+                                .add("status", r.status));
             return signal_exit(r.signo);
     }
     return internal;
@@ -155,8 +171,10 @@ leader_info read_leader(connection_pool& pool, const std::string& prefix, const 
 std::string leader_json(const std::string& name, const leader_info& i) {
     json_object o;
     o.add("name", name).add("leader", i.identity);
-    if (i.identity) o.add("epoch", i.epoch).add("ttl_ms", i.ttl_ms);
-    else o.add_raw("epoch", "null");
+    if (i.identity)
+        o.add("epoch", i.epoch).add("ttl_ms", i.ttl_ms);
+    else
+        o.add_raw("epoch", "null");
     return o.str();
 }
 
@@ -172,7 +190,8 @@ int run_leader(context& ctx, const std::string& name) {
     return i.identity ? ok : no;
 }
 
-int run_observe(context& ctx, const std::string& name, std::optional<milliseconds> timeout, milliseconds interval) {
+int run_observe(context& ctx, const std::string& name, std::optional<milliseconds> timeout,
+                milliseconds interval) {
     exit_on_termination_signal();
     connection_pool pool(ctx.single_endpoint("observe"));
     const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(forever);
@@ -196,19 +215,29 @@ void add_election_commands(CLI::App& app, context& ctx) {
     auto a = std::make_shared<elect_args>();
     auto* elect = app.add_subcommand("elect", "Campaign for leadership; run CMD while leader");
     elect->footer(
-        "Waits until elected, then runs CMD in its own process group. When leadership is revoked (or its\n"
-        "local deadline, sent_at + term - drift, comes within min(--grace, term/4)), CMD's group gets\n"
-        "SIGTERM, then SIGKILL after --grace (at the latest at the deadline), and redcoord exits 125.\n"
-        "When CMD exits, redcoord resigns (a follower takes over at once) and exits with CMD's status.\n"
-        "A reaper process started before CMD enforces the same deadline while redcoord is paused or\n"
-        "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_ELECTION, REDCOORD_IDENTITY,\n"
-        "REDCOORD_EPOCH (fencing token) and REDCOORD_DEADLINE_MS (leadership left at its start). With\n"
-        "--json, events are JSON lines on stderr (never waited for: dropped and counted when nobody reads).");
+        "Waits until elected, then runs CMD in its own process group. When leadership is revoked "
+        "(or its\n"
+        "local deadline, sent_at + term - drift, comes within min(--grace, term/4)), CMD's group "
+        "gets\n"
+        "SIGTERM, then SIGKILL after --grace (at the latest at the deadline), and redcoord exits "
+        "125.\n"
+        "When CMD exits, redcoord resigns (a follower takes over at once) and exits with CMD's "
+        "status.\n"
+        "A reaper process started before CMD enforces the same deadline while redcoord is paused "
+        "or\n"
+        "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_ELECTION, "
+        "REDCOORD_IDENTITY,\n"
+        "REDCOORD_EPOCH (fencing token) and REDCOORD_DEADLINE_MS (leadership left at its start). "
+        "With\n"
+        "--json, events are JSON lines on stderr (never waited for: dropped and counted when "
+        "nobody reads).");
     elect->add_option("name", a->name, "Election name")->required();
     elect->add_option("command", a->command, "CMD ARGS... (after --)")->required();
-    elect->add_option("--identity", a->identity, "This candidate's identity (default: host:pid:random)");
+    elect->add_option("--identity", a->identity,
+                      "This candidate's identity (default: host:pid:random)");
     add_duration(*elect, "--term", a->term, "Leadership term (renewed every term/3)");
-    add_duration(*elect, "--wait", a->wait_value, "Give up (exit 124) when not elected within this (default: forever)", false);
+    add_duration(*elect, "--wait", a->wait_value,
+                 "Give up (exit 124) when not elected within this (default: forever)", false);
     add_duration(*elect, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     elect->callback([a, &ctx, elect] {
         if (elect->count("--wait") > 0) a->wait = a->wait_value;
@@ -216,8 +245,10 @@ void add_election_commands(CLI::App& app, context& ctx) {
     });
 
     auto name = std::make_shared<std::string>();
-    auto* leader = app.add_subcommand("leader", "Print the current leader and epoch (exit 1: no leader)");
-    leader->footer("Output: 'IDENTITY EPOCH', or 'none'. JSON: {\"name\",\"leader\",\"epoch\",\"ttl_ms\"}.");
+    auto* leader =
+        app.add_subcommand("leader", "Print the current leader and epoch (exit 1: no leader)");
+    leader->footer(
+        "Output: 'IDENTITY EPOCH', or 'none'. JSON: {\"name\",\"leader\",\"epoch\",\"ttl_ms\"}.");
     leader->add_option("name", *name, "Election name")->required();
     leader->callback([name, &ctx] { ctx.run = [name, &ctx] { return run_leader(ctx, *name); }; });
 
@@ -228,9 +259,12 @@ void add_election_commands(CLI::App& app, context& ctx) {
     };
     auto o = std::make_shared<observe_args>();
     auto* observe = app.add_subcommand("observe", "Print leadership changes as they happen");
-    observe->footer("One line per change: 'IDENTITY EPOCH' or 'none' (JSON as for 'leader'). Exits 0 after --timeout.");
+    observe->footer(
+        "One line per change: 'IDENTITY EPOCH' or 'none' (JSON as for 'leader'). Exits 0 after "
+        "--timeout.");
     observe->add_option("name", o->name, "Election name")->required();
-    add_duration(*observe, "--timeout", o->timeout, "Stop after this long (default: run until interrupted)", false);
+    add_duration(*observe, "--timeout", o->timeout,
+                 "Stop after this long (default: run until interrupted)", false);
     add_duration(*observe, "--interval", o->interval, "Polling interval");
     observe->callback([o, &ctx, observe] {
         std::optional<milliseconds> t;

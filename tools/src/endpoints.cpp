@@ -44,8 +44,9 @@ std::vector<std::string> choose_urls(const std::vector<std::string>& flags, cons
     return {std::string(default_url)};
 }
 
-std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls, const char* env_password,
-                                        endpoint_timeouts timeouts, const char* env_sentinel_password) {
+std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls,
+                                        const char* env_password, endpoint_timeouts timeouts,
+                                        const char* env_sentinel_password) {
     if (urls.empty()) throw invalid_argument("no Redis URL given");
     if (timeouts.connect.count() <= 0 || timeouts.command.count() <= 0)
         throw invalid_argument("connect and command timeouts must be > 0");

@@ -65,24 +65,29 @@ void print_lock(const context& ctx, const std::string& name, const std::vector<e
             json_object o;
             o.add("server", eps[i].to_string()).add("held", v.held).add("holder", v.holder);
             add_ms(o, "ttl_ms", v.ttl_left).add("release_notice", v.release_notice);
-            v.fencing_counter ? o.add("fencing_counter", *v.fencing_counter) : o.add_raw("fencing_counter", "null");
+            v.fencing_counter ? o.add("fencing_counter", *v.fencing_counter)
+                              : o.add_raw("fencing_counter", "null");
             o.add("turn_owner", v.turn_owner);
             add_ms(o, "turn_left_ms", v.turn_left).add("next_in_turn", v.next_in_turn);
             o.add_raw("fair_queue", quoted_list(v.fair_queue));
             nodes.push_back(o.str());
         }
         json_object top;
-        top.add("kind", "lock").add("name", name).add("held", !majority.empty()).add("holder", majority);
+        top.add("kind", "lock")
+            .add("name", name)
+            .add("held", !majority.empty())
+            .add("holder", majority);
         top.add("quorum", static_cast<std::uint64_t>(quorum)).add_raw("servers", json_array(nodes));
         print_line(top.str());
         return;
     }
-    print_line("lock '" + name + "': " +
-               (majority.empty() ? std::string("free") : "held by " + majority) +
-               (views.size() > 1 ? " (Redlock: " + std::to_string(votes.empty() ? 0 : votes.rbegin()->second) +
-                                       " of " + std::to_string(views.size()) + " masters hold a key, quorum " +
-                                       std::to_string(quorum) + ")"
-                                 : ""));
+    print_line("lock '" + name +
+               "': " + (majority.empty() ? std::string("free") : "held by " + majority) +
+               (views.size() > 1
+                    ? " (Redlock: " + std::to_string(votes.empty() ? 0 : votes.rbegin()->second) +
+                          " of " + std::to_string(views.size()) + " masters hold a key, quorum " +
+                          std::to_string(quorum) + ")"
+                    : ""));
     for (std::size_t i = 0; i < views.size(); ++i) {
         const auto& v = views[i];
         print_line("  server " + eps[i].to_string());
@@ -91,13 +96,14 @@ void print_lock(const context& ctx, const std::string& name, const std::vector<e
                        (v.release_notice ? ", a waiter wants the release notice" : ""));
         else
             print_line("    holder            -");
-        print_line("    fencing counter   " + (v.fencing_counter ? std::to_string(*v.fencing_counter) : "-"));
+        print_line("    fencing counter   " +
+                   (v.fencing_counter ? std::to_string(*v.fencing_counter) : "-"));
         if (v.turn_owner)
-            print_line("    turn              " + *v.turn_owner + " (" + or_none(v.turn_left) + " left)" +
-                       (v.next_in_turn ? ", next " + *v.next_in_turn : ""));
+            print_line("    turn              " + *v.turn_owner + " (" + or_none(v.turn_left) +
+                       " left)" + (v.next_in_turn ? ", next " + *v.next_in_turn : ""));
         if (!v.fair_queue.empty())
-            print_line("    fair queue        " + std::to_string(v.fair_queue.size()) + " waiting: " +
-                       joined(v.fair_queue));
+            print_line("    fair queue        " + std::to_string(v.fair_queue.size()) +
+                       " waiting: " + joined(v.fair_queue));
     }
 }
 
@@ -110,7 +116,8 @@ void print_election(const context& ctx, const std::string& name, const election_
         print_line(o.str());
         return;
     }
-    print_line("election '" + name + "': " + (v.leader ? "leader " + *v.leader : std::string("no leader")));
+    print_line("election '" + name +
+               "': " + (v.leader ? "leader " + *v.leader : std::string("no leader")));
     if (v.leader) {
         print_line("  epoch             " + std::to_string(v.epoch));
         print_line("  term left         " + or_none(v.term_left));
@@ -124,28 +131,35 @@ void print_queue(const context& ctx, const std::string& name, const queue_inspec
         std::vector<std::string> consumers;
         for (const auto& c : v.consumers) {
             json_object o;
-            o.add("id", c.id).add("in_flight", static_cast<std::uint64_t>(c.in_flight)).add("expired", !c.lease_left);
+            o.add("id", c.id)
+                .add("in_flight", static_cast<std::uint64_t>(c.in_flight))
+                .add("expired", !c.lease_left);
             add_ms(o, "lease_left_ms", c.lease_left);
             add_ms(o, "oldest_in_flight_age_ms", c.oldest_in_flight_age);
             consumers.push_back(o.str());
         }
         json_object o;
         o.add("kind", "queue").add("name", name).add("ready", static_cast<std::uint64_t>(v.ready));
-        o.add("in_flight", static_cast<std::uint64_t>(v.in_flight())).add("dead", static_cast<std::uint64_t>(v.dead));
+        o.add("in_flight", static_cast<std::uint64_t>(v.in_flight()))
+            .add("dead", static_cast<std::uint64_t>(v.dead));
         o.add("expired_consumers", static_cast<std::uint64_t>(v.expired()));
-        add_ms(o, "oldest_ready_age_ms", v.oldest_ready_age).add_raw("consumers", json_array(consumers));
+        add_ms(o, "oldest_ready_age_ms", v.oldest_ready_age)
+            .add_raw("consumers", json_array(consumers));
         print_line(o.str());
         return;
     }
-    print_line("queue '" + name + "': " + std::to_string(v.ready) + " ready, " + std::to_string(v.in_flight()) +
-               " in flight, " + std::to_string(v.dead) + " dead");
+    print_line("queue '" + name + "': " + std::to_string(v.ready) + " ready, " +
+               std::to_string(v.in_flight()) + " in flight, " + std::to_string(v.dead) + " dead");
     print_line("  oldest ready      " + or_none(v.oldest_ready_age) + " old");
-    print_line("  consumers         " + std::to_string(v.consumers.size()) + " (" + std::to_string(v.expired()) +
-               " expired, awaiting recovery)");
+    print_line("  consumers         " + std::to_string(v.consumers.size()) + " (" +
+               std::to_string(v.expired()) + " expired, awaiting recovery)");
     for (const auto& c : v.consumers)
-        print_line("    " + c.id + ": " + std::to_string(c.in_flight) + " in flight" +
-                   (c.oldest_in_flight_age ? ", oldest " + format_duration(*c.oldest_in_flight_age) + " old" : "") +
-                   (c.lease_left ? ", lease " + format_duration(*c.lease_left) + " left" : ", EXPIRED"));
+        print_line(
+            "    " + c.id + ": " + std::to_string(c.in_flight) + " in flight" +
+            (c.oldest_in_flight_age
+                 ? ", oldest " + format_duration(*c.oldest_in_flight_age) + " old"
+                 : "") +
+            (c.lease_left ? ", lease " + format_duration(*c.lease_left) + " left" : ", EXPIRED"));
 }
 
 void print_barrier(const context& ctx, const std::string& name, const barrier_inspection& v) {
@@ -158,18 +172,21 @@ void print_barrier(const context& ctx, const std::string& name, const barrier_in
     if (ctx.opts.json) {
         std::vector<std::string> arrivals;
         for (const auto& a : v.arrivals)
-            arrivals.push_back(json_object().add("member", a.member).add("lease_left_ms", ms(a.lease_left)).str());
+            arrivals.push_back(
+                json_object().add("member", a.member).add("lease_left_ms", ms(a.lease_left)).str());
         json_object o;
         o.add("kind", "barrier").add("name", name).add("generation", v.generation);
-        v.parties ? o.add("parties", static_cast<std::uint64_t>(*v.parties)) : o.add_raw("parties", "null");
-        o.add("arrived", static_cast<std::uint64_t>(v.arrivals.size())).add_raw("arrivals", json_array(arrivals));
+        v.parties ? o.add("parties", static_cast<std::uint64_t>(*v.parties))
+                  : o.add_raw("parties", "null");
+        o.add("arrived", static_cast<std::uint64_t>(v.arrivals.size()))
+            .add_raw("arrivals", json_array(arrivals));
         o.add_raw("lapsed", quoted_list(names(v.lapsed)));
         print_line(o.str());
         return;
     }
     print_line("barrier '" + name + "': generation " + std::to_string(v.generation) + ", " +
-               std::to_string(v.arrivals.size()) + " of " + (v.parties ? std::to_string(*v.parties) : "?") +
-               " arrived");
+               std::to_string(v.arrivals.size()) + " of " +
+               (v.parties ? std::to_string(*v.parties) : "?") + " arrived");
     for (const auto& a : v.arrivals)
         print_line("    " + a.member + " (lease " + format_duration(a.lease_left) + " left)");
     if (!v.lapsed.empty()) print_line("  lapsed (not counted): " + joined(names(v.lapsed)));
@@ -194,10 +211,16 @@ printer make_printer(const context& ctx, const std::string& kind, const inspect_
     pools.push_back(std::make_unique<connection_pool>(ctx.single_endpoint("inspect " + kind)));
     connection_pool& pool = *pools.front();
     if (kind == "election")
-        return [&ctx, &pool, a, prefix] { print_election(ctx, a.name, inspect_election(pool, a.name, prefix)); };
+        return [&ctx, &pool, a, prefix] {
+            print_election(ctx, a.name, inspect_election(pool, a.name, prefix));
+        };
     if (kind == "queue")
-        return [&ctx, &pool, a, prefix] { print_queue(ctx, a.name, inspect_queue(pool, a.name, prefix)); };
-    return [&ctx, &pool, a, prefix] { print_barrier(ctx, a.name, inspect_barrier(pool, a.name, prefix)); };
+        return [&ctx, &pool, a, prefix] {
+            print_queue(ctx, a.name, inspect_queue(pool, a.name, prefix));
+        };
+    return [&ctx, &pool, a, prefix] {
+        print_barrier(ctx, a.name, inspect_barrier(pool, a.name, prefix));
+    };
 }
 
 int run_inspect(context& ctx, const std::string& kind, const inspect_args& a) {
@@ -218,28 +241,34 @@ int run_inspect(context& ctx, const std::string& kind, const inspect_args& a) {
         } catch (const timeout_error& e) {
             print_note(std::string("error: ") + e.what());
         }
-        if (auto sig = signals.wait_termination(a.interval)) return *sig == SIGINT || *sig == SIGTERM ? ok : signal_exit(*sig);
+        if (auto sig = signals.wait_termination(a.interval))
+            return *sig == SIGINT || *sig == SIGTERM ? ok : signal_exit(*sig);
     }
 }
 
 }  // namespace
 
 void add_inspect_command(CLI::App& app, context& ctx) {
-    auto* inspect = app.add_subcommand("inspect", "Show the live state of a lock, election, queue or barrier");
+    auto* inspect =
+        app.add_subcommand("inspect", "Show the live state of a lock, election, queue or barrier");
     inspect->require_subcommand(1);
     inspect->footer(
-        "Reads only (one MULTI/EXEC per snapshot); needs a user that may read the primitive's keys.\n"
-        "Tokens are never shown: a holder is its token's fingerprint (first 16 hex digits of SHA-1).\n"
-        "--watch prints a snapshot every --interval until SIGINT/SIGTERM (exit 0); with --json one\n"
+        "Reads only (one MULTI/EXEC per snapshot); needs a user that may read the primitive's "
+        "keys.\n"
+        "Tokens are never shown: a holder is its token's fingerprint (first 16 hex digits of "
+        "SHA-1).\n"
+        "--watch prints a snapshot every --interval until SIGINT/SIGTERM (exit 0); with --json "
+        "one\n"
         "object per line. Several --redis URLs make 'inspect lock' show each Redlock master.");
     struct kind_desc {
         const char* kind;
         const char* what;
     };
-    for (const auto& [kind, what] : {kind_desc{"lock", "Holder fingerprint, TTL left, fencing counter, waiters"},
-                                     kind_desc{"election", "Leader identity, epoch and term left"},
-                                     kind_desc{"queue", "Ready, in flight per consumer, dead, expired consumers, oldest age"},
-                                     kind_desc{"barrier", "Generation, parties and arrivals"}}) {
+    for (const auto& [kind, what] :
+         {kind_desc{"lock", "Holder fingerprint, TTL left, fencing counter, waiters"},
+          kind_desc{"election", "Leader identity, epoch and term left"},
+          kind_desc{"queue", "Ready, in flight per consumer, dead, expired consumers, oldest age"},
+          kind_desc{"barrier", "Generation, parties and arrivals"}}) {
         auto a = std::make_shared<inspect_args>();
         auto* sub = inspect->add_subcommand(kind, what);
         sub->add_option("name", a->name, std::string(kind) + " name")->required();
@@ -247,7 +276,8 @@ void add_inspect_command(CLI::App& app, context& ctx) {
         add_duration(*sub, "--interval", a->interval, "Time between --watch snapshots");
         const std::string k = kind;
         sub->callback([a, &ctx, k] {
-            if (a->interval <= milliseconds(0)) throw CLI::ValidationError("--interval", "must be > 0");
+            if (a->interval <= milliseconds(0))
+                throw CLI::ValidationError("--interval", "must be > 0");
             ctx.run = [a, &ctx, k] { return run_inspect(ctx, k, *a); };
         });
     }

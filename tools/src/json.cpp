@@ -11,10 +11,14 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
     std::size_t n = 0;
     std::uint32_t cp = 0;
     if (b < 0x80) return 1;
-    if ((b & 0xE0) == 0xC0) n = 2, cp = b & 0x1F;
-    else if ((b & 0xF0) == 0xE0) n = 3, cp = b & 0x0F;
-    else if ((b & 0xF8) == 0xF0) n = 4, cp = b & 0x07;
-    else return 0;
+    if ((b & 0xE0) == 0xC0)
+        n = 2, cp = b & 0x1F;
+    else if ((b & 0xF0) == 0xE0)
+        n = 3, cp = b & 0x0F;
+    else if ((b & 0xF8) == 0xF0)
+        n = 4, cp = b & 0x07;
+    else
+        return 0;
     if (i + n > s.size()) return 0;
     for (std::size_t k = 1; k < n; ++k) {
         const auto c = static_cast<unsigned char>(s[i + k]);
@@ -49,8 +53,10 @@ std::string json_quote(std::string_view s) {
                 case '\r': out += "\\r"; break;
                 case '\t': out += "\\t"; break;
                 default:
-                    if (c < 0x20 || c == 0x7F) append_escaped_byte(out, c);
-                    else out += static_cast<char>(c);
+                    if (c < 0x20 || c == 0x7F)
+                        append_escaped_byte(out, c);
+                    else
+                        out += static_cast<char>(c);
             }
             ++i;
             continue;

@@ -19,11 +19,17 @@ namespace redcoord::cli {
 class json_object {
 public:
     json_object& add(std::string_view key, std::string_view value);
-    json_object& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
-    json_object& add(std::string_view key, const std::string& value) { return add(key, std::string_view(value)); }
+    json_object& add(std::string_view key, const char* value) {
+        return add(key, std::string_view(value));
+    }
+    json_object& add(std::string_view key, const std::string& value) {
+        return add(key, std::string_view(value));
+    }
     json_object& add(std::string_view key, std::int64_t value);
     json_object& add(std::string_view key, std::uint64_t value);
-    json_object& add(std::string_view key, int value) { return add(key, static_cast<std::int64_t>(value)); }
+    json_object& add(std::string_view key, int value) {
+        return add(key, static_cast<std::int64_t>(value));
+    }
     json_object& add(std::string_view key, bool value);
     /// A string, or null for nullopt.
     json_object& add(std::string_view key, const std::optional<std::string>& value);

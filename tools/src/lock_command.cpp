@@ -51,7 +51,9 @@ class held_lock_of : public held_lock {
 public:
     template <class... A>
     explicit held_lock_of(A&&... a) : lock_(std::forward<A>(a)...) {}
-    std::optional<lock_acquisition> acquire(milliseconds wait) override { return lock_.acquire(wait); }
+    std::optional<lock_acquisition> acquire(milliseconds wait) override {
+        return lock_.acquire(wait);
+    }
     bool release() override { return lock_.release(); }
     bool lost() const override { return lock_.lost(); }
     std::optional<lock_acquisition> current() const override { return lock_.current(); }
@@ -69,8 +71,10 @@ int run_lock(context& ctx, const lock_args& a) {
     wakeup wake;
     const auto eps = ctx.endpoints();
     if (a.fair && eps.size() != 1)
-        throw invalid_argument("'lock --fair' takes one server (the queue of a fair lock is one list on one server); got " +
-                               std::to_string(eps.size()) + ": drop --fair to use Redlock");
+        throw invalid_argument(
+            "'lock --fair' takes one server (the queue of a fair lock is one list on one server); "
+            "got " +
+            std::to_string(eps.size()) + ": drop --fair to use Redlock");
     std::vector<std::unique_ptr<connection_pool>> pools;
     pools.reserve(eps.size());
     for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
@@ -111,7 +115,8 @@ int run_lock(context& ctx, const lock_args& a) {
     const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
     std::optional<lock_acquisition> got;
     const auto not_acquired = [&] {
-        print_note("lock '" + a.name + "' not acquired within " + format_duration(a.wait.value_or(forever)));
+        print_note("lock '" + a.name + "' not acquired within " +
+                   format_duration(a.wait.value_or(forever)));
         emit_event(ctx, json_object().add("event", "not_acquired").add("name", a.name));
         return timed_out;
     };
@@ -136,7 +141,8 @@ int run_lock(context& ctx, const lock_args& a) {
         if (!got) return not_acquired();
     }
     for (; !got;) {
-        const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
         got = lock->acquire(std::clamp(left, milliseconds(0), milliseconds(250)));
         if (got) break;
         if (auto sig = signals.wait_termination(milliseconds(0))) return signal_exit(*sig);
@@ -147,30 +153,35 @@ int run_lock(context& ctx, const lock_args& a) {
         return signal_exit(*sig);
     }
     emit_event(ctx, json_object()
-                  .add("event", "acquired")
-                  .add("name", a.name)
-                  .add("fencing_token", got->fencing_token)
-                  .add("servers", static_cast<std::uint64_t>(pools.size())));
+                        .add("event", "acquired")
+                        .add("name", a.name)
+                        .add("fencing_token", got->fencing_token)
+                        .add("servers", static_cast<std::uint64_t>(pools.size())));
 
     supervise_result r;
     try {
         supervise_options so;
         so.grace = a.grace;
         so.early_window = std::min(a.grace, a.ttl / 4);
-        r = supervise(a.command,
-                      {"REDCOORD_LOCK=" + a.name, "REDCOORD_FENCING_TOKEN=" + std::to_string(got->fencing_token)},
-                      signals, wake, [&] {
-            hold_state st;
-            st.lost = lock->lost();
-            if (auto c = lock->current()) st.valid_until = c->valid_until;
-            else st.lost = true;
-            return st;
-        }, so);
+        r = supervise(
+            a.command,
+            {"REDCOORD_LOCK=" + a.name,
+             "REDCOORD_FENCING_TOKEN=" + std::to_string(got->fencing_token)},
+            signals, wake,
+            [&] {
+                hold_state st;
+                st.lost = lock->lost();
+                if (auto c = lock->current())
+                    st.valid_until = c->valid_until;
+                else
+                    st.lost = true;
+                return st;
+            },
+            so);
     } catch (const exec_failure& e) {
         try {
             lock->release();
-        } catch (...) {
-        }
+        } catch (...) {}
         print_note(e.what());
         return e.code();
     }
@@ -183,14 +194,25 @@ int run_lock(context& ctx, const lock_args& a) {
     }
     switch (r.reason) {
         case stop_reason::exited:
-            emit_event(ctx, json_object().add("event", "released").add("name", a.name).add("status", r.status).add("released", released));
+            emit_event(ctx, json_object()
+                                .add("event", "released")
+                                .add("name", a.name)
+                                .add("status", r.status)
+                                .add("released", released));
             return r.status;
         case stop_reason::lost:
-            print_note("lock '" + a.name + "' lost; CMD was stopped (its status " + std::to_string(r.status) + ")");
-            emit_event(ctx, json_object().add("event", "lost").add("name", a.name).add("status", r.status));
+            print_note("lock '" + a.name + "' lost; CMD was stopped (its status " +
+                       std::to_string(r.status) + ")");
+            emit_event(
+                ctx,
+                json_object().add("event", "lost").add("name", a.name).add("status", r.status));
             return lost;
         case stop_reason::signal:
-            emit_event(ctx, json_object().add("event", "interrupted").add("name", a.name).add("signal", r.signo).add("status", r.status));
+            emit_event(ctx, json_object()
+                                .add("event", "interrupted")
+                                .add("name", a.name)
+                                .add("signal", r.signo)
+                                .add("status", r.status));
             return signal_exit(r.signo);
     }
     return internal;
@@ -200,23 +222,31 @@ int run_lock(context& ctx, const lock_args& a) {
 
 void add_lock_command(CLI::App& app, context& ctx) {
     auto a = std::make_shared<lock_args>();
-    auto* sub = app.add_subcommand("lock", "Run CMD while holding a distributed lock (Redlock with several --redis)");
+    auto* sub = app.add_subcommand(
+        "lock", "Run CMD while holding a distributed lock (Redlock with several --redis)");
     sub->footer(
-        "CMD runs in its own process group. The lock is extended every TTL/3 while CMD runs and released\n"
-        "when CMD exits; redcoord then exits with CMD's status. If the lock is lost, or its validity comes\n"
-        "within min(--grace, TTL/4) without an extension, CMD's group gets SIGTERM, then SIGKILL after\n"
+        "CMD runs in its own process group. The lock is extended every TTL/3 while CMD runs and "
+        "released\n"
+        "when CMD exits; redcoord then exits with CMD's status. If the lock is lost, or its "
+        "validity comes\n"
+        "within min(--grace, TTL/4) without an extension, CMD's group gets SIGTERM, then SIGKILL "
+        "after\n"
         "--grace (at the latest when the validity ends), and redcoord exits 125.\n"
-        "A reaper process started before CMD enforces the same deadline while redcoord is paused or\n"
-        "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_LOCK, REDCOORD_FENCING_TOKEN and\n"
-        "REDCOORD_DEADLINE_MS (validity left at its start). With --json, events are JSON lines on stderr\n"
+        "A reaper process started before CMD enforces the same deadline while redcoord is paused "
+        "or\n"
+        "stuck, and stops CMD at once if redcoord dies. CMD sees REDCOORD_LOCK, "
+        "REDCOORD_FENCING_TOKEN and\n"
+        "REDCOORD_DEADLINE_MS (validity left at its start). With --json, events are JSON lines on "
+        "stderr\n"
         "(never waited for: dropped and counted when nobody reads them).\n"
-        "With --fair (one server only) runs get the lock strictly in the order they asked for it (a FIFO\n"
+        "With --fair (one server only) runs get the lock strictly in the order they asked for it "
+        "(a FIFO\n"
         "queue in Redis; a waiter that dies is skipped within a second).");
     sub->add_option("name", a->name, "Lock (resource) name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
-    add_duration(*sub, "--wait", a->wait_value, "Give up (exit 124) when not acquired within this (default: wait forever)",
-                 false);
+    add_duration(*sub, "--wait", a->wait_value,
+                 "Give up (exit 124) when not acquired within this (default: wait forever)", false);
     add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
     sub->callback([a, &ctx, sub] {

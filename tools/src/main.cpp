@@ -17,11 +17,16 @@ int run(int argc, char** argv) {
     // Before any thread exists, so every thread inherits the mask (see os_signals.hpp).
     block_signals();
 
-    CLI::App app{"redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell.", "redcoord"};
+    CLI::App app{
+        "redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell.",
+        "redcoord"};
     app.footer(
-        "Servers: --redis URL (repeatable; several masters make 'lock' use Redlock), else $REDCOORD_REDIS\n"
-        "(comma-separated), else redis://127.0.0.1:6379. URLs: redis://[[user]:password@]host[:port][/db],\n"
-        "unix:///path.sock[?db=N], redis-sentinel://h1:p1,h2:p2/service. A password missing from the URL\n"
+        "Servers: --redis URL (repeatable; several masters make 'lock' use Redlock), else "
+        "$REDCOORD_REDIS\n"
+        "(comma-separated), else redis://127.0.0.1:6379. URLs: "
+        "redis://[[user]:password@]host[:port][/db],\n"
+        "unix:///path.sock[?db=N], redis-sentinel://h1:p1,h2:p2/service. A password missing from "
+        "the URL\n"
         "is taken from $REDCOORD_PASSWORD (keeps it out of ps); the sentinels' own password from\n"
         "$REDCOORD_SENTINEL_PASSWORD. Passwords are never printed.\n"
         "Durations: 500ms, 20s, 2m, 1h, 1m30s.\n\n" +
@@ -36,7 +41,8 @@ int run(int argc, char** argv) {
     app.add_flag("--json", ctx.opts.json, "Machine-readable output: one JSON object per line");
     add_duration(app, "--connect-timeout", ctx.opts.connect_timeout, "Connect deadline per server");
     add_duration(app, "--command-timeout", ctx.opts.command_timeout, "Reply deadline per command");
-    app.add_option("--prefix", ctx.opts.prefix, "Key prefix of every primitive")->capture_default_str();
+    app.add_option("--prefix", ctx.opts.prefix, "Key prefix of every primitive")
+        ->capture_default_str();
 
     add_lock_command(app, ctx);
     add_election_commands(app, ctx);

@@ -60,16 +60,19 @@ std::optional<int> signal_source::read() noexcept {
     return static_cast<int>(info.ssi_signo);
 }
 
-std::optional<int> signal_source::wait_termination(std::chrono::milliseconds timeout, int wake_fd) noexcept {
+std::optional<int> signal_source::wait_termination(std::chrono::milliseconds timeout,
+                                                   int wake_fd) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         while (auto sig = read()) {
             if (*sig != SIGCHLD) return sig;
         }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() < 0) return std::nullopt;
         pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-        const int r = ::poll(fds, wake_fd >= 0 ? 2 : 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+        const int r = ::poll(fds, wake_fd >= 0 ? 2 : 1,
+                             static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
         if (r > 0 && wake_fd >= 0 && (fds[1].revents & POLLIN)) {
             while (auto sig = read()) {
                 if (*sig != SIGCHLD) return sig;
@@ -106,8 +109,7 @@ void exit_on_termination_signal() {
         sigaddset(&s, SIGTERM);
         sigaddset(&s, SIGHUP);
         int sig = 0;
-        while (sigwait(&s, &sig) != 0) {
-        }
+        while (sigwait(&s, &sig) != 0) {}
         std::fflush(stdout);
         ::_exit(128 + sig);
     }).detach();

@@ -33,7 +33,8 @@ public:
     /// Waits up to `timeout` for a termination signal (SIGINT/SIGTERM/SIGHUP) or for `wake_fd`
     /// (an eventfd, -1 for none) to become readable. Returns the signal number, or nullopt
     /// on timeout or wake-up. SIGCHLD is consumed and ignored here.
-    [[nodiscard]] std::optional<int> wait_termination(std::chrono::milliseconds timeout, int wake_fd = -1) noexcept;
+    [[nodiscard]] std::optional<int> wait_termination(std::chrono::milliseconds timeout,
+                                                      int wake_fd = -1) noexcept;
 
 private:
     int fd_ = -1;

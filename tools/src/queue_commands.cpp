@@ -29,15 +29,15 @@ using std::chrono::milliseconds;
 
 struct queue_args {
     std::string name;
-    std::vector<std::string> payloads;   // push
-    std::string consumer;                // pop (default random), ack/nack (or inside the id)
-    std::string delivery;                // ack/nack
-    milliseconds timeout{0};             // pop
-    milliseconds visibility{30000};      // pop
-    std::uint32_t max_attempts = 5;      // nack/recover/pop
-    bool dead = false;                   // nack --dead
-    std::size_t limit = 0;               // dead
-    bool requeue = false;                // dead --requeue
+    std::vector<std::string> payloads;  // push
+    std::string consumer;               // pop (default random), ack/nack (or inside the id)
+    std::string delivery;               // ack/nack
+    milliseconds timeout{0};            // pop
+    milliseconds visibility{30000};     // pop
+    std::uint32_t max_attempts = 5;     // nack/recover/pop
+    bool dead = false;                  // nack --dead
+    std::size_t limit = 0;              // dead
+    bool requeue = false;               // dead --requeue
 };
 
 reliable_queue_options queue_options(const context& ctx, const queue_args& a) {
@@ -60,8 +60,10 @@ std::string message_json(const message& m) {
         .add("id", m.id)
         .add("payload", m.payload)
         .add("attempts", static_cast<std::uint64_t>(m.attempts))
-        .add("enqueued_at_ms",
-             static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(m.enqueued_at.time_since_epoch()).count()))
+        .add(
+            "enqueued_at_ms",
+            static_cast<std::int64_t>(
+                std::chrono::duration_cast<milliseconds>(m.enqueued_at.time_since_epoch()).count()))
         .str();
 }
 
@@ -94,7 +96,8 @@ int run_pop(context& ctx, const queue_args& a) {
     try {
         auto d = q->pop(args.timeout);
         if (!d) {
-            if (ctx.opts.json) print_line(json_object().add("name", args.name).add("empty", true).str());
+            if (ctx.opts.json)
+                print_line(json_object().add("name", args.name).add("empty", true).str());
             code = args.timeout > milliseconds(0) ? timed_out : no;
         } else {
             const std::string id = delivery_id(d->consumer, d->id);
@@ -122,13 +125,16 @@ int run_pop(context& ctx, const queue_args& a) {
 
 /// Finds the delivery named by `id` (`consumer/message-id`, or a bare message id with
 /// --consumer) in the consumer's processing list.
-std::optional<delivery> find_delivery(connection_pool& pool, const context& ctx, const queue_args& a) {
+std::optional<delivery> find_delivery(connection_pool& pool, const context& ctx,
+                                      const queue_args& a) {
     std::string consumer = a.consumer, mid = a.delivery;
     if (const auto slash = a.delivery.rfind('/'); slash != std::string::npos) {
         consumer = a.delivery.substr(0, slash);
         mid = a.delivery.substr(slash + 1);
     }
-    if (consumer.empty()) throw invalid_argument("delivery id must be CONSUMER/ID (as printed by pop), or give --consumer");
+    if (consumer.empty())
+        throw invalid_argument(
+            "delivery id must be CONSUMER/ID (as printed by pop), or give --consumer");
     if (mid.empty()) throw invalid_argument("empty message id in delivery '" + a.delivery + "'");
     queue_args view = a;
     view.consumer = consumer;
@@ -159,10 +165,15 @@ int run_ack(context& ctx, const queue_args& a, bool is_ack) {
         queue_args view = a;
         view.consumer = d->consumer;
         reliable_queue q(pool, a.name, queue_options(ctx, view));
-        done = is_ack ? q.ack(*d) : q.nack(*d, a.dead ? nack_action::dead_letter : nack_action::requeue);
+        done = is_ack ? q.ack(*d)
+                      : q.nack(*d, a.dead ? nack_action::dead_letter : nack_action::requeue);
     }
-    if (ctx.opts.json) print_line(json_object().add("delivery", a.delivery).add(is_ack ? "acked" : "nacked", done).str());
-    else if (!done) print_note("delivery '" + a.delivery + "' is not in flight (already acked, or recovered after its visibility timeout)");
+    if (ctx.opts.json)
+        print_line(
+            json_object().add("delivery", a.delivery).add(is_ack ? "acked" : "nacked", done).str());
+    else if (!done)
+        print_note("delivery '" + a.delivery +
+                   "' is not in flight (already acked, or recovered after its visibility timeout)");
     return done ? ok : no;
 }
 
@@ -190,7 +201,8 @@ int run_stats(context& ctx, const queue_args& a) {
         print_line("ready " + std::to_string(s.ready));
         print_line("in_flight " + std::to_string(in_flight));
         print_line("dead " + std::to_string(s.dead));
-        for (const auto& [c, n] : s.in_flight) print_line("consumer " + c + " " + std::to_string(n));
+        for (const auto& [c, n] : s.in_flight)
+            print_line("consumer " + c + " " + std::to_string(n));
         for (const auto& c : s.expired) print_line("expired " + c);
     }
     return ok;
@@ -222,13 +234,20 @@ int run_dead(context& ctx, const queue_args& a) {
     reliable_queue q(pool, a.name, queue_options(ctx, a));
     if (a.requeue) {
         const std::size_t n = q.requeue_dead(a.limit);
-        if (ctx.opts.json) print_line(json_object().add("name", a.name).add("requeued", static_cast<std::uint64_t>(n)).str());
-        else print_line(std::to_string(n));
+        if (ctx.opts.json)
+            print_line(json_object()
+                           .add("name", a.name)
+                           .add("requeued", static_cast<std::uint64_t>(n))
+                           .str());
+        else
+            print_line(std::to_string(n));
         return ok;
     }
     for (const auto& m : q.dead_letters(a.limit)) {
-        if (ctx.opts.json) print_line(message_json(m));
-        else print_line(m.id + " " + std::to_string(m.attempts) + " " + m.payload);
+        if (ctx.opts.json)
+            print_line(message_json(m));
+        else
+            print_line(m.id + " " + std::to_string(m.attempts) + " " + m.payload);
     }
     return ok;
 }
@@ -236,12 +255,16 @@ int run_dead(context& ctx, const queue_args& a) {
 }  // namespace
 
 void add_queue_commands(CLI::App& app, context& ctx) {
-    auto* queue = app.add_subcommand("queue", "Reliable work queue: push, pop, ack, nack, stats, recover, dead");
+    auto* queue = app.add_subcommand(
+        "queue", "Reliable work queue: push, pop, ack, nack, stats, recover, dead");
     queue->require_subcommand(1);
     queue->footer(
-        "pop prints 'DELIVERY PAYLOAD' where DELIVERY is CONSUMER/ID; pass DELIVERY to ack or nack, from\n"
-        "any process, while the consumer's heartbeat lives (--visibility, renewed by each pop of the same\n"
-        "--consumer). After that, recover (or any consumer's first pop) returns the message to the queue.");
+        "pop prints 'DELIVERY PAYLOAD' where DELIVERY is CONSUMER/ID; pass DELIVERY to ack or "
+        "nack, from\n"
+        "any process, while the consumer's heartbeat lives (--visibility, renewed by each pop of "
+        "the same\n"
+        "--consumer). After that, recover (or any consumer's first pop) returns the message to the "
+        "queue.");
     const auto make = [&](const std::string& verb, const std::string& help) {
         auto a = std::make_shared<queue_args>();
         auto* sub = queue->add_subcommand(verb, help);
@@ -257,45 +280,69 @@ void add_queue_commands(CLI::App& app, context& ctx) {
     }
     {
         auto [sub, a] = make("pop", "Take the oldest message into this consumer's processing list");
-        sub->add_option("--consumer", a->consumer, "Consumer id (default: a new random id, printed in DELIVERY)");
-        add_duration(*sub, "--timeout", a->timeout, "Wait this long for a message; exit 124 when none came (0: exit 1 when empty)");
-        add_duration(*sub, "--visibility", a->visibility, "Visibility timeout: how long the delivery stays in flight");
-        sub->add_option("--max-attempts", a->max_attempts, "Deliveries before a message is dead-lettered")->capture_default_str();
-        sub->footer("Output: 'CONSUMER/ID PAYLOAD'. JSON: {\"delivery\",\"consumer\",\"id\",\"payload\",\"attempts\",\"raw\"}.");
+        sub->add_option("--consumer", a->consumer,
+                        "Consumer id (default: a new random id, printed in DELIVERY)");
+        add_duration(
+            *sub, "--timeout", a->timeout,
+            "Wait this long for a message; exit 124 when none came (0: exit 1 when empty)");
+        add_duration(*sub, "--visibility", a->visibility,
+                     "Visibility timeout: how long the delivery stays in flight");
+        sub->add_option("--max-attempts", a->max_attempts,
+                        "Deliveries before a message is dead-lettered")
+            ->capture_default_str();
+        sub->footer(
+            "Output: 'CONSUMER/ID PAYLOAD'. JSON: "
+            "{\"delivery\",\"consumer\",\"id\",\"payload\",\"attempts\",\"raw\"}.");
         sub->callback([a = a, &ctx] {
-            if (a->visibility < milliseconds(100)) throw CLI::ValidationError("--visibility", "must be >= 100ms");
+            if (a->visibility < milliseconds(100))
+                throw CLI::ValidationError("--visibility", "must be >= 100ms");
             ctx.run = [a, &ctx] { return run_pop(ctx, *a); };
         });
     }
     for (const bool is_ack : {true, false}) {
-        auto [sub, a] = make(is_ack ? "ack" : "nack",
-                             is_ack ? "Acknowledge a delivery (exit 1: no longer in flight)"
-                                    : "Give a delivery back: requeue it, or --dead to dead-letter it");
-        sub->add_option("delivery", a->delivery, "DELIVERY as printed by pop (CONSUMER/ID)")->required();
+        auto [sub, a] =
+            make(is_ack ? "ack" : "nack",
+                 is_ack ? "Acknowledge a delivery (exit 1: no longer in flight)"
+                        : "Give a delivery back: requeue it, or --dead to dead-letter it");
+        sub->add_option("delivery", a->delivery, "DELIVERY as printed by pop (CONSUMER/ID)")
+            ->required();
         sub->add_option("--consumer", a->consumer, "Consumer, when DELIVERY is a bare message id");
         if (!is_ack) {
             sub->add_flag("--dead", a->dead, "Dead-letter it now instead of requeueing");
-            sub->add_option("--max-attempts", a->max_attempts, "Dead-letter once attempts reach this")->capture_default_str();
+            sub->add_option("--max-attempts", a->max_attempts,
+                            "Dead-letter once attempts reach this")
+                ->capture_default_str();
         }
-        sub->footer(is_ack ? "JSON: {\"delivery\",\"acked\"}." : "JSON: {\"delivery\",\"nacked\"}.");
-        sub->callback([a = a, &ctx, is_ack] { ctx.run = [a, &ctx, is_ack] { return run_ack(ctx, *a, is_ack); }; });
+        sub->footer(is_ack ? "JSON: {\"delivery\",\"acked\"}."
+                           : "JSON: {\"delivery\",\"nacked\"}.");
+        sub->callback([a = a, &ctx, is_ack] {
+            ctx.run = [a, &ctx, is_ack] { return run_ack(ctx, *a, is_ack); };
+        });
     }
     {
         auto [sub, a] = make("stats", "Print ready, in-flight and dead counts");
-        sub->footer("JSON: {\"name\",\"ready\",\"in_flight\",\"dead\",\"consumers\":{id:n},\"expired\":[...]}.");
+        sub->footer(
+            "JSON: "
+            "{\"name\",\"ready\",\"in_flight\",\"dead\",\"consumers\":{id:n},\"expired\":[...]}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_stats(ctx, *a); }; });
     }
     {
-        auto [sub, a] = make("recover", "Return in-flight messages of consumers whose heartbeat expired");
-        sub->add_option("--max-attempts", a->max_attempts, "Dead-letter once attempts reach this")->capture_default_str();
+        auto [sub, a] =
+            make("recover", "Return in-flight messages of consumers whose heartbeat expired");
+        sub->add_option("--max-attempts", a->max_attempts, "Dead-letter once attempts reach this")
+            ->capture_default_str();
         sub->footer("JSON: {\"name\",\"requeued\",\"dead_lettered\",\"consumers\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_recover(ctx, *a); }; });
     }
     {
-        auto [sub, a] = make("dead", "List dead letters ('ID ATTEMPTS PAYLOAD'), or --requeue them");
-        sub->add_option("--limit", a->limit, "At most this many, oldest first (0: all)")->capture_default_str();
+        auto [sub, a] =
+            make("dead", "List dead letters ('ID ATTEMPTS PAYLOAD'), or --requeue them");
+        sub->add_option("--limit", a->limit, "At most this many, oldest first (0: all)")
+            ->capture_default_str();
         sub->add_flag("--requeue", a->requeue, "Move them back to the queue with attempts reset");
-        sub->footer("JSON: one {\"id\",\"payload\",\"attempts\",\"enqueued_at_ms\"} per line, or {\"name\",\"requeued\"}.");
+        sub->footer(
+            "JSON: one {\"id\",\"payload\",\"attempts\",\"enqueued_at_ms\"} per line, or "
+            "{\"name\",\"requeued\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_dead(ctx, *a); }; });
     }
 }

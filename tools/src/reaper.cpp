@@ -24,7 +24,12 @@ namespace {
 
 using std::chrono::steady_clock;
 
-enum : std::uint32_t { msg_target = 1, msg_deadline = 2, msg_stopping = 3, msg_disarm = 4 };
+enum : std::uint32_t {
+    msg_target = 1,
+    msg_deadline = 2,
+    msg_stopping = 3,
+    msg_disarm = 4
+};
 
 // One message: smaller than PIPE_BUF, so each write(2) is atomic and the supervisor's and CMD
 // child's messages never interleave.
@@ -36,7 +41,8 @@ struct message {
 static_assert(sizeof(message) == 16);
 
 constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
-constexpr std::int64_t orphan_poll_ns = 10'000'000;  // how often an orphaned reaper looks for the group's end
+constexpr std::int64_t orphan_poll_ns =
+    10'000'000;  // how often an orphaned reaper looks for the group's end
 
 // steady_clock is CLOCK_MONOTONIC on Linux (libstdc++ and libc++), the clock the reaper reads.
 std::int64_t ns_of(steady_clock::time_point t) noexcept {
@@ -76,7 +82,8 @@ int isolate_descriptors(int in) noexcept {
     return in;
 }
 
-[[noreturn]] void reaper_main(int in, std::int64_t deadline, std::int64_t grace_ns, std::int64_t early_ns) noexcept {
+[[noreturn]] void reaper_main(int in, std::int64_t deadline, std::int64_t grace_ns,
+                              std::int64_t early_ns) noexcept {
     // Its own process group: a signal to redcoord's group (Ctrl-C, kill -STOP -PGID, a shell's
     // job control) or to CMD's group does not reach it. SIGINT/SIGTERM/SIGHUP stay blocked
     // (inherited mask): only the pipe or SIGKILL end it.
@@ -85,12 +92,14 @@ int isolate_descriptors(int in) noexcept {
     in = isolate_descriptors(in);
 
     pid_t target = 0;
-    bool term_sent = false;   // CMD's group got SIGTERM (from us or the supervisor)
-    bool signalled = false;   // we signalled the group ourselves
-    bool orphaned = false;    // the pipe closed while armed: redcoord is gone
+    bool term_sent = false;  // CMD's group got SIGTERM (from us or the supervisor)
+    bool signalled = false;  // we signalled the group ourselves
+    bool orphaned = false;   // the pipe closed while armed: redcoord is gone
     std::int64_t kill_at = deadline;
     // SIGTERM early_window before SIGKILL; with no grace or window, SIGKILL alone.
-    const auto term_at = [&] { return grace_ns > 0 && early_ns > 0 ? kill_at - early_ns : kill_at; };
+    const auto term_at = [&] {
+        return grace_ns > 0 && early_ns > 0 ? kill_at - early_ns : kill_at;
+    };
     const auto finish = [&]() { ::_exit(signalled ? deadline_reaper::fired_status : 0); };
 
     alignas(message) char buf[sizeof(message) * 32];
@@ -149,17 +158,17 @@ int isolate_descriptors(int in) noexcept {
                 case msg_deadline:
                     // A renewal moves the deadline (the last one counts), unless the stop has
                     // begun: then nothing moves SIGKILL later.
-                    if (term_sent) kill_at = std::min(kill_at, m.value);
-                    else kill_at = m.value;
+                    if (term_sent)
+                        kill_at = std::min(kill_at, m.value);
+                    else
+                        kill_at = m.value;
                     break;
                 case msg_stopping:
                     term_sent = true;
                     kill_at = std::min(kill_at, m.value);
                     break;
-                case msg_disarm:
-                    finish();
-                default:
-                    break;
+                case msg_disarm: finish();
+                default: break;
             }
         }
         for (std::size_t i = used; i < have; ++i) buf[i - used] = buf[i];
@@ -171,9 +180,12 @@ int isolate_descriptors(int in) noexcept {
 
 deadline_reaper::deadline_reaper(steady_clock::time_point deadline, reaper_options opts) {
     int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) throw error(std::string("pipe: ") + std::generic_category().message(errno));
-    const std::int64_t grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(opts.grace).count();
-    const std::int64_t early_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(opts.early_window).count();
+    if (::pipe2(p, O_CLOEXEC) != 0)
+        throw error(std::string("pipe: ") + std::generic_category().message(errno));
+    const std::int64_t grace_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(opts.grace).count();
+    const std::int64_t early_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(opts.early_window).count();
     const pid_t pid = ::fork();
     if (pid < 0) {
         const int err = errno;
@@ -221,7 +233,9 @@ void deadline_reaper::extend(steady_clock::time_point deadline) noexcept {
     send(msg_deadline, ns_of(deadline));
 }
 
-void deadline_reaper::stopping(steady_clock::time_point kill_at) const noexcept { send(msg_stopping, ns_of(kill_at)); }
+void deadline_reaper::stopping(steady_clock::time_point kill_at) const noexcept {
+    send(msg_stopping, ns_of(kill_at));
+}
 
 void deadline_reaper::disarm() noexcept {
     send(msg_disarm, 0);

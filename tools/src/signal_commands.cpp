@@ -42,13 +42,20 @@ int run_signal(context& ctx, const signal_args& a) {
     }
     if (a.unicast) {
         const bool delivered = hub.unicast(a.channel, payload);
-        if (ctx.opts.json) print_line(json_object().add("channel", a.channel).add("delivered", delivered).str());
-        else if (!delivered) print_note("no unicast waiter on '" + a.channel + "'");
+        if (ctx.opts.json)
+            print_line(json_object().add("channel", a.channel).add("delivered", delivered).str());
+        else if (!delivered)
+            print_note("no unicast waiter on '" + a.channel + "'");
         return delivered ? ok : no;
     }
     const std::size_t receivers = hub.broadcast(a.channel, payload);
-    if (ctx.opts.json) print_line(json_object().add("channel", a.channel).add("receivers", static_cast<std::uint64_t>(receivers)).str());
-    else print_line(std::to_string(receivers));
+    if (ctx.opts.json)
+        print_line(json_object()
+                       .add("channel", a.channel)
+                       .add("receivers", static_cast<std::uint64_t>(receivers))
+                       .str());
+    else
+        print_line(std::to_string(receivers));
     return ok;
 }
 
@@ -72,7 +79,8 @@ int run_wait(context& ctx, const wait_args& a) {
     const milliseconds timeout = a.timeout.value_or(forever);
     std::vector<signal> got;
     if (a.unicast) {
-        if (a.channels.size() != 1) throw invalid_argument("--unicast waits on exactly one channel");
+        if (a.channels.size() != 1)
+            throw invalid_argument("--unicast waits on exactly one channel");
         if (auto s = hub.wait_unicast(a.channels.front(), timeout)) got.push_back(std::move(*s));
     } else if (a.all && a.channels.size() > 1) {
         if (auto v = hub.wait_all(a.channels, timeout)) got = std::move(*v);
@@ -88,9 +96,12 @@ int run_wait(context& ctx, const wait_args& a) {
     // own channel, so report the channel waited on).
     if (a.unicast) got.front().channel = a.channels.front();
     for (const auto& s : got) {
-        if (ctx.opts.json) print_line(signal_json(s));
-        else if (a.channels.size() == 1) print_line(s.payload);
-        else print_line(s.channel + " " + s.payload);
+        if (ctx.opts.json)
+            print_line(signal_json(s));
+        else if (a.channels.size() == 1)
+            print_line(s.payload);
+        else
+            print_line(s.channel + " " + s.payload);
     }
     return ok;
 }
@@ -109,8 +120,10 @@ int run_barrier(context& ctx, const barrier_args& a) {
     barrier b(hub, a.name, a.parties);
     try {
         const std::uint64_t generation = b.arrive_and_wait(a.timeout.value_or(forever));
-        if (ctx.opts.json) print_line(json_object().add("name", a.name).add("generation", generation).str());
-        else print_line(std::to_string(generation));
+        if (ctx.opts.json)
+            print_line(json_object().add("name", a.name).add("generation", generation).str());
+        else
+            print_line(std::to_string(generation));
         return ok;
     } catch (const barrier_timeout& e) {
         print_note(e.what());
@@ -131,8 +144,10 @@ void add_signal_commands(CLI::App& app, context& ctx) {
     auto s = std::make_shared<signal_args>();
     auto* sig = app.add_subcommand("signal", "Broadcast (or --unicast) a signal on a channel");
     sig->footer(
-        "Broadcast prints how many subscriptions received it. --unicast delivers to one random unicast\n"
-        "waiter ('redcoord wait --unicast') and exits 1 when none listens. PAYLOAD '-' reads stdin.\n"
+        "Broadcast prints how many subscriptions received it. --unicast delivers to one random "
+        "unicast\n"
+        "waiter ('redcoord wait --unicast') and exits 1 when none listens. PAYLOAD '-' reads "
+        "stdin.\n"
         "JSON: {\"channel\",\"receivers\"} or {\"channel\",\"delivered\"}.");
     sig->add_option("channel", s->channel, "Channel name")->required();
     sig->add_option("payload", s->payload, "Payload (default empty; '-' reads stdin)");
@@ -142,16 +157,23 @@ void add_signal_commands(CLI::App& app, context& ctx) {
     auto w = std::make_shared<wait_args>();
     auto* wait = app.add_subcommand("wait", "Wait for a signal and print its payload");
     wait->footer(
-        "One channel: prints the payload. Several: --any (default) prints 'CHANNEL PAYLOAD' of the first\n"
-        "signal; --all waits for one signal on each and prints a line per channel in the order given.\n"
-        "Exit 124 on timeout. JSON: {\"channel\",\"payload\"} per signal, {\"timed_out\":true} on timeout.\n"
+        "One channel: prints the payload. Several: --any (default) prints 'CHANNEL PAYLOAD' of the "
+        "first\n"
+        "signal; --all waits for one signal on each and prints a line per channel in the order "
+        "given.\n"
+        "Exit 124 on timeout. JSON: {\"channel\",\"payload\"} per signal, {\"timed_out\":true} on "
+        "timeout.\n"
         "Pub/sub is fire-and-forget: a signal sent before the waiter subscribed is not seen.");
     wait->add_option("channels", w->channels, "Channel names")->required();
-    auto* any = wait->add_flag("--any", w->any, "Return on the first signal on any channel (default)");
+    auto* any =
+        wait->add_flag("--any", w->any, "Return on the first signal on any channel (default)");
     auto* all = wait->add_flag("--all", w->all, "Wait until every channel had a signal");
     any->excludes(all);
-    wait->add_flag("--unicast", w->unicast, "Wait as a unicast waiter (one channel)")->excludes(any)->excludes(all);
-    add_duration(*wait, "--timeout", w->timeout_value, "Give up after this long (default: forever)", false);
+    wait->add_flag("--unicast", w->unicast, "Wait as a unicast waiter (one channel)")
+        ->excludes(any)
+        ->excludes(all);
+    add_duration(*wait, "--timeout", w->timeout_value, "Give up after this long (default: forever)",
+                 false);
     wait->callback([w, &ctx, wait] {
         if (wait->count("--timeout") > 0) w->timeout = w->timeout_value;
         ctx.run = [w, &ctx] { return run_wait(ctx, *w); };
@@ -159,11 +181,16 @@ void add_signal_commands(CLI::App& app, context& ctx) {
 
     auto b = std::make_shared<barrier_args>();
     auto* bar = app.add_subcommand("barrier", "Wait until N parties have arrived at a barrier");
-    bar->footer("Prints the generation that passed (0 first). Exit 124 on timeout (the arrival is withdrawn).\n"
-                "JSON: {\"name\",\"generation\"}, or {\"name\",\"timed_out\",\"arrived\",\"parties\"}.");
+    bar->footer(
+        "Prints the generation that passed (0 first). Exit 124 on timeout (the arrival is "
+        "withdrawn).\n"
+        "JSON: {\"name\",\"generation\"}, or {\"name\",\"timed_out\",\"arrived\",\"parties\"}.");
     bar->add_option("name", b->name, "Barrier name")->required();
-    bar->add_option("--parties", b->parties, "Parties that complete the barrier")->required()->check(CLI::PositiveNumber);
-    add_duration(*bar, "--timeout", b->timeout_value, "Give up after this long (default: forever)", false);
+    bar->add_option("--parties", b->parties, "Parties that complete the barrier")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    add_duration(*bar, "--timeout", b->timeout_value, "Give up after this long (default: forever)",
+                 false);
     bar->callback([b, &ctx, bar] {
         if (bar->count("--timeout") > 0) b->timeout = b->timeout_value;
         ctx.run = [b, &ctx] { return run_barrier(ctx, *b); };

@@ -13,7 +13,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 int poll_ms(clock_type::time_point until) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_type::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_type::now()).count();
     return static_cast<int>(std::clamp<long long>(left, 0, 1000));
 }
 
@@ -27,8 +28,9 @@ hold_state checked(const std::function<hold_state()>& check) {
 
 }  // namespace
 
-supervise_result supervise(const std::vector<std::string>& argv, std::vector<std::string> env, signal_source& signals,
-                           const wakeup& wake, const std::function<hold_state()>& check, supervise_options opts) {
+supervise_result supervise(const std::vector<std::string>& argv, std::vector<std::string> env,
+                           signal_source& signals, const wakeup& wake,
+                           const std::function<hold_state()>& check, supervise_options opts) {
     supervise_result result;
     const hold_state first = checked(check);
     if (first.lost || !first.valid_until) {
@@ -37,7 +39,8 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
     }
     // The last validity known to be ours: never SIGKILL later than this, whoever stops CMD.
     clock_type::time_point valid_until = *first.valid_until;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clock_type::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clock_type::now());
     env.push_back("REDCOORD_DEADLINE_MS=" + std::to_string(std::max<long long>(left.count(), 0)));
 
     // The reaper before CMD (destroyed after it): CMD never runs without one.
@@ -83,7 +86,8 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
             }
             if (st.lost) {
                 begin_stop(stop_reason::lost, clock_type::time_point::max());
-            } else if (st.valid_until && opts.early_window.count() > 0 && *st.valid_until - now <= opts.early_window) {
+            } else if (st.valid_until && opts.early_window.count() > 0 &&
+                       *st.valid_until - now <= opts.early_window) {
                 begin_stop(stop_reason::lost, *st.valid_until);
             }
         }
@@ -92,7 +96,9 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
         if (leader_done && !child.group_alive()) break;
         // A member that survives SIGKILL (uninterruptible sleep) cannot be waited for: give up
         // on it a grace period after the SIGKILL.
-        if (leader_done && killed && clock_type::now() >= kill_at + std::max(opts.grace, std::chrono::milliseconds(1000))) break;
+        if (leader_done && killed &&
+            clock_type::now() >= kill_at + std::max(opts.grace, std::chrono::milliseconds(1000)))
+            break;
         // CMD exited but left members of its group running: stop them too.
         if (leader_done && !stopping) stop_group(clock_type::time_point::max());
         if (stopping && !killed && clock_type::now() >= kill_at) {

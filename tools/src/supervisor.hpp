@@ -37,9 +37,9 @@ struct supervise_options {
 
 /// Why supervision ended.
 enum class stop_reason {
-    exited,   ///< CMD exited on its own.
-    lost,     ///< The holding was lost (or about to run out); CMD's group was stopped.
-    signal,   ///< redcoord got SIGINT/SIGTERM/SIGHUP; CMD's group was stopped.
+    exited,  ///< CMD exited on its own.
+    lost,    ///< The holding was lost (or about to run out); CMD's group was stopped.
+    signal,  ///< redcoord got SIGINT/SIGTERM/SIGHUP; CMD's group was stopped.
 };
 
 /// The outcome: CMD's status (exit code or 128 + signal) and why it ended.
@@ -64,8 +64,10 @@ struct supervise_result {
 /// started (stop_reason::lost, status 0). Runs on the calling thread; never throws from
 /// `check` (an exception from it counts as lost).
 /// @throws exec_failure when CMD cannot be started; redcoord::error when fork or pipe fails.
-[[nodiscard]] supervise_result supervise(const std::vector<std::string>& argv, std::vector<std::string> env,
-                                         signal_source& signals, const wakeup& wake,
-                                         const std::function<hold_state()>& check, supervise_options opts);
+[[nodiscard]] supervise_result supervise(const std::vector<std::string>& argv,
+                                         std::vector<std::string> env, signal_source& signals,
+                                         const wakeup& wake,
+                                         const std::function<hold_state()>& check,
+                                         supervise_options opts);
 
 }  // namespace redcoord::cli

@@ -35,12 +35,18 @@ run_dir::~run_dir() {
     std::filesystem::remove_all(path_, ec);
 }
 
-void partitions_and_pauses(redcoord::testing::local_network& net, std::vector<redcoord::testing::process>& procs,
-                           const std::vector<std::size_t>& clients, const std::vector<std::size_t>& targets,
-                           std::mt19937& rng, std::chrono::steady_clock::time_point end, fault_timing timing,
+void partitions_and_pauses(redcoord::testing::local_network& net,
+                           std::vector<redcoord::testing::process>& procs,
+                           const std::vector<std::size_t>& clients,
+                           const std::vector<std::size_t>& targets, std::mt19937& rng,
+                           std::chrono::steady_clock::time_point end, fault_timing timing,
                            outcome_base& out) {
-    auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
-    auto between = [&](int lo, int hi) { return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+    auto pick = [&](std::size_t n) {
+        return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+    };
+    auto between = [&](int lo, int hi) {
+        return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
+    };
     while (std::chrono::steady_clock::now() < end) {
         std::this_thread::sleep_for(between(timing.every_min, timing.every_max));
         const auto c = pick(clients.size());
@@ -59,9 +65,9 @@ void partitions_and_pauses(redcoord::testing::local_network& net, std::vector<re
     }
 }
 
-std::vector<redcoord::testing::history::event> finish(std::vector<redcoord::testing::process>& procs,
-                                                      const run_dir& dir, std::chrono::seconds wait,
-                                                      outcome_base& out) {
+std::vector<redcoord::testing::history::event> finish(
+    std::vector<redcoord::testing::process>& procs, const run_dir& dir, std::chrono::seconds wait,
+    outcome_base& out) {
     for (auto& p : procs) out.clients_finished &= p.wait_for(wait) == std::optional<int>(0);
     return redcoord::testing::history::read_log(dir.file("history.log"));
 }

@@ -34,7 +34,9 @@ public:
     ~run_dir();
     run_dir(const run_dir&) = delete;
     run_dir& operator=(const run_dir&) = delete;
-    [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+    [[nodiscard]] std::string file(const std::string& name) const {
+        return (path_ / name).string();
+    }
 
 private:
     std::filesystem::path path_;
@@ -49,16 +51,18 @@ struct fault_timing {
 // Until `end`, one fault at a time: a random client of `clients` (node indices, matching
 // `procs`) cut from a random node of `targets`, healed after; or that client paused
 // (SIGSTOP), resumed after. Counts them in `out`.
-void partitions_and_pauses(redcoord::testing::local_network& net, std::vector<redcoord::testing::process>& procs,
-                           const std::vector<std::size_t>& clients, const std::vector<std::size_t>& targets,
-                           std::mt19937& rng, std::chrono::steady_clock::time_point end, fault_timing timing,
+void partitions_and_pauses(redcoord::testing::local_network& net,
+                           std::vector<redcoord::testing::process>& procs,
+                           const std::vector<std::size_t>& clients,
+                           const std::vector<std::size_t>& targets, std::mt19937& rng,
+                           std::chrono::steady_clock::time_point end, fault_timing timing,
                            outcome_base& out);
 
 // Waits up to `wait` for every client to exit 0 (else out.clients_finished is false) and reads
 // the run's history.
-[[nodiscard]] std::vector<redcoord::testing::history::event> finish(std::vector<redcoord::testing::process>& procs,
-                                                                    const run_dir& dir, std::chrono::seconds wait,
-                                                                    outcome_base& out);
+[[nodiscard]] std::vector<redcoord::testing::history::event> finish(
+    std::vector<redcoord::testing::process>& procs, const run_dir& dir, std::chrono::seconds wait,
+    outcome_base& out);
 
 // A client's endpoint: connects within 200 ms and waits 300 ms for a reply, so a cut link
 // costs a client little time and the schedule's faults stay visible in its history.

@@ -27,20 +27,27 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--schedules") schedules = static_cast<unsigned>(std::stoul(value()));
-        else if (a == "--seed") seed = static_cast<unsigned>(std::stoul(value()));
-        else if (a == "--seconds") seconds = std::stoi(value());
-        else if (a == "--part") part = value();
-        else if (a == "--demonstrations") demos = true;
+        if (a == "--schedules")
+            schedules = static_cast<unsigned>(std::stoul(value()));
+        else if (a == "--seed")
+            seed = static_cast<unsigned>(std::stoul(value()));
+        else if (a == "--seconds")
+            seconds = std::stoi(value());
+        else if (a == "--part")
+            part = value();
+        else if (a == "--demonstrations")
+            demos = true;
         else {
-            std::fprintf(stderr,
-                         "usage: chaos [--schedules N] [--seed S] [--seconds T] [--part lock|election|all] "
-                         "[--demonstrations]\n");
+            std::fprintf(
+                stderr,
+                "usage: chaos [--schedules N] [--seed S] [--seconds T] [--part lock|election|all] "
+                "[--demonstrations]\n");
             return 2;
         }
     }
     if (part != "lock" && part != "election" && part != "all") {
-        std::fprintf(stderr, "chaos: part '%s' has no schedules yet (lock and election have)\n", part.c_str());
+        std::fprintf(stderr, "chaos: part '%s' has no schedules yet (lock and election have)\n",
+                     part.c_str());
         return 2;
     }
     if (auto why = redcoord::testing::local_network::unavailable_reason()) {
@@ -63,15 +70,18 @@ int main(int argc, char** argv) {
             }
             std::fflush(stdout);
         }
-        std::printf("part lock: %u schedules, %zu operations, %zu violations, failing seeds:%s\n", schedules,
-                    operations, violations, failed.empty() ? " none" : failed.c_str());
+        std::printf("part lock: %u schedules, %zu operations, %zu violations, failing seeds:%s\n",
+                    schedules, operations, violations, failed.empty() ? " none" : failed.c_str());
         ok &= failed.empty();
         if (demos) {
             for (const auto& s : chaos::demonstrations(seed + 1000, seconds)) {
                 const auto o = chaos::run(s, CHAOS_LOCK_CLIENT);
                 const bool caught = !o.violations.empty();
                 std::printf("lock demonstration [%s] seed %u: %s (%s)\n", s.family.c_str(), s.seed,
-                            o.summary().c_str(), caught ? "caught" : s.must_catch ? "NOT caught" : "not seen this run");
+                            o.summary().c_str(),
+                            caught         ? "caught"
+                            : s.must_catch ? "NOT caught"
+                                           : "not seen this run");
                 ok &= caught || !s.must_catch;
                 std::fflush(stdout);
             }
@@ -85,21 +95,23 @@ int main(int argc, char** argv) {
             const auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
             operations += o.terms + o.accepted + o.rejected;
             violations += o.violations.size();
-            std::printf("election seed %u [%s]: %s\n", s.seed, s.family.c_str(), o.summary().c_str());
+            std::printf("election seed %u [%s]: %s\n", s.seed, s.family.c_str(),
+                        o.summary().c_str());
             if (!o.violations.empty() || !o.clients_finished) {
                 failed += " " + std::to_string(s.seed);
                 std::printf("%s", o.report().c_str());
             }
             std::fflush(stdout);
         }
-        std::printf("part election: %u schedules, %zu operations, %zu violations, failing seeds:%s\n", schedules,
-                    operations, violations, failed.empty() ? " none" : failed.c_str());
+        std::printf(
+            "part election: %u schedules, %zu operations, %zu violations, failing seeds:%s\n",
+            schedules, operations, violations, failed.empty() ? " none" : failed.c_str());
         ok &= failed.empty();
         if (demos) {
             const auto s = chaos::election_demonstration(seed + 2000, seconds);
             const auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
-            std::printf("election demonstration [%s] seed %u: %s (%s)\n", s.family.c_str(), s.seed, o.summary().c_str(),
-                        o.violations.empty() ? "NOT caught" : "caught");
+            std::printf("election demonstration [%s] seed %u: %s (%s)\n", s.family.c_str(), s.seed,
+                        o.summary().c_str(), o.violations.empty() ? "NOT caught" : "caught");
             ok &= !o.violations.empty();
         }
     }

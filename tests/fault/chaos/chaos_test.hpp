@@ -9,9 +9,10 @@
 #include <cstdio>
 #include <string>
 
-#define CHAOS_SKIP_WITHOUT_NAMESPACES()                                                                   \
-    do {                                                                                                  \
-        if (auto why = redcoord::testing::local_network::unavailable_reason()) GTEST_SKIP() << *why; \
+#define CHAOS_SKIP_WITHOUT_NAMESPACES()                                        \
+    do {                                                                       \
+        if (auto why = redcoord::testing::local_network::unavailable_reason()) \
+            GTEST_SKIP() << *why;                                              \
     } while (0)
 
 namespace chaos {

@@ -8,7 +8,9 @@
 
 namespace {
 
-chaos::election_outcome run(const chaos::election_schedule& s) { return chaos::run_printed("election", s, CHAOS_ELECTION_CLIENT); }
+chaos::election_outcome run(const chaos::election_schedule& s) {
+    return chaos::run_printed("election", s, CHAOS_ELECTION_CLIENT);
+}
 
 }  // namespace
 
@@ -33,5 +35,6 @@ TEST(ChaosElection, ServerRestartsDelayedByATermKeepOneLeader) {
 TEST(ChaosElection, ServerRestartsAtOnceAreCaught) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::election_demonstration(4, 8));
-    EXPECT_TRUE(o.broke("one leader at a time")) << o.restarts << " restarts, " << o.terms << " terms";
+    EXPECT_TRUE(o.broke("one leader at a time"))
+        << o.restarts << " restarts, " << o.terms << " terms";
 }

@@ -35,7 +35,8 @@ return {0, seq}
 
 int main(int argc, char** argv) {
     if (argc != 7) {
-        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TERM_MS RESOURCE_URL ELECTION_URL\n", argv[0]);
+        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TERM_MS RESOURCE_URL ELECTION_URL\n",
+                     argv[0]);
         return 2;
     }
     const std::string name = argv[1];
@@ -76,8 +77,9 @@ int main(int argc, char** argv) {
         term_deadline = chaos::history_ns(*deadline);
         h::event w{name, "work", invoked, 0, false, l.epoch, 0, ""};
         try {
-            const auto r = fenced_work.run(resource, {"resource:{chaos}:epoch", "resource:{chaos}:seq"},
-                                           {std::to_string(l.epoch)});
+            const auto r =
+                fenced_work.run(resource, {"resource:{chaos}:epoch", "resource:{chaos}:seq"},
+                                {std::to_string(l.epoch)});
             w.ok = r.elements().at(0).integer() == 1;
             w.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
         } catch (const std::exception&) {

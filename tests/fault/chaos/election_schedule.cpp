@@ -2,8 +2,8 @@
 
 #include <redcoord/testing/local_network.hpp>
 
-#include <signal.h>
 #include <random>
+#include <signal.h>
 #include <thread>
 
 namespace chaos {
@@ -13,8 +13,9 @@ using redcoord::testing::local_network;
 using namespace std::chrono_literals;
 
 std::string election_outcome::summary() const {
-    return faults() + ", " + std::to_string(terms) + " terms, " + std::to_string(accepted) + " work accepted, " +
-           std::to_string(rejected) + " rejected, " + std::to_string(violations.size()) + " violations";
+    return faults() + ", " + std::to_string(terms) + " terms, " + std::to_string(accepted) +
+           " work accepted, " + std::to_string(rejected) + " rejected, " +
+           std::to_string(violations.size()) + " violations";
 }
 
 election_outcome run(const election_schedule& s, const std::string& client_path) {
@@ -37,7 +38,9 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
                                   po));
     }
     election_outcome out;
-    auto between = [&](int lo, int hi) { return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+    auto between = [&](int lo, int hi) {
+        return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
+    };
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(s.seconds - 1);
     // Each restart also pauses the leader for 200 ms from just before it (a collection pause
     // while the server goes down), so the other candidates reach the restarted server first.
@@ -47,8 +50,11 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
         std::this_thread::sleep_for(between(700, 1500));
         std::optional<std::size_t> leader;
         try {
-            const auto holder = net.host(server).command({"HGET", "redcoord:election:{chaos}", "holder"}).maybe_text();
-            if (holder && holder->size() > 1 && (*holder)[0] == 'n') leader = std::stoul(holder->substr(1));
+            const auto holder = net.host(server)
+                                    .command({"HGET", "redcoord:election:{chaos}", "holder"})
+                                    .maybe_text();
+            if (holder && holder->size() > 1 && (*holder)[0] == 'n')
+                leader = std::stoul(holder->substr(1));
         } catch (const std::exception&) {
             // No leader known: restart without a pause.
         }
@@ -60,7 +66,8 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
     }
     // Every 0.5-1 s one fault, undone 0.3-1.5 s later (often past the 600 ms term): one
     // candidate cut from the election server (it keeps reaching the resource), or paused.
-    if (s.partitions_and_pauses) partitions_and_pauses(net, procs, cs, {server}, rng, end, {500, 1000, 300, 1500}, out);
+    if (s.partitions_and_pauses)
+        partitions_and_pauses(net, procs, cs, {server}, rng, end, {500, 1000, 300, 1500}, out);
     const auto h = finish(procs, dir, 30s, out);
     for (const auto& e : h) {
         if (e.op == "term") ++out.terms;

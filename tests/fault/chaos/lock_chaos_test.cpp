@@ -8,7 +8,9 @@
 
 namespace {
 
-chaos::lock_outcome run(const chaos::lock_schedule& s) { return chaos::run_printed("lock", s, CHAOS_LOCK_CLIENT); }
+chaos::lock_outcome run(const chaos::lock_schedule& s) {
+    return chaos::run_printed("lock", s, CHAOS_LOCK_CLIENT);
+}
 
 }  // namespace
 
@@ -66,5 +68,6 @@ TEST(ChaosLock, MastersPastTheDriftAllowanceBreakExclusion) {
 TEST(ChaosLock, RestartsWithoutPersistenceAtOnceAreCaught) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::demonstrations(30, 6)[3]);
-    EXPECT_TRUE(o.broke("mutual exclusion")) << o.restarts << " restarts, " << o.holds << " holdings";
+    EXPECT_TRUE(o.broke("mutual exclusion"))
+        << o.restarts << " restarts, " << o.holds << " holdings";
 }

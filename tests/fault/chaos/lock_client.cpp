@@ -53,7 +53,8 @@ return {0, seq}
 
 int main(int argc, char** argv) {
     if (argc < 7) {
-        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TTL_MS RESOURCE_URL NODE_URL...\n", argv[0]);
+        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TTL_MS RESOURCE_URL NODE_URL...\n",
+                     argv[0]);
         return 2;
     }
     const std::string name = argv[1];
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<redcoord::connection_pool>> nodes;
     std::vector<redcoord::connection_pool*> raw;
     for (int i = 6; i < argc; ++i) {
-        nodes.push_back(std::make_unique<redcoord::connection_pool>(chaos::quick_endpoint(argv[i])));
+        nodes.push_back(
+            std::make_unique<redcoord::connection_pool>(chaos::quick_endpoint(argv[i])));
         raw.push_back(nodes.back().get());
     }
     redcoord::redlock_options o;
@@ -90,7 +92,8 @@ int main(int argc, char** argv) {
             h::event w{name, "write", h::monotonic_ns(), 0, false, got->fencing_token, 0, ""};
             try {
                 const std::string token = std::to_string(got->fencing_token);
-                const auto r = check.run(resource, {"resource:{chaos}:token", "resource:{chaos}:seq"}, {token});
+                const auto r = check.run(
+                    resource, {"resource:{chaos}:token", "resource:{chaos}:seq"}, {token});
                 w.ok = r.elements().at(0).integer() == 1;
                 w.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
             } catch (const std::exception&) {
@@ -106,18 +109,18 @@ int main(int argc, char** argv) {
         } else if (mode == "long") {
             std::this_thread::sleep_until(got->valid_until - ttl / 10);
         } else {
-            std::this_thread::sleep_for(
-                milliseconds(std::uniform_int_distribution<int>(0, static_cast<int>(ttl.count() / 4))(rng)));
+            std::this_thread::sleep_for(milliseconds(
+                std::uniform_int_distribution<int>(0, static_cast<int>(ttl.count() / 4))(rng)));
         }
         const std::int64_t released_at = h::monotonic_ns();
         // The holding ends when the holder stops relying on it: at its release, or when its
         // validity ran out if that came first (a holder paused past its TTL).
-        const std::int64_t until = overrun ? released_at : std::min(released_at, chaos::history_ns(got->valid_until));
+        const std::int64_t until =
+            overrun ? released_at : std::min(released_at, chaos::history_ns(got->valid_until));
         write({name, "hold", held_from, until, true, got->fencing_token, 0, ""});
         try {
             (void)lock.release();
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
     }
     return 0;
 }

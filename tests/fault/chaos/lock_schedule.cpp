@@ -3,8 +3,8 @@
 #include <redcoord/testing/clock_skew.hpp>
 #include <redcoord/testing/local_network.hpp>
 
-#include <signal.h>
 #include <random>
+#include <signal.h>
 #include <thread>
 
 namespace chaos {
@@ -14,8 +14,9 @@ using redcoord::testing::local_network;
 using namespace std::chrono_literals;
 
 std::string lock_outcome::summary() const {
-    return faults() + ", " + std::to_string(holds) + " holdings, " + std::to_string(accepted) + " writes accepted, " +
-           std::to_string(rejected) + " rejected, " + std::to_string(violations.size()) + " violations";
+    return faults() + ", " + std::to_string(holds) + " holdings, " + std::to_string(accepted) +
+           " writes accepted, " + std::to_string(rejected) + " rejected, " +
+           std::to_string(violations.size()) + " violations";
 }
 
 lock_outcome run(const lock_schedule& s, const std::string& client_path) {
@@ -34,8 +35,12 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
     const run_dir dir("lock", s.seed);
     std::vector<redcoord::testing::process> procs;
     for (std::size_t i = 0; i < clients; ++i) {
-        std::vector<std::string> argv{client_path, "c" + std::to_string(i), dir.file("history.log"),
-                                      std::to_string(s.seconds), "300", net.url(cs[i], resource)};
+        std::vector<std::string> argv{client_path,
+                                      "c" + std::to_string(i),
+                                      dir.file("history.log"),
+                                      std::to_string(s.seconds),
+                                      "300",
+                                      net.url(cs[i], resource)};
         for (auto h : hosts) argv.push_back(net.url(cs[i], h));
         redcoord::testing::process_options po;
         po.output_file = dir.file("client" + std::to_string(i) + ".out");
@@ -43,8 +48,12 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
         procs.push_back(net.start(cs[i], argv, po));
     }
     lock_outcome out;
-    auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
-    auto between = [&](int lo, int hi) { return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+    auto pick = [&](std::size_t n) {
+        return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+    };
+    auto between = [&](int lo, int hi) {
+        return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
+    };
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(s.seconds - 1);
     while (s.restart_after && std::chrono::steady_clock::now() < end) {
         std::this_thread::sleep_for(between(100, 300));
@@ -53,7 +62,8 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
     }
     // Every 300-700 ms one fault, undone 300-900 ms later: one client cut from one master (a
     // minority), or a client paused past the 300 ms TTL.
-    if (s.partitions_and_pauses) partitions_and_pauses(net, procs, cs, hosts, rng, end, {300, 700, 300, 900}, out);
+    if (s.partitions_and_pauses)
+        partitions_and_pauses(net, procs, cs, hosts, rng, end, {300, 700, 300, 900}, out);
     const auto h = finish(procs, dir, 20s, out);
     for (const auto& e : h) {
         if (e.op == "hold") ++out.holds;

@@ -15,10 +15,10 @@ namespace chaos {
 
 // What one run does.
 struct lock_schedule {
-    std::string family;              // its name in reports
-    unsigned seed = 1;               // the faults' random choices
-    std::string mode;                // the clients' CHAOS_MODE ("", "long", "overrun", "unfenced")
-    int seconds = 8;                 // how long the clients run
+    std::string family;  // its name in reports
+    unsigned seed = 1;   // the faults' random choices
+    std::string mode;    // the clients' CHAOS_MODE ("", "long", "overrun", "unfenced")
+    int seconds = 8;     // how long the clients run
     std::vector<double> rates{1, 1, 1};  // each master's clock rate (libfaketime); 1: real
     bool partitions_and_pauses = false;  // minority partitions and holders paused past the TTL
     // SIGKILL a random master every 100-300 ms and restart it (no persistence) after this long.

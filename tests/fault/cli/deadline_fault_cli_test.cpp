@@ -26,7 +26,9 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               clock_type::now().time_since_epoch())
+        .count();
 }
 
 /// One line of cli_stamp_writer's output.
@@ -44,8 +46,10 @@ std::vector<stamp> read_stamps(const std::string& file) {
         stamp s;
         in >> s.kind >> s.id >> s.ns;
         if (s.kind == "start") in >> s.deadline_ms >> s.pid;
-        if (in) out.push_back(s);
-        else if (s.kind == "start" || s.kind == "w" || s.kind == "term") out.push_back(s);  // last line may be cut
+        if (in)
+            out.push_back(s);
+        else if (s.kind == "start" || s.kind == "w" || s.kind == "term")
+            out.push_back(s);  // last line may be cut
     }
     return out;
 }
@@ -58,12 +62,13 @@ std::optional<stamp> start_of(const std::vector<stamp>& v, const std::string& id
 
 /// What the checker found for `first` (paused holder) and `second` (next holder).
 struct overlap_report {
-    int overlapping_writes = 0;     ///< Lines by `first` after `second`'s first line.
-    std::int64_t first_last_ns = 0; ///< `first`'s last line.
+    int overlapping_writes = 0;      ///< Lines by `first` after `second`'s first line.
+    std::int64_t first_last_ns = 0;  ///< `first`'s last line.
     std::int64_t second_first_ns = 0;
 };
 
-overlap_report check_overlap(const std::vector<stamp>& v, const std::string& first, const std::string& second) {
+overlap_report check_overlap(const std::vector<stamp>& v, const std::string& first,
+                             const std::string& second) {
     overlap_report r;
     bool second_started = false;
     for (const auto& s : v) {
@@ -114,7 +119,8 @@ std::vector<proc_row> children_of(pid_t parent) {
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(std::min<double>(static_cast<double>(v.size()) - 1, p * static_cast<double>(v.size() - 1) + 0.5));
+    const auto i = static_cast<std::size_t>(std::min<double>(
+        static_cast<double>(v.size()) - 1, p * static_cast<double>(v.size() - 1) + 0.5));
     return v[i];
 }
 
@@ -124,12 +130,14 @@ struct DeadlineFaultCli : ::testing::Test {
     std::string url = server.url();
 
     /// CMD: cli_stamp_writer; `ignore_term` makes it a CMD that only SIGKILL stops.
-    std::vector<std::string> writer(const std::string& file, const std::string& id, bool ignore_term = false) const {
+    std::vector<std::string> writer(const std::string& file, const std::string& id,
+                                    bool ignore_term = false) const {
         std::vector<std::string> v{STAMP_WRITER_PATH, file, id};
         if (ignore_term) v.push_back("ignore-term");
         return v;
     }
-    static std::vector<std::string> with_cmd(std::vector<std::string> args, const std::vector<std::string>& cmd) {
+    static std::vector<std::string> with_cmd(std::vector<std::string> args,
+                                             const std::vector<std::string>& cmd) {
         args.push_back("--");
         args.insert(args.end(), cmd.begin(), cmd.end());
         return args;
@@ -149,8 +157,9 @@ struct DeadlineFaultCli : ::testing::Test {
         overlap_report overlap;
         double end_after_expiry_ms = 0;  ///< first CMD's last write minus the server-side expiry.
     };
-    round_result paused_holder_round(cli_process& holder, const std::string& holder_id, const std::string& other_id,
-                                     const std::string& stamps, const std::string& key,
+    round_result paused_holder_round(cli_process& holder, const std::string& holder_id,
+                                     const std::string& other_id, const std::string& stamps,
+                                     const std::string& key,
                                      const std::function<void()>& start_other) {
         round_result rr;
         std::this_thread::sleep_for(400ms);  // some work and at least one renewal before the pause
@@ -159,9 +168,12 @@ struct DeadlineFaultCli : ::testing::Test {
         if (start_other) start_other();
         const auto first = start_of(read_stamps(stamps), holder_id);
         EXPECT_TRUE(first.has_value());
-        EXPECT_TRUE(eventually([&] { return start_of(read_stamps(stamps), other_id).has_value(); }, 15s))
+        EXPECT_TRUE(
+            eventually([&] { return start_of(read_stamps(stamps), other_id).has_value(); }, 15s))
             << "the other candidate never ran CMD";
-        if (first) EXPECT_TRUE(eventually([&] { return pid_gone(first->pid); }, 5s)) << "the paused holder's CMD still runs";
+        if (first)
+            EXPECT_TRUE(eventually([&] { return pid_gone(first->pid); }, 5s))
+                << "the paused holder's CMD still runs";
         std::this_thread::sleep_for(50ms);
         rr.overlap = check_overlap(read_stamps(stamps), holder_id, other_id);
         rr.end_after_expiry_ms = static_cast<double>(rr.overlap.first_last_ns - expiry) / 1e6;
@@ -179,13 +191,17 @@ struct DeadlineFaultCli : ::testing::Test {
         for (const auto& r : rounds) {
             overlap += r.overlap.overlapping_writes;
             late.push_back(r.end_after_expiry_ms);
-            gap.push_back(static_cast<double>(r.overlap.second_first_ns - r.overlap.first_last_ns) / 1e6);
+            gap.push_back(static_cast<double>(r.overlap.second_first_ns - r.overlap.first_last_ns) /
+                          1e6);
         }
-        std::printf("[measure] %s: %zu rounds, overlapping writes %d; paused holder's CMD ended after the server-side "
-                    "lease expiry by p50 %.1f ms, p99 %.1f ms, max %.1f ms (negative: before); gap to the next "
-                    "holder's first write min %.1f ms\n",
-                    what.c_str(), rounds.size(), overlap, percentile(late, 0.5), percentile(late, 0.99),
-                    *std::max_element(late.begin(), late.end()), *std::min_element(gap.begin(), gap.end()));
+        std::printf(
+            "[measure] %s: %zu rounds, overlapping writes %d; paused holder's CMD ended after the "
+            "server-side "
+            "lease expiry by p50 %.1f ms, p99 %.1f ms, max %.1f ms (negative: before); gap to the "
+            "next "
+            "holder's first write min %.1f ms\n",
+            what.c_str(), rounds.size(), overlap, percentile(late, 0.5), percentile(late, 0.99),
+            *std::max_element(late.begin(), late.end()), *std::min_element(gap.begin(), gap.end()));
     }
 };
 
@@ -201,27 +217,33 @@ TEST_F(DeadlineFaultCli, ElectPausedLeaderCmdNeverOverlapsTheNextLeader) {
         const std::string stamps = dir.file("stamps-" + name);
         auto candidate = [&](const std::string& id) {
             return std::make_unique<cli_process>(
-                with_cmd({"--redis", url, "elect", name, "--identity", id, "--term", "1s", "--grace", "200ms"},
+                with_cmd({"--redis", url, "elect", name, "--identity", id, "--term", "1s",
+                          "--grace", "200ms"},
                          writer(stamps, id, i % 2 == 1)),
                 dir.file("out-" + name + "-" + id));
         };
         auto a = candidate("a");
         auto b = candidate("b");
-        ASSERT_TRUE(eventually([&] { return !read_stamps(stamps).empty(); })) << a->output() << b->output();
+        ASSERT_TRUE(eventually([&] { return !read_stamps(stamps).empty(); }))
+            << a->output() << b->output();
         const std::string leader = read_stamps(stamps).front().id;
         const std::string other = leader == "a" ? "b" : "a";
         auto& lp = leader == "a" ? a : b;
         auto& op = leader == "a" ? b : a;
         auto& into = i % 2 == 1 ? kill_only : results;
         into.push_back(paused_holder_round(*lp, leader, other, stamps,
-                                           redcoord::make_election_keys("redcoord:", name).selector, {}));
+                                           redcoord::make_election_keys("redcoord:", name).selector,
+                                           {}));
         EXPECT_EQ(into.back().overlap.overlapping_writes, 0) << "round " << i;
         op->signal(SIGTERM);
         EXPECT_TRUE(op->wait_for(10s).has_value());
     }
-    report("elect --term 1s --grace 200ms, leader's redcoord SIGSTOPped, CMD exits on SIGTERM", results);
-    report("elect --term 1s --grace 200ms, leader's redcoord SIGSTOPped, CMD ignores SIGTERM (SIGKILL at the deadline)",
-           kill_only);
+    report("elect --term 1s --grace 200ms, leader's redcoord SIGSTOPped, CMD exits on SIGTERM",
+           results);
+    report(
+        "elect --term 1s --grace 200ms, leader's redcoord SIGSTOPped, CMD ignores SIGTERM (SIGKILL "
+        "at the deadline)",
+        kill_only);
 }
 
 TEST_F(DeadlineFaultCli, LockPausedHolderCmdNeverOverlapsTheNextHolder) {
@@ -232,12 +254,14 @@ TEST_F(DeadlineFaultCli, LockPausedHolderCmdNeverOverlapsTheNextHolder) {
         const std::string stamps = dir.file("stamps-" + name);
         auto holder = [&](const std::string& id) {
             return std::make_unique<cli_process>(
-                with_cmd({"--redis", url, "lock", name, "--ttl", "2s", "--grace", "200ms", "--wait", "20s"},
+                with_cmd({"--redis", url, "lock", name, "--ttl", "2s", "--grace", "200ms", "--wait",
+                          "20s"},
                          writer(stamps, id)),
                 dir.file("out-" + name + "-" + id));
         };
         auto a = holder("a");
-        ASSERT_TRUE(eventually([&] { return start_of(read_stamps(stamps), "a").has_value(); })) << a->output();
+        ASSERT_TRUE(eventually([&] { return start_of(read_stamps(stamps), "a").has_value(); }))
+            << a->output();
         std::unique_ptr<cli_process> b;
         results.push_back(paused_holder_round(*a, "a", "b", stamps, "redcoord:lock:{" + name + "}",
                                               [&] { b = holder("b"); }));
@@ -258,12 +282,10 @@ TEST_F(DeadlineFaultCli, JsonEventsToAFullStderrPipeNeverBlockTheLease) {
     const int filler = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     ASSERT_GE(filler, 0);
     const std::string junk(4096, 'x');
-    while (::write(filler, junk.data(), junk.size()) > 0) {
-    }
+    while (::write(filler, junk.data(), junk.size()) > 0) {}
     ASSERT_EQ(errno, EAGAIN);
     const std::string one(1, 'x');
-    while (::write(filler, one.data(), 1) > 0) {
-    }
+    while (::write(filler, one.data(), 1) > 0) {}
     ::close(filler);
 
     struct variant {
@@ -272,7 +294,9 @@ TEST_F(DeadlineFaultCli, JsonEventsToAFullStderrPipeNeverBlockTheLease) {
         std::string key;
     };
     const std::vector<variant> variants{
-        {"lock", {"--json", "--redis", url, "lock", "jl", "--ttl", "1s", "--grace", "200ms"}, "redcoord:lock:{jl}"},
+        {"lock",
+         {"--json", "--redis", url, "lock", "jl", "--ttl", "1s", "--grace", "200ms"},
+         "redcoord:lock:{jl}"},
         {"elect",
          {"--json", "--redis", url, "elect", "je", "--term", "1s", "--grace", "200ms"},
          redcoord::make_election_keys("redcoord:", "je").selector}};
@@ -308,19 +332,25 @@ TEST_F(DeadlineFaultCli, ReaperIsGoneAfterEveryExitPath) {
     const std::vector<path> paths{
         {"cmd-exits", [](cli_process&, pid_t cmd, const std::string&) { ::kill(cmd, SIGTERM); }, 0},
         {"lease-lost",
-         [&](cli_process&, pid_t, const std::string& key) { server.command({"SET", key, "someone-else", "PX", "60000"}); },
+         [&](cli_process&, pid_t, const std::string& key) {
+             server.command({"SET", key, "someone-else", "PX", "60000"});
+         },
          code::lost},
-        {"sigterm", [](cli_process& p, pid_t, const std::string&) { p.signal(SIGTERM); }, 128 + SIGTERM},
-        {"sigint", [](cli_process& p, pid_t, const std::string&) { p.signal(SIGINT); }, 128 + SIGINT},
+        {"sigterm", [](cli_process& p, pid_t, const std::string&) { p.signal(SIGTERM); },
+         128 + SIGTERM},
+        {"sigint", [](cli_process& p, pid_t, const std::string&) { p.signal(SIGINT); },
+         128 + SIGINT},
         {"sigkill", [](cli_process& p, pid_t, const std::string&) { p.kill(); }, std::nullopt},
     };
     for (const auto& pa : paths) {
         SCOPED_TRACE(pa.name);
         const std::string stamps = dir.file("stamps-" + pa.name);
         const std::string key = "redcoord:lock:{" + pa.name + "}";
-        cli_process p(with_cmd({"--redis", url, "lock", pa.name, "--ttl", "1s", "--grace", "200ms"}, writer(stamps, "x")),
+        cli_process p(with_cmd({"--redis", url, "lock", pa.name, "--ttl", "1s", "--grace", "200ms"},
+                               writer(stamps, "x")),
                       dir.file("out-" + pa.name));
-        ASSERT_TRUE(eventually([&] { return start_of(read_stamps(stamps), "x").has_value(); })) << p.output();
+        ASSERT_TRUE(eventually([&] { return start_of(read_stamps(stamps), "x").has_value(); }))
+            << p.output();
         const pid_t cmd = start_of(read_stamps(stamps), "x")->pid;
         // The reaper: redcoord's other child, outside CMD's process group.
         std::vector<proc_row> reapers;
@@ -337,6 +367,7 @@ TEST_F(DeadlineFaultCli, ReaperIsGoneAfterEveryExitPath) {
             EXPECT_EQ(*st, *pa.status) << p.output();
         }
         EXPECT_TRUE(eventually([&] { return pid_gone(cmd); }, 3s)) << "CMD still runs";
-        EXPECT_TRUE(eventually([&] { return pid_gone(reaper); }, 3s)) << "the reaper " << reaper << " still runs";
+        EXPECT_TRUE(eventually([&] { return pid_gone(reaper); }, 3s))
+            << "the reaper " << reaper << " still runs";
     }
 }

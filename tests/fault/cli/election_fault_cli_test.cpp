@@ -17,10 +17,11 @@ struct ElectionFaultCli : ::testing::Test {
 
     std::unique_ptr<cli_process> candidate(const std::string& id) {
         return std::make_unique<cli_process>(
-            std::vector<std::string>{"--redis", url, "elect", "svc", "--identity", id, "--term", "2s", "--grace",
-                                     "200ms", "--", "sh", "-c",
-                                     "trap 'echo term " + id + " >> " + marks + "; exit 0' TERM; echo run " + id +
-                                         " $$ >> " + marks + "; while :; do sleep 0.05; done"},
+            std::vector<std::string>{"--redis", url, "elect", "svc", "--identity", id, "--term",
+                                     "2s", "--grace", "200ms", "--", "sh", "-c",
+                                     "trap 'echo term " + id + " >> " + marks +
+                                         "; exit 0' TERM; echo run " + id + " $$ >> " + marks +
+                                         "; while :; do sleep 0.05; done"},
             dir.file("out-" + id));
     }
     std::vector<std::string> runs() const {
@@ -53,7 +54,8 @@ TEST_F(ElectionFaultCli, OneLeaderRunsAndFollowerTakesOverWhenLeaderIsKilled) {
     const auto first_epoch = std::stoull(l0.output.substr(2));
 
     leader->kill();  // SIGKILL the leader's redcoord
-    EXPECT_TRUE(eventually([&] { return pid_gone(pid); }, 5s)) << "the dead leader's CMD still runs";
+    EXPECT_TRUE(eventually([&] { return pid_gone(pid); }, 5s))
+        << "the dead leader's CMD still runs";
     EXPECT_TRUE(contains(read_file(marks), "term " + id));
     // The follower is elected once the term expires (2 s) and runs its CMD.
     ASSERT_TRUE(eventually([&] { return runs().size() == 2; }, 10s)) << read_file(marks);
@@ -71,7 +73,8 @@ TEST_F(ElectionFaultCli, LeaderStopsCmdWhenServerStopsAnswering) {
     const auto start = std::chrono::steady_clock::now();
     // No renewal can be confirmed now: CMD must get SIGTERM by the local deadline, which is
     // at most one term (2 s) after the pause; 1 s of slack for a loaded machine.
-    ASSERT_TRUE(eventually([&] { return contains(read_file(marks), "term a"); }, 10s)) << a->output();
+    ASSERT_TRUE(eventually([&] { return contains(read_file(marks), "term a"); }, 10s))
+        << a->output();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
     const auto st = a->wait_for(10s);
     server.resume();

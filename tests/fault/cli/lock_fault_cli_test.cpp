@@ -20,7 +20,8 @@ struct LockFaultCli : ::testing::Test {
                 "trap 'echo got-term >> " + marks + "; exit 0' TERM; echo pid $$ >> " + marks +
                     "; while :; do sleep 0.05; done"};
     }
-    std::vector<std::string> lock_args(const std::string& name, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> lock_args(const std::string& name,
+                                       std::vector<std::string> extra = {}) const {
         std::vector<std::string> a{"--redis", url, "lock", name, "--ttl", "1s", "--grace", "2s"};
         a.insert(a.end(), extra.begin(), extra.end());
         a.push_back("--");
@@ -83,7 +84,8 @@ TEST_F(LockFaultCli, KilledRedcoordTerminatesCmd) {
     const pid_t cmd = cmd_pid();
     ASSERT_GT(cmd, 0);
     p.kill();  // SIGKILL: no clean-up code runs; the parent-death signal must stop CMD
-    EXPECT_TRUE(eventually([&] { return contains(read_file(marks), "got-term"); }, 5s)) << read_file(marks);
+    EXPECT_TRUE(eventually([&] { return contains(read_file(marks), "got-term"); }, 5s))
+        << read_file(marks);
     EXPECT_TRUE(eventually([&] { return pid_gone(cmd); }, 5s));
     // The lock was not released (redcoord died) but expires after its TTL; then it is free.
     auto r = run(dir, {"--redis", url, "lock", "k", "--wait", "5s", "--", "true"});

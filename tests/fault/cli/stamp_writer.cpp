@@ -47,12 +47,13 @@ int main(int argc, char** argv) {
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, nullptr);  // the handler never interrupts a half-built line
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = argc == 4 ? SIG_IGN : on_term;
     sigaction(SIGTERM, &sa, nullptr);
     const char* d = std::getenv("REDCOORD_DEADLINE_MS");
     char buf[160];
-    int n = std::snprintf(buf, sizeof buf, "start %s %lld %s %d\n", id, mono_ns(), d ? d : "-1", static_cast<int>(::getpid()));
+    int n = std::snprintf(buf, sizeof buf, "start %s %lld %s %d\n", id, mono_ns(), d ? d : "-1",
+                          static_cast<int>(::getpid()));
     [[maybe_unused]] auto r = ::write(out_fd, buf, static_cast<size_t>(n));
     sigset_t none;
     sigemptyset(&none);

@@ -11,9 +11,9 @@
 namespace election_test {
 
 struct log_line {
-    char kind = 0;             // 'E', 'R', 'W'
-    std::uint64_t epoch = 0;   // E, W
-    std::string reason;        // R
+    char kind = 0;            // 'E', 'R', 'W'
+    std::uint64_t epoch = 0;  // E, W
+    std::string reason;       // R
     std::chrono::steady_clock::time_point at;
 };
 
@@ -27,9 +27,12 @@ inline std::vector<log_line> read_log(const std::string& path) {
         std::string kind;
         long long ns = 0;
         ls >> kind;
-        if (kind == "E" || kind == "W") ls >> l.epoch >> ns;
-        else if (kind == "R") ls >> l.reason >> ns;
-        else continue;
+        if (kind == "E" || kind == "W")
+            ls >> l.epoch >> ns;
+        else if (kind == "R")
+            ls >> l.reason >> ns;
+        else
+            continue;
         if (!ls) continue;  // a partly written last line
         l.kind = kind[0];
         l.at = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));

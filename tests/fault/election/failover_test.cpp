@@ -18,7 +18,8 @@ using redcoord::testing::local_server;
 using clk = std::chrono::steady_clock;
 
 namespace {
-election_options hardened(std::string id, std::chrono::milliseconds term, std::size_t replicas = 0) {
+election_options hardened(std::string id, std::chrono::milliseconds term,
+                          std::size_t replicas = 0) {
     election_options o;
     o.identity = std::move(id);
     o.term = term;
@@ -39,10 +40,12 @@ TEST(ElectionSeedVsHardened, LeaderPausedPastItsTermComesBackAsSecondLeaderOnlyI
         // a wakes up: its remembered selector (1) is below the counter, so it "continues".
         const bool a_leads = a.master();
         const bool b_leads = b.master();
-        EXPECT_TRUE(a_leads && b_leads) << "the literal master_selector algorithm is expected to elect two leaders here";
+        EXPECT_TRUE(a_leads && b_leads)
+            << "the literal master_selector algorithm is expected to elect two leaders here";
     }
     {
-        master_selector a(pool, "hard_pause", hardened("a", 300ms)), b(pool, "hard_pause", hardened("b", 300ms));
+        master_selector a(pool, "hard_pause", hardened("a", 300ms)),
+            b(pool, "hard_pause", hardened("b", 300ms));
         ASSERT_TRUE(a.campaign_once().leader);
         std::this_thread::sleep_for(450ms);
         for (int i = 0; i < 4; ++i) ASSERT_TRUE(b.campaign_once().leader);
@@ -95,7 +98,8 @@ TEST(ElectionSeedVsHardened, FailoverToAReplicaMissingTheSelectorKeepsOneHardene
     connection_pool on_replica(replica->endpoint());
     master_selector b(on_replica, "missing", hardened("b", 1000ms, 1));
     auto rb = b.campaign_once();
-    for (int i = 0; i < 5 && !rb.leader; ++i) rb = b.campaign_once();  // the new replica's first ack may lag
+    for (int i = 0; i < 5 && !rb.leader; ++i)
+        rb = b.campaign_once();  // the new replica's first ack may lag
     EXPECT_TRUE(rb.leader);
     master_selector a2(on_replica, "missing", hardened("a", 1000ms, 1));
     EXPECT_FALSE(a2.campaign_once().leader);
@@ -108,7 +112,8 @@ TEST(ElectionSeedVsHardened, FailoverToAReplicaBehindWaitsOutTheOldLeadersDeadli
     const auto term = 2000ms;
     master_selector a(on_master, "behind", hardened("a", term, 1));
     auto first = a.campaign_once();
-    for (int i = 0; i < 5 && !first.leader; ++i) first = a.campaign_once();  // the first ack may lag
+    for (int i = 0; i < 5 && !first.leader; ++i)
+        first = a.campaign_once();  // the first ack may lag
     ASSERT_TRUE(first.leader);
     ASSERT_EQ(first.acks, 1);
     auto a_deadline = first.deadline;
@@ -131,7 +136,8 @@ TEST(ElectionSeedVsHardened, FailoverToAReplicaBehindWaitsOutTheOldLeadersDeadli
     const auto until = clk::now() + 5s;
     while (!b_leader_at && clk::now() < until) {
         auto r = b.campaign_once();
-        if (r.leader) b_leader_at = r.sent_at;
+        if (r.leader)
+            b_leader_at = r.sent_at;
         else {
             saw_a = saw_a || r.holder == std::optional<std::string>("a");
             std::this_thread::sleep_for(20ms);

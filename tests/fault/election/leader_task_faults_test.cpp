@@ -45,7 +45,8 @@ TEST(LeaderTaskFaults, M3_SlowElectedSlotDoesNotDelayStop) {
     ASSERT_NE(stopped_at.load(), 0) << "the stop token never fired";
     const auto took = clk::time_point(clk::duration(stopped_at.load())) - paused_at;
     // The deadline is at most `term - drift` after the pause; slack for a loaded machine.
-    EXPECT_LT(took, term + 300ms) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+    EXPECT_LT(took, term + 300ms)
+        << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
     t.stop();
     e.stop();
 }

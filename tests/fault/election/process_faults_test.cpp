@@ -34,15 +34,16 @@ candidate spawn(const local_server& srv, const std::string& name, const std::str
     candidate c{id, (srv.dir() / (id + ".log")).string(), nullptr};
     redcoord::testing::process_options po;
     po.output_file = c.log;
-    c.proc = std::make_unique<process>(std::vector<std::string>{CHILD_PATH, std::to_string(srv.port()), name, id,
-                                                                std::to_string(term.count()), "60"},
-                                       po);
+    c.proc = std::make_unique<process>(
+        std::vector<std::string>{CHILD_PATH, std::to_string(srv.port()), name, id,
+                                 std::to_string(term.count()), "60"},
+        po);
     return c;
 }
 
 // Waits until some candidate other than `except` logs an `E` after `after`; returns its index.
-int wait_elected(const std::vector<candidate>& cs, clk::time_point after, std::chrono::milliseconds t,
-                 int except = -1, log_line* out = nullptr) {
+int wait_elected(const std::vector<candidate>& cs, clk::time_point after,
+                 std::chrono::milliseconds t, int except = -1, log_line* out = nullptr) {
     const auto until = clk::now() + t;
     while (clk::now() < until) {
         for (int i = 0; i < static_cast<int>(cs.size()); ++i) {
@@ -72,7 +73,8 @@ int wait_elected(const std::vector<candidate>& cs, clk::time_point after, std::c
             auto [it, fresh] = by_epoch.try_emplace(l.epoch, span{l.at, l.at, c.id});
             if (!fresh) {
                 if (it->second.who != c.id)
-                    return ::testing::AssertionFailure() << "epoch " << l.epoch << " led by " << it->second.who << " and " << c.id;
+                    return ::testing::AssertionFailure() << "epoch " << l.epoch << " led by "
+                                                         << it->second.who << " and " << c.id;
                 it->second.first = std::min(it->second.first, l.at);
                 it->second.last = std::max(it->second.last, l.at);
             }
@@ -82,8 +84,10 @@ int wait_elected(const std::vector<candidate>& cs, clk::time_point after, std::c
     std::sort(spans.begin(), spans.end(), [](auto& a, auto& b) { return a.first < b.first; });
     for (std::size_t i = 1; i < spans.size(); ++i)
         if (spans[i].first <= spans[i - 1].last)
-            return ::testing::AssertionFailure() << spans[i - 1].who << " and " << spans[i].who << " led at once";
-    if (spans.size() < 2) return ::testing::AssertionFailure() << "fewer than two leaderships recorded";
+            return ::testing::AssertionFailure()
+                   << spans[i - 1].who << " and " << spans[i].who << " led at once";
+    if (spans.size() < 2)
+        return ::testing::AssertionFailure() << "fewer than two leaderships recorded";
     return ::testing::AssertionSuccess();
 }
 
@@ -145,6 +149,7 @@ TEST(ElectionProcessFaults, PausedLeaderStepsDownAndReportsRevokedBeforeAnyWork)
         if (l.at >= resumed_at && (!first_after || l.at < first_after->at)) first_after = l;
     ASSERT_TRUE(first_after) << "the resumed leader reported nothing";
     EXPECT_EQ(first_after->kind, 'R');
-    for (auto& l : a) EXPECT_FALSE(l.kind == 'W' && l.at >= resumed_at) << "leader work after SIGCONT";
+    for (auto& l : a)
+        EXPECT_FALSE(l.kind == 'W' && l.at >= resumed_at) << "leader work after SIGCONT";
     EXPECT_TRUE(no_two_leaders(cs));
 }

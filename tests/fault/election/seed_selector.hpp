@@ -21,10 +21,12 @@ public:
     bool master() {
         const std::int64_t selector = pool_->command({"INCR", key_}).integer();
         if (selector == 1) {
-            local_selector_ = selector;  // initial / restarted
+            local_selector_ = selector;    // initial / restarted
         } else if (local_selector_ > 0) {  // I was the master before
-            if (local_selector_ > selector) local_selector_ = 0;  // lost, maybe the db failed over
-            else local_selector_ = selector;                      // continue to be the master
+            if (local_selector_ > selector)
+                local_selector_ = 0;  // lost, maybe the db failed over
+            else
+                local_selector_ = selector;  // continue to be the master
         }
         if (local_selector_ > 0) pool_->command({"PEXPIRE", key_, std::to_string(term_.count())});
         return local_selector_ > 0;

@@ -28,13 +28,17 @@ bool eventually(Pred p, std::chrono::milliseconds within = 10s) {
 }
 
 // fair_lock_child: lock(), RPUSH order:<resource> tag, hold, release.
-process child(const local_server& s, const std::string& resource, const std::string& tag, std::chrono::milliseconds lease,
-              std::chrono::milliseconds hold, std::chrono::milliseconds ttl) {
-    return process({FAIR_CHILD_PATH, std::to_string(s.port()), resource, tag, std::to_string(lease.count()),
-                    std::to_string(hold.count()), std::to_string(ttl.count())});
+process child(const local_server& s, const std::string& resource, const std::string& tag,
+              std::chrono::milliseconds lease, std::chrono::milliseconds hold,
+              std::chrono::milliseconds ttl) {
+    return process({FAIR_CHILD_PATH, std::to_string(s.port()), resource, tag,
+                    std::to_string(lease.count()), std::to_string(hold.count()),
+                    std::to_string(ttl.count())});
 }
 
-long long llen(const local_server& s, const std::string& key) { return s.command({"LLEN", key}).integer(); }
+long long llen(const local_server& s, const std::string& key) {
+    return s.command({"LLEN", key}).integer();
+}
 
 std::chrono::milliseconds milliseconds_of(long long ms) { return std::chrono::milliseconds(ms); }
 
@@ -55,7 +59,8 @@ TEST(FairLockFault, KilledQueuedWaiterDelaysTheQueueByAtMostItsLease) {
     const auto doomed_id = s.command({"LINDEX", queue, "0"}).text();
     doomed.kill();  // SIGKILL: the head of the queue is dead, its lease still runs
     const auto killed = clock_type::now();
-    const auto lease_left = milliseconds_of(s.command({"PTTL", holder.key() + ":waiter:" + doomed_id}).integer());
+    const auto lease_left =
+        milliseconds_of(s.command({"PTTL", holder.key() + ":waiter:" + doomed_id}).integer());
     EXPECT_LE(lease_left, lease);
     EXPECT_TRUE(holder.release());  // hands off to the dead head: nobody answers
     ASSERT_EQ(got.wait_for(15s), std::future_status::ready);
@@ -75,12 +80,14 @@ TEST(FairLockFault, KilledHolderIsFollowedByTheHeadAfterItsTtl) {
     connection_pool pool(s.endpoint());
     constexpr auto ttl = 1000ms;
     auto holder = child(s, "dead-holder", "holder", 1000ms, 60000ms, ttl);
-    ASSERT_TRUE(eventually([&] { return llen(s, "order:dead-holder") == 1; })) << "the child did not lock";
+    ASSERT_TRUE(eventually([&] { return llen(s, "order:dead-holder") == 1; }))
+        << "the child did not lock";
     fair_lock next(pool, "dead-holder", {.ttl = 30s});
     auto got = std::async(std::launch::async, [&] { return next.acquire(20s); });
     ASSERT_TRUE(eventually([&] { return llen(s, next.key() + ":queue") == 1; }));
     holder.kill();
-    const auto expires = clock_type::now() + milliseconds_of(s.command({"PTTL", next.key()}).integer());
+    const auto expires =
+        clock_type::now() + milliseconds_of(s.command({"PTTL", next.key()}).integer());
     ASSERT_EQ(got.wait_for(15s), std::future_status::ready);
     ASSERT_TRUE(got.get());
     const auto at = clock_type::now();
@@ -109,8 +116,7 @@ TEST(FairLockFault, ServerRestartMidWaitNothingHangsAndTheWaiterGetsTheLock) {
     auto t0 = clock_type::now();
     try {
         EXPECT_FALSE(timed.try_lock_for(200ms));
-    } catch (const error&) {
-    }
+    } catch (const error&) {}
     EXPECT_LT(clock_type::now() - t0, 1500ms);
     std::this_thread::sleep_for(500ms);
     s.restart();  // no persistence: the lock and the queue are gone
@@ -142,7 +148,8 @@ TEST(FairLockFault, PausedServerBoundsATimedWait) {
     ASSERT_TRUE(eventually([&] { return llen(s, holder.key() + ":queue") == 1; }));
     s.pause();
     const auto t0 = clock_type::now();
-    ASSERT_EQ(got.wait_for(3s), std::future_status::ready) << "a timed wait hangs on a paused server";
+    ASSERT_EQ(got.wait_for(3s), std::future_status::ready)
+        << "a timed wait hangs on a paused server";
     EXPECT_NE(got.get(), 1);
     EXPECT_LT(clock_type::now() - t0, 2s);
     s.resume();

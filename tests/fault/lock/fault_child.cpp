@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
         std::vector<std::unique_ptr<connection_pool>> pools;
         std::vector<connection_pool*> nodes;
         for (int i = 4; i < argc; ++i) {
-            pools.push_back(std::make_unique<connection_pool>(parse_endpoint(std::string("redis://127.0.0.1:") + argv[i])));
+            pools.push_back(std::make_unique<connection_pool>(
+                parse_endpoint(std::string("redis://127.0.0.1:") + argv[i])));
             nodes.push_back(pools.back().get());
         }
         redlock lock(nodes, "fault-" + run, {.ttl = 2000ms});
@@ -54,12 +55,16 @@ int main(int argc, char** argv) {
                 std::this_thread::sleep_for(10ms);
                 continue;
             }
-            const auto took = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
+            const auto took =
+                std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - t0);
             checker.command({"RPUSH", k("lat"),
-                             std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count()) +
+                             std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                t0.time_since_epoch())
+                                                .count()) +
                                  " " + std::to_string(took.count())});
             const std::string id = me + ":" + std::to_string(sections);
-            lock_test::enter.run(checker, {k("owner"), k("last"), k("overlaps"), k("stale"), k("entries")},
+            lock_test::enter.run(checker,
+                                 {k("owner"), k("last"), k("overlaps"), k("stale"), k("entries")},
                                  {id, std::to_string(lock.fencing_token())});
             auto v = checker.command({"GET", k("counter")}).maybe_text();
             checker.command({"SET", k("counter"), std::to_string(v ? std::stoll(*v) + 1 : 1)});

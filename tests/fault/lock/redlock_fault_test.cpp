@@ -43,7 +43,8 @@ struct five {
 };
 
 std::size_t count(const std::vector<node_outcome>& outs, node_outcome::status st) {
-    return static_cast<std::size_t>(std::count_if(outs.begin(), outs.end(), [&](auto& o) { return o.state == st; }));
+    return static_cast<std::size_t>(
+        std::count_if(outs.begin(), outs.end(), [&](auto& o) { return o.state == st; }));
 }
 }  // namespace
 
@@ -243,7 +244,8 @@ TEST(RedlockFault, LockWaitingForAMajorityBacksOffAndReportsWhatItWaitsFor) {
         long n = 0;
         auto info = f.servers[1]->command({"INFO", "commandstats"}).text();
         for (const char* cmd : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="})
-            if (auto p = info.find(cmd); p != std::string::npos) n += std::stol(info.substr(p + std::strlen(cmd)));
+            if (auto p = info.find(cmd); p != std::string::npos)
+                n += std::stol(info.substr(p + std::strlen(cmd)));
         return n;
     };
     const auto before = rounds();

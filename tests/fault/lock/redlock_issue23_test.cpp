@@ -51,7 +51,8 @@ std::vector<process> spawn(const std::string& run, double seconds, local_server&
                            const std::vector<std::unique_ptr<local_server>>& masters) {
     std::vector<process> children;
     for (int i = 0; i < processes; ++i) {
-        std::vector<std::string> argv{FAULT_CHILD_PATH, run, std::to_string(seconds), std::to_string(checker.port())};
+        std::vector<std::string> argv{FAULT_CHILD_PATH, run, std::to_string(seconds),
+                                      std::to_string(checker.port())};
         for (auto& m : masters) argv.push_back(std::to_string(m->port()));
         children.emplace_back(std::move(argv));
     }
@@ -60,7 +61,8 @@ std::vector<process> spawn(const std::string& run, double seconds, local_server&
 
 // Every child ended cleanly; no exception out of lock(); the sections never overlapped and
 // the read-modify-write counter lost no update. Returns the exceptions seen.
-std::int64_t check_run(local_server& checker, const std::string& run, std::vector<process>& children) {
+std::int64_t check_run(local_server& checker, const std::string& run,
+                       std::vector<process>& children) {
     for (auto& c : children) {
         auto st = c.wait_for(60s);
         EXPECT_TRUE(st.has_value()) << "child hung";
@@ -68,10 +70,11 @@ std::int64_t check_run(local_server& checker, const std::string& run, std::vecto
     }
     const auto exceptions = counter(checker, run + ":exceptions");
     const auto errors = checker.command({"LRANGE", run + ":errors", "0", "4"});
-    for (auto& e : errors.elements())
-        ADD_FAILURE() << run << ": lock() threw: " << e.text();
-    EXPECT_EQ(counter(checker, run + ":overlaps"), 0) << run << ": two holders were in the section at once";
-    EXPECT_EQ(counter(checker, run + ":counter"), counter(checker, run + ":sections")) << run << ": a lost update";
+    for (auto& e : errors.elements()) ADD_FAILURE() << run << ": lock() threw: " << e.text();
+    EXPECT_EQ(counter(checker, run + ":overlaps"), 0)
+        << run << ": two holders were in the section at once";
+    EXPECT_EQ(counter(checker, run + ":counter"), counter(checker, run + ":sections"))
+        << run << ": a lost update";
     EXPECT_GE(counter(checker, run + ":sections"), processes);
     return exceptions;
 }
@@ -79,7 +82,8 @@ std::int64_t check_run(local_server& checker, const std::string& run, std::vecto
 double percentile_ms(std::vector<std::chrono::microseconds> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    const auto i = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
+    const auto i =
+        std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
     return static_cast<double>(v[i].count()) / 1000.0;
 }
 }  // namespace
@@ -110,9 +114,11 @@ TEST(RedlockIssue23, FreshProcessesRideThroughAKilledAndAPausedMaster) {
             if (c.start_ns < steady_ns(fault_end)) in_window.push_back(c.took);
         killed.restart();  // the next repetition uses another resource: no holding to forget
     }
-    std::cout << "issue23: " << exceptions << " exceptions from lock() in " << repetitions << " repetitions ("
-              << sections << " sections); lock() started during the fault window: n=" << in_window.size()
-              << " p50=" << percentile_ms(in_window, 0.50) << " ms p99=" << percentile_ms(in_window, 0.99)
+    std::cout << "issue23: " << exceptions << " exceptions from lock() in " << repetitions
+              << " repetitions (" << sections
+              << " sections); lock() started during the fault window: n=" << in_window.size()
+              << " p50=" << percentile_ms(in_window, 0.50)
+              << " ms p99=" << percentile_ms(in_window, 0.99)
               << " ms max=" << percentile_ms(in_window, 1.0) << " ms" << std::endl;
     EXPECT_EQ(exceptions, 0);
 }
@@ -141,7 +147,8 @@ TEST(RedlockIssue23, MajorityPausedForASecondBlocksLockAndTimesOutAcquire) {
     EXPECT_GE(took, 200ms) << "gave up before its wait ended";
     EXPECT_LT(took, 700ms);
     std::cout << "issue23: acquire(200ms) with a majority paused threw after "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms" << std::endl;
+              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms"
+              << std::endl;
 
     std::this_thread::sleep_until(paused_at + 1s);
     const auto resumed_at = clock_type::now();

@@ -57,7 +57,8 @@ int run(Lock& lock, int rounds, connection_pool& checker) {
 
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: %s redlock|single rounds checker_port node_port...\n", argv[0]);
+        std::fprintf(stderr, "usage: %s redlock|single rounds checker_port node_port...\n",
+                     argv[0]);
         return 2;
     }
     try {

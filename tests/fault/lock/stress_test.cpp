@@ -19,10 +19,12 @@ std::int64_t counter(local_server& s, const char* key) {
     return v.is_nil() ? 0 : std::stoll(v.text());
 }
 
-std::vector<process> spawn(const std::string& mode, local_server& checker, const std::vector<std::uint16_t>& ports) {
+std::vector<process> spawn(const std::string& mode, local_server& checker,
+                           const std::vector<std::uint16_t>& ports) {
     std::vector<process> children;
     for (int i = 0; i < processes; ++i) {
-        std::vector<std::string> argv{CHILD_PATH, mode, std::to_string(rounds), std::to_string(checker.port())};
+        std::vector<std::string> argv{CHILD_PATH, mode, std::to_string(rounds),
+                                      std::to_string(checker.port())};
         for (auto p : ports) argv.push_back(std::to_string(p));
         children.emplace_back(std::move(argv));
     }
@@ -36,7 +38,8 @@ void expect_clean(local_server& checker, std::vector<process>& children) {
         EXPECT_EQ(*st, 0);
     }
     EXPECT_EQ(counter(checker, "entries"), processes * rounds);
-    EXPECT_EQ(counter(checker, "overlaps"), 0) << "two holders were in the critical section at once";
+    EXPECT_EQ(counter(checker, "overlaps"), 0)
+        << "two holders were in the critical section at once";
     EXPECT_EQ(counter(checker, "stale"), 0) << "a fencing token did not increase at the resource";
     EXPECT_EQ(counter(checker, "lost"), 0);
 }

@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define SKIP_WITHOUT_NAMESPACES()                                                   \
-    do {                                                                            \
+#define SKIP_WITHOUT_NAMESPACES()                                                 \
+    do {                                                                          \
         if (auto why = local_network::unavailable_reason()) GTEST_SKIP() << *why; \
     } while (0)
 
@@ -37,11 +37,14 @@ struct probe_result {
 
 // `redis-cli -h ADDR -p PORT ARGS...` from `client`'s namespace, bounded by coreutils'
 // timeout (a cut link drops the SYN, and redis-cli would wait for TCP to give up): 124 then.
-probe_result cli_from(local_network& net, std::size_t client, std::size_t host, std::vector<std::string> args) {
+probe_result cli_from(local_network& net, std::size_t client, std::size_t host,
+                      std::vector<std::string> args) {
     const auto ep = net.endpoint(client, host);
     static int n = 0;
-    const fs::path out = fs::temp_directory_path() / ("rcnet-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    std::vector<std::string> argv{"timeout", "2", "redis-cli", "-h", ep.host, "-p", std::to_string(ep.port)};
+    const fs::path out = fs::temp_directory_path() /
+                         ("rcnet-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    std::vector<std::string> argv{
+        "timeout", "2", "redis-cli", "-h", ep.host, "-p", std::to_string(ep.port)};
     argv.insert(argv.end(), args.begin(), args.end());
     process_options po;
     po.output_file = out.string();
@@ -132,7 +135,8 @@ TEST(LocalNetwork, HostsAddedAfterClientsAreLinkedToThemAndHostsLinkOnRequest) {
     net.host(h1).command({"SET", "replicated", "yes"});
     bool seen = false;
     for (int i = 0; i < 200 && !seen; ++i) {
-        seen = net.host(h2).command({"GET", "replicated"}).maybe_text() == std::optional<std::string>("yes");
+        seen = net.host(h2).command({"GET", "replicated"}).maybe_text() ==
+               std::optional<std::string>("yes");
         if (!seen) std::this_thread::sleep_for(20ms);
     }
     EXPECT_TRUE(seen);
@@ -168,7 +172,9 @@ TEST(LocalNetwork, ClientProcessesRunInTheirNamespaceWithTheirOwnPid) {
         std::this_thread::sleep_for(10ms);
     }
     EXPECT_EQ(comm, "sleep");
-    const auto ns_of = [](pid_t pid) { return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/net"); };
+    const auto ns_of = [](pid_t pid) {
+        return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/net");
+    };
     EXPECT_NE(ns_of(p.pid()), ns_of(::getpid()));
     p.kill();
 }
@@ -205,7 +211,8 @@ TEST(LocalNetwork, AHostUnderFaketimeExpiresKeysFaster) {
     const auto h2 = net.add_host();
     for (auto h : {h1, h2}) net.host(h).command({"SET", "k", "v", "PX", "2000"});
     const auto start = std::chrono::steady_clock::now();
-    while (net.host(h1).command({"EXISTS", "k"}).integer() == 1 && std::chrono::steady_clock::now() - start < 5s)
+    while (net.host(h1).command({"EXISTS", "k"}).integer() == 1 &&
+           std::chrono::steady_clock::now() - start < 5s)
         std::this_thread::sleep_for(10ms);
     const auto took = std::chrono::steady_clock::now() - start;
     // 2 s of its clock is 0.5 s of ours; the normal host still has the key then.

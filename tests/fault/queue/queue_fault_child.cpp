@@ -22,7 +22,8 @@ void on_term(int) { stop_requested = 1; }
 
 int main(int argc, char** argv) {
     if (argc != 7) {
-        std::fprintf(stderr, "usage: %s url queue consumer threads visibility-ms work-us\n", argv[0]);
+        std::fprintf(stderr, "usage: %s url queue consumer threads visibility-ms work-us\n",
+                     argv[0]);
         return 2;
     }
     std::signal(SIGTERM, on_term);
@@ -45,7 +46,10 @@ int main(int argc, char** argv) {
         [&](const redcoord::delivery& d) {
             std::this_thread::sleep_for(half_work);
             auto c = pool.borrow();
-            auto r = c->pipeline({{"HINCRBY", "done", d.payload, "1"}, {"RPUSH", "log", d.payload + "|" + consumer + "|" + std::to_string(d.attempts) + "|" + d.consumer}});
+            auto r = c->pipeline({{"HINCRBY", "done", d.payload, "1"},
+                                  {"RPUSH", "log",
+                                   d.payload + "|" + consumer + "|" + std::to_string(d.attempts) +
+                                       "|" + d.consumer}});
             for (auto& x : r)
                 if (x.is_error()) throw std::runtime_error(x.text());
             c.reset();
@@ -60,10 +64,12 @@ int main(int argc, char** argv) {
     w.stop();
     q.close();
     auto s = w.stats();
-    std::printf("consumer %s stopped as %s: acked %llu requeued %llu lost %llu errors %llu heartbeat failures %llu\n",
-                consumer.c_str(), q.consumer_id().c_str(), static_cast<unsigned long long>(s.acked),
-                static_cast<unsigned long long>(s.requeued), static_cast<unsigned long long>(s.lost_leases),
-                static_cast<unsigned long long>(s.errors),
-                static_cast<unsigned long long>(q.heartbeat_failures()));
+    std::printf(
+        "consumer %s stopped as %s: acked %llu requeued %llu lost %llu errors %llu heartbeat "
+        "failures %llu\n",
+        consumer.c_str(), q.consumer_id().c_str(), static_cast<unsigned long long>(s.acked),
+        static_cast<unsigned long long>(s.requeued), static_cast<unsigned long long>(s.lost_leases),
+        static_cast<unsigned long long>(s.errors),
+        static_cast<unsigned long long>(q.heartbeat_failures()));
     return s.lost_leases == 0 && s.requeued == 0 ? 0 : 3;
 }

@@ -30,7 +30,7 @@ constexpr int jobs = 20000;
 constexpr int consumers = 4;
 constexpr int threads_per_consumer = 2;
 constexpr int visibility_ms = 4000;  // generous: a loaded 2-core box must not lapse live leases
-constexpr int work_us = 6000;   // per job, so 20,000 jobs take ~15 s and kills hit mid-run
+constexpr int work_us = 6000;        // per job, so 20,000 jobs take ~15 s and kills hit mid-run
 constexpr int max_kills = 40;
 
 struct slot {
@@ -43,7 +43,8 @@ void spawn(slot& s, const local_server& srv, int index, int generation) {
     redcoord::testing::process_options po;
     po.output_file = (srv.dir() / ("consumer-" + s.id + ".log")).string();
     s.proc = std::make_unique<process>(
-        std::vector<std::string>{CHILD_PATH, srv.url(), "jobs", s.id, std::to_string(threads_per_consumer),
+        std::vector<std::string>{CHILD_PATH, srv.url(), "jobs", s.id,
+                                 std::to_string(threads_per_consumer),
                                  std::to_string(visibility_ms), std::to_string(work_us)},
         po);
 }
@@ -116,30 +117,33 @@ TEST(QueueFault, SigkilledConsumersLoseNothing) {
     for (auto& [job, who] : by_job) {
         for (std::size_t k = 0; k + 1 < who.size(); ++k) {
             ++duplicates;
-            EXPECT_TRUE(killed.count(who[k])) << job << " was redelivered although " << who[k]
-                                              << " (never killed) processed it";
+            EXPECT_TRUE(killed.count(who[k]))
+                << job << " was redelivered although " << who[k] << " (never killed) processed it";
             ++dup_by_consumer[who[k]];
             if (dup_by_consumer[who[k]] > threads_per_consumer) {
-                for (auto& x : detail_by_job[job]) std::printf("[ detail   ] %s: %s\n", job.c_str(), x.c_str());
+                for (auto& x : detail_by_job[job])
+                    std::printf("[ detail   ] %s: %s\n", job.c_str(), x.c_str());
             }
         }
     }
     for (auto& [c, n] : dup_by_consumer)
         EXPECT_LE(n, threads_per_consumer) << c << " cannot have had that many messages in flight";
-    std::printf("[ report   ] %d jobs, %zu consumers SIGKILLed, %d duplicate deliveries "
-                "(all from killed consumers' in-flight messages, by %zu of them), 0 lost\n",
-                jobs, killed.size(), duplicates, dup_by_consumer.size());
+    std::printf(
+        "[ report   ] %d jobs, %zu consumers SIGKILLed, %d duplicate deliveries "
+        "(all from killed consumers' in-flight messages, by %zu of them), 0 lost\n",
+        jobs, killed.size(), duplicates, dup_by_consumer.size());
     EXPECT_GE(killed.size(), 10u) << "the test did not exercise enough kills";
 }
 
 TEST(QueueFault, AcknowledgedPushesSurviveAServerCrashWithAofAlways) {
-    local_server srv(redcoord::testing::server_options{.appendonly = true, .appendfsync = "always"});
+    local_server srv(
+        redcoord::testing::server_options{.appendonly = true, .appendfsync = "always"});
     auto ep = srv.endpoint();
     ep.command_timeout = 1000ms;
     connection_pool pool(ep);
     std::mutex mu;
     std::set<std::string> pushed, acked;  // confirmed by the server's reply
-    std::set<std::string> ack_unknown;     // ack sent, reply lost in the crash: done or not
+    std::set<std::string> ack_unknown;    // ack sent, reply lost in the crash: done or not
     std::atomic<bool> stop{false};
     std::atomic<int> push_errors{0};
 
@@ -176,8 +180,7 @@ TEST(QueueFault, AcknowledgedPushesSurviveAServerCrashWithAofAlways) {
         }
         try {
             q.close();
-        } catch (const error&) {
-        }
+        } catch (const error&) {}
     });
 
     std::this_thread::sleep_for(700ms);
@@ -207,16 +210,20 @@ TEST(QueueFault, AcknowledgedPushesSurviveAServerCrashWithAofAlways) {
     int lost = 0, resurrected = 0, acked_unconfirmed = 0;
     for (auto& id : pushed) {
         if (acked.count(id) || remaining.count(id)) continue;
-        if (ack_unknown.count(id)) ++acked_unconfirmed;
-        else ++lost;
+        if (ack_unknown.count(id))
+            ++acked_unconfirmed;
+        else
+            ++lost;
     }
     EXPECT_LE(acked_unconfirmed, 1);
     for (auto& id : acked)
         if (remaining.count(id)) ++resurrected;
-    std::printf("[ report   ] %zu pushes confirmed, %d failed during the crash, %zu acked, %zu drained after "
-                "restart, %d acked without a reply, %d lost, %d acked messages reappeared\n",
-                pushed.size(), push_errors.load(), acked.size(), remaining.size(), acked_unconfirmed, lost,
-                resurrected);
+    std::printf(
+        "[ report   ] %zu pushes confirmed, %d failed during the crash, %zu acked, %zu drained "
+        "after "
+        "restart, %d acked without a reply, %d lost, %d acked messages reappeared\n",
+        pushed.size(), push_errors.load(), acked.size(), remaining.size(), acked_unconfirmed, lost,
+        resurrected);
     EXPECT_EQ(lost, 0);
     EXPECT_EQ(resurrected, 0);
 }

@@ -86,9 +86,9 @@ TEST(ElectionFailover, AtMostOneLeaderAndLeadershipResumesWithinTermPlusFailover
     while (!resumed && clock_type::now() - t_kill < bound) {
         try {
             auto holder = a.leader();
-            if ((holder == "a" && a.is_leader()) || (holder == "b" && b.is_leader())) resumed = clock_type::now();
-        } catch (const error&) {
-        }
+            if ((holder == "a" && a.is_leader()) || (holder == "b" && b.is_leader()))
+                resumed = clock_type::now();
+        } catch (const error&) {}
         std::this_thread::sleep_for(5ms);
     }
     ASSERT_TRUE(resumed) << "no confirmed leader within term + failover time";
@@ -143,6 +143,7 @@ TEST(ElectionFailover, WaitForReplicaPreventsTheUnreplicatedLeadershipRace) {
             EXPECT_GT(overlaps, 0) << "the race should show two leaders at once without WAIT";
         else
             EXPECT_EQ(overlaps, 0) << "two leaders at once despite WAIT";
-        std::cout << "[sentinel/election] replicas=" << replicas << ": both leaders for ~" << overlaps << " ms\n";
+        std::cout << "[sentinel/election] replicas=" << replicas << ": both leaders for ~"
+                  << overlaps << " ms\n";
     }
 }

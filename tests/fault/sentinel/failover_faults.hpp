@@ -15,7 +15,8 @@ namespace redcoord::sentinel_test {
 /// Call heal_after_kill() soon after (replicas paused longer than down-after are not promoted).
 class replication_cut {
 public:
-    explicit replication_cut(testing::local_sentinel& svc) : svc_(svc), master_(svc.master_address()) {
+    explicit replication_cut(testing::local_sentinel& svc)
+        : svc_(svc), master_(svc.master_address()) {
         for (auto& s : svc_.servers())
             if (s->address() != master_ && s->running()) {
                 s->pause();

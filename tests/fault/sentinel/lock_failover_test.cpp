@@ -47,8 +47,7 @@ std::optional<lock_acquisition> acquire_after_failover(F attempt) {
     while (clock_type::now() < deadline) {
         try {
             if (auto a = attempt()) return a;
-        } catch (const error&) {
-        }
+        } catch (const error&) {}
         std::this_thread::sleep_for(20ms);
     }
     return std::nullopt;
@@ -84,7 +83,8 @@ TEST(LockFailover, AsyncReplicationLetsTwoClientsHoldTheLock) {
     // the two holders apart either (documented: fencing needs replicas >= 1 across failover).
     EXPECT_LE(held_b->fencing_token, held_a->fencing_token);
     std::cout << "[sentinel/lock] without WAIT: A token " << held_a->fencing_token << " (valid "
-              << held_a->remaining().count() << " ms more), B token " << held_b->fencing_token << "\n";
+              << held_a->remaining().count() << " ms more), B token " << held_b->fencing_token
+              << "\n";
 }
 
 TEST(LockFailover, WaitingForAReplicaBeforeTheLockCountsPreventsTheRace) {

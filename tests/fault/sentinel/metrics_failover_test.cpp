@@ -18,7 +18,8 @@ TEST(SentinelLog, FailoverFollowedIsLogged) {
     ASSERT_TRUE(pool.command({"SET", "k", "1"}).is_status("OK"));
     const auto old = svc.failover();
     const auto promoted = svc.wait_switched(old, 20s);
-    ASSERT_TRUE(metrics_test::eventually([&] { return !o.sink->with_message("failover followed").empty(); }, 20s));
+    ASSERT_TRUE(metrics_test::eventually(
+        [&] { return !o.sink->with_message("failover followed").empty(); }, 20s));
     const auto r = o.sink->with_message("failover followed").back();
     EXPECT_EQ(r.component, "sentinel");
     EXPECT_EQ(r.level, redcoord::log_level::warning);

@@ -33,8 +33,7 @@ bool eventually(std::chrono::milliseconds within, F f) {
     while (clock_type::now() < deadline) {
         try {
             if (f()) return true;
-        } catch (const error&) {
-        }
+        } catch (const error&) {}
         std::this_thread::sleep_for(10ms);
     }
     return false;
@@ -101,7 +100,8 @@ TEST(QueueFailover, AcknowledgedButUnreplicatedPushIsLostWaitBackedPushIsNotConf
     auto got = drain(pool, "jobs");
     EXPECT_TRUE(got.count("durable"));
     EXPECT_TRUE(got.count("after"));
-    EXPECT_FALSE(got.count("async")) << "the acknowledged, unreplicated push should be lost with the old master";
+    EXPECT_FALSE(got.count("async"))
+        << "the acknowledged, unreplicated push should be lost with the old master";
     EXPECT_FALSE(got.count("waited"));  // never confirmed: losing it breaks no promise
 }
 
@@ -151,11 +151,13 @@ TEST(QueueFailover, PushesAndAcksContinueAndOnlyUnconfirmedPushesAreLost) {
     auto old = svc.kill_master();
     killed = true;
     (void)svc.wait_promoted(old, failover_bound);
-    bool continued = eventually(failover_bound, [&] { return async_after > 50 && waited_after > 50; });
+    bool continued =
+        eventually(failover_bound, [&] { return async_after > 50 && waited_after > 50; });
     stop = true;
     async_pusher.join();
     waited_pusher.join();
-    EXPECT_TRUE(continued) << "async pushes after failover: " << async_after << ", WAIT-backed: " << waited_after;
+    EXPECT_TRUE(continued) << "async pushes after failover: " << async_after
+                           << ", WAIT-backed: " << waited_after;
 
     auto got_async = drain(pool, "async");
     auto got_waited = drain(pool, "waited");
@@ -163,9 +165,10 @@ TEST(QueueFailover, PushesAndAcksContinueAndOnlyUnconfirmedPushesAreLost) {
     for (auto& p : async_acked) async_lost += got_async.count(p) ? 0 : 1;
     for (auto& p : waited_confirmed) waited_lost += got_waited.count(p) ? 0 : 1;
     EXPECT_EQ(waited_lost, 0u) << "a WAIT-confirmed push was lost";
-    std::cout << "[sentinel/queue] async pushes acknowledged " << async_acked.size() << ", lost " << async_lost
-              << ", outcome unknown " << async_unknown << "; WAIT-backed confirmed " << waited_confirmed.size()
-              << ", lost " << waited_lost << ", unconfirmed " << waited_unconfirmed << "\n";
+    std::cout << "[sentinel/queue] async pushes acknowledged " << async_acked.size() << ", lost "
+              << async_lost << ", outcome unknown " << async_unknown << "; WAIT-backed confirmed "
+              << waited_confirmed.size() << ", lost " << waited_lost << ", unconfirmed "
+              << waited_unconfirmed << "\n";
     RecordProperty("async_acknowledged", static_cast<int>(async_acked.size()));
     RecordProperty("async_lost", static_cast<int>(async_lost));
     RecordProperty("waited_confirmed", static_cast<int>(waited_confirmed.size()));

@@ -30,8 +30,7 @@ bool eventually(std::chrono::milliseconds within, F f) {
     while (clock_type::now() < deadline) {
         try {
             if (f()) return true;
-        } catch (const error&) {
-        }
+        } catch (const error&) {}
         std::this_thread::sleep_for(10ms);
     }
     return false;
@@ -59,7 +58,9 @@ TEST(SentinelFailover, PoolFollowsAKilledMaster) {
     auto promoted = svc.wait_promoted(old, failover_bound);
     ASSERT_NE(promoted, old);
     // Commands through the pool succeed again once Sentinel has promoted the replica.
-    ASSERT_TRUE(eventually(failover_bound, [&] { return pool.command({"SET", "after", "1"}).is_status("OK"); }));
+    ASSERT_TRUE(eventually(failover_bound, [&] {
+        return pool.command({"SET", "after", "1"}).is_status("OK");
+    }));
     EXPECT_EQ(pool.command({"GET", "before"}).text(), "1");  // it was replicated before the kill
     auto c = pool.borrow();
     EXPECT_EQ(c->where().port, promoted.port);
@@ -122,7 +123,8 @@ TEST(SentinelFailover, ManyBorrowersAcrossAFailoverAllRecover) {
         ts.emplace_back([&, i] {
             while (!stop) {
                 try {
-                    if (pool.command({"INCR", "n" + std::to_string(i)}).is_integer() && killed) ++ok_after;
+                    if (pool.command({"INCR", "n" + std::to_string(i)}).is_integer() && killed)
+                        ++ok_after;
                 } catch (const error&) {
                     std::this_thread::sleep_for(5ms);
                 }
@@ -165,6 +167,7 @@ TEST(SentinelFailover, SubscriberOnASentinelEndpointMovesToTheNewMaster) {
         std::lock_guard lk(mu);
         return std::find(got.begin(), got.end(), "after") != got.end();
     }));
-    EXPECT_EQ(svc.server(promoted)->command({"PUBSUB", "NUMSUB", "news"}).elements().at(1).integer(), 1);
+    EXPECT_EQ(
+        svc.server(promoted)->command({"PUBSUB", "NUMSUB", "news"}).elements().at(1).integer(), 1);
     EXPECT_GE(sub.connects(), 2u);
 }

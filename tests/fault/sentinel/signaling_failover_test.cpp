@@ -50,7 +50,8 @@ TEST(SignalingFailover, WaitersKeepReceivingWithoutDuplicates) {
     signal_hub sender(pool);
     {
         const auto until = clock_type::now() + 5s;
-        while (sender.connected_links() < 3 && clock_type::now() < until) std::this_thread::sleep_for(10ms);
+        while (sender.connected_links() < 3 && clock_type::now() < until)
+            std::this_thread::sleep_for(10ms);
         EXPECT_EQ(sender.connected_links(), 3u) << "master link + the 2 discovered replicas";
     }
     std::vector<std::string> delivered_before, delivered_after;  // broadcasts some link received
@@ -58,7 +59,8 @@ TEST(SignalingFailover, WaitersKeepReceivingWithoutDuplicates) {
     auto publish = [&](int i) {
         std::string p = std::to_string(i);
         try {
-            if (sender.broadcast("events", p) > 0) (killed ? delivered_after : delivered_before).push_back(p);
+            if (sender.broadcast("events", p) > 0)
+                (killed ? delivered_after : delivered_before).push_back(p);
         } catch (const error&) {
             std::this_thread::sleep_for(5ms);  // master gone: Sentinel has not promoted yet
         }
@@ -111,6 +113,7 @@ TEST(SignalingFailover, WaitersKeepReceivingWithoutDuplicates) {
     for (auto& [p, n] : got) EXPECT_EQ(n, 1) << "signal " << p << " delivered " << n << " times";
     auto st = receiver.stats();
     EXPECT_GT(st.duplicates, 0u);  // copies did arrive over several links, and were dropped
-    std::cout << "[sentinel/signaling] before " << delivered_before.size() << ", after " << delivered_after.size()
-              << ", received " << st.received << " copies, dropped " << st.duplicates << " duplicates\n";
+    std::cout << "[sentinel/signaling] before " << delivered_before.size() << ", after "
+              << delivered_after.size() << ", received " << st.received << " copies, dropped "
+              << st.duplicates << " duplicates\n";
 }

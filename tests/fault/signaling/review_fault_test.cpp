@@ -28,13 +28,14 @@ protected:
     redcoord::connection_pool pool{master.endpoint()};
     redcoord::signal_hub hub{pool};
 
-    process child(const char* mode, const std::string& name, int parties, std::chrono::milliseconds lease,
-                  const std::string& result_key) {
-        return process({CHILD_PATH, mode, std::to_string(master.port()), name, std::to_string(parties),
-                        std::to_string(lease.count()), result_key});
+    process child(const char* mode, const std::string& name, int parties,
+                  std::chrono::milliseconds lease, const std::string& result_key) {
+        return process({CHILD_PATH, mode, std::to_string(master.port()), name,
+                        std::to_string(parties), std::to_string(lease.count()), result_key});
     }
     // The value the child SET under `key`, waiting up to `limit` for it.
-    std::optional<std::string> result(const std::string& key, std::chrono::milliseconds limit = 5000ms) {
+    std::optional<std::string> result(const std::string& key,
+                                      std::chrono::milliseconds limit = 5000ms) {
         const auto until = std::chrono::steady_clock::now() + limit;
         for (;;) {
             if (auto v = master.command({"GET", key}).maybe_text()) return *v;
@@ -66,7 +67,8 @@ TEST_F(ReviewFaults, S1_KilledMemberDoesNotWedgeTheDoubleBarrier) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, o.arrival_lease + 1500ms);
     // And the barrier is reusable: a fresh round of three enters and leaves.
     std::vector<std::unique_ptr<redcoord::double_barrier>> fresh;
-    for (int i = 0; i < 3; ++i) fresh.push_back(std::make_unique<redcoord::double_barrier>(hub, "s1", 3, o));
+    for (int i = 0; i < 3; ++i)
+        fresh.push_back(std::make_unique<redcoord::double_barrier>(hub, "s1", 3, o));
     std::vector<std::thread> ts;
     for (auto& m : fresh)
         ts.emplace_back([&m] {
@@ -173,7 +175,8 @@ TEST(ReviewReplayFaults, S5_ReplicaResyncReplayIsNotDeliveredTwice) {
     while (auto s = w.wait(200ms)) twice += got.insert(s->payload).second ? 0 : 1;
     EXPECT_EQ(got.size(), static_cast<std::size_t>(n));
     EXPECT_EQ(twice, 0) << "signals delivered twice after the replica's resync";
-    EXPECT_GE(hub.stats().received, 2u * n - 16) << "the replica did not replay: the test proved nothing";
+    EXPECT_GE(hub.stats().received, 2u * n - 16)
+        << "the replica did not replay: the test proved nothing";
 }
 
 }  // namespace

@@ -22,13 +22,18 @@ protected:
     void SetUp() override {
         replica = local_server::replica_of(master);
         // The master streams PUBLISH to the replica only once it counts it online.
-        for (int i = 0; i < 500 && master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos; ++i)
+        for (int i = 0;
+             i < 500 && master.command({"INFO", "replication"}).text().find("state=online") ==
+                            std::string::npos;
+             ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         pool = std::make_unique<redcoord::connection_pool>(master.endpoint());
-        hub = std::make_unique<redcoord::signal_hub>(*pool, std::vector<redcoord::endpoint>{replica->endpoint()});
+        hub = std::make_unique<redcoord::signal_hub>(
+            *pool, std::vector<redcoord::endpoint>{replica->endpoint()});
     }
     void links_up(std::size_t n) {
-        for (int i = 0; i < 1000 && hub->connected_links() < n; ++i) std::this_thread::sleep_for(5ms);
+        for (int i = 0; i < 1000 && hub->connected_links() < n; ++i)
+            std::this_thread::sleep_for(5ms);
         ASSERT_EQ(hub->connected_links(), n);
     }
     // Publishes 0..n-1 from a separate hub, one every `gap`, calling `fault` after n/3.
@@ -142,11 +147,12 @@ TEST(BarrierFaults, DeadMemberMakesTheOthersTimeOutWithAClearError) {
             EXPECT_GE(e.arrived(), 1u) << e.what();
             EXPECT_LE(e.arrived(), 2u) << e.what();
             EXPECT_EQ(e.parties(), 3u);
-            EXPECT_NE(std::string(e.what()).find(std::to_string(e.arrived()) + " of 3 parties arrived"), std::string::npos)
+            EXPECT_NE(
+                std::string(e.what()).find(std::to_string(e.arrived()) + " of 3 parties arrived"),
+                std::string::npos)
                 << e.what();
             std::size_t seen = most.load();
-            while (seen < e.arrived() && !most.compare_exchange_weak(seen, e.arrived())) {
-            }
+            while (seen < e.arrived() && !most.compare_exchange_weak(seen, e.arrived())) {}
             ++timeouts;
         }
         EXPECT_LT(std::chrono::steady_clock::now() - start, 4000ms);

@@ -24,9 +24,7 @@ struct AclCli : ::testing::Test {
         EXPECT_EQ(rules.status, 0) << rules.output;
         EXPECT_EQ(lines_of(rules.output).size(), 1u) << rules.output;
         const std::string file = dir.file(user + ".acl");
-        {
-            std::ofstream(file) << rules.output;
-        }
+        { std::ofstream(file) << rules.output; }
         const std::string out = dir.file(user + ".redis-cli");
         redcoord::testing::process_options o;
         o.output_file = out;
@@ -34,7 +32,9 @@ struct AclCli : ::testing::Test {
         std::string tls;
         if (admin.tls.enabled) tls = " --tls --cacert '" + admin.tls.ca_file + "'";
         redcoord::testing::process cli(
-            {"/bin/sh", "-c", "redis-cli -p " + std::to_string(redis.port()) + tls + " < '" + file + "'"}, o);
+            {"/bin/sh", "-c",
+             "redis-cli -p " + std::to_string(redis.port()) + tls + " < '" + file + "'"},
+            o);
         EXPECT_EQ(cli.wait_for(10s), std::optional<int>(0));
         EXPECT_EQ(read_file(out), "OK\n") << "redis-cli did not accept: " << rules.output;
         (void)redis.command({"ACL", "SETUSER", user, ">cli-pass"});
@@ -47,7 +47,8 @@ struct AclCli : ::testing::Test {
         return url;
     }
 
-    result as(const std::string& url, std::vector<std::string> args, std::chrono::milliseconds limit = 20s) {
+    result as(const std::string& url, std::vector<std::string> args,
+              std::chrono::milliseconds limit = 20s) {
         args.insert(args.begin(), {"--redis", url});
         return run(dir, args, {}, limit);
     }
@@ -58,7 +59,8 @@ struct AclCli : ::testing::Test {
 TEST_F(AclCli, PrintsOneSetuserLineForEachPart) {
     auto all = run(dir, {"acl-rules"});
     ASSERT_EQ(all.status, 0);
-    EXPECT_EQ(all.output.rfind("ACL SETUSER redcoord on resetkeys resetchannels -@all +", 0), 0u) << all.output;
+    EXPECT_EQ(all.output.rfind("ACL SETUSER redcoord on resetkeys resetchannels -@all +", 0), 0u)
+        << all.output;
     for (const char* part : {"lock", "election", "signaling", "queue"}) {
         auto one = run(dir, {"acl-rules", "--part", part, "--prefix", "app1:"});
         ASSERT_EQ(one.status, 0) << one.output;
@@ -68,7 +70,8 @@ TEST_F(AclCli, PrintsOneSetuserLineForEachPart) {
     auto q = run(dir, {"acl-rules", "--part", "queue"});
     EXPECT_TRUE(contains(q.output, "+blmove")) << q.output;
     EXPECT_FALSE(contains(q.output, "&")) << q.output;  // no channels
-    auto sig = run(dir, {"--json", "acl-rules", "--part", "signaling", "--channel", "orders*", "--db", "3"});
+    auto sig = run(
+        dir, {"--json", "acl-rules", "--part", "signaling", "--channel", "orders*", "--db", "3"});
     EXPECT_TRUE(contains(sig.output, "\"channels\":[")) << sig.output;
     EXPECT_TRUE(contains(sig.output, "\"orders*\"")) << sig.output;
     EXPECT_TRUE(contains(sig.output, "\"select\"")) << sig.output;

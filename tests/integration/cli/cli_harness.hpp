@@ -25,14 +25,18 @@ namespace fs = std::filesystem;
 /// A fresh directory removed at the end of the test.
 class temp_dir {
 public:
-    temp_dir() : path_(fs::temp_directory_path() / ("redcoord-cli-" + redcoord::random_token().substr(0, 12))) {
+    temp_dir()
+        : path_(fs::temp_directory_path() /
+                ("redcoord-cli-" + redcoord::random_token().substr(0, 12))) {
         fs::create_directories(path_);
     }
     ~temp_dir() {
         std::error_code ec;
         fs::remove_all(path_, ec);
     }
-    [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+    [[nodiscard]] std::string file(const std::string& name) const {
+        return (path_ / name).string();
+    }
 
 private:
     fs::path path_;
@@ -55,9 +59,12 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 /// One running `redcoord` process whose output goes to a file.
 class cli_process {
 public:
-    cli_process(std::vector<std::string> args, const std::string& output_file, std::vector<std::string> env = {})
+    cli_process(std::vector<std::string> args, const std::string& output_file,
+                std::vector<std::string> env = {})
         : output_(output_file), proc_(make(std::move(args), output_file, std::move(env))) {}
-    [[nodiscard]] std::optional<int> wait_for(std::chrono::milliseconds t) { return proc_.wait_for(t); }
+    [[nodiscard]] std::optional<int> wait_for(std::chrono::milliseconds t) {
+        return proc_.wait_for(t);
+    }
     [[nodiscard]] std::string output() const { return read_file(output_); }
     void signal(int sig) const { proc_.signal(sig); }
     void kill() { proc_.kill(); }
@@ -83,8 +90,8 @@ struct result {
 };
 
 /// Runs `redcoord args...` to completion (bounded by `limit`; a hang fails the test).
-inline result run(const temp_dir& dir, std::vector<std::string> args, std::vector<std::string> env = {},
-                  std::chrono::milliseconds limit = 20s) {
+inline result run(const temp_dir& dir, std::vector<std::string> args,
+                  std::vector<std::string> env = {}, std::chrono::milliseconds limit = 20s) {
     static int counter = 0;
     const std::string out = dir.file("run-" + std::to_string(++counter) + ".out");
     cli_process p(std::move(args), out, std::move(env));
@@ -105,13 +112,15 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
     return pred();
 }
 
-inline bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+inline bool contains(const std::string& hay, const std::string& needle) {
+    return hay.find(needle) != std::string::npos;
+}
 
 /// Exit codes documented in `redcoord --help` (tools/src/exit_codes.hpp), spelled out here so
 /// a change to either shows up as a failing test.
 namespace code {
-inline constexpr int ok = 0, no = 1, usage = 2, connection = 120, auth = 121, server = 122, timed_out = 124,
-                     lost = 125, not_found = 127;
+inline constexpr int ok = 0, no = 1, usage = 2, connection = 120, auth = 121, server = 122,
+                     timed_out = 124, lost = 125, not_found = 127;
 }
 
 }  // namespace cli_test

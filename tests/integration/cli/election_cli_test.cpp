@@ -17,10 +17,11 @@ TEST_F(ElectionCli, RunsCmdAsLeaderThenResigns) {
     const std::string f = dir.file("f"), stop = dir.file("stop");
     // CMD runs until the test creates `stop`, so the checks below see it leading however slow
     // the machine is.
-    cli_process p({"--redis", url, "elect", "svc", "--identity", "node-a", "--term", "1s", "--", "sh", "-c",
-                   "echo $REDCOORD_IDENTITY $REDCOORD_EPOCH > " + f + "; while [ ! -e " + stop +
-                       " ]; do sleep 0.02; done"},
-                  dir.file("out"));
+    cli_process p(
+        {"--redis", url, "elect", "svc", "--identity", "node-a", "--term", "1s", "--", "sh", "-c",
+         "echo $REDCOORD_IDENTITY $REDCOORD_EPOCH > " + f + "; while [ ! -e " + stop +
+             " ]; do sleep 0.02; done"},
+        dir.file("out"));
     ASSERT_TRUE(eventually([&] { return contains(read_file(f), "node-a "); })) << p.output();
     // The epoch CMD saw is the one `leader` reports (epochs start at the server's clock in us).
     const std::string epoch = read_file(f).substr(7, read_file(f).find('\n') - 7);
@@ -29,7 +30,9 @@ TEST_F(ElectionCli, RunsCmdAsLeaderThenResigns) {
     EXPECT_EQ(l.status, 0) << l.output;
     EXPECT_EQ(l.output, "node-a " + epoch + "\n");
     auto j = run(dir, {"--redis", url, "--json", "leader", "svc"});
-    EXPECT_TRUE(contains(j.output, R"({"name":"svc","leader":"node-a","epoch":)" + epoch + R"(,"ttl_ms":)")) << j.output;
+    EXPECT_TRUE(
+        contains(j.output, R"({"name":"svc","leader":"node-a","epoch":)" + epoch + R"(,"ttl_ms":)"))
+        << j.output;
     std::ofstream(stop).put('x');
     ASSERT_EQ(p.wait_for(10s), std::optional<int>(0)) << p.output();
     // Resigned when CMD exited: no leader now, well before the term would have run out.
@@ -46,21 +49,26 @@ TEST_F(ElectionCli, ExitStatusIsCmds) {
 }
 
 TEST_F(ElectionCli, NotElectedWithinWait) {
-    cli_process holder({"--redis", url, "elect", "s3", "--identity", "a", "--term", "1s", "--", "sleep", "3"},
-                       dir.file("holder"));
+    cli_process holder(
+        {"--redis", url, "elect", "s3", "--identity", "a", "--term", "1s", "--", "sleep", "3"},
+        dir.file("holder"));
     ASSERT_TRUE(eventually([&] { return run(dir, {"--redis", url, "leader", "s3"}).status == 0; }));
-    auto r = run(dir, {"--redis", url, "elect", "s3", "--identity", "b", "--term", "1s", "--wait", "500ms", "--", "echo", "ran"});
+    auto r = run(dir, {"--redis", url, "elect", "s3", "--identity", "b", "--term", "1s", "--wait",
+                       "500ms", "--", "echo", "ran"});
     EXPECT_EQ(r.status, code::timed_out) << r.output;
     EXPECT_FALSE(contains(r.output, "ran"));
     holder.kill();
 }
 
 TEST_F(ElectionCli, ObservePrintsChanges) {
-    cli_process obs({"--redis", url, "observe", "s4", "--timeout", "3s", "--interval", "20ms"}, dir.file("obs"));
+    cli_process obs({"--redis", url, "observe", "s4", "--timeout", "3s", "--interval", "20ms"},
+                    dir.file("obs"));
     ASSERT_TRUE(eventually([&] { return contains(obs.output(), "none"); }));
-    auto r1 = run(dir, {"--redis", url, "elect", "s4", "--identity", "first", "--term", "1s", "--", "sleep", "0.4"});
+    auto r1 = run(dir, {"--redis", url, "elect", "s4", "--identity", "first", "--term", "1s", "--",
+                        "sleep", "0.4"});
     EXPECT_EQ(r1.status, 0);
-    auto r2 = run(dir, {"--redis", url, "elect", "s4", "--identity", "second", "--term", "1s", "--", "sleep", "0.4"});
+    auto r2 = run(dir, {"--redis", url, "elect", "s4", "--identity", "second", "--term", "1s", "--",
+                        "sleep", "0.4"});
     EXPECT_EQ(r2.status, 0);
     ASSERT_EQ(obs.wait_for(10s), std::optional<int>(0));
     const auto lines = lines_of(obs.output());

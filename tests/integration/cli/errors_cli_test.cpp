@@ -57,7 +57,8 @@ TEST_F(ErrorsCli, MissingServerIsConnectionError) {
     EXPECT_FALSE(contains(r.output, "ran"));
     EXPECT_TRUE(contains(r.output, "redcoord: error: ")) << r.output;
     EXPECT_EQ(lines_of(r.output).size(), 1u) << r.output;
-    EXPECT_EQ(run(dir, {"--redis", "redis://127.0.0.1:" + port, "queue", "push", "q", "x"}).status, code::connection);
+    EXPECT_EQ(run(dir, {"--redis", "redis://127.0.0.1:" + port, "queue", "push", "q", "x"}).status,
+              code::connection);
 }
 
 TEST_F(ErrorsCli, WrongPasswordIsAuthErrorAndEnvPasswordWorks) {
@@ -76,7 +77,8 @@ TEST_F(ErrorsCli, WrongPasswordIsAuthErrorAndEnvPasswordWorks) {
     EXPECT_EQ(none.status, code::auth) << none.output;
     auto env = run(dir, {"--redis", plain, "signal", "c"}, {"REDCOORD_PASSWORD=right-pw"});
     EXPECT_EQ(env.status, 0) << env.output;
-    auto envwrong = run(dir, {"--redis", plain, "lock", "x", "--", "true"}, {"REDCOORD_PASSWORD=nope-pw"});
+    auto envwrong =
+        run(dir, {"--redis", plain, "lock", "x", "--", "true"}, {"REDCOORD_PASSWORD=nope-pw"});
     EXPECT_EQ(envwrong.status, code::auth) << envwrong.output;
     EXPECT_FALSE(contains(envwrong.output, "nope-pw"));
 }
@@ -89,11 +91,13 @@ TEST_F(ErrorsCli, SentinelPasswordComesFromTheEnvironment) {
     o.server.password = "data-pw";
     redcoord::testing::local_sentinel svc(o);
     const std::string url = svc.url();  // no password in it
-    auto ok = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=sentinel-pw"});
+    auto ok = run(dir, {"--redis", url, "signal", "c"},
+                  {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=sentinel-pw"});
     EXPECT_EQ(ok.status, 0) << ok.output;
     auto none = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw"});
     EXPECT_EQ(none.status, code::auth) << none.output;
-    auto wrong = run(dir, {"--redis", url, "signal", "c"}, {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=nope-pw"});
+    auto wrong = run(dir, {"--redis", url, "signal", "c"},
+                     {"REDCOORD_PASSWORD=data-pw", "REDCOORD_SENTINEL_PASSWORD=nope-pw"});
     EXPECT_EQ(wrong.status, code::auth) << wrong.output;
     EXPECT_FALSE(contains(wrong.output, "nope-pw")) << wrong.output;
 }
@@ -104,7 +108,8 @@ TEST_F(ErrorsCli, EnvironmentNamesTheServer) {
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_EQ(r.output, "{\"channel\":\"c\",\"receivers\":0}\n");
     // Only lock takes several servers.
-    auto two = run(dir, {"signal", "c"}, {"REDCOORD_REDIS=" + server.url() + ",redis://127.0.0.1:1"});
+    auto two =
+        run(dir, {"signal", "c"}, {"REDCOORD_REDIS=" + server.url() + ",redis://127.0.0.1:1"});
     EXPECT_EQ(two.status, code::usage) << two.output;
 }
 

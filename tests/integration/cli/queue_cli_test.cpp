@@ -42,7 +42,9 @@ TEST_F(QueueCli, PushPopAckAcrossProcesses) {
 
     // The popping process has exited; the delivery stays in flight for a later ack.
     auto stats = qj({"stats", "jobs"});
-    EXPECT_TRUE(contains(stats.output, R"({"name":"jobs","ready":1,"in_flight":1,"dead":0,"consumers":{"worker-1":1},"expired":[]})"))
+    EXPECT_TRUE(contains(
+        stats.output,
+        R"({"name":"jobs","ready":1,"in_flight":1,"dead":0,"consumers":{"worker-1":1},"expired":[]})"))
         << stats.output;
     auto ack = qj({"ack", "jobs", delivery});
     EXPECT_EQ(ack.status, 0) << ack.output;
@@ -78,7 +80,8 @@ TEST_F(QueueCli, NackRequeuesAndDeadLetters) {
     auto p2 = qj({"pop", "nq", "--consumer", "c"});
     ASSERT_EQ(p2.status, 0);
     EXPECT_TRUE(contains(p2.output, R"("payload":"poison","attempts":1)")) << p2.output;
-    EXPECT_EQ(q({"nack", "nq", "c/00000000000000000000000000000000", "--dead"}).status, code::no);  // unknown id
+    EXPECT_EQ(q({"nack", "nq", "c/00000000000000000000000000000000", "--dead"}).status,
+              code::no);  // unknown id
     const auto d0 = p2.output.find("\"delivery\":\"") + 12;
     const std::string delivery = p2.output.substr(d0, p2.output.find('"', d0) - d0);
     EXPECT_EQ(q({"nack", "nq", delivery, "--dead"}).status, 0);

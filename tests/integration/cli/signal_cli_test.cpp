@@ -15,7 +15,8 @@ struct SignalCli : ::testing::Test {
         ASSERT_TRUE(eventually([&] {
             auto r = run(dir, {"--redis", url, "signal", channel, payload});
             return r.status == 0 && r.output != "0\n";
-        })) << "no waiter ever received " << channel;
+        })) << "no waiter ever received "
+            << channel;
     }
 };
 
@@ -29,12 +30,14 @@ TEST_F(SignalCli, WaitPrintsPayload) {
 }
 
 TEST_F(SignalCli, WaitAnyAndAllWithJson) {
-    cli_process any({"--redis", url, "--json", "wait", "a", "b", "--any", "--timeout", "15s"}, dir.file("any"));
+    cli_process any({"--redis", url, "--json", "wait", "a", "b", "--any", "--timeout", "15s"},
+                    dir.file("any"));
     signal_until_received("b", "pb");
     ASSERT_EQ(any.wait_for(10s), std::optional<int>(0));
     EXPECT_EQ(any.output(), "{\"channel\":\"b\",\"payload\":\"pb\"}\n");
 
-    cli_process all({"--redis", url, "wait", "c1", "c2", "--all", "--timeout", "15s"}, dir.file("all"));
+    cli_process all({"--redis", url, "wait", "c1", "c2", "--all", "--timeout", "15s"},
+                    dir.file("all"));
     signal_until_received("c2", "two");
     EXPECT_FALSE(all.wait_for(200ms).has_value()) << "returned before every channel had a signal";
     signal_until_received("c1", "one");
@@ -48,7 +51,9 @@ TEST_F(SignalCli, UnicastReachesOneWaiter) {
     EXPECT_EQ(none.output, "{\"channel\":\"u\",\"delivered\":false}\n");
     cli_process w1({"--redis", url, "wait", "u", "--unicast", "--timeout", "15s"}, dir.file("w1"));
     cli_process w2({"--redis", url, "wait", "u", "--unicast", "--timeout", "15s"}, dir.file("w2"));
-    ASSERT_TRUE(eventually([&] { return run(dir, {"--redis", url, "signal", "u", "job", "--unicast"}).status == 0; }));
+    ASSERT_TRUE(eventually([&] {
+        return run(dir, {"--redis", url, "signal", "u", "job", "--unicast"}).status == 0;
+    }));
     // Exactly one waiter got it; the other still waits.
     ASSERT_TRUE(eventually([&] { return !w1.running() || !w2.running(); }));
     std::this_thread::sleep_for(300ms);
@@ -69,7 +74,8 @@ TEST_F(SignalCli, BarrierReleasesAllParties) {
     std::vector<std::unique_ptr<cli_process>> ps;
     for (int i = 0; i < 3; ++i)
         ps.push_back(std::make_unique<cli_process>(
-            std::vector<std::string>{"--redis", url, "--json", "barrier", "b", "--parties", "3", "--timeout", "15s"},
+            std::vector<std::string>{"--redis", url, "--json", "barrier", "b", "--parties", "3",
+                                     "--timeout", "15s"},
             dir.file("b" + std::to_string(i))));
     for (auto& p : ps) {
         ASSERT_EQ(p->wait_for(20s), std::optional<int>(0)) << p->output();
@@ -78,7 +84,9 @@ TEST_F(SignalCli, BarrierReleasesAllParties) {
 }
 
 TEST_F(SignalCli, BarrierTimesOutWith124) {
-    auto r = run(dir, {"--redis", url, "--json", "barrier", "lonely", "--parties", "2", "--timeout", "300ms"});
+    auto r = run(dir, {"--redis", url, "--json", "barrier", "lonely", "--parties", "2", "--timeout",
+                       "300ms"});
     EXPECT_EQ(r.status, code::timed_out) << r.output;
-    EXPECT_TRUE(contains(r.output, R"({"name":"lonely","timed_out":true,"arrived":1,"parties":2})")) << r.output;
+    EXPECT_TRUE(contains(r.output, R"({"name":"lonely","timed_out":true,"arrived":1,"parties":2})"))
+        << r.output;
 }

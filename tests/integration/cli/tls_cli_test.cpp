@@ -24,30 +24,36 @@ struct TlsCli : ::testing::Test {
 }  // namespace
 
 TEST_F(TlsCli, UrlOptionsCarryTheCa) {
-    auto r = run(dir, {"--json", "--redis", bare_url() + "?ca_file=" + certs.ca().string(), "signal", "c", "x"});
+    auto r = run(dir, {"--json", "--redis", bare_url() + "?ca_file=" + certs.ca().string(),
+                       "signal", "c", "x"});
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_EQ(r.output, "{\"channel\":\"c\",\"receivers\":0}\n");
 }
 
 TEST_F(TlsCli, TheSystemStoreIsTheDefaultTrust) {
-    auto trusted = run(dir, {"--redis", bare_url(), "signal", "c", "x"}, {"SSL_CERT_FILE=" + certs.ca().string()});
+    auto trusted = run(dir, {"--redis", bare_url(), "signal", "c", "x"},
+                       {"SSL_CERT_FILE=" + certs.ca().string()});
     EXPECT_EQ(trusted.status, 0) << trusted.output;
     // The system's own store does not hold the test CA.
-    auto untrusted = run(dir, {"--redis", bare_url(), "signal", "c", "x"}, {"SSL_CERT_FILE=" + certs.foreign_ca().string()});
+    auto untrusted = run(dir, {"--redis", bare_url(), "signal", "c", "x"},
+                         {"SSL_CERT_FILE=" + certs.foreign_ca().string()});
     EXPECT_EQ(untrusted.status, code::connection) << untrusted.output;
     EXPECT_TRUE(contains(untrusted.output, "certificate verify failed")) << untrusted.output;
     EXPECT_EQ(lines_of(untrusted.output).size(), 1u) << untrusted.output;
 }
 
 TEST_F(TlsCli, APlaintextUrlForATlsPortSaysToUseRediss) {
-    auto r = run(dir, {"--redis", "redis://127.0.0.1:" + std::to_string(server.port()), "signal", "c", "x"});
+    auto r = run(
+        dir, {"--redis", "redis://127.0.0.1:" + std::to_string(server.port()), "signal", "c", "x"});
     EXPECT_EQ(r.status, code::connection) << r.output;
     EXPECT_TRUE(contains(r.output, "rediss://")) << r.output;
 }
 
 TEST_F(TlsCli, TurningVerificationOffIsSaidOnceOnStandardError) {
     // A barrier wait opens a pooled connection and a pub/sub link: two handshakes, one notice.
-    auto r = run(dir, {"--redis", bare_url() + "?verify_peer=false", "barrier", "b", "--parties", "1", "--timeout", "5s"},
+    auto r = run(dir,
+                 {"--redis", bare_url() + "?verify_peer=false", "barrier", "b", "--parties", "1",
+                  "--timeout", "5s"},
                  {"SSL_CERT_FILE=" + certs.foreign_ca().string()});
     EXPECT_EQ(r.status, 0) << r.output;
     const std::string notice = "TLS peer verification is off";

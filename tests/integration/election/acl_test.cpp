@@ -57,7 +57,8 @@ void election_scenarios(connection_pool& pool, const std::string& prefix) {
     for (auto* e : {&a, &b}) {
         const std::string id = e->identity();
         slots.push_back(e->on_elected([&, id](std::uint64_t) { note(id + " elected"); }));
-        slots.push_back(e->on_revoked([&, id](revoke_reason why) { note(id + " revoked " + std::string(to_string(why))); }));
+        slots.push_back(e->on_revoked(
+            [&, id](revoke_reason why) { note(id + " revoked " + std::string(to_string(why))); }));
     }
     std::atomic<int> ticks{0};
     leader_task task(a, 50ms, [&](std::uint64_t, std::stop_token) { ++ticks; });
@@ -92,8 +93,10 @@ void expect_elector_refused(std::initializer_list<std::string_view> alternatives
         if (!eventually([&] { return e.last_error() != nullptr; }, bound)) return;
         std::rethrow_exception(e.last_error());
     };
-    if (alternatives.size() == 1) expect_refused(*alternatives.begin(), bound, op);
-    else redcoord::testing::expect_refused_any(alternatives, bound, op);
+    if (alternatives.size() == 1)
+        expect_refused(*alternatives.begin(), bound, op);
+    else
+        redcoord::testing::expect_refused_any(alternatives, bound, op);
     if (*alternatives.begin() != "subscribe") EXPECT_FALSE(e.is_leader());
     e.stop();
 }
@@ -104,7 +107,8 @@ TEST(ElectionAcl, EverythingRunsAsUserWithExactlyTheElectionRules) {
     local_server server;
     for (const std::string prefix : {std::string(default_prefix), std::string("app1:")}) {
         SCOPED_TRACE(prefix);
-        connection_pool pool(make_acl_user(server, "election_" + std::to_string(prefix.size()), election_acl_needs(prefix)));
+        connection_pool pool(make_acl_user(server, "election_" + std::to_string(prefix.size()),
+                                           election_acl_needs(prefix)));
         election_scenarios(pool, prefix);
     }
 }
@@ -132,7 +136,8 @@ TEST(ElectionAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
     int n = 0;
     for (const auto& cmd : needs.commands) {
         SCOPED_TRACE(cmd);
-        connection_pool pool(make_acl_user(server, "election_no_" + std::to_string(n++), without_command(needs, cmd)));
+        connection_pool pool(make_acl_user(server, "election_no_" + std::to_string(n++),
+                                           without_command(needs, cmd)));
         const std::string name = "miss-" + cmd;
         if (cmd == "role" || cmd == "unsubscribe") {
             // Replica discovery and the last listener's goodbye: nothing depends on them here.

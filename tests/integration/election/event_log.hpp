@@ -18,10 +18,10 @@
 namespace election_test {
 
 struct event {
-    char kind;                  // 'E' elected, 'R' revoked, 'C' leader changed
-    std::uint64_t epoch = 0;    // for 'E'
+    char kind;                // 'E' elected, 'R' revoked, 'C' leader changed
+    std::uint64_t epoch = 0;  // for 'E'
     redcoord::revoke_reason reason{};
-    std::string identity;       // for 'C' ("" = none)
+    std::string identity;  // for 'C' ("" = none)
     std::chrono::steady_clock::time_point at;
 };
 
@@ -29,9 +29,12 @@ class event_log {
 public:
     explicit event_log(redcoord::leader_elector& e) : elector_(e) {
         conns_.emplace_back(e.on_elected([this](std::uint64_t ep) { add({'E', ep, {}, {}, {}}); }));
-        conns_.emplace_back(e.on_revoked([this](redcoord::revoke_reason r) { add({'R', 0, r, {}, {}}); }));
-        conns_.emplace_back(e.on_leader_changed(
-            [this](std::optional<std::string> id) { add({'C', 0, {}, id.value_or(""), {}}); }));
+        conns_.emplace_back(e.on_revoked([this](redcoord::revoke_reason r) {
+            add({'R', 0, r, {}, {}});
+        }));
+        conns_.emplace_back(e.on_leader_changed([this](std::optional<std::string> id) {
+            add({'C', 0, {}, id.value_or(""), {}});
+        }));
     }
     // A disconnect does not wait for a slot already running, so the elector is stopped (its
     // callback thread joined) before the log's members go away.
@@ -67,13 +70,15 @@ private:
             std::lock_guard g(mu_);
             events_.push_back(e);
             auto id = std::this_thread::get_id();
-            if (std::find(thread_ids_.begin(), thread_ids_.end(), id) == thread_ids_.end()) thread_ids_.push_back(id);
+            if (std::find(thread_ids_.begin(), thread_ids_.end(), id) == thread_ids_.end())
+                thread_ids_.push_back(id);
         }
         inside_.fetch_sub(1);
         cv_.notify_all();
     }
     std::size_t count_locked(char kind) const {
-        return static_cast<std::size_t>(std::count_if(events_.begin(), events_.end(), [&](const event& e) { return e.kind == kind; }));
+        return static_cast<std::size_t>(std::count_if(
+            events_.begin(), events_.end(), [&](const event& e) { return e.kind == kind; }));
     }
     redcoord::leader_elector& elector_;
     std::mutex mu_;
@@ -92,7 +97,8 @@ inline ::testing::AssertionResult paired(const std::vector<event>& ev) {
     for (const auto& e : ev) {
         if (e.kind == 'E') {
             if (leading) return ::testing::AssertionFailure() << "elected twice without revoked";
-            if (e.epoch <= last) return ::testing::AssertionFailure() << "epoch did not increase: " << e.epoch;
+            if (e.epoch <= last)
+                return ::testing::AssertionFailure() << "epoch did not increase: " << e.epoch;
             last = e.epoch;
             leading = true;
         } else if (e.kind == 'R') {

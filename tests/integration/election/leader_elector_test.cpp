@@ -43,9 +43,15 @@ TEST(LeaderElector, OneOfThreeLeadsAndEveryoneSeesIt) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     std::vector<std::unique_ptr<leader_elector>> e;
-    for (int i = 0; i < 3; ++i) e.push_back(std::make_unique<leader_elector>(pool, "trio", opts("n" + std::to_string(i), 600ms)));
+    for (int i = 0; i < 3; ++i)
+        e.push_back(
+            std::make_unique<leader_elector>(pool, "trio", opts("n" + std::to_string(i), 600ms)));
     for (auto& x : e) x->start();
-    ASSERT_TRUE(eventually([&] { return std::count_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }) == 1; }, 3s));
+    ASSERT_TRUE(eventually(
+        [&] {
+            return std::count_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }) == 1;
+        },
+        3s));
     auto it = std::find_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); });
     const std::string id = (*it)->identity();
     EXPECT_EQ((*it)->leader(), std::optional<std::string>(id));
@@ -56,7 +62,8 @@ TEST(LeaderElector, OneOfThreeLeadsAndEveryoneSeesIt) {
         if (x.get() != it->get()) {
             EXPECT_FALSE(x->is_leader());
             EXPECT_EQ(x->epoch(), 0u);
-            EXPECT_TRUE(eventually([&] { return x->last_known_leader() == std::optional<std::string>(id); }, 2s));
+            EXPECT_TRUE(eventually(
+                [&] { return x->last_known_leader() == std::optional<std::string>(id); }, 2s));
         }
     }
     // Over several terms the same leader keeps the same epoch (re-election).
@@ -74,16 +81,25 @@ TEST(LeaderElector, ResignHandsOverWithoutWaitingForARetryPeriod) {
     std::vector<std::unique_ptr<leader_elector>> e;
     std::vector<std::unique_ptr<event_log>> logs;
     for (int i = 0; i < 3; ++i) {
-        e.push_back(std::make_unique<leader_elector>(pool, "handoff", opts("h" + std::to_string(i), term)));
+        e.push_back(
+            std::make_unique<leader_elector>(pool, "handoff", opts("h" + std::to_string(i), term)));
         logs.push_back(std::make_unique<event_log>(*e.back()));
     }
     for (auto& x : e) x->start();
-    ASSERT_TRUE(eventually([&] { return std::any_of(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }); }, 3s));
+    ASSERT_TRUE(eventually(
+        [&] { return std::any_of(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }); },
+        3s));
     // Let every follower finish its first round and subscribe.
-    ASSERT_TRUE(eventually([&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 1; }); }, 3s));
+    ASSERT_TRUE(eventually(
+        [&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 1; }); },
+        3s));
     std::this_thread::sleep_for(300ms);
     // The three electors share their runtime's pub/sub link: one subscription serves them all.
-    ASSERT_EQ(srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "handoff").channel}).elements()[1].integer(), 1);
+    ASSERT_EQ(
+        srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "handoff").channel})
+            .elements()[1]
+            .integer(),
+        1);
 
     for (int handoffs = 0; handoffs < 3; ++handoffs) {
         auto old = std::find_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); });
@@ -95,11 +111,19 @@ TEST(LeaderElector, ResignHandsOverWithoutWaitingForARetryPeriod) {
         const auto resigned_at = std::chrono::steady_clock::now();
         EXPECT_FALSE((*old)->is_leader());
         leader_elector* next = nullptr;
-        ASSERT_TRUE(eventually([&] {
-            for (auto& x : e)
-                if (x.get() != old->get() && x->is_leader()) next = x.get();
-            return next != nullptr;
-        }, 2s)) << "no follower took over after resign " << handoffs << " holder " << srv.command({"HGET", make_election_keys(default_prefix, "handoff").selector, "holder"}).maybe_text().value_or("none") << " old " << (*old)->identity();
+        ASSERT_TRUE(eventually(
+            [&] {
+                for (auto& x : e)
+                    if (x.get() != old->get() && x->is_leader()) next = x.get();
+                return next != nullptr;
+            },
+            2s))
+            << "no follower took over after resign " << handoffs << " holder "
+            << srv.command(
+                      {"HGET", make_election_keys(default_prefix, "handoff").selector, "holder"})
+                   .maybe_text()
+                   .value_or("none")
+            << " old " << (*old)->identity();
         // Well inside one retry period (3 s): the followers campaigned on the signal.
         EXPECT_LT(std::chrono::steady_clock::now() - resigned_at, 1500ms);
         EXPECT_GT(next->epoch(), old_epoch);
@@ -140,7 +164,8 @@ TEST(LeaderElector, CallbacksAreOrderedPairedAndOnOneThread) {
     EXPECT_EQ(reasons[1], revoke_reason::resigned);
     EXPECT_EQ(reasons[2], revoke_reason::resigned);
     // The intruder was reported as the holder in between.
-    EXPECT_TRUE(std::any_of(ev.begin(), ev.end(), [](auto& x) { return x.kind == 'C' && x.identity == "intruder"; }));
+    EXPECT_TRUE(std::any_of(ev.begin(), ev.end(),
+                            [](auto& x) { return x.kind == 'C' && x.identity == "intruder"; }));
     // After the intruder the epoch floor kept the epochs increasing (99 was seen).
     std::vector<std::uint64_t> epochs;
     for (auto& x : ev)
@@ -156,7 +181,9 @@ TEST(LeaderElector, DestructorResignsAndNeverHangs) {
         e.start();
         ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 3s));
     }
-    EXPECT_TRUE(srv.command({"EXISTS", make_election_keys(default_prefix, "dtor").selector}).integer() == 0);
+    EXPECT_TRUE(
+        srv.command({"EXISTS", make_election_keys(default_prefix, "dtor").selector}).integer() ==
+        0);
     // Destroying an elector that never started, and one whose server is gone, is quick.
     { leader_elector idle(pool, "dtor", opts("idle", 5s)); }
     const auto t0 = std::chrono::steady_clock::now();
@@ -200,7 +227,9 @@ TEST(LeaderElector, M2_ConcurrentStopsNeverDoubleJoin) {
                 EXPECT_FALSE(e.is_leader());
             });
         for (auto& t : stoppers) t.join();
-        EXPECT_EQ(srv.command({"EXISTS", make_election_keys(default_prefix, "m2").selector}).integer(), 0);
+        EXPECT_EQ(
+            srv.command({"EXISTS", make_election_keys(default_prefix, "m2").selector}).integer(),
+            0);
     }  // and the destructor's stop() after them
 }
 
@@ -248,7 +277,10 @@ TEST(LeaderElector, M1_ResignerDoesNotReelectItselfFromTheHoldBackWindow) {
     m1_window::cv.notify_all();
     // The follower takes over on the handoff signal, long before the 1.5 s term could pass.
     EXPECT_TRUE(eventually([&] { return f.is_leader(); }, 1000ms))
-        << "holder " << srv.command({"HGET", make_election_keys(default_prefix, "m1").selector, "holder"}).maybe_text().value_or("none");
+        << "holder "
+        << srv.command({"HGET", make_election_keys(default_prefix, "m1").selector, "holder"})
+               .maybe_text()
+               .value_or("none");
     EXPECT_EQ(rlog.count('E'), 1u) << "the resigner re-elected itself";
     redcoord::detail::election_before_round.store(nullptr);
     f.stop();
@@ -261,14 +293,16 @@ TEST(LeaderElector, M1_ResignerDoesNotReelectItselfFromTheHoldBackWindow) {
 TEST(LeaderElector, M12_SameIdentityIncarnationsNeverShareALeadership) {
     local_server srv;
     connection_pool pool(srv.endpoint());
-    leader_elector old(pool, "m12", opts("node-1", 600ms)), restarted(pool, "m12", opts("node-1", 600ms));
+    leader_elector old(pool, "m12", opts("node-1", 600ms)),
+        restarted(pool, "m12", opts("node-1", 600ms));
     old.start();
     ASSERT_TRUE(eventually([&] { return old.is_leader(); }, 3s));
     const auto first = old.epoch();
     restarted.start();
     const auto until = std::chrono::steady_clock::now() + 1s;
     while (std::chrono::steady_clock::now() < until) {
-        ASSERT_FALSE(old.is_leader() && restarted.is_leader()) << "both lead under epoch " << restarted.epoch();
+        ASSERT_FALSE(old.is_leader() && restarted.is_leader())
+            << "both lead under epoch " << restarted.epoch();
         ASSERT_FALSE(restarted.is_leader());  // the live incarnation keeps its leadership
         std::this_thread::sleep_for(5ms);
     }
@@ -305,16 +339,24 @@ TEST(LeaderElectorRuntime, TwentyElectorsAddNoThread) {
     ASSERT_TRUE(eventually([&] { return e[0]->is_leader() && elected == 1; }, 3s));
     const auto before = threads_now();
     for (int i = 1; i <= 20; ++i) {
-        e.push_back(std::make_unique<leader_elector>(pool, "threads", opts("t" + std::to_string(i), 600ms)));
+        e.push_back(std::make_unique<leader_elector>(pool, "threads",
+                                                     opts("t" + std::to_string(i), 600ms)));
         e.back()->start();
     }
-    ASSERT_TRUE(eventually([&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 2; }); }, 5s));
+    ASSERT_TRUE(eventually(
+        [&] { return std::all_of(e.begin(), e.end(), [](auto& x) { return x->rounds() >= 2; }); },
+        5s));
     const auto with_twenty = threads_now();
-    std::cout << "[election] threads: " << before << " with 1 elector started, " << with_twenty << " with 21\n";
+    std::cout << "[election] threads: " << before << " with 1 elector started, " << with_twenty
+              << " with 21\n";
     EXPECT_EQ(with_twenty, before);
     EXPECT_EQ(std::count_if(e.begin(), e.end(), [](auto& x) { return x->is_leader(); }), 1);
     // One subscription for the 21 handoff listeners.
-    EXPECT_EQ(srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "threads").channel}).elements()[1].integer(), 1);
+    EXPECT_EQ(
+        srv.command({"PUBSUB", "NUMSUB", make_election_keys(default_prefix, "threads").channel})
+            .elements()[1]
+            .integer(),
+        1);
     e.clear();  // destructors stop and resign; none hangs
     EXPECT_LE(threads_now(), before);
     EXPECT_EQ(rt->stats().pubsub_interests, 0u);

@@ -59,7 +59,8 @@ TEST(LeaderTask, StopTokenFiresWhenLeadershipIsRevokedMidRun) {
         started = true;
         // Long-running leader work that honours its stop token.
         const auto until = std::chrono::steady_clock::now() + 5s;
-        while (!st.stop_requested() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+        while (!st.stop_requested() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(2ms);
         if (st.stop_requested()) {
             leader_when_stopped = e.is_leader();
             saw_stop = true;
@@ -89,11 +90,13 @@ TEST(LeaderTask, M3_ThrowingRevokedSlotDoesNotSkipStop) {
     connection_pool pool(srv.endpoint());
     std::atomic<bool> started{false}, saw_stop{false};
     leader_elector e(pool, "m3_throw", opts("me", 600ms));
-    const auto throwing = e.on_revoked([](revoke_reason) { throw std::runtime_error("the user's metrics call failed"); });
+    const auto throwing = e.on_revoked(
+        [](revoke_reason) { throw std::runtime_error("the user's metrics call failed"); });
     leader_task t(e, 10ms, [&](std::uint64_t, std::stop_token st) {
         started = true;
         const auto until = std::chrono::steady_clock::now() + 5s;
-        while (!st.stop_requested() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+        while (!st.stop_requested() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(2ms);
         if (st.stop_requested()) saw_stop = true;
     });
     e.start();

@@ -26,7 +26,9 @@ TEST(MasterSelector, LiveLeaderKeepsWinningHundredRoundsAmongFour) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     std::vector<std::unique_ptr<master_selector>> c;
-    for (int i = 0; i < 4; ++i) c.push_back(std::make_unique<master_selector>(pool, "reelect", fast("c" + std::to_string(i))));
+    for (int i = 0; i < 4; ++i)
+        c.push_back(
+            std::make_unique<master_selector>(pool, "reelect", fast("c" + std::to_string(i))));
 
     auto first = c[2]->campaign_once();  // c2 starts first, so it must win
     ASSERT_TRUE(first.leader);
@@ -116,7 +118,8 @@ TEST(MasterSelector, EpochNeverRepeatsWhenTheCounterIsLost) {
     // An epoch seen above the server clock (the clock stepped back, or the counter was lost on
     // a failover) is a floor for the next leadership too.
     const std::uint64_t high = r.epoch + 1000000000;
-    srv.command({"HSET", a.keys().selector, "round", "5", "holder", "x", "epoch", std::to_string(high)});
+    srv.command(
+        {"HSET", a.keys().selector, "round", "5", "holder", "x", "epoch", std::to_string(high)});
     srv.command({"PEXPIRE", a.keys().selector, "10000"});
     EXPECT_FALSE(a.campaign_once().leader);
     srv.command({"FLUSHALL"});
@@ -185,8 +188,10 @@ TEST(MasterSelector, M9_CorruptEpochKeyNeverLeavesASelectorWithoutTtl) {
     for (int kind = 0; kind < 2; ++kind) {
         SCOPED_TRACE(kind == 0 ? "epoch key is not an integer" : "epoch key has the wrong type");
         srv.command({"DEL", k.selector, k.epoch});
-        if (kind == 0) srv.command({"SET", k.epoch, "not-a-number"});
-        else srv.command({"HSET", k.epoch, "f", "v"});
+        if (kind == 0)
+            srv.command({"SET", k.epoch, "not-a-number"});
+        else
+            srv.command({"HSET", k.epoch, "f", "v"});
         EXPECT_THROW((void)a.campaign_once(), reply_error);
         const auto ttl = srv.command({"PTTL", k.selector}).integer();
         EXPECT_NE(ttl, -1) << "the selector was left without an expiry";
@@ -229,7 +234,8 @@ TEST(LeaderElectorKeyspace, KeyspaceHygiene_StoppedElectorLeavesOnlyExpiringKeys
         leader_elector e(pool, "hygiene_elector", o);
         e.start();
         const auto until = std::chrono::steady_clock::now() + 3s;
-        while (!e.is_leader() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
+        while (!e.is_leader() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(10ms);
         ASSERT_TRUE(e.is_leader());
         std::this_thread::sleep_for(250ms);  // some renewals
         e.stop();
@@ -252,8 +258,10 @@ TEST(MasterSelector, M12_RestartWithTheSameIdentityGetsAGreaterEpoch) {
     const auto until = std::chrono::steady_clock::now() + 2s;
     while (!won && std::chrono::steady_clock::now() < until) {
         auto r = restarted.campaign_once();
-        if (r.leader) won = r;
-        else std::this_thread::sleep_for(20ms);
+        if (r.leader)
+            won = r;
+        else
+            std::this_thread::sleep_for(20ms);
     }
     ASSERT_TRUE(won);
     EXPECT_GT(won->epoch, first.epoch);

@@ -32,7 +32,8 @@ TEST(ElectionMetrics, LeaderGaugeTermsAndRecordsFollowLeadership) {
     EXPECT_EQ(o.value(leader_series("node-a")), 0);  // present before any leadership
     a.start();
     ASSERT_TRUE(metrics_test::eventually([&] { return a.is_leader(); }));
-    ASSERT_TRUE(metrics_test::eventually([&] { return o.value_or_zero(leader_series("node-a")) == 1; }));
+    ASSERT_TRUE(
+        metrics_test::eventually([&] { return o.value_or_zero(leader_series("node-a")) == 1; }));
     EXPECT_EQ(o.value("redcoord_election_terms_total{name=\"m-election\"}"), 1);
 
     redcoord::leader_elector b(pool, "m-election", opts("node-b"));
@@ -40,7 +41,8 @@ TEST(ElectionMetrics, LeaderGaugeTermsAndRecordsFollowLeadership) {
     const auto epoch = a.epoch();
     ASSERT_TRUE(a.resign());
     ASSERT_TRUE(metrics_test::eventually([&] { return b.is_leader(); }));
-    ASSERT_TRUE(metrics_test::eventually([&] { return o.value_or_zero(leader_series("node-b")) == 1; }));
+    ASSERT_TRUE(
+        metrics_test::eventually([&] { return o.value_or_zero(leader_series("node-b")) == 1; }));
     EXPECT_EQ(o.value(leader_series("node-a")), 0);
     EXPECT_EQ(o.value("redcoord_election_terms_total{name=\"m-election\"}"), 2);
 
@@ -58,7 +60,8 @@ TEST(ElectionMetrics, LeaderGaugeTermsAndRecordsFollowLeadership) {
     EXPECT_FALSE(lost[0].fields.at("reason").empty());
 
     b.stop();
-    EXPECT_TRUE(metrics_test::eventually([&] { return o.value_or_zero(leader_series("node-b")) == 0; }));
+    EXPECT_TRUE(
+        metrics_test::eventually([&] { return o.value_or_zero(leader_series("node-b")) == 0; }));
 }
 
 TEST(ElectionMetrics, IdentitiesCanBeDropped) {
@@ -70,7 +73,9 @@ TEST(ElectionMetrics, IdentitiesCanBeDropped) {
     redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
     redcoord::leader_elector a(pool, "m-anon", opts("node-a"));
     a.start();
-    ASSERT_TRUE(metrics_test::eventually([&] { return o.value_or_zero("redcoord_election_leader{name=\"m-anon\",identity=\"\"}") == 1; }));
+    ASSERT_TRUE(metrics_test::eventually([&] {
+        return o.value_or_zero("redcoord_election_leader{name=\"m-anon\",identity=\"\"}") == 1;
+    }));
 }
 
 }  // namespace

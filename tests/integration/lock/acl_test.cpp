@@ -43,7 +43,8 @@ void hand_over(Lock& holder, const Acquisition& held, Lock& next) {
 
 // Single-instance scenarios: acquire/try/extend/release, fencing, a waiter woken by the
 // release (SUBSCRIBE on the lock's channel), the watchdog.
-void single_instance_scenarios(connection_pool& pool, connection_pool& other, const std::string& prefix) {
+void single_instance_scenarios(connection_pool& pool, connection_pool& other,
+                               const std::string& prefix) {
     distributed_lock a(pool, "res", {.ttl = 5s, .prefix = prefix});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
@@ -75,7 +76,8 @@ TEST(LockAcl, EveryLockRunsAsUserWithExactlyTheLockRules) {
     local_server server;
     for (const std::string prefix : {std::string(default_prefix), std::string("app1:")}) {
         SCOPED_TRACE(prefix);
-        const auto ep = make_acl_user(server, "lock_" + std::to_string(prefix.size()), lock_acl_needs(prefix));
+        const auto ep =
+            make_acl_user(server, "lock_" + std::to_string(prefix.size()), lock_acl_needs(prefix));
         connection_pool pool(ep), other(ep);
         single_instance_scenarios(pool, other, prefix);
     }
@@ -115,7 +117,8 @@ TEST(LockAcl, RedlockRunsAsTheUserOnEveryNode) {
     std::vector<connection_pool*> nodes;
     for (int i = 0; i < 3; ++i) {
         servers.push_back(std::make_unique<local_server>());
-        pools.push_back(std::make_unique<connection_pool>(make_acl_user(*servers.back(), "redlock_user", lock_acl_needs())));
+        pools.push_back(std::make_unique<connection_pool>(
+            make_acl_user(*servers.back(), "redlock_user", lock_acl_needs())));
         nodes.push_back(pools.back().get());
     }
     redlock a(nodes, "rl", {.ttl = 5s});
@@ -143,7 +146,8 @@ TEST(LockAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
     int n = 0;
     for (const auto& cmd : needs.commands) {
         SCOPED_TRACE(cmd);
-        const auto ep = make_acl_user(server, "lock_no_" + std::to_string(n++), without_command(needs, cmd));
+        const auto ep =
+            make_acl_user(server, "lock_no_" + std::to_string(n++), without_command(needs, cmd));
         connection_pool pool(ep);
         const std::string res = "miss-" + cmd;
         if (cmd == "role" || cmd == "unsubscribe") {
@@ -235,7 +239,8 @@ TEST(LockAcl, RedlockWithRefusingMajorityIsPermissionErrorNotAWait) {
         // Two of three nodes lack EVAL and EVALSHA.
         auto needs = lock_acl_needs();
         if (i > 0) needs = without_command(without_command(needs, "eval"), "evalsha");
-        pools.push_back(std::make_unique<connection_pool>(make_acl_user(*servers.back(), "redlock_part", needs)));
+        pools.push_back(std::make_unique<connection_pool>(
+            make_acl_user(*servers.back(), "redlock_part", needs)));
         nodes.push_back(pools.back().get());
     }
     redlock a(nodes, "rl", {.ttl = 5s});

@@ -64,7 +64,8 @@ class AcquireLoop : public ::testing::Test {
 protected:
     void SetUp() override {
         server_ = std::make_unique<redcoord::testing::local_server>();
-        waiter_ = std::make_unique<release_waiter>(std::vector<redcoord::endpoint>{server_->endpoint()}, channel_);
+        waiter_ = std::make_unique<release_waiter>(
+            std::vector<redcoord::endpoint>{server_->endpoint()}, channel_);
     }
 
     // Runs the loop against `script`; records what each call asked for.
@@ -116,7 +117,8 @@ TEST_F(AcquireLoop, AReleaseLostToTheHoldersTurnIsSleptThrough) {
     // left): the next releases (published meanwhile) do not wake the waiter before the turn
     // is over.
     const auto t0 = clock_type::now();
-    EXPECT_TRUE(run({in_turn(300), in_turn(300, true), in_turn(300, true), got_it()}, 5s, settings()));
+    EXPECT_TRUE(
+        run({in_turn(300), in_turn(300, true), in_turn(300, true), got_it()}, 5s, settings()));
     EXPECT_EQ(asked_, (strings{"mark", "mark", "mark", "mark"}));
     EXPECT_GE(clock_type::now() - t0, 300ms);
 }
@@ -131,10 +133,11 @@ TEST_F(AcquireLoop, TryLockAsksForNothingAndRetryCountBounds) {
 }
 
 TEST_F(AcquireLoop, AttemptErrorsPropagate) {
-    EXPECT_THROW((void)acquire_loop(
-                     clock_type::now() + 1s, settings(), [this]() -> release_waiter& { return *waiter_; },
-                     [](ask, refusal&) -> bool { throw std::runtime_error("node down"); }),
-                 std::runtime_error);
+    EXPECT_THROW(
+        (void)acquire_loop(
+            clock_type::now() + 1s, settings(), [this]() -> release_waiter& { return *waiter_; },
+            [](ask, refusal&) -> bool { throw std::runtime_error("node down"); }),
+        std::runtime_error);
 }
 
 }  // namespace

@@ -55,7 +55,8 @@ struct stampede {
         std::lock_guard l(mu);
         failures.push_back(std::move(why));
     }
-    void run(int threads, clock_type::duration run_for, const std::function<void(int, stampede&)>& setup_and_loop) {
+    void run(int threads, clock_type::duration run_for,
+             const std::function<void(int, stampede&)>& setup_and_loop) {
         std::vector<std::thread> ts;
         for (int i = 0; i < threads; ++i)
             ts.emplace_back([&, i] {
@@ -83,17 +84,19 @@ constexpr int threads = 50;
 
 // What each node did in the object's last round, for a failure's message.
 std::string outcomes(const redlock& l) {
-    static const char* names[] = {"yes", "no", "error", "timeout", "unreachable", "not_waited", "busy", "connecting"};
+    static const char* names[] = {"yes",         "no",         "error", "timeout",
+                                  "unreachable", "not_waited", "busy",  "connecting"};
     std::string s;
     for (const auto& o : l.last_outcomes())
-        s += std::string(" ") + names[static_cast<int>(o.state)] + (o.detail.empty() ? "" : "(" + o.detail + ")");
+        s += std::string(" ") + names[static_cast<int>(o.state)] +
+             (o.detail.empty() ? "" : "(" + o.detail + ")");
     return s;
 }
 
 // Acquires with `wait` and releases, again and again until `until`: every acquire must get the
 // lock and every release must be decided (true); anything else is a failure of the stampede.
-void acquire_release_until(redlock& l, std::chrono::milliseconds wait, clock_type::time_point until, stampede& st,
-                           const std::string& not_acquired) {
+void acquire_release_until(redlock& l, std::chrono::milliseconds wait, clock_type::time_point until,
+                           stampede& st, const std::string& not_acquired) {
     while (clock_type::now() < until) {
         try {
             if (!l.acquire(wait)) {
@@ -162,7 +165,8 @@ TEST(BusyPool, RedlockUnlockWaitsBrieflyForABusyPool) {
         keys[static_cast<std::size_t>(i)] = l.key();
         while (clock_type::now() < until) {
             if (!l.try_lock_for(20s)) {
-                st.fail("try_lock_for(20s) of a resource only this object uses: not acquired:" + outcomes(l));
+                st.fail("try_lock_for(20s) of a resource only this object uses: not acquired:" +
+                        outcomes(l));
                 continue;
             }
             last_token[static_cast<std::size_t>(i)] = l.current()->token;
@@ -173,14 +177,16 @@ TEST(BusyPool, RedlockUnlockWaitsBrieflyForABusyPool) {
     EXPECT_TRUE(s.failures.empty()) << s.report();
     // The last detached releases land within a round trip or two.
     long long left = 0;
-    for (int k = 0; k < 50 && (left = f.keys_left(keys)) > 0; ++k) std::this_thread::sleep_for(20ms);
+    for (int k = 0; k < 50 && (left = f.keys_left(keys)) > 0; ++k)
+        std::this_thread::sleep_for(20ms);
     EXPECT_EQ(left, 0) << "lock keys left behind by unlock() calls their busy pools dropped";
     for (std::size_t k = 0; k < keys.size(); ++k)
         for (std::size_t n = 0; n < f.servers.size(); ++n) {
             auto v = f.servers[n]->command({"GET", keys[k]});
             if (!v.is_nil())
                 ADD_FAILURE() << keys[k] << " on node " << n << ": " << v.text().substr(0, 8)
-                              << (v.text().rfind(last_token[k], 0) == 0 ? " (its last unlock)" : " (an earlier token)");
+                              << (v.text().rfind(last_token[k], 0) == 0 ? " (its last unlock)"
+                                                                        : " (an earlier token)");
         }
 }
 

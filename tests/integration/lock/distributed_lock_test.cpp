@@ -64,7 +64,8 @@ TEST(DistributedLock, FencingTokensStrictlyIncreaseAcrossHolders) {
     // Failed attempts do not consume tokens: the counter moves only with acquisitions.
     ASSERT_TRUE(a.acquire(0ms));
     for (int i = 0; i < 5; ++i) EXPECT_FALSE(b.try_lock());
-    EXPECT_EQ(std::stoull(s.server.command({"GET", "redcoord:lock:{fenced}:fence"}).text()), last + 1);
+    EXPECT_EQ(std::stoull(s.server.command({"GET", "redcoord:lock:{fenced}:fence"}).text()),
+              last + 1);
 }
 
 TEST(DistributedLock, WaiterWakesOnReleaseWithoutPolling) {
@@ -113,7 +114,7 @@ TEST(DistributedLock, ExpiredHolderCannotReleaseOrExtendTheNextHoldersLock) {
     EXPECT_TRUE(first.lost());
     auto got = second.acquire(2s);
     ASSERT_TRUE(got);
-    EXPECT_FALSE(first.extend());   // extension after expiry fails
+    EXPECT_FALSE(first.extend());  // extension after expiry fails
     EXPECT_THROW(first.check_held(), lock_lost);
     EXPECT_FALSE(first.release());  // and its unlock deletes nothing
     EXPECT_EQ(s.server.command({"GET", second.key()}).text(), got->token);
@@ -294,7 +295,11 @@ TEST(DistributedLock, UnlockThenLockAgainOnOneConnectionKeepsTheStreamInStep) {
     }
     // Every pipelined (or held-back and renewed) release ran: the key is gone once the last
     // held-back release is due, and the pool still answers in order.
-    EXPECT_TRUE(redcoord::testing::eventually([&] { return s.pool.command({"EXISTS", a.key()}).integer() == 0; }, 2s));
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] {
+            return s.pool.command({"EXISTS", a.key()}).integer() == 0;
+        },
+        2s));
     EXPECT_EQ(s.pool.command({"ECHO", "in-step"}).text(), "in-step");
 }
 
@@ -317,7 +322,11 @@ TEST(DistributedLock, ALoopOfShortSectionsReLocksInOneCommandEach) {
     const auto calls = s.server.command_calls("evalsha") + s.server.command_calls("eval") - calls0;
     EXPECT_LT(calls, n * 3 / 2) << calls << " scripts for " << n << " sections";
     // The last release goes out when due, without another lock() call.
-    EXPECT_TRUE(redcoord::testing::eventually([&] { return s.pool.command({"EXISTS", a.key()}).integer() == 0; }, 2s));
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] {
+            return s.pool.command({"EXISTS", a.key()}).integer() == 0;
+        },
+        2s));
 }
 
 TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
@@ -330,8 +339,12 @@ TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
         a.unlock();
         a.lock();
         a.unlock();  // right after a lock(): held back
-    }  // destroyed: sent now, not after the TTL
-    EXPECT_TRUE(redcoord::testing::eventually([&] { return s.pool.command({"EXISTS", key}).integer() == 0; }, 2s));
+    }                // destroyed: sent now, not after the TTL
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] {
+            return s.pool.command({"EXISTS", key}).integer() == 0;
+        },
+        2s));
     // Another process sees the lock free within the hold-back bound when it waits.
     distributed_lock b(s.pool, "leaving", {.ttl = 30s});
     EXPECT_TRUE(b.acquire(1s));
@@ -367,8 +380,10 @@ TEST(DistributedLock, AHeldBackReleaseFlushedByTheTimerNeverRefusesTheSameObject
         a.unlock();  // right after a lock: held back until the timer flushes it
         // Around the moment the timer fires, so that some rounds race it.
         std::this_thread::sleep_for(linger - 300us + std::chrono::microseconds(i % 7 * 100));
-        if (!a.try_lock()) ++refused;
-        else a.unlock();
+        if (!a.try_lock())
+            ++refused;
+        else
+            a.unlock();
     }
     EXPECT_EQ(refused, 0);
 }

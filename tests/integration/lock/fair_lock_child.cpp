@@ -12,15 +12,16 @@
 
 int main(int argc, char** argv) {
     if (argc != 7) {
-        std::fprintf(stderr, "usage: %s port|url resource tag waiter_lease_ms hold_ms ttl_ms\n", argv[0]);
+        std::fprintf(stderr, "usage: %s port|url resource tag waiter_lease_ms hold_ms ttl_ms\n",
+                     argv[0]);
         return 2;
     }
     try {
         using std::chrono::milliseconds;
         // A URL (with its TLS options when the test runs over TLS) or a port on 127.0.0.1.
         const std::string where = argv[1];
-        redcoord::connection_pool pool(
-            redcoord::parse_endpoint(where.find("://") != std::string::npos ? where : "redis://127.0.0.1:" + where));
+        redcoord::connection_pool pool(redcoord::parse_endpoint(
+            where.find("://") != std::string::npos ? where : "redis://127.0.0.1:" + where));
         const std::string resource = argv[2];
         redcoord::fair_lock_options o;
         o.waiter_lease = milliseconds(std::stoll(argv[4]));

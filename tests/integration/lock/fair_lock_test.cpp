@@ -54,7 +54,8 @@ TEST(FairLock, AcquireSetsKeyAndReleaseDeletesIt) {
     EXPECT_EQ(got->token.size(), 40u);
     EXPECT_GT(got->remaining(), 9s);
     EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);
-    EXPECT_EQ(a.key(), "redcoord:lock:{res}");  // the default lock's key: the two kinds exclude each other
+    EXPECT_EQ(a.key(),
+              "redcoord:lock:{res}");  // the default lock's key: the two kinds exclude each other
     const auto pttl = s.server.command({"PTTL", a.key()}).integer();
     EXPECT_GT(pttl, 9000);
     EXPECT_LE(pttl, 10000);
@@ -98,7 +99,8 @@ TEST(FairLock, WaiterIsHandedTheLockOnReleaseWithoutPolling) {
     EXPECT_LT(took, 500ms);  // handed over by the unicast, not found by a lease refresh (1 s)
     // Attempts: the first, the re-check after subscribing, the lease refreshes (every 1 s),
     // the winning one; not one every few milliseconds.
-    const auto attempts = s.server.command_calls("evalsha") + s.server.command_calls("eval") - before;
+    const auto attempts =
+        s.server.command_calls("evalsha") + s.server.command_calls("eval") - before;
     EXPECT_LE(attempts, 8) << "waiter polled";
     EXPECT_TRUE(queue_of(s.server, waiter).empty());
     waiter.unlock();
@@ -190,7 +192,8 @@ TEST(FairLock, TimedOutWaiterLeavesAndDoesNotDelayTheNext) {
     ASSERT_TRUE(eventually([&] { return queue_of(s.server, early).size() == 1; }));
     auto n = std::async(std::launch::async, [&] { return next.acquire(20s); });
     ASSERT_TRUE(eventually([&] { return queue_of(s.server, next).size() == 2; }));
-    EXPECT_EQ(queue_of(s.server, next), (std::vector<std::string>{early.waiter_id(), next.waiter_id()}));
+    EXPECT_EQ(queue_of(s.server, next),
+              (std::vector<std::string>{early.waiter_id(), next.waiter_id()}));
     EXPECT_FALSE(e.get());  // timed out...
     EXPECT_EQ(queue_of(s.server, next), std::vector<std::string>{next.waiter_id()});  // ...and left
     const auto t0 = clock_type::now();
@@ -212,7 +215,11 @@ TEST(FairLock, AcquisitionOrderIsRequestOrderFor8Processes) {
         // Each process asks only once the one before it is seen in the queue: a known order.
         kids.emplace_back(std::vector<std::string>{FAIR_CHILD_PATH, s.server.url(), resource,
                                                    std::to_string(i), "3000", "20", "10000"});
-        ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == i + 1; }, 10s))
+        ASSERT_TRUE(eventually(
+            [&] {
+                return s.server.command({"LLEN", queue}).integer() == i + 1;
+            },
+            10s))
             << "process " << i << " did not queue";
     }
     EXPECT_TRUE(gatekeeper.release());
@@ -258,7 +265,8 @@ TEST(FairLock, ThreadsOfOneProcessKeepExclusion) {
         least = std::min(least, c);
     }
     // FIFO: every contender gets a fair share (an even share is total / threads).
-    EXPECT_GE(least * threads * 10, total * 7) << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3];
+    EXPECT_GE(least * threads * 10, total * 7)
+        << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3];
     EXPECT_TRUE(s.server.keys_without_ttl().empty());
 }
 
@@ -271,7 +279,8 @@ TEST(FairLock, BadInputIsATypedErrorAndOddNamesStayExact) {
     EXPECT_THROW(fair_lock(s.pool, "x", {.ttl = 0ms}), invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, "x", {.drift_factor = 0.5}), invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, "x", {.waiter_lease = 2ms}), invalid_argument);
-    EXPECT_THROW(fair_lock(s.pool, "x", {.ttl = 1s, .replicas = 1, .replica_timeout = 1s}), invalid_argument);
+    EXPECT_THROW(fair_lock(s.pool, "x", {.ttl = 1s, .replicas = 1, .replica_timeout = 1s}),
+                 invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, "x", {.watchdog = true, .max_extensions = 0}), invalid_argument);
     connection_pool tiny(s.server.endpoint(), {.max_size = 1});
     EXPECT_THROW(fair_lock(tiny, "x", {.watchdog = true}), invalid_argument);
@@ -319,7 +328,8 @@ TEST(FairLock, WithReplicasAnUnacknowledgedAcquisitionIsGivenBackAndItsWaiterKee
     EXPECT_TRUE(s.master.command({"GET", a.key()}).is_nil());  // ...and given back at once
     // A waiter whose acquisitions are not acknowledged stays at the head of the queue...
     auto got = std::async(std::launch::async, [&] { return a.acquire(5s); });
-    ASSERT_TRUE(eventually([&] { return queue_of(s.master, a) == std::vector<std::string>{a.waiter_id()}; }));
+    ASSERT_TRUE(eventually(
+        [&] { return queue_of(s.master, a) == std::vector<std::string>{a.waiter_id()}; }));
     std::this_thread::sleep_for(300ms);
     EXPECT_FALSE(b.try_lock());  // ...so a newcomer does not overtake it
     s.replica->resume();
@@ -332,8 +342,8 @@ TEST(FairLock, AWaiterStalledPastItsLeaseLosesItsPlaceAndQueuesAgain) {
     fair_lock holder(s.pool, "lapse", {.ttl = 30s});
     ASSERT_TRUE(holder.acquire(0ms));
     const std::string queue = holder.key() + ":queue";
-    redcoord::testing::process stalled(std::vector<std::string>{FAIR_CHILD_PATH, s.server.url(), "lapse",
-                                                                "stalled", "600", "0", "10000"});
+    redcoord::testing::process stalled(std::vector<std::string>{
+        FAIR_CHILD_PATH, s.server.url(), "lapse", "stalled", "600", "0", "10000"});
     ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == 1; }));
     const auto stalled_id = s.server.command({"LINDEX", queue, "0"}).text();
     fair_lock live(s.pool, "lapse", {.ttl = 30s, .waiter_lease = 5s});
@@ -345,7 +355,9 @@ TEST(FairLock, AWaiterStalledPastItsLeaseLosesItsPlaceAndQueuesAgain) {
     });
     ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == 2; }));
     stalled.signal(SIGSTOP);  // stalled past its lease (paused, starved of CPU)
-    ASSERT_TRUE(eventually([&] { return s.server.command({"EXISTS", holder.key() + ":waiter:" + stalled_id}).integer() == 0; }));
+    ASSERT_TRUE(eventually([&] {
+        return s.server.command({"EXISTS", holder.key() + ":waiter:" + stalled_id}).integer() == 0;
+    }));
     EXPECT_TRUE(holder.release());  // the purge skips it: `live` is the head now
     ASSERT_TRUE(b.get());
     stalled.signal(SIGCONT);  // its next refresh queues it again, at the tail, and it gets the lock

@@ -22,11 +22,12 @@ const std::string key = "t:lock:{r}", fence = "t:lock:{r}:fence", turn = "t:lock
                   waiting = "t:lock:{r}:waiting";
 
 // One attempt: owner `owner` with `token`, turn 100 ms, grace 50 ms.
-reply attempt(const local_server& s, const std::string& owner, const std::string& token, const std::string& mode = "1",
-              const std::string& previous = "", const std::string& floor = "0", const std::string& registered = "0",
+reply attempt(const local_server& s, const std::string& owner, const std::string& token,
+              const std::string& mode = "1", const std::string& previous = "",
+              const std::string& floor = "0", const std::string& registered = "0",
               const std::string& tombstones = "0") {
-    return s.command({"EVAL", acquire_script().source(), "4", key, fence, turn, waiting, token, "30000", mode, owner,
-                      "100", "50", previous, floor, registered, tombstones});
+    return s.command({"EVAL", acquire_script().source(), "4", key, fence, turn, waiting, token,
+                      "30000", mode, owner, "100", "50", previous, floor, registered, tombstones});
 }
 
 bool granted(const reply& r) { return r.is_integer() && r.integer() > 0; }
@@ -40,9 +41,9 @@ TEST(LockFairnessScript, AWaiterIsNamedAndToldTheHoldersTurn) {
     ASSERT_FALSE(r.is_integer());
     const auto& e = r.elements();
     ASSERT_EQ(e.size(), 5u);
-    EXPECT_GT(e[3].integer(), 0);   // the holder's turn left, in ms
+    EXPECT_GT(e[3].integer(), 0);  // the holder's turn left, in ms
     EXPECT_LE(e[3].integer(), 100);
-    EXPECT_EQ(e[4].integer(), 0);   // not yielding
+    EXPECT_EQ(e[4].integer(), 0);  // not yielding
     EXPECT_EQ(s.command({"GET", waiting}).text(), "B");
     const auto wpttl = s.command({"PTTL", waiting}).integer();
     EXPECT_GT(wpttl, 50);  // turn left + grace
@@ -78,11 +79,11 @@ TEST(LockFairnessScript, WithinItsTurnTheOwnerReacquiresThenItYields) {
 
 TEST(LockFairnessScript, AWaiterThatDiedStopsTheYieldWhenItsEntryLapses) {
     local_server s;
-    s.command({"SET", turn, "A", "PX", "40"});     // A's turn is over
+    s.command({"SET", turn, "A", "PX", "40"});         // A's turn is over
     s.command({"SET", waiting, "ghost", "PX", "30"});  // a waiter that will not come back
-    EXPECT_FALSE(granted(attempt(s, "A", "a1")));  // yields while the entry lives
+    EXPECT_FALSE(granted(attempt(s, "A", "a1")));      // yields while the entry lives
     std::this_thread::sleep_for(40ms);
-    EXPECT_TRUE(granted(attempt(s, "A", "a2")));   // lapsed: A goes on
+    EXPECT_TRUE(granted(attempt(s, "A", "a2")));  // lapsed: A goes on
 }
 
 TEST(LockFairnessScript, AReLockRenewsInPlaceKeepingTheMarkAndRaisingTheFloor) {
@@ -104,13 +105,13 @@ TEST(LockFairnessScript, AReLockRenewsInPlaceKeepingTheMarkAndRaisingTheFloor) {
 TEST(LockFairnessScript, AReLockThatMustYieldReleasesAndPublishes) {
     local_server s;
     ASSERT_TRUE(granted(attempt(s, "A", "a1")));
-    (void)attempt(s, "B", "b1");  // B waits and marked a1
+    (void)attempt(s, "B", "b1");                // B waits and marked a1
     s.command({"SET", turn, "A", "PX", "40"});  // A's turn is over
     const auto publishes0 = s.command_calls("publish");
     const auto r = attempt(s, "A", "a2", "1", "a1");
     ASSERT_FALSE(r.is_integer());
-    EXPECT_EQ(r.elements()[4].integer(), 1);              // yielding
-    EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);   // the held-back release happened
+    EXPECT_EQ(r.elements()[4].integer(), 1);                // yielding
+    EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);     // the held-back release happened
     EXPECT_EQ(s.command_calls("publish") - publishes0, 1);  // and woke the waiter
 }
 
@@ -143,18 +144,25 @@ TEST(LockFairnessScript, AnAttemptOvertakenByItsReleaseTakesNothing) {
     // Redlock: the acquire of "a1" is still in flight to this node when its release arrives
     // on another connection. The release leaves a tombstone; the late acquire takes nothing.
     local_server s;
-    EXPECT_EQ(s.command({"EVAL", release_script().source(), "2", key, fence, "a1", "0", "30000", "30000"}).integer(), 0);
+    EXPECT_EQ(
+        s.command({"EVAL", release_script().source(), "2", key, fence, "a1", "0", "30000", "30000"})
+            .integer(),
+        0);
     EXPECT_GT(s.command({"PTTL", key + ":gone:a1"}).integer(), 29000);
     EXPECT_FALSE(granted(attempt(s, "A", "a1", "1", "", "0", "0", "1")));
     EXPECT_EQ(attempt(s, "A", "a1", "-", "", "0", "0", "1").integer(), -1);
     EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);
     // Another token is not affected, and a release that deletes its key leaves no tombstone.
     ASSERT_TRUE(granted(attempt(s, "A", "a2", "1", "", "0", "0", "1")));
-    EXPECT_EQ(s.command({"EVAL", release_script().source(), "2", key, fence, "a2", "0", "30000", "30000"}).integer(), 1);
+    EXPECT_EQ(
+        s.command({"EVAL", release_script().source(), "2", key, fence, "a2", "0", "30000", "30000"})
+            .integer(),
+        1);
     EXPECT_EQ(s.command({"EXISTS", key + ":gone:a2"}).integer(), 0);
     // A re-lock whose new token was released already lets the held-back holding go.
     ASSERT_TRUE(granted(attempt(s, "A", "a3", "1", "", "0", "0", "1")));
-    (void)s.command({"EVAL", release_script().source(), "2", key, fence, "a4", "0", "30000", "30000"});
+    (void)s.command(
+        {"EVAL", release_script().source(), "2", key, fence, "a4", "0", "30000", "30000"});
     EXPECT_FALSE(granted(attempt(s, "A", "a4", "1", "a3", "0", "0", "1")));
     EXPECT_EQ(s.command({"EXISTS", key}).integer(), 0);
 }

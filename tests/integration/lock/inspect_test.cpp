@@ -61,7 +61,8 @@ TEST(InspectLock, WaitingContenderShowsTheReleaseNotice) {
     ASSERT_TRUE(holder.try_lock());
     distributed_lock waiter(pool, "contended", {.ttl = 10s});
     auto waiting = std::async(std::launch::async, [&] { return waiter.acquire(5s).has_value(); });
-    EXPECT_TRUE(redcoord::testing::eventually([&] { return inspect_lock(pool, "contended").release_notice; }, 3s));
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] { return inspect_lock(pool, "contended").release_notice; }, 3s));
     const auto v = inspect_lock(pool, "contended");
     EXPECT_TRUE(v.held);
     holder.unlock();
@@ -91,14 +92,16 @@ TEST(InspectLock, FairLockQueueListsWaitersInOrder) {
         }));
         // One at a time, so the queue's order is known.
         const std::size_t want = static_cast<std::size_t>(i) + 1;
-        ASSERT_TRUE(redcoord::testing::eventually([&] { return inspect_lock(pool, "fifo").fair_queue.size() == want; }, 3s));
+        ASSERT_TRUE(redcoord::testing::eventually(
+            [&] { return inspect_lock(pool, "fifo").fair_queue.size() == want; }, 3s));
     }
     const auto v = inspect_lock(pool, "fifo");
     EXPECT_TRUE(v.held);
     EXPECT_EQ(v.fair_queue.size(), 3u);
     holder.unlock();
     for (auto& w : waits) EXPECT_TRUE(w.get());
-    EXPECT_TRUE(redcoord::testing::eventually([&] { return inspect_lock(pool, "fifo").fair_queue.empty(); }, 3s));
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] { return inspect_lock(pool, "fifo").fair_queue.empty(); }, 3s));
 }
 
 TEST(InspectLock, RedlockShowsTheHolderOnEveryMaster) {

@@ -16,8 +16,10 @@ using redcoord::testing::local_server;
 
 namespace {
 
-std::string acquire_count(const std::string& kind, const std::string& name, const std::string& outcome) {
-    return "redcoord_lock_acquire_seconds_count{kind=\"" + kind + "\",name=\"" + name + "\",outcome=\"" + outcome + "\"}";
+std::string acquire_count(const std::string& kind, const std::string& name,
+                          const std::string& outcome) {
+    return "redcoord_lock_acquire_seconds_count{kind=\"" + kind + "\",name=\"" + name +
+           "\",outcome=\"" + outcome + "\"}";
 }
 
 TEST(LockMetrics, AcquireDurationsByKindAndOutcome) {
@@ -30,9 +32,12 @@ TEST(LockMetrics, AcquireDurationsByKindAndOutcome) {
     EXPECT_TRUE(a.release());
     EXPECT_EQ(o.value(acquire_count("lock", "m-orders", "acquired")), 1);
     EXPECT_EQ(o.value(acquire_count("lock", "m-orders", "timeout")), 1);
-    EXPECT_EQ(o.value(acquire_count("lock", "m-orders", "error")), 0);  // resolved up front, still 0
+    EXPECT_EQ(o.value(acquire_count("lock", "m-orders", "error")),
+              0);  // resolved up front, still 0
     // The duration lands in a bucket: the +Inf bucket holds every call.
-    EXPECT_EQ(o.value("redcoord_lock_acquire_seconds_bucket{kind=\"lock\",name=\"m-orders\",outcome=\"acquired\",le=\"+Inf\"}"), 1);
+    EXPECT_EQ(o.value("redcoord_lock_acquire_seconds_bucket{kind=\"lock\",name=\"m-orders\","
+                      "outcome=\"acquired\",le=\"+Inf\"}"),
+              1);
 
     redcoord::fair_lock f(pool, "m-fair");
     ASSERT_TRUE(f.acquire(1s));
@@ -52,7 +57,9 @@ TEST(LockMetrics, LostLockIsCountedAndLogged) {
     const auto fence = lock.fencing_token();
     server.command({"DEL", lock.key()});  // behind the holder's back: the next extension is refused
     ASSERT_TRUE(metrics_test::eventually([&] { return lock.lost(); }, 5s));
-    ASSERT_TRUE(metrics_test::eventually([&] { return o.value_or_zero("redcoord_lock_lost_total{kind=\"lock\",name=\"m-lost\"}") == 1; }));
+    ASSERT_TRUE(metrics_test::eventually([&] {
+        return o.value_or_zero("redcoord_lock_lost_total{kind=\"lock\",name=\"m-lost\"}") == 1;
+    }));
     const auto records = o.sink->with_message("lock lost");
     ASSERT_EQ(records.size(), 1u);
     EXPECT_EQ(records[0].level, redcoord::log_level::warning);
@@ -60,7 +67,8 @@ TEST(LockMetrics, LostLockIsCountedAndLogged) {
     EXPECT_EQ(records[0].fields.at("resource"), "m-lost");
     EXPECT_EQ(records[0].fields.at("kind"), "lock");
     EXPECT_EQ(records[0].fields.at("fencing_token"), std::to_string(fence));
-    EXPECT_NE(records[0].fields.at("reason").find("extension refused"), std::string::npos) << records[0].fields.at("reason");
+    EXPECT_NE(records[0].fields.at("reason").find("extension refused"), std::string::npos)
+        << records[0].fields.at("reason");
 }
 
 TEST(LockMetrics, RedlockQuorumFailuresAreCounted) {
@@ -69,7 +77,8 @@ TEST(LockMetrics, RedlockQuorumFailuresAreCounted) {
     std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
     std::vector<redcoord::connection_pool*> nodes;
     for (auto& s : servers) {
-        pools.push_back(std::make_unique<redcoord::connection_pool>(s->endpoint(), redcoord::pool_options{}, o.rt));
+        pools.push_back(std::make_unique<redcoord::connection_pool>(
+            s->endpoint(), redcoord::pool_options{}, o.rt));
         nodes.push_back(pools.back().get());
         (void)pools.back()->command({"PING"});
     }

@@ -76,12 +76,15 @@ TEST(Redlock, PartialHoldingsAreUnlockedEverywhere) {
     five f;
     // Someone else holds the key on 3 nodes: we can get at most 2, which is not a majority,
     // so our partial keys must be removed at once.
-    for (int i = 0; i < 3; ++i) f.servers[i]->command({"SET", "redcoord:lock:{p}", "other", "PX", "30000"});
+    for (int i = 0; i < 3; ++i)
+        f.servers[i]->command({"SET", "redcoord:lock:{p}", "other", "PX", "30000"});
     redlock a(f.nodes, "p");
     EXPECT_FALSE(a.try_lock());
     std::this_thread::sleep_for(50ms);
-    for (int i = 3; i < 5; ++i) EXPECT_TRUE(f.servers[i]->command({"GET", "redcoord:lock:{p}"}).is_nil());
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(f.servers[i]->command({"GET", "redcoord:lock:{p}"}).text(), "other");
+    for (int i = 3; i < 5; ++i)
+        EXPECT_TRUE(f.servers[i]->command({"GET", "redcoord:lock:{p}"}).is_nil());
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(f.servers[i]->command({"GET", "redcoord:lock:{p}"}).text(), "other");
 }
 
 TEST(Redlock, FencingTokensIncreaseAcrossHolders) {
@@ -106,7 +109,8 @@ TEST(Redlock, FencingTokensIncreaseAcrossHolders) {
     ASSERT_TRUE(a.release());
     for (auto& s : f.servers) s->command({"DEL", "dummy"});
     for (int i = 1; i < 5; ++i)
-        EXPECT_GE(std::stoull(f.servers[i]->command({"GET", "redcoord:lock:{fence}:fence"}).text()), last);
+        EXPECT_GE(std::stoull(f.servers[i]->command({"GET", "redcoord:lock:{fence}:fence"}).text()),
+                  last);
 }
 
 TEST(Redlock, WaiterWakesOnReleaseWithoutPolling) {

@@ -39,7 +39,8 @@ struct nodes {
 template <class Holder, class Enter>
 void expect_waits_for_release(Holder& holder, std::chrono::milliseconds patience, Enter enter) {
     auto entered = std::async(std::launch::async, std::move(enter));
-    EXPECT_EQ(entered.wait_for(patience), std::future_status::timeout) << "returned while another holds the lock";
+    EXPECT_EQ(entered.wait_for(patience), std::future_status::timeout)
+        << "returned while another holds the lock";
     holder.unlock();
     ASSERT_EQ(entered.wait_for(10s), std::future_status::ready);
     EXPECT_TRUE(entered.get());
@@ -105,10 +106,13 @@ TEST(DistributedLock, M1_SpentBudgetReportsLossBeforeExpiry) {
     o.max_extensions = 2;
     distributed_lock l(pool, "m1", o);
     std::promise<std::int64_t> pttl_at_loss;
-    const auto lost_slot = l.on_lost([&](const std::string&) { pttl_at_loss.set_value(s.command({"PTTL", l.key()}).integer()); });
+    const auto lost_slot = l.on_lost([&](const std::string&) {
+        pttl_at_loss.set_value(s.command({"PTTL", l.key()}).integer());
+    });
     ASSERT_TRUE(l.try_lock());
     auto f = pttl_at_loss.get_future();
-    ASSERT_EQ(f.wait_for(3s), std::future_status::ready) << "no loss callback after the budget ran out";
+    ASSERT_EQ(f.wait_for(3s), std::future_status::ready)
+        << "no loss callback after the budget ran out";
     EXPECT_GT(f.get(), 0) << "the loss was reported only after the key expired";
     EXPECT_TRUE(l.lost());
 }
@@ -122,7 +126,9 @@ TEST(Redlock, M1_SpentBudgetReportsLossBeforeExpiry) {
     o.max_extensions = 2;
     redlock l(n.ptrs, "m1", o);
     std::promise<std::int64_t> pttl_at_loss;
-    const auto lost_slot = l.on_lost([&](const std::string&) { pttl_at_loss.set_value(n.servers[0]->command({"PTTL", l.key()}).integer()); });
+    const auto lost_slot = l.on_lost([&](const std::string&) {
+        pttl_at_loss.set_value(n.servers[0]->command({"PTTL", l.key()}).integer());
+    });
     ASSERT_TRUE(l.try_lock());
     auto f = pttl_at_loss.get_future();
     ASSERT_EQ(f.wait_for(3s), std::future_status::ready);
@@ -189,7 +195,8 @@ TEST(ReplicatedLock, M2_UnacknowledgedExtensionKeepsTheOldValidity) {
 // thread's wait was read after the gate was left, racing the other thread's round (TSan).
 TEST(Redlock, M4_SharedObjectWithSlowNodesHasNoRace) {
     nodes n(3);
-    redlock r(n.ptrs, "m4", {.ttl = 5s, .node_timeout = 20ms, .retry_delay = 1ms, .retry_jitter = 1ms});
+    redlock r(n.ptrs, "m4",
+              {.ttl = 5s, .node_timeout = 20ms, .retry_delay = 1ms, .retry_jitter = 1ms});
     n.servers[0]->pause();
     n.servers[1]->pause();
     std::atomic<int> unreachable{0};
@@ -325,8 +332,7 @@ TEST(DistributedLock, m11_TimedTryLockHonoursItsDeadline) {
     const auto t0 = clock_type::now();
     try {
         (void)l.try_lock_for(100ms);
-    } catch (const error&) {
-    }
+    } catch (const error&) {}
     const auto took = clock_type::now() - t0;
     s.resume();
     EXPECT_LT(took, 1s);
@@ -420,7 +426,8 @@ TEST(DistributedLock, C8_MaxWaitBlocksUntilReleased) {
     distributed_lock holder(pool, "c8", {.ttl = 10s});
     ASSERT_TRUE(holder.try_lock());
     distributed_lock l(pool, "c8", {.ttl = 10s});
-    expect_waits_for_release(holder, 300ms, [&] { return l.try_lock_for(std::chrono::milliseconds::max()); });
+    expect_waits_for_release(holder, 300ms,
+                             [&] { return l.try_lock_for(std::chrono::milliseconds::max()); });
     l.unlock();
     auto got2 = l.acquire(std::chrono::milliseconds::max());
     EXPECT_TRUE(got2);

@@ -28,7 +28,8 @@ TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
     a.unlock();
     // The connection's next user reads the release's reply (NOSCRIPT) before its own.
     EXPECT_EQ(pool.command({"PING"}).text(), "PONG");
-    EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0) << "the release never ran: the key waits for its TTL";
+    EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0)
+        << "the release never ran: the key waits for its TTL";
     EXPECT_GE(server.command_calls("evalsha"), 1);  // the release really went as EVALSHA
     distributed_lock b(pool, "flushed", {.ttl = 30s});
     EXPECT_TRUE(b.try_lock());
@@ -56,7 +57,8 @@ TEST(Redlock, m5_UnlockAfterScriptFlushReleasesEveryNode) {
     a.unlock();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         EXPECT_EQ(nodes[i]->command({"PING"}).text(), "PONG");
-        EXPECT_EQ(nodes[i]->command({"EXISTS", a.key()}).integer(), 0) << "node " << i << " kept the key";
+        EXPECT_EQ(nodes[i]->command({"EXISTS", a.key()}).integer(), 0)
+            << "node " << i << " kept the key";
     }
 }
 
@@ -73,6 +75,10 @@ TEST(DistributedLock, m5_HeldBackReleaseAfterScriptFlushReleases) {
     server.command({"SCRIPT", "FLUSH"});
     a.unlock();  // held back: goes out as EVALSHA within a millisecond
     // Each check is a next user of a pooled connection, which reads the NOSCRIPT and runs it.
-    EXPECT_TRUE(redcoord::testing::eventually([&] { return pool.command({"EXISTS", a.key()}).integer() == 0; }, 2s))
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] {
+            return pool.command({"EXISTS", a.key()}).integer() == 0;
+        },
+        2s))
         << "the release never ran: the key waits for its TTL";
 }

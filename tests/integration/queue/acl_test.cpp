@@ -38,7 +38,8 @@ void list_scenarios(connection_pool& pool, const std::string& prefix, const std:
         q.push("a");
         q.push_batch(std::vector<std::string>{"b", "c"});
         expect_true(q.size() == 3, "list size");
-        expect_true(q.pop(1s) == std::optional<std::string>(order == queue_order::fifo ? "a" : "c"), "list pop order");
+        expect_true(q.pop(1s) == std::optional<std::string>(order == queue_order::fifo ? "a" : "c"),
+                    "list pop order");
         expect_true(q.try_pop().has_value(), "list try_pop");
         expect_true(q.pop(1s).has_value(), "list last pop");
         expect_true(!q.pop(50ms), "list blocking pop on an empty list");  // BRPOP / BLPOP
@@ -80,12 +81,14 @@ void worker_scenario(connection_pool& pool, const std::string& prefix, const std
     reliable_queue q(pool, "work" + tag, o);
     for (int i = 0; i < 10; ++i) (void)q.push("job-" + std::to_string(i));
     std::atomic<int> done{0};
-    queue_worker w(q, [&](const delivery& d) {
-        // Every job fails once: requeued, then acked.
-        if (d.attempts == 0) return handler_result::requeue;
-        ++done;
-        return handler_result::ack;
-    }, {.threads = 2});
+    queue_worker w(q,
+                   [&](const delivery& d) {
+                       // Every job fails once: requeued, then acked.
+                       if (d.attempts == 0) return handler_result::requeue;
+                       ++done;
+                       return handler_result::ack;
+                   },
+                   {.threads = 2});
     w.start();
     expect_true(eventually([&] { return done.load() == 10; }, 10s), "worker did not finish");
     w.stop();
@@ -98,7 +101,8 @@ TEST(QueueAcl, EverythingRunsAsUserWithExactlyTheQueueRules) {
     local_server server;
     for (const std::string prefix : {std::string(default_prefix), std::string("app1:")}) {
         SCOPED_TRACE(prefix);
-        connection_pool pool(make_acl_user(server, "queue_" + std::to_string(prefix.size()), queue_acl_needs(prefix)));
+        connection_pool pool(make_acl_user(server, "queue_" + std::to_string(prefix.size()),
+                                           queue_acl_needs(prefix)));
         list_scenarios(pool, prefix, "");
         reliable_scenarios(pool, prefix, "");
         worker_scenario(pool, prefix, "");
@@ -126,7 +130,8 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
     int n = 0;
     for (const auto& cmd : needs.commands) {
         SCOPED_TRACE(cmd);
-        connection_pool pool(make_acl_user(server, "queue_no_" + std::to_string(n++), without_command(needs, cmd)));
+        connection_pool pool(
+            make_acl_user(server, "queue_no_" + std::to_string(n++), without_command(needs, cmd)));
         if (cmd == "role") {
             list_scenarios(pool, std::string(default_prefix), cmd);  // Sentinel and pub/sub only
             continue;
@@ -165,7 +170,8 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
 
 TEST(QueueAcl, WorkerReportsTheRefusalItKeepsRetrying) {
     local_server server;
-    connection_pool pool(make_acl_user(server, "queue_worker_no_blmove", without_command(queue_acl_needs(), "blmove")));
+    connection_pool pool(make_acl_user(server, "queue_worker_no_blmove",
+                                       without_command(queue_acl_needs(), "blmove")));
     reliable_queue q(pool, "w");
     queue_worker w(q, [](const delivery&) { return handler_result::ack; });
     expect_refused("blmove", 2s, [&] {
@@ -186,5 +192,6 @@ TEST(QueueAcl, MissingKeyPatternIsPermissionError) {
     expect_refused("rpop", 2s, [&] { (void)l.pop(10s); });
     reliable_queue q(keyless, "q");
     expect_refused("lpush", 2s, [&] { (void)q.push("x"); });
-    expect_refused_any({"eval", "evalsha", "lmove", "blmove", "sadd", "multi"}, 2s, [&] { (void)q.pop(10s); });
+    expect_refused_any({"eval", "evalsha", "lmove", "blmove", "sadd", "multi"}, 2s,
+                       [&] { (void)q.pop(10s); });
 }

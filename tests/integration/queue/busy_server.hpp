@@ -24,7 +24,8 @@ inline server_options busy_config() { return {.config = {{"busy-reply-threshold"
 /// because a busy server refuses the handshake of a new one.
 class busy_server {
 public:
-    explicit busy_server(const local_server& srv) : script_(long_wait(srv)), killer_(srv.endpoint()), probe_(srv.endpoint()) {}
+    explicit busy_server(const local_server& srv)
+        : script_(long_wait(srv)), killer_(srv.endpoint()), probe_(srv.endpoint()) {}
     ~busy_server() { stop(); }
     busy_server(const busy_server&) = delete;
     busy_server& operator=(const busy_server&) = delete;

@@ -94,7 +94,9 @@ TEST(ReliableQueue, Q4_HeartbeatLostEarlyForcesTheSlowPath) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "q4",
-                     {.consumer_id = "c", .visibility_timeout = 4000ms, .heartbeat_interval = 100ms,
+                     {.consumer_id = "c",
+                      .visibility_timeout = 4000ms,
+                      .heartbeat_interval = 100ms,
                       .recover_interval = 0ms});
     EXPECT_EQ(q.try_pop(), std::nullopt);
     // The server loses the heartbeat long before its TTL (eviction, a clock step, a DEL).
@@ -115,7 +117,9 @@ TEST(ReliableQueue, Q5_MessageMovedAfterAFailedRenewalIsDelivered) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "q5",
-                     {.consumer_id = "c", .visibility_timeout = 400ms, .heartbeat_interval = 100ms,
+                     {.consumer_id = "c",
+                      .visibility_timeout = 400ms,
+                      .heartbeat_interval = 100ms,
                       .recover_interval = 0ms});
     EXPECT_EQ(q.try_pop(), std::nullopt);
     // Renewals are refused from now on (SADD denied), so the local lease runs out and the

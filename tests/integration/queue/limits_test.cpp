@@ -80,7 +80,11 @@ TEST(QueueWorker, C8_ForeverPollDoesNotSpinAndStopsPromptly) {
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "c8w");
     std::atomic<int> handled{0};
-    queue_worker w(q, [&](const delivery&) { ++handled; return handler_result::ack; },
+    queue_worker w(q,
+                   [&](const delivery&) {
+                       ++handled;
+                       return handler_result::ack;
+                   },
                    {.threads = 2, .poll_timeout = milliseconds::max()});
     w.start();
     std::this_thread::sleep_for(100ms);
@@ -101,7 +105,8 @@ TEST(ListQueue, Q9_OversizedPayloadIsRefusedBeforeAnythingIsSent) {
     connection_pool pool(srv.endpoint());
     list_queue q(pool, "q9", {.max_payload = 1024});
     EXPECT_THROW(q.push(std::string(1025, 'x')), payload_too_large);
-    EXPECT_THROW(q.push_batch(std::vector<std::string>{"ok", std::string(1025, 'x')}), payload_too_large);
+    EXPECT_THROW(q.push_batch(std::vector<std::string>{"ok", std::string(1025, 'x')}),
+                 payload_too_large);
     EXPECT_THROW(list_queue(pool, "q9", {.max_payload = 0}), invalid_argument);
     EXPECT_EQ(srv.command_calls("lpush"), 0);
     q.push(std::string(1024, 'x'));
@@ -113,9 +118,11 @@ TEST(ReliableQueue, Q9_OversizedPayloadIsRefusedBeforeAnythingIsSent) {
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "q9", {.max_payload = 1024});
     EXPECT_THROW(q.push(std::string(1025, 'x')), payload_too_large);
-    EXPECT_THROW(q.push_batch(std::vector<std::string>{"ok", std::string(1025, 'x')}), payload_too_large);
+    EXPECT_THROW(q.push_batch(std::vector<std::string>{"ok", std::string(1025, 'x')}),
+                 payload_too_large);
     EXPECT_THROW(reliable_queue(pool, "q9", {.max_payload = 0}), invalid_argument);
-    EXPECT_THROW(reliable_queue(pool, "q9", {.max_payload = max_payload_limit + 1}), invalid_argument);
+    EXPECT_THROW(reliable_queue(pool, "q9", {.max_payload = max_payload_limit + 1}),
+                 invalid_argument);
     EXPECT_EQ(srv.command_calls("lpush"), 0);
     q.push(std::string(1024, 'x'));
     EXPECT_EQ(q.size(), 1u);
@@ -144,8 +151,9 @@ TEST(ReliableQueue, KeyspaceHygiene_ThousandClosedConsumersLeaveNoPersistentKeys
     for (int i = 0; i < n; ++i) jobs.push_back("j" + std::to_string(i));
     producer.push_batch(jobs);
     for (int i = 0; i < n; ++i) {
-        reliable_queue c(pool, "hyg",
-                         {.consumer_id = "consumer-" + std::to_string(i), .recover_on_start = i % 100 == 0});
+        reliable_queue c(
+            pool, "hyg",
+            {.consumer_id = "consumer-" + std::to_string(i), .recover_on_start = i % 100 == 0});
         auto d = c.pop(1s);
         ASSERT_TRUE(d);
         switch (i % 4) {

@@ -10,9 +10,7 @@ using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(ListQueue, FifoPopsInPushOrder) {
     local_server srv;

@@ -15,14 +15,18 @@ using redcoord::testing::local_server;
 
 namespace {
 
-std::string series(const std::string& metric, const std::string& queue) { return metric + "{name=\"" + queue + "\"}"; }
+std::string series(const std::string& metric, const std::string& queue) {
+    return metric + "{name=\"" + queue + "\"}";
+}
 
 TEST(QueueMetrics, GaugesAndCountersFollowPushPopAckNackAndRecovery) {
     local_server server;
     metrics_test::observed_runtime o;
     redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
-    redcoord::reliable_queue a(pool, "m-jobs", queue_test::quiet("a")), b(pool, "m-jobs", queue_test::quiet("b"));
-    const auto ready = series("redcoord_queue_ready", "m-jobs"), in_flight = series("redcoord_queue_in_flight", "m-jobs"),
+    redcoord::reliable_queue a(pool, "m-jobs", queue_test::quiet("a")),
+        b(pool, "m-jobs", queue_test::quiet("b"));
+    const auto ready = series("redcoord_queue_ready", "m-jobs"),
+               in_flight = series("redcoord_queue_in_flight", "m-jobs"),
                dead = series("redcoord_queue_dead", "m-jobs"),
                redeliveries = series("redcoord_queue_redeliveries_total", "m-jobs"),
                dead_letters = series("redcoord_queue_dead_letters_total", "m-jobs");

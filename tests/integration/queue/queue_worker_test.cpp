@@ -14,9 +14,7 @@ using namespace std::chrono_literals;
 using redcoord::testing::local_server;
 using queue_test::eventually;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(QueueWorker, ProcessesEveryMessageWithRetries) {
     local_server srv;
@@ -27,22 +25,21 @@ TEST(QueueWorker, ProcessesEveryMessageWithRetries) {
     q.push_batch(jobs);
     std::mutex mu;
     std::map<std::string, int> calls;
-    queue_worker w(
-        q,
-        [&](const delivery& d) {
-            int n;
-            {
-                std::lock_guard lk(mu);
-                n = ++calls[d.payload];
-            }
-            // Every 10th job fails once by returning requeue, every 15th throws once.
-            auto i = std::stoi(d.payload.substr(3));
-            if (n == 1 && i % 10 == 0) return handler_result::requeue;
-            if (n == 1 && i % 15 == 0) throw std::runtime_error("flaky");
-            if (i == 7) return handler_result::dead_letter;
-            return handler_result::ack;
-        },
-        {.threads = 3});
+    queue_worker w(q,
+                   [&](const delivery& d) {
+                       int n;
+                       {
+                           std::lock_guard lk(mu);
+                           n = ++calls[d.payload];
+                       }
+                       // Every 10th job fails once by returning requeue, every 15th throws once.
+                       auto i = std::stoi(d.payload.substr(3));
+                       if (n == 1 && i % 10 == 0) return handler_result::requeue;
+                       if (n == 1 && i % 15 == 0) throw std::runtime_error("flaky");
+                       if (i == 7) return handler_result::dead_letter;
+                       return handler_result::ack;
+                   },
+                   {.threads = 3});
     w.start();
     ASSERT_TRUE(eventually([&] { return w.stats().acked + w.stats().dead_lettered == 300; }));
     w.stop();
@@ -63,15 +60,14 @@ TEST(QueueWorker, StopDrainsInFlightHandlers) {
     reliable_queue q(pool, "drain");
     q.push_batch(std::vector<std::string>{"a", "b", "c", "d"});
     std::atomic<int> started{0}, finished{0};
-    queue_worker w(
-        q,
-        [&](const delivery&) {
-            ++started;
-            std::this_thread::sleep_for(300ms);
-            ++finished;
-            return handler_result::ack;
-        },
-        {.threads = 2});
+    queue_worker w(q,
+                   [&](const delivery&) {
+                       ++started;
+                       std::this_thread::sleep_for(300ms);
+                       ++finished;
+                       return handler_result::ack;
+                   },
+                   {.threads = 2});
     w.start();
     ASSERT_TRUE(eventually([&] { return started.load() >= 2; }));
     w.stop();
@@ -88,7 +84,8 @@ TEST(QueueWorker, StopIsPromptWhenIdle) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "idle");
-    queue_worker w(q, [](const delivery&) { return handler_result::ack; }, {.threads = 4, .poll_timeout = 100ms});
+    queue_worker w(q, [](const delivery&) { return handler_result::ack; },
+                   {.threads = 4, .poll_timeout = 100ms});
     w.start();
     std::this_thread::sleep_for(150ms);
     auto t0 = std::chrono::steady_clock::now();
@@ -97,11 +94,16 @@ TEST(QueueWorker, StopIsPromptWhenIdle) {
 }
 
 TEST(QueueWorker, SurvivesAServerRestart) {
-    local_server srv(redcoord::testing::server_options{.appendonly = true, .appendfsync = "always"});
+    local_server srv(
+        redcoord::testing::server_options{.appendonly = true, .appendfsync = "always"});
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "restart");
     std::atomic<int> handled{0};
-    queue_worker w(q, [&](const delivery&) { ++handled; return handler_result::ack; },
+    queue_worker w(q,
+                   [&](const delivery&) {
+                       ++handled;
+                       return handler_result::ack;
+                   },
                    {.threads = 2, .poll_timeout = 100ms, .retry_delay = 20ms});
     w.start();
     q.push("before");

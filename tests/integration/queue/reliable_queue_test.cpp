@@ -434,7 +434,9 @@ TEST(ReliableQueue, LostPopReplyRetiresTheIdentityAndTheMessageComesBack) {
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
     reliable_queue q(pool, "lostreply",
-                     {.consumer_id = "c", .visibility_timeout = 600ms, .heartbeat_interval = 100ms,
+                     {.consumer_id = "c",
+                      .visibility_timeout = 600ms,
+                      .heartbeat_interval = 100ms,
                       .recover_interval = 100ms});
     EXPECT_EQ(q.try_pop(), std::nullopt);  // registers "c"
     q.push("m");
@@ -469,7 +471,9 @@ TEST(ReliableQueue, LostAckReplyRetiresTheIdentity) {
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
     reliable_queue q(pool, "lostack",
-                     {.consumer_id = "c", .visibility_timeout = 600ms, .heartbeat_interval = 100ms,
+                     {.consumer_id = "c",
+                      .visibility_timeout = 600ms,
+                      .heartbeat_interval = 100ms,
                       .recover_interval = 100ms});
     q.push("m");
     auto d = q.pop(1s);

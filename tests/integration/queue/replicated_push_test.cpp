@@ -77,8 +77,7 @@ TEST(ReplicatedPush, PausedReplicaThrowsReplicationTimeoutResumedPushesAgain) {
             ++pushes;
             q.push("maybe");
             confirmed = true;
-        } catch (const replication_timeout&) {
-        }
+        } catch (const replication_timeout&) {}
     }
     ASSERT_TRUE(confirmed) << "no push confirmed after the replica resumed";
     const auto on_master = s.master.command({"LLEN", q.key()}).integer();

@@ -24,7 +24,9 @@ using queue_test::quiet;
 
 namespace {
 
-long long list_length(local_server& srv, const std::string& key) { return srv.command({"LLEN", key}).integer(); }
+long long list_length(local_server& srv, const std::string& key) {
+    return srv.command({"LLEN", key}).integer();
+}
 
 }  // namespace
 
@@ -54,17 +56,16 @@ TEST(QueueWorker, Q1_NackRefusedWithBusyIsRetried) {
     reliable_queue q(pool, "q1nack");
     busy_server busy(srv);
     std::atomic<int> calls{0};
-    queue_worker w(
-        q,
-        [&](const delivery& d) {
-            if (++calls == 1) {
-                busy.start(400ms);  // the nack below meets -BUSY
-                return handler_result::requeue;
-            }
-            EXPECT_EQ(d.attempts, 1u);
-            return handler_result::ack;
-        },
-        {.threads = 1, .poll_timeout = 100ms});
+    queue_worker w(q,
+                   [&](const delivery& d) {
+                       if (++calls == 1) {
+                           busy.start(400ms);  // the nack below meets -BUSY
+                           return handler_result::requeue;
+                       }
+                       EXPECT_EQ(d.attempts, 1u);
+                       return handler_result::ack;
+                   },
+                   {.threads = 1, .poll_timeout = 100ms});
     q.push("m");
     w.start();
     EXPECT_TRUE(eventually([&] { return w.stats().acked == 1; }, 8s));
@@ -82,7 +83,9 @@ TEST(ReliableQueue, Q1_AckRefusedPastTheLeaseIsGivenUpAndRecovered) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "q1norep",
-                     {.consumer_id = "c", .visibility_timeout = 1000ms, .heartbeat_interval = 200ms,
+                     {.consumer_id = "c",
+                      .visibility_timeout = 1000ms,
+                      .heartbeat_interval = 200ms,
                       .recover_interval = 100ms});
     q.push("m");
     auto d = q.pop(1s);

@@ -24,7 +24,8 @@ TEST(ReliableQueue, TwentyStartedConsumersAddNoThread) {
     local_server srv;
     // A runtime of its own, so the count does not depend on other tests' objects.
     connection_pool pool(srv.endpoint(), {}, runtime::create());
-    reliable_queue_options o{.visibility_timeout = 1000ms, .heartbeat_interval = 100ms, .recover_interval = 200ms};
+    reliable_queue_options o{
+        .visibility_timeout = 1000ms, .heartbeat_interval = 100ms, .recover_interval = 200ms};
     // One started consumer first: it starts the runtime's shared timer thread.
     reliable_queue first(pool, "threads", o);
     ASSERT_FALSE(first.pop(0ms));

@@ -36,7 +36,8 @@ TEST(CoreMetrics, PoolReconnectAfterServerKilledAndRestarted) {
     ep.connect_timeout = 300ms;
     ep.command_timeout = 300ms;
     redcoord::connection_pool pool(ep, {}, o.rt);
-    const auto series = "redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pool\"}";
+    const auto series =
+        "redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pool\"}";
     (void)pool.command({"PING"});
     EXPECT_EQ(o.value(series), 0);
     server.kill();
@@ -77,7 +78,8 @@ TEST(CoreMetrics, AFirstConnectThatFailsIsNoBreakAndItsSuccessNoReconnect) {
             return false;
         }
     }));
-    EXPECT_EQ(o.value("redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pool\"}"), 0);
+    EXPECT_EQ(
+        o.value("redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pool\"}"), 0);
     EXPECT_TRUE(o.sink->with_message("connection to the server lost").empty());
     EXPECT_TRUE(o.sink->with_message("reconnected").empty());
 }
@@ -88,15 +90,21 @@ TEST(CoreMetrics, PubsubLinkDownAndUpAfterServerKilledAndRestarted) {
     const auto ep = server.endpoint();
     auto mux = o.rt->pubsub(ep);
     std::atomic<int> ups{0};
-    auto l = mux->listen("m-chan", {.on_message = [](const redcoord::pubsub_message&) {}, .on_link = [&](bool up) {
-                                        if (up) ++ups;
-                                    }});
+    auto l = mux->listen("m-chan", {.on_message = [](const redcoord::pubsub_message&) {},
+                                    .on_link =
+                                        [&](bool up) {
+                                            if (up) ++ups;
+                                        }});
     ASSERT_TRUE(metrics_test::eventually([&] { return mux->connected(); }));
     server.kill();
-    ASSERT_TRUE(metrics_test::eventually([&] { return !o.sink->with_message("pub/sub link down").empty(); }));
+    ASSERT_TRUE(metrics_test::eventually(
+        [&] { return !o.sink->with_message("pub/sub link down").empty(); }));
     server.restart();
-    ASSERT_TRUE(metrics_test::eventually([&] { return !o.sink->with_message("pub/sub link up again").empty(); }, 20s));
-    EXPECT_EQ(o.value("redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pubsub\"}"), 1);
+    ASSERT_TRUE(metrics_test::eventually(
+        [&] { return !o.sink->with_message("pub/sub link up again").empty(); }, 20s));
+    EXPECT_EQ(
+        o.value("redcoord_reconnects_total{endpoint=\"" + ep.to_string() + "\",link=\"pubsub\"}"),
+        1);
     const auto down = o.sink->with_message("pub/sub link down");
     ASSERT_EQ(down.size(), 1u);
     EXPECT_EQ(down[0].component, "signaling");

@@ -38,8 +38,10 @@ TEST(PubsubMux, ManyListenersShareOneConnectionAndOneSubscription) {
     EXPECT_EQ(rt->pubsub(srv.endpoint()), mux);  // equal endpoints share the link
     std::atomic<int> got{0};
     std::vector<detail::pubsub_mux::listener> ls;
-    for (int i = 0; i < 50; ++i) ls.push_back(mux->listen("ch", {[&](const pubsub_message&) { ++got; }, {}}));
-    for (int i = 0; i < 50; ++i) ls.push_back(mux->listen("other:" + std::to_string(i), {[](const pubsub_message&) {}, {}}));
+    for (int i = 0; i < 50; ++i)
+        ls.push_back(mux->listen("ch", {[&](const pubsub_message&) { ++got; }, {}}));
+    for (int i = 0; i < 50; ++i)
+        ls.push_back(mux->listen("other:" + std::to_string(i), {[](const pubsub_message&) {}, {}}));
     ASSERT_TRUE(ls.front().wait_confirmed(3s));
     ASSERT_TRUE(ls.back().wait_confirmed(3s));
     EXPECT_EQ(numsub(srv, "ch"), 1);
@@ -101,7 +103,8 @@ TEST(PubsubMux, ResubscribesAfterTheLinkDropsAndTellsEveryListener) {
     auto rt = runtime::create();
     auto mux = rt->pubsub(srv.endpoint());
     std::atomic<int> ups{0}, downs{0}, got{0};
-    auto l = mux->listen("ch", {[&](const pubsub_message&) { ++got; }, [&](bool up) { ++(up ? ups : downs); }});
+    auto l = mux->listen(
+        "ch", {[&](const pubsub_message&) { ++got; }, [&](bool up) { ++(up ? ups : downs); }});
     ASSERT_TRUE(l.wait_confirmed(3s));
     ASSERT_TRUE(eventually([&] { return ups.load() >= 1; }));
     const int ups_before = ups.load();

@@ -32,7 +32,8 @@ TEST(PubsubReplicas, TheSharedLinkFindsTheReplicasAndHearsThroughThemWhenTheMast
     std::atomic<int> got{0};
     auto l = mux->listen("ch", {[&](const pubsub_message&) { ++got; }, {}});
     ASSERT_TRUE(l.wait_confirmed(3s));
-    ASSERT_TRUE(eventually([&] { return mux->replicas().size() == 1 && numsub(*s.replica, "ch") == 1; }));
+    ASSERT_TRUE(
+        eventually([&] { return mux->replicas().size() == 1 && numsub(*s.replica, "ch") == 1; }));
     EXPECT_EQ(mux->replicas().front().port, s.replica->port());
     // A publish on the master reaches the listener once per link: master and replica.
     s.master.command({"PUBLISH", "ch", "x"});
@@ -47,8 +48,8 @@ TEST(PubsubReplicas, TheSharedLinkFindsTheReplicasAndHearsThroughThemWhenTheMast
 TEST(PubsubReplicas, AReplicaThatLeavesIsDropped) {
     master_and_replica s;
     auto rt = runtime::create();
-    auto mux = std::make_shared<detail::pubsub_mux>(s.master.endpoint(), rt,
-                                                    detail::pubsub_mux_options{.replica_refresh = 100ms});
+    auto mux = std::make_shared<detail::pubsub_mux>(
+        s.master.endpoint(), rt, detail::pubsub_mux_options{.replica_refresh = 100ms});
     auto l = mux->listen("ch", {[](const pubsub_message&) {}, {}});
     ASSERT_TRUE(eventually([&] { return mux->replicas().size() == 1; }));
     s.replica->promote();  // no longer in the master's ROLE reply
@@ -59,8 +60,8 @@ TEST(PubsubReplicas, AReplicaThatLeavesIsDropped) {
 TEST(PubsubReplicas, ReplicasGivenByHandStayAndNewChannelsReachThem) {
     local_server master, other;  // `other` is no replica of anyone: given by hand it still counts
     auto rt = runtime::create();
-    auto mux = std::make_shared<detail::pubsub_mux>(master.endpoint(), rt,
-                                                    detail::pubsub_mux_options{.replica_refresh = 100ms});
+    auto mux = std::make_shared<detail::pubsub_mux>(
+        master.endpoint(), rt, detail::pubsub_mux_options{.replica_refresh = 100ms});
     auto a = mux->listen("a", {[](const pubsub_message&) {}, {}});
     mux->add_replica(other.endpoint());
     mux->add_replica(other.endpoint());  // the same address twice: one link
@@ -75,8 +76,8 @@ TEST(PubsubReplicas, ReplicasGivenByHandStayAndNewChannelsReachThem) {
 TEST(PubsubReplicas, FollowingCanBeTurnedOff) {
     master_and_replica s;
     auto rt = runtime::create();
-    auto mux = std::make_shared<detail::pubsub_mux>(s.master.endpoint(), rt,
-                                                    detail::pubsub_mux_options{.follow_replicas = false});
+    auto mux = std::make_shared<detail::pubsub_mux>(
+        s.master.endpoint(), rt, detail::pubsub_mux_options{.follow_replicas = false});
     auto l = mux->listen("ch", {[](const pubsub_message&) {}, {}});
     ASSERT_TRUE(l.wait_confirmed(3s));
     std::this_thread::sleep_for(200ms);

@@ -63,7 +63,8 @@ TEST(Runtime, PoolShrinksToMaxIdleAfterABurst) {
     EXPECT_EQ(st.idle, 3u);
     EXPECT_EQ(st.trimmed, 9u);
     auto clients = a.command({"INFO", "clients"}).text();
-    EXPECT_NE(clients.find("connected_clients:4"), std::string::npos) << clients;  // 3 idle + this INFO
+    EXPECT_NE(clients.find("connected_clients:4"), std::string::npos)
+        << clients;  // 3 idle + this INFO
 }
 
 TEST(Runtime, PoolKeepsAConnectionABorrowerWaitsFor) {

@@ -59,7 +59,8 @@ TEST_F(SentinelResolve, UriFormWorksToo) {
 
 TEST_F(SentinelResolve, ListsReplicasFromSentinelAndFromTheMaster) {
     std::vector<std::uint16_t> expected;
-    for (std::size_t i = 1; i < svc_->servers().size(); ++i) expected.push_back(svc_->servers()[i]->port());
+    for (std::size_t i = 1; i < svc_->servers().size(); ++i)
+        expected.push_back(svc_->servers()[i]->port());
     std::sort(expected.begin(), expected.end());
 
     auto via_sentinel = discover_replicas(svc_->endpoint());
@@ -93,7 +94,8 @@ TEST_F(SentinelResolve, ConcurrentBorrowersShareOneResolution) {
         });
     for (auto& t : ts) t.join();
     EXPECT_EQ(ok.load(), 8);
-    EXPECT_EQ(pool.sentinel()->rounds(), 1u) << "every borrower should share one round of questions";
+    EXPECT_EQ(pool.sentinel()->rounds(), 1u)
+        << "every borrower should share one round of questions";
     // A second pool on the same endpoint shares the resolver and its answer.
     connection_pool other(ep);
     EXPECT_EQ(other.sentinel(), pool.sentinel());
@@ -116,7 +118,8 @@ TEST_F(SentinelResolve, UnknownServiceIsTyped) {
 
 TEST(SentinelErrors, NoSentinelReachableIsTyped) {
     endpoint ep;
-    ep.sentinels = {{"127.0.0.1", redcoord::testing::free_port()}, {"127.0.0.1", redcoord::testing::free_port()}};
+    ep.sentinels = {{"127.0.0.1", redcoord::testing::free_port()},
+                    {"127.0.0.1", redcoord::testing::free_port()}};
     ep.service = "svc";
     ep.connect_timeout = 300ms;
     connection_pool pool(ep);
@@ -154,7 +157,8 @@ TEST(SentinelAuth, WrongOrMissingSentinelPasswordIsAnAuthError) {
         FAIL() << "borrow should throw";
     } catch (const auth_error& e) {
         EXPECT_EQ(std::string(e.what()).find("wrong"), std::string::npos) << "password leaked";
-        EXPECT_EQ(std::string(e.what()).find("sentinel-secret"), std::string::npos) << "password leaked";
+        EXPECT_EQ(std::string(e.what()).find("sentinel-secret"), std::string::npos)
+            << "password leaked";
     }
 
     auto none = good;
@@ -202,7 +206,8 @@ TEST_F(SentinelResolve, C2_LeastPrivilegeAclUser) {
 
 // C2: a user refused ROLE, HELLO and INFO still connects to the master the sentinels agree on.
 TEST_F(SentinelResolve, C2_AclUserWithoutAnyRoleCommandTrustsTheSentinelMajority) {
-    const endpoint ep = acl_user_endpoint(*svc_, "c2min", {"~*", "&*", "+@all", "-@dangerous", "-hello"});
+    const endpoint ep =
+        acl_user_endpoint(*svc_, "c2min", {"~*", "&*", "+@all", "-@dangerous", "-hello"});
     connection_pool pool(ep, pool_options{.max_size = 2, .borrow_timeout = 3000ms});
     auto c = pool.borrow();
     EXPECT_EQ(c->where().port, svc_->master_address().port);

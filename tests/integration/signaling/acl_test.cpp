@@ -50,7 +50,8 @@ void signaling_scenarios(connection_pool& pool, const std::string& prefix, std::
     if (!got) throw std::runtime_error("broadcast not received");
     EXPECT_EQ(got->payload, "one");
     if (!pw.wait(5s)) throw std::runtime_error("pattern wait got nothing");
-    if (!eventually([&] { return slot_calls.load() == 1; }, 5s)) throw std::runtime_error("slot not called");
+    if (!eventually([&] { return slot_calls.load() == 1; }, 5s))
+        throw std::runtime_error("slot not called");
 
     auto uw = hub.listen_unicast("jobs");
     if (!hub.unicast("jobs", "job-1")) throw std::runtime_error("no unicast waiter found");
@@ -59,7 +60,8 @@ void signaling_scenarios(connection_pool& pool, const std::string& prefix, std::
 
     auto run_parties = [&](auto&& member) {
         std::vector<std::future<void>> others;
-        for (std::size_t i = 1; i < parties; ++i) others.push_back(std::async(std::launch::async, member));
+        for (std::size_t i = 1; i < parties; ++i)
+            others.push_back(std::async(std::launch::async, member));
         member();
         for (auto& f : others) f.get();
     };
@@ -100,7 +102,8 @@ TEST(SignalingAcl, ReplicaLinksRunAsTheUser) {
     (void)make_acl_user(*replica, "signaling_replicated", needs);
     signal_hub hub(pool);
     auto w = hub.listen({"orders"});
-    EXPECT_TRUE(eventually([&] { return hub.connected_links() == 2; }, 5s));  // master + replica (ROLE)
+    EXPECT_TRUE(
+        eventually([&] { return hub.connected_links() == 2; }, 5s));  // master + replica (ROLE)
     (void)hub.broadcast("orders", "x");
     EXPECT_TRUE(w.wait(5s));
 }
@@ -112,7 +115,8 @@ TEST(SignalingAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
     int n = 0;
     for (const auto& cmd : needs.commands) {
         SCOPED_TRACE(cmd);
-        connection_pool pool(make_acl_user(server, "signaling_no_" + std::to_string(n++), without_command(needs, cmd)));
+        connection_pool pool(make_acl_user(server, "signaling_no_" + std::to_string(n++),
+                                           without_command(needs, cmd)));
         if (cmd == "role" || cmd == "unsubscribe" || cmd == "punsubscribe") {
             // Replica discovery and the last listener's goodbye: nothing waits on them.
             signaling_scenarios(pool, std::string(default_prefix), 1, cmd);
@@ -123,14 +127,16 @@ TEST(SignalingAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
             // heartbeat on the timer thread: not reached on demand.
             continue;
         }
-        expect_refused(cmd, 2s, [&] { signaling_scenarios(pool, std::string(default_prefix), 1, cmd); });
+        expect_refused(cmd, 2s,
+                       [&] { signaling_scenarios(pool, std::string(default_prefix), 1, cmd); });
     }
 }
 
 TEST(SignalingAcl, MissingKeyOrChannelPatternIsPermissionError) {
     local_server server;
     // No broadcast channel granted: listening and publishing there are refused.
-    connection_pool deaf(make_acl_user(server, "signaling_no_user_channels", signaling_acl_needs()));
+    connection_pool deaf(
+        make_acl_user(server, "signaling_no_user_channels", signaling_acl_needs()));
     signal_hub hub(deaf);
     expect_refused("subscribe", 2s, [&] { (void)hub.wait("orders", 10s); });
     expect_refused("psubscribe", 2s, [&] { (void)hub.wait_pattern("orders*", 10s); });

@@ -72,9 +72,11 @@ TEST_F(Coordination, BarrierTimeoutNamesArrivalsAndWithdraws) {
 TEST_F(Coordination, BarrierRejectsBadInput) {
     EXPECT_THROW(redcoord::barrier(hub, "", 2), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::barrier(hub, "x", 0), redcoord::invalid_argument);
-    EXPECT_THROW(redcoord::barrier(hub, "x", 2, {.arrival_lease = 1ms}), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::barrier(hub, "x", 2, {.arrival_lease = 1ms}),
+                 redcoord::invalid_argument);
     redcoord::barrier two(hub, "mismatch", 2);
-    std::thread t([&] { EXPECT_THROW((void)two.arrive_and_wait(300ms), redcoord::barrier_timeout); });
+    std::thread t(
+        [&] { EXPECT_THROW((void)two.arrive_and_wait(300ms), redcoord::barrier_timeout); });
     std::this_thread::sleep_for(100ms);
     redcoord::barrier three(hub, "mismatch", 3);
     EXPECT_THROW((void)three.arrive_and_wait(300ms), redcoord::invalid_argument);

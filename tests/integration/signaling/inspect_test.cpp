@@ -33,7 +33,8 @@ TEST(InspectBarrier, ShowsArrivalsThenTheNextGeneration) {
     barrier b1(hub, "stage", 3), b2(hub, "stage", 3), b3(hub, "stage", 3);
     auto w1 = std::async(std::launch::async, [&] { return b1.arrive_and_wait(10s); });
     auto w2 = std::async(std::launch::async, [&] { return b2.arrive_and_wait(10s); });
-    ASSERT_TRUE(eventually([&] { return inspect_barrier(pool, "stage").arrivals.size() == 2; }, 5s));
+    ASSERT_TRUE(
+        eventually([&] { return inspect_barrier(pool, "stage").arrivals.size() == 2; }, 5s));
     const auto v = inspect_barrier(pool, "stage");
     EXPECT_EQ(v.generation, 0u);
     EXPECT_EQ(v.parties, std::optional<std::size_t>(3));

@@ -22,7 +22,8 @@ TEST(SignalMetrics, DeliveryTimeOfEnvelopedSignalsFromThisHost) {
     auto got = w.wait(5s);
     ASSERT_TRUE(got);
     EXPECT_EQ(got->payload, "one");
-    ASSERT_TRUE(metrics_test::eventually([&] { return o.value_or_zero("redcoord_signal_delivery_seconds_count") == 1; }));
+    ASSERT_TRUE(metrics_test::eventually(
+        [&] { return o.value_or_zero("redcoord_signal_delivery_seconds_count") == 1; }));
     const double sum = o.value_or_zero("redcoord_signal_delivery_seconds_sum");
     EXPECT_GT(sum, 0);
     EXPECT_LT(sum, 5);

@@ -20,14 +20,18 @@ TEST(MultiProcess, BroadcastReachesFiftyWaitersInFourProcessesOnceEach) {
     auto replica = local_server::replica_of(master);
     const std::string m = master.url(), r = replica->url();
     // The master streams commands to the replica only once it counts it online.
-    for (int i = 0; i < 500 && master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos; ++i)
+    for (int i = 0;
+         i < 500 &&
+         master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos;
+         ++i)
         std::this_thread::sleep_for(10ms);
     constexpr int signals = 20;
     const int per_child[] = {13, 13, 12, 12};
     std::vector<process> kids;
     for (int n : per_child)
-        kids.emplace_back(std::vector<std::string>{CHILD_PATH, "waiters", m, r, "fan", std::to_string(n),
-                                                   std::to_string(signals), "ready"});
+        kids.emplace_back(std::vector<std::string>{CHILD_PATH, "waiters", m, r, "fan",
+                                                   std::to_string(n), std::to_string(signals),
+                                                   "ready"});
     for (int i = 0; i < 1500; ++i) {
         auto v = master.command({"GET", "ready"}).maybe_text();
         if (v && *v == "4") break;
@@ -49,7 +53,8 @@ TEST(MultiProcess, BarrierOfEightProcessesReusedAHundredTimes) {
     local_server master;
     std::vector<process> kids;
     for (int i = 0; i < 8; ++i)
-        kids.emplace_back(std::vector<std::string>{CHILD_PATH, "barrier", master.url(), "eight", "8", "100"});
+        kids.emplace_back(
+            std::vector<std::string>{CHILD_PATH, "barrier", master.url(), "eight", "8", "100"});
     for (auto& k : kids) {
         auto st = k.wait_for(60000ms);
         ASSERT_TRUE(st);

@@ -30,7 +30,8 @@ protected:
 
     // Runs `wait` on a thread, calls `release` after 300 ms, and expects `wait` to have
     // blocked until then and finished successfully soon after.
-    static void blocks_until_released(const std::function<void()>& wait, const std::function<void()>& release) {
+    static void blocks_until_released(const std::function<void()>& wait,
+                                      const std::function<void()>& release) {
         const auto start = std::chrono::steady_clock::now();
         auto done = std::async(std::launch::async, [&] {
             EXPECT_NO_THROW(wait());
@@ -39,7 +40,8 @@ protected:
         std::this_thread::sleep_for(300ms);
         ASSERT_NE(done.wait_for(0ms), std::future_status::ready) << "returned before the release";
         release();
-        ASSERT_EQ(done.wait_for(5s), std::future_status::ready) << "still waiting after the release";
+        ASSERT_EQ(done.wait_for(5s), std::future_status::ready)
+            << "still waiting after the release";
         EXPECT_GE(done.get(), 290ms);
     }
 };
@@ -48,23 +50,30 @@ protected:
 
 TEST_F(Findings, C8_WaiterWaitMaxWaits) {
     auto w = hub.listen({"c8"});
-    blocks_until_released([&] {
-        auto s = w.wait(forever);
-        ASSERT_TRUE(s);
-        EXPECT_EQ(s->payload, "go");
-    }, [&] { hub.broadcast("c8", "go"); });
+    blocks_until_released(
+        [&] {
+            auto s = w.wait(forever);
+            ASSERT_TRUE(s);
+            EXPECT_EQ(s->payload, "go");
+        },
+        [&] { hub.broadcast("c8", "go"); });
 }
 
 TEST_F(Findings, C8_HubWaitAndWaitAllMaxWait) {
     blocks_until_released([&] { EXPECT_TRUE(hub.wait("c8one", forever)); },
                           [&] {
-                              for (int i = 0; i < 200 && hub.broadcast("c8one", "x") == 0; ++i) std::this_thread::sleep_for(5ms);
+                              for (int i = 0; i < 200 && hub.broadcast("c8one", "x") == 0; ++i)
+                                  std::this_thread::sleep_for(5ms);
                           });
-    blocks_until_released([&] { EXPECT_TRUE(hub.wait_all({"c8a", "c8b"}, forever)); },
-                          [&] {
-                              for (int i = 0; i < 200 && hub.broadcast("c8a", "x") == 0; ++i) std::this_thread::sleep_for(5ms);
-                              hub.broadcast("c8b", "y");
-                          });
+    blocks_until_released(
+        [&] {
+            EXPECT_TRUE(hub.wait_all({"c8a", "c8b"}, forever));
+        },
+        [&] {
+            for (int i = 0; i < 200 && hub.broadcast("c8a", "x") == 0; ++i)
+                std::this_thread::sleep_for(5ms);
+            hub.broadcast("c8b", "y");
+        });
 }
 
 TEST_F(Findings, C8_BarrierArriveAndWaitMaxWaits) {
@@ -124,8 +133,8 @@ TEST_F(Findings, S8_ResetDoesNotPullTheRugFromAWaitingMember) {
     std::thread t([&] { EXPECT_NO_THROW(passed = b.arrive_and_wait(10s)); });
     for (int i = 0; i < 500 && b.arrived() < 1; ++i) std::this_thread::sleep_for(5ms);
     ASSERT_EQ(b.arrived(), 1u);
-    b.reset();                    // refused: somebody is waiting
-    EXPECT_EQ(b.arrived(), 1u);   // ... so the arrival still counts
+    b.reset();                   // refused: somebody is waiting
+    EXPECT_EQ(b.arrived(), 1u);  // ... so the arrival still counts
     redcoord::barrier other(hub, "s8", 2);
     EXPECT_EQ(other.arrive_and_wait(2s), 0u);
     t.join();
@@ -138,8 +147,9 @@ TEST_F(Findings, S8_ResetDoesNotPullTheRugFromAWaitingMember) {
 TEST_F(Findings, S4_OneEnvelopeOnTwoChannelsReachesBoth) {
     auto w = hub.listen({"s4a", "s4b"});
     const std::string env = hub.envelope("both");
-    master.command({"EVAL", "redis.call('PUBLISH', KEYS[1], ARGV[1]) redis.call('PUBLISH', KEYS[2], ARGV[1])", "2",
-                    "s4a", "s4b", env});
+    master.command(
+        {"EVAL", "redis.call('PUBLISH', KEYS[1], ARGV[1]) redis.call('PUBLISH', KEYS[2], ARGV[1])",
+         "2", "s4a", "s4b", env});
     auto a = w.wait(3s), b = w.wait(3s);
     ASSERT_TRUE(a);
     ASSERT_TRUE(b) << "the second channel's delivery was dropped as a duplicate";
@@ -202,7 +212,8 @@ TEST(FindingsWithReplica, S6_ListenUnicastWaitsForTheMasterLink) {
     master.command({"CLIENT", "PAUSE", "400", "ALL"});
     const auto start = std::chrono::steady_clock::now();
     auto w = hub.listen_unicast("s6");
-    EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms) << "returned on the replica's confirmation alone";
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms)
+        << "returned on the replica's confirmation alone";
     EXPECT_TRUE(hub.unicast("s6", "you"));
     auto s = w.wait(3s);
     ASSERT_TRUE(s);

@@ -38,12 +38,12 @@ long long numsub(const local_server& s, const std::string& channel) {
     return s.command({"PUBSUB", "NUMSUB", channel}).elements().at(1).integer();
 }
 
-
 TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndShareOneConnection) {
     local_server master;
     auto replica = local_server::replica_of(master);
     ASSERT_TRUE(eventually([&] {
-        return master.command({"INFO", "replication"}).text().find("state=online") != std::string::npos;
+        return master.command({"INFO", "replication"}).text().find("state=online") !=
+               std::string::npos;
     }));
     redcoord::connection_pool pool(master.endpoint());
 
@@ -65,22 +65,26 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
     std::vector<std::unique_ptr<redcoord::barrier>> barriers;
     std::vector<std::unique_ptr<redcoord::double_barrier>> inside;
     for (int i = 0; i < n; ++i) {
-        hubs.push_back(std::make_unique<redcoord::signal_hub>(pool, std::vector<redcoord::endpoint>{replica->endpoint()}));
+        hubs.push_back(std::make_unique<redcoord::signal_hub>(
+            pool, std::vector<redcoord::endpoint>{replica->endpoint()}));
         auto& h = *hubs.back();
         waiters.push_back(h.listen({"shared"}));
         slots.push_back(h.on("shared", [&](const redcoord::signal&) { ++slot_calls; }));
         barriers.push_back(std::make_unique<redcoord::barrier>(h, "b-" + std::to_string(i), 1));
-        EXPECT_EQ(barriers.back()->arrive_and_wait(5s), 0u);  // passes; keeps its channel subscribed
-        inside.push_back(std::make_unique<redcoord::double_barrier>(h, "inside-" + std::to_string(i + 1), 1,
-                                                                   redcoord::barrier_options{.arrival_lease = 600ms}));
+        EXPECT_EQ(barriers.back()->arrive_and_wait(5s),
+                  0u);  // passes; keeps its channel subscribed
+        inside.push_back(std::make_unique<redcoord::double_barrier>(
+            h, "inside-" + std::to_string(i + 1), 1,
+            redcoord::barrier_options{.arrival_lease = 600ms}));
         inside.back()->enter(5s);  // its lease heartbeat now runs
     }
     const std::size_t after = process_threads();
-    std::cout << "[signaling/runtime] threads with one hub " << base << ", with 20 more hubs, barriers and double barriers inside "
-              << after << "; pub/sub connections: master " << pubsub_connections(master) << ", replica "
+    std::cout << "[signaling/runtime] threads with one hub " << base
+              << ", with 20 more hubs, barriers and double barriers inside " << after
+              << "; pub/sub connections: master " << pubsub_connections(master) << ", replica "
               << pubsub_connections(*replica) << "\n";
-    EXPECT_LE(after, base + 2) << "20 hubs + 20 barriers + 20 double barriers inside: " << base << " -> " << after
-                               << " threads";
+    EXPECT_LE(after, base + 2) << "20 hubs + 20 barriers + 20 double barriers inside: " << base
+                               << " -> " << after << " threads";
 
     // One pub/sub connection per server for all 21 hubs, and one SUBSCRIBE per channel.
     EXPECT_EQ(pubsub_connections(master), 1u);
@@ -93,10 +97,14 @@ TEST(SignalingRuntime, TwentyHubsBarriersAndDoubleBarriersInsideAddNoThreadAndSh
     // heartbeats run on the timer thread.
     std::this_thread::sleep_for(2000ms);
     const auto t = master.command({"TIME"});
-    const auto now_ms = std::stoll(t.elements().at(0).text()) * 1000 + std::stoll(t.elements().at(1).text()) / 1000;
+    const auto now_ms =
+        std::stoll(t.elements().at(0).text()) * 1000 + std::stoll(t.elements().at(1).text()) / 1000;
     for (int i = 0; i <= n; ++i) {
-        const std::string key = "redcoord:double_barrier:{inside-" + std::to_string(i) + "}:members";
-        EXPECT_EQ(master.command({"ZCOUNT", key, "(" + std::to_string(now_ms), "+inf"}).integer(), 1) << key;
+        const std::string key =
+            "redcoord:double_barrier:{inside-" + std::to_string(i) + "}:members";
+        EXPECT_EQ(master.command({"ZCOUNT", key, "(" + std::to_string(now_ms), "+inf"}).integer(),
+                  1)
+            << key;
     }
     for (auto& d : inside) EXPECT_NO_THROW(d->leave(5s));
     EXPECT_NO_THROW(first_inside.leave(5s));

@@ -23,10 +23,14 @@ protected:
     void SetUp() override {
         replica = local_server::replica_of(master);
         // The master streams PUBLISH to the replica only once it counts it online.
-        for (int i = 0; i < 500 && master.command({"INFO", "replication"}).text().find("state=online") == std::string::npos; ++i)
+        for (int i = 0;
+             i < 500 && master.command({"INFO", "replication"}).text().find("state=online") ==
+                            std::string::npos;
+             ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         pool = std::make_unique<redcoord::connection_pool>(master.endpoint());
-        hub = std::make_unique<signal_hub>(*pool, std::vector<redcoord::endpoint>{replica->endpoint()});
+        hub = std::make_unique<signal_hub>(*pool,
+                                           std::vector<redcoord::endpoint>{replica->endpoint()});
     }
     // Waits until every link of `h` is up (so each signal arrives over both).
     static void all_links_up(signal_hub& h, std::size_t n = 2) {
@@ -136,7 +140,8 @@ TEST_F(SignalHub, WaitTimesOut) {
 TEST_F(SignalHub, WaitAnySaysWhichChannelFired) {
     std::optional<redcoord::signal> got;
     std::thread t([&] { got = hub->wait_any({"a", "b", "c"}, 5000ms); });
-    for (int i = 0; i < 500 && master.command({"PUBSUB", "NUMSUB", "b"}).elements()[1].integer() == 0; ++i)
+    for (int i = 0;
+         i < 500 && master.command({"PUBSUB", "NUMSUB", "b"}).elements()[1].integer() == 0; ++i)
         std::this_thread::sleep_for(10ms);
     hub->broadcast("b", "from-b");
     t.join();
@@ -148,7 +153,8 @@ TEST_F(SignalHub, WaitAnySaysWhichChannelFired) {
 TEST_F(SignalHub, WaitAllNeedsEveryChannel) {
     std::optional<std::vector<redcoord::signal>> got;
     std::thread t([&] { got = hub->wait_all({"x", "y", "x"}, 5000ms); });
-    for (int i = 0; i < 500 && master.command({"PUBSUB", "NUMSUB", "y"}).elements()[1].integer() == 0; ++i)
+    for (int i = 0;
+         i < 500 && master.command({"PUBSUB", "NUMSUB", "y"}).elements()[1].integer() == 0; ++i)
         std::this_thread::sleep_for(10ms);
     hub->broadcast("y", "1");
     hub->broadcast("y", "2");  // a second signal on the same channel does not complete it
@@ -208,7 +214,8 @@ TEST_F(SignalHub, UnicastReachesExactlyOneWaiterFairly) {
         return n;
     };
     for (int i = 0; i < 1000 && pending() < signals; ++i) std::this_thread::sleep_for(10ms);
-    std::this_thread::sleep_for(200ms);  // replica copies, were they not dropped, would be queued by now
+    std::this_thread::sleep_for(
+        200ms);  // replica copies, were they not dropped, would be queued by now
     std::set<std::string> seen;
     std::vector<int> share(waiters, 0);
     for (int i = 0; i < waiters; ++i) {
@@ -300,7 +307,9 @@ TEST_F(SignalHub, DisconnectingTheLastSlotUnsubscribes) {
         for (int i = 0; i < 300 && calls.load() == 0; ++i) std::this_thread::sleep_for(10ms);
         EXPECT_EQ(calls.load(), 1);
     }
-    for (int i = 0; i < 300 && master.command({"PUBSUB", "NUMSUB", "scoped"}).elements()[1].integer() != 0; ++i)
+    for (int i = 0;
+         i < 300 && master.command({"PUBSUB", "NUMSUB", "scoped"}).elements()[1].integer() != 0;
+         ++i)
         std::this_thread::sleep_for(10ms);
     EXPECT_EQ(hub->broadcast("scoped", "2"), 0u);
     std::this_thread::sleep_for(100ms);

@@ -29,7 +29,8 @@ using namespace std::chrono_literals;
 namespace {
 // A server given by URL (with its TLS options when the test runs over TLS) or by port.
 redcoord::endpoint at(const char* where) {
-    if (std::string_view(where).find("://") != std::string_view::npos) return redcoord::parse_endpoint(where);
+    if (std::string_view(where).find("://") != std::string_view::npos)
+        return redcoord::parse_endpoint(where);
     redcoord::endpoint ep;
     ep.port = static_cast<std::uint16_t>(std::stoi(where));
     return ep;
@@ -53,9 +54,12 @@ int run_waiters(char** argv) {
     for (int i = 0; i < n_waiters; ++i) {
         for (int k = 0; k < n_signals; ++k) {
             auto s = ws[i].wait(20000ms);
-            if (!s) return fail("waiter " + std::to_string(i) + " timed out at signal " + std::to_string(k));
+            if (!s)
+                return fail("waiter " + std::to_string(i) + " timed out at signal " +
+                            std::to_string(k));
             if (s->payload != std::to_string(k))
-                return fail("waiter " + std::to_string(i) + " expected " + std::to_string(k) + ", got " + s->payload);
+                return fail("waiter " + std::to_string(i) + " expected " + std::to_string(k) +
+                            ", got " + s->payload);
         }
     }
     // Every signal must come over both links too (the replica's copy is dropped, once per hub).
@@ -66,9 +70,9 @@ int run_waiters(char** argv) {
         if (ws[i].pending() != 0) return fail("waiter " + std::to_string(i) + " got extra signals");
     auto st = hub.stats();
     if (st.duplicates != static_cast<std::uint64_t>(n_signals))
-        return fail("expected " + std::to_string(n_signals) + " dropped copies, saw " + std::to_string(st.duplicates) +
-                    " (received " + std::to_string(st.received) + ", links up " + std::to_string(hub.connected_links()) +
-                    ")");
+        return fail("expected " + std::to_string(n_signals) + " dropped copies, saw " +
+                    std::to_string(st.duplicates) + " (received " + std::to_string(st.received) +
+                    ", links up " + std::to_string(hub.connected_links()) + ")");
     return 0;
 }
 

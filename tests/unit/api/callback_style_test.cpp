@@ -26,17 +26,24 @@ using redcoord::host_port;
 template <class T>
 T& ref();
 
-static_assert(std::is_same_v<decltype(ref<redcoord::distributed_lock>().on_lost({})), scoped_connection>);
+static_assert(
+    std::is_same_v<decltype(ref<redcoord::distributed_lock>().on_lost({})), scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::redlock>().on_lost({})), scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::fair_lock>().on_lost({})), scoped_connection>);
-static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_elected({})), scoped_connection>);
-static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_revoked({})), scoped_connection>);
-static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_leader_changed({})), scoped_connection>);
-static_assert(std::is_same_v<decltype(ref<redcoord::sentinel_resolver>().on_master_changed({})), scoped_connection>);
+static_assert(
+    std::is_same_v<decltype(ref<redcoord::leader_elector>().on_elected({})), scoped_connection>);
+static_assert(
+    std::is_same_v<decltype(ref<redcoord::leader_elector>().on_revoked({})), scoped_connection>);
+static_assert(std::is_same_v<decltype(ref<redcoord::leader_elector>().on_leader_changed({})),
+                             scoped_connection>);
+static_assert(std::is_same_v<decltype(ref<redcoord::sentinel_resolver>().on_master_changed({})),
+                             scoped_connection>);
 static_assert(std::is_same_v<decltype(ref<redcoord::signal_hub>().on("c", {})), scoped_connection>);
 
 // Ports nothing listens on: nothing here connects anyway.
-redcoord::endpoint nowhere(int port = 1) { return redcoord::parse_endpoint("redis://127.0.0.1:" + std::to_string(port)); }
+redcoord::endpoint nowhere(int port = 1) {
+    return redcoord::parse_endpoint("redis://127.0.0.1:" + std::to_string(port));
+}
 
 // Subscribes through `subscribe`, keeps a plain copy of the connection, and checks that the
 // slot is connected while the returned object lives and disconnected once it is dropped.
@@ -85,7 +92,8 @@ TEST(CallbackStyle, LeaderElectorEvents) {
 }
 
 TEST(CallbackStyle, SentinelResolverOnMasterChanged) {
-    redcoord::sentinel_resolver r(redcoord::parse_endpoint("redis-sentinel://127.0.0.1:1/api-style"));
+    redcoord::sentinel_resolver r(
+        redcoord::parse_endpoint("redis-sentinel://127.0.0.1:1/api-style"));
     expect_scoped([&] { return r.on_master_changed([](const host_port&, const host_port&) {}); });
 }
 

@@ -16,7 +16,8 @@ using redcoord::detail::put_be;
 using redcoord::detail::to_hex;
 
 TEST(Bytes, BigEndianLayoutIsMostSignificantFirst) {
-    EXPECT_EQ(be_bytes<8>(0x0102030405060708ULL), std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+    EXPECT_EQ(be_bytes<8>(0x0102030405060708ULL),
+              std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
     EXPECT_EQ(be_bytes<4>(0xdeadbeefULL), std::string("\xde\xad\xbe\xef", 4));
     EXPECT_EQ(be_bytes<2>(0x00ffULL), std::string("\x00\xff", 2));
     EXPECT_EQ(be_bytes<1>(0x7fULL), std::string("\x7f", 1));
@@ -81,7 +82,8 @@ TEST(Bytes, HexIsLowerCaseTwoDigitsPerByteAndBinarySafe) {
     const auto h = to_hex(all);
     ASSERT_EQ(h.size(), 512u);
     EXPECT_EQ(h.find_first_not_of("0123456789abcdef"), std::string::npos);
-    for (int c = 0; c < 256; ++c) EXPECT_EQ(std::stoi(h.substr(static_cast<std::size_t>(2 * c), 2), nullptr, 16), c);
+    for (int c = 0; c < 256; ++c)
+        EXPECT_EQ(std::stoi(h.substr(static_cast<std::size_t>(2 * c), 2), nullptr, 16), c);
 }
 
 }  // namespace

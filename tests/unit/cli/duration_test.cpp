@@ -26,7 +26,8 @@ TEST(CliDuration, ParsesCompoundsAndFractions) {
 }
 
 TEST(CliDuration, RejectsBadInput) {
-    for (const char* bad : {"", "5", "10x", "ms", "-1s", "1 s", "s10", "1.2.3s", "1e3s", ".s", "99999999999h"}) {
+    for (const char* bad :
+         {"", "5", "10x", "ms", "-1s", "1 s", "s10", "1.2.3s", "1e3s", ".s", "99999999999h"}) {
         EXPECT_THROW((void)parse_duration(bad), redcoord::invalid_argument) << bad;
     }
 }

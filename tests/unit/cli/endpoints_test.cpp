@@ -9,7 +9,8 @@ using namespace redcoord::cli;
 
 TEST(CliEndpoints, FlagsWinOverEnvironmentAndDefault) {
     EXPECT_EQ(choose_urls({"redis://a:1"}, "redis://b:2"), std::vector<std::string>{"redis://a:1"});
-    EXPECT_EQ(choose_urls({}, "redis://b:2,redis://c:3"), (std::vector<std::string>{"redis://b:2", "redis://c:3"}));
+    EXPECT_EQ(choose_urls({}, "redis://b:2,redis://c:3"),
+              (std::vector<std::string>{"redis://b:2", "redis://c:3"}));
     EXPECT_EQ(choose_urls({}, nullptr), std::vector<std::string>{std::string(default_url)});
     EXPECT_EQ(choose_urls({}, " , "), std::vector<std::string>{std::string(default_url)});
 }
@@ -17,11 +18,13 @@ TEST(CliEndpoints, FlagsWinOverEnvironmentAndDefault) {
 TEST(CliEndpoints, SplitKeepsSentinelListsTogether) {
     EXPECT_EQ(split_url_list("redis-sentinel://h1:26379,h2:26380/svc, redis://x:1"),
               (std::vector<std::string>{"redis-sentinel://h1:26379,h2:26380/svc", "redis://x:1"}));
-    EXPECT_EQ(split_url_list(" redis://a:1 ,,redis://b:2,"), (std::vector<std::string>{"redis://a:1", "redis://b:2"}));
+    EXPECT_EQ(split_url_list(" redis://a:1 ,,redis://b:2,"),
+              (std::vector<std::string>{"redis://a:1", "redis://b:2"}));
 }
 
 TEST(CliEndpoints, PasswordFromEnvironmentOnlyWhenUrlHasNone) {
-    auto eps = resolve_endpoints({"redis://127.0.0.1:7000", "redis://:inurl@127.0.0.1:7001"}, "fromenv");
+    auto eps =
+        resolve_endpoints({"redis://127.0.0.1:7000", "redis://:inurl@127.0.0.1:7001"}, "fromenv");
     ASSERT_EQ(eps.size(), 2u);
     EXPECT_EQ(eps[0].password, "fromenv");
     EXPECT_EQ(eps[1].password, "inurl");
@@ -34,23 +37,27 @@ TEST(CliEndpoints, PasswordFromEnvironmentOnlyWhenUrlHasNone) {
 TEST(CliEndpoints, SentinelPasswordFromEnvironmentOnlyForSentinelEndpoints) {
     // REDCOORD_SENTINEL_PASSWORD: the sentinels' own password (issue 18), which a URL cannot
     // carry; the data nodes' password stays REDCOORD_PASSWORD's.
-    auto eps = resolve_endpoints({"redis-sentinel://127.0.0.1:26379/mymaster", "redis://127.0.0.1:7000"}, "data",
-                                 endpoint_timeouts{}, "sentinels");
+    auto eps =
+        resolve_endpoints({"redis-sentinel://127.0.0.1:26379/mymaster", "redis://127.0.0.1:7000"},
+                          "data", endpoint_timeouts{}, "sentinels");
     ASSERT_EQ(eps.size(), 2u);
     EXPECT_EQ(eps[0].sentinel_password, "sentinels");
     EXPECT_EQ(eps[0].password, "data");
     EXPECT_TRUE(eps[1].sentinel_password.empty());
-    auto unset = resolve_endpoints({"redis-sentinel://127.0.0.1:26379/mymaster"}, nullptr, endpoint_timeouts{}, "");
+    auto unset = resolve_endpoints({"redis-sentinel://127.0.0.1:26379/mymaster"}, nullptr,
+                                   endpoint_timeouts{}, "");
     EXPECT_TRUE(unset[0].sentinel_password.empty());
     EXPECT_EQ(eps[0].to_string().find("sentinels"), std::string::npos);  // never printed
 }
 
 TEST(CliEndpoints, AppliesTimeouts) {
-    auto eps = resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{250ms, 750ms});
+    auto eps =
+        resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{250ms, 750ms});
     EXPECT_EQ(eps[0].connect_timeout, 250ms);
     EXPECT_EQ(eps[0].command_timeout, 750ms);
-    EXPECT_THROW((void)resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{0ms, 1s}),
-                 redcoord::invalid_argument);
+    EXPECT_THROW(
+        (void)resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{0ms, 1s}),
+        redcoord::invalid_argument);
 }
 
 TEST(CliEndpoints, BadUrlIsUsageErrorWithoutThePassword) {

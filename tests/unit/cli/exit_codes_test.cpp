@@ -22,7 +22,8 @@ TEST(CliExitCodes, ErrorsMapByType) {
 }
 
 TEST(CliExitCodes, CodesAreDistinctAndListedInHelp) {
-    const std::set<int> codes{ok, no, usage, connection, auth, server, internal, timed_out, lost, cannot_execute, not_found};
+    const std::set<int> codes{ok,       no,        usage, connection,     auth,     server,
+                              internal, timed_out, lost,  cannot_execute, not_found};
     EXPECT_EQ(codes.size(), 11u);
     const std::string table = exit_code_table();
     for (int c : codes) {

@@ -72,9 +72,11 @@ TEST(Reaper, KillsTheGroupAtTheDeadline) {
         EXPECT_TRUE(r.fired());
     }
     std::sort(late_ms.begin(), late_ms.end());
-    std::printf("[measure] reaper SIGKILL after its deadline (incl. up to 0.2 ms polling): p50 %.2f ms, p99 %.2f ms, "
-                "max %.2f ms over %zu runs\n",
-                late_ms[late_ms.size() / 2], late_ms[late_ms.size() - 1], late_ms.back(), late_ms.size());
+    std::printf(
+        "[measure] reaper SIGKILL after its deadline (incl. up to 0.2 ms polling): p50 %.2f ms, "
+        "p99 %.2f ms, "
+        "max %.2f ms over %zu runs\n",
+        late_ms[late_ms.size() / 2], late_ms[late_ms.size() - 1], late_ms.back(), late_ms.size());
     EXPECT_LT(late_ms.back(), 100.0);
 }
 

@@ -26,7 +26,8 @@ link_policy make(std::chrono::milliseconds min = 20ms, std::chrono::milliseconds
 TEST(LinkPolicy, BackoffDoublesUpToTheMaximumWithJitterOfUpToHalf) {
     auto p = make(20ms, 1000ms);
     // random 0: no jitter; the delays are the bare backoff.
-    const std::chrono::milliseconds expected[] = {20ms, 40ms, 80ms, 160ms, 320ms, 640ms, 1000ms, 1000ms};
+    const std::chrono::milliseconds expected[] = {20ms,  40ms,  80ms,   160ms,
+                                                  320ms, 640ms, 1000ms, 1000ms};
     for (auto e : expected) {
         EXPECT_EQ(p.retry_at(t0, 0) - t0, e);
     }
@@ -157,8 +158,11 @@ TEST(LinkPolicy, RandomSchedulesKeepTheInvariants) {
     for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         std::mt19937_64 rnd(seed);
-        auto ms = [&](int lo, int hi) { return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rnd)); };
-        const auto min = ms(1, 50), max = min + ms(0, 2000), hi = ms(0, 3) == 0ms ? 0ms : ms(10, 500);
+        auto ms = [&](int lo, int hi) {
+            return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rnd));
+        };
+        const auto min = ms(1, 50), max = min + ms(0, 2000),
+                   hi = ms(0, 3) == 0ms ? 0ms : ms(10, 500);
         auto p = make(min, max, hi);
         auto now = t0;
         p.linked(now);
@@ -183,7 +187,8 @@ TEST(LinkPolicy, RandomSchedulesKeepTheInvariants) {
             if (h == health::silent) {
                 const auto retry = p.retry_at(now, rnd());
                 ASSERT_GE(retry - now, std::chrono::duration_cast<link_policy::duration>(min));
-                ASSERT_LE(retry - now, std::chrono::duration_cast<link_policy::duration>(max + max / 2));
+                ASSERT_LE(retry - now,
+                          std::chrono::duration_cast<link_policy::duration>(max + max / 2));
                 now = retry;
                 p.linked(now);
                 last_data = last_send = now;
@@ -194,7 +199,8 @@ TEST(LinkPolicy, RandomSchedulesKeepTheInvariants) {
                 last_send = now;
             }
             // Woken at next_due(), the driver never leaves the link idle past one interval.
-            if (hi > 0ms) ASSERT_LE(now - std::max(last_data, last_send), link_policy::duration(hi));
+            if (hi > 0ms)
+                ASSERT_LE(now - std::max(last_data, last_send), link_policy::duration(hi));
             ASSERT_GE(p.backoff(), min);
             ASSERT_LE(p.backoff(), max);
         }

@@ -44,13 +44,18 @@ void expect_row_covers(const std::string& part, const redcoord::acl_needs& n) {
     for (auto c : n.commands) {
         if (c == "ping" || c == "role" || c == "select") continue;  // named once above the table
         c = upper(c);
-        if (auto bar = c.find('|'); bar != std::string::npos) c.replace(bar, 1, "\\|");  // Markdown cell
+        if (auto bar = c.find('|'); bar != std::string::npos)
+            c.replace(bar, 1, "\\|");  // Markdown cell
         EXPECT_TRUE(has_word(row, c)) << part << ": " << c;
     }
     // `P ` stands for the prefix in the table.
-    auto in_table = [](std::string pattern) { return "`P " + pattern.substr(std::string("redcoord:").size()) + "`"; };
-    for (const auto& k : n.key_patterns) EXPECT_NE(row.find(in_table(k)), std::string::npos) << part << ": " << k;
-    for (const auto& ch : n.channel_patterns) EXPECT_NE(row.find(in_table(ch)), std::string::npos) << part << ": " << ch;
+    auto in_table = [](std::string pattern) {
+        return "`P " + pattern.substr(std::string("redcoord:").size()) + "`";
+    };
+    for (const auto& k : n.key_patterns)
+        EXPECT_NE(row.find(in_table(k)), std::string::npos) << part << ": " << k;
+    for (const auto& ch : n.channel_patterns)
+        EXPECT_NE(row.find(in_table(ch)), std::string::npos) << part << ": " << ch;
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ std::vector<snippet> snippets(const std::vector<std::string>& readme) {
         snippet s{readme[i].substr(marker.size(), end - marker.size()), i + 1, {}};
         std::size_t j = i + 1;
         if (j < readme.size() && readme[j].rfind("```", 0) == 0) {
-            for (++j; j < readme.size() && readme[j].rfind("```", 0) != 0; ++j) s.body.push_back(readme[j]);
+            for (++j; j < readme.size() && readme[j].rfind("```", 0) != 0; ++j)
+                s.body.push_back(readme[j]);
         }
         out.push_back(std::move(s));
     }
@@ -67,7 +68,8 @@ TEST(Readme, SnippetsAreCutFromTheExamples) {
         auto file = read_lines(root + "/" + s.source);
         ASSERT_FALSE(file.empty()) << "README line " << s.line << ": no file " << s.source;
         EXPECT_TRUE(contains_block(file, s.body))
-            << "README line " << s.line << ": the snippet is not a contiguous excerpt of " << s.source;
+            << "README line " << s.line << ": the snippet is not a contiguous excerpt of "
+            << s.source;
     }
 }
 

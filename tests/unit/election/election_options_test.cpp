@@ -44,22 +44,48 @@ TEST(ElectionOptions, RejectsBadSettings) {
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.identity = "x\r"; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 0ms; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = -5ms; })), invalid_argument);
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 300ms; o.retry_period = 300ms; })), invalid_argument);
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 300ms; o.retry_period = 301ms; })), invalid_argument);
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) {
+                                   o.term = 300ms;
+                                   o.retry_period = 300ms;
+                               })),
+                 invalid_argument);
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) {
+                                   o.term = 300ms;
+                                   o.retry_period = 301ms;
+                               })),
+                 invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.retry_period = -1ms; })), invalid_argument);
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 2ms; o.drift = 0ms; o.retry_period = 0ms; })),
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) {
+                                   o.term = 2ms;
+                                   o.drift = 0ms;
+                                   o.retry_period = 0ms;
+                               })),
                  invalid_argument);  // term / 3 == 0 ms is still refused once defaulted
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.term = 300ms; o.drift = 300ms; })), invalid_argument);
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) {
+                                   o.term = 300ms;
+                                   o.drift = 300ms;
+                               })),
+                 invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.drift = -1ms; })), invalid_argument);
-    EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.replicas = 1; o.replica_timeout = 0ms; })), invalid_argument);
+    EXPECT_THROW((void)resolve("n", bad([](auto& o) {
+                                   o.replicas = 1;
+                                   o.replica_timeout = 0ms;
+                               })),
+                 invalid_argument);
     // Edge values that are allowed.
-    EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) { o.term = 100ms; o.retry_period = 50ms; o.drift = 0ms; })));
-    EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) { o.identity = "with space and ünïcode"; })));
+    EXPECT_NO_THROW((void)resolve("n", bad([](auto& o) {
+                                      o.term = 100ms;
+                                      o.retry_period = 50ms;
+                                      o.drift = 0ms;
+                                  })));
+    EXPECT_NO_THROW(
+        (void)resolve("n", bad([](auto& o) { o.identity = "with space and ünïcode"; })));
 }
 
 namespace {
-election_options with(std::chrono::milliseconds term, std::optional<std::chrono::milliseconds> retry = {},
-                      std::size_t replicas = 0, std::chrono::milliseconds replica_timeout = 100ms) {
+election_options with(std::chrono::milliseconds term,
+                      std::optional<std::chrono::milliseconds> retry = {}, std::size_t replicas = 0,
+                      std::chrono::milliseconds replica_timeout = 100ms) {
     election_options o;
     o.term = term;
     o.retry_period = retry.value_or(std::chrono::milliseconds::zero());
@@ -95,7 +121,8 @@ TEST(ElectionOptions, M8_ReplicaTimeoutFitsBeforeTheDeadline) {
     // term 1000: retry 333, drift 12: 333 + replica_timeout must stay below 988.
     EXPECT_THROW((void)resolve("n", with(1000ms, {}, 1, 700ms)), invalid_argument);
     EXPECT_THROW((void)resolve("n", with(1000ms, {}, 1, 655ms)), invalid_argument);
-    EXPECT_NO_THROW((void)resolve("n", with(1000ms, {}, 1, 400ms)));  // tests/fault/election uses this
+    EXPECT_NO_THROW(
+        (void)resolve("n", with(1000ms, {}, 1, 400ms)));  // tests/fault/election uses this
     EXPECT_NO_THROW((void)resolve("n", with(300ms, {}, 0, 5000ms)));  // ignored without replicas
     const auto m = message_of(with(1000ms, {}, 1, 700ms));
     EXPECT_NE(m.find("replica_timeout"), std::string::npos) << m;
@@ -106,18 +133,21 @@ TEST(ElectionOptions, M8_ReplicaTimeoutFitsBeforeTheDeadline) {
 TEST(ElectionOptions, M8_TooShortTermIsBlamedOnTheTerm) {
     for (auto t : {1ms, 2ms, 3ms}) {
         const auto m = message_of(with(t));
-        EXPECT_NE(m.find("term of " + std::to_string(t.count()) + " ms is too short"), std::string::npos) << m;
+        EXPECT_NE(m.find("term of " + std::to_string(t.count()) + " ms is too short"),
+                  std::string::npos)
+            << m;
     }
     EXPECT_NO_THROW((void)resolve("n", with(4ms)));
 }
 
 // Every combination the examples, tools, benches and tests use still validates.
 TEST(ElectionOptions, M8_DefaultsOfEveryTermInUseValidate) {
-    for (auto t : {100ms, 300ms, 400ms, 600ms, 1000ms, 1500ms, 2000ms, 5000ms, 8000ms, 9000ms, 10000ms, 20000ms})
+    for (auto t : {100ms, 300ms, 400ms, 600ms, 1000ms, 1500ms, 2000ms, 5000ms, 8000ms, 9000ms,
+                   10000ms, 20000ms})
         EXPECT_NO_THROW((void)resolve("n", with(t))) << t.count();
-    EXPECT_NO_THROW((void)resolve("n", with(2000ms, 300ms)));               // sentinel failover test
-    EXPECT_NO_THROW((void)resolve("n", with(8000ms, 3000ms, 1, 100ms)));    // sentinel race test
-    EXPECT_NO_THROW((void)resolve("n", with(2000ms, {}, 1, 400ms)));        // fault failover test
+    EXPECT_NO_THROW((void)resolve("n", with(2000ms, 300ms)));             // sentinel failover test
+    EXPECT_NO_THROW((void)resolve("n", with(8000ms, 3000ms, 1, 100ms)));  // sentinel race test
+    EXPECT_NO_THROW((void)resolve("n", with(2000ms, {}, 1, 400ms)));      // fault failover test
     EXPECT_NO_THROW((void)resolve("n", {}));
 }
 

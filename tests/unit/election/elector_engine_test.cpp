@@ -42,13 +42,16 @@ struct ElectorEngine : ::testing::Test {
         return out;
     }
     // A round judged as master_selector judges it: sent at `sent`, answered at `received`.
-    static campaign_result round(bool ours, std::uint64_t epoch, tp sent, tp received, std::string holder = "me",
-                                 int acks = -1, std::size_t replicas = 0) {
-        return detail::judge_round({ours, epoch, 1, std::optional<std::string>(std::move(holder)), false}, sent,
-                                   received, acks, term, drift, replicas);
+    static campaign_result round(bool ours, std::uint64_t epoch, tp sent, tp received,
+                                 std::string holder = "me", int acks = -1,
+                                 std::size_t replicas = 0) {
+        return detail::judge_round(
+            {ours, epoch, 1, std::optional<std::string>(std::move(holder)), false}, sent, received,
+            acks, term, drift, replicas);
     }
     // Starts a round now and answers it after `rtt`.
-    void run_round(bool ours, std::uint64_t epoch, std::chrono::nanoseconds rtt = 1ms, std::string holder = "me") {
+    void run_round(bool ours, std::uint64_t epoch, std::chrono::nanoseconds rtt = 1ms,
+                   std::string holder = "me") {
         ASSERT_EQ(eng.poll(now), elector_command::campaign);
         const auto sent = now;
         now += rtt;
@@ -198,7 +201,8 @@ TEST_F(ElectorEngine, LateAnswerStepsDownAsConnectionThenReconfirms) {
     const auto second = now;
     now = lease_of(sent) + 10ms;  // after the old lease end, before the new one
     eng.round_done(now, second, round(true, 10, second, now));
-    EXPECT_EQ(events(), (std::vector<std::string>{"R:connection", "E10"}));  // same epoch: no one led between
+    EXPECT_EQ(events(),
+              (std::vector<std::string>{"R:connection", "E10"}));  // same epoch: no one led between
     EXPECT_EQ(eng.lease_end(), lease_of(second));
 }
 

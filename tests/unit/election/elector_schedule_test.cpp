@@ -43,10 +43,10 @@ constexpr auto retry = 100ms;
 
 enum class mutation {
     none,
-    drop_revoked,            // breaks pairing
-    repeat_leader_changed,   // breaks leader_changed
-    expire_one_tick_late,    // breaks the lease at its edge: [elected, end] instead of [elected, end)
-    keep_first_epoch,        // breaks epochs
+    drop_revoked,           // breaks pairing
+    repeat_leader_changed,  // breaks leader_changed
+    expire_one_tick_late,  // breaks the lease at its edge: [elected, end] instead of [elected, end)
+    keep_first_epoch,      // breaks epochs
 };
 
 // The engine, optionally broken on purpose so that each invariant check is seen to fail.
@@ -58,7 +58,9 @@ public:
     elector_command stop(tp now) { return e_.stop(bend(now)); }
     void expire(tp now) { e_.expire(bend(now)); }
     elector_command poll(tp now) { return e_.poll(bend(now)); }
-    void round_done(tp now, tp started, const std::optional<campaign_result>& r) { e_.round_done(bend(now), started, r); }
+    void round_done(tp now, tp started, const std::optional<campaign_result>& r) {
+        e_.round_done(bend(now), started, r);
+    }
     void handoff(const std::string& who) { e_.handoff(who); }
     elector_command resign(tp now) { return e_.resign(bend(now)); }
     void resign_done(bool deleted) { e_.resign_done(deleted); }
@@ -67,7 +69,9 @@ public:
     [[nodiscard]] std::optional<tp> lease_end() const { return e_.lease_end(); }
     [[nodiscard]] bool is_leader(tp now) const { return e_.is_leader(bend(now)); }
     [[nodiscard]] std::uint64_t epoch(tp now) const { return e_.epoch(bend(now)); }
-    [[nodiscard]] const std::optional<std::string>& known_holder() const { return e_.known_holder(); }
+    [[nodiscard]] const std::optional<std::string>& known_holder() const {
+        return e_.known_holder();
+    }
     std::vector<elector_event> take_events() {
         std::vector<elector_event> out;
         for (auto& e : e_.take_events()) {
@@ -76,14 +80,18 @@ public:
                 if (first_epoch_ == 0) first_epoch_ = e.epoch;
                 e.epoch = first_epoch_;
             }
-            if (m_ == mutation::repeat_leader_changed && e.what == elector_event::kind::leader_changed) out.push_back(e);
+            if (m_ == mutation::repeat_leader_changed &&
+                e.what == elector_event::kind::leader_changed)
+                out.push_back(e);
             out.push_back(std::move(e));
         }
         return out;
     }
 
 private:
-    [[nodiscard]] tp bend(tp now) const { return m_ == mutation::expire_one_tick_late ? now - ns(1) : now; }
+    [[nodiscard]] tp bend(tp now) const {
+        return m_ == mutation::expire_one_tick_late ? now - ns(1) : now;
+    }
     mutation m_;
     elector_engine e_;
     std::uint64_t first_epoch_ = 0;
@@ -128,7 +136,8 @@ struct model_server {
     [[nodiscard]] bool ours(tp t, std::uint64_t e) const {
         // A selector the server lost (failover to a replica that missed it, eviction) no longer
         // proves anything about the leadership it held: the documented replicas == 0 caveat.
-        return lost.count(e) != 0 || (holder == std::optional<std::string>("me") && t < expiry && epoch == e);
+        return lost.count(e) != 0 ||
+               (holder == std::optional<std::string>("me") && t < expiry && epoch == e);
     }
     void lose() {
         if (holder) lost.insert(epoch);
@@ -147,28 +156,36 @@ struct checker {
     std::uint64_t last_leadership = 0;
     std::optional<std::string> last_changed;
     std::size_t elected = 0, revoked = 0;
-    std::map<std::uint64_t, tp> confirmed;  // epoch -> the latest lease end a confirmed round gave it
+    // epoch -> the latest lease end a confirmed round gave it
+    std::map<std::uint64_t, tp> confirmed;
 
     void fail(const std::string& what, tp now) {
-        if (failure.empty()) failure = what + " (t = " + std::to_string(now.time_since_epoch().count()) + " ns)";
+        if (failure.empty())
+            failure = what + " (t = " + std::to_string(now.time_since_epoch().count()) + " ns)";
     }
     // `leadership`: the server's leadership when the round being reported ran there (the server
     // may have moved on while its answer travelled).
-    void on_events(const std::vector<elector_event>& ev, const engine_under_test& e, const model_server& s, tp now,
-                   std::uint64_t leadership) {
+    void on_events(const std::vector<elector_event>& ev, const engine_under_test& e,
+                   const model_server& s, tp now, std::uint64_t leadership) {
         for (const auto& x : ev) {
             switch (x.what) {
                 case elector_event::kind::elected:
                     if (leading) fail("pairing: elected twice without revoked", now);
                     if (last_changed != std::optional<std::string>("me"))
-                        fail("leader_changed: elected while the last reported holder is " + text(last_changed), now);
-                    if (elected > 0 && x.epoch < last_epoch) fail("epoch: went down to " + std::to_string(x.epoch), now);
+                        fail("leader_changed: elected while the last reported holder is " +
+                                 text(last_changed),
+                             now);
+                    if (elected > 0 && x.epoch < last_epoch)
+                        fail("epoch: went down to " + std::to_string(x.epoch), now);
                     if (elected > 0 && leadership != last_leadership && x.epoch <= last_epoch)
-                        fail("epoch: a new leadership got " + std::to_string(x.epoch) + ", not above " +
-                                 std::to_string(last_epoch), now);
+                        fail("epoch: a new leadership got " + std::to_string(x.epoch) +
+                                 ", not above " + std::to_string(last_epoch),
+                             now);
                     if (!s.ours(now, x.epoch))
-                        fail("epoch: elected under " + std::to_string(x.epoch) + ", the server holds " +
-                                 std::to_string(s.epoch) + " for " + text(s.holder), now);
+                        fail("epoch: elected under " + std::to_string(x.epoch) +
+                                 ", the server holds " + std::to_string(s.epoch) + " for " +
+                                 text(s.holder),
+                             now);
                     leading = true;
                     last_epoch = x.epoch;
                     last_leadership = leadership;
@@ -180,13 +197,16 @@ struct checker {
                     ++revoked;
                     break;
                 case elector_event::kind::leader_changed:
-                    if (x.identity == last_changed) fail("leader_changed: " + text(x.identity) + " reported twice", now);
+                    if (x.identity == last_changed)
+                        fail("leader_changed: " + text(x.identity) + " reported twice", now);
                     last_changed = x.identity;
                     break;
             }
         }
         if (e.known_holder() != last_changed)
-            fail("leader_changed: known_holder " + text(e.known_holder()) + " but last reported " + text(last_changed), now);
+            fail("leader_changed: known_holder " + text(e.known_holder()) + " but last reported " +
+                     text(last_changed),
+                 now);
     }
     [[nodiscard]] std::optional<tp> lease_of(std::uint64_t epoch) const {
         const auto it = confirmed.find(epoch);
@@ -198,17 +218,22 @@ struct checker {
         if (e.is_leader(now)) {
             const auto ep = e.epoch(now);
             const auto end = lease_of(ep);
-            if (!end || now >= *end) fail("lease: is_leader() past the lease end of its last confirmed round", now);
-            if (!s.ours(now, ep)) fail("lease: is_leader() while the server's selector is not ours under that epoch", now);
+            if (!end || now >= *end)
+                fail("lease: is_leader() past the lease end of its last confirmed round", now);
+            if (!s.ours(now, ep))
+                fail("lease: is_leader() while the server's selector is not ours under that epoch",
+                     now);
         }
         if (timed && leading) {
             const auto end = lease_of(last_epoch);
-            if (!end || now >= *end) fail("lease: still leading (no revoked) at or after the lease end", now);
+            if (!end || now >= *end)
+                fail("lease: still leading (no revoked) at or after the lease end", now);
         }
     }
     void at_end(tp now) {
         if (leading || elected != revoked)
-            fail("pairing: stop() left " + std::to_string(elected) + " elected / " + std::to_string(revoked) + " revoked",
+            fail("pairing: stop() left " + std::to_string(elected) + " elected / " +
+                     std::to_string(revoked) + " revoked",
                  now);
     }
 };
@@ -232,7 +257,12 @@ struct coverage {
 };
 
 struct pending_round {
-    enum class fate { answered, lost_before_server, lost_after_server, unacknowledged };
+    enum class fate {
+        answered,
+        lost_before_server,
+        lost_after_server,
+        unacknowledged
+    };
     tp started, sent, apply_at, reply_at;
     fate what = fate::answered;
     bool applied = false;
@@ -244,7 +274,9 @@ struct pending_round {
 std::string run_schedule(std::uint64_t seed, mutation m, coverage* cov = nullptr, int steps = 250) {
     std::mt19937_64 rng(seed);
     auto pick = [&](std::uint64_t n) { return rng() % n; };
-    auto span = [&](std::chrono::milliseconds most) { return ns(pick(static_cast<std::uint64_t>(ns(most).count()) + 1)); };
+    auto span = [&](std::chrono::milliseconds most) {
+        return ns(pick(static_cast<std::uint64_t>(ns(most).count()) + 1));
+    };
     const std::chrono::milliseconds drift{std::vector<int>{0, 5, 20}[pick(3)]};
     const std::size_t replicas = pick(2);
 
@@ -267,7 +299,8 @@ std::string run_schedule(std::uint64_t seed, mutation m, coverage* cov = nullptr
         if (t < now) t = now;
         if (p && !p->applied && p->apply_at <= t) {
             p->applied = true;
-            if (p->what != pending_round::fate::lost_before_server) p->reply = s.campaign(p->apply_at, pick(3));
+            if (p->what != pending_round::fate::lost_before_server)
+                p->reply = s.campaign(p->apply_at, pick(3));
             p->leadership = s.leadership;
         }
         now = t;
@@ -275,8 +308,10 @@ std::string run_schedule(std::uint64_t seed, mutation m, coverage* cov = nullptr
     auto finish_round = [&] {
         advance_to(std::max(now, p->reply_at));
         std::optional<campaign_result> r;
-        if (p->what == pending_round::fate::answered || p->what == pending_round::fate::unacknowledged) {
-            const int acks = replicas == 0 ? -1 : (p->what == pending_round::fate::unacknowledged ? 0 : 1);
+        if (p->what == pending_round::fate::answered ||
+            p->what == pending_round::fate::unacknowledged) {
+            const int acks =
+                replicas == 0 ? -1 : (p->what == pending_round::fate::unacknowledged ? 0 : 1);
             r = detail::judge_round(p->reply, p->sent, now, acks, term, drift, replicas);
             // The model's own view of a confirmed renewal, written independently of the engine.
             const auto end = p->sent + term - drift;
@@ -324,11 +359,12 @@ std::string run_schedule(std::uint64_t seed, mutation m, coverage* cov = nullptr
                 r.apply_at = r.sent + span(pick(5) == 0 ? term : 20ms);
                 r.reply_at = r.apply_at + span(pick(5) == 0 ? term : 20ms);
                 const auto f = pick(10);
-                r.what = f < 7 ? pending_round::fate::answered
-                       : f == 7 ? pending_round::fate::lost_before_server
-                       : f == 8 ? pending_round::fate::lost_after_server
-                                : pending_round::fate::unacknowledged;
-                if (r.what == pending_round::fate::unacknowledged && replicas == 0) r.what = pending_round::fate::answered;
+                r.what = f < 7    ? pending_round::fate::answered
+                         : f == 7 ? pending_round::fate::lost_before_server
+                         : f == 8 ? pending_round::fate::lost_after_server
+                                  : pending_round::fate::unacknowledged;
+                if (r.what == pending_round::fate::unacknowledged && replicas == 0)
+                    r.what = pending_round::fate::answered;
                 p = r;
             }
             drain(true);
@@ -403,20 +439,22 @@ constexpr std::uint64_t first_seed = 20261123;
 
 TEST(ElectorSchedule, InvariantsHoldOverThousandsOfSeededRuns) {
     std::vector<std::uint64_t> seeds;
-    if (auto one = seed_from_env()) seeds.push_back(*one);
+    if (auto one = seed_from_env())
+        seeds.push_back(*one);
     else
         for (std::uint64_t i = 0; i < 4000; ++i) seeds.push_back(first_seed + i);
     coverage cov;
     for (const auto seed : seeds) {
-        SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun with ELECTOR_SEED=" + std::to_string(seed) + ")");
+        SCOPED_TRACE("seed " + std::to_string(seed) +
+                     " (rerun with ELECTOR_SEED=" + std::to_string(seed) + ")");
         const auto failure = run_schedule(seed, mutation::none, &cov);
         ASSERT_EQ(failure, "");
     }
     for (const auto& [what, n] : cov.seen) std::cout << "[schedule] " << what << ": " << n << "\n";
     if (seeds.size() == 1) return;
-    for (const char* what : {"elected", "elected again under the same epoch", "revoked lost", "revoked expired",
-                             "revoked connection", "revoked resigned", "leader_changed to a holder",
-                             "leader_changed to none"})
+    for (const char* what : {"elected", "elected again under the same epoch", "revoked lost",
+                             "revoked expired", "revoked connection", "revoked resigned",
+                             "leader_changed to a holder", "leader_changed to none"})
         EXPECT_GT(cov.seen[what], 0u) << what;
 }
 
@@ -438,12 +476,14 @@ TEST(ElectorSchedule, BrokenEnginesAreCaught) {
             if (failure.rfind(tag, 0) == 0) caught = first_seed + i;
         }
         ASSERT_TRUE(caught) << "last failure: " << failure;
-        std::cout << "[schedule] " << tag << " caught at seed " << *caught << ": " << failure << "\n";
+        std::cout << "[schedule] " << tag << " caught at seed " << *caught << ": " << failure
+                  << "\n";
     }
 }
 
 // A single schedule is reproducible: the same seed gives the same history.
 TEST(ElectorSchedule, SameSeedSameOutcome) {
-    EXPECT_EQ(run_schedule(first_seed + 7, mutation::keep_first_epoch), run_schedule(first_seed + 7, mutation::keep_first_epoch));
+    EXPECT_EQ(run_schedule(first_seed + 7, mutation::keep_first_epoch),
+              run_schedule(first_seed + 7, mutation::keep_first_epoch));
     EXPECT_EQ(run_schedule(first_seed + 7, mutation::none), "");
 }

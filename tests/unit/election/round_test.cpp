@@ -15,9 +15,10 @@ using tp = std::chrono::steady_clock::time_point;
 namespace {
 const tp t0 = tp(std::chrono::seconds(1000));
 
-reply script_reply(std::int64_t is_holder, std::int64_t epoch, std::int64_t round, std::optional<std::string> holder,
-                   std::int64_t new_term) {
-    return reply::make_array({reply::make_integer(is_holder), reply::make_integer(epoch), reply::make_integer(round),
+reply script_reply(std::int64_t is_holder, std::int64_t epoch, std::int64_t round,
+                   std::optional<std::string> holder, std::int64_t new_term) {
+    return reply::make_array({reply::make_integer(is_holder), reply::make_integer(epoch),
+                              reply::make_integer(round),
                               holder ? reply::make_text(reply::kind::string, *holder) : reply{},
                               reply::make_integer(new_term)});
 }
@@ -38,9 +39,12 @@ TEST(ElectionRound, ParsesTheScriptReply) {
 }
 
 TEST(ElectionRound, RejectsErrorsAndOtherShapes) {
-    EXPECT_THROW((void)parse_round_reply(reply::make_text(reply::kind::error, "ERR epoch would reach 2^53")), reply_error);
+    EXPECT_THROW(
+        (void)parse_round_reply(reply::make_text(reply::kind::error, "ERR epoch would reach 2^53")),
+        reply_error);
     EXPECT_THROW((void)parse_round_reply(reply::make_integer(1)), protocol_error);
-    EXPECT_THROW((void)parse_round_reply(reply::make_array({reply::make_integer(1)})), protocol_error);
+    EXPECT_THROW((void)parse_round_reply(reply::make_array({reply::make_integer(1)})),
+                 protocol_error);
     auto bad = script_reply(1, 42, 3, "me", 1);
     auto e = bad.elements();
     e[1] = reply::make_text(reply::kind::string, "42");

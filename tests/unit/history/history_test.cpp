@@ -46,13 +46,15 @@ TEST(CheckLock, OverlappingHoldingsOfTwoClientsBreakMutualExclusion) {
     const std::vector<event> h{ev("a", "hold", 0, 100, true, 1), ev("b", "hold", 90, 200, true, 2)};
     EXPECT_TRUE(has_rule(check_lock(h), "mutual exclusion")) << rules(check_lock(h));
     // The same client's back-to-back holdings are not a conflict.
-    const std::vector<event> same{ev("a", "hold", 0, 100, true, 1), ev("a", "hold", 100, 200, true, 2)};
+    const std::vector<event> same{ev("a", "hold", 0, 100, true, 1),
+                                  ev("a", "hold", 100, 200, true, 2)};
     EXPECT_TRUE(check_lock(same).empty());
 }
 
 TEST(CheckLock, HoldingsThatMeetAtAnInstantDoNotOverlapButOneInsideAnotherDoes) {
     // c begins exactly when a ends (a release, then the next acquire); b falls inside c.
-    const std::vector<event> h{ev("a", "hold", 0, 1000, true, 1), ev("c", "hold", 1000, 2000, true, 2),
+    const std::vector<event> h{ev("a", "hold", 0, 1000, true, 1),
+                               ev("c", "hold", 1000, 2000, true, 2),
                                ev("b", "hold", 1500, 1600, true, 3)};
     const auto v = check_lock(h);
     ASSERT_EQ(v.size(), 1u) << rules(v);
@@ -62,14 +64,16 @@ TEST(CheckLock, HoldingsThatMeetAtAnInstantDoNotOverlapButOneInsideAnotherDoes) 
 }
 
 TEST(CheckLock, TokensThatDoNotIncreaseAreCaught) {
-    const std::vector<event> h{ev("a", "hold", 0, 100, true, 5), ev("b", "hold", 200, 300, true, 5)};
+    const std::vector<event> h{ev("a", "hold", 0, 100, true, 5),
+                               ev("b", "hold", 200, 300, true, 5)};
     EXPECT_TRUE(has_rule(check_lock(h), "fencing tokens increase"));
 }
 
 TEST(CheckLock, AStaleWriteAcceptedIsCaughtAndOneRejectedIsFine) {
     // a was paused past its TTL; b took over and wrote with 2; a's late write with 1 arrives.
     std::vector<event> h{ev("a", "hold", 0, 100, true, 1), ev("b", "hold", 150, 300, true, 2),
-                         ev("b", "write", 160, 170, true, 2, 1), ev("a", "write", 40, 180, false, 1, 2)};
+                         ev("b", "write", 160, 170, true, 2, 1),
+                         ev("a", "write", 40, 180, false, 1, 2)};
     EXPECT_TRUE(check_lock(h).empty()) << rules(check_lock(h));
     h.back().ok = true;  // the resource forgot to check
     const auto v = check_lock(h);
@@ -78,16 +82,19 @@ TEST(CheckLock, AStaleWriteAcceptedIsCaughtAndOneRejectedIsFine) {
 }
 
 TEST(CheckElection, OneLeaderAtATimeWithIncreasingEpochsPasses) {
-    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n1", "work", 100, 200, true, 10, 1),
-                               ev("n1", "work", 300, 400, true, 10, 2), ev("n2", "term", 1200, 2000, true, 11),
+    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10),
+                               ev("n1", "work", 100, 200, true, 10, 1),
+                               ev("n1", "work", 300, 400, true, 10, 2),
+                               ev("n2", "term", 1200, 2000, true, 11),
                                ev("n2", "work", 1300, 1400, true, 11, 3),
                                ev("n1", "work", 1350, 1450, false, 10, 4)};  // rejected: not judged
     EXPECT_TRUE(check_election(h).empty()) << rules(check_election(h));
 }
 
 TEST(CheckElection, TwoLeadersAtOnceAndEpochsGoingBackAreCaught) {
-    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n2", "term", 500, 1500, true, 10),
-                               ev("n1", "work", 600, 700, true, 10, 2), ev("n2", "work", 650, 750, true, 9, 3)};
+    const std::vector<event> h{
+        ev("n1", "term", 0, 1000, true, 10), ev("n2", "term", 500, 1500, true, 10),
+        ev("n1", "work", 600, 700, true, 10, 2), ev("n2", "work", 650, 750, true, 9, 3)};
     const auto v = check_election(h);
     EXPECT_TRUE(has_rule(v, "one leader at a time")) << rules(v);
     EXPECT_TRUE(has_rule(v, "epochs increase")) << rules(v);
@@ -97,16 +104,22 @@ TEST(CheckElection, TwoLeadersAtOnceAndEpochsGoingBackAreCaught) {
 
 TEST(CheckElection, WorkAcceptedAfterItsTermEndedIsCaught) {
     // n1 was paused past its deadline and wrote on resuming; the resource had no newer epoch.
-    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10), ev("n1", "work", 1500, 1600, true, 10, 1)};
+    const std::vector<event> h{ev("n1", "term", 0, 1000, true, 10),
+                               ev("n1", "work", 1500, 1600, true, 10, 1)};
     EXPECT_TRUE(has_rule(check_election(h), "work only while leading"));
 }
 
 TEST(CheckQueue, EveryMessageAckedOnceOrLeftPasses) {
-    const std::vector<event> h{ev("p", "push", 0, 1, true, 0, 0, "m1"),   ev("p", "push", 0, 1, true, 0, 0, "m2"),
-                               ev("p", "push", 0, 1, true, 0, 0, "m3"),   ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
-                               ev("c1", "ack", 4, 5, true, 0, 0, "m1"),    ev("c2", "deliver", 2, 3, true, 0, 0, "m2"),
-                               ev("c2", "killed", 4, 4),                  ev("c1", "deliver", 50, 51, true, 0, 0, "m2"),
-                               ev("c1", "ack", 52, 53, true, 0, 0, "m2"),  ev("x", "left", 99, 99, true, 0, 0, "m3")};
+    const std::vector<event> h{ev("p", "push", 0, 1, true, 0, 0, "m1"),
+                               ev("p", "push", 0, 1, true, 0, 0, "m2"),
+                               ev("p", "push", 0, 1, true, 0, 0, "m3"),
+                               ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+                               ev("c1", "ack", 4, 5, true, 0, 0, "m1"),
+                               ev("c2", "deliver", 2, 3, true, 0, 0, "m2"),
+                               ev("c2", "killed", 4, 4),
+                               ev("c1", "deliver", 50, 51, true, 0, 0, "m2"),
+                               ev("c1", "ack", 52, 53, true, 0, 0, "m2"),
+                               ev("x", "left", 99, 99, true, 0, 0, "m3")};
     EXPECT_TRUE(check_queue(h).empty()) << rules(check_queue(h));
 }
 
@@ -116,24 +129,29 @@ TEST(CheckQueue, ALostMessageADoubleAckAndAFaultlessDuplicateAreCaught) {
     // A push that failed may be absent.
     EXPECT_TRUE(check_queue({ev("p", "push", 0, 1, false, 0, 0, "m1")}).empty());
 
-    const std::vector<event> twice{ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
-                                   ev("c1", "ack", 4, 5, true, 0, 0, "m1"), ev("c2", "deliver", 6, 7, true, 0, 0, "m1"),
-                                   ev("c2", "ack", 8, 9, true, 0, 0, "m1")};
+    const std::vector<event> twice{
+        ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+        ev("c1", "ack", 4, 5, true, 0, 0, "m1"), ev("c2", "deliver", 6, 7, true, 0, 0, "m1"),
+        ev("c2", "ack", 8, 9, true, 0, 0, "m1")};
     const auto v = check_queue(twice);
     EXPECT_TRUE(has_rule(v, "acked once")) << rules(v);
     EXPECT_TRUE(has_rule(v, "duplicates only from faults")) << rules(v);
     // A nack in between explains the second delivery.
-    const std::vector<event> nacked{ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
-                                    ev("c1", "nack", 4, 5, true, 0, 0, "m1"), ev("c2", "deliver", 6, 7, true, 0, 0, "m1"),
-                                    ev("c2", "ack", 8, 9, true, 0, 0, "m1")};
+    const std::vector<event> nacked{
+        ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+        ev("c1", "nack", 4, 5, true, 0, 0, "m1"), ev("c2", "deliver", 6, 7, true, 0, 0, "m1"),
+        ev("c2", "ack", 8, 9, true, 0, 0, "m1")};
     EXPECT_TRUE(check_queue(nacked).empty()) << rules(check_queue(nacked));
-    EXPECT_TRUE(has_rule(check_queue({ev("c", "deliver", 0, 1, true, 0, 0, "ghost")}), "delivered only what was pushed"));
+    EXPECT_TRUE(has_rule(check_queue({ev("c", "deliver", 0, 1, true, 0, 0, "ghost")}),
+                         "delivered only what was pushed"));
 }
 
 TEST(CheckSignaling, SignalsSentWhileTheLinkWasUpArriveOnce) {
-    const std::vector<event> h{ev("w1", "link", 0, 100), ev("w1", "link", 200, 300), ev("s", "signal", 10, 20, true, 0, 0, "a"),
-                               ev("s", "signal", 150, 160, true, 0, 0, "b"),  // sent while w1 was down: may be missed
-                               ev("w1", "receive", 0, 21, true, 0, 0, "a")};
+    const std::vector<event> h{
+        ev("w1", "link", 0, 100), ev("w1", "link", 200, 300),
+        ev("s", "signal", 10, 20, true, 0, 0, "a"),
+        ev("s", "signal", 150, 160, true, 0, 0, "b"),  // sent while w1 was down: may be missed
+        ev("w1", "receive", 0, 21, true, 0, 0, "a")};
     EXPECT_TRUE(check_signaling(h).empty()) << rules(check_signaling(h));
     auto missed = h;
     missed.pop_back();
@@ -144,10 +162,12 @@ TEST(CheckSignaling, SignalsSentWhileTheLinkWasUpArriveOnce) {
 }
 
 TEST(CheckSignaling, ABarrierReleasedBeforeEveryPartyArrivedIsCaught) {
-    const std::vector<event> good{ev("p1", "arrive", 0, 1, true, 0), ev("p2", "arrive", 5, 6, true, 0),
+    const std::vector<event> good{ev("p1", "arrive", 0, 1, true, 0),
+                                  ev("p2", "arrive", 5, 6, true, 0),
                                   ev("p1", "pass", 0, 7, true, 0), ev("p2", "pass", 5, 7, true, 0)};
     EXPECT_TRUE(check_signaling(good, 2).empty()) << rules(check_signaling(good, 2));
-    const std::vector<event> early{ev("p1", "arrive", 0, 1, true, 0), ev("p1", "pass", 0, 3, true, 0),
+    const std::vector<event> early{ev("p1", "arrive", 0, 1, true, 0),
+                                   ev("p1", "pass", 0, 3, true, 0),
                                    ev("p2", "arrive", 5, 6, true, 0)};
     EXPECT_TRUE(has_rule(check_signaling(early, 2), "barrier never releases early"));
 }

@@ -177,8 +177,16 @@ TEST(LockEngineResend, DetachedReleaseResendsUntilEveryNodeWasSent) {
 // majority of deletions, and a release whose deleting nodes form a majority once the busy ones
 // answer ends released (when the pools free up before the window).
 TEST(LockEngineResend, EveryMixOfFiveNodesAndSeededSchedules) {
-    enum class act { yes, no, timeout, unreachable, busy, connecting };
-    constexpr act acts[] = {act::yes, act::no, act::timeout, act::unreachable, act::busy, act::connecting};
+    enum class act {
+        yes,
+        no,
+        timeout,
+        unreachable,
+        busy,
+        connecting
+    };
+    constexpr act acts[] = {act::yes,         act::no,   act::timeout,
+                            act::unreachable, act::busy, act::connecting};
     const auto window = 500ms;
     const auto e = engine(5, window);
     std::size_t mixes = 0, runs = 0;
@@ -198,8 +206,12 @@ TEST(LockEngineResend, EveryMixOfFiveNodesAndSeededSchedules) {
                 switch (a) {
                     case act::yes: r.on_result(i, integer(1), at); break;
                     case act::no: r.on_result(i, integer(0), at); break;
-                    case act::timeout: r.on_result(i, failure(node_result::status::timeout), at); break;
-                    case act::unreachable: r.on_result(i, failure(node_result::status::connection_failed), at); break;
+                    case act::timeout:
+                        r.on_result(i, failure(node_result::status::timeout), at);
+                        break;
+                    case act::unreachable:
+                        r.on_result(i, failure(node_result::status::connection_failed), at);
+                        break;
                     case act::busy: r.on_result(i, busy(), at); break;
                     case act::connecting: r.on_result(i, connecting(), at); break;
                 }
@@ -220,12 +232,16 @@ TEST(LockEngineResend, EveryMixOfFiveNodesAndSeededSchedules) {
                 for (std::size_t i = 0; i < 5; ++i) {
                     const bool resent = std::find(again.begin(), again.end(), i) != again.end();
                     const auto was = before[i].state;
-                    ASSERT_EQ(resent, was == status::busy || was == status::connecting) << "node " << i;
-                    if (!resent) ASSERT_EQ(r.outcomes()[i].state, was) << "answer replaced, node " << i;
+                    ASSERT_EQ(resent, was == status::busy || was == status::connecting)
+                        << "node " << i;
+                    if (!resent)
+                        ASSERT_EQ(r.outcomes()[i].state, was) << "answer replaced, node " << i;
                 }
                 for (auto i : again) {
-                    if (free_up && rng() % 3 != 0) feed(i, truth_yes[i] ? act::yes : act::no, now + 1ms);
-                    else feed(i, rng() % 2 ? act::busy : act::connecting, now + 50ms);
+                    if (free_up && rng() % 3 != 0)
+                        feed(i, truth_yes[i] ? act::yes : act::no, now + 1ms);
+                    else
+                        feed(i, rng() % 2 ? act::busy : act::connecting, now + 50ms);
                 }
                 now += 50ms;
             }

@@ -48,7 +48,9 @@ node_result refused(std::int64_t pttl, std::string holder) {
     return answer(reply::make_array({reply::make_integer(0), reply::make_integer(pttl),
                                      reply::make_text(reply::kind::string, std::move(holder))}));
 }
-node_result error_reply(std::string text) { return answer(reply::make_text(reply::kind::error, std::move(text))); }
+node_result error_reply(std::string text) {
+    return answer(reply::make_text(reply::kind::error, std::move(text)));
+}
 node_result failure(node_result::status s) {
     node_result nr;
     nr.state = s;
@@ -57,8 +59,17 @@ node_result failure(node_result::status s) {
 }
 
 // What one node does in a scripted acquire round.
-enum class act { yes, no_a, no_b, error, timeout, unreachable, late_yes };
-constexpr act all_acts[] = {act::yes, act::no_a, act::no_b, act::error, act::timeout, act::unreachable, act::late_yes};
+enum class act {
+    yes,
+    no_a,
+    no_b,
+    error,
+    timeout,
+    unreachable,
+    late_yes
+};
+constexpr act all_acts[] = {act::yes,     act::no_a,        act::no_b,    act::error,
+                            act::timeout, act::unreachable, act::late_yes};
 
 // Node i's fencing counter when it grants: ties on purpose (nodes 0 and 2 agree), so the
 // floor decision sees both cases.
@@ -78,13 +89,16 @@ arrival scripted(act a, std::size_t i, std::size_t order) {
         case act::error: return {error_reply("OOM command not allowed"), at};
         case act::timeout: return {failure(node_result::status::timeout), t0 + 50ms};
         case act::unreachable: return {failure(node_result::status::connection_failed), at};
-        case act::late_yes: return {integer(static_cast<std::int64_t>(fence_of(i))), t0 + 51ms + std::chrono::milliseconds(order)};
+        case act::late_yes:
+            return {integer(static_cast<std::int64_t>(fence_of(i))),
+                    t0 + 51ms + std::chrono::milliseconds(order)};
     }
     return {};
 }
 
 // All multisets of `k` acts (node identities are placed by the permutations).
-void multisets(std::size_t k, std::size_t from, std::vector<act>& cur, std::vector<std::vector<act>>& out) {
+void multisets(std::size_t k, std::size_t from, std::vector<act>& cur,
+               std::vector<std::vector<act>>& out) {
     if (cur.size() == k) {
         out.push_back(cur);
         return;
@@ -99,7 +113,8 @@ void multisets(std::size_t k, std::size_t from, std::vector<act>& cur, std::vect
 // Feeds `acts` (node i does acts[i]) in the order `order` (a permutation of node indices) until
 // the round is decided, as fan_out's stop_when does; the rest stay not waited for. Checks the
 // verdict against what the whole mix implies, whatever the order.
-void check_acquire_order(std::size_t n, const std::vector<act>& acts, const std::vector<std::size_t>& order) {
+void check_acquire_order(std::size_t n, const std::vector<act>& acts,
+                         const std::vector<std::size_t>& order) {
     const auto e = engine(n);
     const std::size_t q = quorum(n);
     auto round = e.acquire("tok", ask::mark, t0);
@@ -117,7 +132,8 @@ void check_acquire_order(std::size_t n, const std::vector<act>& acts, const std:
     const auto v = e.decide_acquire(round, now);
 
     // Granted iff a majority granted in time: early decisions never change that.
-    const auto on_time_yes = static_cast<std::size_t>(std::count(acts.begin(), acts.end(), act::yes));
+    const auto on_time_yes =
+        static_cast<std::size_t>(std::count(acts.begin(), acts.end(), act::yes));
     ASSERT_EQ(v.got.has_value(), on_time_yes >= q);
     if (v.got) {
         EXPECT_TRUE(v.give_back.empty());
@@ -128,7 +144,8 @@ void check_acquire_order(std::size_t n, const std::vector<act>& acts, const std:
         std::size_t at_top = 0;
         for (std::size_t i = 0; i < n; ++i)
             if (fed[i] && acts[i] == act::yes) top = std::max(top, fence_of(i));
-        for (std::size_t i = 0; i < n; ++i) at_top += (fed[i] && acts[i] == act::yes && fence_of(i) == top) ? 1 : 0;
+        for (std::size_t i = 0; i < n; ++i)
+            at_top += (fed[i] && acts[i] == act::yes && fence_of(i) == top) ? 1 : 0;
         EXPECT_EQ(v.got->fencing_token, top);
         EXPECT_EQ(v.floor_needed, at_top < q);
         return;
@@ -142,7 +159,8 @@ void check_acquire_order(std::size_t n, const std::vector<act>& acts, const std:
     EXPECT_EQ(v.give_back, expect);
     // A late yes is a timeout: it vouches for nothing.
     for (std::size_t i = 0; i < n; ++i)
-        if (fed[i] && acts[i] == act::late_yes) EXPECT_EQ(round.outcomes()[i].state, status::timeout);
+        if (fed[i] && acts[i] == act::late_yes)
+            EXPECT_EQ(round.outcomes()[i].state, status::timeout);
     // One holder only when a majority of the answers named the same holding.
     std::size_t a_votes = 0, b_votes = 0, failed = 0, slow = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -165,14 +183,16 @@ void check_acquire_order(std::size_t n, const std::vector<act>& acts, const std:
         EXPECT_EQ(v.why.holder, "aaaa");
         std::int64_t least = -1;  // the smallest PTTL among the holder's nodes
         for (std::size_t i = 0; i < n; ++i)
-            if (fed[i] && acts[i] == act::no_a && (least < 0 || 900 + static_cast<std::int64_t>(i) < least))
+            if (fed[i] && acts[i] == act::no_a &&
+                (least < 0 || 900 + static_cast<std::int64_t>(i) < least))
                 least = 900 + static_cast<std::int64_t>(i);
         EXPECT_EQ(v.why.pttl, least);
     }
     if (b_votes >= q) EXPECT_EQ(v.why.holder, "bbbb");
 }
 
-std::size_t every_order(std::size_t n, const std::function<void(const std::vector<std::size_t>&)>& f) {
+std::size_t every_order(std::size_t n,
+                        const std::function<void(const std::vector<std::size_t>&)>& f) {
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::size_t count = 0;
@@ -251,7 +271,7 @@ TEST(LockEngineAcquire, ValidityAtItsEdges) {
     auto exactly = at(100ms - drift);  // elapsed = ttl - drift: zero validity is none
     EXPECT_FALSE(exactly.got);
     EXPECT_EQ(exactly.give_back, std::vector<std::size_t>{0});  // too slow: given back at once
-    EXPECT_FALSE(exactly.why.one_holder);                        // and retried soon, not waited for
+    EXPECT_FALSE(exactly.why.one_holder);                       // and retried soon, not waited for
     EXPECT_TRUE(exactly.unreachable.empty());
     EXPECT_FALSE(at(100ms).got);
     // Zero drift factor: only the fixed 2 ms remain.
@@ -307,7 +327,8 @@ TEST(LockEngineAcquire, SlowMajorityIsNotDown) {
     r.on_result(2, integer(1), t0 + 1ms);
     const auto v = e.decide_acquire(r, t0 + 50ms);
     EXPECT_FALSE(v.got);
-    EXPECT_NE(v.unreachable.find("0 of 3 nodes down or erroring, 2 slow"), std::string::npos) << v.unreachable;
+    EXPECT_NE(v.unreachable.find("0 of 3 nodes down or erroring, 2 slow"), std::string::npos)
+        << v.unreachable;
     EXPECT_FALSE(v.why.down);  // retried like a split vote
 }
 
@@ -330,12 +351,13 @@ TEST(LockEngineAcquire, SingleInstanceRefusalIsOneHolderEvenWithoutItsId) {
 TEST(LockEngineAcquire, SingleInstanceWithReplicasNeedsTheirAcks) {
     const auto e = engine(1, 10s, 0.01, 0ms, 2);
     auto r = e.acquire("tok", ask::mark, t0);
-    r.on_result(0, integer(42), t0 + 3ms, 1);  // the master granted, one replica of two acknowledged
+    r.on_result(0, integer(42), t0 + 3ms,
+                1);  // the master granted, one replica of two acknowledged
     EXPECT_TRUE(r.decided());
     auto v = e.decide_acquire(r, t0 + 3ms);
     EXPECT_FALSE(v.got);
     EXPECT_EQ(v.give_back, std::vector<std::size_t>{0});  // a failover could lose it: give it back
-    EXPECT_FALSE(v.why.one_holder);                        // retried after replica_timeout
+    EXPECT_FALSE(v.why.one_holder);                       // retried after replica_timeout
     EXPECT_TRUE(v.unreachable.empty());
     EXPECT_FALSE(v.why.down);
     auto s = e.acquire("tok", ask::mark, t0);
@@ -360,7 +382,12 @@ TEST(LockEngineAcquire, ErrorRepliesAndOddShapesAreFailures) {
 }
 
 TEST(LockEngineExtend, EveryReplyOrderOfThreeAndFiveNodes) {
-    enum class e_act { yes, no, timeout, late_yes };
+    enum class e_act {
+        yes,
+        no,
+        timeout,
+        late_yes
+    };
     for (std::size_t n : {3u, 5u}) {
         const auto eng = engine(n);
         const std::size_t q = quorum(n);
@@ -369,8 +396,10 @@ TEST(LockEngineExtend, EveryReplyOrderOfThreeAndFiveNodes) {
         for (std::size_t m = 0; m < mixes; ++m) {
             std::vector<e_act> acts(n);
             for (std::size_t k = 0, x = m; k < n; ++k, x /= 4) acts[k] = static_cast<e_act>(x % 4);
-            const auto yes = static_cast<std::size_t>(std::count(acts.begin(), acts.end(), e_act::yes));
-            const auto no = static_cast<std::size_t>(std::count(acts.begin(), acts.end(), e_act::no));
+            const auto yes =
+                static_cast<std::size_t>(std::count(acts.begin(), acts.end(), e_act::yes));
+            const auto no =
+                static_cast<std::size_t>(std::count(acts.begin(), acts.end(), e_act::no));
             every_order(n, [&](const std::vector<std::size_t>& order) {
                 auto r = eng.extend("tok", 10s, t0);
                 auto now = t0;
@@ -380,13 +409,19 @@ TEST(LockEngineExtend, EveryReplyOrderOfThreeAndFiveNodes) {
                     switch (acts[i]) {
                         case e_act::yes: r.on_result(i, integer(1), now); break;
                         case e_act::no: r.on_result(i, integer(0), now); break;
-                        case e_act::timeout: r.on_result(i, failure(node_result::status::timeout), now); break;
-                        case e_act::late_yes: now = t0 + 60ms; r.on_result(i, integer(1), now); break;
+                        case e_act::timeout:
+                            r.on_result(i, failure(node_result::status::timeout), now);
+                            break;
+                        case e_act::late_yes:
+                            now = t0 + 60ms;
+                            r.on_result(i, integer(1), now);
+                            break;
                     }
                 }
                 const auto v = eng.decide_extend(r, 10s, now);
                 ASSERT_EQ(v == extend_result::extended, yes >= q) << "mix " << m;
-                if (v == extend_result::lost) EXPECT_GT(no, n - q) << "lost without a majority saying not ours";
+                if (v == extend_result::lost)
+                    EXPECT_GT(no, n - q) << "lost without a majority saying not ours";
                 // Every node answered "not ours" before anything else decided: lost.
                 if (no == n) EXPECT_EQ(v, extend_result::lost);
             });
@@ -406,7 +441,7 @@ TEST(LockEngineExtend, ValidityAtItsEdgesAndReplicas) {
     EXPECT_EQ(at(97ms, 1, 1), extend_result::not_confirmed);  // no validity left to vouch for
     EXPECT_EQ(at(1ms, 0, 1), extend_result::not_confirmed);   // the replica did not acknowledge
     EXPECT_EQ(at(1ms, 0, 0), extend_result::lost);            // the key is not ours any more
-    const auto round = e.extend("tok", 250ms, t0);  // the command's views point into it
+    const auto round = e.extend("tok", 250ms, t0);            // the command's views point into it
     const auto c = round.command();
     EXPECT_EQ(c.lua, &extend_script());
     ASSERT_EQ(c.args().size(), 2u);
@@ -427,7 +462,9 @@ TEST(LockEngineRelease, MajorityDecidesAndTheFloorTravelsOnlyWhenNeeded) {
     auto verdict = [&](std::vector<int> replies) {  // 1, 0, or -1 for a timeout, in node order
         auto r = e.release(a, false, t0);
         for (std::size_t i = 0; i < replies.size() && !r.decided(); ++i)
-            r.on_result(i, replies[i] < 0 ? failure(node_result::status::timeout) : integer(replies[i]), t0 + 1ms);
+            r.on_result(
+                i, replies[i] < 0 ? failure(node_result::status::timeout) : integer(replies[i]),
+                t0 + 1ms);
         return e.decide_release(r);
     };
     EXPECT_EQ(verdict({1, 1, 1}), release_verdict::released);
@@ -435,7 +472,8 @@ TEST(LockEngineRelease, MajorityDecidesAndTheFloorTravelsOnlyWhenNeeded) {
     EXPECT_EQ(verdict({1, 1, -1, -1, 0}), release_verdict::unknown);
     EXPECT_EQ(verdict({-1, -1, -1}), release_verdict::unknown);
     auto r = e.release(a, false, t0);
-    for (std::size_t i = 0; i < 3; ++i) r.on_result(i, failure(node_result::status::timeout), t0 + 50ms);
+    for (std::size_t i = 0; i < 3; ++i)
+        r.on_result(i, failure(node_result::status::timeout), t0 + 50ms);
     EXPECT_NE(e.release_unknown(r).find("3 failed"), std::string::npos);
 }
 
@@ -451,10 +489,12 @@ lock_engine fair_engine(std::size_t n) {
     return lock_engine(c);
 }
 
-node_result refused_in_turn(std::int64_t pttl, std::string holder, std::int64_t turn_left, bool yielding) {
-    return answer(reply::make_array({reply::make_integer(0), reply::make_integer(pttl),
-                                     reply::make_text(reply::kind::string, std::move(holder)),
-                                     reply::make_integer(turn_left), reply::make_integer(yielding ? 1 : 0)}));
+node_result refused_in_turn(std::int64_t pttl, std::string holder, std::int64_t turn_left,
+                            bool yielding) {
+    return answer(
+        reply::make_array({reply::make_integer(0), reply::make_integer(pttl),
+                           reply::make_text(reply::kind::string, std::move(holder)),
+                           reply::make_integer(turn_left), reply::make_integer(yielding ? 1 : 0)}));
 }
 
 }  // namespace
@@ -480,7 +520,8 @@ TEST(LockEngineFairness, EveryAttemptCarriesTheTurnKeysAndArguments) {
     // A re-lock names the previous holding, its floor when its release needed one, and
     // whether this object may be named as a waiter.
     const lock_acquisition prev{"old", t0, 41};
-    auto r = e.acquire("tok", ask::mark, t0, {.previous = &prev, .previous_floor = true, .registered = true});
+    auto r = e.acquire("tok", ask::mark, t0,
+                       {.previous = &prev, .previous_floor = true, .registered = true});
     EXPECT_EQ(r.command().args()[6], "old");
     EXPECT_EQ(r.command().args()[7], "41");
     EXPECT_EQ(r.command().args()[8], "1");

@@ -267,15 +267,18 @@ TEST(FairEngine, RandomSchedulesKeepTheInvariants) {
                 case fair_do::attempt: {
                     ASSERT_EQ(step.mode == fair_mode::last, !unlimited && now >= deadline);
                     const auto sent = now;
-                    now += chance(5) ? milliseconds(pick(0, 2000)) : std::chrono::microseconds(pick(50, 20000));
+                    now += chance(5) ? milliseconds(pick(0, 2000))
+                                     : std::chrono::microseconds(pick(50, 20000));
                     const int r = static_cast<int>(pick(1, 100));
                     after_error = false;
                     if (r <= 8) {
                         const auto acks = static_cast<std::size_t>(pick(0, 2));
-                        step = e.on_granted(static_cast<std::uint64_t>(pick(1, 1000000)), acks, sent, now);
+                        step = e.on_granted(static_cast<std::uint64_t>(pick(1, 1000000)), acks,
+                                            sent, now);
                         if (step.what == fair_do::acquired) {
                             ASSERT_FALSE(st.replicas > 0 && acks < st.replicas);
-                            ASSERT_EQ(e.valid_until(), sent + st.ttl - clock_drift(st.ttl, st.drift_factor));
+                            ASSERT_EQ(e.valid_until(),
+                                      sent + st.ttl - clock_drift(st.ttl, st.drift_factor));
                             ASSERT_GT(e.valid_until(), now);
                         } else {
                             ASSERT_EQ(step.what, fair_do::give_back);
@@ -286,7 +289,8 @@ TEST(FairEngine, RandomSchedulesKeepTheInvariants) {
                         after_error = true;
                         step = e.on_error(now);
                         if (!unlimited) {
-                            ASSERT_TRUE(step.what == fair_do::leave || step.what == fair_do::timed_out);
+                            ASSERT_TRUE(step.what == fair_do::leave ||
+                                        step.what == fair_do::timed_out);
                             ASSERT_EQ(step.what == fair_do::leave, e.maybe_queued());
                             ended = true;
                         } else {
@@ -320,7 +324,8 @@ TEST(FairEngine, RandomSchedulesKeepTheInvariants) {
                     ASSERT_GE(step.until, now);
                     if (!unlimited) ASSERT_LE(step.until, std::max(deadline, now));
                     if (step.listen) ASSERT_TRUE(subscribed);
-                    if (e.maybe_queued() && !after_error) ASSERT_LE(step.until, std::max(lease_due, now));
+                    if (e.maybe_queued() && !after_error)
+                        ASSERT_LE(step.until, std::max(lease_due, now));
                     bool notified = false;
                     if (chance(2)) {  // a stop request during the wait
                         e.cancel(now);
@@ -328,10 +333,12 @@ TEST(FairEngine, RandomSchedulesKeepTheInvariants) {
                         unlimited = false;
                     }
                     if (step.listen && chance(30)) {
-                        now += (step.until - now) * pick(0, 100) / 100;  // a notification in the window
+                        now += (step.until - now) * pick(0, 100) /
+                               100;  // a notification in the window
                         notified = true;
                     } else {
-                        now = step.until + (chance(10) ? std::chrono::microseconds(pick(0, 50000)) : 0us);
+                        now = step.until +
+                              (chance(10) ? std::chrono::microseconds(pick(0, 50000)) : 0us);
                     }
                     step = e.on_wake(notified, now);
                     expect_attempt = true;

@@ -54,8 +54,8 @@ struct model_server {
         return -1;
     }
     // Returns the fencing token when granted (0: refused, `r` filled), publishing through `wake`.
-    std::uint64_t acquire(int me, fair_mode mode, milliseconds lease, time_point now, fair_refusal& r,
-                          const std::function<void(int)>& wake) {
+    std::uint64_t acquire(int me, fair_mode mode, milliseconds lease, time_point now,
+                          fair_refusal& r, const std::function<void(int)>& wake) {
         int head = live_head(me, now);
         if (holder < 0 && (head < 0 || head == me)) {
             holder = me;
@@ -79,7 +79,8 @@ struct model_server {
         }
         if (holder < 0 && head >= 0 && head != me) {
             wake(head);
-            r.head_lease = std::chrono::duration_cast<milliseconds>(lease_until[head] - now).count();
+            r.head_lease =
+                std::chrono::duration_cast<milliseconds>(lease_until[head] - now).count();
         }
         return 0;
     }
@@ -125,7 +126,9 @@ struct world {
     time_point expect_by{};
     std::string failure;
 
-    std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
+    std::int64_t pick(std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+    }
 
     void at(time_point t, std::function<void()> f) { events.push({t, order++, std::move(f)}); }
 
@@ -143,7 +146,8 @@ struct world {
     // The purge only ever drops the dead: a live waiter's refreshes keep its lease.
     void check_purged() {
         for (int p : server.purged)
-            if (!is_dead(p)) fail("live waiter " + std::to_string(p) + " lost its place (its lease lapsed)");
+            if (!is_dead(p))
+                fail("live waiter " + std::to_string(p) + " lost its place (its lease lapsed)");
         server.purged.clear();
     }
 
@@ -184,9 +188,11 @@ struct world {
                 x.seen = x.generation;
                 x.sent = now;
                 fair_refusal r;
-                const auto fence = server.acquire(w, st.mode, settings.waiter_lease, now, r, [this](int h) { wake(h); });
+                const auto fence = server.acquire(w, st.mode, settings.waiter_lease, now, r,
+                                                  [this](int h) { wake(h); });
                 check_purged();
-                if (fence > 0) x.dies_at.reset();  // holders do not die here (they would hold until the TTL)
+                if (fence > 0)
+                    x.dies_at.reset();  // holders do not die here (they would hold until the TTL)
                 at(now + rtt, [this, w, fence, r] {
                     auto& y = ws[w];
                     if (is_dead(w)) return;
@@ -221,7 +227,8 @@ struct world {
                 at(now + microseconds(pick(0, 2000)), [this, w] { release(w); });
                 break;
             default:
-                fail("unexpected step " + std::to_string(static_cast<int>(st.what)) + " of an unlimited wait");
+                fail("unexpected step " + std::to_string(static_cast<int>(st.what)) +
+                     " of an unlimited wait");
         }
     }
 
@@ -230,11 +237,13 @@ struct world {
         if (expect_next >= 0) {
             if (!is_dead(expect_next)) {
                 if (w != expect_next)
-                    fail("waiter " + std::to_string(w) + " got the lock before " + std::to_string(expect_next) +
+                    fail("waiter " + std::to_string(w) + " got the lock before " +
+                         std::to_string(expect_next) +
                          ", the first live waiter in the queue at the release");
                 else if (now > expect_by)
                     fail("the hand-off to waiter " + std::to_string(w) + " came " +
-                         std::to_string(std::chrono::duration_cast<microseconds>(now - expect_by).count()) +
+                         std::to_string(
+                             std::chrono::duration_cast<microseconds>(now - expect_by).count()) +
                          " us after its bound");
             }
             expect_next = -1;

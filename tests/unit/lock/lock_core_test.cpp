@@ -14,8 +14,8 @@
 #include <functional>
 #include <limits>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -62,21 +62,24 @@ struct sent {
 class scripted_transport final : public lock_transport {
 public:
     using step = std::function<std::exception_ptr(lock_round&)>;
-    scripted_transport(std::vector<connection_pool*> pools, std::vector<sent>& log, std::deque<step>& steps)
+    scripted_transport(std::vector<connection_pool*> pools, std::vector<sent>& log,
+                       std::deque<step>& steps)
         : pools_(std::move(pools)), log_(log), steps_(steps) {}
 
     std::span<connection_pool* const> pools() const noexcept override { return pools_; }
     std::exception_ptr run(lock_round& round, const round_io& io) override {
         record("run", round, {io.only.begin(), io.only.end()});
         if (steps_.empty()) {  // unscripted: every node says "not ours" / refuses
-            for (std::size_t i = 0; i < pools_.size(); ++i) round.on_result(i, answer(reply::make_integer(0)), clock_type::now());
+            for (std::size_t i = 0; i < pools_.size(); ++i)
+                round.on_result(i, answer(reply::make_integer(0)), clock_type::now());
             return nullptr;
         }
         auto s = std::move(steps_.front());
         steps_.pop_front();
         return s(round);
     }
-    void give_back(lock_round& round, std::span<const std::size_t> nodes, const round_io&) noexcept override {
+    void give_back(lock_round& round, std::span<const std::size_t> nodes,
+                   const round_io&) noexcept override {
         record("give_back", round, {nodes.begin(), nodes.end()});
         if (!give_back_steps.empty()) {
             auto s = std::move(give_back_steps.front());
@@ -108,7 +111,8 @@ private:
     void record(std::string what, const lock_round& round, std::vector<std::size_t> nodes) {
         const auto c = round.command();
         std::lock_guard l(log_mu);
-        log_.push_back({std::move(what), round.kind(), {c.args().begin(), c.args().end()}, std::move(nodes)});
+        log_.push_back(
+            {std::move(what), round.kind(), {c.args().begin(), c.args().end()}, std::move(nodes)});
     }
     std::vector<connection_pool*> pools_;
     std::vector<sent>& log_;
@@ -157,9 +161,9 @@ TEST(LockCore, ZeroWaitWithAMajorityDownGivesBackThenThrowsQuorumUnreachable) {
     EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), quorum_unreachable);
     ASSERT_EQ(f.log.size(), 2u);
     EXPECT_EQ(f.log[0].kind, round_kind::acquire);
-    ASSERT_EQ(f.log[0].args.size(), 10u);  // with the fairness arguments
-    EXPECT_EQ(f.log[0].args[2], "0");      // redlock names the holders even without a wait
-    EXPECT_EQ(f.log[0].args[9], "1");      // and honours release tombstones
+    ASSERT_EQ(f.log[0].args.size(), 10u);   // with the fairness arguments
+    EXPECT_EQ(f.log[0].args[2], "0");       // redlock names the holders even without a wait
+    EXPECT_EQ(f.log[0].args[9], "1");       // and honours release tombstones
     EXPECT_EQ(f.log[1].what, "give_back");  // the granting node and the unreachable ones
     EXPECT_EQ(f.log[1].nodes, (std::vector<std::size_t>{0, 1, 2}));
     // Our token, no floor, and a tombstone for an attempt still in flight.
@@ -177,17 +181,20 @@ TEST(LockCore, GrantCommitsTheHoldingAndTheReleaseCarriesTheFloorWhenNeeded) {
     ASSERT_TRUE(got);
     EXPECT_EQ(got->fencing_token, 9u);
     EXPECT_TRUE(f.core->is_held());
-    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
+    f.steps.push_back(
+        replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
     EXPECT_TRUE(f.core->release());
     ASSERT_EQ(f.log.back().kind, round_kind::release);
-    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{f.log.back().args[0], "0", "10000", "10000"}));  // no floor
+    EXPECT_EQ(f.log.back().args,
+              (std::vector<std::string>{f.log.back().args[0], "0", "10000", "10000"}));  // no floor
     // Counters 9, 5, 3: token 9 on one node only: the release raises the others to it.
     f.steps.push_back(replies({answer(reply::make_integer(9)), answer(reply::make_integer(5)),
                                answer(reply::make_integer(3))}));
     ASSERT_TRUE(f.core->acquire_until(clock_type::now()));
     f.core->unlock();
     ASSERT_EQ(f.log.back().what, "send");
-    EXPECT_EQ(f.log.back().args, (std::vector<std::string>{f.log.back().args[0], "9", "10000", "10000"}));
+    EXPECT_EQ(f.log.back().args,
+              (std::vector<std::string>{f.log.back().args[0], "9", "10000", "10000"}));
     EXPECT_FALSE(f.core->is_held());
 }
 
@@ -224,14 +231,16 @@ TEST(LockCore, ExtensionVerdictsMoveOrKeepTheValidity) {
                                answer(reply::make_integer(1))}));
     const auto got = f.core->acquire_until(clock_type::now());
     ASSERT_TRUE(got);
-    f.steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
+    f.steps.push_back(
+        replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)), down()}));
     EXPECT_TRUE(f.core->extend(10s));
     EXPECT_GE(f.core->current()->valid_until, got->valid_until);
     EXPECT_EQ(f.log.back().args, (std::vector<std::string>{got->token, "10000"}));
     f.steps.push_back(replies({answer(reply::make_integer(1)), down(), down()}));
     EXPECT_FALSE(f.core->extend(10s));  // not confirmed: not lost yet
     EXPECT_FALSE(f.core->lost());
-    f.steps.push_back(replies({answer(reply::make_integer(0)), answer(reply::make_integer(0)), down()}));
+    f.steps.push_back(
+        replies({answer(reply::make_integer(0)), answer(reply::make_integer(0)), down()}));
     EXPECT_FALSE(f.core->extend(10s));  // a majority says the key is not ours
     EXPECT_TRUE(f.core->lost());
     EXPECT_THROW(f.core->extend(0ms), invalid_argument);
@@ -247,7 +256,9 @@ TEST(LockCore, WatchdogNeedsPoolsOfTwo) {
     c.watchdog = true;
     c.max_extensions = 1;
     try {
-        lock_core core(std::make_unique<scripted_transport>(std::vector<connection_pool*>{&small}, log, steps), "r", c);
+        lock_core core(
+            std::make_unique<scripted_transport>(std::vector<connection_pool*>{&small}, log, steps),
+            "r", c);
         ADD_FAILURE() << "accepted a pool of one with the watchdog";
     } catch (const invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("lock_options::watchdog"), std::string::npos);
@@ -355,7 +366,8 @@ TEST(LockCore, GiveBackResendsToNodesItsBusyPoolsLeftUnsent) {
     slow.state = node_result::status::timeout;
     slow.error = "no reply within 50 ms";
     f.steps.push_back(replies({answer(reply::make_integer(7)), slow, down()}));
-    f.transport->give_back_steps.push_back(replies({answer(reply::make_integer(1)), busy(), connecting()}));
+    f.transport->give_back_steps.push_back(
+        replies({answer(reply::make_integer(1)), busy(), connecting()}));
     EXPECT_THROW((void)f.core->acquire_until(clock_type::now()), quorum_unreachable);
     ASSERT_EQ(f.log.size(), 3u);
     EXPECT_EQ(f.log[1].what, "give_back");
@@ -374,7 +386,8 @@ TEST(LockCore, WatchdogExtensionsStayOnTheirPeriodWhenRoundsAreSlow) {
     std::deque<scripted_transport::step> steps;
     auto slow_yes = [](lock_round& round) {
         std::this_thread::sleep_for(12ms);
-        for (std::size_t i = 0; i < 3; ++i) round.on_result(i, answer(reply::make_integer(1)), clock_type::now());
+        for (std::size_t i = 0; i < 3; ++i)
+            round.on_result(i, answer(reply::make_integer(1)), clock_type::now());
         return std::exception_ptr{};
     };
     steps.push_back(replies({answer(reply::make_integer(1)), answer(reply::make_integer(1)),
@@ -389,7 +402,9 @@ TEST(LockCore, WatchdogExtensionsStayOnTheirPeriodWhenRoundsAreSlow) {
     w.round_timeout = 50ms;
     w.watchdog = true;
     w.max_extensions = std::numeric_limits<std::size_t>::max();
-    auto t = std::make_unique<scripted_transport>(std::vector<connection_pool*>{f.owned[0].get(), f.owned[1].get(), f.owned[2].get()}, log, steps);
+    auto t = std::make_unique<scripted_transport>(
+        std::vector<connection_pool*>{f.owned[0].get(), f.owned[1].get(), f.owned[2].get()}, log,
+        steps);
     auto* tp = t.get();
     lock_core core(std::move(t), "wd", w);
     ASSERT_TRUE(core.acquire_until(clock_type::now()));

@@ -51,10 +51,10 @@ const time_point epoch{std::chrono::hours(1)};
 // An engine broken on purpose, to show that the invariant checks can fail.
 enum class flaw {
     none,
-    ignores_drift,    // validity ttl - elapsed: trusts node clocks to be exact
-    minority_grant,   // granted by any single yes (no majority)
-    lowest_fence,     // fencing token: the smallest granting counter, not the largest
-    never_floor,      // releases never raise lagging counters
+    ignores_drift,   // validity ttl - elapsed: trusts node clocks to be exact
+    minority_grant,  // granted by any single yes (no majority)
+    lowest_fence,    // fencing token: the smallest granting counter, not the largest
+    never_floor,     // releases never raise lagging counters
 };
 
 struct params {
@@ -65,7 +65,7 @@ struct params {
     milliseconds round_timeout{8};
     double request_loss = 0.03;
     double reply_loss = 0.03;
-    double late_rounds = 0.2;     // rounds whose transport still feeds replies past the deadline
+    double late_rounds = 0.2;  // rounds whose transport still feeds replies past the deadline
     double crashes_per_second = 1.0;  // per node
     milliseconds horizon{700};
     flaw broken = flaw::none;
@@ -118,12 +118,15 @@ public:
     // violation, or empty.
     std::string overlap() const {
         auto gs = grants_;
-        std::sort(gs.begin(), gs.end(), [](const grant& a, const grant& b) { return a.granted_at < b.granted_at; });
+        std::sort(gs.begin(), gs.end(),
+                  [](const grant& a, const grant& b) { return a.granted_at < b.granted_at; });
         for (std::size_t i = 1; i < gs.size(); ++i)
             for (std::size_t j = 0; j < i; ++j)
                 if (gs[j].ends_at > gs[i].granted_at && gs[j].granted_at < gs[i].ends_at)
-                    return "client " + std::to_string(gs[i].client) + " granted at " + us_text(gs[i].granted_at) +
-                           " while client " + std::to_string(gs[j].client) + " believed until " + us_text(gs[j].ends_at);
+                    return "client " + std::to_string(gs[i].client) + " granted at " +
+                           us_text(gs[i].granted_at) + " while client " +
+                           std::to_string(gs[j].client) + " believed until " +
+                           us_text(gs[j].ends_at);
         return {};
     }
 
@@ -131,7 +134,8 @@ public:
     // release). Returns a description of the first violation, or empty.
     std::string fencing() const {
         auto gs = grants_;
-        std::sort(gs.begin(), gs.end(), [](const grant& a, const grant& b) { return a.granted_at < b.granted_at; });
+        std::sort(gs.begin(), gs.end(),
+                  [](const grant& a, const grant& b) { return a.granted_at < b.granted_at; });
         for (std::size_t i = 0; i < gs.size(); ++i) {
             const auto& g = gs[i];
             for (std::size_t j = 0; j < i; ++j) {
@@ -139,11 +143,13 @@ public:
                 bool ordered = p_.nodes == 1;
                 if (!ordered) {
                     const auto r = releases_.find(prev.token);
-                    ordered = r != releases_.end() && r->second.executed == p_.nodes && r->second.done < g.round_start;
+                    ordered = r != releases_.end() && r->second.executed == p_.nodes &&
+                              r->second.done < g.round_start;
                 }
                 if (ordered && g.fence <= prev.fence)
-                    return "token " + std::to_string(g.fence) + " granted at " + us_text(g.granted_at) + " after token " +
-                           std::to_string(prev.fence) + " granted at " + us_text(prev.granted_at);
+                    return "token " + std::to_string(g.fence) + " granted at " +
+                           us_text(g.granted_at) + " after token " + std::to_string(prev.fence) +
+                           " granted at " + us_text(prev.granted_at);
             }
         }
         return {};
@@ -179,28 +185,36 @@ private:
     static std::string us_text(time_point t) {
         return std::to_string(std::chrono::duration_cast<microseconds>(t - epoch).count()) + " us";
     }
-    double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+    double uniform(double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(rng_);
+    }
     std::int64_t uniform_int(std::int64_t lo, std::int64_t hi) {
         return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng_);
     }
     bool chance(double p) { return uniform(0.0, 1.0) < p; }
     void at(time_point t, std::function<void()> fn) { events_.push({t, seq_++, std::move(fn)}); }
     // One way of a request or reply: mostly quick, sometimes past a round's deadline.
-    microseconds delay() { return microseconds(chance(0.05) ? uniform_int(3000, 12000) : uniform_int(50, 3000)); }
+    microseconds delay() {
+        return microseconds(chance(0.05) ? uniform_int(3000, 12000) : uniform_int(50, 3000));
+    }
     time_point expiry(const node_model& n, milliseconds ttl) const {
-        return now_ + std::chrono::duration_cast<microseconds>(std::chrono::duration<double, std::micro>(
-                          static_cast<double>(std::chrono::duration_cast<microseconds>(ttl).count()) / n.rate));
+        return now_ +
+               std::chrono::duration_cast<microseconds>(std::chrono::duration<double, std::micro>(
+                   static_cast<double>(std::chrono::duration_cast<microseconds>(ttl).count()) /
+                   n.rate));
     }
 
     void schedule_crash(std::size_t i, time_point after) {
         const double gap_s = -std::log(1.0 - uniform(0.0, 0.999)) / p_.crashes_per_second;
-        const auto t = after + std::chrono::duration_cast<microseconds>(std::chrono::duration<double>(gap_s));
+        const auto t =
+            after + std::chrono::duration_cast<microseconds>(std::chrono::duration<double>(gap_s));
         at(t, [this, i] {
             auto& n = nodes_[i];
             n.up = false;
             n.lock.reset();  // no persistence
             n.counter.reset();
-            const auto back = now_ + p_.ttl + microseconds(uniform_int(0, 50000));  // delayed restart
+            const auto back =
+                now_ + p_.ttl + microseconds(uniform_int(0, 50000));  // delayed restart
             at(back, [this, i] {
                 nodes_[i].up = true;
                 schedule_crash(i, now_);
@@ -214,7 +228,8 @@ private:
         if (n.lock && n.lock->expires <= now_) n.lock.reset();
         if (n.counter && n.counter->expires <= now_) n.counter.reset();
         const auto pttl = [&] {
-            return static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(n.lock->expires - now_).count() * n.rate);
+            return static_cast<std::int64_t>(
+                std::chrono::duration_cast<milliseconds>(n.lock->expires - now_).count() * n.rate);
         };
         const auto ours = [&](const std::string& token) {
             return n.lock && (n.lock->value == token || n.lock->value == token + "*");
@@ -225,7 +240,9 @@ private:
                 if (!n.lock) {
                     n.lock = entry{args[0], expiry(n, ttl)};
                     if (!n.counter) {  // INCR gave 1: seeded from TIME instead, with the TTL
-                        const auto time_us = std::chrono::duration_cast<microseconds>(now_ - epoch).count() + 1'000'000'000;
+                        const auto time_us =
+                            std::chrono::duration_cast<microseconds>(now_ - epoch).count() +
+                            1'000'000'000;
                         n.counter = entry{std::to_string(time_us), expiry(n, ttl)};
                     } else {
                         n.counter->value = std::to_string(std::stoull(n.counter->value) + 1);
@@ -235,8 +252,10 @@ private:
                 if (args.size() == 2) return reply::make_integer(-2 - pttl());
                 auto v = n.lock->value;
                 const bool marked = !v.empty() && v.back() == '*';
-                if (marked) v.pop_back();
-                else if (args[2] == "1") n.lock->value += "*";
+                if (marked)
+                    v.pop_back();
+                else if (args[2] == "1")
+                    n.lock->value += "*";
                 return reply::make_array({reply::make_integer(0), reply::make_integer(pttl()),
                                           reply::make_text(reply::kind::string, v)});
             }
@@ -272,7 +291,8 @@ private:
         f->late_ok = chance(p_.late_rounds);
         f->on_done = std::move(on_done);
         std::vector<std::size_t> targets;
-        if (only) targets = *only;
+        if (only)
+            targets = *only;
         else
             for (std::size_t i = 0; i < p_.nodes; ++i) targets.push_back(i);
         for (auto i : targets) {
@@ -335,8 +355,10 @@ private:
                 if (v.got) v.got->valid_until += drift;
                 break;
             case flaw::minority_grant:
-                if (!v.got && validity(p_.ttl, std::chrono::duration_cast<microseconds>(now - r.start()), p_.drift_factor)
-                                      .count() > 0) {
+                if (!v.got &&
+                    validity(p_.ttl, std::chrono::duration_cast<microseconds>(now - r.start()),
+                             p_.drift_factor)
+                            .count() > 0) {
                     std::uint64_t top = 0;
                     for (const auto& o : r.outcomes())
                         if (o.state == node_outcome::status::yes) top = std::max(top, o.fence);
@@ -365,12 +387,15 @@ private:
         run_round(round, [this, c, round](time_point now) {
             auto v = decide(*round, now);
             if (!v.give_back.empty())
-                run_round(std::make_shared<lock_round>(engine_->give_back(*round, now)), [](time_point) {}, v.give_back);
+                run_round(
+                    std::make_shared<lock_round>(engine_->give_back(*round, now)),
+                    [](time_point) {}, v.give_back);
             if (!v.got) {
                 // Wait for the holder's TTL when one holds it, else retry after a short delay.
-                const auto pause = v.why.one_holder && v.why.pttl >= 0
-                                       ? milliseconds(v.why.pttl) + microseconds(uniform_int(0, 5000))
-                                       : microseconds(uniform_int(1000, 10000));
+                const auto pause =
+                    v.why.one_holder && v.why.pttl >= 0
+                        ? milliseconds(v.why.pttl) + microseconds(uniform_int(0, 5000))
+                        : microseconds(uniform_int(1000, 10000));
                 at(now + pause, [this, c] { try_acquire(c); });
                 return;
             }
@@ -396,21 +421,28 @@ private:
                     switch (engine_->decide_extend(*round, p_.ttl, now)) {
                         case extend_result::extended:
                             // A reply after the old validity cannot vouch for the time between.
-                            if (now < g.ends_at) g.ends_at = until;
-                            else g.ends_at = std::min(g.ends_at, now);
+                            if (now < g.ends_at)
+                                g.ends_at = until;
+                            else
+                                g.ends_at = std::min(g.ends_at, now);
                             break;
-                        case extend_result::not_confirmed: g.ends_at = std::min(g.ends_at, until); break;
+                        case extend_result::not_confirmed:
+                            g.ends_at = std::min(g.ends_at, until);
+                            break;
                         default: g.ends_at = std::min(g.ends_at, now); break;  // lost
                     }
                     const auto left = g.ends_at - now;
-                    const auto stay = left > clock_type::duration::zero()
-                                          ? microseconds(uniform_int(0, std::chrono::duration_cast<microseconds>(left).count()))
-                                          : microseconds(0);
+                    const auto stay =
+                        left > clock_type::duration::zero()
+                            ? microseconds(uniform_int(
+                                  0, std::chrono::duration_cast<microseconds>(left).count()))
+                            : microseconds(0);
                     at(now + stay, [this, c, a, floor] { release(c, a, floor); });
                 });
             });
         } else {  // release early
-            const auto left = std::chrono::duration_cast<microseconds>(a.valid_until - now_).count();
+            const auto left =
+                std::chrono::duration_cast<microseconds>(a.valid_until - now_).count();
             at(now_ + microseconds(uniform_int(0, std::max<std::int64_t>(left, 0))),
                [this, c, a, floor] { release(c, a, floor); });
         }
@@ -424,7 +456,8 @@ private:
         auto& rec = releases_[a.token];
         rec.fence = a.fencing_token;
         run_round(
-            std::make_shared<lock_round>(engine_->release(a, floor, now_)), [](time_point) {}, std::nullopt,
+            std::make_shared<lock_round>(engine_->release(a, floor, now_)), [](time_point) {},
+            std::nullopt,
             [this, token = a.token](std::size_t) {
                 auto& r = releases_[token];
                 ++r.executed;
@@ -512,7 +545,8 @@ TEST_P(LockModelBroken, IsCaught) {
 
 INSTANTIATE_TEST_SUITE_P(
     LockModel, LockModelBroken,
-    ::testing::Values(broken_case{flaw::ignores_drift, 1, &totals::overlaps},      // validity ignoring drift
-                      broken_case{flaw::minority_grant, 5, &totals::overlaps},     // grant without a majority
-                      broken_case{flaw::lowest_fence, 5, &totals::fence_breaks},   // smallest counter as token
-                      broken_case{flaw::never_floor, 5, &totals::fence_breaks}));  // no floor on release
+    ::testing::Values(
+        broken_case{flaw::ignores_drift, 1, &totals::overlaps},      // validity ignoring drift
+        broken_case{flaw::minority_grant, 5, &totals::overlaps},     // grant without a majority
+        broken_case{flaw::lowest_fence, 5, &totals::fence_breaks},   // smallest counter as token
+        broken_case{flaw::never_floor, 5, &totals::fence_breaks}));  // no floor on release

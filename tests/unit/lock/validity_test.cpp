@@ -12,7 +12,7 @@ TEST(LockValidity, DriftIsOnePercentPlusTwoMilliseconds) {
     EXPECT_EQ(clock_drift(10000ms, 0.01), 102ms);  // 10 s TTL: 100 ms + 2 ms
     EXPECT_EQ(clock_drift(300ms, 0.01), 5ms);
     EXPECT_EQ(clock_drift(1000ms, 0.0), 2ms);
-    EXPECT_EQ(clock_drift(333ms, 0.01), 5330us);    // rounded up to whole microseconds
+    EXPECT_EQ(clock_drift(333ms, 0.01), 5330us);  // rounded up to whole microseconds
 }
 
 TEST(LockValidity, ValidityIsTtlMinusElapsedMinusDrift) {
@@ -20,8 +20,8 @@ TEST(LockValidity, ValidityIsTtlMinusElapsedMinusDrift) {
     EXPECT_EQ(validity(10000ms, 1500us, 0.01), 9898ms - 1500us);
     EXPECT_LE(validity(10000ms, 9898ms, 0.01).count(), 0);
     EXPECT_LT(validity(100ms, 200ms, 0.01).count(), 0);
-    EXPECT_GT(validity(100ms, 96ms, 0.01).count(), 0);   // 100 - 96 - 3 = 1 ms
-    EXPECT_LE(validity(100ms, 97ms, 0.01).count(), 0);   // 100 - 97 - 3 = 0
+    EXPECT_GT(validity(100ms, 96ms, 0.01).count(), 0);  // 100 - 96 - 3 = 1 ms
+    EXPECT_LE(validity(100ms, 97ms, 0.01).count(), 0);  // 100 - 97 - 3 = 0
 }
 
 TEST(LockValidity, RemainingCountsDownAndStopsAtZero) {

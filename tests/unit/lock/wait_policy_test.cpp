@@ -35,7 +35,8 @@ struct step {
     std::optional<clock_type::duration> release_after;
 };
 
-step refused_by(std::string holder, std::optional<clock_type::duration> release_after = std::nullopt,
+step refused_by(std::string holder,
+                std::optional<clock_type::duration> release_after = std::nullopt,
                 std::int64_t pttl = 30000, std::int64_t turn_left = 0) {
     step s;
     s.why.one_holder = true;
@@ -46,7 +47,8 @@ step refused_by(std::string holder, std::optional<clock_type::duration> release_
     return s;
 }
 // Refused by a holder whose turn has `turn_left` ms to go.
-step in_turn(std::int64_t turn_left, std::optional<clock_type::duration> release_after = std::nullopt) {
+step in_turn(std::int64_t turn_left,
+             std::optional<clock_type::duration> release_after = std::nullopt) {
     return refused_by("h", release_after, 30000, turn_left);
 }
 step yielding() {
@@ -105,7 +107,10 @@ struct fake_driver {
                     a = p.on_attempt(s.acquired, s.why, now, live);
                     break;
                 }
-                case type::subscribe: ++subscribes; a = p.on_subscribed(now); break;
+                case type::subscribe:
+                    ++subscribes;
+                    a = p.on_subscribed(now);
+                    break;
                 case type::wait: {
                     EXPECT_LE(a.until, deadline);
                     const bool woke = release_at && *release_at < a.until;
@@ -128,7 +133,8 @@ struct fake_driver {
     std::vector<clock_type::duration> lengths(type t) const {
         std::vector<clock_type::duration> out;
         for (std::size_t i = 0; i < actions.size(); ++i)
-            if (actions[i].what_to_do == t && actions[i].until > issued_at[i]) out.push_back(actions[i].until - issued_at[i]);
+            if (actions[i].what_to_do == t && actions[i].until > issued_at[i])
+                out.push_back(actions[i].until - issued_at[i]);
         return out;
     }
     std::vector<wait_action> of(type t) const {
@@ -161,7 +167,8 @@ TEST(LockWaitPolicy, QuietLockSleepsUntilTheHoldersTtlWithoutARelease) {
     auto d = driver();
     d.rnd = [](std::uint64_t, std::uint64_t hi) { return hi; };  // the largest jitter
     d.ws.retry_jitter = 5ms;
-    EXPECT_TRUE(d.run({refused_by("a", std::nullopt, 400), refused_by("a", std::nullopt, 300), got_it()}, 5s));
+    EXPECT_TRUE(d.run(
+        {refused_by("a", std::nullopt, 400), refused_by("a", std::nullopt, 300), got_it()}, 5s));
     const auto waits = d.of(type::wait);
     ASSERT_EQ(waits.size(), 1u);
     EXPECT_EQ(waits[0].until, t0 + 2ms + 300ms + 5ms);  // the holder's PTTL plus jitter
@@ -195,7 +202,8 @@ TEST(LockWaitPolicy, WaiterThatLosesAReleaseToTheHoldersTurnSleepsThroughTheTurn
     EXPECT_EQ(d.lengths(type::pause).back(), 8ms);
     // After the turn a refusal by the next holding is waited for by release again.
     auto e = driver();
-    EXPECT_TRUE(e.run({in_turn(9), in_turn(9, 100us), in_turn(8), refused_by("x", 5ms), got_it()}, 5s));
+    EXPECT_TRUE(
+        e.run({in_turn(9), in_turn(9, 100us), in_turn(8), refused_by("x", 5ms), got_it()}, 5s));
     EXPECT_EQ(e.of(type::wait).size(), 2u);
 }
 
@@ -203,7 +211,8 @@ TEST(LockWaitPolicy, LosingARaceWithoutATurnLeftWaitsForTheNextRelease) {
     auto d = driver();
     // Woken, but another waiter got in first (its turn just began is reported as 0 here, a
     // holder without fairness): mark and wait for its release.
-    EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 20ms), refused_by("b", 20ms), got_it()}, 5s));
+    EXPECT_TRUE(
+        d.run({refused_by("a"), refused_by("a", 20ms), refused_by("b", 20ms), got_it()}, 5s));
     EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark", "mark"}));
     EXPECT_EQ(d.of(type::wait).size(), 2u);
 }
@@ -212,20 +221,25 @@ TEST(LockWaitPolicy, WakeJitterShrinksWithEveryLostRelease) {
     auto d = driver();
     d.rnd = [](std::uint64_t, std::uint64_t hi) { return hi; };
     d.ws.wake_jitter = 1ms;
-    EXPECT_TRUE(d.run({refused_by("a"), refused_by("a", 1ms), refused_by("b", 1ms), refused_by("c", 1ms),
-                       refused_by("d", 1ms), refused_by("e", 1ms), refused_by("f", 1ms), got_it()},
-                      5s));
+    EXPECT_TRUE(
+        d.run({refused_by("a"), refused_by("a", 1ms), refused_by("b", 1ms), refused_by("c", 1ms),
+               refused_by("d", 1ms), refused_by("e", 1ms), refused_by("f", 1ms), got_it()},
+              5s));
     std::vector<clock_type::duration> wake_pauses;
     for (std::size_t i = 0; i < d.actions.size(); ++i)
-        if (d.actions[i].what_to_do == type::pause) wake_pauses.push_back(d.actions[i].until - d.issued_at[i]);
-    EXPECT_EQ(wake_pauses, (std::vector<clock_type::duration>{1000us, 500us, 250us, 125us, 62us, 62us}));
+        if (d.actions[i].what_to_do == type::pause)
+            wake_pauses.push_back(d.actions[i].until - d.issued_at[i]);
+    EXPECT_EQ(wake_pauses,
+              (std::vector<clock_type::duration>{1000us, 500us, 250us, 125us, 62us, 62us}));
 }
 
 TEST(LockWaitPolicy, AnOwnerThatYieldsPausesBrieflyAndGrowing) {
     auto d = driver();
-    EXPECT_TRUE(d.run({yielding(), yielding(), yielding(), yielding(), yielding(), yielding(), yielding(), got_it()},
+    EXPECT_TRUE(d.run({yielding(), yielding(), yielding(), yielding(), yielding(), yielding(),
+                       yielding(), got_it()},
                       5s));
-    EXPECT_EQ(d.lengths(type::pause), (std::vector<clock_type::duration>{250us, 500us, 1ms, 2ms, 4ms, 4ms}));
+    EXPECT_EQ(d.lengths(type::pause),
+              (std::vector<clock_type::duration>{250us, 500us, 1ms, 2ms, 4ms, 4ms}));
     for (const auto& p : d.of(type::pause)) EXPECT_TRUE(p.forget_releases);
     EXPECT_TRUE(d.of(type::wait).empty());  // nothing publishes on a free lock: never waited for
     // Then finding the new holder is waited for by release as usual.
@@ -265,7 +279,8 @@ TEST(LockWaitPolicy, FirstRetryIsJitteredAndKeepsReleasesSeenMeanwhile) {
     const auto pauses = d.of(type::pause);
     ASSERT_EQ(pauses.size(), 1u);
     EXPECT_EQ(pauses[0].until, t0 + 1ms + 10ms);
-    EXPECT_FALSE(pauses[0].forget_releases);  // a release during it must still cut the next wait short
+    EXPECT_FALSE(
+        pauses[0].forget_releases);  // a release during it must still cut the next wait short
 }
 
 TEST(LockWaitPolicy, MajorityDownIsWaitedForWithAGrowingPause) {
@@ -291,7 +306,8 @@ TEST(LockWaitPolicy, EveryWaitEndsByTheDeadline) {
     auto d = driver();
     EXPECT_FALSE(d.run({refused_by("a"), refused_by("a"), refused_by("a")}, 250ms));
     ASSERT_EQ(d.of(type::wait).size(), 1u);
-    EXPECT_EQ(d.of(type::wait)[0].until, t0 + 250ms);  // slept until its deadline (PTTL 30 s), not past it
+    EXPECT_EQ(d.of(type::wait)[0].until,
+              t0 + 250ms);  // slept until its deadline (PTTL 30 s), not past it
     EXPECT_EQ(d.asked, (strings{"mark", "mark", "mark"}));  // and made its last attempt there
 }
 
@@ -307,12 +323,20 @@ TEST(LockWaitPolicy, RandomSchedulesEndByTheDeadlineAndNeverSpin) {
         std::deque<step> script;
         for (int i = 0; i < 40; ++i) {
             switch (pick(6)) {
-                case 0: script.push_back(refused_by("h" + std::to_string(pick(3)), std::nullopt, pick(50))); break;
-                case 1: script.push_back(in_turn(pick(12), std::chrono::microseconds(pick(2000)))); break;
+                case 0:
+                    script.push_back(
+                        refused_by("h" + std::to_string(pick(3)), std::nullopt, pick(50)));
+                    break;
+                case 1:
+                    script.push_back(in_turn(pick(12), std::chrono::microseconds(pick(2000))));
+                    break;
                 case 2: script.push_back(yielding()); break;
                 case 3: script.push_back(free_lock()); break;
                 case 4: script.push_back(down()); break;
-                default: script.push_back(refused_by("h", std::chrono::microseconds(pick(3000)), 30000, pick(3))); break;
+                default:
+                    script.push_back(
+                        refused_by("h", std::chrono::microseconds(pick(3000)), 30000, pick(3)));
+                    break;
             }
         }
         if (pick(4) == 0) script.push_back(got_it());

@@ -16,8 +16,8 @@ struct recording_sink : redcoord::log_sink {
     std::vector<std::string> lines;
     void write(const redcoord::log_record& r) override {
         std::lock_guard l(mu);
-        lines.push_back(std::string(redcoord::to_string(r.level)) + " " + std::string(r.component) + ": " +
-                        std::string(r.message) + redcoord::format_fields(r.fields));
+        lines.push_back(std::string(redcoord::to_string(r.level)) + " " + std::string(r.component) +
+                        ": " + std::string(r.message) + redcoord::format_fields(r.fields));
     }
 };
 
@@ -31,7 +31,8 @@ TEST(LogSink, NothingByDefaultThenRecordsWithFields) {
     rt->emit(redcoord::log_level::warning, "lock", "lost", {{"resource", "orders"}});  // nowhere
     auto sink = std::make_shared<recording_sink>();
     rt->set_log_sink(sink);
-    rt->emit(redcoord::log_level::warning, "lock", "lock lost", {{"resource", "orders"}, {"reason", "extend failed"}});
+    rt->emit(redcoord::log_level::warning, "lock", "lock lost",
+             {{"resource", "orders"}, {"reason", "extend failed"}});
     ASSERT_EQ(sink->lines.size(), 1u);
     EXPECT_EQ(sink->lines[0], "warning lock: lock lost resource=orders reason=\"extend failed\"");
     rt->set_log_sink(nullptr);

@@ -23,7 +23,9 @@ struct client {
     net::io_context ioc;
     tcp::socket sock{ioc};
     beast::flat_buffer buf;
-    explicit client(std::uint16_t port) { sock.connect({net::ip::make_address("127.0.0.1"), port}); }
+    explicit client(std::uint16_t port) {
+        sock.connect({net::ip::make_address("127.0.0.1"), port});
+    }
     http::response<http::string_body> request(http::verb v, std::string target) {
         http::request<http::empty_body> req{v, target, 11};
         req.set(http::field::host, "localhost");
@@ -37,7 +39,9 @@ struct client {
 
 std::shared_ptr<redcoord::metrics_registry> sample_registry() {
     auto r = std::make_shared<redcoord::metrics_registry>();
-    r->counter({"redcoord_lock_lost_total", "Holdings lost.", {}}, {{"kind", "lock"}, {"name", "a\"b"}})->inc(2);
+    r->counter({"redcoord_lock_lost_total", "Holdings lost.", {}},
+               {{"kind", "lock"}, {"name", "a\"b"}})
+        ->inc(2);
     return r;
 }
 
@@ -78,7 +82,8 @@ TEST(MetricsServer, ScrapeSeesCurrentValuesAndBodyErrorsAre500) {
     r->gauge({"g", "", {}}, {})->set(7);
     client c(s.port());
     EXPECT_NE(c.request(http::verb::get, "/metrics").body().find("\ng 7\n"), std::string::npos);
-    redcoord::metrics_server failing([]() -> std::string { throw std::runtime_error("collector down"); });
+    redcoord::metrics_server failing(
+        []() -> std::string { throw std::runtime_error("collector down"); });
     client f(failing.port());
     auto res = f.request(http::verb::get, "/metrics");
     EXPECT_EQ(res.result(), http::status::internal_server_error);
@@ -94,7 +99,8 @@ TEST(MetricsServer, StopNeverWaitsForAClient) {
 }
 
 TEST(MetricsServer, BadAddressOrBusyPortThrows) {
-    EXPECT_THROW(redcoord::metrics_server(sample_registry(), {.address = "not an address"}), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::metrics_server(sample_registry(), {.address = "not an address"}),
+                 redcoord::invalid_argument);
     redcoord::metrics_server first(sample_registry());
     redcoord::metrics_server_options o;
     o.port = first.port();

@@ -13,10 +13,12 @@ using redcoord::metrics_registry;
 
 TEST(PrometheusText, CounterAndGaugeExactText) {
     metrics_registry r;
-    auto c = r.counter({"redcoord_lock_lost_total", "Holdings lost.", {}}, {{"kind", "lock"}, {"name", "orders"}});
+    auto c = r.counter({"redcoord_lock_lost_total", "Holdings lost.", {}},
+                       {{"kind", "lock"}, {"name", "orders"}});
     c->inc();
     c->inc(2);
-    auto g = r.gauge({"redcoord_election_leader", "1 while leading.", {}}, {{"name", "e"}, {"identity", "w-1"}});
+    auto g = r.gauge({"redcoord_election_leader", "1 while leading.", {}},
+                     {{"name", "e"}, {"identity", "w-1"}});
     g->set(1);
     EXPECT_EQ(r.prometheus_text(),
               "# HELP redcoord_election_leader 1 while leading.\n"
@@ -29,7 +31,8 @@ TEST(PrometheusText, CounterAndGaugeExactText) {
 
 TEST(PrometheusText, EscapesLabelValuesAndHelp) {
     metrics_registry r;
-    r.counter({"x_total", "back\\slash\nnewline \"quotes\" stay", {}}, {{"name", "a\"b\\c\nd"}})->inc();
+    r.counter({"x_total", "back\\slash\nnewline \"quotes\" stay", {}}, {{"name", "a\"b\\c\nd"}})
+        ->inc();
     EXPECT_EQ(r.prometheus_text(),
               "# HELP x_total back\\\\slash\\nnewline \"quotes\" stay\n"
               "# TYPE x_total counter\n"

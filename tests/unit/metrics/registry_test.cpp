@@ -28,12 +28,15 @@ TEST(MetricsRegistry, RejectsInvalidNamesAndMismatches) {
     metrics_registry r;
     EXPECT_THROW(r.counter({"1bad", "", {}}, {}), redcoord::invalid_argument);
     EXPECT_THROW(r.counter({"ok_total", "", {}}, {{"bad-label", "v"}}), redcoord::invalid_argument);
-    EXPECT_THROW(r.counter({"ok_total", "", {}}, {{"__reserved", "v"}}), redcoord::invalid_argument);
+    EXPECT_THROW(r.counter({"ok_total", "", {}}, {{"__reserved", "v"}}),
+                 redcoord::invalid_argument);
     EXPECT_THROW(r.histogram({"h_seconds", "", {1}}, {{"le", "v"}}), redcoord::invalid_argument);
     EXPECT_THROW(r.histogram({"h2_seconds", "", {1, 0.5}}, {}), redcoord::invalid_argument);
     (void)r.counter({"ok_total", "", {}}, {{"a", "1"}});
-    EXPECT_THROW(r.gauge({"ok_total", "", {}}, {{"a", "1"}}), redcoord::invalid_argument);   // another type
-    EXPECT_THROW(r.counter({"ok_total", "", {}}, {{"b", "1"}}), redcoord::invalid_argument);  // other labels
+    EXPECT_THROW(r.gauge({"ok_total", "", {}}, {{"a", "1"}}),
+                 redcoord::invalid_argument);  // another type
+    EXPECT_THROW(r.counter({"ok_total", "", {}}, {{"b", "1"}}),
+                 redcoord::invalid_argument);  // other labels
 }
 
 TEST(MetricsRegistry, CountersNeverGoDown) {
@@ -94,11 +97,17 @@ TEST(MetricsRegistry, ConcurrentUpdatesAndScrapes) {
     done = true;
     scraper.join();
     const auto text = r.prometheus_text();
-    EXPECT_NE(text.find("c_total{t=\"0\"} " + std::to_string(2 * per) + "\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("c_total{t=\"1\"} " + std::to_string(2 * per) + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("c_total{t=\"0\"} " + std::to_string(2 * per) + "\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("c_total{t=\"1\"} " + std::to_string(2 * per) + "\n"), std::string::npos)
+        << text;
     EXPECT_NE(text.find("\ng 0\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("h_seconds_bucket{le=\"0.5\"} " + std::to_string(threads * per / 2) + "\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("h_seconds_count " + std::to_string(threads * per) + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("h_seconds_bucket{le=\"0.5\"} " + std::to_string(threads * per / 2) + "\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("h_seconds_count " + std::to_string(threads * per) + "\n"),
+              std::string::npos)
+        << text;
 }
 
 }  // namespace

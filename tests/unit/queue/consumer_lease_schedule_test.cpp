@@ -50,7 +50,8 @@ enum class driver_fault {
 
 class sim {
 public:
-    sim(std::uint64_t seed, driver_fault fault) : rng_(seed), fault_(fault), lease_(make_engine()) {}
+    sim(std::uint64_t seed, driver_fault fault)
+        : rng_(seed), fault_(fault), lease_(make_engine()) {}
 
     // Runs the schedule; returns the first violation (empty when none).
     std::string run() {
@@ -86,10 +87,16 @@ private:
         bool registered = false;
         std::vector<int> list;
     };
-    enum class outcome { ok, refused, unsent };
+    enum class outcome {
+        ok,
+        refused,
+        unsent
+    };
 
     // --- random choices ---------------------------------------------------------------------
-    std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng_); }
+    std::int64_t pick(std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng_);
+    }
     microseconds pick_us(std::int64_t lo, std::int64_t hi) { return microseconds(pick(lo, hi)); }
     bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
@@ -136,7 +143,8 @@ private:
     // unless the driver fault breaks that assumption.
     std::pair<microseconds, microseconds> request_delays() {
         const auto margin_us = std::chrono::duration_cast<microseconds>(vt_ / 4).count();
-        if (fault_ == driver_fault::slow_requests && chance(0.3)) return {pick_us(0, margin_us), pick_us(0, 2 * margin_us)};
+        if (fault_ == driver_fault::slow_requests && chance(0.3))
+            return {pick_us(0, margin_us), pick_us(0, 2 * margin_us)};
         const auto total = chance(0.1) ? margin_us - 1 : pick(0, margin_us - 1);
         const auto stall = pick(0, total);
         return {microseconds(stall), microseconds(total - stall)};
@@ -166,8 +174,11 @@ private:
             if (!s.registered || t < s.expires) continue;
             auto it = refs_.find(id);
             if (it != refs_.end() && lease_.lease_until(it->second) > t)
-                fail("invariant 3: '" + id + "' recovered as expired while the engine counts on its lease for " +
-                     std::to_string(std::chrono::duration_cast<microseconds>(lease_.lease_until(it->second) - t).count()) +
+                fail("invariant 3: '" + id +
+                     "' recovered as expired while the engine counts on its lease for " +
+                     std::to_string(std::chrono::duration_cast<microseconds>(
+                                        lease_.lease_until(it->second) - t)
+                                        .count()) +
                      " us more");
             s.registered = false;
             s.list.clear();
@@ -181,14 +192,18 @@ private:
     }
     void fail(std::string what) {
         if (violation_.empty())
-            violation_ = what + " at t=" + std::to_string(std::chrono::duration_cast<microseconds>(now_ - base_).count()) + " us";
+            violation_ =
+                what + " at t=" +
+                std::to_string(std::chrono::duration_cast<microseconds>(now_ - base_).count()) +
+                " us";
     }
 
     // One request: `apply` runs at the server at its arrival (unless refused or unsent),
     // `done` at the client with the outcome when the reply is back or lost.
     // apply returns when the reply leaves the server (>= arrival).
     void request(std::function<time_point(time_point arrival)> apply,
-                 std::function<void(outcome, bool lost, time_point sent)> done, milliseconds deadline) {
+                 std::function<void(outcome, bool lost, time_point sent)> done,
+                 milliseconds deadline) {
         const auto [stall, way] = request_delays();
         const auto sent = now_ + stall;
         if (within(down_, sent)) {
@@ -200,10 +215,13 @@ private:
             const bool busy = within(busy_, arrival);
             const auto leaves = busy ? arrival : apply(arrival);
             const auto back = leaves + reply_delay();
-            const bool late = timed_out(std::chrono::duration_cast<milliseconds>(back - sent), deadline);
+            const bool late =
+                timed_out(std::chrono::duration_cast<milliseconds>(back - sent), deadline);
             const bool lost = late || chance(p_lost_);
             const auto when = late ? sent + deadline : back;
-            at(std::max(when, now_), [done, busy, lost, sent] { done(busy ? outcome::refused : outcome::ok, lost, sent); });
+            at(std::max(when, now_), [done, busy, lost, sent] {
+                done(busy ? outcome::refused : outcome::ok, lost, sent);
+            });
         });
     }
 
@@ -228,7 +246,8 @@ private:
             [this, who, next](outcome o, bool lost, time_point sent) {
                 if (o == outcome::ok && !lost) {
                     // The reply said "intact" unless the model lost the key (it never evicts).
-                    lease_.renewed(who.who, fault_ == driver_fault::renewal_from_reply ? now_ : sent, true);
+                    lease_.renewed(who.who,
+                                   fault_ == driver_fault::renewal_from_reply ? now_ : sent, true);
                 }
                 next();
             },
@@ -248,7 +267,9 @@ private:
     void run_upkeep(consumer_lease::upkeep work, std::size_t i) {
         if (i < work.renew.size()) {
             const auto who = work.renew[i];
-            heartbeat(who, [this, work = std::move(work), i]() mutable { run_upkeep(std::move(work), i + 1); });
+            heartbeat(who, [this, work = std::move(work), i]() mutable {
+                run_upkeep(std::move(work), i + 1);
+            });
             return;
         }
         if (work.recover) {
@@ -264,13 +285,16 @@ private:
     }
 
     void pop_start(int k) {
-        const milliseconds timeouts[] = {0ms, milliseconds(pick(1, vt_.count())), milliseconds::max()};
+        const milliseconds timeouts[] = {0ms, milliseconds(pick(1, vt_.count())),
+                                         milliseconds::max()};
         auto t = lease_.begin_pop(now_, timeouts[pick(0, 2)]);
         refs_[t.id] = t.who;
         pop_step(k, t);
     }
 
-    void pop_again(int k) { after(pick_us(0, 50 * vt_.count()), [this, k] { pop_start(k); }); }
+    void pop_again(int k) {
+        after(pick_us(0, 50 * vt_.count()), [this, k] { pop_start(k); });
+    }
 
     void pop_step(int k, consumer_lease::pop_ticket t) {
         auto plan = lease_.plan_move(t, now_, chance(0.02), cmd_timeout_);
@@ -290,7 +314,8 @@ private:
                 if (chance(p_ready_)) {
                     *moved = true;
                 } else if (plan.block > 0ms) {
-                    const auto block_us = std::chrono::duration_cast<microseconds>(plan.block).count();
+                    const auto block_us =
+                        std::chrono::duration_cast<microseconds>(plan.block).count();
                     if (chance(0.5)) {
                         *moved = true;
                         when = arrival + pick_us(0, block_us);
@@ -302,8 +327,8 @@ private:
                     // Checked when the move happens at the server.
                     if (!live(t.id, when))
                         fail("invariant 1: '" + t.id + "' popped without a live lease (" +
-                             (plan.kind == move_kind::plain ? "plain" : "renewing") + " move, block " +
-                             std::to_string(plan.block.count()) + " ms)");
+                             (plan.kind == move_kind::plain ? "plain" : "renewing") +
+                             " move, block " + std::to_string(plan.block.count()) + " ms)");
                     ++moves_;
                     *got = ++message_;
                     srv_[t.id].list.push_back(*got);
@@ -347,12 +372,13 @@ private:
         settle_attempt_once(k, id, msg, st, false);
     }
 
-    void settle_attempt_once(int k, const std::string& id, int msg, std::shared_ptr<consumer_lease::settle_ticket> st,
-                             bool retry) {
+    void settle_attempt_once(int k, const std::string& id, int msg,
+                             std::shared_ptr<consumer_lease::settle_ticket> st, bool retry) {
         request(
             [this, id, msg, retry](time_point arrival) {
                 if (retry && !live(id, arrival))
-                    fail("invariant 2: a refused ack of '" + id + "' was resent after its lease expired on the server");
+                    fail("invariant 2: a refused ack of '" + id +
+                         "' was resent after its lease expired on the server");
                 auto& l = srv_[id].list;
                 std::erase(l, msg);
                 return arrival;
@@ -360,12 +386,14 @@ private:
             [this, k, id, msg, st](outcome o, bool lost, time_point) {
                 settle_step s;
                 if (o == outcome::ok) {
-                    s = lease_.settle(*st, lost ? settle_attempt::reply_lost : settle_attempt::replied, now_);
+                    s = lease_.settle(
+                        *st, lost ? settle_attempt::reply_lost : settle_attempt::replied, now_);
                 } else {
                     s = lease_.settle(*st, settle_attempt::refused, now_);
                 }
                 if (s.verdict == settle_verdict::retry) {
-                    after(s.wait, [this, k, id, msg, st] { settle_attempt_once(k, id, msg, st, true); });
+                    after(s.wait,
+                          [this, k, id, msg, st] { settle_attempt_once(k, id, msg, st, true); });
                     return;
                 }
                 pop_again(k);
@@ -408,13 +436,17 @@ std::vector<std::uint64_t> seeds(std::uint64_t n) {
 std::uint64_t violations(driver_fault fault, std::uint64_t n, std::size_t* total_moves = nullptr) {
     std::uint64_t bad = 0;
     for (auto seed : seeds(n)) {
-        SCOPED_TRACE("seed " + std::to_string(seed) + " (rerun alone with REDCOORD_LEASE_SEED=" + std::to_string(seed) + ")");
+        SCOPED_TRACE("seed " + std::to_string(seed) +
+                     " (rerun alone with REDCOORD_LEASE_SEED=" + std::to_string(seed) + ")");
         sim s(seed, fault);
         const auto v = s.run();
         if (total_moves) *total_moves += s.moves();
-        if (std::getenv("LEASE_STATS")) std::printf("seed %llu events %zu moves %zu\n", (unsigned long long)seed, s.events(), s.moves());
+        if (std::getenv("LEASE_STATS"))
+            std::printf("seed %llu events %zu moves %zu\n", (unsigned long long)seed, s.events(),
+                        s.moves());
         if (v.empty()) continue;
-        if (++bad == 1 && fault != driver_fault::none) std::printf("first: seed %llu: %s\n", (unsigned long long)seed, v.c_str());
+        if (++bad == 1 && fault != driver_fault::none)
+            std::printf("first: seed %llu: %s\n", (unsigned long long)seed, v.c_str());
         if (fault == driver_fault::none) {
             ADD_FAILURE() << v;
             break;
@@ -435,20 +467,23 @@ TEST(ConsumerLeaseSchedule, NoPopWithoutALiveLeaseAndNoAckRacingRecoveryInThousa
 TEST(ConsumerLeaseSchedule, BrokenDriverRecordingRenewalsAtTheirReplyIsCaught) {
     if (std::getenv("REDCOORD_LEASE_SEED")) GTEST_SKIP() << "single-seed run";
     const auto bad = violations(driver_fault::renewal_from_reply, 300);
-    std::printf("renewal recorded at its reply: %llu of 300 schedules break an invariant\n", (unsigned long long)bad);
+    std::printf("renewal recorded at its reply: %llu of 300 schedules break an invariant\n",
+                (unsigned long long)bad);
     EXPECT_GT(bad, 0u);
 }
 
 TEST(ConsumerLeaseSchedule, BrokenDriverIgnoringTheEnginesMoveChoiceIsCaught) {
     if (std::getenv("REDCOORD_LEASE_SEED")) GTEST_SKIP() << "single-seed run";
     const auto bad = violations(driver_fault::always_plain, 300);
-    std::printf("plain moves whatever the engine chose: %llu of 300 schedules break an invariant\n", (unsigned long long)bad);
+    std::printf("plain moves whatever the engine chose: %llu of 300 schedules break an invariant\n",
+                (unsigned long long)bad);
     EXPECT_GT(bad, 0u);
 }
 
 TEST(ConsumerLeaseSchedule, RequestsSlowerThanTheMarginBreakTheModelsAssumption) {
     if (std::getenv("REDCOORD_LEASE_SEED")) GTEST_SKIP() << "single-seed run";
     const auto bad = violations(driver_fault::slow_requests, 300);
-    std::printf("requests slower than the margin: %llu of 300 schedules break an invariant\n", (unsigned long long)bad);
+    std::printf("requests slower than the margin: %llu of 300 schedules break an invariant\n",
+                (unsigned long long)bad);
     EXPECT_GT(bad, 0u);
 }

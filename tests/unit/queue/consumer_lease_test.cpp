@@ -78,7 +78,8 @@ TEST(ConsumerLease, PlainMoveOnlyWhenTheLeaseOutlivesTheBlockByTheMargin) {
     }
     {
         auto p = l.begin_pop(t0, 0ms);
-        EXPECT_EQ(l.plan_move(p, t0 + 750ms, false, 0ms).kind, move_kind::renew_then_move);  // exactly the margin
+        EXPECT_EQ(l.plan_move(p, t0 + 750ms, false, 0ms).kind,
+                  move_kind::renew_then_move);  // exactly the margin
     }
     // Blocking 400 ms (cap: half the visibility timeout = 500): plain while 1000 - e > 650.
     {
@@ -106,9 +107,9 @@ TEST(ConsumerLease, PlainMoveOnlyWhenTheLeaseOutlivesTheBlockByTheMargin) {
 TEST(ConsumerLease, BlocksAreCappedByHalfTheLeaseAndHalfTheCommandTimeout) {
     auto l = make(timing(10000ms));
     auto p = l.begin_pop(t0, 60000ms);
-    EXPECT_EQ(l.plan_move(p, t0, false, 0ms).block, 5000ms);        // no command timeout
-    EXPECT_EQ(l.plan_move(p, t0, false, 3000ms).block, 1500ms);     // half the command timeout
-    EXPECT_EQ(l.plan_move(p, t0, false, 1ms).block, 1ms);           // at least 1 ms
+    EXPECT_EQ(l.plan_move(p, t0, false, 0ms).block, 5000ms);          // no command timeout
+    EXPECT_EQ(l.plan_move(p, t0, false, 3000ms).block, 1500ms);       // half the command timeout
+    EXPECT_EQ(l.plan_move(p, t0, false, 1ms).block, 1ms);             // at least 1 ms
     EXPECT_EQ(l.plan_move(p, t0 + 59990ms, false, 0ms).block, 10ms);  // what is left
 }
 
@@ -143,10 +144,10 @@ TEST(ConsumerLease, C8_PopForeverSaturatesInsteadOfOverflowing) {
 TEST(ConsumerLease, ReplyDeadlineOfABlockingMove) {
     // The connection's own deadline when it covers the block with room to spare.
     EXPECT_EQ(blocking_deadline(100ms, 2000ms), 2000ms);
-    EXPECT_EQ(blocking_deadline(1250ms, 2000ms), 2000ms);   // spare 1500 - 250
-    EXPECT_EQ(blocking_deadline(1251ms, 2000ms), 3251ms);   // else block + default
-    EXPECT_EQ(blocking_deadline(100ms, 300ms), 400ms);      // spare under 250 ms: always added
-    EXPECT_EQ(blocking_deadline(100ms, 0ms), 0ms);          // no deadline stays none
+    EXPECT_EQ(blocking_deadline(1250ms, 2000ms), 2000ms);  // spare 1500 - 250
+    EXPECT_EQ(blocking_deadline(1251ms, 2000ms), 3251ms);  // else block + default
+    EXPECT_EQ(blocking_deadline(100ms, 300ms), 400ms);     // spare under 250 ms: always added
+    EXPECT_EQ(blocking_deadline(100ms, 0ms), 0ms);         // no deadline stays none
     EXPECT_EQ(blocking_deadline(milliseconds::max() - 1ms, 10ms), 0ms);  // overflow: none
     EXPECT_EQ(seconds_arg(1250ms), "1.250");
     EXPECT_EQ(seconds_arg(0ms), "0.001");  // never "0" (block forever)
@@ -159,8 +160,10 @@ TEST(ConsumerLease, PlainMoveAfterAStallRenewsAtOnce) {
     const auto m = l.plan_move(p, t0, false, 0ms);
     ASSERT_EQ(m.kind, move_kind::plain);
     EXPECT_FALSE(l.moved(p, m.kind, t0, t0 + 750ms, true, true));
-    EXPECT_TRUE(l.moved(p, m.kind, t0, t0 + 751ms, true, true));   // the reply came within the margin
-    EXPECT_FALSE(l.moved(p, m.kind, t0, t0 + 900ms, true, false));  // nothing moved: nothing to protect
+    EXPECT_TRUE(
+        l.moved(p, m.kind, t0, t0 + 751ms, true, true));  // the reply came within the margin
+    EXPECT_FALSE(
+        l.moved(p, m.kind, t0, t0 + 900ms, true, false));  // nothing moved: nothing to protect
 }
 
 TEST(ConsumerLease, Q5_RenewingMoveRecordsTheRenewalOrRegistersAfterTheMove) {

@@ -49,16 +49,22 @@ TEST(QueueOptions, RandomConsumerIdsDiffer) {
 
 TEST(QueueOptions, TimingAndAttemptsAreValidated) {
     connection_pool pool(nowhere());
-    EXPECT_THROW(reliable_queue(pool, "q", {.visibility_timeout = 50ms, .heartbeat_interval = 10ms}),
-                 invalid_argument);
-    EXPECT_THROW(reliable_queue(pool, "q", {.visibility_timeout = 1000ms, .heartbeat_interval = 0ms}),
-                 invalid_argument);
-    EXPECT_THROW(reliable_queue(pool, "q", {.visibility_timeout = 1000ms, .heartbeat_interval = 600ms}),
-                 invalid_argument);
+    EXPECT_THROW(
+        reliable_queue(pool, "q", {.visibility_timeout = 50ms, .heartbeat_interval = 10ms}),
+        invalid_argument);
+    EXPECT_THROW(
+        reliable_queue(pool, "q", {.visibility_timeout = 1000ms, .heartbeat_interval = 0ms}),
+        invalid_argument);
+    EXPECT_THROW(
+        reliable_queue(pool, "q", {.visibility_timeout = 1000ms, .heartbeat_interval = 600ms}),
+        invalid_argument);
     EXPECT_THROW(reliable_queue(pool, "q", {.recover_interval = -1ms}), invalid_argument);
     EXPECT_THROW(reliable_queue(pool, "q", {.max_attempts = 0}), invalid_argument);
-    EXPECT_NO_THROW(reliable_queue(pool, "q", {.visibility_timeout = 1000ms, .heartbeat_interval = 500ms,
-                                               .recover_interval = 0ms, .max_attempts = 1}));
+    EXPECT_NO_THROW(reliable_queue(pool, "q",
+                                   {.visibility_timeout = 1000ms,
+                                    .heartbeat_interval = 500ms,
+                                    .recover_interval = 0ms,
+                                    .max_attempts = 1}));
 }
 
 TEST(QueueOptions, WorkerOptionsAreValidated) {

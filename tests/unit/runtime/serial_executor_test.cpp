@@ -22,8 +22,7 @@ TEST(SerialExecutor, TasksOfOneStrandRunInPostOrderOneAtATime) {
         return [&, v] {
             const int now = ++concurrent;
             int m = max_concurrent.load();
-            while (now > m && !max_concurrent.compare_exchange_weak(m, now)) {
-            }
+            while (now > m && !max_concurrent.compare_exchange_weak(m, now)) {}
             {
                 std::lock_guard l(mu);
                 out.push_back(v);
@@ -31,8 +30,12 @@ TEST(SerialExecutor, TasksOfOneStrandRunInPostOrderOneAtATime) {
             --concurrent;
         };
     };
-    std::thread pa([&] { for (int i = 0; i < 500; ++i) a.post(task(got_a, i)); });
-    std::thread pb([&] { for (int i = 0; i < 500; ++i) b.post(task(got_b, i)); });
+    std::thread pa([&] {
+        for (int i = 0; i < 500; ++i) a.post(task(got_a, i));
+    });
+    std::thread pb([&] {
+        for (int i = 0; i < 500; ++i) b.post(task(got_b, i));
+    });
     pa.join();
     pb.join();
     a.drain();
@@ -86,8 +89,8 @@ TEST(SerialExecutor, ATaskMayCloseAndDrainItsOwnStrand) {
     std::atomic<bool> done{false}, posted{false};
     s->post([&] {
         while (!posted) std::this_thread::yield();  // `s` is not the test's to touch after this
-        s->drain();  // on the executor thread: returns at once
-        s.reset();   // closes from inside: must not wait for itself
+        s->drain();                                 // on the executor thread: returns at once
+        s.reset();                                  // closes from inside: must not wait for itself
         done = true;
     });
     posted = true;

@@ -37,7 +37,10 @@ TEST(TimerService, TicksRunInDueOrderOnOneThread) {
     }
     // Armed in reverse: the service orders by due time, not by arm order.
     for (int i = 7; i >= 0; --i) timers[i]->arm(base + std::chrono::milliseconds(i));
-    ASSERT_TRUE(eventually([&] { std::lock_guard l(mu); return order.size() == 8; }));
+    ASSERT_TRUE(eventually([&] {
+        std::lock_guard l(mu);
+        return order.size() == 8;
+    }));
     std::lock_guard l(mu);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
     for (auto id : threads) EXPECT_EQ(id, threads.front());
@@ -60,7 +63,10 @@ TEST(TimerService, ATickReturnsItsNextDueTimeUntilItStops) {
 TEST(TimerService, DisarmedTimerNeverFires) {
     timer_service svc;
     std::atomic<int> runs{0};
-    timer t(svc, [&]() -> std::optional<timer::time_point> { ++runs; return std::nullopt; });
+    timer t(svc, [&]() -> std::optional<timer::time_point> {
+        ++runs;
+        return std::nullopt;
+    });
     t.arm(clock_type::now() + 30ms);
     t.disarm();
     EXPECT_FALSE(t.armed());
@@ -122,7 +128,8 @@ TEST(TimerService, ATickMayDestroyItsOwnTimer) {
 TEST(TimerService, AThrowingTickStopsOnlyItself) {
     timer_service svc;
     std::atomic<int> good{0};
-    timer bad(svc, []() -> std::optional<timer::time_point> { throw std::runtime_error("tick failed"); });
+    timer bad(
+        svc, []() -> std::optional<timer::time_point> { throw std::runtime_error("tick failed"); });
     timer ok(svc, [&]() -> std::optional<timer::time_point> {
         return ++good < 3 ? std::optional(clock_type::now()) : std::nullopt;
     });
@@ -147,12 +154,14 @@ TEST(TimerService, RandomizedArmDisarmDestroyFromManyThreads) {
             std::mt19937 rng(seed + k);
             for (int i = 0; i < per_thread; ++i) {
                 auto destroyed = std::make_shared<std::atomic<bool>>(false);
-                auto t = std::make_unique<timer>(svc, [destroyed, &late]() -> std::optional<timer::time_point> {
-                    if (destroyed->load()) ++late;
-                    return std::nullopt;
-                });
+                auto t = std::make_unique<timer>(
+                    svc, [destroyed, &late]() -> std::optional<timer::time_point> {
+                        if (destroyed->load()) ++late;
+                        return std::nullopt;
+                    });
                 const int arms = static_cast<int>(rng() % 3);
-                for (int a = 0; a < arms; ++a) t->arm(clock_type::now() + std::chrono::microseconds(rng() % 500));
+                for (int a = 0; a < arms; ++a)
+                    t->arm(clock_type::now() + std::chrono::microseconds(rng() % 500));
                 if (rng() % 2) t->disarm();
                 if (rng() % 2) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
                 t.reset();

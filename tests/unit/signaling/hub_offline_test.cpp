@@ -56,14 +56,16 @@ TEST(HubOffline, BadNamesAndOptionsAreRejectedBeforeAnyIo) {
     EXPECT_THROW((void)hub.listen_pattern({""}), redcoord::invalid_argument);
     EXPECT_THROW((void)hub.listen_unicast(""), redcoord::invalid_argument);
     EXPECT_THROW((void)hub.wait_all({}, 10ms), redcoord::invalid_argument);
-    EXPECT_THROW((void)hub.on_pattern("", [](const redcoord::signal&) {}), redcoord::invalid_argument);
+    EXPECT_THROW((void)hub.on_pattern("", [](const redcoord::signal&) {}),
+                 redcoord::invalid_argument);
     redcoord::signal_options bad;
     bad.subscribe_timeout = 0ms;
     EXPECT_THROW(redcoord::signal_hub(pool, {}, bad), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::barrier(hub, "b", 0), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::barrier(hub, "", 1), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::double_barrier(hub, "d", 0), redcoord::invalid_argument);
-    EXPECT_THROW(redcoord::double_barrier(hub, "d", 2, {.arrival_lease = 10ms}), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::double_barrier(hub, "d", 2, {.arrival_lease = 10ms}),
+                 redcoord::invalid_argument);
 }
 
 TEST(HubOffline, S7_LatchCountsBeyondTwoToThe53AreRejectedBeforeAnyIo) {
@@ -89,7 +91,8 @@ TEST(HubOffline, C8_OversizedPayloadsAndEmptyNamesAreTypedErrorsBeforeAnyIo) {
     ::munmap(p, size);
     EXPECT_THROW(redcoord::double_barrier(hub, "", 2), redcoord::invalid_argument);
     EXPECT_THROW(redcoord::latch(hub, "", 2), redcoord::invalid_argument);
-    EXPECT_THROW(redcoord::latch(hub, "l", 1, {.recheck_interval = 0ms}), redcoord::invalid_argument);
+    EXPECT_THROW(redcoord::latch(hub, "l", 1, {.recheck_interval = 0ms}),
+                 redcoord::invalid_argument);
 }
 
 TEST(HubOffline, BarrierTimeoutMessageNamesTheCounts) {

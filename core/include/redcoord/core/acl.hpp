@@ -12,11 +12,11 @@
 
 #include <redcoord/core/keys.hpp>
 
-#include <string>
 #include <initializer_list>
+#include <redcoord/core/export.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
-#include <redcoord/core/export.hpp>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -70,7 +70,8 @@ struct acl_needs {
 
 /// The words of that command, unquoted, for sending it with connection::command() (tests,
 /// provisioning code). Same rules and errors as format_acl_setuser().
-[[nodiscard]] std::vector<std::string> acl_setuser_argv(std::string_view user, const acl_needs& needs);
+[[nodiscard]] std::vector<std::string> acl_setuser_argv(std::string_view user,
+                                                        const acl_needs& needs);
 
 }  // namespace redcoord
 

@@ -28,8 +28,8 @@ inline std::chrono::steady_clock::time_point forever() noexcept {
 /// forever() (for example `milliseconds::max()` or `hours::max()`) gives forever(). Works for
 /// any duration type; thread-safe.
 template <class Rep, class Period>
-std::chrono::steady_clock::time_point deadline_after(std::chrono::duration<Rep, Period> wait,
-                                                     std::chrono::steady_clock::time_point from) noexcept {
+std::chrono::steady_clock::time_point deadline_after(
+    std::chrono::duration<Rep, Period> wait, std::chrono::steady_clock::time_point from) noexcept {
     using std::chrono::duration_cast;
     using ns = std::chrono::nanoseconds;
     if (wait <= std::chrono::duration<Rep, Period>::zero()) return from;
@@ -43,7 +43,8 @@ std::chrono::steady_clock::time_point deadline_after(std::chrono::duration<Rep, 
 
 /// `deadline_after(wait, steady_clock::now())`.
 template <class Rep, class Period>
-std::chrono::steady_clock::time_point deadline_after(std::chrono::duration<Rep, Period> wait) noexcept {
+std::chrono::steady_clock::time_point deadline_after(
+    std::chrono::duration<Rep, Period> wait) noexcept {
     return deadline_after(wait, std::chrono::steady_clock::now());
 }
 

@@ -15,8 +15,8 @@ namespace redcoord {
 
 /// A host and TCP port (used for Sentinel addresses and replica lists).
 struct host_port {
-    std::string host;          ///< Host name or IP literal (IPv6 without brackets).
-    std::uint16_t port = 0;    ///< TCP port.
+    std::string host;        ///< Host name or IP literal (IPv6 without brackets).
+    std::uint16_t port = 0;  ///< TCP port.
     friend bool operator==(const host_port&, const host_port&) = default;
 };
 
@@ -35,7 +35,7 @@ enum class tls_version {
 ///
 /// Thread-safety: a plain value type.
 struct tls_options {
-    bool enabled = false;      ///< Speak TLS (a `rediss://` URI, or `?tls=true`).
+    bool enabled = false;  ///< Speak TLS (a `rediss://` URI, or `?tls=true`).
     /// PEM file of trusted CA certificates. With `ca_dir` also empty, the system's store.
     std::string ca_file;
     /// Directory of trusted CA certificates in OpenSSL's hashed form (`openssl rehash`).
@@ -47,8 +47,8 @@ struct tls_options {
     /// The name sent by SNI and checked against the certificate (DNS name or IP address);
     /// empty: the host connected to.
     std::string server_name;
-    std::string cert_file;     ///< Client certificate (PEM) for mutual TLS; empty: none.
-    std::string key_file;      ///< Its private key (PEM); empty with `cert_file` set: in `cert_file`.
+    std::string cert_file;  ///< Client certificate (PEM) for mutual TLS; empty: none.
+    std::string key_file;   ///< Its private key (PEM); empty with `cert_file` set: in `cert_file`.
     tls_version min_version = tls_version::v1_2;  ///< Oldest protocol version accepted.
     friend bool operator==(const tls_options&, const tls_options&) = default;
 };
@@ -57,25 +57,26 @@ struct tls_options {
 ///
 /// Thread-safety: a plain value type.
 struct endpoint {
-    std::string host = "127.0.0.1";   ///< TCP host; ignored when `unix_path` is set.
-    std::uint16_t port = 6379;        ///< TCP port.
-    std::string unix_path;            ///< Unix socket path; empty means TCP.
-    std::string user;                 ///< ACL user name; empty means the default user.
-    std::string password;             ///< Password; empty means no AUTH. Never printed.
-    int db = 0;                       ///< Database selected after connecting (SELECT); 0 sends none.
+    std::string host = "127.0.0.1";  ///< TCP host; ignored when `unix_path` is set.
+    std::uint16_t port = 6379;       ///< TCP port.
+    std::string unix_path;           ///< Unix socket path; empty means TCP.
+    std::string user;                ///< ACL user name; empty means the default user.
+    std::string password;            ///< Password; empty means no AUTH. Never printed.
+    int db = 0;                      ///< Database selected after connecting (SELECT); 0 sends none.
     /// Connect deadline: the TCP connect, then each blocking read of the AUTH/SELECT/PING
     /// handshake (DNS is not bounded; see connection.hpp for the exact bounds). Must be > 0.
     std::chrono::milliseconds connect_timeout{1000};
     /// Deadline for one command's reply, applied to each blocking socket send/receive (see
     /// connection.hpp); zero means wait forever (not recommended).
     std::chrono::milliseconds command_timeout{2000};
-    bool keepalive = true;            ///< Enable TCP keepalive on the socket.
+    bool keepalive = true;  ///< Enable TCP keepalive on the socket.
 
     /// Sentinel addresses; non-empty means "ask these sentinels for `service`'s master".
     std::vector<host_port> sentinels;
-    std::string service;              ///< Sentinel service (master) name.
-    std::string sentinel_user;        ///< ACL user for the sentinels themselves; empty: the default user.
-    std::string sentinel_password;    ///< Password for the sentinels themselves; empty means none. Never printed.
+    std::string service;        ///< Sentinel service (master) name.
+    std::string sentinel_user;  ///< ACL user for the sentinels themselves; empty: the default user.
+    /// Password for the sentinels themselves; empty means none. Never printed.
+    std::string sentinel_password;
     /// TLS for every connection of this endpoint (for Sentinel: to the sentinels and to the
     /// servers they name).
     tls_options tls;

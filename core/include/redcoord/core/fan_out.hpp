@@ -43,10 +43,10 @@ struct node_result {
         /// sent and may still run).
         not_sent,
     };
-    status state = status::pending;          ///< What became of the command on this node.
-    std::optional<reply> value;              ///< The reply, when answered.
-    std::string error;                       ///< Why it failed (no password), otherwise empty.
-    std::chrono::microseconds latency{0};    ///< From the start of the fan-out to this outcome.
+    status state = status::pending;        ///< What became of the command on this node.
+    std::optional<reply> value;            ///< The reply, when answered.
+    std::string error;                     ///< Why it failed (no password), otherwise empty.
+    std::chrono::microseconds latency{0};  ///< From the start of the fan-out to this outcome.
 
     /// True when the node replied in time (state == status::answered; the reply may be an error).
     [[nodiscard]] bool answered() const noexcept { return state == status::answered; }
@@ -115,9 +115,11 @@ struct fan_out_options {
 /// trip), and `EVAL` again for a node that answers NOSCRIPT (SCRIPT FLUSH), so a node's part
 /// never silently fails to run for want of a cached script.
 /// @throws invalid_argument as fan_out() above.
-[[nodiscard]] std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const script& s,
+[[nodiscard]] std::vector<node_result> fan_out(std::span<connection_pool* const> pools,
+                                               const script& s,
                                                std::span<const std::string_view> keys,
-                                               std::span<const std::string_view> args, const fan_out_options& opts);
+                                               std::span<const std::string_view> args,
+                                               const fan_out_options& opts);
 
 }  // namespace redcoord
 

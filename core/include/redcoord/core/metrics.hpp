@@ -67,9 +67,9 @@ public:
 /// Describes one metric (a family of series): its name, help text and, for histograms, the
 /// upper bounds of its buckets.
 struct metric_desc {
-    std::string name;              ///< Prometheus name, e.g. `redcoord_lock_acquire_seconds`.
-    std::string help;              ///< One line of help (HELP); may contain `\` and newlines.
-    std::vector<double> buckets;   ///< Histograms only: increasing upper bounds (`+Inf` added).
+    std::string name;             ///< Prometheus name, e.g. `redcoord_lock_acquire_seconds`.
+    std::string help;             ///< One line of help (HELP); may contain `\` and newlines.
+    std::vector<double> buckets;  ///< Histograms only: increasing upper bounds (`+Inf` added).
 };
 
 /// The interface redcoord reports metrics through. Implement it to forward to another system
@@ -88,12 +88,15 @@ public:
     /// The counter series `d.name` with `labels`. Never null.
     /// @throws invalid_argument (registry) when the name or label names are not valid
     ///         Prometheus names or differ from the metric's earlier registration.
-    virtual std::shared_ptr<metric_counter> counter(const metric_desc& d, const metric_labels& labels) = 0;
+    virtual std::shared_ptr<metric_counter> counter(const metric_desc& d,
+                                                    const metric_labels& labels) = 0;
     /// The gauge series `d.name` with `labels`. Never null. Throws as counter().
-    virtual std::shared_ptr<metric_gauge> gauge(const metric_desc& d, const metric_labels& labels) = 0;
+    virtual std::shared_ptr<metric_gauge> gauge(const metric_desc& d,
+                                                const metric_labels& labels) = 0;
     /// The histogram series `d.name` with `labels`, buckets `d.buckets`. Never null. Throws as
     /// counter().
-    virtual std::shared_ptr<metric_histogram> histogram(const metric_desc& d, const metric_labels& labels) = 0;
+    virtual std::shared_ptr<metric_histogram> histogram(const metric_desc& d,
+                                                        const metric_labels& labels) = 0;
     /// Registers `fn`, to be called before each scrape (collection) so it can set gauges whose
     /// value is sampled then (a queue's length). The returned handle unregisters it when
     /// destroyed, waiting for a call in progress to finish. A backend that never samples may
@@ -115,7 +118,7 @@ struct metrics_options {
     bool identities = true;
     /// Buckets of every `_seconds` histogram, in seconds.
     std::vector<double> seconds_buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                        0.1,    0.25,  0.5,    1,     2.5,   5,     10};
+                                        0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 };
 
 /// The built-in metrics backend: keeps every series in memory (atomics) and writes them in
@@ -132,11 +135,13 @@ public:
     metrics_registry& operator=(const metrics_registry&) = delete;
 
     /// See metrics_backend::counter().
-    std::shared_ptr<metric_counter> counter(const metric_desc& d, const metric_labels& labels) override;
+    std::shared_ptr<metric_counter> counter(const metric_desc& d,
+                                            const metric_labels& labels) override;
     /// See metrics_backend::gauge().
     std::shared_ptr<metric_gauge> gauge(const metric_desc& d, const metric_labels& labels) override;
     /// See metrics_backend::histogram().
-    std::shared_ptr<metric_histogram> histogram(const metric_desc& d, const metric_labels& labels) override;
+    std::shared_ptr<metric_histogram> histogram(const metric_desc& d,
+                                                const metric_labels& labels) override;
     /// See metrics_backend::add_collector().
     [[nodiscard]] std::shared_ptr<void> add_collector(std::function<void()> fn) override;
 

@@ -40,13 +40,15 @@ struct pool_options {
 
 /// Counters of a pool, a snapshot.
 struct pool_stats {
-    std::size_t in_use = 0;        ///< Connections currently leased.
-    std::size_t idle = 0;          ///< Connections open and waiting in the pool.
-    std::uint64_t created = 0;     ///< Connections opened so far.
-    std::uint64_t discarded = 0;   ///< Connections dropped (poisoned, failed health check, or trimmed).
-    std::uint64_t trimmed = 0;     ///< Of those, connections closed on return beyond pool_options::max_idle.
-    std::uint64_t waits = 0;       ///< Borrows that had to wait for a free connection.
-    std::uint64_t errors = 0;      ///< Failed connects and exhausted borrows.
+    std::size_t in_use = 0;     ///< Connections currently leased.
+    std::size_t idle = 0;       ///< Connections open and waiting in the pool.
+    std::uint64_t created = 0;  ///< Connections opened so far.
+    std::uint64_t discarded =
+        0;  ///< Connections dropped (poisoned, failed health check, or trimmed).
+    std::uint64_t trimmed =
+        0;  ///< Of those, connections closed on return beyond pool_options::max_idle.
+    std::uint64_t waits = 0;   ///< Borrows that had to wait for a free connection.
+    std::uint64_t errors = 0;  ///< Failed connects and exhausted borrows.
 };
 
 class connection_pool;
@@ -128,7 +130,8 @@ public:
     /// @param rt the runtime whose shared threads and pub/sub links the primitives built on
     ///        this pool use; empty means the process's runtime::shared().
     /// @throws invalid_argument when `opts.max_size` is 0.
-    explicit connection_pool(endpoint ep, pool_options opts = {}, std::shared_ptr<redcoord::runtime> rt = {});
+    explicit connection_pool(endpoint ep, pool_options opts = {},
+                             std::shared_ptr<redcoord::runtime> rt = {});
     /// Closes the idle connections. First waits for a connect that fan_out() left running
     /// in the background (at most the endpoint's connect_timeout).
     ~connection_pool();
@@ -192,7 +195,8 @@ private:
     void reply_error_seen(connection& c, const reply_error& e) noexcept;
     struct state;
     std::shared_ptr<state> state_;
-    boost::signals2::scoped_connection failover_;  // logs the failovers this pool follows (Sentinel)
+    // logs the failovers this pool follows (Sentinel)
+    boost::signals2::scoped_connection failover_;
 };
 
 }  // namespace redcoord

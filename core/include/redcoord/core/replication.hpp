@@ -33,7 +33,8 @@ namespace redcoord {
 /// @throws invalid_argument for a zero/negative timeout or `replicas` == 0;
 /// @throws connection_error, timeout_error, reply_error, protocol_error from core.
 /// Thread-safety: as connection (one thread at a time).
-[[nodiscard]] std::size_t wait_replicas(connection& c, std::size_t replicas, std::chrono::milliseconds timeout);
+[[nodiscard]] std::size_t wait_replicas(connection& c, std::size_t replicas,
+                                        std::chrono::milliseconds timeout);
 
 /// A replication barrier for writes made on *other* connections of the same master (for
 /// example inside a part that borrows its own lease): borrows a connection from `pool`, sends a
@@ -67,8 +68,8 @@ private:
 
 /// The reply of a write followed by WAIT, and WAIT's count.
 struct replicated_reply {
-    reply result;           ///< The write's reply (never an error reply: those throw).
-    std::size_t acks = 0;   ///< Replicas that acknowledged it (WAIT's reply; may be < asked).
+    reply result;          ///< The write's reply (never an error reply: those throw).
+    std::size_t acks = 0;  ///< Replicas that acknowledged it (WAIT's reply; may be < asked).
 };
 
 /// Sends the command `argv` and `WAIT replicas timeout` on `c` in one write (one round trip
@@ -85,14 +86,18 @@ struct replicated_reply {
 /// @throws connection_error, timeout_error, protocol_error on transport failures (the
 ///         connection is poisoned; the write's outcome is unknown unless its reply arrived).
 /// Thread-safety: as connection (one thread at a time).
-[[nodiscard]] replicated_reply command_then_wait(connection& c, std::span<const std::string_view> argv,
-                                                 std::size_t replicas, std::chrono::milliseconds timeout);
+[[nodiscard]] replicated_reply command_then_wait(connection& c,
+                                                 std::span<const std::string_view> argv,
+                                                 std::size_t replicas,
+                                                 std::chrono::milliseconds timeout);
 
 /// The same for a Lua script: `EVALSHA` + `WAIT` in one write; on NOSCRIPT (the WAIT of that
 /// write then had nothing new to wait for) sends `EVAL` + `WAIT` once more. Same return
 /// value, rules and errors as command_then_wait() (a Lua error is a reply_error).
-[[nodiscard]] replicated_reply run_then_wait(connection& c, const script& s, std::span<const std::string_view> keys,
-                                             std::span<const std::string_view> args, std::size_t replicas,
+[[nodiscard]] replicated_reply run_then_wait(connection& c, const script& s,
+                                             std::span<const std::string_view> keys,
+                                             std::span<const std::string_view> args,
+                                             std::size_t replicas,
                                              std::chrono::milliseconds timeout);
 
 }  // namespace redcoord

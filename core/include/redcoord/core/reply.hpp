@@ -27,7 +27,14 @@ namespace redcoord {
 class reply {
 public:
     /// RESP2 reply kinds.
-    enum class kind { nil, string, status, integer, array, error };
+    enum class kind {
+        nil,
+        string,
+        status,
+        integer,
+        array,
+        error
+    };
 
     reply() = default;
     /// Makes a reply of kind `k` with text `s` (string, status, error).

@@ -13,8 +13,8 @@
 
 #include <atomic>
 #include <cstddef>
-#include <initializer_list>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,9 +35,10 @@ class pubsub_mux;
 
 /// Counts of what a runtime runs, a snapshot.
 struct runtime_stats {
-    std::size_t pubsub_links = 0;   ///< Endpoints with a live shared pub/sub link.
-    std::size_t pubsub_interests = 0;  ///< Channels and patterns with at least one listener, over all links.
-    std::size_t pools = 0;          ///< Live pools created through pool().
+    std::size_t pubsub_links = 0;  ///< Endpoints with a live shared pub/sub link.
+    std::size_t pubsub_interests =
+        0;                  ///< Channels and patterns with at least one listener, over all links.
+    std::size_t pools = 0;  ///< Live pools created through pool().
     std::uint64_t timer_ticks = 0;  ///< Timed ticks run so far (watchdogs, rounds, heartbeats).
 };
 

@@ -7,8 +7,8 @@
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 
-#include <initializer_list>
 #include <chrono>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,7 +54,8 @@ public:
     /// Same, with the reply awaited up to `timeout` (milliseconds; zero waits forever, as
     /// connection::command_for) instead of the endpoint's command_timeout: for callers whose
     /// own deadline is shorter (a timed lock attempt).
-    reply run_for(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+    reply run_for(connection& c, std::chrono::milliseconds timeout,
+                  std::span<const std::string_view> keys,
                   std::span<const std::string_view> args) const;
     /// Same, with literal lists: `s.run(c, {key}, {token, ttl})`.
     reply run(connection& c, std::initializer_list<std::string_view> keys,
@@ -79,7 +80,8 @@ public:
     /// Costs one copy of the EVAL form (one allocation) per EVALSHA send.
     /// @throws connection_error when `c` is poisoned; timeout_error / connection_error when
     ///         the write fails (the connection is then poisoned).
-    void send(connection& c, std::span<const std::string_view> keys, std::span<const std::string_view> args) const;
+    void send(connection& c, std::span<const std::string_view> keys,
+              std::span<const std::string_view> args) const;
     /// Borrows from `pool`, sends as above, returns the connection (its next user skips the
     /// reply). Same errors as borrow() and send(connection&, ...).
     void send(connection_pool& pool, std::initializer_list<std::string_view> keys,
@@ -91,15 +93,18 @@ public:
     [[nodiscard]] std::vector<std::string> calls() const;
 
 private:
-    reply run_unchecked(connection& c, std::chrono::milliseconds timeout, std::span<const std::string_view> keys,
+    reply run_unchecked(connection& c, std::chrono::milliseconds timeout,
+                        std::span<const std::string_view> keys,
                         std::span<const std::string_view> args) const;
     // The EVAL form as RESP, owned (kept by the connection to re-run after NOSCRIPT).
     [[nodiscard]] std::string eval_resp(std::span<const std::string_view> keys,
                                         std::span<const std::string_view> args) const;
     // EVALSHA or EVAL for `c` (see the class comment); the views point into this script,
     // `keys`, `args` and `nkeys`.
-    std::vector<std::string_view> argv_for(const connection& c, std::span<const std::string_view> keys,
-                                           std::span<const std::string_view> args, std::string& nkeys) const;
+    std::vector<std::string_view> argv_for(const connection& c,
+                                           std::span<const std::string_view> keys,
+                                           std::span<const std::string_view> args,
+                                           std::string& nkeys) const;
 
     std::string source_;
     std::string sha1_;

@@ -18,9 +18,9 @@ namespace redcoord {
 
 /// One message received on a subscription.
 struct pubsub_message {
-    std::string channel;   ///< The channel it was published to.
-    std::string pattern;   ///< The matching pattern for PSUBSCRIBE deliveries, else empty.
-    std::string payload;   ///< The payload, binary-safe.
+    std::string channel;  ///< The channel it was published to.
+    std::string pattern;  ///< The matching pattern for PSUBSCRIBE deliveries, else empty.
+    std::string payload;  ///< The payload, binary-safe.
 };
 
 namespace detail {

@@ -59,14 +59,15 @@ struct election_options {
 
 /// election_options with every default filled in and every rule checked.
 struct resolved_election_options {
-    std::string identity;                     ///< Never empty.
-    std::chrono::milliseconds term;           ///< > 0.
-    std::chrono::milliseconds retry_period;   ///< In (0, (term - drift) / 2].
-    std::chrono::milliseconds drift;          ///< In [0, term).
-    std::size_t replicas;                     ///< Replicas WAIT must reach; 0: none.
-    std::chrono::milliseconds replica_timeout;///< In (0, term - drift - retry_period) when replicas > 0.
-    std::chrono::milliseconds epoch_ttl;      ///< In [term, 10 years].
-    std::string prefix;                       ///< Key prefix (core/keys.hpp).
+    std::string identity;                    ///< Never empty.
+    std::chrono::milliseconds term;          ///< > 0.
+    std::chrono::milliseconds retry_period;  ///< In (0, (term - drift) / 2].
+    std::chrono::milliseconds drift;         ///< In [0, term).
+    std::size_t replicas;                    ///< Replicas WAIT must reach; 0: none.
+    /// In (0, term - drift - retry_period) when replicas > 0.
+    std::chrono::milliseconds replica_timeout;
+    std::chrono::milliseconds epoch_ttl;  ///< In [term, 10 years].
+    std::string prefix;                   ///< Key prefix (core/keys.hpp).
 };
 
 /// Fills in defaults and validates `opts` for the election `name`.
@@ -76,7 +77,8 @@ struct resolved_election_options {
 ///         (0, (term - drift) / 2], a replica_timeout outside (0, term - drift - retry_period) with
 ///         replicas > 0, or an epoch_ttl outside [term, 10 years].
 /// Thread-safety: pure function.
-[[nodiscard]] resolved_election_options resolve(std::string_view name, const election_options& opts);
+[[nodiscard]] resolved_election_options resolve(std::string_view name,
+                                                const election_options& opts);
 
 /// The default identity: `<hostname>:<pid>:<8 random hex chars>`.
 [[nodiscard]] std::string default_identity();

@@ -41,7 +41,8 @@ public:
     /// Binds and starts serving `registry`.
     /// @throws invalid_argument for an unparsable address; error when the address cannot be
     ///         bound (port in use, no permission).
-    explicit metrics_server(std::shared_ptr<const metrics_registry> registry, metrics_server_options opts = {});
+    explicit metrics_server(std::shared_ptr<const metrics_registry> registry,
+                            metrics_server_options opts = {});
     /// Binds and starts serving what `body` returns at each request (called on the server's
     /// thread; an exception becomes a 500 answer).
     /// @throws as the other constructor.

@@ -5,8 +5,8 @@
 
 #include <redcoord/core/acl.hpp>
 
-#include <string_view>
 #include <redcoord/core/export.hpp>
+#include <string_view>
 
 REDCOORD_API_BEGIN
 namespace redcoord {

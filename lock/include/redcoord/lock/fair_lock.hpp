@@ -161,17 +161,19 @@ public:
     /// @throws invalid_argument when the calling thread already holds this object.
     [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait);
     /// The same, waiting until `deadline` (steady clock).
-    [[nodiscard]] std::optional<lock_acquisition> acquire_until(std::chrono::steady_clock::time_point deadline);
+    [[nodiscard]] std::optional<lock_acquisition> acquire_until(
+        std::chrono::steady_clock::time_point deadline);
     /// acquire(), which also ends when `stop` is requested (from any thread): the request wakes
     /// the wait at once and ends it as its deadline would, with one last attempt (which may
     /// still win: check the result) that takes the call out of the queue. For a caller that
     /// must stay interruptible without losing its place in the queue (re-queueing in slices
     /// would go to the back each time), such as the CLI noticing SIGTERM. A call still waiting
     /// for another thread of this process that holds the same object is not woken by it.
-    [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait, std::stop_token stop);
+    [[nodiscard]] std::optional<lock_acquisition> acquire(std::chrono::milliseconds wait,
+                                                          std::stop_token stop);
     /// The same, waiting until `deadline` (steady clock) or a stop request.
-    [[nodiscard]] std::optional<lock_acquisition> acquire_until(std::chrono::steady_clock::time_point deadline,
-                                                                std::stop_token stop);
+    [[nodiscard]] std::optional<lock_acquisition> acquire_until(
+        std::chrono::steady_clock::time_point deadline, std::stop_token stop);
 
     /// Extends the lock to `ttl` from now (compare-and-pexpire); validity becomes
     /// `now + ttl - drift`.

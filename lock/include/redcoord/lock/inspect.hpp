@@ -40,7 +40,7 @@ struct lock_inspection {
     /// Bounded unfairness (distributed_lock::max_unfairness): the identity whose turn runs,
     /// and how long the turn has left in milliseconds; nullopt when no turn is running.
     std::optional<std::string> turn_owner;
-    std::optional<std::chrono::milliseconds> turn_left;   ///< See turn_owner.
+    std::optional<std::chrono::milliseconds> turn_left;  ///< See turn_owner.
     /// Bounded unfairness: the waiter that asked for the next turn; nullopt when none.
     std::optional<std::string> next_in_turn;
     /// fair_lock's FIFO of waiting client ids, head (next to acquire) first. Entries of waiters

@@ -43,11 +43,11 @@ using message_id = std::array<std::uint8_t, 16>;
 ///
 /// Thread-safety: a plain value type.
 struct envelope {
-    message_id id{};                 ///< Unique per pushed message.
-    std::uint32_t attempts = 0;      ///< Deliveries that ended without an ack so far.
+    message_id id{};             ///< Unique per pushed message.
+    std::uint32_t attempts = 0;  ///< Deliveries that ended without an ack so far.
     /// Wall-clock time of the push (system_clock; a timestamp, never used for lease math).
     std::chrono::system_clock::time_point enqueued_at{};
-    std::string payload;             ///< The user's bytes.
+    std::string payload;  ///< The user's bytes.
 };
 
 /// Bytes before the payload in an encoded envelope.

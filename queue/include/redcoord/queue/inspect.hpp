@@ -20,8 +20,8 @@ class connection_pool;
 
 /// One registered consumer of a reliable queue.
 struct queue_consumer_inspection {
-    std::string id;              ///< The consumer id (reliable_queue_options::consumer_id).
-    std::size_t in_flight = 0;   ///< Messages in its processing list.
+    std::string id;             ///< The consumer id (reliable_queue_options::consumer_id).
+    std::size_t in_flight = 0;  ///< Messages in its processing list.
     /// Time left on its lease (heartbeat key), in milliseconds; nullopt when expired: the next
     /// recover() of any consumer returns its in-flight messages to the queue.
     std::optional<std::chrono::milliseconds> lease_left;
@@ -33,8 +33,8 @@ struct queue_consumer_inspection {
 
 /// The state of one reliable queue on its server.
 struct queue_inspection {
-    std::size_t ready = 0;   ///< Messages waiting to be popped.
-    std::size_t dead = 0;    ///< Messages in the dead-letter list.
+    std::size_t ready = 0;  ///< Messages waiting to be popped.
+    std::size_t dead = 0;   ///< Messages in the dead-letter list.
     /// Age of the oldest waiting message (the next one a consumer gets), in milliseconds:
     /// the server's TIME minus the push time written by the producer (its wall clock, so a
     /// producer whose clock is off shifts it). nullopt when the queue is empty or the oldest

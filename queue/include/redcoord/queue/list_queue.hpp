@@ -22,14 +22,14 @@ namespace redcoord {
 
 /// Which end a list_queue pops from.
 enum class queue_order {
-    fifo,   ///< LPUSH + RPOP/BRPOP: first in, first out.
-    lifo,   ///< LPUSH + LPOP/BLPOP: last in, first out (a stack).
+    fifo,  ///< LPUSH + RPOP/BRPOP: first in, first out.
+    lifo,  ///< LPUSH + LPOP/BLPOP: last in, first out (a stack).
 };
 
 /// Options of a list_queue.
 struct list_queue_options {
-    queue_order order = queue_order::fifo;       ///< Pop end.
-    std::string prefix{default_prefix};          ///< Key prefix (core/keys.hpp).
+    queue_order order = queue_order::fifo;  ///< Pop end.
+    std::string prefix{default_prefix};     ///< Key prefix (core/keys.hpp).
     /// Longest payload push() and push_batch() accept, in bytes (limits.hpp); longer ones
     /// throw payload_too_large before anything is sent. Must be in 1..max_payload_limit.
     std::size_t max_payload = default_max_payload;

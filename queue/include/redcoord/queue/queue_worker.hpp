@@ -22,14 +22,14 @@ namespace redcoord {
 
 /// What the handler decided for one delivery.
 enum class handler_result {
-    ack,           ///< Done: ack() it.
-    requeue,       ///< Failed: nack(requeue), retried until max_attempts.
-    dead_letter,   ///< Hopeless: nack(dead_letter).
+    ack,          ///< Done: ack() it.
+    requeue,      ///< Failed: nack(requeue), retried until max_attempts.
+    dead_letter,  ///< Hopeless: nack(dead_letter).
 };
 
 /// Options of a queue_worker. Durations are milliseconds.
 struct queue_worker_options {
-    std::size_t threads = 1;                        ///< Worker threads; must be >= 1.
+    std::size_t threads = 1;  ///< Worker threads; must be >= 1.
     /// Longest single blocking pop (reliable_queue::pop). Must be > 0;
     /// `milliseconds::max()` is fine: an idle worker then waits in the server, it does not
     /// poll in a loop, and stop() still interrupts it between blocks.
@@ -40,10 +40,11 @@ struct queue_worker_options {
 
 /// Counters of a queue_worker, a snapshot.
 struct queue_worker_stats {
-    std::uint64_t acked = 0;          ///< Messages acked.
-    std::uint64_t requeued = 0;       ///< Messages nacked back to the queue (handler said so or threw).
+    std::uint64_t acked = 0;     ///< Messages acked.
+    std::uint64_t requeued = 0;  ///< Messages nacked back to the queue (handler said so or threw).
     std::uint64_t dead_lettered = 0;  ///< Messages nacked to the dead-letter list.
-    std::uint64_t lost_leases = 0;    ///< Acks/nacks refused: the message had been recovered meanwhile.
+    std::uint64_t lost_leases =
+        0;  ///< Acks/nacks refused: the message had been recovered meanwhile.
     /// Failures seen by workers: pops that threw (retried after retry_delay) plus `unsettled`.
     std::uint64_t errors = 0;
     /// Acks/nacks that failed for good: the server kept refusing them until the consumer's
@@ -121,7 +122,8 @@ private:
     std::atomic<bool> stop_{false};
     std::atomic<bool> running_{false};
     std::stop_source stop_source_;
-    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0}, unsettled_{0};
+    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0},
+        unsettled_{0};
     mutable std::mutex error_mu_;
     std::exception_ptr last_error_;  // guarded by error_mu_
 };

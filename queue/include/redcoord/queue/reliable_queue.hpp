@@ -84,16 +84,16 @@ struct message {
     /// `raw-` + 16 hex digits of a hash of the payload (equal raw payloads are
     /// indistinguishable anyway: the identity is the exact bytes in the list).
     std::string id;
-    std::string payload;                 ///< The user's bytes.
-    std::uint32_t attempts = 0;          ///< Earlier deliveries that ended without an ack.
+    std::string payload;         ///< The user's bytes.
+    std::uint32_t attempts = 0;  ///< Earlier deliveries that ended without an ack.
     /// When it was pushed (wall clock); the epoch for raw payloads.
     std::chrono::system_clock::time_point enqueued_at{};
-    bool raw = false;                    ///< True for a payload pushed without an envelope.
+    bool raw = false;  ///< True for a payload pushed without an envelope.
 };
 
 /// One message delivered to a consumer, to be passed back to ack() or nack().
 struct delivery : message {
-    std::string consumer;   ///< The consumer whose processing list holds it.
+    std::string consumer;  ///< The consumer whose processing list holds it.
     /// The exact element in the processing list (envelope or raw bytes). Opaque: ack and
     /// nack remove precisely this element (LREM count 1).
     std::string element;
@@ -101,14 +101,14 @@ struct delivery : message {
 
 /// What nack() does with a message.
 enum class nack_action {
-    requeue,       ///< Back to the queue with attempts + 1 (dead-lettered at max_attempts).
-    dead_letter,   ///< Straight to the dead-letter list.
+    requeue,      ///< Back to the queue with attempts + 1 (dead-lettered at max_attempts).
+    dead_letter,  ///< Straight to the dead-letter list.
 };
 
 /// A snapshot of a queue's state.
 struct reliable_queue_stats {
-    std::size_t ready = 0;                          ///< Messages waiting in the queue.
-    std::size_t dead = 0;                           ///< Messages in the dead-letter list.
+    std::size_t ready = 0;  ///< Messages waiting in the queue.
+    std::size_t dead = 0;   ///< Messages in the dead-letter list.
     /// In-flight messages per registered consumer id.
     std::map<std::string, std::size_t> in_flight;
     /// Registered consumers whose heartbeat has expired (recover() will reclaim them).
@@ -117,9 +117,9 @@ struct reliable_queue_stats {
 
 /// Counts returned by recover().
 struct recovery_result {
-    std::size_t requeued = 0;        ///< Messages returned to the queue.
-    std::size_t dead_lettered = 0;   ///< Messages that reached max_attempts.
-    std::size_t consumers = 0;       ///< Expired consumers removed from the consumer set.
+    std::size_t requeued = 0;       ///< Messages returned to the queue.
+    std::size_t dead_lettered = 0;  ///< Messages that reached max_attempts.
+    std::size_t consumers = 0;      ///< Expired consumers removed from the consumer set.
 };
 
 /// An at-least-once work queue on Redis lists.
@@ -249,7 +249,8 @@ public:
     /// pop(), also ending (nullopt) once `stop` is requested: checked between blocks, so
     /// within one block (at most half the visibility timeout and half the endpoint's
     /// command_timeout) of the request. queue_worker::stop() relies on it.
-    [[nodiscard]] std::optional<delivery> pop(std::chrono::milliseconds timeout, std::stop_token stop);
+    [[nodiscard]] std::optional<delivery> pop(std::chrono::milliseconds timeout,
+                                              std::stop_token stop);
     /// pop() without waiting.
     [[nodiscard]] std::optional<delivery> try_pop() { return pop(std::chrono::milliseconds(0)); }
 

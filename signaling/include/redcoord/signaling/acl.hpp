@@ -5,10 +5,10 @@
 
 #include <redcoord/core/acl.hpp>
 
+#include <redcoord/core/export.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <redcoord/core/export.hpp>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -27,7 +27,8 @@ namespace redcoord {
 /// PSUBSCRIBE `orders*`).
 /// @return the needs; pass them to format_acl_setuser(). Thread-safe.
 [[nodiscard]] acl_needs signaling_acl_needs(std::string_view prefix = default_prefix,
-                                            const std::vector<std::string>& channels = {}, int db = 0);
+                                            const std::vector<std::string>& channels = {},
+                                            int db = 0);
 
 }  // namespace redcoord
 

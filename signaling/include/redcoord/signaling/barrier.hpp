@@ -161,7 +161,8 @@ public:
     [[nodiscard]] std::size_t parties() const noexcept { return parties_; }
 
 private:
-    detail::phase_reply run(const std::string& member, std::size_t parties, const char* mode, std::uint64_t gen);
+    detail::phase_reply run(const std::string& member, std::size_t parties, const char* mode,
+                            std::uint64_t gen);
     signal_hub& hub_;
     std::string name_;
     std::size_t parties_;

@@ -65,7 +65,8 @@ public:
     /// @param parties members needed to start; must be >= 1.
     /// @param opts leases, TTLs and re-check timing (barrier_options).
     /// @throws invalid_argument for a bad name, parties or options.
-    double_barrier(signal_hub& hub, std::string name, std::size_t parties, barrier_options opts = {});
+    double_barrier(signal_hub& hub, std::string name, std::size_t parties,
+                   barrier_options opts = {});
     /// Stops the heartbeat and leaves when still inside (best effort, no wait); never throws.
     ~double_barrier();
     double_barrier(const double_barrier&) = delete;

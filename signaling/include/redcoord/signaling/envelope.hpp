@@ -105,7 +105,8 @@ public:
     /// True for the first copy of the delivery (envelope `id`, `channel`, `pattern`); false
     /// for a copy seen before (within the window, or at or below its origin's floor). `id`
     /// must be an envelope id (envelope_id_size bytes).
-    [[nodiscard]] bool first_copy(std::string_view id, std::string_view channel, std::string_view pattern);
+    [[nodiscard]] bool first_copy(std::string_view id, std::string_view channel,
+                                  std::string_view pattern);
     /// Deliveries remembered exactly.
     [[nodiscard]] std::size_t size() const noexcept { return set_.size(); }
     /// Publishers whose floor is kept.

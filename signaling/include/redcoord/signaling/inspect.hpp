@@ -21,7 +21,7 @@ class connection_pool;
 
 /// One member counted in a barrier's current generation.
 struct barrier_arrival {
-    std::string member;   ///< The member id.
+    std::string member;  ///< The member id.
     /// Time left on its arrival lease, in milliseconds (server time); a member whose lease ran
     /// out is shown with zero until the next script run drops it.
     std::chrono::milliseconds lease_left{0};

@@ -84,10 +84,10 @@ struct signal_options {
 
 /// Counters of a hub, a snapshot.
 struct signal_hub_stats {
-    std::uint64_t received = 0;    ///< Messages read from all links (both copies counted).
-    std::uint64_t duplicates = 0;  ///< Second copies dropped by id.
-    std::uint64_t plain = 0;       ///< Messages without an envelope (each copy counted).
-    std::uint64_t slot_errors = 0; ///< Slots that threw.
+    std::uint64_t received = 0;     ///< Messages read from all links (both copies counted).
+    std::uint64_t duplicates = 0;   ///< Second copies dropped by id.
+    std::uint64_t plain = 0;        ///< Messages without an envelope (each copy counted).
+    std::uint64_t slot_errors = 0;  ///< Slots that threw.
 };
 
 /// A standing subscription that queues the signals it receives.
@@ -232,7 +232,8 @@ public:
     ///        be empty); kept for the life of the runtime's link.
     /// @param opts key prefix, payload limit and de-duplication window (signal_options).
     /// @throws invalid_argument for bad options.
-    signal_hub(connection_pool& master, std::vector<endpoint> replicas = {}, signal_options opts = {});
+    signal_hub(connection_pool& master, std::vector<endpoint> replicas = {},
+               signal_options opts = {});
     /// Drops the hub's subscriptions (the runtime's links stay for their other users) and its
     /// pending slot runs, waiting for a running one; pending waits return nullopt. Never throws.
     ~signal_hub();
@@ -280,7 +281,8 @@ public:
     /// Subscribes to `channel` and waits up to `timeout` (milliseconds, counted from the
     /// confirmed subscription) for one signal. nullopt on timeout.
     /// @throws as listen().
-    [[nodiscard]] std::optional<signal> wait(std::string_view channel, std::chrono::milliseconds timeout);
+    [[nodiscard]] std::optional<signal> wait(std::string_view channel,
+                                             std::chrono::milliseconds timeout);
     /// wait() with a zero timeout: a signal can only be returned if it arrives while the
     /// subscription is being confirmed. For a real non-blocking poll keep a waiter from
     /// listen() and call waiter::try_wait().
@@ -291,12 +293,14 @@ public:
     /// Waits until every channel in `channels` has had a signal; returns one signal per
     /// distinct channel, in the order of `channels` (the first to arrive on each), or nullopt
     /// when `timeout` (milliseconds; milliseconds::max() waits without a deadline) passes first.
-    [[nodiscard]] std::optional<std::vector<signal>> wait_all(const std::vector<std::string>& channels,
-                                                              std::chrono::milliseconds timeout);
+    [[nodiscard]] std::optional<std::vector<signal>> wait_all(
+        const std::vector<std::string>& channels, std::chrono::milliseconds timeout);
     /// Waits for a signal on any channel matching the glob `pattern` (PSUBSCRIBE).
-    [[nodiscard]] std::optional<signal> wait_pattern(std::string_view pattern, std::chrono::milliseconds timeout);
+    [[nodiscard]] std::optional<signal> wait_pattern(std::string_view pattern,
+                                                     std::chrono::milliseconds timeout);
     /// Waits as a fresh unicast waiter of `channel`.
-    [[nodiscard]] std::optional<signal> wait_unicast(std::string_view channel, std::chrono::milliseconds timeout);
+    [[nodiscard]] std::optional<signal> wait_unicast(std::string_view channel,
+                                                     std::chrono::milliseconds timeout);
 
     /// Runs `slot` on the runtime's callback thread for every signal on `channel` until the returned
     /// connection is disconnected or destroyed (then unsubscribes if nobody else listens).
@@ -305,7 +309,8 @@ public:
     /// @throws as listen().
     [[nodiscard]] boost::signals2::scoped_connection on(std::string_view channel, slot_type slot);
     /// Same for channels matching the glob `pattern`.
-    [[nodiscard]] boost::signals2::scoped_connection on_pattern(std::string_view pattern, slot_type slot);
+    [[nodiscard]] boost::signals2::scoped_connection on_pattern(std::string_view pattern,
+                                                                slot_type slot);
 
     /// `payload` wrapped in a fresh envelope of this hub (for scripts that PUBLISH on the
     /// hub's behalf, so receivers deduplicate their copies). One envelope may be published to

@@ -19,14 +19,14 @@ namespace redcoord::testing::history {
 /// `end_ns` the completion (for a holding or term: when it began and when its owner stopped
 /// relying on it, whichever came first of release, loss and validity end).
 struct event {
-    std::string client;          ///< The process or identity that ran it.
-    std::string op;              ///< What it was; each checker names the ops it reads.
-    std::int64_t start_ns = 0;   ///< Invocation (or beginning).
-    std::int64_t end_ns = 0;     ///< Completion (or end).
-    bool ok = false;             ///< Succeeded (acquired, accepted, acknowledged, received).
-    std::uint64_t token = 0;     ///< Fencing token or epoch, where the op has one.
-    std::uint64_t seq = 0;       ///< Order in which the resource decided (guarded writes).
-    std::string id;              ///< Message or signal id, where the op has one.
+    std::string client;         ///< The process or identity that ran it.
+    std::string op;             ///< What it was; each checker names the ops it reads.
+    std::int64_t start_ns = 0;  ///< Invocation (or beginning).
+    std::int64_t end_ns = 0;    ///< Completion (or end).
+    bool ok = false;            ///< Succeeded (acquired, accepted, acknowledged, received).
+    std::uint64_t token = 0;    ///< Fencing token or epoch, where the op has one.
+    std::uint64_t seq = 0;      ///< Order in which the resource decided (guarded writes).
+    std::string id;             ///< Message or signal id, where the op has one.
 };
 
 /// One counter-example: the rule broken and the events that show it.
@@ -79,7 +79,8 @@ struct violation {
 /// Rules: every waiter receives every signal published wholly inside one of its link-up
 /// intervals, and no signal twice; no party passes a generation before `parties` parties
 /// arrived in it.
-[[nodiscard]] std::vector<violation> check_signaling(const std::vector<event>& h, std::size_t parties = 0);
+[[nodiscard]] std::vector<violation> check_signaling(const std::vector<event>& h,
+                                                     std::size_t parties = 0);
 
 /// One event as a line (`client op [start,end] ok token seq id`), for reports.
 [[nodiscard]] std::string describe(const event& e);

@@ -90,7 +90,8 @@ public:
 
     /// Starts `argv` in `client`'s namespace (`ip netns exec NS argv...`, which execs, so the
     /// process's PID is the program's: pause, resume and kill reach it directly).
-    [[nodiscard]] process start(std::size_t client, std::vector<std::string> argv, process_options opts = {});
+    [[nodiscard]] process start(std::size_t client, std::vector<std::string> argv,
+                                process_options opts = {});
 
     /// Cuts each link given (both directions); others keep their state.
     void partition(const std::vector<link>& links);
@@ -104,7 +105,8 @@ public:
     /// Kills host `host_node` (SIGKILL), waits `after`, and starts it again on the same
     /// directory, port and links: the "delayed restart" of the Redlock page's crash-recovery
     /// discussion (a restart without persistence forgets every lock it held).
-    void restart(std::size_t host_node, std::chrono::milliseconds after = std::chrono::milliseconds(0));
+    void restart(std::size_t host_node,
+                 std::chrono::milliseconds after = std::chrono::milliseconds(0));
 
 private:
     struct node;

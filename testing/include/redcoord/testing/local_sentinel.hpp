@@ -29,9 +29,9 @@ namespace redcoord::testing {
 
 /// How to start a local Sentinel-monitored service.
 struct local_sentinel_options {
-    std::string service = "redcoord";     ///< The monitored master's name.
-    std::size_t replicas = 1;             ///< Replicas of the master (>= 1 for failover tests).
-    std::size_t sentinels = 3;            ///< redis-sentinel processes. Must be >= 1.
+    std::string service = "redcoord";  ///< The monitored master's name.
+    std::size_t replicas = 1;          ///< Replicas of the master (>= 1 for failover tests).
+    std::size_t sentinels = 3;         ///< redis-sentinel processes. Must be >= 1.
     /// Sentinels that must agree the master is down; zero means a majority of `sentinels`.
     std::size_t quorum = 0;
     /// `down-after-milliseconds`: silence before a sentinel calls the master down. Must be > 0.
@@ -88,7 +88,9 @@ public:
     [[nodiscard]] host_port sentinel_address(std::size_t i) const;
 
     /// Every data server (index 0 is the initial master).
-    [[nodiscard]] const std::vector<std::unique_ptr<local_server>>& servers() const noexcept { return servers_; }
+    [[nodiscard]] const std::vector<std::unique_ptr<local_server>>& servers() const noexcept {
+        return servers_;
+    }
     /// The data server at `addr`, or null.
     [[nodiscard]] local_server* server(const host_port& addr) const noexcept;
     /// The master most reachable sentinels report now.
@@ -103,10 +105,12 @@ public:
     host_port failover();
     /// Waits until a running server other than `old` answers `ROLE` with master (the replica
     /// was promoted) and returns it, or throws redcoord::error after `timeout`.
-    host_port wait_promoted(const host_port& old, std::chrono::milliseconds timeout = std::chrono::milliseconds(20000));
+    host_port wait_promoted(const host_port& old,
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(20000));
     /// Waits until every running sentinel reports a master other than `old` that answers
     /// `ROLE` with master, and returns it; throws redcoord::error after `timeout`.
-    host_port wait_switched(const host_port& old, std::chrono::milliseconds timeout = std::chrono::milliseconds(20000));
+    host_port wait_switched(const host_port& old,
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(20000));
 
     /// SIGKILLs sentinel `i`.
     void kill_sentinel(std::size_t i) noexcept;

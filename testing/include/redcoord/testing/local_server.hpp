@@ -39,7 +39,7 @@ struct server_tls {
 struct server_options {
     bool appendonly = false;               ///< Enable AOF persistence (off: no persistence at all).
     std::string appendfsync = "everysec";  ///< AOF fsync policy when appendonly is on.
-    std::string password;                  ///< requirepass (and masterauth for replicas); empty: none.
+    std::string password;  ///< requirepass (and masterauth for replicas); empty: none.
     /// Extra configuration directives, written verbatim as `name value` lines.
     std::vector<std::pair<std::string, std::string>> config;
     /// TLS instead of plaintext; none by default, or the process's test certificates
@@ -103,13 +103,15 @@ public:
     local_server& operator=(const local_server&) = delete;
 
     /// Starts a replica of `master` and waits until its initial sync is done.
-    static std::unique_ptr<local_server> replica_of(const local_server& master, server_options opts = {});
+    static std::unique_ptr<local_server> replica_of(const local_server& master,
+                                                    server_options opts = {});
     /// Same, and waits until the master's WAIT counts it: the master counts a replica only
     /// once it is online, and the replica acknowledges only after loading the initial
     /// snapshot. For tests of WAIT-backed writes. Meant for the master's first replica (an
     /// earlier one would satisfy the WAIT).
     /// @throws redcoord::error when the replica never acknowledges a write.
-    static std::unique_ptr<local_server> acknowledging_replica_of(const local_server& master, server_options opts = {});
+    static std::unique_ptr<local_server> acknowledging_replica_of(const local_server& master,
+                                                                  server_options opts = {});
 
     /// The server's loopback port (its TLS port when TLS is on).
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
@@ -177,7 +179,8 @@ struct master_and_replica {
 };
 
 /// Starts `n` independent masters (Redlock's N nodes).
-[[nodiscard]] std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n, server_options opts = {});
+[[nodiscard]] std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n,
+                                                                       server_options opts = {});
 
 }  // namespace redcoord::testing
 

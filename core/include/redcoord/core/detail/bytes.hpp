@@ -67,7 +67,8 @@ template <std::size_t N>
 
 /// Lower-case hex of the bytes of `bytes` (binary-safe).
 [[nodiscard]] inline std::string to_hex(std::string_view bytes) {
-    return to_hex(std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+    return to_hex(std::span<const unsigned char>(
+        reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
 }
 
 }  // namespace redcoord::detail

@@ -28,12 +28,17 @@ public:
     struct settings {
         std::chrono::milliseconds reconnect_min{20};    ///< First redial delay; > 0.
         std::chrono::milliseconds reconnect_max{1000};  ///< Longest redial delay; >= reconnect_min.
-        std::chrono::milliseconds health_interval{1000};///< PING period; zero: no health check.
-        std::chrono::milliseconds drain_interval{0};    ///< Zero: always watched; else the drain period.
+        std::chrono::milliseconds health_interval{1000};  ///< PING period; zero: no health check.
+        std::chrono::milliseconds drain_interval{
+            0};  ///< Zero: always watched; else the drain period.
     };
 
     /// What the health check asks for at a given time.
-    enum class health { ok, ping, silent };
+    enum class health {
+        ok,
+        ping,
+        silent
+    };
 
     explicit link_policy(settings s) noexcept;
 

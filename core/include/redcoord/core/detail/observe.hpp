@@ -88,7 +88,9 @@ public:
     }
     /// Records the seconds from `start` to now (steady clock) when on.
     void observe_since(std::chrono::steady_clock::time_point start) const noexcept {
-        if (p_) p_->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (p_)
+            p_->observe(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     /// True when on.
     [[nodiscard]] explicit operator bool() const noexcept { return p_ != nullptr; }

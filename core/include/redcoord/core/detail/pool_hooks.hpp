@@ -14,7 +14,8 @@ namespace redcoord::detail {
 
 /// Replaces how `pool` opens new connections, e.g. with one that sleeps first to stand for a
 /// connect on a loaded machine; an empty function restores the default. Thread-safe.
-void set_pool_connector(connection_pool& pool, std::function<std::unique_ptr<connection>()> connector);
+void set_pool_connector(connection_pool& pool,
+                        std::function<std::unique_ptr<connection>()> connector);
 
 }  // namespace redcoord::detail
 

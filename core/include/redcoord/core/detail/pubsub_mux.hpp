@@ -5,9 +5,9 @@
 /// connection among its locks the same way), plus one link per replica of that endpoint.
 /// Internal to redcoord (reached through runtime::pubsub()); not a stable API.
 
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/endpoint.hpp>
-#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/subscriber.hpp>
 
@@ -73,7 +73,7 @@ public:
     /// What one listener is told.
     struct handlers {
         std::function<void(const pubsub_message&)> on_message;  ///< Each message on its channel.
-        std::function<void(bool up)> on_link;                   ///< A link (re)subscribed / dropped; may be empty.
+        std::function<void(bool up)> on_link;  ///< A link (re)subscribed / dropped; may be empty.
     };
 
     class listener;
@@ -140,7 +140,8 @@ private:
     std::map<std::string, std::vector<std::shared_ptr<entry>>> channels_ REDCOORD_GUARDED_BY(mu_);
     std::map<std::string, std::vector<std::shared_ptr<entry>>> patterns_ REDCOORD_GUARDED_BY(mu_);
     std::unique_ptr<subscriber> link_ REDCOORD_GUARDED_BY(mu_);
-    std::map<std::string, replica_link> replicas_ REDCOORD_GUARDED_BY(mu_);  // by host:port (or socket path)
+    std::map<std::string, replica_link> replicas_
+        REDCOORD_GUARDED_BY(mu_);                    // by host:port (or socket path)
     bool closing_ REDCOORD_GUARDED_BY(mu_) = false;  // the destructor runs: add no link
     std::atomic<bool> master_up_{false};  // the master link's last state (its state handler)
     // Discovery: declared last, destroyed first (its tick and job reach the members above).
@@ -178,7 +179,8 @@ private:
     friend class pubsub_mux;
     // wait_confirmed() without the refusal check.
     bool confirm(std::chrono::milliseconds wait) const;
-    listener(std::shared_ptr<pubsub_mux> mux, std::shared_ptr<entry> e) : mux_(std::move(mux)), entry_(std::move(e)) {}
+    listener(std::shared_ptr<pubsub_mux> mux, std::shared_ptr<entry> e)
+        : mux_(std::move(mux)), entry_(std::move(e)) {}
     std::shared_ptr<pubsub_mux> mux_;
     std::shared_ptr<entry> entry_;
 };

@@ -6,9 +6,9 @@
 /// permission_error naming the command. Internal to redcoord; not a stable API.
 
 #include <exception>
+#include <redcoord/core/export.hpp>
 #include <string>
 #include <string_view>
-#include <redcoord/core/export.hpp>
 
 REDCOORD_API_BEGIN
 namespace redcoord::detail {
@@ -30,7 +30,8 @@ namespace redcoord::detail {
                                                  std::string_view context = {});
 
 /// Throws reply_exception(text, sent, context).
-[[noreturn]] void throw_reply_error(const std::string& text, std::string_view sent, std::string_view context = {});
+[[noreturn]] void throw_reply_error(const std::string& text, std::string_view sent,
+                                    std::string_view context = {});
 
 }  // namespace redcoord::detail
 

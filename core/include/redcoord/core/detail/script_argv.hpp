@@ -19,7 +19,8 @@ namespace redcoord::detail {
 /// must outlive the result).
 [[nodiscard]] std::vector<std::string_view> script_argv(const script& s, bool by_sha,
                                                         std::span<const std::string_view> keys,
-                                                        std::span<const std::string_view> args, std::string& nkeys);
+                                                        std::span<const std::string_view> args,
+                                                        std::string& nkeys);
 
 /// The same command, owned.
 [[nodiscard]] std::vector<std::string> script_command(const script& s, bool by_sha,

@@ -24,7 +24,8 @@ namespace detail {
 /// @throws invalid_argument when `reads` is empty or holds an empty command;
 /// @throws connection_error, timeout_error, protocol_error, pool_exhausted as
 ///         connection_pool::borrow() and connection::pipeline().
-[[nodiscard]] std::vector<reply> read_snapshot(connection_pool& pool, std::vector<std::vector<std::string>> reads);
+[[nodiscard]] std::vector<reply> read_snapshot(connection_pool& pool,
+                                               std::vector<std::vector<std::string>> reads);
 
 /// A `TIME` reply as a duration since the server's epoch (microsecond resolution).
 /// @throws protocol_error when the reply is not TIME's two integers.

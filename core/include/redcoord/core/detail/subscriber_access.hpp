@@ -37,14 +37,17 @@ public:
     /// The server's error text when it refused `name` (a pattern when `pattern`) on the
     /// current link since it was last subscribed (e.g. `NOPERM`: the ACL user may not access
     /// the channel); nullopt otherwise. Thread-safe.
-    static std::optional<std::string> refusal(const subscriber& s, bool pattern, const std::string& name);
+    static std::optional<std::string> refusal(const subscriber& s, bool pattern,
+                                              const std::string& name);
 };
 
 /// Raises a subscriber's demand for prompt delivery for its lifetime (see
 /// subscriber_access::adjust_demand()).
 class demand_hold {
 public:
-    explicit demand_hold(subscriber& s) noexcept : s_(&s) { subscriber_access::adjust_demand(s, 1); }
+    explicit demand_hold(subscriber& s) noexcept : s_(&s) {
+        subscriber_access::adjust_demand(s, 1);
+    }
     ~demand_hold() { subscriber_access::adjust_demand(*s_, -1); }
     demand_hold(const demand_hold&) = delete;
     demand_hold& operator=(const demand_hold&) = delete;

@@ -30,7 +30,10 @@ namespace redcoord::detail {
 class subscription_book {
 public:
     /// Which namespace a command or reply is about.
-    enum class space { channel, pattern };
+    enum class space {
+        channel,
+        pattern
+    };
 
     /// Adds names to the wanted set (clearing an earlier refusal of them); returns those
     /// that were not wanted yet, which the caller must send.

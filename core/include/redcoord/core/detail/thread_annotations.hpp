@@ -35,7 +35,8 @@
 /// The function must be called with the capabilities held (exclusively).
 #define REDCOORD_REQUIRES(...) REDCOORD_THREAD_ANNOTATION_(requires_capability(__VA_ARGS__))
 /// The function must be called with the capabilities held at least shared.
-#define REDCOORD_REQUIRES_SHARED(...) REDCOORD_THREAD_ANNOTATION_(requires_shared_capability(__VA_ARGS__))
+#define REDCOORD_REQUIRES_SHARED(...) \
+    REDCOORD_THREAD_ANNOTATION_(requires_shared_capability(__VA_ARGS__))
 /// The function acquires the capabilities and returns holding them.
 #define REDCOORD_ACQUIRE(...) REDCOORD_THREAD_ANNOTATION_(acquire_capability(__VA_ARGS__))
 /// The function releases the capabilities.
