@@ -13,13 +13,17 @@ namespace {
 
 // KEYS[1] selector hash {round, holder, nonce, epoch}; KEYS[2] epoch counter.
 // ARGV[1] identity, ARGV[2] term in ms, ARGV[3] highest epoch the caller has seen,
-// ARGV[4] the caller's instance nonce, ARGV[5] the epoch counter's TTL in ms.
+// ARGV[4] the caller's instance nonce, ARGV[5] the epoch counter's TTL in ms, ARGV[6] "1" when
+// the caller still relies on a lease from its last round (it continues its term), else "0".
 // Returns {is_holder, epoch, round, holder, new_term}.
 // Redis does not roll a script back on a runtime error, so the selector's expiry is set right
 // after the HINCRBY that may create it and before anything that can fail (a corrupt counter):
 // no error can leave a selector without expiry. Only the holder's own rounds push the expiry
 // out; others merely repair a missing one. The holder is the identity AND the nonce: a restarted
-// process (same identity, new nonce) waits for a new term and so gets a new epoch.
+// process (same identity, new nonce) waits for a new term and so gets a new epoch. A holder whose
+// local lease ran out has stepped down (its leader work stopped) although the selector still
+// names it for up to the drift: its win is a new term with a new epoch, so no two terms share
+// a fencing token.
 // A new epoch is the largest of the counter + 1, the server clock in microseconds and the
 // caller's floor + 1, so epochs keep increasing after the counter expired or was lost; they
 // stay below 2^53, where Lua numbers stop being exact.
@@ -28,6 +32,7 @@ local round = redis.call('HINCRBY', KEYS[1], 'round', 1)
 local f = redis.call('HMGET', KEYS[1], 'holder', 'epoch', 'nonce')
 local fresh = round == 1 or not f[1]
 local ours = f[1] == ARGV[1] and f[3] == ARGV[4]
+if ours and ARGV[6] ~= '1' then fresh = true end
 if fresh or ours or redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
@@ -112,8 +117,13 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     const std::string term = std::to_string(opts_.term.count());
     const std::string floor = std::to_string(max_epoch_.load());
     const std::string epoch_ttl = std::to_string(opts_.epoch_ttl.count());
+    const std::int64_t lease_end_ticks = lease_end_.load();
+    const std::chrono::steady_clock::time_point lease_end{
+        std::chrono::steady_clock::duration(lease_end_ticks)};
+    const bool continuing = lease_end_ticks != 0 && std::chrono::steady_clock::now() < lease_end;
     const std::string_view keys[] = {keys_.selector, keys_.epoch};
-    const std::string_view args[] = {opts_.identity, term, floor, nonce_, epoch_ttl};
+    const std::string_view args[] = {opts_.identity, term,      floor,
+                                     nonce_,         epoch_ttl, continuing ? "1" : "0"};
 
     // The clock is read here, around the I/O; what the reply means is decided in round.cpp.
     reply out;
@@ -142,6 +152,9 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
 
     auto res = detail::judge_round(detail::parse_round_reply(out), sent_at, received_at, acks,
                                    opts_.term, opts_.drift, opts_.replicas);
+    if (res.leader && continuing && !detail::renewal_in_time(res.new_term, lease_end, received_at))
+        res.leader = false;
+    lease_end_.store(res.leader ? res.deadline.time_since_epoch().count() : 0);
     for (auto seen = max_epoch_.load();
          res.epoch > seen && !max_epoch_.compare_exchange_weak(seen, res.epoch);) {}
     return res;

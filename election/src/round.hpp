@@ -47,4 +47,14 @@ struct round_reply {
     return now >= lease_end;
 }
 
+/// Whether a round that renewed our term (not `new_term`) may keep us leader: only when its
+/// reply came before the lease it continued (`previous_lease_end`) ran out. A later reply finds
+/// a candidate that has already stepped down at that lease end; confirming the same epoch again
+/// would give two of its terms one fencing token. Declined, the next round starts a new term.
+[[nodiscard]] constexpr bool renewal_in_time(
+    bool new_term, std::chrono::steady_clock::time_point previous_lease_end,
+    std::chrono::steady_clock::time_point received_at) noexcept {
+    return new_term || !lease_over(previous_lease_end, received_at);
+}
+
 }  // namespace redcoord::detail

@@ -271,3 +271,32 @@ TEST(MasterSelector, M12_RestartWithTheSameIdentityGetsAGreaterEpoch) {
     EXPECT_FALSE(back.holder_is_us);
     EXPECT_EQ(back.epoch, won->epoch);
 }
+
+// A leader whose lease ran out locally has stepped down (its on_revoked fired, leader work
+// stopped), even though the server still names it holder for up to `drift` longer. Its next
+// win is a new term, and so takes a new epoch: epochs are fencing tokens per term, and work
+// fenced with the old term's epoch must not pass as work of the new one. (Found by the chaos
+// schedule election/leader: the same epoch on two terms of one candidate.)
+TEST(MasterSelector, AWinAfterTheLocalLeaseRanOutIsANewTermWithANewEpoch) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    election_options o;
+    o.identity = "a";
+    o.term = 1000ms;
+    o.drift = 500ms;  // the local lease ends half a term before the server's
+    o.retry_period = 200ms;
+    master_selector a(pool, "relapse", o);
+    const auto first = a.campaign_once();
+    ASSERT_TRUE(first.leader);
+    // Renewed inside the local lease: the same term.
+    const auto renewed = a.campaign_once();
+    ASSERT_TRUE(renewed.leader);
+    EXPECT_FALSE(renewed.new_term);
+    EXPECT_EQ(renewed.epoch, first.epoch);
+    std::this_thread::sleep_until(renewed.deadline + 50ms);
+    ASSERT_EQ(a.leader(), std::optional<std::string>("a"));  // still held on the server
+    const auto again = a.campaign_once();
+    ASSERT_TRUE(again.leader);
+    EXPECT_TRUE(again.new_term);
+    EXPECT_GT(again.epoch, first.epoch);
+}

@@ -24,7 +24,8 @@ struct campaign_result {
     bool leader = false;
     /// True when the server recorded this candidate as holder (even if not confirmed in time).
     bool holder_is_us = false;
-    /// True when this round started a new leadership (the selector was absent): a new epoch.
+    /// True when this round started a new leadership: the selector was absent, or named us
+    /// after our own local lease had run out (we had stepped down). A new epoch either way.
     bool new_term = false;
     /// The fencing token of the current leadership (ours or the holder's); 0 when unknown.
     /// Strictly greater for every new leadership (see master_selector for the caveats); in
@@ -55,6 +56,12 @@ struct campaign_result {
 /// a new, greater epoch, and the old incarnation (if it was only paused) cannot renew the new
 /// one's leadership. A selector written without a nonce (an older version) is renewed by
 /// nobody and expires after its term.
+///
+/// A leadership is continuous only while this object's local lease holds: a round that finds
+/// us still holder after our last lease ran out (the server keeps the selector up to `drift`
+/// longer), or whose renewal reply arrives after that lease ended, does not continue the old
+/// term. The first starts a new term with a new epoch; the second is not counted as a win,
+/// so the next round starts one. No two terms of a candidate share an epoch.
 ///
 /// Epochs (fencing tokens): a new leadership's epoch is max(counter + 1, the server's TIME in
 /// microseconds, the highest epoch this candidate has seen + 1), stored in the counter key,
@@ -133,6 +140,8 @@ private:
     election_keys keys_;
     std::string nonce_;  // this incarnation's; recorded next to the holder identity
     std::atomic<std::uint64_t> max_epoch_{0};
+    // The local lease end our last round confirmed (steady_clock ticks); 0: none, not leading.
+    std::atomic<std::int64_t> lease_end_{0};
 };
 
 }  // namespace redcoord
