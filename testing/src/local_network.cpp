@@ -1,4 +1,5 @@
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/token.hpp>
 #include <redcoord/testing/local_network.hpp>
 
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill
@@ -86,6 +87,7 @@ struct local_network::node {
     std::string ns;
     bool is_host = false;
     std::unique_ptr<local_server> server;
+    std::optional<std::size_t> replica_of;  // the master it was started as a replica of
 };
 
 struct local_network::wire {
@@ -136,6 +138,9 @@ std::size_t local_network::add_node(bool is_host) {
     nodes_.push_back(std::move(n));
     ip({"-n", nodes_.back()->ns, "link", "set", "lo", "up"});
     const std::size_t id = nodes_.size() - 1;
+    // On lo, so it stays up whichever link a peer reaches it by (make_link adds the routes).
+    if (is_host)
+        ip({"-n", nodes_.back()->ns, "addr", "add", service_address(id) + "/32", "dev", "lo"});
     // Every client meets every host.
     for (std::size_t other = 0; other < id; ++other)
         if (nodes_[other]->is_host != is_host) make_link(other, id);
@@ -155,6 +160,14 @@ void local_network::make_link(std::size_t a, std::size_t b) {
     ip({"-n", nodes_[b]->ns, "addr", "add", link_address(w.index, false) + "/30", "dev", end_b});
     ip({"-n", nodes_[a]->ns, "link", "set", end_a, "up"});
     ip({"-n", nodes_[b]->ns, "link", "set", end_b, "up"});
+    // Each end reaches the other's service address through this link's next hop, so cutting
+    // the link (its neighbour entries) silences the service address too.
+    if (nodes_[b]->is_host)
+        ip({"-n", nodes_[a]->ns, "route", "add", service_address(b) + "/32", "via",
+            link_address(w.index, false), "dev", end_a});
+    if (nodes_[a]->is_host)
+        ip({"-n", nodes_[b]->ns, "route", "add", service_address(a) + "/32", "via",
+            link_address(w.index, true), "dev", end_b});
     wires_.push_back(w);
 }
 
@@ -185,15 +198,144 @@ const local_network::wire* local_network::find(std::size_t a, std::size_t b) con
     return nullptr;
 }
 
-std::size_t local_network::add_host(server_options opts) {
-    const std::size_t id = add_node(true);
+void local_network::start_server(std::size_t id, server_options opts) {
     std::vector<std::string> launcher{"ip", "netns", "exec", nodes_[id]->ns};
     launcher.insert(launcher.end(), opts.launcher.begin(), opts.launcher.end());
     opts.launcher = std::move(launcher);
     opts.bind = "0.0.0.0";  // every address of its own namespace: its links only
     opts.control_socket = true;
+    // A master that fails over becomes a replica; its new master must then name it by the
+    // address everyone can reach, not the link it happens to connect from.
+    if (!opts.sentinel) opts.config.emplace_back("replica-announce-ip", service_address(id));
     nodes_[id]->server = std::make_unique<local_server>(std::move(opts));
+}
+
+std::size_t local_network::add_host(server_options opts) {
+    const std::size_t id = add_node(true);
+    start_server(id, std::move(opts));
     return id;
+}
+
+std::size_t local_network::add_replica(std::size_t master_host, server_options opts) {
+    const auto& m = host(master_host);
+    if (opts.password.empty()) opts.password = m.options().password;
+    if (!opts.tls) opts.tls = m.options().tls;
+    const std::size_t id = add_node(true);
+    make_link(id, master_host);
+    // Siblings too: after a failover one of them is the others' master.
+    for (std::size_t k = 0; k < nodes_.size(); ++k)
+        if (k != id && nodes_[k]->replica_of == master_host) make_link(id, k);
+    nodes_[id]->replica_of = master_host;
+    opts.config.emplace_back("replicaof",
+                             service_address(master_host) + " " + std::to_string(m.port()));
+    start_server(id, std::move(opts));
+    nodes_[id]->server->wait_synced();
+    return id;
+}
+
+std::vector<std::size_t> local_network::add_sentinels(std::size_t master_host, std::size_t count,
+                                                      const sentinel_settings& settings) {
+    const auto& m = host(master_host);
+    if (m.options().tls)
+        throw invalid_argument("add_sentinels: TLS servers are not supported in a local_network");
+    constexpr std::uint16_t port = 26379;  // alone in its namespace, a sentinel may take any
+    std::vector<std::size_t> ids;
+    std::vector<std::string> run_ids;
+    for (std::size_t i = 0; i < count; ++i) {
+        ids.push_back(add_node(true));
+        run_ids.push_back(random_token());  // 40 hex characters, the format of a sentinel id
+    }
+    for (auto id : ids)
+        for (std::size_t k = 0; k < nodes_.size(); ++k)
+            if (k != id && nodes_[k]->is_host) make_link(id, k);
+    const std::string& svc = settings.service;
+    for (std::size_t i = 0; i < count; ++i) {
+        server_options o;
+        o.sentinel = true;
+        o.port = port;
+        o.tls.reset();
+        auto line = [&](const std::string& v) { o.config.emplace_back("sentinel", v); };
+        line("myid " + run_ids[i]);
+        line("monitor " + svc + " " + service_address(master_host) + " " +
+             std::to_string(m.port()) + " " + std::to_string(settings.quorum));
+        line("down-after-milliseconds " + svc + " " + std::to_string(settings.down_after.count()));
+        line("failover-timeout " + svc + " " + std::to_string(settings.failover_timeout.count()));
+        line("parallel-syncs " + svc + " 1");
+        line("announce-ip " + service_address(ids[i]));
+        if (!m.options().password.empty()) line("auth-pass " + svc + " " + m.options().password);
+        // Known from the start, so a failover does not wait for hello-message discovery.
+        for (std::size_t k = 0; k < nodes_.size(); ++k)
+            if (nodes_[k]->replica_of == master_host)
+                line("known-replica " + svc + " " + service_address(k) + " " +
+                     std::to_string(nodes_[k]->server->port()));
+        for (std::size_t j = 0; j < count; ++j)
+            if (j != i)
+                line("known-sentinel " + svc + " " + service_address(ids[j]) + " " +
+                     std::to_string(port) + " " + run_ids[j]);
+        start_server(ids[i], std::move(o));
+    }
+    // Ready when each sentinel could authorise a failover (CKQUORUM) and sees every replica
+    // connected to the master.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    for (auto id : ids) {
+        std::string last;
+        for (;;) {
+            try {
+                const auto q = nodes_[id]->server->command({"SENTINEL", "CKQUORUM", svc});
+                const auto reps = nodes_[id]->server->command({"SENTINEL", "REPLICAS", svc});
+                std::size_t up = 0;
+                for (const auto& r : reps.elements()) {
+                    const auto& f = r.elements();
+                    for (std::size_t k = 0; k + 1 < f.size(); k += 2)
+                        if (f[k].text() == "flags" && f[k + 1].text() == "slave") ++up;
+                }
+                std::size_t expected = 0;
+                for (const auto& n : nodes_) expected += n->replica_of == master_host;
+                if (!q.is_error() && up == expected) break;
+                last = std::to_string(up) + " of " + std::to_string(expected) + " replicas up";
+            } catch (const error& e) {
+                last = e.what();
+            }
+            if (std::chrono::steady_clock::now() > deadline)
+                throw error("sentinel " + std::to_string(id) + " not ready: " + last);
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    return ids;
+}
+
+std::string local_network::service_address(std::size_t host_node) const {
+    return "10.78." + std::to_string(host_node / 250) + "." + std::to_string(host_node % 250 + 1);
+}
+
+std::string local_network::sentinel_url(const std::vector<std::size_t>& sentinels,
+                                        const std::string& service) const {
+    std::string s = "redis-sentinel://";
+    for (std::size_t i = 0; i < sentinels.size(); ++i) {
+        const auto& n = *nodes_.at(sentinels[i]);
+        if (!n.server || !n.server->options().sentinel)
+            throw invalid_argument("node " + std::to_string(sentinels[i]) + " is not a sentinel");
+        s +=
+            (i ? "," : "") + service_address(sentinels[i]) + ":" + std::to_string(n.server->port());
+    }
+    return s + "/" + service;
+}
+
+std::optional<std::size_t> local_network::sentinels_master(
+    const std::vector<std::size_t>& sentinels, const std::string& service) {
+    for (auto id : sentinels) {
+        try {
+            const auto r = host(id).command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", service});
+            if (!r.is_array() || r.elements().empty()) continue;
+            const std::string& addr = r.elements()[0].text();
+            for (std::size_t k = 0; k < nodes_.size(); ++k)
+                if (nodes_[k]->is_host && service_address(k) == addr) return k;
+            return std::nullopt;
+        } catch (const error&) {
+            // Paused or cut: ask the next one.
+        }
+    }
+    return std::nullopt;
 }
 
 std::size_t local_network::add_client() { return add_node(false); }

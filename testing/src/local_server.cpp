@@ -82,7 +82,7 @@ local_server::local_server(server_options opts) : opts_(std::move(opts)) {
     dir_ = tmpl;
     // A port can be taken between free_port() and redis binding it: try a few.
     for (int attempt = 0;; ++attempt) {
-        port_ = free_port();
+        port_ = opts_.port != 0 ? opts_.port : free_port();
         try {
             write_config();
             start();
@@ -202,6 +202,7 @@ void local_server::start() {
     std::vector<std::string> argv = opts_.launcher;
     argv.push_back(find_redis_server());
     argv.push_back((dir_ / "redis.conf").string());
+    if (opts_.sentinel) argv.emplace_back("--sentinel");
     proc_ = std::make_unique<process>(std::move(argv), po);
     auto ep = endpoint();
     ep.connect_timeout = std::chrono::milliseconds(200);

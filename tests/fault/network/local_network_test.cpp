@@ -14,7 +14,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 using namespace redcoord;
@@ -37,14 +40,13 @@ struct probe_result {
 
 // `redis-cli -h ADDR -p PORT ARGS...` from `client`'s namespace, bounded by coreutils'
 // timeout (a cut link drops the SYN, and redis-cli would wait for TCP to give up): 124 then.
-probe_result cli_from(local_network& net, std::size_t client, std::size_t host,
-                      std::vector<std::string> args) {
-    const auto ep = net.endpoint(client, host);
+probe_result cli_at(local_network& net, std::size_t client, const std::string& addr,
+                    std::uint16_t port, std::vector<std::string> args) {
     static int n = 0;
     const fs::path out = fs::temp_directory_path() /
                          ("rcnet-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    std::vector<std::string> argv{
-        "timeout", "2", "redis-cli", "-h", ep.host, "-p", std::to_string(ep.port)};
+    std::vector<std::string> argv{"timeout", "2",  "redis-cli",         "-h",
+                                  addr,      "-p", std::to_string(port)};
     argv.insert(argv.end(), args.begin(), args.end());
     process_options po;
     po.output_file = out.string();
@@ -59,6 +61,12 @@ probe_result cli_from(local_network& net, std::size_t client, std::size_t host,
     r.output = ss.str();
     fs::remove(out);
     return r;
+}
+
+probe_result cli_from(local_network& net, std::size_t client, std::size_t host,
+                      std::vector<std::string> args) {
+    const auto ep = net.endpoint(client, host);
+    return cli_at(net, client, ep.host, ep.port, std::move(args));
 }
 
 bool reaches(local_network& net, std::size_t client, std::size_t host) {
@@ -218,4 +226,69 @@ TEST(LocalNetwork, AHostUnderFaketimeExpiresKeysFaster) {
     // 2 s of its clock is 0.5 s of ours; the normal host still has the key then.
     EXPECT_LT(took, 1500ms);
     EXPECT_EQ(net.host(h2).command({"EXISTS", "k"}).integer(), 1);
+}
+
+TEST(LocalNetwork, ServiceAddressesReachAHostOverEachLinkAndFallSilentWithIt) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto h1 = net.add_host(), h2 = net.add_host();
+    const auto c1 = net.add_client(), c2 = net.add_client();
+    EXPECT_NE(net.service_address(h1), net.service_address(h2));
+    const auto port = net.host(h1).port();
+    for (auto c : {c1, c2}) {
+        const auto r = cli_at(net, c, net.service_address(h1), port, {"PING"});
+        EXPECT_EQ(r.output, "PONG\n") << "client " << c;
+    }
+    net.partition({{c1, h1}});
+    EXPECT_EQ(cli_at(net, c1, net.service_address(h1), port, {"PING"}).status, 124);
+    EXPECT_EQ(cli_at(net, c2, net.service_address(h1), port, {"PING"}).output, "PONG\n");
+    net.heal();
+    EXPECT_EQ(cli_at(net, c1, net.service_address(h1), port, {"PING"}).output, "PONG\n");
+}
+
+// A master, its replica and three sentinels in namespaces, all naming each other by service
+// addresses: cutting the master off from the sentinels and the replica makes them promote
+// the replica, the clients find the new master through the sentinels, and once the cut heals
+// the old master is turned into a replica.
+TEST(LocalNetwork, SentinelsFailACutOffMasterOverToItsReplica) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto master = net.add_host();
+    const auto replica = net.add_replica(master);
+    local_network::sentinel_settings s;
+    s.service = "svc";
+    const auto sentinels = net.add_sentinels(master, 3, s);
+    const auto c = net.add_client();
+    EXPECT_EQ(net.sentinels_master(sentinels, "svc"), std::optional<std::size_t>(master));
+    const auto url = net.sentinel_url(sentinels, "svc");
+    EXPECT_EQ(url.rfind("redis-sentinel://" + net.service_address(sentinels[0]) + ":", 0), 0u)
+        << url;
+    net.host(master).command({"SET", "k", "v"});
+    net.host(master).command({"WAIT", "1", "1000"});
+    EXPECT_EQ(net.host(replica).command({"GET", "k"}).maybe_text(),
+              std::optional<std::string>("v"));
+
+    std::vector<local_network::link> cut{{master, replica}};
+    for (auto id : sentinels) cut.push_back({master, id});
+    net.partition(cut);
+    std::optional<std::size_t> named;
+    for (int i = 0; i < 500 && named != std::optional<std::size_t>(replica); ++i) {
+        std::this_thread::sleep_for(20ms);
+        named = net.sentinels_master(sentinels, "svc");
+    }
+    ASSERT_EQ(named, std::optional<std::size_t>(replica));
+    // The client still reaches the old master (it is not cut from it) and the new one.
+    const auto port = net.host(replica).port();
+    EXPECT_EQ(cli_at(net, c, net.service_address(replica), port, {"GET", "k"}).output, "v\n");
+    EXPECT_EQ(cli_at(net, c, net.service_address(master), net.host(master).port(), {"ROLE"})
+                  .output.rfind("master", 0),
+              0u);
+    net.heal();
+    bool demoted = false;
+    for (int i = 0; i < 500 && !demoted; ++i) {
+        const auto role = net.host(master).command({"ROLE"});
+        demoted = role.elements().at(0).text() == "slave";
+        if (!demoted) std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(demoted);
 }

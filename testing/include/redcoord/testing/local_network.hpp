@@ -32,9 +32,13 @@ namespace redcoord::testing {
 /// pauses (SIGSTOP) instead.
 ///
 /// Addresses: link k is the /30 `10.77.<k / 64>.<(k % 64) * 4>`; its lower-numbered node has
-/// `.1`, the other `.2`. They exist only inside this network's namespaces, so concurrent
-/// networks of other test processes do not clash. The test process itself reaches each
-/// host through the host's Unix socket (server_options::control_socket).
+/// `.1`, the other `.2`. Each host also has a service address, `10.78.<n / 250>.<n % 250 + 1>`
+/// for node n, that every node linked to it routes to over their link: the one address by
+/// which replicas, sentinels and clients all name a server (Sentinel hands its master's
+/// address to everyone), and which a cut link silences like the link's own. Addresses exist
+/// only inside this network's namespaces, so concurrent networks of other test processes do
+/// not clash. The test process itself reaches each host through the host's Unix socket
+/// (server_options::control_socket).
 ///
 /// Names: every namespace is `rcnet<pid>-<n>-<node>`, unique to the process and the network.
 /// The destructor deletes them (which deletes their links and ends every process still in
@@ -76,6 +80,43 @@ public:
     /// Links two hosts (a replica to its master, sentinels to the servers they watch).
     void link_hosts(std::size_t host_a, std::size_t host_b);
 
+    /// Starts a replica of `master_host` in a new namespace, linked to it, to every other
+    /// replica of it and to every client; it replicates from the master's service address
+    /// and announces its own (`replica-announce-ip`), so sentinels and clients can reach it.
+    /// @returns the replica's node index.
+    /// @throws redcoord::error as add_host().
+    std::size_t add_replica(std::size_t master_host, server_options opts = {});
+
+    /// How the sentinels of add_sentinels() watch their master.
+    struct sentinel_settings {
+        std::string service = "redcoord";           ///< The monitored master's name.
+        std::size_t quorum = 2;                     ///< Sentinels that must agree it is down.
+        std::chrono::milliseconds down_after{500};  ///< `down-after-milliseconds`.
+        std::chrono::milliseconds failover_timeout{2000};  ///< `failover-timeout`.
+    };
+
+    /// Starts `count` sentinels, each in its own namespace linked to every host so far, to
+    /// each other and to every client, watching `master_host` and its replicas (known from
+    /// the start, as are the other sentinels, so a failover needs no discovery first). Each
+    /// announces its service address and listens on port 26379. Waits until every sentinel
+    /// sees the master up, its replicas and the other sentinels.
+    /// @returns their node indices.
+    /// @throws redcoord::error when a sentinel cannot start or is not ready within 15 s.
+    std::vector<std::size_t> add_sentinels(std::size_t master_host, std::size_t count,
+                                           const sentinel_settings& settings);
+
+    /// The host's service address (see the class comment).
+    [[nodiscard]] std::string service_address(std::size_t host_node) const;
+    /// A `redis-sentinel://` URL naming `sentinels` by their service addresses, for any
+    /// client (clients are linked to every sentinel).
+    [[nodiscard]] std::string sentinel_url(const std::vector<std::size_t>& sentinels,
+                                           const std::string& service) const;
+    /// The host the first sentinel of `sentinels` that answers names as `service`'s master
+    /// (SENTINEL GET-MASTER-ADDR-BY-NAME, asked through its Unix socket); nullopt when none
+    /// answers or the address is not a host of this network.
+    [[nodiscard]] std::optional<std::size_t> sentinels_master(
+        const std::vector<std::size_t>& sentinels, const std::string& service);
+
     /// The host's server (kill, pause, resume, restart, command through its Unix socket).
     [[nodiscard]] local_server& host(std::size_t host_node);
     /// The address of `to` on its link with `from` (nullopt when they are not linked).
@@ -115,6 +156,7 @@ private:
     void set_link(const wire& w, bool up);
     [[nodiscard]] const wire* find(std::size_t a, std::size_t b) const;
     std::size_t add_node(bool is_host);
+    void start_server(std::size_t id, server_options opts);
 
     std::string prefix_;
     std::vector<std::unique_ptr<node>> nodes_;

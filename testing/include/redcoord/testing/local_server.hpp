@@ -58,6 +58,13 @@ struct server_options {
     /// check, endpoint(), url() and command(): for a server in a network namespace, which the
     /// test process cannot reach over TCP. The file system is shared by all namespaces.
     bool control_socket = false;
+    /// The TCP port; 0: a free one on 127.0.0.1 (free_port()). A server alone in its network
+    /// namespace may take any port, since nothing else listens there.
+    std::uint16_t port = 0;
+    /// Run as a sentinel (`redis-server CONF --sentinel`); `config` carries its `sentinel ...`
+    /// directives. Sentinel rewrites its configuration file as it learns, and a restart keeps
+    /// what it learnt.
+    bool sentinel = false;
 };
 
 /// The redis-server binary to use: $REDCOORD_REDIS_SERVER, or `redis-server` on PATH.
