@@ -21,7 +21,8 @@ std::string outcome_base::report() const {
 
 std::string outcome_base::faults() const {
     return std::to_string(partitions) + " partitions, " + std::to_string(pauses) + " pauses, " +
-           std::to_string(restarts) + " restarts";
+           std::to_string(restarts) + " restarts" +
+           (failovers ? ", " + std::to_string(failovers) + " failovers" : "");
 }
 
 run_dir::run_dir(const std::string& part, unsigned seed)
@@ -35,11 +36,40 @@ run_dir::~run_dir() {
     std::filesystem::remove_all(path_, ec);
 }
 
+namespace {
+
+// The links one partition of shape `shape` cuts, with client `c` (an index into `clients`) as
+// its first victim.
+std::vector<redcoord::testing::local_network::link> cut_links(
+    cut shape, std::size_t c, const std::vector<std::size_t>& clients,
+    const std::vector<std::size_t>& targets, const std::function<std::size_t(std::size_t)>& pick) {
+    std::vector<redcoord::testing::local_network::link> links;
+    const std::size_t kept = pick(targets.size());
+    switch (shape) {
+        case cut::minority: links.push_back({clients[c], targets[kept]}); break;
+        case cut::majority:
+            for (std::size_t t = 0; t < targets.size(); ++t)
+                if (t != kept || targets.size() == 1) links.push_back({clients[c], targets[t]});
+            break;
+        case cut::split: {
+            links.push_back({clients[c], targets[kept]});
+            if (clients.size() < 2 || targets.size() < 2) break;
+            const std::size_t other = (c + 1 + pick(clients.size() - 1)) % clients.size();
+            const std::size_t elsewhere = (kept + 1 + pick(targets.size() - 1)) % targets.size();
+            links.push_back({clients[other], targets[elsewhere]});
+            break;
+        }
+    }
+    return links;
+}
+
+}  // namespace
+
 void partitions_and_pauses(redcoord::testing::local_network& net,
                            std::vector<redcoord::testing::process>& procs,
                            const std::vector<std::size_t>& clients,
                            const std::vector<std::size_t>& targets, std::mt19937& rng,
-                           std::chrono::steady_clock::time_point end, fault_timing timing,
+                           std::chrono::steady_clock::time_point end, const fault_plan& plan,
                            outcome_base& out) {
     auto pick = [&](std::size_t n) {
         return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
@@ -47,12 +77,15 @@ void partitions_and_pauses(redcoord::testing::local_network& net,
     auto between = [&](int lo, int hi) {
         return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
     };
+    const auto& t = plan.timing;
     while (std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(between(timing.every_min, timing.every_max));
-        const auto c = pick(clients.size());
-        const auto undo_after = between(timing.undo_min, timing.undo_max);
-        if (pick(2) == 0) {
-            net.partition({{clients[c], targets[pick(targets.size())]}});
+        std::this_thread::sleep_for(between(t.every_min, t.every_max));
+        std::optional<std::size_t> aimed;
+        if (plan.victim) aimed = plan.victim();
+        const std::size_t c = aimed && *aimed < clients.size() ? *aimed : pick(clients.size());
+        const auto undo_after = between(t.undo_min, t.undo_max);
+        if (!plan.pauses || pick(2) == 0) {
+            net.partition(cut_links(plan.cuts[pick(plan.cuts.size())], c, clients, targets, pick));
             ++out.partitions;
             std::this_thread::sleep_for(undo_after);
             net.heal();
@@ -63,6 +96,17 @@ void partitions_and_pauses(redcoord::testing::local_network& net,
             procs[c].signal(SIGCONT);
         }
     }
+}
+
+void partitions_and_pauses(redcoord::testing::local_network& net,
+                           std::vector<redcoord::testing::process>& procs,
+                           const std::vector<std::size_t>& clients,
+                           const std::vector<std::size_t>& targets, std::mt19937& rng,
+                           std::chrono::steady_clock::time_point end, fault_timing timing,
+                           outcome_base& out) {
+    fault_plan plan;
+    plan.timing = timing;
+    partitions_and_pauses(net, procs, clients, targets, rng, end, plan, out);
 }
 
 std::vector<redcoord::testing::history::event> finish(

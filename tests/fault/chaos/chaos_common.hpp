@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,12 +21,13 @@ namespace chaos {
 
 // Faults a run applied, whether its clients finished, and what the checker found.
 struct outcome_base {
-    std::size_t partitions = 0, pauses = 0, restarts = 0;
+    std::size_t partitions = 0, pauses = 0, restarts = 0, failovers = 0;
     bool clients_finished = true;
     std::vector<redcoord::testing::history::violation> violations;
     [[nodiscard]] bool broke(const std::string& rule) const;
     [[nodiscard]] std::string report() const;  // one line per violation
-    [[nodiscard]] std::string faults() const;  // "N partitions, N pauses, N restarts"
+    // "N partitions, N pauses, N restarts", and ", N failovers" when there were some
+    [[nodiscard]] std::string faults() const;
 };
 
 // A directory for one run's history and client output, removed with the object.
@@ -48,9 +51,39 @@ struct fault_timing {
     int every_min = 300, every_max = 700, undo_min = 300, undo_max = 900;
 };
 
-// Until `end`, one fault at a time: a random client of `clients` (node indices, matching
-// `procs`) cut from a random node of `targets`, healed after; or that client paused
-// (SIGSTOP), resumed after. Counts them in `out`.
+// The shape of one partition, over a client and the `targets` (the Redlock masters, or the one
+// election server):
+// - minority: the client is cut from one target;
+// - majority: the client is cut from all targets but one (it keeps only a minority, or none);
+// - split: two clients are each cut from a different target, so each reaches a different
+//   majority (they overlap in the rest, which is what Redlock's exclusion rests on).
+enum class cut {
+    minority,
+    majority,
+    split
+};
+
+// What the fault loop does and to whom.
+struct fault_plan {
+    fault_timing timing;
+    std::vector<cut> cuts{cut::minority};  // each partition takes one of these at random
+    bool pauses = true;                    // half the faults are pauses (SIGSTOP) instead
+    // The client each fault hits (an index into `clients`); nullopt or unset: a random one. The
+    // election aims at the current leader this way.
+    std::function<std::optional<std::size_t>()> victim;
+};
+
+// Until `end`, one fault at a time, undone after a while: a partition of the plan's shapes, or
+// a client paused (SIGSTOP) and resumed. `clients` are node indices matching `procs`. Counts
+// the faults in `out`.
+void partitions_and_pauses(redcoord::testing::local_network& net,
+                           std::vector<redcoord::testing::process>& procs,
+                           const std::vector<std::size_t>& clients,
+                           const std::vector<std::size_t>& targets, std::mt19937& rng,
+                           std::chrono::steady_clock::time_point end, const fault_plan& plan,
+                           outcome_base& out);
+
+// The same with minority cuts and pauses of random clients.
 void partitions_and_pauses(redcoord::testing::local_network& net,
                            std::vector<redcoord::testing::process>& procs,
                            const std::vector<std::size_t>& clients,

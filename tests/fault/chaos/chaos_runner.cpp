@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
             const auto o = chaos::run(s, CHAOS_LOCK_CLIENT);
             operations += o.holds + o.accepted + o.rejected;
             violations += o.violations.size();
-            std::printf("lock seed %u [%s]: %s\n", s.seed, s.family.c_str(), o.summary().c_str());
+            std::printf("lock seed %u [%s: %s]: %s\n", s.seed, s.id.c_str(), s.family.c_str(),
+                        o.summary().c_str());
             if (!o.violations.empty() || !o.clients_finished) {
                 failed += " " + std::to_string(s.seed);
                 std::printf("%s", o.report().c_str());
@@ -77,14 +78,21 @@ int main(int argc, char** argv) {
             for (const auto& s : chaos::demonstrations(seed + 1000, seconds)) {
                 const auto o = chaos::run(s, CHAOS_LOCK_CLIENT);
                 const bool caught = !o.violations.empty();
-                std::printf("lock demonstration [%s] seed %u: %s (%s)\n", s.family.c_str(), s.seed,
-                            o.summary().c_str(),
+                std::printf("lock demonstration [%s: %s] seed %u: %s (%s)\n", s.id.c_str(),
+                            s.family.c_str(), s.seed, o.summary().c_str(),
                             caught         ? "caught"
                             : s.must_catch ? "NOT caught"
                                            : "not seen this run");
                 ok &= caught || !s.must_catch;
                 std::fflush(stdout);
             }
+            // Needs a grant lost between the master and its replica: reported, not required.
+            const auto u = chaos::unreplicated_failovers(seed + 1100, seconds);
+            const auto ou = chaos::run(u, CHAOS_LOCK_CLIENT);
+            std::printf("lock demonstration [%s: %s] seed %u: %s (%s)\n", u.id.c_str(),
+                        u.family.c_str(), u.seed, ou.summary().c_str(),
+                        ou.violations.empty() ? "not seen this run" : "caught");
+            std::fflush(stdout);
         }
     }
     if (part == "election" || part == "all") {
@@ -95,7 +103,7 @@ int main(int argc, char** argv) {
             const auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
             operations += o.terms + o.accepted + o.rejected;
             violations += o.violations.size();
-            std::printf("election seed %u [%s]: %s\n", s.seed, s.family.c_str(),
+            std::printf("election seed %u [%s: %s]: %s\n", s.seed, s.id.c_str(), s.family.c_str(),
                         o.summary().c_str());
             if (!o.violations.empty() || !o.clients_finished) {
                 failed += " " + std::to_string(s.seed);
@@ -110,9 +118,17 @@ int main(int argc, char** argv) {
         if (demos) {
             const auto s = chaos::election_demonstration(seed + 2000, seconds);
             const auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
-            std::printf("election demonstration [%s] seed %u: %s (%s)\n", s.family.c_str(), s.seed,
-                        o.summary().c_str(), o.violations.empty() ? "NOT caught" : "caught");
+            std::printf("election demonstration [%s: %s] seed %u: %s (%s)\n", s.id.c_str(),
+                        s.family.c_str(), s.seed, o.summary().c_str(),
+                        o.violations.empty() ? "NOT caught" : "caught");
             ok &= !o.violations.empty();
+            // Needs a grant lost between the master and its replica: reported, not required.
+            const auto u = chaos::election_unreplicated_failovers(seed + 2001, seconds);
+            const auto ou = chaos::run(u, CHAOS_ELECTION_CLIENT);
+            std::printf("election demonstration [%s: %s] seed %u: %s (%s)\n", u.id.c_str(),
+                        u.family.c_str(), u.seed, ou.summary().c_str(),
+                        ou.violations.empty() ? "not seen this run" : "caught");
+            std::fflush(stdout);
         }
     }
     return ok ? 0 : 1;

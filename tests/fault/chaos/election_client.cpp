@@ -1,5 +1,6 @@
 // One leader_elector candidate of a fault schedule, run in its own network namespace:
 //   chaos_election_client NAME LOG SECONDS TERM_MS RESOURCE_URL ELECTION_URL
+// (ELECTION_URL may be a redis-sentinel:// URL; CHAOS_REPLICAS sets election_options::replicas)
 // Campaigns for "chaos" until SECONDS pass; while leading, writes to the resource host every
 // few milliseconds with its epoch, through an epoch-fenced check. Every term and every write
 // goes to LOG as a history line (testing/history.hpp), flushed at once.
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
     redcoord::election_options o;
     o.identity = name;
     o.term = milliseconds(std::stoll(argv[4]));
+    // CHAOS_REPLICAS: acknowledgements each grant and renewal waits for (WAIT), for an
+    // election server behind Sentinel.
+    if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replicas = std::stoul(r);
     redcoord::leader_elector elector(server, "chaos", o);
     auto write = [&](const h::event& e) { log.write(e); };
     elector.start();

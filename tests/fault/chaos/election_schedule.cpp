@@ -1,5 +1,7 @@
 #include "election_schedule.hpp"
 
+#include "sentinel_faults.hpp"
+
 #include <redcoord/testing/local_network.hpp>
 
 #include <random>
@@ -18,10 +20,39 @@ std::string election_outcome::summary() const {
            std::to_string(violations.size()) + " violations";
 }
 
+namespace {
+
+// The index of the candidate that leads now (the selector's holder, "n<i>"), read through the
+// server's control socket; nullopt when none does or the server does not answer.
+std::optional<std::size_t> current_leader(local_network& net, std::size_t server,
+                                          std::size_t clients) {
+    try {
+        const auto holder =
+            net.host(server).command({"HGET", "redcoord:election:{chaos}", "holder"}).maybe_text();
+        if (holder && holder->size() > 1 && (*holder)[0] == 'n') {
+            const auto i = std::stoul(holder->substr(1));
+            if (i < clients) return i;
+        }
+    } catch (const std::exception&) {
+        // Down or restarting: no leader known.
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 election_outcome run(const election_schedule& s, const std::string& client_path) {
     std::mt19937 rng(s.seed);
     local_network net;
-    const auto server = net.add_host();
+    redcoord::testing::server_options so;
+    if (s.appendonly) {
+        so.appendonly = true;
+        so.appendfsync = "always";
+    }
+    std::optional<sentinel_group> group;
+    if (s.sentinel) group = add_sentinel_group(net);
+    // The one election server; with Sentinel, the first master (the failover loop moves on).
+    const auto server = group ? group->master : net.add_host(so);
     const auto resource = net.add_host();
     const std::size_t clients = 3;
     std::vector<std::size_t> cs;
@@ -31,10 +62,13 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
     for (std::size_t i = 0; i < clients; ++i) {
         redcoord::testing::process_options po;
         po.output_file = dir.file("client" + std::to_string(i) + ".out");
+        po.env = {"CHAOS_REPLICAS=" + std::to_string(s.replicas)};
+        const std::string election_url =
+            group ? net.sentinel_url(group->sentinels, chaos_service) : net.url(cs[i], server);
         procs.push_back(net.start(cs[i],
                                   {client_path, "n" + std::to_string(i), dir.file("history.log"),
                                    std::to_string(s.seconds), std::to_string(chaos_term.count()),
-                                   net.url(cs[i], resource), net.url(cs[i], server)},
+                                   net.url(cs[i], resource), election_url},
                                   po));
     }
     election_outcome out;
@@ -48,26 +82,23 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
     // once, it forgets a leadership its leader still counts on.
     while (s.restart_after && std::chrono::steady_clock::now() < end) {
         std::this_thread::sleep_for(between(700, 1500));
-        std::optional<std::size_t> leader;
-        try {
-            const auto holder = net.host(server)
-                                    .command({"HGET", "redcoord:election:{chaos}", "holder"})
-                                    .maybe_text();
-            if (holder && holder->size() > 1 && (*holder)[0] == 'n')
-                leader = std::stoul(holder->substr(1));
-        } catch (const std::exception&) {
-            // No leader known: restart without a pause.
-        }
-        if (leader && *leader < clients) procs[*leader].signal(SIGSTOP);
+        const auto leader = current_leader(net, server, clients);
+        if (leader) procs[*leader].signal(SIGSTOP);
         net.restart(server, *s.restart_after);
         ++out.restarts;
         std::this_thread::sleep_for(200ms);
-        if (leader && *leader < clients) procs[*leader].signal(SIGCONT);
+        if (leader) procs[*leader].signal(SIGCONT);
     }
     // Every 0.5-1 s one fault, undone 0.3-1.5 s later (often past the 600 ms term): one
-    // candidate cut from the election server (it keeps reaching the resource), or paused.
-    if (s.partitions_and_pauses)
-        partitions_and_pauses(net, procs, cs, {server}, rng, end, {500, 1000, 300, 1500}, out);
+    // candidate (or the leader) cut from the election server while it keeps reaching the
+    // resource, or paused.
+    if (s.partitions_and_pauses) {
+        fault_plan plan;
+        plan.timing = {500, 1000, 300, 1500};
+        if (s.at_leader) plan.victim = [&] { return current_leader(net, server, clients); };
+        partitions_and_pauses(net, procs, cs, {server}, rng, end, plan, out);
+    }
+    if (group) sentinel_failovers(net, *group, rng, end, out);
     const auto h = finish(procs, dir, 30s, out);
     for (const auto& e : h) {
         if (e.op == "term") ++out.terms;
@@ -77,26 +108,67 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
     return out;
 }
 
-election_schedule safe_election_schedule(unsigned seed, int seconds) {
+election_schedule safe_election_schedule(election_family family, unsigned seed, int seconds) {
     election_schedule s;
     s.seed = seed;
     s.seconds = seconds;
-    if (seed % 2 == 0) {
-        s.family = "candidates cut from the server or paused past the term";
-        s.partitions_and_pauses = true;
-    } else {
-        s.family = "server restarts without persistence, delayed by a term";
-        s.restart_after = chaos_term + 100ms;
+    switch (family) {
+        case election_family::candidates_cut_or_paused:
+            s.id = "election/candidates";
+            s.family = "candidates cut from the server or paused past the term";
+            s.partitions_and_pauses = true;
+            break;
+        case election_family::leader_cut_or_paused:
+            s.id = "election/leader";
+            s.family = "the leader cut from the server or paused past the term";
+            s.partitions_and_pauses = true;
+            s.at_leader = true;
+            break;
+        case election_family::delayed_restarts:
+            s.id = "election/delayed-restart";
+            s.family = "server restarts without persistence, delayed by a term";
+            s.restart_after = chaos_term + 100ms;
+            break;
+        case election_family::aof_restarts:
+            s.id = "election/aof-restart";
+            s.family = "server restarts at once with AOF appendfsync always";
+            s.restart_after = 0ms;
+            s.appendonly = true;
+            break;
+        case election_family::sentinel_failovers:
+            s.id = "election/sentinel";
+            s.family =
+                "Sentinel failovers (master killed, or cut from the sentinels), replicas = 1";
+            s.sentinel = true;
+            s.replicas = 1;
+            break;
     }
     return s;
 }
 
+election_schedule safe_election_schedule(unsigned seed, int seconds) {
+    return safe_election_schedule(static_cast<election_family>(seed % election_families), seed,
+                                  seconds);
+}
+
 election_schedule election_demonstration(unsigned seed, int seconds) {
     election_schedule s;
+    s.id = "election/restart-at-once";
     s.family = "server restarts without persistence, at once";
     s.seed = seed;
     s.seconds = seconds;
     s.restart_after = 0ms;
+    s.broken_on_purpose = true;
+    return s;
+}
+
+election_schedule election_unreplicated_failovers(unsigned seed, int seconds) {
+    election_schedule s;
+    s.id = "election/sentinel-unreplicated";
+    s.family = "Sentinel failovers, replicas = 0 (a grant not yet replicated can be lost)";
+    s.seed = seed;
+    s.seconds = seconds;
+    s.sentinel = true;
     s.broken_on_purpose = true;
     return s;
 }

@@ -16,7 +16,7 @@ chaos::lock_outcome run(const chaos::lock_schedule& s) {
 
 TEST(ChaosLock, RedlockKeepsExclusionUnderMinorityPartitionsAndPausedHolders) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
-    const auto o = run(chaos::safe_schedule(18, 8));  // 18 % 3 == 0: partitions and pauses
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::minority_partitions, 18, 8));
     EXPECT_TRUE(o.violations.empty()) << "seed 18\n" << o.report();
     // The schedule must have exercised the lock: holdings, writes through the fence, faults.
     EXPECT_GT(o.holds, 20u);
@@ -26,16 +26,39 @@ TEST(ChaosLock, RedlockKeepsExclusionUnderMinorityPartitionsAndPausedHolders) {
 
 TEST(ChaosLock, SkewWithinTheDriftAllowanceKeepsExclusion) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
-    const auto o = run(chaos::safe_schedule(19, 5));  // every master 0.5% fast
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::skew_within_drift, 19, 5));
     EXPECT_TRUE(o.violations.empty()) << o.report();
     EXPECT_GT(o.holds, 5u);
 }
 
 TEST(ChaosLock, RestartsWithoutPersistenceDelayedByATtlKeepExclusion) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
-    const auto o = run(chaos::safe_schedule(20, 6));
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::delayed_restarts, 20, 6));
     EXPECT_TRUE(o.violations.empty()) << o.report();
     EXPECT_GT(o.restarts, 3u);
+}
+
+// A client cut from two masters of three cannot reach a majority, and two clients cut from
+// different masters each reach a different majority: the majorities overlap in one master,
+// and that master refuses the second holder.
+TEST(ChaosLock, RedlockKeepsExclusionUnderMajorityPartitionsAndSplitMajorities) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::majority_partitions, 21, 8));
+    EXPECT_TRUE(o.violations.empty()) << "seed 21\n" << o.report();
+    EXPECT_GT(o.holds, 20u);
+    EXPECT_GT(o.accepted, 10u);
+    EXPECT_GT(o.partitions, 2u);
+}
+
+// The Redlock page's alternative to delayed restarts: with `appendfsync always` a master
+// restarted at once remembers every key it acknowledged (and its TTL, kept as an absolute
+// time), so it cannot hand a second majority out.
+TEST(ChaosLock, RestartsAtOnceWithAofFsyncAlwaysKeepExclusion) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::aof_restarts, 22, 6));
+    EXPECT_TRUE(o.violations.empty()) << o.report();
+    EXPECT_GT(o.restarts, 3u);
+    EXPECT_GT(o.holds, 5u);
 }
 
 // Holders keep working for twice the TTL: their holdings overlap, and the resource's fencing
@@ -70,4 +93,17 @@ TEST(ChaosLock, RestartsWithoutPersistenceAtOnceAreCaught) {
     const auto o = run(chaos::demonstrations(30, 6)[3]);
     EXPECT_TRUE(o.broke("mutual exclusion"))
         << o.restarts << " restarts, " << o.holds << " holdings";
+}
+
+// distributed_lock on a master with a replica behind three sentinels, failed over every few
+// seconds (killed, or cut from the sentinels while the clients still reach it): with
+// `replicas = 1` a grant counts only once the replica has it, so the promoted replica never
+// grants the lock again while its holder still relies on it.
+TEST(ChaosLock, SingleInstanceLockKeepsExclusionUnderSentinelFailoversWithReplicasOne) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::sentinel_failovers, 23, 12));
+    EXPECT_TRUE(o.violations.empty()) << o.report();
+    EXPECT_GE(o.failovers, 2u) << o.summary();
+    EXPECT_GT(o.holds, 20u);
+    EXPECT_GT(o.accepted, 10u);
 }

@@ -12,16 +12,21 @@
 //   unfenced  as overrun, and the resource accepts every write (no fencing check).
 // CHAOS_MODE=long is not broken: the holder works until 10% of the TTL before its validity
 // ends (as long as it may), which is where a server whose clock runs fast shows.
+//
+// CHAOS_LOCK=single uses distributed_lock on the one NODE_URL (a redis-sentinel:// URL in the
+// Sentinel schedules) with lock_options::replicas = CHAOS_REPLICAS, instead of redlock.
 #include "chaos_common.hpp"
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/script.hpp>
+#include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/history.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -51,28 +56,12 @@ return {0, seq}
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    if (argc < 7) {
-        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TTL_MS RESOURCE_URL NODE_URL...\n",
-                     argv[0]);
-        return 2;
-    }
-    const std::string name = argv[1];
-    chaos::history_log log(argv[2]);
-    if (!log.open()) return 2;
-    const auto until = steady_clock::now() + seconds(std::stoi(argv[3]));
-    const milliseconds ttl(std::stoll(argv[4]));
-    redcoord::connection_pool resource(chaos::quick_endpoint(argv[5]));
-    std::vector<std::unique_ptr<redcoord::connection_pool>> nodes;
-    std::vector<redcoord::connection_pool*> raw;
-    for (int i = 6; i < argc; ++i) {
-        nodes.push_back(
-            std::make_unique<redcoord::connection_pool>(chaos::quick_endpoint(argv[i])));
-        raw.push_back(nodes.back().get());
-    }
-    redcoord::redlock_options o;
-    o.ttl = ttl;
-    redcoord::redlock lock(raw, "chaos", o);
+// Until `until`: acquire, write through the fence, hold, release; each holding and write
+// logged. `Lock` is redlock or distributed_lock (the same acquire/release shape).
+template <class Lock>
+void run_loop(Lock& lock, const std::string& name, chaos::history_log& log,
+              redcoord::connection_pool& resource, milliseconds ttl,
+              steady_clock::time_point until) {
     const std::string mode = std::getenv("CHAOS_MODE") ? std::getenv("CHAOS_MODE") : "";
     const bool overrun = mode == "overrun" || mode == "unfenced";
     const redcoord::script& check = mode == "unfenced" ? unfenced_write : fenced_write;
@@ -121,6 +110,40 @@ int main(int argc, char** argv) {
         try {
             (void)lock.release();
         } catch (const std::exception&) {}
+    }
+}
+
+int main(int argc, char** argv) {
+    if (argc < 7) {
+        std::fprintf(stderr, "usage: %s NAME LOG SECONDS TTL_MS RESOURCE_URL NODE_URL...\n",
+                     argv[0]);
+        return 2;
+    }
+    const std::string name = argv[1];
+    chaos::history_log log(argv[2]);
+    if (!log.open()) return 2;
+    const auto until = steady_clock::now() + seconds(std::stoi(argv[3]));
+    const milliseconds ttl(std::stoll(argv[4]));
+    redcoord::connection_pool resource(chaos::quick_endpoint(argv[5]));
+    std::vector<std::unique_ptr<redcoord::connection_pool>> nodes;
+    std::vector<redcoord::connection_pool*> raw;
+    for (int i = 6; i < argc; ++i) {
+        nodes.push_back(
+            std::make_unique<redcoord::connection_pool>(chaos::quick_endpoint(argv[i])));
+        raw.push_back(nodes.back().get());
+    }
+    const char* kind = std::getenv("CHAOS_LOCK");
+    if (kind && std::string(kind) == "single") {
+        redcoord::lock_options o;
+        o.ttl = ttl;
+        if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replicas = std::stoul(r);
+        redcoord::distributed_lock lock(*raw.front(), "chaos", o);
+        run_loop(lock, name, log, resource, ttl, until);
+    } else {
+        redcoord::redlock_options o;
+        o.ttl = ttl;
+        redcoord::redlock lock(raw, "chaos", o);
+        run_loop(lock, name, log, resource, ttl, until);
     }
     return 0;
 }
