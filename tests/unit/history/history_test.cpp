@@ -146,6 +146,46 @@ TEST(CheckQueue, ALostMessageADoubleAckAndAFaultlessDuplicateAreCaught) {
                          "delivered only what was pushed"));
 }
 
+// A consumer cut off while acking, or a producer while pushing, never learns what the server
+// did: the ack may have removed the message, the push may have stored it. Neither is a
+// violation; a confirmed double ack still is.
+TEST(CheckQueue, RepliesLostToAFaultExcuseWhatTheyMayHaveDoneAndNoMore) {
+    const std::vector<event> h{
+        ev("p", "push", 0, 1, true, 0, 0, "m1"),     ev("c1", "deliver", 2, 3, true, 0, 0, "m1"),
+        ev("c1", "ack", 4, 5, false, 0, 0, "m1"),  // reply lost
+        ev("p", "push", 6, 7, false, 0, 0, "m2"),  // reply lost
+        ev("c2", "deliver", 8, 9, true, 0, 0, "m2"), ev("c2", "ack", 10, 11, true, 0, 0, "m2")};
+    EXPECT_TRUE(check_queue(h).empty()) << rules(check_queue(h));
+    auto twice = h;
+    twice.push_back(ev("c3", "deliver", 12, 13, true, 0, 0, "m2"));
+    twice.push_back(ev("c3", "ack", 14, 15, true, 0, 0, "m2"));
+    const auto v = check_queue(twice);
+    EXPECT_TRUE(has_rule(v, "acked once")) << rules(v);
+    EXPECT_TRUE(has_rule(v, "duplicates only from faults")) << rules(v);
+    // An unknown ack of another message excuses nothing.
+    EXPECT_TRUE(has_rule(check_queue({ev("p", "push", 0, 1, true, 0, 0, "m1"),
+                                      ev("c1", "ack", 4, 5, false, 0, 0, "m9")}),
+                         "nothing lost"));
+}
+
+// c0's pop moved m1 and c0 was paused before it read the reply; its lease lapsed, c1 got m1
+// and acked it, and only then did c0's pop return. Completion order puts c1 first, but the
+// server's order was c0 first, and c0's pause explains the redelivery.
+TEST(CheckQueue, ARedeliveryIsJudgedInTheServersPossibleOrderNotInCompletionOrder) {
+    std::vector<event> h{ev("p", "push", 0, 1, true, 0, 0, "m1"),
+                         ev("c0", "deliver", 10, 100, true, 0, 0, "m1"), ev("c0", "paused", 11, 90),
+                         ev("c1", "deliver", 50, 52, true, 0, 0, "m1"),
+                         ev("c1", "ack", 53, 54, true, 0, 0, "m1")};
+    EXPECT_TRUE(check_queue(h).empty()) << rules(check_queue(h));
+    // Without the pause no order explains it.
+    h.erase(h.begin() + 2);
+    EXPECT_TRUE(has_rule(check_queue(h), "duplicates only from faults"));
+    // Nor when c0's pop surely came after c1's (it began after c1's ended).
+    h = {ev("p", "push", 0, 1, true, 0, 0, "m1"), ev("c1", "deliver", 50, 52, true, 0, 0, "m1"),
+         ev("c0", "paused", 60, 90), ev("c0", "deliver", 55, 100, true, 0, 0, "m1")};
+    EXPECT_TRUE(has_rule(check_queue(h), "duplicates only from faults"));
+}
+
 TEST(CheckSignaling, SignalsSentWhileTheLinkWasUpArriveOnce) {
     const std::vector<event> h{
         ev("w1", "link", 0, 100), ev("w1", "link", 200, 300),

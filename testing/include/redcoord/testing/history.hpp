@@ -58,15 +58,20 @@ struct violation {
 [[nodiscard]] std::vector<violation> check_election(const std::vector<event>& h);
 
 /// Reliable queues. Reads:
-/// - `push` ok: a push acknowledged to its producer, `id` the message;
+/// - `push` ok: a push acknowledged to its producer, `id` the message; not ok: a push that
+///   failed or whose reply was lost (the message may exist: it may be delivered, need not be);
 /// - `deliver` ok: a pop that returned message `id` to consumer `client`;
-/// - `ack` ok: an acknowledgement of `id` that the queue confirmed;
+/// - `ack` ok: an acknowledgement of `id` that the queue confirmed; not ok: an ack sent whose
+///   outcome its client never learned (the reply was lost, or the client died first): it may
+///   have removed the message, so it excuses the message's absence at the end, but counts as
+///   no ack;
 /// - `left`: message `id` found in one of the queue's lists at the end;
-/// - `cut` / `killed`: consumer `client` was partitioned away or SIGKILLed at `start_ns`.
+/// - `cut` / `killed` / `paused`: consumer `client` was partitioned away, SIGKILLed or
+///   SIGSTOPped at `start_ns`.
 /// Rules: every acknowledged push is acked exactly once or still left at the end (nothing
-/// lost, no double ack); nothing is delivered that was never pushed; a message delivered to
-/// a second consumer was, at that moment, in flight at a consumer that had been cut off or
-/// killed, or nacked (duplicates only from faults).
+/// lost, no double ack); nothing is delivered that was never pushed (or attempted); a message delivered to
+/// a second consumer was, at that moment, in flight at a consumer that had been cut off,
+/// killed or paused, or nacked (duplicates only from faults).
 [[nodiscard]] std::vector<violation> check_queue(const std::vector<event>& h);
 
 /// Signals and barriers. Reads:
