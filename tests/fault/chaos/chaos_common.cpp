@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <thread>
 
 namespace chaos {
@@ -32,6 +33,10 @@ run_dir::run_dir(const std::string& part, unsigned seed)
 }
 
 run_dir::~run_dir() {
+    if (std::getenv("CHAOS_KEEP_RUNS")) {
+        std::fprintf(stderr, "chaos: kept %s\n", path_.c_str());
+        return;
+    }
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
 }
@@ -65,12 +70,11 @@ std::vector<redcoord::testing::local_network::link> cut_links(
 
 }  // namespace
 
-void partitions_and_pauses(redcoord::testing::local_network& net,
-                           std::vector<redcoord::testing::process>& procs,
-                           const std::vector<std::size_t>& clients,
-                           const std::vector<std::size_t>& targets, std::mt19937& rng,
-                           std::chrono::steady_clock::time_point end, const fault_plan& plan,
-                           outcome_base& out) {
+fault_window partition_or_pause(redcoord::testing::local_network& net,
+                                std::vector<redcoord::testing::process>& procs,
+                                const std::vector<std::size_t>& clients,
+                                const std::vector<std::size_t>& targets, std::mt19937& rng,
+                                const fault_plan& plan, outcome_base& out) {
     auto pick = [&](std::size_t n) {
         return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
     };
@@ -78,24 +82,50 @@ void partitions_and_pauses(redcoord::testing::local_network& net,
         return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
     };
     const auto& t = plan.timing;
-    while (std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(between(t.every_min, t.every_max));
-        std::optional<std::size_t> aimed;
-        if (plan.victim) aimed = plan.victim();
-        const std::size_t c = aimed && *aimed < clients.size() ? *aimed : pick(clients.size());
-        const auto undo_after = between(t.undo_min, t.undo_max);
-        if (!plan.pauses || pick(2) == 0) {
-            net.partition(cut_links(plan.cuts[pick(plan.cuts.size())], c, clients, targets, pick));
-            ++out.partitions;
-            std::this_thread::sleep_for(undo_after);
-            net.heal();
-        } else {
-            procs[c].signal(SIGSTOP);
-            ++out.pauses;
-            std::this_thread::sleep_for(undo_after);
-            procs[c].signal(SIGCONT);
-        }
+    std::this_thread::sleep_for(between(t.every_min, t.every_max));
+    fault_window w;
+    std::optional<std::size_t> aimed;
+    if (plan.victim) aimed = plan.victim();
+    w.client = aimed && *aimed < clients.size() ? *aimed : pick(clients.size());
+    const auto undo_after = between(t.undo_min, t.undo_max);
+    w.paused = plan.pauses && pick(2) != 0;
+    if (!w.paused) {
+        w.links = cut_links(plan.cuts[pick(plan.cuts.size())], w.client, clients, targets, pick);
+        w.target = w.links.front().b;
+        w.from = std::chrono::steady_clock::now();
+        net.partition(w.links);
+        ++out.partitions;
+        std::this_thread::sleep_for(undo_after);
+        net.heal();
+    } else {
+        w.from = std::chrono::steady_clock::now();
+        procs[w.client].signal(SIGSTOP);
+        ++out.pauses;
+        std::this_thread::sleep_for(undo_after);
+        procs[w.client].signal(SIGCONT);
     }
+    w.to = std::chrono::steady_clock::now();
+    return w;
+}
+
+fault_window partition_or_pause(redcoord::testing::local_network& net,
+                                std::vector<redcoord::testing::process>& procs,
+                                const std::vector<std::size_t>& clients,
+                                const std::vector<std::size_t>& targets, std::mt19937& rng,
+                                fault_timing timing, outcome_base& out) {
+    fault_plan plan;
+    plan.timing = timing;
+    return partition_or_pause(net, procs, clients, targets, rng, plan, out);
+}
+
+void partitions_and_pauses(redcoord::testing::local_network& net,
+                           std::vector<redcoord::testing::process>& procs,
+                           const std::vector<std::size_t>& clients,
+                           const std::vector<std::size_t>& targets, std::mt19937& rng,
+                           std::chrono::steady_clock::time_point end, const fault_plan& plan,
+                           outcome_base& out) {
+    while (std::chrono::steady_clock::now() < end)
+        (void)partition_or_pause(net, procs, clients, targets, rng, plan, out);
 }
 
 void partitions_and_pauses(redcoord::testing::local_network& net,
@@ -114,6 +144,12 @@ std::vector<redcoord::testing::history::event> finish(
     outcome_base& out) {
     for (auto& p : procs) out.clients_finished &= p.wait_for(wait) == std::optional<int>(0);
     return redcoord::testing::history::read_log(dir.file("history.log"));
+}
+
+void record(const run_dir& dir, const std::vector<redcoord::testing::history::event>& events) {
+    history_log log(dir.file("history.log"));
+    if (log.open())
+        for (const auto& e : events) log.write(e);
 }
 
 redcoord::endpoint quick_endpoint(const std::string& url) {

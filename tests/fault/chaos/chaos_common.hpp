@@ -30,7 +30,8 @@ struct outcome_base {
     [[nodiscard]] std::string faults() const;
 };
 
-// A directory for one run's history and client output, removed with the object.
+// A directory for one run's history and client output, removed with the object (kept, and
+// its path printed, when CHAOS_KEEP_RUNS is set: to read a failing run's logs).
 class run_dir {
 public:
     run_dir(const std::string& part, unsigned seed);
@@ -73,6 +74,29 @@ struct fault_plan {
     std::function<std::optional<std::size_t>()> victim;
 };
 
+// One fault as partitions_and_pauses() makes them, for schedules that interleave faults of
+// their own or must log who was hit and when: sleeps `timing.every_*`, then cuts a client (the
+// plan's victim, or a random one of `clients`) as one of the plan's shapes, or pauses it, for
+// `timing.undo_*`, and undoes it.
+struct fault_window {
+    std::size_t client = 0;  // index into `clients` (and `procs`)
+    bool paused = false;     // SIGSTOP; else cut along `links`
+    std::size_t target = 0;  // the node the client was cut from (the first link's far end)
+    std::vector<redcoord::testing::local_network::link> links;  // every link cut
+    std::chrono::steady_clock::time_point from, to;             // applied, undone
+};
+fault_window partition_or_pause(redcoord::testing::local_network& net,
+                                std::vector<redcoord::testing::process>& procs,
+                                const std::vector<std::size_t>& clients,
+                                const std::vector<std::size_t>& targets, std::mt19937& rng,
+                                const fault_plan& plan, outcome_base& out);
+// The same with minority cuts and pauses of random clients.
+fault_window partition_or_pause(redcoord::testing::local_network& net,
+                                std::vector<redcoord::testing::process>& procs,
+                                const std::vector<std::size_t>& clients,
+                                const std::vector<std::size_t>& targets, std::mt19937& rng,
+                                fault_timing timing, outcome_base& out);
+
 // Until `end`, one fault at a time, undone after a while: a partition of the plan's shapes, or
 // a client paused (SIGSTOP) and resumed. `clients` are node indices matching `procs`. Counts
 // the faults in `out`.
@@ -97,6 +121,10 @@ void partitions_and_pauses(redcoord::testing::local_network& net,
     std::vector<redcoord::testing::process>& procs, const run_dir& dir, std::chrono::seconds wait,
     outcome_base& out);
 
+// Appends events the schedule made (faults, drains, link intervals) to the run's history
+// log, so that a kept run's log (CHAOS_KEEP_RUNS) holds everything the checker read.
+void record(const run_dir& dir, const std::vector<redcoord::testing::history::event>& events);
+
 // A client's endpoint: connects within 200 ms and waits 300 ms for a reply, so a cut link
 // costs a client little time and the schedule's faults stay visible in its history.
 [[nodiscard]] redcoord::endpoint quick_endpoint(const std::string& url);
@@ -118,5 +146,54 @@ public:
 private:
     std::FILE* file_;
 };
+
+// chaos_runner's loop over one part: `schedules` safe schedules, `make(seed)` for seeds from
+// `seed` on, each run by `run_one` and printed on a line, then the part's summary (schedules,
+// operations as `operations(outcome)` counts them, violations, failing seeds). False when a
+// schedule broke a rule or left a client unfinished.
+template <class Make, class Run, class Count>
+bool run_part(const std::string& part, unsigned schedules, unsigned seed, Make make, Run run_one,
+              Count operations) {
+    std::size_t ops = 0, violations = 0;
+    std::string failed;
+    for (unsigned i = 0; i < schedules; ++i) {
+        const auto s = make(seed + i);
+        const auto o = run_one(s);
+        ops += operations(o);
+        violations += o.violations.size();
+        std::printf("%s seed %u [%s]: %s\n", part.c_str(), s.seed, s.family.c_str(),
+                    o.summary().c_str());
+        if (!o.violations.empty() || !o.clients_finished) {
+            failed += " " + std::to_string(s.seed);
+            std::printf("%s", o.report().c_str());
+        }
+        std::fflush(stdout);
+    }
+    std::printf("part %s: %u schedules, %zu operations, %zu violations, failing seeds:%s\n",
+                part.c_str(), schedules, ops, violations,
+                failed.empty() ? " none" : failed.c_str());
+    return failed.empty();
+}
+
+// The demonstrations of a part, a line each. False when one the checker must catch (every one,
+// unless its schedule's `must_catch` says otherwise) was not caught.
+template <class Schedule, class Run>
+bool run_demonstrations(const std::string& part, const std::vector<Schedule>& demos, Run run_one) {
+    bool ok = true;
+    for (const auto& s : demos) {
+        const auto o = run_one(s);
+        const bool caught = !o.violations.empty();
+        bool must = true;
+        if constexpr (requires { s.must_catch; }) must = s.must_catch;
+        std::printf("%s demonstration [%s] seed %u: %s (%s)\n", part.c_str(), s.family.c_str(),
+                    s.seed, o.summary().c_str(),
+                    caught ? "caught"
+                    : must ? "NOT caught"
+                           : "not seen this run");
+        ok &= caught || !must;
+        std::fflush(stdout);
+    }
+    return ok;
+}
 
 }  // namespace chaos
