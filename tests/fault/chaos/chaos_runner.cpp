@@ -1,4 +1,5 @@
-// chaos_runner [--schedules N] [--seed S] [--seconds T] [--part lock|election|all] [--demonstrations]
+// chaos_runner [--schedules N] [--seed S] [--seconds T] [--part lock|election|queue|signaling|all]
+//              [--demonstrations]
 // The long runs of the fault schedules (./scripts/chaos): N seeded schedules of the safe
 // families per part, then (with --demonstrations) the runs broken on purpose. Prints one line
 // per schedule and a summary per part: schedules, operations, violations, and the seed of
@@ -6,6 +7,8 @@
 // in a safe family, or a demonstration the checker did not catch.
 #include "election_schedule.hpp"
 #include "lock_schedule.hpp"
+#include "queue_schedule.hpp"
+#include "signaling_schedule.hpp"
 
 #include <redcoord/testing/local_network.hpp>
 
@@ -38,15 +41,17 @@ int main(int argc, char** argv) {
         else if (a == "--demonstrations")
             demos = true;
         else {
-            std::fprintf(
-                stderr,
-                "usage: chaos [--schedules N] [--seed S] [--seconds T] [--part lock|election|all] "
-                "[--demonstrations]\n");
+            std::fprintf(stderr,
+                         "usage: chaos [--schedules N] [--seed S] [--seconds T] "
+                         "[--part lock|election|queue|signaling|all] [--demonstrations]\n");
             return 2;
         }
     }
-    if (part != "lock" && part != "election" && part != "all") {
-        std::fprintf(stderr, "chaos: part '%s' has no schedules yet (lock and election have)\n",
+    if (part != "lock" && part != "election" && part != "queue" && part != "signaling" &&
+        part != "all") {
+        std::fprintf(stderr,
+                     "chaos: part '%s' has no schedules (lock, election, queue and signaling "
+                     "have)\n",
                      part.c_str());
         return 2;
     }
@@ -55,81 +60,57 @@ int main(int argc, char** argv) {
         return 2;
     }
     bool ok = true;
-    if (part == "lock" || part == "all") {
-        std::size_t operations = 0, violations = 0;
-        std::string failed;
-        for (unsigned i = 0; i < schedules; ++i) {
-            const auto s = chaos::safe_schedule(seed + i, seconds);
-            const auto o = chaos::run(s, CHAOS_LOCK_CLIENT);
-            operations += o.holds + o.accepted + o.rejected;
-            violations += o.violations.size();
-            std::printf("lock seed %u [%s: %s]: %s\n", s.seed, s.id.c_str(), s.family.c_str(),
-                        o.summary().c_str());
-            if (!o.violations.empty() || !o.clients_finished) {
-                failed += " " + std::to_string(s.seed);
-                std::printf("%s", o.report().c_str());
-            }
-            std::fflush(stdout);
-        }
-        std::printf("part lock: %u schedules, %zu operations, %zu violations, failing seeds:%s\n",
-                    schedules, operations, violations, failed.empty() ? " none" : failed.c_str());
-        ok &= failed.empty();
+    auto wanted = [&](const char* p) { return part == p || part == "all"; };
+    if (wanted("lock")) {
+        auto run = [](const chaos::lock_schedule& s) { return chaos::run(s, CHAOS_LOCK_CLIENT); };
+        ok &= chaos::run_part(
+            "lock", schedules, seed, [&](unsigned sd) { return chaos::safe_schedule(sd, seconds); },
+            run, [](const auto& o) { return o.holds + o.accepted + o.rejected; });
         if (demos) {
-            for (const auto& s : chaos::demonstrations(seed + 1000, seconds)) {
-                const auto o = chaos::run(s, CHAOS_LOCK_CLIENT);
-                const bool caught = !o.violations.empty();
-                std::printf("lock demonstration [%s: %s] seed %u: %s (%s)\n", s.id.c_str(),
-                            s.family.c_str(), s.seed, o.summary().c_str(),
-                            caught         ? "caught"
-                            : s.must_catch ? "NOT caught"
-                                           : "not seen this run");
-                ok &= caught || !s.must_catch;
-                std::fflush(stdout);
-            }
-            // Needs a grant lost between the master and its replica: reported, not required.
-            const auto u = chaos::unreplicated_failovers(seed + 1100, seconds);
-            const auto ou = chaos::run(u, CHAOS_LOCK_CLIENT);
-            std::printf("lock demonstration [%s: %s] seed %u: %s (%s)\n", u.id.c_str(),
-                        u.family.c_str(), u.seed, ou.summary().c_str(),
-                        ou.violations.empty() ? "not seen this run" : "caught");
-            std::fflush(stdout);
+            auto d = chaos::demonstrations(seed + 1000, seconds);
+            d.push_back(chaos::unreplicated_failovers(seed + 1100, seconds));
+            ok &= chaos::run_demonstrations("lock", d, run);
         }
     }
-    if (part == "election" || part == "all") {
-        std::size_t operations = 0, violations = 0;
-        std::string failed;
-        for (unsigned i = 0; i < schedules; ++i) {
-            const auto s = chaos::safe_election_schedule(seed + i, seconds);
-            const auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
-            operations += o.terms + o.accepted + o.rejected;
-            violations += o.violations.size();
-            std::printf("election seed %u [%s: %s]: %s\n", s.seed, s.id.c_str(), s.family.c_str(),
-                        o.summary().c_str());
-            if (!o.violations.empty() || !o.clients_finished) {
-                failed += " " + std::to_string(s.seed);
-                std::printf("%s", o.report().c_str());
-            }
-            std::fflush(stdout);
-        }
-        std::printf(
-            "part election: %u schedules, %zu operations, %zu violations, failing seeds:%s\n",
-            schedules, operations, violations, failed.empty() ? " none" : failed.c_str());
-        ok &= failed.empty();
-        if (demos) {
-            const auto s = chaos::election_demonstration(seed + 2000, seconds);
-            const auto o = chaos::run(s, CHAOS_ELECTION_CLIENT);
-            std::printf("election demonstration [%s: %s] seed %u: %s (%s)\n", s.id.c_str(),
-                        s.family.c_str(), s.seed, o.summary().c_str(),
-                        o.violations.empty() ? "NOT caught" : "caught");
-            ok &= !o.violations.empty();
-            // Needs a grant lost between the master and its replica: reported, not required.
-            const auto u = chaos::election_unreplicated_failovers(seed + 2001, seconds);
-            const auto ou = chaos::run(u, CHAOS_ELECTION_CLIENT);
-            std::printf("election demonstration [%s: %s] seed %u: %s (%s)\n", u.id.c_str(),
-                        u.family.c_str(), u.seed, ou.summary().c_str(),
-                        ou.violations.empty() ? "not seen this run" : "caught");
-            std::fflush(stdout);
-        }
+    if (wanted("election")) {
+        auto run = [](const chaos::election_schedule& s) {
+            return chaos::run(s, CHAOS_ELECTION_CLIENT);
+        };
+        ok &= chaos::run_part(
+            "election", schedules, seed,
+            [&](unsigned sd) { return chaos::safe_election_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.terms + o.accepted + o.rejected; });
+        if (demos)
+            ok &= chaos::run_demonstrations(
+                "election",
+                std::vector<chaos::election_schedule>{
+                    chaos::election_demonstration(seed + 2000, seconds),
+                    chaos::election_unreplicated_failovers(seed + 2001, seconds)},
+                run);
+    }
+    if (wanted("queue")) {
+        auto run = [](const chaos::queue_schedule& s) { return chaos::run(s, CHAOS_QUEUE_CLIENT); };
+        ok &= chaos::run_part(
+            "queue", schedules, seed,
+            [&](unsigned sd) { return chaos::safe_queue_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.operations(); });
+        if (demos)
+            ok &= chaos::run_demonstrations("queue",
+                                            std::vector<chaos::queue_schedule>{
+                                                chaos::queue_demonstration(seed + 3000, seconds)},
+                                            run);
+    }
+    if (wanted("signaling")) {
+        auto run = [](const chaos::signaling_schedule& s) {
+            return chaos::run(s, CHAOS_SIGNALING_CLIENT);
+        };
+        ok &= chaos::run_part(
+            "signaling", schedules, seed,
+            [&](unsigned sd) { return chaos::safe_signaling_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.operations(); });
+        if (demos)
+            ok &= chaos::run_demonstrations(
+                "signaling", chaos::signaling_demonstrations(seed + 4000, seconds), run);
     }
     return ok ? 0 : 1;
 }

@@ -170,6 +170,7 @@ election_schedule election_unreplicated_failovers(unsigned seed, int seconds) {
     s.seconds = seconds;
     s.sentinel = true;
     s.broken_on_purpose = true;
+    s.must_catch = false;
     return s;
 }
 

@@ -28,6 +28,9 @@ struct election_schedule {
     bool sentinel = false;
     std::size_t replicas = 0;
     bool broken_on_purpose = false;
+    // The checker must find a violation in every run (a demonstration); false for breaks whose
+    // effect needs an unlucky interleaving: those are reported, not required.
+    bool must_catch = true;
 };
 
 struct election_outcome : outcome_base {
