@@ -1,8 +1,8 @@
 #include "chaos_common.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <thread>
 

@@ -20,13 +20,14 @@ int main(int argc, char** argv) {
     unsigned schedules = 6, seed = 1;
     int seconds = 10;
     std::string part = "all";
-    bool demos = false;
-    for (int i = 1; i < argc; ++i) {
+    bool demos = false, missing = false;
+    for (int i = 1; i < argc && !missing; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
             if (i + 1 >= argc) {
                 std::fprintf(stderr, "chaos: %s needs a value\n", a.c_str());
-                std::exit(2);
+                missing = true;
+                return "0";
             }
             return argv[++i];
         };
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    if (missing) return 2;
     if (part != "lock" && part != "election" && part != "queue" && part != "signaling" &&
         part != "all") {
         std::fprintf(stderr,

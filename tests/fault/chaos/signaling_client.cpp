@@ -9,6 +9,7 @@
 //
 // CHAOS_MODE=plain breaks the run on purpose: the publisher sends plain PUBLISH commands
 // without the hub's envelope, which the hub cannot de-duplicate (one copy per link).
+// CHAOS_MODE=eager: a member whose arrival's outcome is unknown arrives again at once.
 #include "chaos_common.hpp"
 
 #include <redcoord/core/pool.hpp>
@@ -67,6 +68,8 @@ void arrive_repeatedly(redcoord::signal_hub& hub, std::size_t parties, const std
     redcoord::barrier_options o;
     o.arrival_lease = arrival_lease;
     redcoord::barrier b(hub, channel, parties, o);
+    const char* mode = std::getenv("CHAOS_MODE");
+    const bool eager = mode && std::string(mode) == "eager";
     std::mt19937 rng(std::random_device{}());
     while (steady_clock::now() < until) {
         std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(0, 20)(rng)));
@@ -90,7 +93,7 @@ void arrive_repeatedly(redcoord::signal_hub& hub, std::size_t parties, const std
         } catch (const std::exception&) {
             // The master is away: the arrival may count, in the generation that was open.
             log.write({name, "arrive", called, called, true, open, 0, "unknown"});
-            std::this_thread::sleep_for(arrival_lease + milliseconds(100));
+            if (!eager) std::this_thread::sleep_for(arrival_lease + milliseconds(100));
         }
     }
 }

@@ -19,9 +19,12 @@ struct signaling_schedule {
     // Members cut from the master or from the replica (one link at a time), or paused.
     bool partitions_and_pauses = false;
     bool restarts = false;    // the master SIGKILLed and restarted at once (AOF, fsync always)
-    std::string mode;         // the publisher's CHAOS_MODE ("" or "plain")
+    std::string mode;         // the clients' CHAOS_MODE ("", "plain" or "eager")
     std::size_t parties = 3;  // the barrier's party count in the clients (there are 3 members)
     bool broken_on_purpose = false;
+    // The checker must find a violation in every run; not for breaks whose effect needs an
+    // unlucky interleaving (reported by chaos_runner, not required).
+    bool must_catch = true;
 };
 
 struct signaling_outcome : outcome_base {
