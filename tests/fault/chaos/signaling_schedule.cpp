@@ -15,8 +15,9 @@ using namespace std::chrono_literals;
 
 std::string signaling_outcome::summary() const {
     return faults() + ", " + std::to_string(signals) + " signals, " + std::to_string(receipts) +
-           " receipts, " + std::to_string(covered) + " owed, " + std::to_string(passes) +
-           " barrier passes, " + std::to_string(violations.size()) + " violations";
+           " receipts, " + std::to_string(covered) + " owed (" + std::to_string(via_replica) +
+           " while cut from the master), " + std::to_string(passes) + " barrier passes, " +
+           std::to_string(violations.size()) + " violations";
 }
 
 namespace {
@@ -99,7 +100,7 @@ signaling_outcome run(const signaling_schedule& s, const std::string& client_pat
     const std::vector<std::size_t> member_nodes(cs.begin(), cs.begin() + members);
 
     signaling_outcome out;
-    std::map<std::string, std::vector<window>> down;
+    std::map<std::string, std::vector<window>> down, master_cut;
     auto between = [&](int lo, int hi) {
         return std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng));
     };
@@ -109,6 +110,8 @@ signaling_outcome run(const signaling_schedule& s, const std::string& client_pat
             const auto w = partition_or_pause(net, procs, member_nodes, {master, replica}, rng,
                                               {800, 1500, 300, 900}, out);
             if (w.paused) down[names[w.client]].push_back({ns(w.from), ns(w.to, after_pause)});
+            if (!w.paused && w.target == master)
+                master_cut[names[w.client]].push_back({ns(w.from), ns(w.to)});
         } else if (s.restarts) {
             std::this_thread::sleep_for(between(2500, 3500));
             const auto killed = std::chrono::steady_clock::now();
@@ -138,10 +141,17 @@ signaling_outcome run(const signaling_schedule& s, const std::string& client_pat
         const auto up = link_intervals(member, from, last_signal, down[member]);
         links.insert(links.end(), up.begin(), up.end());
     }
+    auto inside = [](const history::event& e, std::int64_t from, std::int64_t to) {
+        return from <= e.start_ns && e.end_ns <= to;
+    };
     for (const auto& e : h)
         if (e.op == "signal" && e.ok)
-            for (const auto& l : links)
-                out.covered += l.start_ns <= e.start_ns && e.end_ns <= l.end_ns;
+            for (const auto& l : links) {
+                if (!inside(e, l.start_ns, l.end_ns)) continue;
+                ++out.covered;
+                for (const auto& w : master_cut[l.client])
+                    out.via_replica += inside(e, w.from, w.to);
+            }
     h.insert(h.end(), links.begin(), links.end());
     record(dir, links);
     out.violations = history::check_signaling(h, members);

@@ -32,6 +32,9 @@ struct signaling_outcome : outcome_base {
     // Signal x member pairs the checker held to "received", being published inside one of the
     // member's link-up intervals: what the run really tested of delivery.
     std::size_t covered = 0;
+    // Of those, pairs published while the member was cut from the master: only the replica
+    // link could carry them.
+    std::size_t via_replica = 0;
     [[nodiscard]] std::string summary() const;  // one line of counts
     [[nodiscard]] std::size_t operations() const { return signals + receipts + passes; }
 };
