@@ -85,7 +85,7 @@ queue_outcome run(const queue_schedule& s, const std::string& client_path) {
         if (s.partitions_and_pauses) {
             // Cut or paused for longer than the lease: others recover what it holds.
             const auto w = partition_or_pause(net, procs, consumer_nodes, {server}, rng,
-                                              {300, 700, 700, 1200}, out);
+                                              fault_timing{300, 700, 700, 1200}, out);
             faults.push_back({names[w.client], w.paused ? "paused" : "cut", history_ns(w.from),
                               history_ns(w.to), true, 0, 0, ""});
         } else if (s.kills) {

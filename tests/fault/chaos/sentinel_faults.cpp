@@ -10,7 +10,7 @@ using redcoord::testing::local_network;
 sentinel_group add_sentinel_group(local_network& net) {
     sentinel_group g;
     g.master = net.add_host();
-    g.replica = net.add_replica(g.master);
+    for (int i = 0; i < 2; ++i) g.replicas.push_back(net.add_replica(g.master));
     local_network::sentinel_settings s;
     s.service = chaos_service;
     s.quorum = 2;
@@ -46,15 +46,17 @@ void sentinel_failovers(local_network& net, const sentinel_group& g, std::mt1993
         const auto named = net.sentinels_master(g.sentinels, chaos_service);
         if (!named) continue;  // a failover still settling
         const std::size_t master = *named;
-        const std::size_t other = master == g.master ? g.replica : g.master;
         if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
             net.host(master).kill();
             out.failovers += wait_promoted(net, g, master, std::chrono::seconds(10));
             net.host(master).restart();
             ++out.restarts;
         } else {
-            std::vector<local_network::link> cut{{master, other}};
-            for (auto s : g.sentinels) cut.push_back({master, s});
+            std::vector<local_network::link> cut;
+            for (auto n : g.replicas)
+                if (n != master) cut.push_back({master, n});
+            if (master != g.master) cut.push_back({master, g.master});
+            for (auto n : g.sentinels) cut.push_back({master, n});
             net.partition(cut);
             ++out.partitions;
             const auto healed_at = std::chrono::steady_clock::now() + between(2500, 3500);

@@ -17,9 +17,13 @@ namespace chaos {
 // The service every schedule's sentinels watch.
 inline constexpr const char* chaos_service = "chaos";
 
-// A master, one replica and three sentinels (quorum 2, down after 500 ms).
+// A master, two replicas and three sentinels (quorum 2, down after 500 ms). Two replicas, so
+// that `replicas = 1` (WAIT) is met right after a failover: with one, the promoted replica
+// has none until Sentinel turns the old master into one, which it does only after seeing it
+// claim the master role for 8 s or more, and every grant waits that long.
 struct sentinel_group {
-    std::size_t master = 0, replica = 0;
+    std::size_t master = 0;
+    std::vector<std::size_t> replicas;
     std::vector<std::size_t> sentinels;
 };
 
@@ -30,7 +34,7 @@ struct sentinel_group {
 //   they have promoted its replica, so it rejoins as a replica and forgets nothing that counts
 //   (restarted earlier, it would come back empty as the master: the Redlock page's
 //   crash-recovery case, which the lock and election schedules show on their own);
-// - the master is cut from the sentinels and the other server, not from the clients, for
+// - the master is cut from the sentinels and the other servers, not from the clients, for
 //   2.5-3.5 s: the majority side fails over while clients can still write to the old master,
 //   which the sentinels turn into a replica when the cut heals.
 // Counts failovers (each promotion seen), restarts and partitions in `out`.

@@ -108,7 +108,7 @@ signaling_outcome run(const signaling_schedule& s, const std::string& client_pat
     while (std::chrono::steady_clock::now() < end) {
         if (s.partitions_and_pauses) {
             const auto w = partition_or_pause(net, procs, member_nodes, {master, replica}, rng,
-                                              {800, 1500, 300, 900}, out);
+                                              fault_timing{800, 1500, 300, 900}, out);
             if (w.paused) down[names[w.client]].push_back({ns(w.from), ns(w.to, after_pause)});
             if (!w.paused && w.target == master)
                 master_cut[names[w.client]].push_back({ns(w.from), ns(w.to)});
