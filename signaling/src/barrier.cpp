@@ -8,6 +8,8 @@
 #include <redcoord/core/token.hpp>
 #include <redcoord/signaling/barrier.hpp>
 
+#include <thread>
+
 namespace redcoord {
 
 namespace {
@@ -103,6 +105,24 @@ detail::phase_reply barrier::run(const std::string& member, std::size_t parties,
         "barrier");
 }
 
+std::optional<barrier::pending_arrival> barrier::take_pending() {
+    std::lock_guard lk(pending_mu_);
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(pending_, [&](const auto& e) { return e.second.until <= now; });
+    const auto it = pending_.find(std::this_thread::get_id());
+    if (it == pending_.end()) return std::nullopt;
+    auto p = std::move(it->second);
+    pending_.erase(it);
+    return p;
+}
+
+void barrier::keep_pending(std::string member, std::optional<std::uint64_t> generation) {
+    // Past the passed-member retention the server can no longer tell this arrival apart.
+    const auto until = std::chrono::steady_clock::now() + detail::passed_retention(opts_);
+    std::lock_guard lk(pending_mu_);
+    pending_[std::this_thread::get_id()] = {std::move(member), generation, until};
+}
+
 std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {
     const auto deadline = deadline_after(timeout);
     {
@@ -110,18 +130,43 @@ std::uint64_t barrier::arrive_and_wait(std::chrono::milliseconds timeout) {
         if (!anchor_) anchor_ = detail::hold_channel(hub_, channel_);
     }
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
-    const std::string member = random_token();
-    auto r = run(member, parties_, "arrive", 0);
-    const std::uint64_t mine = r.generation;
-    for (;;) {
-        if (r.code == detail::passed) return mine;
-        if (r.code == detail::lost) throw barrier_lease_lost("barrier '" + name_ + "'", mine);
-        if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
-            r = run(member, parties_, "withdraw", mine);
-            if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_);
-            continue;  // passed or lost while we gave up
+    auto resumed = take_pending();
+    std::string member = resumed ? resumed->member : random_token();
+    std::optional<std::uint64_t> mine = resumed ? resumed->generation : std::nullopt;
+    try {
+        detail::phase_reply r;
+        if (mine) {
+            // Where the earlier call left it: passed, still waiting, or lapsed uncounted (then
+            // this call arrives afresh, as any later arrival would).
+            r = run(member, parties_, "refresh", *mine);
+            if (r.code == detail::lost) {
+                member = random_token();
+                mine.reset();
+            }
         }
-        r = run(member, parties_, "refresh", mine);
+        // Arriving again under a resumed id whose reply was lost refreshes that arrival when it
+        // counts in the open generation: one party, one entry.
+        if (!mine) {
+            r = run(member, parties_, "arrive", 0);
+            mine = r.generation;
+        }
+        for (;;) {
+            if (r.code == detail::passed) return *mine;
+            if (r.code == detail::lost) throw barrier_lease_lost("barrier '" + name_ + "'", *mine);
+            if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
+                r = run(member, parties_, "withdraw", *mine);
+                if (r.code == detail::waiting) throw barrier_timeout(name_, r.count, parties_);
+                continue;  // passed or lost while we gave up
+            }
+            r = run(member, parties_, "refresh", *mine);
+        }
+    } catch (const barrier_timeout&) {
+        throw;  // withdrawn
+    } catch (const barrier_lease_lost&) {
+        throw;  // counts nowhere
+    } catch (const error&) {
+        keep_pending(member, mine);
+        throw;
     }
 }
 

@@ -185,3 +185,39 @@ TEST(BarrierFaults, PausedMasterMakesArrivalsFailNotHang) {
 }
 
 }  // namespace
+
+namespace {
+
+// A lost reply must not make one party count twice (found by the chaos schedule signaling,
+// with members that arrive again at once after an error). The arrival whose reply is lost
+// reaches the paused master and counts once it resumes; the retry, on the same object and
+// thread, must resume that arrival rather than add a second one, or a barrier of two passes
+// with one member.
+TEST(BarrierFaults, ARetryAfterALostReplyResumesTheArrivalInsteadOfCountingTwice) {
+    local_server master;
+    redcoord::endpoint ep = master.endpoint();
+    ep.command_timeout = 300ms;
+    redcoord::connection_pool pool(ep);
+    redcoord::signal_hub hub(pool);
+    redcoord::barrier b(hub, "retry", 2, {.arrival_lease = 3000ms});
+    // Generation 0 with a second party, so the channel is subscribed before the pause.
+    std::thread other([&] { EXPECT_EQ(b.arrive_and_wait(5000ms), 0u); });
+    EXPECT_EQ(b.arrive_and_wait(5000ms), 0u);
+    other.join();
+
+    master.pause();
+    EXPECT_THROW((void)b.arrive_and_wait(1000ms), redcoord::error);  // its reply is lost
+    master.resume();
+    std::size_t live = 0;
+    for (int i = 0; i < 100 && live == 0; ++i) {
+        live = b.arrived();
+        if (live == 0) std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_EQ(live, 1u) << "the arrival sent to the paused master should count once it resumed";
+
+    EXPECT_THROW((void)b.arrive_and_wait(500ms), redcoord::barrier_timeout);
+    EXPECT_EQ(b.generation(), 1u);
+    EXPECT_EQ(b.arrived(), 0u);  // the resumed arrival was withdrawn at the timeout
+}
+
+}  // namespace

@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -103,6 +105,12 @@ struct barrier_options {
 /// A timed-out arrival is withdrawn atomically: either the barrier had already passed with
 /// this member counted (and arrive_and_wait() returns normally) or the caller no longer counts.
 ///
+/// A call that ends with any other error (a lost reply, a refused script) may leave its arrival
+/// counting on the server until its lease lapses. The next arrive_and_wait() from the same
+/// thread on the same object resumes that arrival (the same member id) instead of adding a
+/// second one, so a retry never counts one party twice: it returns the generation the earlier
+/// arrival passed in, if it did; else it waits in the open generation as that arrival.
+///
 /// After its first arrival the object keeps its channel subscribed (so later rounds need no
 /// subscribe round trip) until it is destroyed; signals arriving between rounds are not
 /// queued anywhere.
@@ -168,8 +176,20 @@ private:
     std::size_t parties_;
     barrier_options opts_;
     std::string state_key_, arrived_key_, passed_key_, channel_;
+    // An arrival whose call ended by an error other than timeout or lease loss: still counting
+    // on the server, perhaps, so this thread's next call resumes it.
+    struct pending_arrival {
+        std::string member;
+        std::optional<std::uint64_t> generation;      // unknown when the arrival's reply was lost
+        std::chrono::steady_clock::time_point until;  // no use resuming after this
+    };
+    [[nodiscard]] std::optional<pending_arrival> take_pending();
+    void keep_pending(std::string member, std::optional<std::uint64_t> generation);
+
     std::mutex anchor_mu_;
     std::shared_ptr<void> anchor_;  // keeps the channel subscribed between rounds, queues nothing
+    std::mutex pending_mu_;
+    std::map<std::thread::id, pending_arrival> pending_;
 };
 
 }  // namespace redcoord
