@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -154,21 +155,33 @@ private:
 template <class Make, class Run, class Count>
 bool run_part(const std::string& part, unsigned schedules, unsigned seed, Make make, Run run_one,
               Count operations) {
+    struct tally {
+        unsigned schedules = 0;
+        std::size_t ops = 0, violations = 0;
+    };
+    std::map<std::string, tally> families;  // by id, for the per-family lines
     std::size_t ops = 0, violations = 0;
     std::string failed;
     for (unsigned i = 0; i < schedules; ++i) {
         const auto s = make(seed + i);
         const auto o = run_one(s);
+        auto& f = families[s.id];
+        ++f.schedules;
+        f.ops += operations(o);
+        f.violations += o.violations.size();
         ops += operations(o);
         violations += o.violations.size();
-        std::printf("%s seed %u [%s]: %s\n", part.c_str(), s.seed, s.family.c_str(),
-                    o.summary().c_str());
+        std::printf("%s seed %u [%s: %s]: %s\n", part.c_str(), s.seed, s.id.c_str(),
+                    s.family.c_str(), o.summary().c_str());
         if (!o.violations.empty() || !o.clients_finished) {
             failed += " " + std::to_string(s.seed);
             std::printf("%s", o.report().c_str());
         }
         std::fflush(stdout);
     }
+    for (const auto& [id, f] : families)
+        std::printf("family %s: %u schedules, %zu operations, %zu violations\n", id.c_str(),
+                    f.schedules, f.ops, f.violations);
     std::printf("part %s: %u schedules, %zu operations, %zu violations, failing seeds:%s\n",
                 part.c_str(), schedules, ops, violations,
                 failed.empty() ? " none" : failed.c_str());
@@ -185,8 +198,8 @@ bool run_demonstrations(const std::string& part, const std::vector<Schedule>& de
         const bool caught = !o.violations.empty();
         bool must = true;
         if constexpr (requires { s.must_catch; }) must = s.must_catch;
-        std::printf("%s demonstration [%s] seed %u: %s (%s)\n", part.c_str(), s.family.c_str(),
-                    s.seed, o.summary().c_str(),
+        std::printf("%s demonstration [%s: %s] seed %u: %s (%s)\n", part.c_str(), s.id.c_str(),
+                    s.family.c_str(), s.seed, o.summary().c_str(),
                     caught ? "caught"
                     : must ? "NOT caught"
                            : "not seen this run");

@@ -131,14 +131,17 @@ queue_schedule safe_queue_schedule(unsigned seed, int seconds) {
     s.seconds = seconds;
     switch (seed % 3) {
         case 0:
+            s.id = "queue/cut-or-paused";
             s.family = "consumers cut off and paused past their lease";
             s.partitions_and_pauses = true;
             break;
         case 1:
+            s.id = "queue/killed";
             s.family = "consumers SIGKILLed, restarted under new names";
             s.kills = true;
             break;
         default:
+            s.id = "queue/aof-restart";
             s.family = "server restarts with AOF (appendfsync always)";
             s.restarts = true;
             break;
@@ -148,6 +151,7 @@ queue_schedule safe_queue_schedule(unsigned seed, int seconds) {
 
 queue_schedule queue_demonstration(unsigned seed, int seconds) {
     queue_schedule s;
+    s.id = "queue/restart-at-once";
     s.family = "server restarts without persistence, at once";
     s.seed = seed;
     s.seconds = seconds;

@@ -13,7 +13,8 @@
 namespace chaos {
 
 struct queue_schedule {
-    std::string family;
+    std::string id;      // short name, e.g. \"queue/killed\", the README's tables use
+    std::string family;  // what it does, in reports
     unsigned seed = 1;
     int seconds = 8;
     bool partitions_and_pauses = false;  // consumers cut from the server or paused past their lease

@@ -13,13 +13,14 @@
 namespace chaos {
 
 struct signaling_schedule {
-    std::string family;
+    std::string id;      // short name, e.g. \"queue/killed\", the README's tables use
+    std::string family;  // what it does, in reports
     unsigned seed = 1;
     int seconds = 8;
     // Members cut from the master or from the replica (one link at a time), or paused.
     bool partitions_and_pauses = false;
     bool restarts = false;    // the master SIGKILLed and restarted at once (AOF, fsync always)
-    std::string mode;         // the clients' CHAOS_MODE ("", "plain" or "eager")
+    std::string mode;         // the clients' CHAOS_MODE ("" or "plain")
     std::size_t parties = 3;  // the barrier's party count in the clients (there are 3 members)
     bool broken_on_purpose = false;
     // The checker must find a violation in every run; not for breaks whose effect needs an
