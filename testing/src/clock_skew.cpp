@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <fstream>
 #include <sstream>
 
 namespace redcoord::testing {
@@ -31,6 +32,28 @@ std::vector<std::string> clock_rate_launcher(double rate) {
     r.precision(6);
     r << rate;
     return {"env", "LD_PRELOAD=" + tcmalloc + ":" + faketime, "FAKETIME=+0 x" + r.str()};
+}
+
+std::vector<std::string> wall_clock_jump_launcher(const std::filesystem::path& offset_file) {
+    const std::string faketime = find_library("faketime/libfaketimeMT.so.1", "libfaketime");
+    if (!std::filesystem::exists(offset_file))
+        write_clock_offset(offset_file, std::chrono::seconds(0));
+    return {"env", "LD_PRELOAD=" + faketime, "FAKETIME_TIMESTAMP_FILE=" + offset_file.string(),
+            "FAKETIME_NO_CACHE=1", "DONT_FAKE_MONOTONIC=1"};
+}
+
+void write_clock_offset(const std::filesystem::path& offset_file, std::chrono::seconds offset) {
+    // libfaketime reads "+N"/"-N" as an offset of N seconds from the real clock.
+    const auto n = offset.count();
+    const std::filesystem::path next = offset_file.string() + ".next";
+    {
+        std::ofstream f(next, std::ios::trunc);
+        f << (n < 0 ? "-" : "+") << (n < 0 ? -n : n) << "\n";
+        if (!f) throw error("cannot write " + next.string());
+    }
+    std::error_code ec;
+    std::filesystem::rename(next, offset_file, ec);
+    if (ec) throw error("cannot replace " + offset_file.string() + ": " + ec.message());
 }
 
 }  // namespace redcoord::testing

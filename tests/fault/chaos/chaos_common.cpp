@@ -1,5 +1,7 @@
 #include "chaos_common.hpp"
 
+#include <redcoord/testing/clock_skew.hpp>
+
 #include <unistd.h>
 
 #include <csignal>
@@ -23,7 +25,8 @@ std::string outcome_base::report() const {
 std::string outcome_base::faults() const {
     return std::to_string(partitions) + " partitions, " + std::to_string(pauses) + " pauses, " +
            std::to_string(restarts) + " restarts" +
-           (failovers ? ", " + std::to_string(failovers) + " failovers" : "");
+           (failovers ? ", " + std::to_string(failovers) + " failovers" : "") +
+           (clock_jumps ? ", " + std::to_string(clock_jumps) + " clock jumps" : "");
 }
 
 run_dir::run_dir(const std::string& part, unsigned seed)
@@ -150,6 +153,24 @@ void record(const run_dir& dir, const std::vector<redcoord::testing::history::ev
     history_log log(dir.file("history.log"));
     if (log.open())
         for (const auto& e : events) log.write(e);
+}
+
+std::vector<std::string> jumping_clock(const run_dir& dir, std::size_t i) {
+    return redcoord::testing::wall_clock_jump_launcher(dir.file("clock" + std::to_string(i)));
+}
+
+void wall_clock_jumps(const run_dir& dir, std::size_t clients, std::mt19937& rng,
+                      std::chrono::steady_clock::time_point end, outcome_base& out) {
+    auto between = [&](long lo, long hi) {
+        return std::uniform_int_distribution<long>(lo, hi)(rng);
+    };
+    while (std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(between(200, 500)));
+        const auto c = static_cast<std::size_t>(between(0, static_cast<long>(clients) - 1));
+        const auto by = std::chrono::seconds(between(3600, 86400) * (between(0, 1) ? 1 : -1));
+        redcoord::testing::write_clock_offset(dir.file("clock" + std::to_string(c)), by);
+        ++out.clock_jumps;
+    }
 }
 
 redcoord::endpoint quick_endpoint(const std::string& url) {

@@ -22,12 +22,12 @@ namespace chaos {
 
 // Faults a run applied, whether its clients finished, and what the checker found.
 struct outcome_base {
-    std::size_t partitions = 0, pauses = 0, restarts = 0, failovers = 0;
+    std::size_t partitions = 0, pauses = 0, restarts = 0, failovers = 0, clock_jumps = 0;
     bool clients_finished = true;
     std::vector<redcoord::testing::history::violation> violations;
     [[nodiscard]] bool broke(const std::string& rule) const;
     [[nodiscard]] std::string report() const;  // one line per violation
-    // "N partitions, N pauses, N restarts", and ", N failovers" when there were some
+    // "N partitions, N pauses, N restarts", and failovers and clock jumps when there were some
     [[nodiscard]] std::string faults() const;
 };
 
@@ -125,6 +125,16 @@ void partitions_and_pauses(redcoord::testing::local_network& net,
 // Appends events the schedule made (faults, drains, link intervals) to the run's history
 // log, so that a kept run's log (CHAOS_KEEP_RUNS) holds everything the checker read.
 void record(const run_dir& dir, const std::vector<redcoord::testing::history::event>& events);
+
+// The launcher of client `i` whose wall clock wall_clock_jumps() moves (its offset file lives in
+// `dir`); its monotonic clock, which redcoord and the history use, stays true.
+[[nodiscard]] std::vector<std::string> jumping_clock(const run_dir& dir, std::size_t i);
+
+// Until `end`, every 200-500 ms the wall clock of one of `clients` clients (started with
+// jumping_clock()) jumps to between one hour and one day away from the true time, forward or
+// back. Counts the jumps in `out`.
+void wall_clock_jumps(const run_dir& dir, std::size_t clients, std::mt19937& rng,
+                      std::chrono::steady_clock::time_point end, outcome_base& out);
 
 // A client's endpoint: connects within 200 ms and waits 300 ms for a reply, so a cut link
 // costs a client little time and the schedule's faults stay visible in its history.

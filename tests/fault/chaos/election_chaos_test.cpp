@@ -76,3 +76,14 @@ TEST(ChaosElection, SentinelFailoversKeepOneLeaderWhenGrantsWaitForTheReplica) {
     EXPECT_GE(o.terms, 2u);
     EXPECT_GT(o.accepted, 50u);
 }
+
+// Terms and deadlines are on the monotonic clock: candidates whose wall clocks jump by hours
+// keep one leader at a time and keep leading.
+TEST(ChaosElection, CandidateWallClockJumpsChangeNothing) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o =
+        run(chaos::safe_election_schedule(chaos::election_family::client_clock_jumps, 8, 6));
+    EXPECT_TRUE(o.violations.empty()) << o.report();
+    EXPECT_GT(o.clock_jumps, 5u);
+    EXPECT_GT(o.accepted, 50u);
+}

@@ -65,11 +65,12 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
         po.env = {"CHAOS_REPLICAS=" + std::to_string(s.replicas)};
         const std::string election_url =
             group ? net.sentinel_url(group->sentinels, chaos_service) : net.url(cs[i], server);
-        procs.push_back(net.start(cs[i],
-                                  {client_path, "n" + std::to_string(i), dir.file("history.log"),
-                                   std::to_string(s.seconds), std::to_string(chaos_term.count()),
-                                   net.url(cs[i], resource), election_url},
-                                  po));
+        std::vector<std::string> argv;
+        if (s.client_clock_jumps) argv = jumping_clock(dir, i);
+        argv.insert(argv.end(), {client_path, "n" + std::to_string(i), dir.file("history.log"),
+                                 std::to_string(s.seconds), std::to_string(chaos_term.count()),
+                                 net.url(cs[i], resource), election_url});
+        procs.push_back(net.start(cs[i], argv, po));
     }
     election_outcome out;
     auto between = [&](int lo, int hi) {
@@ -99,6 +100,7 @@ election_outcome run(const election_schedule& s, const std::string& client_path)
         partitions_and_pauses(net, procs, cs, {server}, rng, end, plan, out);
     }
     if (group) sentinel_failovers(net, *group, rng, end, out);
+    if (s.client_clock_jumps) wall_clock_jumps(dir, clients, rng, end, out);
     const auto h = finish(procs, dir, 30s, out);
     for (const auto& e : h) {
         if (e.op == "term") ++out.terms;
@@ -141,6 +143,11 @@ election_schedule safe_election_schedule(election_family family, unsigned seed, 
                 "Sentinel failovers (master killed, or cut from the sentinels), replicas = 1";
             s.sentinel = true;
             s.replicas = 1;
+            break;
+        case election_family::client_clock_jumps:
+            s.id = "election/clock-jumps";
+            s.family = "candidates' wall clocks jumping an hour to a day, either way";
+            s.client_clock_jumps = true;
             break;
     }
     return s;

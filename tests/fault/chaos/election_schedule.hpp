@@ -27,6 +27,7 @@ struct election_schedule {
     // sentinel_failovers(); the candidates wait for `replicas` acknowledgements (WAIT).
     bool sentinel = false;
     std::size_t replicas = 0;
+    bool client_clock_jumps = false;  // the candidates' wall clocks jump by hours
     bool broken_on_purpose = false;
     // The checker must find a violation in every run (a demonstration); false for breaks whose
     // effect needs an unlucky interleaving: those are reported, not required.
@@ -51,8 +52,9 @@ enum class election_family {
     aof_restarts,              // server restarts at once with AOF `appendfsync always`
     sentinel_failovers,        // Sentinel fails the master over (killed, or cut from the
                                // sentinels); candidates use `replicas = 1`
+    client_clock_jumps,        // the candidates' wall clocks jump an hour to a day, either way
 };
-inline constexpr unsigned election_families = 5;
+inline constexpr unsigned election_families = 6;
 
 election_schedule safe_election_schedule(election_family family, unsigned seed, int seconds);
 // The family chosen by `seed` (seed % election_families), for the long runs.

@@ -107,3 +107,13 @@ TEST(ChaosLock, SingleInstanceLockKeepsExclusionUnderSentinelFailoversWithReplic
     EXPECT_GT(o.holds, 20u);
     EXPECT_GT(o.accepted, 10u);
 }
+
+// Every lease, validity and wait is on the monotonic clock: clients whose wall clocks jump by
+// hours, forward and back, keep exclusion and keep acquiring.
+TEST(ChaosLock, ClientWallClockJumpsChangeNothing) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::client_clock_jumps, 24, 5));
+    EXPECT_TRUE(o.violations.empty()) << o.report();
+    EXPECT_GT(o.clock_jumps, 5u);
+    EXPECT_GT(o.holds, 20u);
+}

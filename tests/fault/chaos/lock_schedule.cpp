@@ -53,6 +53,10 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
                                       net.url(cs[i], resource)};
         for (auto h : hosts) argv.push_back(net.url(cs[i], h));
         if (group) argv.push_back(net.sentinel_url(group->sentinels, chaos_service));
+        if (s.client_clock_jumps) {
+            auto launcher = jumping_clock(dir, i);
+            argv.insert(argv.begin(), launcher.begin(), launcher.end());
+        }
         redcoord::testing::process_options po;
         po.output_file = dir.file("client" + std::to_string(i) + ".out");
         po.env = {"CHAOS_MODE=" + s.mode, "CHAOS_REPLICAS=" + std::to_string(s.replicas)};
@@ -81,6 +85,7 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
         partitions_and_pauses(net, procs, cs, hosts, rng, end, plan, out);
     }
     if (group) sentinel_failovers(net, *group, rng, end, out);
+    if (s.client_clock_jumps) wall_clock_jumps(dir, clients, rng, end, out);
     const auto h = finish(procs, dir, 20s, out);
     for (const auto& e : h) {
         if (e.op == "hold") ++out.holds;
@@ -130,6 +135,11 @@ lock_schedule safe_schedule(lock_family family, unsigned seed, int seconds) {
             s.family = "distributed_lock under Sentinel failovers, replicas = 1";
             s.sentinel = true;
             s.replicas = 1;
+            break;
+        case lock_family::client_clock_jumps:
+            s.id = "lock/clock-jumps";
+            s.family = "clients' wall clocks jumping an hour to a day, either way";
+            s.client_clock_jumps = true;
             break;
     }
     return s;

@@ -30,7 +30,8 @@ struct lock_schedule {
     // sentinel_failovers(), instead of Redlock; its acquisitions wait for `replicas` (WAIT).
     bool sentinel = false;
     std::size_t replicas = 0;
-    bool broken_on_purpose = false;  // a demonstration of a broken assumption
+    bool client_clock_jumps = false;  // the clients' wall clocks jump by hours (wall_clock_jumps)
+    bool broken_on_purpose = false;   // a demonstration of a broken assumption
     // The checker must find a violation in every run. Not for breaks whose effect needs an
     // unlucky interleaving (one fast master of three): those are reported, not required.
     bool must_catch = false;
@@ -53,8 +54,9 @@ enum class lock_family {
     delayed_restarts,     // restarts without persistence, delayed by a TTL
     aof_restarts,         // restarts at once of masters with AOF `appendfsync always`
     sentinel_failovers,   // distributed_lock, `replicas = 1`, under Sentinel failovers
+    client_clock_jumps,   // the clients' wall clocks jump an hour to a day, either way
 };
-inline constexpr unsigned lock_families = 6;
+inline constexpr unsigned lock_families = 7;
 
 // One safe family's schedule.
 lock_schedule safe_schedule(lock_family family, unsigned seed, int seconds);

@@ -292,3 +292,38 @@ TEST(LocalNetwork, SentinelsFailACutOffMasterOverToItsReplica) {
     }
     EXPECT_TRUE(demoted);
 }
+
+// The launcher the clock-jump schedules start clients with: the wall clock follows the offset
+// file at each reading, forward and back (CLOCK_MONOTONIC is left alone: DONT_FAKE_MONOTONIC).
+TEST(LocalNetwork, AClientUnderAJumpingClockSeesItsWallClockJumpBothWays) {
+    SKIP_WITHOUT_NAMESPACES();
+    local_network net;
+    const auto c = net.add_client();
+    const fs::path dir = fs::temp_directory_path() / ("rcnet-clock-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path offset = dir / "offset", out = dir / "out";
+    auto argv = redcoord::testing::wall_clock_jump_launcher(offset);
+    // Wall seconds, then again after the offset moved back two days.
+    argv.insert(argv.end(), {"sh", "-c",
+                             "date +%s; while [ ! -e " + (dir / "go").string() +
+                                 " ]; do sleep 0.01; done; date +%s"});
+    redcoord::testing::write_clock_offset(offset, std::chrono::hours(24));
+    process_options po;
+    po.output_file = out.string();
+    const auto real = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    {
+        auto p = net.start(c, argv, po);
+        std::this_thread::sleep_for(200ms);
+        redcoord::testing::write_clock_offset(offset, -std::chrono::hours(24));
+        std::ofstream(dir / "go") << "1";
+        EXPECT_EQ(p.wait(), 0);
+    }
+    std::ifstream in(out);
+    long long ahead = 0, behind = 0;
+    in >> ahead >> behind;
+    EXPECT_NEAR(static_cast<double>(ahead - real), 86400.0, 30.0);
+    EXPECT_NEAR(static_cast<double>(behind - real), -86400.0, 30.0);
+    fs::remove_all(dir);
+}
