@@ -4,8 +4,8 @@
 
 #include <redcoord/testing/local_network.hpp>
 
+#include <csignal>
 #include <random>
-#include <signal.h>
 #include <thread>
 
 namespace chaos {

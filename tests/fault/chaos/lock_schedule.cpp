@@ -6,7 +6,6 @@
 #include <redcoord/testing/local_network.hpp>
 
 #include <random>
-#include <signal.h>
 #include <thread>
 
 namespace chaos {

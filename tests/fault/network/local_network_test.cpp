@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include <signal.h>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +22,6 @@
 using namespace std::chrono_literals;
 using namespace redcoord;
 using redcoord::testing::local_network;
-using redcoord::testing::process;
 using redcoord::testing::process_options;
 namespace fs = std::filesystem;
 
