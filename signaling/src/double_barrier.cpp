@@ -145,23 +145,45 @@ void double_barrier::enter(std::chrono::milliseconds timeout) {
     if (inside_) throw error("double_barrier '" + name_ + "': enter() while already inside");
     const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
-    member_ = random_token();
-    detail::phase_reply r = phase::run(*this, "enter");
-    round_ = r.generation;
-    while (r.code != detail::passed) {
-        if (r.code == detail::lost) throw phase::lost(*this);
-        const bool blocked = r.code == detail::blocked;  // the previous round is still leaving
-        if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
-            if (blocked)
-                throw barrier_timeout(name_, 0, parties_,
-                                      "entered (the previous round is still leaving)");
-            r = phase::run(*this, "withdraw");
-            if (r.code == detail::waiting)
-                throw barrier_timeout(name_, r.count, parties_, "entered");
-            continue;  // inside or lost while we gave up
+    const bool resuming = resume_entry_;
+    resume_entry_ = false;
+    if (!resuming) member_ = random_token();
+    try {
+        detail::phase_reply r;
+        bool entered = false;
+        if (resuming) {
+            // The last enter() ended by an error, its entry perhaps counting: inside already
+            // if its round became ready with it; else enter again under the same id, which
+            // refreshes that entry rather than add a second one.
+            r = phase::run(*this, "refresh");
+            entered = r.code != detail::lost;
         }
-        r = phase::run(*this, blocked ? "enter" : "refresh");
-        if (blocked) round_ = r.generation;
+        if (!entered) {
+            r = phase::run(*this, "enter");
+            round_ = r.generation;
+        }
+        while (r.code != detail::passed) {
+            if (r.code == detail::lost) throw phase::lost(*this);
+            const bool blocked = r.code == detail::blocked;  // the previous round still leaving
+            if (!detail::await_wake(w, deadline, detail::refresh_period(opts_))) {
+                if (blocked)
+                    throw barrier_timeout(name_, 0, parties_,
+                                          "entered (the previous round is still leaving)");
+                r = phase::run(*this, "withdraw");
+                if (r.code == detail::waiting)
+                    throw barrier_timeout(name_, r.count, parties_, "entered");
+                continue;  // inside or lost while we gave up
+            }
+            r = phase::run(*this, blocked ? "enter" : "refresh");
+            if (blocked) round_ = r.generation;
+        }
+    } catch (const barrier_timeout&) {
+        throw;  // withdrawn, or never entered (blocked)
+    } catch (const barrier_lease_lost&) {
+        throw;  // counts nowhere
+    } catch (const error&) {
+        resume_entry_ = true;
+        throw;
     }
     inside_ = true;
     start_heartbeat();

@@ -2,6 +2,7 @@
 // (CLIENT KILL TYPE pubsub), the replica SIGKILLed or SIGSTOPped, a barrier member SIGKILLed.
 #include <redcoord/core/pool.hpp>
 #include <redcoord/signaling/barrier.hpp>
+#include <redcoord/signaling/double_barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/process.hpp>
@@ -218,6 +219,49 @@ TEST(BarrierFaults, ARetryAfterALostReplyResumesTheArrivalInsteadOfCountingTwice
     EXPECT_THROW((void)b.arrive_and_wait(500ms), redcoord::barrier_timeout);
     EXPECT_EQ(b.generation(), 1u);
     EXPECT_EQ(b.arrived(), 0u);  // the resumed arrival was withdrawn at the timeout
+}
+
+}  // namespace
+
+namespace {
+
+// The double barrier's twin of the case above: an entry whose reply is lost counts once the
+// master resumes, and entering again must resume it, not add a second member, or a double
+// barrier of two lets one member in alone.
+TEST(BarrierFaults, ReenteringAfterALostReplyResumesTheEntryInsteadOfCountingTwice) {
+    local_server master;
+    redcoord::endpoint ep = master.endpoint();
+    ep.command_timeout = 300ms;
+    redcoord::connection_pool pool(ep);
+    redcoord::signal_hub hub(pool);
+    redcoord::double_barrier a(hub, "reenter", 2, {.arrival_lease = 3000ms});
+    {
+        // One round with a second member first, so the channel is subscribed before the pause.
+        redcoord::double_barrier b(hub, "reenter", 2, {.arrival_lease = 3000ms});
+        std::thread other([&] {
+            b.enter(5000ms);
+            b.leave(5000ms);
+        });
+        a.enter(5000ms);
+        a.leave(5000ms);
+        other.join();
+    }
+    // Its channel stays subscribed across the pause, so enter() sends its script at once.
+    auto keep = hub.listen({"redcoord:double_barrier:{reenter}"});
+    master.pause();
+    EXPECT_THROW(a.enter(1000ms), redcoord::error);  // its reply is lost
+    master.resume();
+    const std::string members = "redcoord:double_barrier:{reenter}:members";
+    long long entries = 0;
+    for (int i = 0; i < 100 && entries == 0; ++i) {
+        entries = pool.command({"ZCARD", members}).integer();
+        if (entries == 0) std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_EQ(entries, 1) << "the entry sent to the paused master should count once it resumed";
+
+    EXPECT_THROW(a.enter(500ms), redcoord::barrier_timeout);
+    EXPECT_FALSE(a.inside());
+    EXPECT_EQ(pool.command({"ZCARD", members}).integer(), 0);  // withdrawn at the timeout
 }
 
 }  // namespace

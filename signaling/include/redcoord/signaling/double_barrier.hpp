@@ -81,6 +81,9 @@ public:
     ///         (or its round ended) without it;
     /// @throws usage error (redcoord::error) when already inside; invalid_argument for a
     ///         party-count mismatch; pool and hub errors.
+    /// An enter() that ends with another error (a lost reply) may leave its entry counting
+    /// until its lease lapses; the next enter() on this object resumes that entry (the same
+    /// member id) instead of adding a second one, so a retry never counts this member twice.
     void enter(std::chrono::milliseconds timeout);
     /// Leaves and waits until every member has left (members whose lease ran out no longer
     /// count).
@@ -112,6 +115,9 @@ private:
     std::string member_;
     std::uint64_t round_ = 0;
     bool inside_ = false;
+    // The last enter() ended by an error other than timeout or lease loss: its entry may count
+    // on the server, so the next enter() resumes it under the same member_.
+    bool resume_entry_ = false;
     // The lease heartbeat while inside: a timer on the runtime's timer thread.
     void start_heartbeat();
     void stop_heartbeat() noexcept;
