@@ -2,18 +2,17 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/testing/local_cluster.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 #include <tuple>
 
 namespace redcoord::testing {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 // One command to a node with short timeouts, so a dead or paused node costs little: nullopt
@@ -50,11 +49,7 @@ std::optional<slot_map> slots_seen_by(const local_server& s) {
 
 template <class Pred>
 void wait_for(Pred done, std::chrono::milliseconds timeout, const std::string& what) {
-    const auto until = clock_type::now() + timeout;
-    while (!done()) {
-        if (clock_type::now() > until) throw error("local_cluster: " + what);
-        std::this_thread::sleep_for(20ms);
-    }
+    if (!eventually(done, timeout, 20ms)) throw error("local_cluster: " + what);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/testing/local_network.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include "sentinel_setup.hpp"
 
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill
 #include <unistd.h>
@@ -250,56 +253,49 @@ std::vector<std::size_t> local_network::add_sentinels(std::size_t master_host, s
             if (k != id && nodes_[k]->is_host) make_link(id, k);
     const std::string& svc = settings.service;
     for (std::size_t i = 0; i < count; ++i) {
+        detail::sentinel_setup st;
+        st.service = svc;
+        st.master = {service_address(master_host), m.port()};
+        st.quorum = settings.quorum;
+        st.down_after = settings.down_after;
+        st.failover_timeout = settings.failover_timeout;
+        st.auth_pass = m.options().password;
+        st.my_id = run_ids[i];
+        st.announce_ip = service_address(ids[i]);
+        for (std::size_t k = 0; k < nodes_.size(); ++k)
+            if (nodes_[k]->replica_of == master_host)
+                st.replicas.push_back({service_address(k), nodes_[k]->server->port()});
+        for (std::size_t j = 0; j < count; ++j)
+            if (j != i) st.others.push_back({{service_address(ids[j]), port}, run_ids[j]});
         server_options o;
         o.sentinel = true;
         o.port = port;
         o.tls.reset();
-        auto line = [&](const std::string& v) { o.config.emplace_back("sentinel", v); };
-        line("myid " + run_ids[i]);
-        line("monitor " + svc + " " + service_address(master_host) + " " +
-             std::to_string(m.port()) + " " + std::to_string(settings.quorum));
-        line("down-after-milliseconds " + svc + " " + std::to_string(settings.down_after.count()));
-        line("failover-timeout " + svc + " " + std::to_string(settings.failover_timeout.count()));
-        line("parallel-syncs " + svc + " 1");
-        line("announce-ip " + service_address(ids[i]));
-        if (!m.options().password.empty()) line("auth-pass " + svc + " " + m.options().password);
-        // Known from the start, so a failover does not wait for hello-message discovery.
-        for (std::size_t k = 0; k < nodes_.size(); ++k)
-            if (nodes_[k]->replica_of == master_host)
-                line("known-replica " + svc + " " + service_address(k) + " " +
-                     std::to_string(nodes_[k]->server->port()));
-        for (std::size_t j = 0; j < count; ++j)
-            if (j != i)
-                line("known-sentinel " + svc + " " + service_address(ids[j]) + " " +
-                     std::to_string(port) + " " + run_ids[j]);
+        o.config = detail::sentinel_directives(st);
         start_server(ids[i], std::move(o));
     }
     // Ready when each sentinel could authorise a failover (CKQUORUM) and sees every replica
-    // connected to the master.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    // usable.
+    std::size_t expected = 0;
+    for (const auto& n : nodes_) expected += n->replica_of == master_host;
     for (auto id : ids) {
         std::string last;
-        for (;;) {
-            try {
-                const auto q = nodes_[id]->server->command({"SENTINEL", "CKQUORUM", svc});
-                const auto reps = nodes_[id]->server->command({"SENTINEL", "REPLICAS", svc});
-                std::size_t up = 0;
-                for (const auto& r : reps.elements()) {
-                    const auto& f = r.elements();
-                    for (std::size_t k = 0; k + 1 < f.size(); k += 2)
-                        if (f[k].text() == "flags" && f[k + 1].text() == "slave") ++up;
+        const bool ready = eventually(
+            [&] {
+                try {
+                    auto& s = *nodes_[id]->server;
+                    (void)s.command({"SENTINEL", "CKQUORUM", svc});  // throws without a quorum
+                    const auto up =
+                        detail::usable_replicas(s.command({"SENTINEL", "REPLICAS", svc}));
+                    last = std::to_string(up) + " of " + std::to_string(expected) + " replicas up";
+                    return up == expected;
+                } catch (const error& e) {
+                    last = e.what();
+                    return false;
                 }
-                std::size_t expected = 0;
-                for (const auto& n : nodes_) expected += n->replica_of == master_host;
-                if (!q.is_error() && up == expected) break;
-                last = std::to_string(up) + " of " + std::to_string(expected) + " replicas up";
-            } catch (const error& e) {
-                last = e.what();
-            }
-            if (std::chrono::steady_clock::now() > deadline)
-                throw error("sentinel " + std::to_string(id) + " not ready: " + last);
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
+            },
+            std::chrono::seconds(15), std::chrono::milliseconds(20));
+        if (!ready) throw error("sentinel " + std::to_string(id) + " not ready: " + last);
     }
     return ids;
 }

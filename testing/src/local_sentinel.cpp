@@ -3,6 +3,8 @@
 #include <redcoord/core/token.hpp>
 #include <redcoord/testing/local_sentinel.hpp>
 
+#include "sentinel_setup.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -125,29 +127,24 @@ void local_sentinel::start_sentinels() {
               << "protected-mode no\n"
               << "daemonize no\n"
               << "dir " << sdir.string() << "\n"
-              << "logfile " << (sdir / "sentinel.log").string() << "\n"
-              << "sentinel myid " << ids[i] << "\n"
-              << "sentinel monitor " << svc << " 127.0.0.1 " << m.port() << " " << opts_.quorum
-              << "\n"
-              << "sentinel down-after-milliseconds " << svc << " " << opts_.down_after.count()
-              << "\n"
-              << "sentinel failover-timeout " << svc << " " << opts_.failover_timeout.count()
-              << "\n"
-              << "sentinel parallel-syncs " << svc << " "
-              << std::max<std::size_t>(1, opts_.replicas) << "\n";
-            if (!opts_.server.password.empty())
-                f << "sentinel auth-pass " << svc << " " << opts_.server.password << "\n";
+              << "logfile " << (sdir / "sentinel.log").string() << "\n";
+            detail::sentinel_setup s;
+            s.service = svc;
+            s.master = {"127.0.0.1", m.port()};
+            s.quorum = opts_.quorum;
+            s.down_after = opts_.down_after;
+            s.failover_timeout = opts_.failover_timeout;
+            s.parallel_syncs = std::max<std::size_t>(1, opts_.replicas);
+            s.auth_pass = opts_.server.password;
+            s.my_id = ids[i];
+            for (std::size_t r = 1; r < servers_.size(); ++r)
+                s.replicas.push_back({"127.0.0.1", servers_[r]->port()});
+            for (std::size_t j = 0; j < n; ++j)
+                if (j != i) s.others.push_back({{"127.0.0.1", sentinel_ports_[j]}, ids[j]});
+            for (const auto& [k, v] : detail::sentinel_directives(s)) f << k << " " << v << "\n";
             if (!opts_.sentinel_password.empty())
                 f << "requirepass " << opts_.sentinel_password << "\n"
                   << "sentinel sentinel-pass " << opts_.sentinel_password << "\n";
-            // Known from the start, so failover does not wait for hello-message discovery.
-            for (std::size_t r = 1; r < servers_.size(); ++r)
-                f << "sentinel known-replica " << svc << " 127.0.0.1 " << servers_[r]->port()
-                  << "\n";
-            for (std::size_t j = 0; j < n; ++j)
-                if (j != i)
-                    f << "sentinel known-sentinel " << svc << " 127.0.0.1 " << sentinel_ports_[j]
-                      << " " << ids[j] << "\n";
             if (!f) throw error("cannot write " + conf.string());
         }
         process_options po;
@@ -213,14 +210,8 @@ void local_sentinel::wait_ready() {
         }
         for (std::size_t i = 0; i < sentinels_.size() && ready; ++i) {
             try {
-                auto r = sentinel_command(i, {"SENTINEL", "replicas", opts_.service});
-                std::size_t good = 0;
-                for (auto& e : r.elements()) {
-                    std::map<std::string, std::string> f;
-                    for (std::size_t k = 0; k + 1 < e.elements().size(); k += 2)
-                        f[e.elements()[k].text()] = e.elements()[k + 1].text();
-                    if (f["flags"] == "slave" && f["master-link-status"] == "ok") ++good;
-                }
+                const std::size_t good = detail::usable_replicas(
+                    sentinel_command(i, {"SENTINEL", "replicas", opts_.service}));
                 if (good < opts_.replicas) {
                     ready = false;
                     last = "sentinel " + std::to_string(i) + " sees " + std::to_string(good) +

@@ -1,5 +1,7 @@
 #include "sentinel_faults.hpp"
 
+#include <redcoord/testing/wait.hpp>
+
 #include <optional>
 #include <thread>
 
@@ -25,13 +27,12 @@ namespace {
 // Waits until the sentinels name a master other than `old` (up to `wait`); true when they do.
 bool wait_promoted(local_network& net, const sentinel_group& g, std::size_t old,
                    std::chrono::milliseconds wait) {
-    const auto until = std::chrono::steady_clock::now() + wait;
-    while (std::chrono::steady_clock::now() < until) {
-        const auto m = net.sentinels_master(g.sentinels, chaos_service);
-        if (m && *m != old) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return redcoord::testing::eventually(
+        [&] {
+            const auto m = net.sentinels_master(g.sentinels, chaos_service);
+            return m && *m != old;
+        },
+        wait, std::chrono::milliseconds(20));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/testing/local_cluster.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -83,12 +84,7 @@ TEST(LocalCluster, AKilledMasterIsReplacedByItsReplicaAndRejoinsAsAReplica) {
     EXPECT_EQ(c.wait_promoted(1), r);
     c.node(1).restart();
     c.wait_healthy();
-    bool demoted = false;
-    for (int i = 0; i < 500 && !demoted; ++i) {
-        demoted = !c.is_master(1);
-        if (!demoted) std::this_thread::sleep_for(20ms);
-    }
-    EXPECT_TRUE(demoted);
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return !c.is_master(1); }, 10s, 20ms));
 }
 
 TEST(LocalCluster, AMigratingSlotAnswersAskForKeysItHasMovedThenMovesEverything) {

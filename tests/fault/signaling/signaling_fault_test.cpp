@@ -6,6 +6,7 @@
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/process.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -209,12 +210,8 @@ TEST(BarrierFaults, ARetryAfterALostReplyResumesTheArrivalInsteadOfCountingTwice
     master.pause();
     EXPECT_THROW((void)b.arrive_and_wait(1000ms), redcoord::error);  // its reply is lost
     master.resume();
-    std::size_t live = 0;
-    for (int i = 0; i < 100 && live == 0; ++i) {
-        live = b.arrived();
-        if (live == 0) std::this_thread::sleep_for(10ms);
-    }
-    ASSERT_EQ(live, 1u) << "the arrival sent to the paused master should count once it resumed";
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return b.arrived() == 1; }, 1000ms, 10ms))
+        << "the arrival sent to the paused master should count once it resumed";
 
     EXPECT_THROW((void)b.arrive_and_wait(500ms), redcoord::barrier_timeout);
     EXPECT_EQ(b.generation(), 1u);
@@ -252,12 +249,12 @@ TEST(BarrierFaults, ReenteringAfterALostReplyResumesTheEntryInsteadOfCountingTwi
     EXPECT_THROW(a.enter(1000ms), redcoord::error);  // its reply is lost
     master.resume();
     const std::string members = "redcoord:double_barrier:{reenter}:members";
-    long long entries = 0;
-    for (int i = 0; i < 100 && entries == 0; ++i) {
-        entries = pool.command({"ZCARD", members}).integer();
-        if (entries == 0) std::this_thread::sleep_for(10ms);
-    }
-    ASSERT_EQ(entries, 1) << "the entry sent to the paused master should count once it resumed";
+    ASSERT_TRUE(redcoord::testing::eventually(
+        [&] {
+            return pool.command({"ZCARD", members}).integer() == 1;
+        },
+        1000ms, 10ms))
+        << "the entry sent to the paused master should count once it resumed";
 
     EXPECT_THROW(a.enter(500ms), redcoord::barrier_timeout);
     EXPECT_FALSE(a.inside());
