@@ -1,5 +1,6 @@
 #include "chaos_common.hpp"
 
+#include <redcoord/core/script.hpp>
 #include <redcoord/testing/clock_skew.hpp>
 
 #include <unistd.h>
@@ -170,6 +171,39 @@ void wall_clock_jumps(const run_dir& dir, std::size_t clients, std::mt19937& rng
         const auto by = std::chrono::seconds(between(3600, 86400) * (between(0, 1) ? 1 : -1));
         redcoord::testing::write_clock_offset(dir.file("clock" + std::to_string(c)), by);
         ++out.clock_jumps;
+    }
+}
+
+namespace {
+
+// KEYS: the newest accepted token, the decision counter. ARGV: the token, the rule.
+const redcoord::script resource_fence(R"lua(
+local seq = redis.call('INCR', KEYS[2])
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+local token = tonumber(ARGV[1])
+local rule = ARGV[2]
+if rule == 'none' or (rule == 'above' and token > last) or (rule == 'at_least' and token >= last) then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return {1, seq}
+end
+return {0, seq}
+)lua");
+
+}  // namespace
+
+void guarded_write(redcoord::connection_pool& resource, fence rule,
+                   redcoord::testing::history::event& e) {
+    const char* rule_name = rule == fence::above      ? "above"
+                            : rule == fence::at_least ? "at_least"
+                                                      : "none";
+    try {
+        const auto r =
+            resource_fence.run(resource, {"resource:{chaos}:token", "resource:{chaos}:seq"},
+                               {std::to_string(e.token), rule_name});
+        e.ok = r.elements().at(0).integer() == 1;
+        e.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
+    } catch (const std::exception&) {
+        e.op += "-unknown";
     }
 }
 

@@ -3,6 +3,7 @@
 // directory per run, and the clients' short-deadline endpoints and history log.
 
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/pool.hpp>
 #include <redcoord/testing/history.hpp>
 #include <redcoord/testing/local_network.hpp>
 #include <redcoord/testing/process.hpp>
@@ -135,6 +136,23 @@ void record(const run_dir& dir, const std::vector<redcoord::testing::history::ev
 // back. Counts the jumps in `out`.
 void wall_clock_jumps(const run_dir& dir, std::size_t clients, std::mt19937& rng,
                       std::chrono::steady_clock::time_point end, outcome_base& out);
+
+// How the resource host judges the token of a guarded write: locks' fencing tokens must rise
+// above every token accepted before; leader work may repeat its term's epoch but never go
+// below the newest; `none` accepts everything (the demonstration of a resource without the
+// check).
+enum class fence {
+    above,
+    at_least,
+    none
+};
+
+// One guarded write of event `e` (its `token`) to the resource host, judged by `rule` in one
+// script that also numbers the decision, so the checker knows the resource's order: sets
+// `e.ok` and `e.seq`, or appends "-unknown" to `e.op` when the reply is lost (the decision is
+// unknown, and the checkers do not judge it).
+void guarded_write(redcoord::connection_pool& resource, fence rule,
+                   redcoord::testing::history::event& e);
 
 // A client's endpoint: connects within 200 ms and waits 300 ms for a reply, so a cut link
 // costs a client little time and the schedule's faults stay visible in its history.

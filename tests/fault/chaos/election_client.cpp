@@ -7,7 +7,6 @@
 #include "chaos_common.hpp"
 
 #include <redcoord/core/pool.hpp>
-#include <redcoord/core/script.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/testing/history.hpp>
 
@@ -19,21 +18,6 @@
 
 namespace h = redcoord::testing::history;
 using namespace std::chrono;
-
-namespace {
-
-// The resource's epoch fence: accept work from the newest epoch seen, or a newer one.
-const redcoord::script fenced_work(R"lua(
-local seq = redis.call('INCR', KEYS[2])
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) >= last then
-  redis.call('SET', KEYS[1], ARGV[1])
-  return {1, seq}
-end
-return {0, seq}
-)lua");
-
-}  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 7) {
@@ -81,15 +65,8 @@ int main(int argc, char** argv) {
         }
         term_deadline = chaos::history_ns(*deadline);
         h::event w{name, "work", invoked, 0, false, l.epoch, 0, ""};
-        try {
-            const auto r =
-                fenced_work.run(resource, {"resource:{chaos}:epoch", "resource:{chaos}:seq"},
-                                {std::to_string(l.epoch)});
-            w.ok = r.elements().at(0).integer() == 1;
-            w.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
-        } catch (const std::exception&) {
-            w.op = "work-unknown";  // the resource's decision is unknown: not judged
-        }
+        // The epoch fence: work of the newest term seen, or a newer one.
+        chaos::guarded_write(resource, chaos::fence::at_least, w);
         w.end_ns = h::monotonic_ns();
         write(w);
         std::this_thread::sleep_for(milliseconds(5));

@@ -18,7 +18,6 @@
 #include "chaos_common.hpp"
 
 #include <redcoord/core/pool.hpp>
-#include <redcoord/core/script.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/history.hpp>
@@ -34,28 +33,6 @@
 namespace h = redcoord::testing::history;
 using namespace std::chrono;
 
-namespace {
-
-// The resource's fencing check: accept a write only with a token above every token accepted
-// before; number every decision so the checker knows the resource's order.
-const redcoord::script unfenced_write(R"lua(
-local seq = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[1])
-return {1, seq}
-)lua");
-
-const redcoord::script fenced_write(R"lua(
-local seq = redis.call('INCR', KEYS[2])
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > last then
-  redis.call('SET', KEYS[1], ARGV[1])
-  return {1, seq}
-end
-return {0, seq}
-)lua");
-
-}  // namespace
-
 // Until `until`: acquire, write through the fence, hold, release; each holding and write
 // logged. `Lock` is redlock or distributed_lock (the same acquire/release shape).
 template <class Lock>
@@ -64,7 +41,7 @@ void run_loop(Lock& lock, const std::string& name, chaos::history_log& log,
               steady_clock::time_point until) {
     const std::string mode = std::getenv("CHAOS_MODE") ? std::getenv("CHAOS_MODE") : "";
     const bool overrun = mode == "overrun" || mode == "unfenced";
-    const redcoord::script& check = mode == "unfenced" ? unfenced_write : fenced_write;
+    const auto rule = mode == "unfenced" ? chaos::fence::none : chaos::fence::above;
     std::mt19937 rng(std::random_device{}());
     auto write = [&](const h::event& e) { log.write(e); };
     while (steady_clock::now() < until) {
@@ -79,15 +56,7 @@ void run_loop(Lock& lock, const std::string& name, chaos::history_log& log,
         const std::int64_t held_from = h::monotonic_ns();
         auto guarded_write = [&] {
             h::event w{name, "write", h::monotonic_ns(), 0, false, got->fencing_token, 0, ""};
-            try {
-                const std::string token = std::to_string(got->fencing_token);
-                const auto r = check.run(
-                    resource, {"resource:{chaos}:token", "resource:{chaos}:seq"}, {token});
-                w.ok = r.elements().at(0).integer() == 1;
-                w.seq = static_cast<std::uint64_t>(r.elements().at(1).integer());
-            } catch (const std::exception&) {
-                w.op = "write-unknown";  // the resource's decision is unknown: not judged
-            }
+            chaos::guarded_write(resource, rule, w);
             w.end_ns = h::monotonic_ns();
             write(w);
         };
