@@ -266,7 +266,14 @@ std::vector<std::size_t> local_network::add_sentinels(std::size_t master_host, s
             if (nodes_[k]->replica_of == master_host)
                 st.replicas.push_back({service_address(k), nodes_[k]->server->port()});
         for (std::size_t j = 0; j < count; ++j)
-            if (j != i) st.others.push_back({{service_address(ids[j]), port}, run_ids[j]});
+            if (j != i) {
+                // Named fields: GCC 12 at -O3 misreads a nested brace-init temporary here as
+                // maybe-uninitialized (package-deb's Release build).
+                detail::sentinel_setup::peer other;
+                other.address = {service_address(ids[j]), port};
+                other.id = run_ids[j];
+                st.others.push_back(std::move(other));
+            }
         server_options o;
         o.sentinel = true;
         o.port = port;
@@ -311,8 +318,10 @@ std::string local_network::sentinel_url(const std::vector<std::size_t>& sentinel
         const auto& n = *nodes_.at(sentinels[i]);
         if (!n.server || !n.server->options().sentinel)
             throw invalid_argument("node " + std::to_string(sentinels[i]) + " is not a sentinel");
-        s +=
-            (i ? "," : "") + service_address(sentinels[i]) + ":" + std::to_string(n.server->port());
+        if (i) s += ',';
+        s += service_address(sentinels[i]);
+        s += ':';
+        s += std::to_string(n.server->port());
     }
     return s + "/" + service;
 }
