@@ -4,6 +4,8 @@
 
 #include <redcoord/core/detail/refusal.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <sys/socket.h>
@@ -93,7 +95,7 @@ void connection::impl::throw_handshake_error(std::string_view verb, const std::s
 }
 
 connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_timeout) : ep(e) {
-    if (ep.is_sentinel())
+    if (ep.is_sentinel() || ep.is_cluster())
         throw invalid_argument("a connection needs one server; use a connection_pool for " +
                                ep.to_string());
     if (connect_timeout.count() <= 0) throw invalid_argument("connect_timeout must be > 0");
@@ -470,6 +472,20 @@ reply connection::command(const std::vector<std::string>& argv) {
     return command(std::span<const std::string_view>(v));
 }
 
+namespace {
+bool same_word(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::toupper(static_cast<unsigned char>(x)) == y;
+           });
+}
+void track_transaction(connection::impl& c, std::string_view verb, const reply& r) noexcept {
+    if (same_word(verb, "MULTI"))
+        c.in_multi = !r.is_error();
+    else if (same_word(verb, "EXEC") || same_word(verb, "DISCARD"))
+        c.in_multi = false;
+}
+}  // namespace
+
 reply connection::command_for(std::chrono::milliseconds timeout,
                               std::span<const std::string_view> argv) {
     if (argv.empty()) throw invalid_argument("empty command");
@@ -479,7 +495,12 @@ reply connection::command_for(std::chrono::milliseconds timeout,
     impl_->set_timeout(timeout);
     impl_->append(argv);
     reply r = impl_->read_reply();
-    if (r.is_error()) detail::throw_reply_error(r.text(), argv[0]);
+    if (!impl_->cluster.expired()) track_transaction(*impl_, argv[0], r);
+    if (r.is_error()) {
+        if (auto f = impl_->cluster.lock())
+            if (auto other = f->follow(*impl_, r, timeout, argv)) r = std::move(*other);
+        if (r.is_error()) detail::throw_reply_error(r.text(), argv[0]);
+    }
     return r;
 }
 
@@ -499,6 +520,9 @@ std::vector<reply> connection::pipeline(const std::vector<std::vector<std::strin
     std::vector<reply> out;
     out.reserve(commands.size());
     for (std::size_t i = 0; i < commands.size(); ++i) out.push_back(impl_->read_reply());
+    if (auto f = impl_->cluster.lock())
+        for (const auto& r : out)
+            if (r.is_error()) f->seen(*impl_, r);
     return out;
 }
 

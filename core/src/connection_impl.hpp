@@ -26,7 +26,23 @@ extern "C" {
 namespace redcoord {
 namespace detail {
 class tls_stream;
-}
+
+// What a connection to a Redis Cluster node does with an error reply that may be a
+// redirection or a refusal to retry (MOVED, ASK, TRYAGAIN, CLUSTERDOWN); see cluster_router.
+class redirect_follower {
+public:
+    virtual ~redirect_follower() = default;
+    // `r`, an error reply to `argv` sent on `from` with `timeout`: the reply to use instead
+    // (the redirection followed, the refusal retried until `timeout` ran out), or nullopt to
+    // report `r` as it is. @throws cluster_unavailable when retries ran out, and what a
+    // borrow or a command on the target node throws.
+    virtual std::optional<reply> follow(connection::impl& from, const reply& r,
+                                        std::chrono::milliseconds timeout,
+                                        std::span<const std::string_view> argv) = 0;
+    // An error reply the caller handles itself (a pipelined one): learn from a MOVED.
+    virtual void seen(const connection::impl& from, const reply& r) noexcept = 0;
+};
+}  // namespace detail
 
 struct connection::impl {
     endpoint ep;
@@ -55,6 +71,12 @@ struct connection::impl {
     // SCRIPT FLUSH, which a NOSCRIPT reply reveals and which empties this list.
     std::vector<std::string> known_scripts;
     std::chrono::milliseconds socket_timeout{-1};
+    // Set on a connection a cluster pool opened; weak, so that idle connections in the
+    // router's node pools do not keep the router alive.
+    std::weak_ptr<detail::redirect_follower> cluster;
+    // Between a MULTI and its EXEC/DISCARD sent through command(): a redirection of a queued
+    // command must not be followed outside the transaction.
+    bool in_multi = false;
     std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
 
     impl(const endpoint& e, std::chrono::milliseconds connect_timeout);

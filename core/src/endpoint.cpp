@@ -104,6 +104,21 @@ host_port parse_host_port(std::string_view s, std::uint16_t default_port) {
     return hp;
 }
 
+// "h1:p1,h2:p2": the seed list of a Sentinel or Cluster URI.
+std::vector<host_port> parse_host_list(std::string_view authority, std::uint16_t default_port) {
+    std::vector<host_port> out;
+    std::size_t start = 0;
+    while (start <= authority.size()) {
+        auto comma = authority.find(',', start);
+        auto part = authority.substr(
+            start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        out.push_back(parse_host_port(part, default_port));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
 int parse_db(std::string_view s) { return parse_number<int>(s, 0, 1'000'000, "database"); }
 
 bool parse_bool(std::string_view s, std::string_view what) {
@@ -248,7 +263,7 @@ std::string query_of(const endpoint& ep) {
     if (ep.command_timeout != d.command_timeout)
         add("command_timeout", format_duration(ep.command_timeout));
     if (ep.keepalive != d.keepalive) add("keepalive", ep.keepalive ? "true" : "false");
-    if (ep.is_sentinel() && ep.tls.enabled) add("tls", "true");
+    if ((ep.is_sentinel() || ep.is_cluster()) && ep.tls.enabled) add("tls", "true");
     const tls_options& t = ep.tls;
     if (!t.ca_file.empty()) add("ca_file", t.ca_file);
     if (!t.ca_dir.empty()) add("ca_dir", t.ca_dir);
@@ -279,6 +294,14 @@ std::string endpoint::to_string() const {
         }
         return s + "/" + service + (db ? "/" + std::to_string(db) : "") + query;
     }
+    if (is_cluster()) {
+        std::string s = "redis-cluster://" + who;
+        for (std::size_t i = 0; i < cluster_nodes.size(); ++i) {
+            if (i) s += ',';
+            s += uri_host(cluster_nodes[i].host) + ":" + std::to_string(cluster_nodes[i].port);
+        }
+        return s + query;
+    }
     if (!unix_path.empty()) return "unix://" + unix_path + query;
     return (tls.enabled ? "rediss://" : "redis://") + who + uri_host(host) + ":" +
            std::to_string(port) + (db ? "/" + std::to_string(db) : "") + query;
@@ -287,6 +310,7 @@ std::string endpoint::to_string() const {
 endpoint endpoint::with_address(const host_port& hp) const {
     endpoint e = *this;
     e.sentinels.clear();
+    e.cluster_nodes.clear();
     e.service.clear();
     e.unix_path.clear();
     e.sentinel_user.clear();
@@ -300,7 +324,8 @@ endpoint parse_endpoint(std::string_view uri) {
     endpoint ep;
     auto scheme_end = uri.find("://");
     if (scheme_end == std::string_view::npos)
-        bad("missing scheme (expected redis://, rediss://, unix:// or redis-sentinel://)");
+        bad("missing scheme (expected redis://, rediss://, unix://, redis-sentinel:// or "
+            "redis-cluster://)");
     auto scheme = uri.substr(0, scheme_end);
     auto rest = uri.substr(scheme_end + 3);
     if (rest.find_first_of(" \r\n\t") != std::string_view::npos) bad("whitespace in URI");
@@ -313,9 +338,11 @@ endpoint parse_endpoint(std::string_view uri) {
         if (q != std::string_view::npos) parse_query(rest.substr(q + 1), ep);
         return ep;
     }
-    if (scheme != "redis" && scheme != "rediss" && scheme != "redis-sentinel")
-        bad("unknown scheme (expected redis://, rediss://, unix:// or redis-sentinel://)");
-    ep.tls.enabled = scheme == "rediss";
+    const bool cluster = scheme == "redis-cluster" || scheme == "rediss-cluster";
+    if (scheme != "redis" && scheme != "rediss" && scheme != "redis-sentinel" && !cluster)
+        bad("unknown scheme (expected redis://, rediss://, unix://, redis-sentinel:// or "
+            "redis-cluster://)");
+    ep.tls.enabled = scheme == "rediss" || scheme == "rediss-cluster";
 
     take_userinfo(rest, ep);
     std::string_view query;
@@ -330,22 +357,20 @@ endpoint parse_endpoint(std::string_view uri) {
     std::string_view path =
         slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
 
-    if (scheme != "redis-sentinel") {
+    if (cluster) {
+        // redis-cluster://h1:p1,h2:p2[/0]
+        ep.cluster_nodes = parse_host_list(authority, 6379);
+        if (!path.empty() && parse_db(path) != 0) bad("a cluster has only database 0");
+        ep.host.clear();
+        ep.port = 0;
+    } else if (scheme != "redis-sentinel") {
         auto hp = parse_host_port(authority, 6379);
         ep.host = hp.host;
         ep.port = hp.port;
         if (!path.empty()) ep.db = parse_db(path);
     } else {
         // redis-sentinel://h1:p1,h2:p2/service[/db]
-        std::size_t start = 0;
-        while (start <= authority.size()) {
-            auto comma = authority.find(',', start);
-            auto part = authority.substr(
-                start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-            ep.sentinels.push_back(parse_host_port(part, 26379));
-            if (comma == std::string_view::npos) break;
-            start = comma + 1;
-        }
+        ep.sentinels = parse_host_list(authority, 26379);
         auto db_slash = path.find('/');
         ep.service = std::string(path.substr(0, db_slash));
         if (ep.service.empty()) bad("sentinel URI needs a service name after the sentinel list");
@@ -355,6 +380,7 @@ endpoint parse_endpoint(std::string_view uri) {
         ep.port = 0;
     }
     if (has_query) parse_query(query, ep);
+    if (ep.is_cluster() && ep.db != 0) bad("a cluster has only database 0");
     return ep;
 }
 

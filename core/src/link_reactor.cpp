@@ -1,4 +1,6 @@
 #include "link_reactor.hpp"
+
+#include "cluster_router.hpp"
 #include "subscriber_refusal.hpp"
 
 #include <poll.h>
@@ -106,6 +108,9 @@ struct link_reactor::core {
             try {
                 if (l->resolver) {
                     auto conn = l->resolver->connect(l->ep.connect_timeout);
+                    c = connection_access::release(conn);
+                } else if (l->ep.is_cluster()) {
+                    auto conn = open_cluster_node(l->ep, l->ep.connect_timeout);
                     c = connection_access::release(conn);
                 } else {
                     c = std::make_unique<connection::impl>(l->ep, l->ep.connect_timeout);

@@ -1,14 +1,17 @@
+#include "cluster_router.hpp"
 #include "connection_impl.hpp"
 #include "pool_access.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pool_hooks.hpp>
+#include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -129,6 +132,10 @@ struct connection_pool::state {
 
     // Set for a Sentinel endpoint: new connections go to the master it resolves.
     std::shared_ptr<sentinel_resolver> resolver;
+    // Set for a Cluster endpoint: every lease comes from its node pools instead of this state.
+    std::shared_ptr<detail::cluster_router> cluster;
+    // Set on a cluster router's node pool: told of each connection that broke.
+    std::function<void()> on_broken;
 
     std::unique_ptr<connection> connect(std::chrono::milliseconds connect_timeout) {
         if (connector) return connector(connect_timeout);
@@ -150,6 +157,7 @@ struct connection_pool::state {
     void give_back(std::unique_ptr<connection> c) noexcept {
         // A broken link may mean the master died: let the resolver ask the sentinels again.
         if (resolver && c->poisoned()) resolver->report_failure({c->where().host, c->where().port});
+        if (on_broken && c->poisoned()) on_broken();
         if (c->poisoned() && mark_broken()) log_broken();
         bool drop = c->poisoned();
         if (!drop) {
@@ -214,8 +222,11 @@ connection_pool::connection_pool(endpoint ep, pool_options opts,
     state_->ep = std::move(ep);
     state_->opts = opts;
     state_->rt = rt ? std::move(rt) : redcoord::runtime::shared();
+    if (state_->ep.is_cluster())
+        state_->cluster = std::make_shared<detail::cluster_router>(state_->ep, opts, state_->rt);
     const detail::metrics_scope ms(*state_->rt);
-    if (ms) {
+    // A cluster pool's connections are its node pools', which report per node.
+    if (ms && !state_->cluster) {
         const auto where = state_->ep.to_string();
         state_->reconnects =
             ms.counter(detail::metric::reconnects_total, {{"endpoint", where}, {"link", "pool"}});
@@ -263,8 +274,19 @@ connection_pool::~connection_pool() {
 
 pooled_connection connection_pool::borrow() { return borrow(state_->opts.borrow_timeout); }
 
+pooled_connection connection_pool::borrow_for(std::string_view key) {
+    return borrow_for(key, state_->opts.borrow_timeout);
+}
+
+pooled_connection connection_pool::borrow_for(std::string_view key,
+                                              std::chrono::milliseconds wait) {
+    if (state_->cluster) return state_->cluster->borrow(hash_slot(key), wait);
+    return borrow(wait);
+}
+
 pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
     auto& s = *state_;
+    if (s.cluster) return s.cluster->borrow(std::nullopt, wait);
     const auto deadline = deadline_after(wait);
     for (;;) {
         std::unique_lock lk(s.mu);
@@ -346,6 +368,7 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
 
 pooled_connection connection_pool::take_idle() noexcept {
     auto& s = *state_;
+    if (s.cluster) return {};  // borrow_bounded() routes
     std::unique_ptr<connection> c;
     std::vector<std::unique_ptr<connection>> gone;  // closed outside the lock
     {
@@ -370,6 +393,7 @@ pooled_connection connection_pool::take_idle() noexcept {
 
 pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds within) {
     auto& s = *state_;
+    if (s.cluster) return s.cluster->borrow(std::nullopt, within);
     const auto start = std::chrono::steady_clock::now();
     const auto wait_until = deadline_after(std::min(within, s.opts.borrow_timeout), start);
     const auto dial_until = deadline_after(within, start);
@@ -485,6 +509,7 @@ void connection_pool::start_dial(std::unique_lock<std::mutex>& lk) {
 
 void connection_pool::prepare() noexcept {
     auto& s = *state_;
+    if (s.cluster) return;
     std::unique_lock lk(s.mu);
     if (!s.idle.empty() || s.dialing || s.open >= s.opts.max_size ||
         std::chrono::steady_clock::now() < s.retry_after)
@@ -509,7 +534,7 @@ void connection_pool::reply_error_seen(connection& c, const reply_error& e) noex
 namespace {
 template <class Argv>
 reply pooled_command(connection_pool& p, const Argv& argv) {
-    auto c = p.borrow();
+    auto c = p.where().is_cluster() ? p.borrow_for(detail::routing_key(argv)) : p.borrow();
     try {
         return c->command(argv);
     } catch (const reply_error& e) {
@@ -532,6 +557,7 @@ std::shared_ptr<sentinel_resolver> connection_pool::sentinel() const noexcept {
 }
 
 void connection_pool::clear_idle() noexcept {
+    if (state_->cluster) state_->cluster->clear_idle();
     std::deque<std::unique_ptr<connection>> gone;
     {
         std::lock_guard lk(state_->mu);
@@ -543,6 +569,7 @@ void connection_pool::clear_idle() noexcept {
 }
 
 pool_stats connection_pool::stats() const {
+    if (state_->cluster) return state_->cluster->stats();
     std::lock_guard lk(state_->mu);
     pool_stats st = state_->counters;
     st.idle = state_->idle.size();
@@ -550,6 +577,11 @@ pool_stats connection_pool::stats() const {
 }
 
 const endpoint& connection_pool::where() const noexcept { return state_->ep; }
+
+std::shared_ptr<const cluster_map> connection_pool::slot_map() const {
+    if (!state_->cluster) return nullptr;
+    return state_->cluster->map();
+}
 const pool_options& connection_pool::options() const noexcept { return state_->opts; }
 
 namespace detail {
@@ -557,6 +589,43 @@ namespace detail {
 void set_pool_connector(connection_pool& pool,
                         std::function<std::unique_ptr<connection>()> connector) {
     pool_access::set_connector(pool, std::move(connector));
+}
+
+void pool_access::set_cluster_node(
+    connection_pool& p,
+    std::function<std::unique_ptr<connection>(std::chrono::milliseconds)> connector,
+    std::function<void()> on_broken) {
+    auto& s = *p.state_;
+    std::lock_guard lk(s.mu);
+    s.connector = std::move(connector);
+    s.on_broken = std::move(on_broken);
+}
+
+std::string_view routing_key(std::span<const std::string_view> argv) noexcept {
+    if (argv.size() < 2) return {};
+    auto is = [&](std::string_view verb) {
+        return argv[0].size() == verb.size() &&
+               std::equal(verb.begin(), verb.end(), argv[0].begin(), [](char v, char a) {
+                   return v == std::toupper(static_cast<unsigned char>(a));
+               });
+    };
+    // EVAL script numkeys key...: the first key, if any.
+    if (is("EVAL") || is("EVALSHA") || is("EVAL_RO") || is("EVALSHA_RO") || is("FCALL") ||
+        is("FCALL_RO"))
+        return argv.size() > 3 && argv[2] != "0" ? argv[3] : std::string_view{};
+    return argv[1];
+}
+
+std::string_view routing_key(std::initializer_list<std::string_view> argv) noexcept {
+    return routing_key(std::span<const std::string_view>(argv.begin(), argv.size()));
+}
+
+std::string_view routing_key(const std::vector<std::string>& argv) noexcept {
+    if (argv.size() < 2) return {};
+    std::string_view first[4];
+    const std::size_t n = std::min<std::size_t>(argv.size(), 4);
+    for (std::size_t i = 0; i < n; ++i) first[i] = argv[i];
+    return routing_key(std::span<const std::string_view>(first, n));
 }
 
 void pool_access::set_connector(connection_pool& p,

@@ -38,7 +38,8 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
         throw invalid_argument("pubsub_mux_options::replica_refresh must be > 0");
     if (opts_.discovery_timeout.count() <= 0)
         throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
-    if (!rt_) opts_.follow_replicas = false;
+    // Classic pub/sub on a cluster reaches every node: the one link needs no replicas.
+    if (!rt_ || ep_.is_cluster()) opts_.follow_replicas = false;
     if (rt_) {
         const metrics_scope ms(*rt_);
         reconnects_ = ms.counter(metric::reconnects_total,

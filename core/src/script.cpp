@@ -161,7 +161,7 @@ std::string script::eval_resp(std::span<const std::string_view> keys,
 
 void script::send(connection_pool& pool, std::initializer_list<std::string_view> keys,
                   std::initializer_list<std::string_view> args) const {
-    auto c = pool.borrow();
+    auto c = keys.size() ? pool.borrow_for(*keys.begin()) : pool.borrow();
     send(*c, std::span<const std::string_view>(keys.begin(), keys.size()),
          std::span<const std::string_view>(args.begin(), args.size()));
 }
@@ -174,7 +174,7 @@ reply script::run(connection& c, std::initializer_list<std::string_view> keys,
 
 reply script::run(connection_pool& pool, std::initializer_list<std::string_view> keys,
                   std::initializer_list<std::string_view> args) const {
-    auto c = pool.borrow();
+    auto c = keys.size() ? pool.borrow_for(*keys.begin()) : pool.borrow();
     try {
         return run(*c, keys, args);
     } catch (const reply_error& e) {

@@ -1,3 +1,4 @@
+#include <redcoord/core/connection.hpp>
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/errors.hpp>
 
@@ -75,6 +76,42 @@ TEST(Endpoint, ParsesSentinel) {
     EXPECT_EQ(m.db, 4);
 }
 
+TEST(Endpoint, ParsesClusterSeeds) {
+    auto e = parse_endpoint("redis-cluster://app:pw@n1:7000,n2,[::1]:7002?connect_timeout=300ms");
+    ASSERT_TRUE(e.is_cluster());
+    EXPECT_FALSE(e.is_sentinel());
+    ASSERT_EQ(e.cluster_nodes.size(), 3u);
+    EXPECT_EQ(e.cluster_nodes[0], (host_port{"n1", 7000}));
+    EXPECT_EQ(e.cluster_nodes[1], (host_port{"n2", 6379}));
+    EXPECT_EQ(e.cluster_nodes[2], (host_port{"::1", 7002}));
+    EXPECT_EQ(e.user, "app");
+    EXPECT_EQ(e.password, "pw");
+    EXPECT_EQ(e.db, 0);
+    EXPECT_EQ(e.connect_timeout, std::chrono::milliseconds(300));
+    EXPECT_FALSE(e.tls.enabled);
+    EXPECT_EQ(e.to_string(),
+              "redis-cluster://app:***@n1:7000,n2:6379,[::1]:7002?connect_timeout=300ms");
+    EXPECT_EQ(parse_endpoint(e.to_string()).cluster_nodes, e.cluster_nodes);
+    auto node = e.with_address({"10.0.0.2", 7001});
+    EXPECT_FALSE(node.is_cluster());
+    EXPECT_EQ(node.to_string(), "redis://app:***@10.0.0.2:7001?connect_timeout=300ms");
+    EXPECT_EQ(parse_endpoint("redis-cluster://h/0").db, 0);
+}
+
+TEST(Endpoint, ClusterTlsBySchemeOrOption) {
+    EXPECT_TRUE(parse_endpoint("rediss-cluster://h1,h2").tls.enabled);
+    auto e = parse_endpoint("redis-cluster://h1?tls=true&ca_file=/ca.pem");
+    EXPECT_TRUE(e.tls.enabled);
+    EXPECT_EQ(e.tls.ca_file, "/ca.pem");
+    EXPECT_EQ(e.to_string(), "redis-cluster://h1:6379?tls=true&ca_file=/ca.pem");
+    EXPECT_TRUE(parse_endpoint(e.to_string()).tls.enabled);
+    EXPECT_TRUE(e.with_address({"h1", 6379}).tls.enabled);
+}
+
+TEST(Endpoint, ClusterConnectionNeedsAPool) {
+    EXPECT_THROW(connection(parse_endpoint("redis-cluster://127.0.0.1:1")), invalid_argument);
+}
+
 class EndpointRejects : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EndpointRejects, WithTypedErrorWithoutPassword) {
@@ -98,7 +135,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // An IPv6 literal without brackets (issue 18: "::1" was
                       // read as host ":" port 1).
                       "redis://::1", "redis://::1:6379", "redis://fe80::1:6379/0",
-                      "redis-sentinel://::1:26379/m"));
+                      "redis-sentinel://::1:26379/m",
+                      // Cluster: database 0 only, a seed list, no sentinel credentials.
+                      "redis-cluster://", "redis-cluster://h1,h2/3", "redis-cluster://h1?db=2",
+                      "redis-cluster://h1,", "redis-cluster://:hunter2@h1:0",
+                      "redis-cluster://h1?sentinel_user=x", "redis-cluster://h1/x"));
 
 TEST(Endpoint, QueryOptionsSetTimeoutsDbKeepaliveAndTls) {
     auto e = parse_endpoint(

@@ -78,8 +78,15 @@ struct endpoint {
     /// Password for the sentinels themselves; empty means none. Never printed.
     std::string sentinel_password;
     /// TLS for every connection of this endpoint (for Sentinel: to the sentinels and to the
-    /// servers they name).
+    /// servers they name; for Cluster: to every node).
     tls_options tls;
+
+    /// Redis Cluster seed nodes; non-empty means "a cluster: route each key to the master of
+    /// its hash slot" (see cluster.hpp). Any reachable node serves to learn the slot map.
+    std::vector<host_port> cluster_nodes;
+
+    /// True when this endpoint names a Redis Cluster rather than one server.
+    [[nodiscard]] bool is_cluster() const noexcept { return !cluster_nodes.empty(); }
 
     /// True when this endpoint names a Sentinel service rather than one server.
     [[nodiscard]] bool is_sentinel() const noexcept { return !sentinels.empty(); }
@@ -89,7 +96,8 @@ struct endpoint {
     /// reads back.
     [[nodiscard]] std::string to_string() const;
 
-    /// The same endpoint with host/port replaced (used when Sentinel resolves a service).
+    /// The same endpoint with host/port replaced (used when Sentinel resolves a service or a
+    /// cluster routes to a node): the sentinels and the cluster seeds are dropped.
     [[nodiscard]] endpoint with_address(const host_port& hp) const;
 };
 
@@ -100,7 +108,10 @@ struct endpoint {
 ///   port 6379; `rediss://` is the same over TLS;
 /// - `unix:///path/to.sock[?options]`;
 /// - `redis-sentinel://[[user]:password@]h1[:p1],h2[:p2]/service[/db][?options]`, default port
-///   26379 (`?tls=true` for TLS to the sentinels and to the servers they name).
+///   26379 (`?tls=true` for TLS to the sentinels and to the servers they name);
+/// - `redis-cluster://[[user]:password@]h1[:p1],h2[:p2][/0][?options]`, Redis Cluster seed
+///   nodes, default port 6379 (`rediss-cluster://` or `?tls=true` for TLS to every node); a
+///   cluster has only database 0, so any other database is refused.
 ///
 /// Options, `name=value` joined by `&`, values percent-encoded where needed:
 /// `db` (0..1000000), `connect_timeout` and `command_timeout` (durations as parse_duration reads

@@ -31,6 +31,16 @@ public:
     using connection_error::connection_error;
 };
 
+/// A Redis Cluster could not serve the call: it answered `CLUSTERDOWN` (slots not covered,
+/// or no majority of masters) or `TRYAGAIN` (a multi-key call during a slot migration) for
+/// longer than the call's deadline, or no node could tell the slot map. A connection_error,
+/// so code that retries broken links (primitives riding out a failover) retries this alike;
+/// what() quotes the cluster's last answer.
+class cluster_unavailable : public connection_error {
+public:
+    using connection_error::connection_error;
+};
+
 /// A TLS failure: the handshake failed (certificate not trusted, expired or for another name,
 /// no client certificate where the server requires one, a plaintext server, no common
 /// protocol version), a certificate or key file could not be loaded, or the TLS layer failed

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -51,6 +52,7 @@ struct pool_stats {
     std::uint64_t errors = 0;  ///< Failed connects and exhausted borrows.
 };
 
+class cluster_map;
 class connection_pool;
 class runtime;
 class sentinel_resolver;
@@ -107,6 +109,17 @@ private:
 /// idle or returned connections to any other address are closed instead of reused; a
 /// connection that broke makes the resolver ask again.
 ///
+/// With a Cluster endpoint (`redis-cluster://...`) the pool keeps the slot map (CLUSTER
+/// SHARDS, else CLUSTER SLOTS; asked again after a MOVED, a broken link, and every 10 s) and
+/// one pool per node, each sized by these options. borrow_for(key) leases a connection to the
+/// master of the key's hash slot; borrow() one to any master. On the connections it leases a
+/// command answered `MOVED` is re-sent to the node named (and the map learns it), `ASK` is
+/// re-sent after ASKING, and `TRYAGAIN` or `CLUSTERDOWN` is retried with a growing pause
+/// (5 ms up to 100 ms) until the command's timeout, then thrown as cluster_unavailable.
+/// Pipelined commands and commands queued inside MULTI are not re-sent: their replies are the
+/// caller's (a MOVED among them still updates the map). Source: the Redis Cluster
+/// specification, "Redirection and resharding".
+///
 /// A `READONLY` reply to command() or to script::run(pool, ...) (the node is a replica now)
 /// closes that connection and every idle one, and with Sentinel makes the resolver ask
 /// again; the call still throws reply_error (retry after the failover completes). A
@@ -146,7 +159,20 @@ public:
     /// Borrows with an explicit wait (zero: do not wait for a free connection).
     [[nodiscard]] pooled_connection borrow(std::chrono::milliseconds wait);
 
-    /// Borrow, run one command, return. Same errors as borrow() and connection::command().
+    /// Borrows a connection to the server that serves `key`: on a Cluster endpoint the
+    /// master of the key's hash slot (see hash_slot()), elsewhere the one server, as borrow().
+    /// Every key of one redcoord primitive shares a hash tag, so its name routes them all.
+    /// @throws as borrow(), and on a cluster cluster_unavailable when no node can tell the
+    ///         slot map or no master serves the slot, invalid_argument when the seed nodes
+    ///         are not cluster nodes.
+    [[nodiscard]] pooled_connection borrow_for(std::string_view key);
+    /// Same, with an explicit wait for a free connection (zero: do not wait).
+    [[nodiscard]] pooled_connection borrow_for(std::string_view key,
+                                               std::chrono::milliseconds wait);
+
+    /// Borrow, run one command, return. On a cluster the command goes to the master of its
+    /// first key (EVAL's first key after numkeys; else its first argument). Same errors as
+    /// borrow_for() and connection::command().
     reply command(std::initializer_list<std::string_view> argv);
     /// Same, for owned arguments.
     reply command(const std::vector<std::string>& argv);
@@ -164,6 +190,11 @@ public:
     /// The runtime this pool belongs to (never null); primitives built on the pool share its
     /// timer thread, callback thread and pub/sub links.
     [[nodiscard]] const std::shared_ptr<redcoord::runtime>& runtime() const noexcept;
+
+    /// The cluster's slot map as this pool last learned it (asked for first when due), or
+    /// null when the endpoint is not a cluster.
+    /// @throws as borrow_for() on a cluster whose map cannot be learned.
+    [[nodiscard]] std::shared_ptr<const cluster_map> slot_map() const;
 
     /// The resolver behind a Sentinel endpoint (shared with the pool), else null. Use it to
     /// follow failovers (`on_master_changed()`) or list replicas.

@@ -109,8 +109,10 @@ public:
     /// @throws redcoord::error when that does not happen within `timeout`.
     void wait_healthy(std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) const;
 
-private:
+    /// The node listening on loopback port `port`, or nullopt when none of this cluster does.
     [[nodiscard]] std::optional<std::size_t> index_of(std::uint16_t port) const;
+
+private:
     [[nodiscard]] std::optional<std::size_t> slot_owner(std::size_t asked,
                                                         std::uint16_t slot) const;
 
