@@ -47,6 +47,9 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     const auto& argv = what.argv;
     if (opts.timeout.count() <= 0) throw invalid_argument("fan-out timeout must be > 0");
     if (argv.empty()) throw invalid_argument("empty command");
+    // On a cluster pool the lease goes to the master of the command's first key: a pipelined
+    // command's MOVED is not followed.
+    const std::string_view route = detail::routing_key(argv);
     for (auto* p : pools)
         if (!p) throw invalid_argument("fan-out given a null pool");
 
@@ -143,6 +146,9 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                             c.flush();
                             return true;
                         }
+                        // A cluster node's MOVED is the caller's reply, but the slot map learns it.
+                        if (r.is_error())
+                            if (auto f = c.cluster.lock()) f->seen(c, r);
                         results[i].state = node_result::status::answered;
                         results[i].value = std::move(r);
                         results[i].latency = elapsed();
@@ -167,7 +173,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
     // are collected before anything waits on a connect.
     std::vector<std::size_t> need_connect;
     for (std::size_t i = 0; i < n; ++i) {
-        io[i].lease = detail::pool_access::take_idle(*pools[i]);
+        io[i].lease = detail::pool_access::take_idle(*pools[i]);  // none on a cluster
         if (io[i].lease)
             send(i);
         else
@@ -192,7 +198,7 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                 // A lease that comes in the round's last quarter is not taken: a command sent then
                 // would time out unanswered (unknown), where "not sent" is clean and can be resent.
                 io[i].lease = detail::pool_access::borrow_bounded(
-                    *pools[i], time_left(deadline - opts.timeout / 4));
+                    *pools[i], time_left(deadline - opts.timeout / 4), route);
             } catch (const detail::still_connecting& e) {
                 connect_error[i] = e.what();
                 connect_failure[i] = node_result::status::connecting;

@@ -391,9 +391,12 @@ pooled_connection connection_pool::take_idle() noexcept {
     return pooled_connection(state_, std::move(c));
 }
 
-pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds within) {
+pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds within,
+                                                  std::string_view route_key) {
     auto& s = *state_;
-    if (s.cluster) return s.cluster->borrow(std::nullopt, within);
+    if (s.cluster)
+        return s.cluster->borrow(
+            route_key.empty() ? std::nullopt : std::optional(hash_slot(route_key)), within);
     const auto start = std::chrono::steady_clock::now();
     const auto wait_until = deadline_after(std::min(within, s.opts.borrow_timeout), start);
     const auto dial_until = deadline_after(within, start);

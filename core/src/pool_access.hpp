@@ -24,8 +24,9 @@ std::string_view routing_key(const std::vector<std::string>& argv) noexcept;
 
 struct pool_access {
     static pooled_connection take_idle(connection_pool& p) noexcept { return p.take_idle(); }
-    static pooled_connection borrow_bounded(connection_pool& p, std::chrono::milliseconds within) {
-        return p.borrow_bounded(within);
+    static pooled_connection borrow_bounded(connection_pool& p, std::chrono::milliseconds within,
+                                            std::string_view route_key = {}) {
+        return p.borrow_bounded(within, route_key);
     }
     static void prepare(connection_pool& p) noexcept { p.prepare(); }
     static void reply_error_seen(connection_pool& p, connection& c, const reply_error& e) noexcept {

@@ -24,10 +24,10 @@ std::size_t wait_replicas(connection& c, std::size_t replicas, std::chrono::mill
 }
 
 std::size_t replication_barrier(connection_pool& pool, std::size_t replicas,
-                                std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout, std::string_view key) {
     if (timeout.count() <= 0) throw invalid_argument("replication_barrier: timeout must be > 0 ms");
     if (replicas == 0) throw invalid_argument("replication_barrier: replicas must be >= 1");
-    auto c = pool.borrow();
+    auto c = pool.borrow_for(key);
     // PUBLISH is propagated to replicas, so it moves this client's replication offset
     // past every write applied before it, without creating a key.
     (void)c->command({"PUBLISH", std::string(default_prefix) + "replication-barrier", ""});

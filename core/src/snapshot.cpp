@@ -3,6 +3,8 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 
+#include "pool_access.hpp"
+
 #include <charconv>
 
 namespace redcoord::detail {
@@ -16,7 +18,8 @@ std::vector<reply> read_snapshot(connection_pool& pool,
     cmds.push_back({"MULTI"});
     for (auto& r : reads) cmds.push_back(std::move(r));
     cmds.push_back({"EXEC"});
-    auto c = pool.borrow();
+    // One transaction is one slot: on a cluster, the master of the first read's key.
+    auto c = pool.borrow_for(routing_key(cmds[1]));
     auto replies = c->pipeline(cmds);
     if (replies.front().is_error()) throw_reply_error(replies.front().text(), "MULTI");
     // A read refused while queueing (unknown command, wrong arity, ACL) makes EXEC fail with

@@ -134,7 +134,7 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         // Counted from before the connect: the lease can only end earlier than the server's.
         out = run_within(pool_, reply_timeout, keys, args);
     } else {
-        conn.emplace(pool_.borrow());
+        conn.emplace(pool_.borrow_for(keys_.selector));
         sent_at = std::chrono::steady_clock::now();
         if (opts_.replicas == 0) {
             out = campaign_script.run(**conn, keys, args);

@@ -120,7 +120,8 @@ public:
         auto a = take_hold();
         if (!a) return false;
         leave_on_exit leave{gate};
-        auto conn = pool_.borrow();  // not sent yet: connection_error / pool_exhausted as they are
+        auto conn =
+            pool_.borrow_for(key);  // not sent yet: connection_error / pool_exhausted as they are
         try {
             return fair_release_script().run(*conn, {key, queue_key_}, {a->token}).integer() == 1;
         } catch (const reply_error&) {
@@ -135,7 +136,7 @@ public:
         auto a = take_hold();
         if (!a) return;
         try {
-            auto conn = pool_.borrow();
+            auto conn = pool_.borrow_for(key);
             const std::string_view keys[] = {key, queue_key_};
             const std::string_view args[] = {a->token};
             fair_release_script().send(*conn, keys, args);
@@ -218,7 +219,7 @@ private:
                 }
                 case fair_do::give_back: {
                     try {
-                        auto conn = pool_.borrow();
+                        auto conn = pool_.borrow_for(key);
                         if (step.requeue)
                             (void)fair_release_script().run(*conn, {key, queue_key_},
                                                             {token, id_, lease_ms_});
@@ -241,8 +242,9 @@ private:
     // One attempt; `acks` gets the replicas' acknowledgements (replicas > 0).
     reply attempt(const std::string& token, fair_mode mode, std::size_t& acks) {
         const auto budget = io_budget();
-        auto conn = budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout))
-                           : pool_.borrow();
+        auto conn = budget
+                        ? pool_.borrow_for(key, std::min(*budget, pool_.options().borrow_timeout))
+                        : pool_.borrow_for(key);
         const std::string_view keys[] = {key, fence_key, queue_key_};
         const std::string_view args[] = {id_, token, ttl_ms_, lease_ms_,
                                          mode == fair_mode::queue ? "q" : "l"};
@@ -267,7 +269,7 @@ private:
     void leave_quietly(const fair_engine& eng, const std::string& token) noexcept {
         if (!eng.maybe_queued()) return;
         try {
-            auto conn = pool_.borrow(milliseconds(0));
+            auto conn = pool_.borrow_for(key, milliseconds(0));
             const auto budget = io_budget();
             const std::string_view keys[] = {key, queue_key_};
             const std::string_view args[] = {id_, token};
@@ -334,7 +336,7 @@ private:
 
     extend_result extend_round(const std::string& token, milliseconds ttl,
                                clock_type::time_point) override {
-        auto conn = pool_.borrow();
+        auto conn = pool_.borrow_for(key);
         const std::string ttl_ms = std::to_string(ttl.count());
         const std::string_view keys[] = {key};
         const std::string_view args[] = {token, ttl_ms};

@@ -65,7 +65,7 @@ public:
         std::optional<milliseconds> budget;
         try {
             budget = io_budget(io);
-            conn = borrow(budget);
+            conn = borrow(budget, cmd.keys().front());
         } catch (const pool_exhausted& e) {  // nothing sent: nothing to give back
             round.on_not_sent(0, node_outcome::status::busy, e.what());
             return std::current_exception();
@@ -152,7 +152,7 @@ private:
     // node as busy (nothing sent), which a release resends. Connect failures throw.
     pooled_connection borrow_or_busy(lock_round& round) {
         try {
-            return pool_.borrow();
+            return pool_.borrow_for(round.command().keys().front());
         } catch (const pool_exhausted& e) {
             round.on_not_sent(0, node_outcome::status::busy, e.what());
             return {};
@@ -172,9 +172,10 @@ private:
         return std::min(left, cap.count() > 0 ? cap : left);
     }
 
-    pooled_connection borrow(std::optional<milliseconds> budget) {
-        return budget ? pool_.borrow(std::min(*budget, pool_.options().borrow_timeout))
-                      : pool_.borrow();
+    // A lease on the server of `key` (its slot's master on a cluster).
+    pooled_connection borrow(std::optional<milliseconds> budget, std::string_view key) {
+        return budget ? pool_.borrow_for(key, std::min(*budget, pool_.options().borrow_timeout))
+                      : pool_.borrow_for(key);
     }
 
     connection_pool& pool_;

@@ -29,7 +29,7 @@ void list_queue::push_batch(std::span<const std::string> payloads) {
     argv.emplace_back("LPUSH");
     argv.emplace_back(key_);
     for (const auto& p : payloads) argv.emplace_back(p);
-    auto c = pool_.borrow();
+    auto c = pool_.borrow_for(key_);
     try {
         c->command(std::span<const std::string_view>(argv));
     } catch (const reply_error& e) {
@@ -39,7 +39,7 @@ void list_queue::push_batch(std::span<const std::string> payloads) {
 }
 
 std::optional<std::string> list_queue::pop(milliseconds timeout) {
-    auto c = pool_.borrow();
+    auto c = pool_.borrow_for(key_);
     // A waiting message is taken with a plain RPOP/LPOP; only an empty list needs the
     // blocking command (and its longer reply deadline).
     auto now = c->command({order_ == queue_order::fifo ? "RPOP" : "LPOP", key_}).maybe_text();
@@ -62,7 +62,7 @@ std::optional<std::string> list_queue::pop(milliseconds timeout) {
 }
 
 std::optional<std::string> list_queue::try_pop() {
-    auto c = pool_.borrow();
+    auto c = pool_.borrow_for(key_);
     return c->command({order_ == queue_order::fifo ? "RPOP" : "LPOP", key_}).maybe_text();
 }
 

@@ -212,7 +212,7 @@ void reliable_queue::impl::observe() {
     collector = ms.collector([this] {
         // Bounded by the pool's borrow_timeout and the endpoint's command_timeout; a failure
         // leaves the last values (the registry swallows it).
-        auto c = pool.borrow();
+        auto c = pool.borrow_for(ready_key);
         auto r = detail::queue_stats_script().run(*c, {consumers_key, ready_key, dead_key},
                                                   {processing_prefix, heartbeat_prefix});
         const auto& e = r.elements();
@@ -277,7 +277,7 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
     argv.emplace_back("LPUSH");
     argv.emplace_back(m.ready_key);
     for (const auto& el : elements) argv.push_back(el);
-    auto c = m.pool.borrow();
+    auto c = m.pool.borrow_for(m.ready_key);
     replicated_reply r{};
     try {
         if (m.opts.replicas == 0) {
@@ -317,7 +317,7 @@ void reliable_queue::impl::start_consumer() {
         // died less than a lease ago) holds nothing this object handed out: return it now
         // rather than adopting it silently, then register.
         const auto me = locked([](detail::consumer_lease& l) { return l.starting(); });
-        auto c = pool.borrow();
+        auto c = pool.borrow_for(ready_key);
         release(*c, me.id);
         heartbeat(*c, me.who, me.id);
     }
@@ -360,7 +360,7 @@ std::optional<clock_type::time_point> reliable_queue::impl::upkeep_tick() {
     const auto work = locked([](detail::consumer_lease& l) { return l.tick(clock_type::now()); });
     try {
         if (!work.renew.empty()) {
-            auto c = pool.borrow();
+            auto c = pool.borrow_for(ready_key);
             for (const auto& who : work.renew) heartbeat(*c, who.who, who.id);
         }
         if (work.recover) (void)recover();
@@ -399,7 +399,7 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout, std::stop_toke
 
 std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop_ticket& t,
                                                      const std::stop_token& stop) {
-    auto c = pool.borrow();
+    auto c = pool.borrow_for(ready_key);
     const auto cmd_timeout = c->where().command_timeout;
     const std::string pkey = processing_key(t.id), hkey = heartbeat_key(t.id);
     for (;;) {
@@ -473,7 +473,7 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
         std::exception_ptr unchanged;
         bool sent = false, for_good = false;
         try {
-            auto c = pool.borrow();
+            auto c = pool.borrow_for(ready_key);
             sent = true;
             try {
                 auto r = f(*c);
@@ -537,7 +537,7 @@ bool reliable_queue::nack(const delivery& d, nack_action action) {
 recovery_result reliable_queue::recover() { return impl_->recover(); }
 
 recovery_result reliable_queue::impl::recover() {
-    auto c = pool.borrow();
+    auto c = pool.borrow_for(ready_key);
     const std::string nonce = nonce_arg(), now = now_arg();
     auto r = detail::queue_recover_script().run(
         *c, {consumers_key, ready_key, dead_key},
@@ -569,7 +569,7 @@ std::vector<message> reliable_queue::dead_letters(std::size_t limit) {
 }
 
 std::size_t reliable_queue::requeue_dead(std::size_t limit) {
-    auto c = impl_->pool.borrow();
+    auto c = impl_->pool.borrow_for(impl_->ready_key);
     auto r = detail::queue_requeue_dead_script().run(*c, {impl_->dead_key, impl_->ready_key},
                                                      {std::to_string(limit)});
     return static_cast<std::size_t>(r.integer());
@@ -577,7 +577,7 @@ std::size_t reliable_queue::requeue_dead(std::size_t limit) {
 
 reliable_queue_stats reliable_queue::stats() {
     auto& m = *impl_;
-    auto c = m.pool.borrow();
+    auto c = m.pool.borrow_for(m.ready_key);
     auto r = detail::queue_stats_script().run(*c, {m.consumers_key, m.ready_key, m.dead_key},
                                               {m.processing_prefix, m.heartbeat_prefix});
     const auto& e = r.elements();
@@ -604,7 +604,7 @@ void reliable_queue::close() {
 
     // Return what this object holds under its current and any retired identity.
     const auto all = m.locked([](detail::consumer_lease& l) { return l.close(); });
-    auto c = m.pool.borrow();
+    auto c = m.pool.borrow_for(m.ready_key);
     for (const auto& me : all) m.release(*c, me.id);
 }
 

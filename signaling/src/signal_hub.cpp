@@ -169,7 +169,19 @@ std::string signal_hub::unicast_prefix(std::string_view channel) const {
     return p;
 }
 
+namespace {
+// Unicast chooses among the waiters one server lists (PUBSUB CHANNELS); a cluster's classic
+// pub/sub spreads them over its nodes, so no node could list them all.
+void refuse_unicast_on_cluster(const connection_pool& pool) {
+    if (pool.where().is_cluster())
+        throw invalid_argument(
+            "signal_hub: unicast is not available on a Redis Cluster endpoint "
+            "(the waiters are not all listed by one node); use broadcast");
+}
+}  // namespace
+
 bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
+    refuse_unicast_on_cluster(core_->pool);
     validate_name(channel, "channel");
     check_payload(payload);
     const std::string prefix = unicast_prefix(channel);
@@ -204,6 +216,7 @@ waiter signal_hub::listen_pattern(const std::vector<std::string>& patterns) {
 }
 
 waiter signal_hub::listen_unicast(std::string_view channel) {
+    refuse_unicast_on_cluster(core_->pool);
     validate_name(channel, "channel");
     auto st = std::make_shared<waiter_state>();
     st->id = new_waiter_id();

@@ -214,7 +214,9 @@ private:
     // timeout_error when that failure was a timeout, so a slow node is not reported as a
     // dead one).
     pooled_connection take_idle() noexcept;
-    pooled_connection borrow_bounded(std::chrono::milliseconds within);
+    // On a cluster, the lease is on the master of `route_key`'s slot (any master when empty).
+    pooled_connection borrow_bounded(std::chrono::milliseconds within,
+                                     std::string_view route_key = {});
     // Starts the background dial when a borrow_bounded() would (no idle connection, a free
     // slot, no dial running, no backoff), without waiting: a fan-out prepares every node it
     // needs first, so their connects overlap while it then waits for each in turn.

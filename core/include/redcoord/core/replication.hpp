@@ -44,8 +44,11 @@ namespace redcoord {
 /// particular every write whose reply the caller had already received.
 /// Returns how many replicas acknowledged; same timeout rules and errors as wait_replicas(),
 /// plus pool_exhausted. Thread-safety: safe from any thread (uses its own lease).
+/// On a Cluster pool the barrier covers one shard, the one that serves `key` (WAIT counts the
+/// replicas of the master it runs on); `key` is ignored elsewhere.
 [[nodiscard]] std::size_t replication_barrier(connection_pool& pool, std::size_t replicas,
-                                              std::chrono::milliseconds timeout);
+                                              std::chrono::milliseconds timeout,
+                                              std::string_view key = {});
 
 /// Fewer replicas than required acknowledged a write within the replica timeout. The write
 /// itself was applied by the master (its reply arrived), but it is not yet known to be on

@@ -181,6 +181,12 @@ private:
 /// that use a list (reliable_queue). Cost: the script runs `PUBSUB CHANNELS <pattern>`, which
 /// scans every channel on the master (O(all channels)) while Redis is blocked.
 ///
+/// Redis Cluster (`redis-cluster://`): signals travel by classic pub/sub, which the cluster
+/// bus carries to every node, so a waiter on any node receives what any master publishes;
+/// broadcast()'s count is then the subscribers of the publishing master only. Unicast lists
+/// the waiters of one node, which on a cluster are spread over all of them: unicast() and
+/// listen_unicast() throw invalid_argument there.
+///
 /// Memory: slots that run slower than their signals arrive queue the backlog on the callback
 /// thread without bound (as an unread waiter does); keep slots short or hand work off.
 ///
