@@ -267,6 +267,10 @@ std::optional<reply> cluster_router::follow(connection::impl& from, const reply&
             on->append(argv);
             now = on->read_reply();
         } else {
+            // The node that answered has not cached the script (a promoted replica, an
+            // importing master): the caller re-sends it as EVAL, which must not be taken for
+            // EVALSHA again because the first node knew the script.
+            if (on != &from && text.rfind("NOSCRIPT", 0) == 0) from.known_scripts.clear();
             return now;
         }
     }
