@@ -142,11 +142,7 @@ void resources_run(std::chrono::milliseconds for_how_long) {
 // first acquisition through the same pool afterwards.
 void failover_run() {
     redcoord::connection_pool pool(redcoord::parse_endpoint(cluster->url()));
-    std::string name;
-    for (int i = 0;; ++i) {
-        name = "bench:failover:" + std::to_string(i);
-        if (cluster->master_of_key(name) == 0u) break;
-    }
+    const std::string name = cluster->key_on(0, "bench:failover:");
     {
         redcoord::distributed_lock warm(pool, name, {.ttl = 500ms});
         if (warm.acquire(1s)) warm.release();

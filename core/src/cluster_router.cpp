@@ -2,6 +2,7 @@
 
 #include "pool_access.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/runtime.hpp>
 
@@ -13,11 +14,6 @@ namespace redcoord::detail {
 namespace {
 
 std::string key_of(const host_port& hp) { return hp.host + ":" + std::to_string(hp.port); }
-
-bool starts_with(std::string_view text, std::string_view word) {
-    return text.substr(0, word.size()) == word &&
-           (text.size() == word.size() || text[word.size()] == ' ');
-}
 
 std::chrono::milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
     return std::max(
@@ -256,8 +252,8 @@ std::optional<reply> cluster_router::follow(connection::impl& from, const reply&
                 on->append(argv);
                 now = on->read_reply();
             }
-        } else if (starts_with(text, "TRYAGAIN") || starts_with(text, "CLUSTERDOWN")) {
-            if (starts_with(text, "CLUSTERDOWN")) broken({on->ep.host, on->ep.port});
+        } else if (error_code_is(text, "TRYAGAIN") || error_code_is(text, "CLUSTERDOWN")) {
+            if (error_code_is(text, "CLUSTERDOWN")) broken({on->ep.host, on->ep.port});
             if (clock::now() + backoff >= deadline)
                 throw cluster_unavailable(ep_.to_string() + " refused " + std::string(argv[0]) +
                                           " until its deadline: " + text);
@@ -286,7 +282,7 @@ void cluster_router::seen(const connection::impl& from, const reply& r) noexcept
                 if (to.host.empty()) to.host = from.ep.host;
                 moved(rd->slot, to);
             }
-        } else if (starts_with(text, "CLUSTERDOWN")) {
+        } else if (error_code_is(text, "CLUSTERDOWN")) {
             broken({from.ep.host, from.ep.port});
         }
     } catch (...) {}

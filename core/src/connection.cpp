@@ -4,8 +4,6 @@
 
 #include <redcoord/core/detail/refusal.hpp>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <sys/socket.h>
@@ -77,8 +75,8 @@ namespace {
 // running a script past busy-reply-threshold, or a replica refusing while its master is down.
 // PING is refused with them (it has no `loading`/`stale` flag), so they surface here.
 bool is_transient_refusal(std::string_view t) noexcept {
-    for (std::string_view p : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN"})
-        if (t.substr(0, p.size()) == p && (t.size() == p.size() || t[p.size()] == ' ')) return true;
+    for (std::string_view code : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN"})
+        if (detail::error_code_is(t, code)) return true;
     return false;
 }
 }  // namespace
@@ -473,15 +471,10 @@ reply connection::command(const std::vector<std::string>& argv) {
 }
 
 namespace {
-bool same_word(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::toupper(static_cast<unsigned char>(x)) == y;
-           });
-}
 void track_transaction(connection::impl& c, std::string_view verb, const reply& r) noexcept {
-    if (same_word(verb, "MULTI"))
+    if (detail::same_command(verb, "MULTI"))
         c.in_multi = !r.is_error();
-    else if (same_word(verb, "EXEC") || same_word(verb, "DISCARD"))
+    else if (detail::same_command(verb, "EXEC") || detail::same_command(verb, "DISCARD"))
         c.in_multi = false;
 }
 }  // namespace

@@ -5,13 +5,13 @@
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pool_hooks.hpp>
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -606,12 +606,7 @@ void pool_access::set_cluster_node(
 
 std::string_view routing_key(std::span<const std::string_view> argv) noexcept {
     if (argv.size() < 2) return {};
-    auto is = [&](std::string_view verb) {
-        return argv[0].size() == verb.size() &&
-               std::equal(verb.begin(), verb.end(), argv[0].begin(), [](char v, char a) {
-                   return v == std::toupper(static_cast<unsigned char>(a));
-               });
-    };
+    auto is = [&](std::string_view verb) { return same_command(argv[0], verb); };
     // EVAL script numkeys key...: the first key, if any.
     if (is("EVAL") || is("EVALSHA") || is("EVAL_RO") || is("EVALSHA_RO") || is("FCALL") ||
         is("FCALL_RO"))

@@ -1,6 +1,7 @@
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 
+#include <algorithm>
 #include <cctype>
 
 namespace redcoord::detail {
@@ -59,6 +60,18 @@ std::exception_ptr reply_exception(const std::string& text, std::string_view sen
 
 void throw_reply_error(const std::string& text, std::string_view sent, std::string_view context) {
     std::rethrow_exception(reply_exception(text, sent, context));
+}
+
+bool error_code_is(std::string_view text, std::string_view code) noexcept {
+    return text.substr(0, code.size()) == code &&
+           (text.size() == code.size() || text[code.size()] == ' ');
+}
+
+bool same_command(std::string_view verb, std::string_view upper) noexcept {
+    return verb.size() == upper.size() &&
+           std::equal(verb.begin(), verb.end(), upper.begin(), [](char v, char u) {
+               return std::toupper(static_cast<unsigned char>(v)) == u;
+           });
 }
 
 }  // namespace redcoord::detail

@@ -2,6 +2,8 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/testing/local_cluster.hpp>
+
+#include <redcoord/core/cluster.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <algorithm>
@@ -31,20 +33,32 @@ std::optional<reply> ask(const local_server& s, const std::vector<std::string>& 
     }
 }
 
-// CLUSTER SLOTS as (first slot, last slot, master port) ranges, sorted.
-using slot_map = std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>;
-
-std::optional<slot_map> slots_seen_by(const local_server& s) {
+// The slot map as node `s` sees it (CLUSTER SLOTS, read by core's parser).
+std::optional<cluster_map> slots_seen_by(const local_server& s) {
     auto r = ask(s, {"CLUSTER", "SLOTS"});
-    if (!r || !r->is_array()) return std::nullopt;
-    slot_map m;
-    for (const auto& range : r->elements()) {
-        const auto& e = range.elements();
-        if (e.size() < 3) continue;
-        m.emplace_back(e[0].integer(), e[1].integer(), e[2].elements().at(1).integer());
+    if (!r) return std::nullopt;
+    try {
+        return cluster_map::from_slots(*r, s.address());
+    } catch (const protocol_error&) {
+        return std::nullopt;
     }
-    std::sort(m.begin(), m.end());
-    return m;
+}
+
+// A slot the master listening on `port` serves in `m`, if any.
+std::optional<std::uint16_t> first_slot_of(const cluster_map& m, std::uint16_t port) {
+    for (const auto& shard : m.shards())
+        if (shard.master.port == port && !shard.slots.empty()) return shard.slots.front().first;
+    return std::nullopt;
+}
+
+// True when `a` and `b` name the same master for every slot.
+bool same_routing(const cluster_map& a, const cluster_map& b) {
+    for (std::uint32_t slot = 0; slot < cluster_slots; ++slot) {
+        const auto* x = a.master_of(static_cast<std::uint16_t>(slot));
+        const auto* y = b.master_of(static_cast<std::uint16_t>(slot));
+        if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
+    }
+    return true;
 }
 
 template <class Pred>
@@ -134,10 +148,9 @@ std::optional<std::size_t> local_cluster::index_of(std::uint16_t port) const {
 
 std::optional<std::size_t> local_cluster::slot_owner(std::size_t asked, std::uint16_t slot) const {
     const auto m = slots_seen_by(*nodes_.at(asked));
-    if (!m) return std::nullopt;
-    for (const auto& [lo, hi, port] : *m)
-        if (lo <= slot && slot <= hi) return index_of(static_cast<std::uint16_t>(port));
-    return std::nullopt;
+    const host_port* master = m ? m->master_of(slot) : nullptr;
+    if (!master) return std::nullopt;
+    return index_of(master->port);
 }
 
 std::optional<std::size_t> local_cluster::master_of_slot(std::uint16_t slot) const {
@@ -148,6 +161,26 @@ std::optional<std::size_t> local_cluster::master_of_slot(std::uint16_t slot) con
 
 std::optional<std::size_t> local_cluster::master_of_key(std::string_view key) const {
     return master_of_slot(hash_slot(key));
+}
+
+std::size_t local_cluster::other_master(std::size_t i) const {
+    for (std::size_t k = 0; k < nodes_.size(); ++k)
+        if (k != i && is_master(k)) return k;
+    throw error("local_cluster: no master besides node " + std::to_string(i));
+}
+
+std::string local_cluster::key_on(std::size_t master, std::string_view prefix) const {
+    std::optional<cluster_map> m;
+    for (const auto& n : nodes_)
+        if ((m = slots_seen_by(*n))) break;
+    if (!m) throw error("local_cluster: no node tells the slot map");
+    for (std::uint64_t i = 0; i < 1'000'000; ++i) {
+        std::string key(prefix);
+        key += std::to_string(i);
+        const host_port* owner = m->master_of(hash_slot(key));
+        if (owner && index_of(owner->port) == master) return key;
+    }
+    throw error("local_cluster: node " + std::to_string(master) + " serves no slot");
 }
 
 std::vector<std::size_t> local_cluster::replicas_of(std::size_t i) const {
@@ -177,10 +210,8 @@ void local_cluster::failover(std::size_t replica, bool force, std::chrono::milli
     // One slot of the old master's, to see every node route it to the new one.
     const auto old_master = index_of(static_cast<std::uint16_t>(role->elements().at(2).integer()));
     std::optional<std::uint16_t> probe;
-    if (auto m = slots_seen_by(*nodes_[replica]))
-        for (const auto& [lo, hi, port] : *m)
-            if (old_master && port == nodes_[*old_master]->port())
-                probe = static_cast<std::uint16_t>(lo);
+    if (auto m = slots_seen_by(*nodes_[replica]); m && old_master)
+        probe = first_slot_of(*m, nodes_[*old_master]->port());
     wait_for(
         [&] {
             if (!is_master(replica)) return false;
@@ -199,9 +230,7 @@ std::size_t local_cluster::wait_promoted(std::size_t i, std::chrono::millisecond
     std::optional<std::uint16_t> probe;
     for (std::size_t k = 0; k < nodes_.size() && !probe; ++k) {
         if (k == i) continue;
-        if (auto m = slots_seen_by(*nodes_[k]))
-            for (const auto& [lo, hi, port] : *m)
-                if (port == nodes_[i]->port()) probe = static_cast<std::uint16_t>(lo);
+        if (auto m = slots_seen_by(*nodes_[k])) probe = first_slot_of(*m, nodes_[i]->port());
     }
     if (!probe) throw error("local_cluster: node " + std::to_string(i) + " serves no slot");
     std::optional<std::size_t> promoted;
@@ -280,7 +309,7 @@ void local_cluster::migrate_slot(std::uint16_t slot, std::size_t to) {
 void local_cluster::wait_healthy(std::chrono::milliseconds timeout) const {
     wait_for(
         [&] {
-            std::optional<slot_map> agreed;
+            std::optional<cluster_map> agreed;
             for (const auto& n : nodes_) {
                 if (!ask(*n, {"PING"})) continue;  // dead or paused
                 auto info = ask(*n, {"CLUSTER", "INFO"});
@@ -288,10 +317,8 @@ void local_cluster::wait_healthy(std::chrono::milliseconds timeout) const {
                     return false;
                 auto m = slots_seen_by(*n);
                 if (!m) return false;
-                std::int64_t covered = 0;
-                for (const auto& [lo, hi, port] : *m) covered += hi - lo + 1;
-                if (covered != cluster_slots) return false;
-                if (agreed && *agreed != *m) return false;
+                if (!m->covers_all_slots()) return false;
+                if (agreed && !same_routing(*agreed, *m)) return false;
                 agreed = std::move(m);
             }
             return agreed.has_value();

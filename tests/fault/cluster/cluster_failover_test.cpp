@@ -26,13 +26,6 @@ using redcoord::testing::local_cluster;
 
 namespace {
 
-std::string name_on(const local_cluster& c, std::size_t master, const std::string& prefix) {
-    for (int i = 0;; ++i) {
-        auto n = prefix + std::to_string(i);
-        if (c.master_of_key(n) == master) return n;
-    }
-}
-
 // Acquire then release within `within`, riding out errors (a failover in progress).
 bool lock_works(distributed_lock& l, std::chrono::milliseconds within) {
     return eventually(
@@ -53,8 +46,8 @@ bool lock_works(distributed_lock& l, std::chrono::milliseconds within) {
 TEST(ClusterFailover, KilledMastersReplicaTakesOverWithNothingAckedLost) {
     local_cluster c;
     connection_pool pool(parse_endpoint(c.url()));
-    const auto lock_name = name_on(c, 0, "lock-");
-    const auto queue_name = name_on(c, 0, "queue-");
+    const auto lock_name = c.key_on(0, "lock-");
+    const auto queue_name = c.key_on(0, "queue-");
     // No WAIT here: once its master is dead the shard has no replica left to acknowledge.
     distributed_lock l(pool, lock_name, {.ttl = 2s});
     reliable_queue_options qo;
@@ -87,7 +80,7 @@ TEST(ClusterFailover, KilledMastersReplicaTakesOverWithNothingAckedLost) {
 TEST(ClusterFailover, ManualFailoverIsFollowedWithoutAFailedCall) {
     local_cluster c;
     connection_pool pool(parse_endpoint(c.url()));
-    const auto name = name_on(c, 1, "manual-");
+    const auto name = c.key_on(1, "manual-");
     distributed_lock l(pool, name, {.ttl = 2s});
     ASSERT_TRUE(lock_works(l, 2s));
     const auto replicas = c.replicas_of(1);
@@ -105,7 +98,7 @@ TEST(ClusterFailover, PausedMasterCostsTimeoutsThenServesAgain) {
     auto ep = parse_endpoint(c.url());
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
-    const auto name = name_on(c, 2, "paused-");
+    const auto name = c.key_on(2, "paused-");
     distributed_lock l(pool, name, {.ttl = 2s});
     ASSERT_TRUE(lock_works(l, 2s));
     c.node(2).pause();

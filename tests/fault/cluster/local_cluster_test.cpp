@@ -30,13 +30,6 @@ std::string refusal(const redcoord::testing::local_server& s,
     }
 }
 
-// A master other than `m`.
-std::size_t other_master(const local_cluster& c, std::size_t m) {
-    for (std::size_t i = 0; i < c.size(); ++i)
-        if (i != m && c.is_master(i)) return i;
-    throw redcoord::error("no other master");
-}
-
 }  // namespace
 
 TEST(LocalCluster, StartsHealthyWithThreeMastersEachWithAReplica) {
@@ -58,7 +51,7 @@ TEST(LocalCluster, StartsHealthyWithThreeMastersEachWithAReplica) {
     const auto m = c.master_of_key(key);
     ASSERT_TRUE(m);
     EXPECT_TRUE(c.node(*m).command({"SET", key, "v"}).is_status("OK"));
-    const auto moved = refusal(c.node(other_master(c, *m)), {"SET", key, "v"});
+    const auto moved = refusal(c.node(c.other_master(*m)), {"SET", key, "v"});
     EXPECT_NE(moved.find("MOVED " + std::to_string(hash_slot(key))), std::string::npos) << moved;
 }
 
@@ -92,7 +85,7 @@ TEST(LocalCluster, AMigratingSlotAnswersAskForKeysItHasMovedThenMovesEverything)
     const std::string kept = "{migrating}kept", absent = "{migrating}absent";
     const auto slot = hash_slot(kept);
     const auto from = *c.master_of_slot(slot);
-    const auto to = other_master(c, from);
+    const auto to = c.other_master(from);
     c.node(from).command({"SET", kept, "v"});
     c.begin_migration(slot, to);
     // The source still serves keys it holds, and sends the client on (-ASK) for others.

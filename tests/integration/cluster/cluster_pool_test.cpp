@@ -3,6 +3,8 @@
 // migration, CLUSTERDOWN retried until the deadline and then cluster_unavailable, scripts on
 // one slot, classic pub/sub through any node, and clear errors for what is not a cluster.
 
+#include "shared_cluster.hpp"
+
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/hash_slot.hpp>
@@ -27,27 +29,7 @@ using redcoord::testing::local_cluster;
 
 namespace {
 
-class ClusterPool : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() { cluster_ = std::make_unique<local_cluster>(); }
-    static void TearDownTestSuite() { cluster_.reset(); }
-    static local_cluster& cluster() { return *cluster_; }
-    static std::unique_ptr<local_cluster> cluster_;
-
-    // A key of `prefix` (no hash tag) whose slot `master` serves.
-    static std::string key_on(std::size_t master, const std::string& prefix) {
-        for (int i = 0;; ++i) {
-            auto k = prefix + std::to_string(i);
-            if (cluster().master_of_key(k) == master) return k;
-        }
-    }
-    static std::size_t other_master(std::size_t m) {
-        for (std::size_t i = 0; i < cluster().size(); ++i)
-            if (i != m && cluster().is_master(i)) return i;
-        throw error("no other master");
-    }
-};
-std::unique_ptr<local_cluster> ClusterPool::cluster_;
+using ClusterPool = cluster_test::shared_cluster;
 
 }  // namespace
 
@@ -88,8 +70,8 @@ TEST_F(ClusterPool, SlotMapNamesEachShardsMasterAndReplica) {
 
 TEST_F(ClusterPool, MovedIsFollowedOnTheSameCallAndLearned) {
     connection_pool pool(parse_endpoint(cluster().url()));
-    const auto k = key_on(0, "moved:");
-    const auto elsewhere = key_on(other_master(0), "moved-other:");
+    const auto k = cluster().key_on(0, "moved:");
+    const auto elsewhere = cluster().key_on(cluster().other_master(0), "moved-other:");
     auto wrong = pool.borrow_for(elsewhere);
     ASSERT_NE(wrong->where().port, cluster().node(0).port());
     // Sent to the wrong master: answered MOVED, re-sent to master 0 within the same call.
@@ -100,9 +82,9 @@ TEST_F(ClusterPool, MovedIsFollowedOnTheSameCallAndLearned) {
 
 TEST_F(ClusterPool, AskDuringAMigrationIsAnsweredWithAsking) {
     connection_pool pool(parse_endpoint(cluster().url()));
-    const auto k = key_on(1, "ask:");
+    const auto k = cluster().key_on(1, "ask:");
     const auto slot = hash_slot(k);
-    const auto to = other_master(1);
+    const auto to = cluster().other_master(1);
     cluster().begin_migration(slot, to);
     // The source lacks the key: -ASK to the importing node, which takes it after ASKING.
     EXPECT_TRUE(pool.command({"SET", k, "moving"}).is_status("OK"));

@@ -4,6 +4,8 @@
 // the wrong master would cost a MOVED (followed, but counted here as a failure to route).
 // Unicast, which lists one node's subscribers, is refused with a typed error.
 
+#include "shared_cluster.hpp"
+
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/leader_elector.hpp>
@@ -35,33 +37,22 @@ using redcoord::testing::local_cluster;
 
 namespace {
 
-class ClusterPrimitives : public ::testing::Test {
+class ClusterPrimitives : public cluster_test::shared_cluster {
 protected:
-    static void SetUpTestSuite() { cluster_ = std::make_unique<local_cluster>(); }
-    static void TearDownTestSuite() { cluster_.reset(); }
-    static std::unique_ptr<local_cluster> cluster_;
-
     void SetUp() override {
-        pool_ = std::make_unique<connection_pool>(parse_endpoint(cluster_->url()));
+        pool_ = std::make_unique<connection_pool>(parse_endpoint(cluster().url()));
     }
 
     // One name per master: `base` + a suffix whose hash tag lands on master 0, 1, 2 in turn.
     static std::vector<std::string> names(const std::string& base) {
-        std::vector<std::string> out;
-        std::set<std::size_t> seen;
-        for (int i = 0; out.size() < 3; ++i) {
-            const auto n = base + std::to_string(i);
-            const auto m = cluster_->master_of_key(n);
-            if (m && seen.insert(*m).second) out.push_back(n);
-        }
-        return out;
+        return {cluster().key_on(0, base), cluster().key_on(1, base), cluster().key_on(2, base)};
     }
 
     // MOVED/ASK seen by the masters: every call routed to the right node adds none.
     static long long redirections() {
         long long n = 0;
-        for (std::size_t i = 0; i < cluster_->size(); ++i) {
-            const auto info = cluster_->node(i).command({"INFO", "errorstats"}).text();
+        for (std::size_t i = 0; i < cluster().size(); ++i) {
+            const auto info = cluster().node(i).command({"INFO", "errorstats"}).text();
             for (const char* e : {"errorstat_MOVED:count=", "errorstat_ASK:count="}) {
                 const auto at = info.find(e);
                 if (at != std::string::npos) n += std::stoll(info.substr(at + std::strlen(e)));
@@ -72,7 +63,6 @@ protected:
 
     std::unique_ptr<connection_pool> pool_;
 };
-std::unique_ptr<local_cluster> ClusterPrimitives::cluster_;
 
 }  // namespace
 

@@ -77,8 +77,15 @@ public:
     [[nodiscard]] std::optional<std::size_t> master_of_slot(std::uint16_t slot) const;
     /// The same for the slot of `key` (hash_slot()).
     [[nodiscard]] std::optional<std::size_t> master_of_key(std::string_view key) const;
+    /// The first key `prefix` + 0, 1, 2, ... whose slot master `master` serves (one CLUSTER
+    /// SLOTS, then local hashing): names a test wants on a chosen node.
+    /// @throws redcoord::error when no node answers or `master` serves no slot.
+    [[nodiscard]] std::string key_on(std::size_t master, std::string_view prefix) const;
     /// The nodes that replicate master `i` now (from its INFO replication).
     [[nodiscard]] std::vector<std::size_t> replicas_of(std::size_t i) const;
+    /// A node other than `i` that is a master now.
+    /// @throws redcoord::error when there is none.
+    [[nodiscard]] std::size_t other_master(std::size_t i) const;
     /// True when node `i` is a master now (ROLE).
     [[nodiscard]] bool is_master(std::size_t i) const;
 

@@ -29,6 +29,13 @@ namespace redcoord::detail {
 [[nodiscard]] std::exception_ptr reply_exception(const std::string& text, std::string_view sent,
                                                  std::string_view context = {});
 
+/// True when error reply `text` starts with the code `code` (`TRYAGAIN`, `CLUSTERDOWN`, ...):
+/// `code` followed by a space or the end, so `BUSY` does not match `BUSYKEY`.
+[[nodiscard]] bool error_code_is(std::string_view text, std::string_view code) noexcept;
+
+/// True when command word `verb`, in any case, is `upper` (an upper-case command name).
+[[nodiscard]] bool same_command(std::string_view verb, std::string_view upper) noexcept;
+
 /// Throws reply_exception(text, sent, context).
 [[noreturn]] void throw_reply_error(const std::string& text, std::string_view sent,
                                     std::string_view context = {});
