@@ -8,12 +8,16 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/signaling/barrier.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_cluster.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -91,6 +95,75 @@ TEST(ClusterFailover, ManualFailoverIsFollowedWithoutAFailedCall) {
     ASSERT_TRUE(got);
     EXPECT_TRUE(l.release());
     EXPECT_EQ(pool.slot_map()->master_of(hash_slot(name))->port, c.node(replicas.front()).port());
+}
+
+TEST(ClusterFailover, SlotMigratedWhileAQueueAndABarrierUseIt) {
+    local_cluster c;
+    connection_pool pool(parse_endpoint(c.url()));
+    // One hash tag for both, so one slot holds the queue's and the barrier's keys.
+    const auto tag = c.key_on(2, "mig-");
+    const auto slot = hash_slot(tag);
+    reliable_queue q(pool, tag);
+    std::vector<std::string> pushed;
+    for (int i = 0; i < 300; ++i) pushed.push_back("job" + std::to_string(i));
+    ASSERT_EQ(q.push_batch(pushed).size(), 300u);
+
+    std::atomic<bool> done{false};
+    std::set<std::string> acked;
+    std::atomic<int> errors{0};
+    std::thread consumer([&] {
+        while (!done.load() || acked.size() < pushed.size()) {
+            try {
+                auto d = q.pop(50ms);
+                if (!d) {
+                    if (done.load()) break;
+                    continue;
+                }
+                if (q.ack(*d)) acked.insert(d->payload);
+            } catch (const error&) {
+                ++errors;  // a reply lost mid-migration: recovery returns the message
+                std::this_thread::sleep_for(10ms);
+            }
+        }
+    });
+    signal_hub hub(pool);
+    std::atomic<int> passed{0};
+    std::mutex why_mu;
+    std::set<std::string> why;  // the barrier errors retried
+    std::vector<std::thread> parties;
+    const auto to = c.master_of_slot(static_cast<std::uint16_t>((slot + 8000) % cluster_slots));
+    ASSERT_TRUE(to && *to != 2);
+    c.begin_migration(slot, *to);
+    for (int i = 0; i < 3; ++i)
+        parties.emplace_back([&] {
+            // The barrier's contract: an error is the caller's to retry, and the retry resumes
+            // the same arrival (never counted twice). Multi-key scripts meet TRYAGAIN while
+            // the slot's keys are split between the two nodes.
+            barrier b(hub, tag, 3);
+            const auto until = std::chrono::steady_clock::now() + 20s;
+            while (std::chrono::steady_clock::now() < until) {
+                try {
+                    (void)b.arrive_and_wait(20s);
+                    ++passed;
+                    return;
+                } catch (const error& e) {
+                    std::lock_guard g(why_mu);
+                    why.insert(e.what());
+                }
+            }
+        });
+    std::this_thread::sleep_for(100ms);
+    c.finish_migration(slot);
+    for (auto& t : parties) t.join();
+    done = true;
+    consumer.join();
+    EXPECT_EQ(passed.load(), 3);
+    for (const auto& w : why) std::fprintf(stderr, "barrier retried after: %s\n", w.c_str());
+    (void)q.recover();
+    while (auto d = q.pop(100ms))
+        if (q.ack(*d)) acked.insert(d->payload);
+    EXPECT_EQ(acked.size(), pushed.size()) << errors.load() << " errors during the migration";
+    EXPECT_EQ(pool.slot_map()->master_of(slot)->port, c.node(*to).port());
 }
 
 TEST(ClusterFailover, PausedMasterCostsTimeoutsThenServesAgain) {
