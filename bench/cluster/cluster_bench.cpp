@@ -1,11 +1,21 @@
 // The primitives on a Redis Cluster of three masters against the same primitives on one
 // standalone server, in the same run (issue 19):
+//   ratio command_cluster_node_vs_standalone    the ceiling: SET round trips/s on a plain
+//                                               connection to a cluster master vs the server
 //   ratio lock_single_cluster_vs_standalone     distributed_lock acquire+release pairs/s
 //   ratio reliable_queue_cluster_vs_standalone  reliable_queue push + pop + ack cycles/s
+//   ratio signal_wake_cluster_vs_standalone     broadcast -> waiter woken round trips/s
 //   value cluster_promotion_ms                  a master SIGKILLed until the cluster routes its
 //                                               slots to the promoted replica (node timeout 1 s)
-//   value cluster_failover_lock_ms              the same master's death until a lock on one of
-//                                               its slots is acquired through the cluster pool
+//   value cluster_failover_{lock,queue,election,signaling}_ms
+//                                               the same master's death until, through the
+//                                               cluster pool: a lock on one of its slots is
+//                                               acquired; a push + pop + ack on a queue there
+//                                               completes; the elector that led there leads again
+//                                               by a round sent after the death; a signal
+//                                               broadcast then reaches its waiter (the hub's link
+//                                               was on that master)
+//   value cluster_route_overhead_us             what routing adds to one borrow + return
 //   value cluster_resources_per_s               lock + release pairs/s across 10,000 resources
 //                                               from 4 threads, with each master's share
 // Each comparison alternates short blocks of cluster and standalone calls, so both meet the
@@ -14,10 +24,13 @@
 #include "common.hpp"
 
 #include <redcoord/core/cluster.hpp>
+#include <redcoord/core/connection.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/election/leader_elector.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_cluster.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
@@ -26,10 +39,13 @@
 
 #include <atomic>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -39,7 +55,8 @@ namespace {
 
 redcoord::testing::local_cluster* cluster;
 redcoord::testing::local_server* standalone;
-side lock_cluster, lock_standalone, queue_cluster, queue_standalone;
+side raw_cluster, raw_standalone, lock_cluster, lock_standalone, queue_cluster, queue_standalone,
+    wake_cluster, wake_standalone;
 
 // Resources named so that consecutive calls visit all three masters.
 std::vector<std::string> spread(const std::string& base, std::size_t n) {
@@ -97,8 +114,64 @@ void queue_cycle(benchmark::State& st) {
         queue_cluster, queue_standalone);
 }
 
+// The ceiling: one SET on a plain connection to a cluster master against the standalone
+// server, with no routing at all (the cluster's nodes share the machine with its bus).
+void raw_command(benchmark::State& st) {
+    const auto m = cluster->key_on(0, "bench:raw:");
+    redcoord::connection node(cluster->node(0).endpoint());
+    redcoord::connection one(standalone->endpoint());
+    redcoord::bench::alternate(
+        st,
+        [&] {
+            (void)node.command({"SET", m, "v"});
+        },
+        [&] {
+            (void)one.command({"SET", m, "v"});
+        },
+        raw_cluster, raw_standalone);
+}
+
+// One broadcast and its waiter's wake-up, through each hub in turn.
+void wake_round(benchmark::State& st) {
+    redcoord::connection_pool cp(redcoord::parse_endpoint(cluster->url()));
+    redcoord::connection_pool sp(standalone->endpoint());
+    redcoord::signal_hub ch(cp), sh(sp);
+    auto cw = ch.listen({"bench:wake"});
+    auto sw = sh.listen({"bench:wake"});
+    auto round = [&](redcoord::signal_hub& hub, redcoord::waiter& w) {
+        (void)hub.broadcast("bench:wake", "x");
+        if (!w.wait(1s)) st.SkipWithError("signal not delivered");
+    };
+    redcoord::bench::alternate(
+        st, [&] { round(ch, cw); }, [&] { round(sh, sw); }, wake_cluster, wake_standalone);
+}
+
+BENCHMARK(raw_command)->MinTime(3)->UseRealTime();
 BENCHMARK(lock_pair)->MinTime(3)->UseRealTime();
 BENCHMARK(queue_cycle)->MinTime(3)->UseRealTime();
+BENCHMARK(wake_round)->MinTime(3)->UseRealTime();
+
+// What routing adds to a borrow: borrow_for() + return on the cluster pool against the
+// standalone pool, nothing sent (the map is in hand; a node pool per master).
+void route_overhead() {
+    redcoord::connection_pool cp(redcoord::parse_endpoint(cluster->url()));
+    redcoord::connection_pool sp(standalone->endpoint());
+    std::vector<std::string> keys;
+    for (int i = 0; i < 64; ++i) keys.push_back("bench:route:" + std::to_string(i));
+    auto per_borrow_us = [&](redcoord::connection_pool& p) {
+        for (const auto& k : keys) (void)p.borrow_for(k);  // connected to every master
+        constexpr int n = 200'000;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; ++i) (void)p.borrow_for(keys[static_cast<std::size_t>(i) % 64]);
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                   .count() /
+               n;
+    };
+    const double cluster_us = per_borrow_us(cp), standalone_us = per_borrow_us(sp);
+    std::fprintf(stderr, "borrow + return: cluster %.3f us, standalone %.3f us\n", cluster_us,
+                 standalone_us);
+    redcoord::bench::print_value("cluster_route_overhead_us", cluster_us - standalone_us, "us");
+}
 
 // 4 threads, each with its own pool, over 10,000 resources for `for_how_long`.
 void resources_run(std::chrono::milliseconds for_how_long) {
@@ -138,61 +211,111 @@ void resources_run(std::chrono::milliseconds for_how_long) {
                     pairs ? static_cast<double>(c) / static_cast<double>(pairs.load()) : 0.0);
 }
 
-// SIGKILL the master of a lock's slot; time the cluster's own promotion and the lock's
-// first acquisition through the same pool afterwards.
+// SIGKILL master 0 while a lock, a queue, an elector and a signal waiter use it; time the
+// cluster's own promotion and each primitive's first success afterwards.
 void failover_run() {
+    using clock = std::chrono::steady_clock;
     redcoord::connection_pool pool(redcoord::parse_endpoint(cluster->url()));
-    const std::string name = cluster->key_on(0, "bench:failover:");
-    {
-        redcoord::distributed_lock warm(pool, name, {.ttl = 500ms});
-        if (warm.acquire(1s)) warm.release();
-    }
-    const auto killed = std::chrono::steady_clock::now();
+    const auto lock_name = cluster->key_on(0, "bench:failover:lock:");
+    redcoord::reliable_queue queue(pool, cluster->key_on(0, "bench:failover:queue:"));
+    redcoord::election_options eo;
+    eo.term = 2s;
+    eo.identity = "bench";
+    redcoord::leader_elector elector(pool, cluster->key_on(0, "bench:failover:election:"), eo);
+    elector.start();
+    // The hub's link is on the first seed, node 0: its death moves the link to the next seed.
+    redcoord::signal_hub hub(pool);
+    auto waiter = hub.listen({"bench:failover:signal"});
+    (void)redcoord::testing::eventually([&] { return elector.is_leader(); }, 10s);
+
+    const auto killed = clock::now();
     cluster->node(0).kill();
-    std::atomic<bool> locked{false};
-    std::chrono::steady_clock::time_point locked_at{};
-    std::thread locker([&] {
-        redcoord::distributed_lock l(pool, name, {.ttl = 2s});
-        while (std::chrono::steady_clock::now() - killed < 30s) {
-            try {
-                if (l.acquire(0ms)) {
-                    locked_at = std::chrono::steady_clock::now();
-                    locked = true;
-                    l.release();
-                    return;
-                }
-            } catch (const redcoord::error&) {}
-            std::this_thread::sleep_for(5ms);
-        }
+    auto until_works = [&](auto works) {
+        return std::async(std::launch::async, [&, works]() -> std::optional<clock::time_point> {
+            while (clock::now() - killed < 30s) {
+                try {
+                    if (works()) return clock::now();
+                } catch (const redcoord::error&) {}
+                std::this_thread::sleep_for(5ms);
+            }
+            return std::nullopt;
+        });
+    };
+    auto lock_at = until_works([&] {
+        redcoord::distributed_lock l(pool, lock_name, {.ttl = 2s});
+        if (!l.acquire(0ms)) return false;
+        l.release();
+        return true;
+    });
+    auto queue_at = until_works([&] {
+        (void)queue.push("probe");
+        auto d = queue.pop(50ms);
+        return d && queue.ack(*d);
+    });
+    auto election_at = until_works([&] {
+        // Leading on a round sent after the death: deadline = sent_at + term - drift.
+        const auto d = elector.deadline();
+        return elector.is_leader() && d && *d > killed + eo.term;
+    });
+    auto signal_at = until_works([&] {
+        (void)hub.broadcast("bench:failover:signal", "probe");
+        return waiter.wait(20ms).has_value();
     });
     const auto promoted = cluster->wait_promoted(0, 30s);
-    const auto promoted_at = std::chrono::steady_clock::now();
-    locker.join();
-    auto ms = [&](auto t) { return std::chrono::duration<double, std::milli>(t - killed).count(); };
+    const auto promoted_at = clock::now();
+    auto ms = [&](clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(t - killed).count();
+    };
     redcoord::bench::print_value("cluster_promotion_ms", ms(promoted_at), "ms");
-    if (locked) redcoord::bench::print_value("cluster_failover_lock_ms", ms(locked_at), "ms");
+    const std::pair<const char*, std::future<std::optional<clock::time_point>>*> each[] = {
+        {"cluster_failover_lock_ms", &lock_at},
+        {"cluster_failover_queue_ms", &queue_at},
+        {"cluster_failover_election_ms", &election_at},
+        {"cluster_failover_signaling_ms", &signal_at}};
+    for (const auto& [name, at] : each) {
+        if (auto t = at->get())
+            redcoord::bench::print_value(name, ms(*t), "ms");
+        else
+            std::fprintf(stderr, "%s: not working again within 30 s\n", name);
+    }
+    elector.stop();
     std::fprintf(stderr, "promoted node %zu\n", promoted);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    redcoord::testing::local_cluster c;
+    // The comparisons: three masters against one server, neither with replicas, so each side
+    // does the same work per call. The failover run below has a replica per master.
+    redcoord::testing::cluster_options no_replicas;
+    no_replicas.replicas_per_master = 0;
+    auto c = std::make_unique<redcoord::testing::local_cluster>(no_replicas);
     redcoord::testing::local_server s;
-    cluster = &c;
+    cluster = c.get();
     standalone = &s;
     (void)redcoord::bench::run_benchmarks(argc, argv);
     auto ratio = [](const side& a, const side& b) {
         return b.per_second() > 0 ? a.per_second() / b.per_second() : 0.0;
     };
-    std::fprintf(stderr, "lock pairs/s: cluster %.0f standalone %.0f; queue cycles/s: %.0f %.0f\n",
-                 lock_cluster.per_second(), lock_standalone.per_second(),
-                 queue_cluster.per_second(), queue_standalone.per_second());
+    std::fprintf(stderr,
+                 "per second, cluster / standalone: SET %.0f / %.0f; lock pairs %.0f / %.0f; queue "
+                 "cycles %.0f / %.0f; wakes %.0f / %.0f\n",
+                 raw_cluster.per_second(), raw_standalone.per_second(), lock_cluster.per_second(),
+                 lock_standalone.per_second(), queue_cluster.per_second(),
+                 queue_standalone.per_second(), wake_cluster.per_second(),
+                 wake_standalone.per_second());
+    redcoord::bench::print_ratio("command_cluster_node_vs_standalone",
+                                 ratio(raw_cluster, raw_standalone));
     redcoord::bench::print_ratio("lock_single_cluster_vs_standalone",
                                  ratio(lock_cluster, lock_standalone));
     redcoord::bench::print_ratio("reliable_queue_cluster_vs_standalone",
                                  ratio(queue_cluster, queue_standalone));
+    redcoord::bench::print_ratio("signal_wake_cluster_vs_standalone",
+                                 ratio(wake_cluster, wake_standalone));
+    route_overhead();
     resources_run(5s);
+    c = std::make_unique<redcoord::testing::local_cluster>();
+    cluster = c.get();
     failover_run();
     return 0;
 }

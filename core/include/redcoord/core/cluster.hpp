@@ -55,6 +55,7 @@ public:
     /// online one first), and the nodes of role `replica` not marked `failed` the replicas
     /// (Redis 7.0 calls an idle replica `loading`); shards without
     /// slots (a master just added) are left out.
+    /// @param r the reply, as read over RESP2.
     /// @param asked the node that answered: stands in for a node whose `endpoint` is unknown
     ///        (`?` or empty).
     /// @param tls read each node's `tls-port` instead of `port` (TLS clusters announce both).
@@ -63,6 +64,8 @@ public:
                                                  bool tls = false);
     /// Parses a CLUSTER SLOTS reply: `[first, last, [ip, port, id, ...], replicas...]` per
     /// range; an empty ip means the node that answered (`asked`).
+    /// @param r the reply, as read over RESP2.
+    /// @param asked the node that answered.
     /// @throws protocol_error on a reply that is not of this shape.
     [[nodiscard]] static cluster_map from_slots(const reply& r, const host_port& asked);
 
