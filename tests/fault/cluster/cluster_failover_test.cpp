@@ -1,11 +1,13 @@
 // Primitives through a `redis-cluster://` pool across the cluster's own faults (issue 19): the
-// master of their slot SIGKILLed (its replica promoted by the cluster), a manual failover and
-// a paused master.
+// master of their slot SIGKILLed (its replica promoted by the cluster) under a lock, a queue,
+// an election and a signal waiter; a manual failover; a slot migrated while a reliable queue
+// and a barrier use it; a paused master.
 
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/election/leader_elector.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/signaling/barrier.hpp>
@@ -15,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -184,4 +187,94 @@ TEST(ClusterFailover, PausedMasterCostsTimeoutsThenServesAgain) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);  // bounded by the command timeout
     c.node(2).resume();
     EXPECT_TRUE(lock_works(l, 10s));
+}
+
+TEST(ClusterFailover, KilledMasterKeepsOneLeaderAndEpochsRising) {
+    using clock = std::chrono::steady_clock;
+    local_cluster c;
+    connection_pool pool(parse_endpoint(c.url()));
+    const auto name = c.key_on(0, "election-");
+    struct turn {
+        std::string who;
+        clock::time_point from, to = clock::time_point::max();
+        std::uint64_t epoch = 0;
+    };
+    std::mutex mu;
+    std::vector<turn> turns;
+    std::vector<std::unique_ptr<leader_elector>> electors;
+    std::vector<boost::signals2::scoped_connection> slots;
+    for (const char* id : {"a", "b", "c"}) {
+        election_options o;
+        o.identity = id;
+        o.term = 1500ms;
+        electors.push_back(std::make_unique<leader_elector>(pool, name, o));
+        slots.push_back(electors.back()->on_elected([&, who = std::string(id)](std::uint64_t e) {
+            std::lock_guard g(mu);
+            turns.push_back({who, clock::now(), clock::time_point::max(), e});
+        }));
+        slots.push_back(electors.back()->on_revoked([&, who = std::string(id)](revoke_reason) {
+            std::lock_guard g(mu);
+            for (auto& t : turns)
+                if (t.who == who && t.to == clock::time_point::max()) t.to = clock::now();
+        }));
+        electors.back()->start();
+    }
+    const auto leads = [&] {
+        return std::count_if(electors.begin(), electors.end(),
+                             [](const auto& e) { return e->is_leader(); });
+    };
+    ASSERT_TRUE(eventually([&] { return leads() == 1; }, 10s));
+    const auto killed = clock::now();
+    c.node(0).kill();
+    (void)c.wait_promoted(0);
+    // A leader again, by a round sent after the death.
+    EXPECT_TRUE(eventually(
+        [&] {
+            for (const auto& e : electors)
+                if (e->is_leader() && e->deadline() && *e->deadline() > killed + 1500ms)
+                    return true;
+            return false;
+        },
+        15s));
+    for (auto& e : electors) e->stop();
+    std::lock_guard g(mu);
+    ASSERT_FALSE(turns.empty());
+    for (std::size_t i = 0; i < turns.size(); ++i)
+        for (std::size_t j = i + 1; j < turns.size(); ++j) {
+            const auto& x = turns[i];
+            const auto& y = turns[j];
+            if (x.who == y.who) continue;
+            EXPECT_TRUE(x.to <= y.from || y.to <= x.from)
+                << x.who << " and " << y.who << " led at once";
+        }
+    for (std::size_t i = 1; i < turns.size(); ++i)
+        if (turns[i].who != turns[i - 1].who) EXPECT_GT(turns[i].epoch, turns[i - 1].epoch);
+}
+
+TEST(ClusterFailover, SignalsReachTheWaiterAfterItsLinksNodeDies) {
+    local_cluster c;
+    connection_pool pool(parse_endpoint(c.url()));
+    signal_hub hub(pool);
+    auto w = hub.listen({"news"});  // its link is on node 0, the first seed
+    ASSERT_TRUE(eventually(
+        [&] {
+            (void)hub.broadcast("news", "before");
+            return w.wait(20ms).has_value();
+        },
+        5s));
+    c.node(0).kill();
+    (void)c.wait_promoted(0);
+    // The link moves to the next seed; what is broadcast once it resubscribed arrives.
+    EXPECT_TRUE(eventually(
+        [&] {
+            try {
+                (void)hub.broadcast("news", "after");
+            } catch (const error&) {
+                return false;
+            }
+            while (auto s = w.wait(20ms))
+                if (s->payload == "after") return true;
+            return false;
+        },
+        15s));
 }
