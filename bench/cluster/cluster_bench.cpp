@@ -17,7 +17,7 @@
 //                                               was on that master)
 //   value cluster_route_overhead_us             what routing adds to one borrow + return
 //   value cluster_resources_per_s               lock + release pairs/s across 10,000 resources
-//                                               from 4 threads, with each master's share
+//                                               from 4 processes, with each master's share
 // Each comparison alternates short blocks of cluster and standalone calls, so both meet the
 // same machine (loopback latency drifts within seconds). The resources spread over all three
 // masters; every pair is one round trip to its slot's master, as on one server.
@@ -37,14 +37,19 @@
 
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <future>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -173,42 +178,58 @@ void route_overhead() {
     redcoord::bench::print_value("cluster_route_overhead_us", cluster_us - standalone_us, "us");
 }
 
-// 4 threads, each with its own pool, over 10,000 resources for `for_how_long`.
+// 4 processes (forked, each with its own pool), lock + release over 10,000 resources for
+// `for_how_long`; each process counts its pairs, and which master served each, in shared memory.
 void resources_run(std::chrono::milliseconds for_how_long) {
+    constexpr int procs = 4;
+    struct counts {
+        std::atomic<std::uint64_t> pairs{0};
+        std::array<std::atomic<std::uint64_t>, 8> per_master{};
+    };
+    void* mem =
+        ::mmap(nullptr, sizeof(counts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) std::abort();
+    auto* shared = new (mem) counts{};
     const auto url = cluster->url();
-    std::atomic<std::uint64_t> pairs{0};
-    std::map<std::uint16_t, std::uint64_t> per_port;
-    std::mutex mu;
-    std::vector<std::thread> threads;
     const auto until = std::chrono::steady_clock::now() + for_how_long;
-    for (int t = 0; t < 4; ++t)
-        threads.emplace_back([&, t] {
-            redcoord::connection_pool pool(redcoord::parse_endpoint(url));
-            const auto map = pool.slot_map();
-            std::map<std::uint16_t, std::uint64_t> mine;
-            std::uint64_t n = 0;
-            for (std::uint64_t i = static_cast<std::uint64_t>(t) * 2500;
-                 std::chrono::steady_clock::now() < until; ++i) {
-                const auto name = "bench:res:" + std::to_string(i % 10000);
-                redcoord::distributed_lock l(pool, name, {.ttl = 30s});
-                if (l.acquire(0ms)) {
+    std::vector<pid_t> kids;
+    for (int p = 0; p < procs; ++p) {
+        const pid_t pid = ::fork();
+        if (pid < 0) std::abort();
+        if (pid == 0) {
+            {
+                redcoord::connection_pool pool(redcoord::parse_endpoint(url));
+                const auto map = pool.slot_map();
+                for (std::uint64_t i = static_cast<std::uint64_t>(p) * 2500;
+                     std::chrono::steady_clock::now() < until; ++i) {
+                    const auto name = "bench:res:" + std::to_string(i % 10000);
+                    redcoord::distributed_lock l(pool, name, {.ttl = 30s});
+                    if (!l.acquire(0ms)) continue;
                     l.release();
-                    ++n;
-                    ++mine[map->master_of(redcoord::hash_slot(name))->port];
+                    ++shared->pairs;
+                    const auto m =
+                        cluster->index_of(map->master_of(redcoord::hash_slot(name))->port);
+                    ++shared->per_master.at(m.value_or(7));
                 }
             }
-            pairs += n;
-            std::lock_guard g(mu);
-            for (auto [p, c] : mine) per_port[p] += c;
-        });
-    for (auto& t : threads) t.join();
+            ::_exit(0);
+        }
+        kids.push_back(pid);
+    }
+    for (auto pid : kids) {
+        int status = 0;
+        if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            std::abort();
+    }
     const double seconds = std::chrono::duration<double>(for_how_long).count();
-    redcoord::bench::print_value("cluster_resources_per_s", static_cast<double>(pairs) / seconds,
-                                 "pairs/s");
-    for (auto [p, c] : per_port)
-        std::printf("value cluster_resources_share_master_%zu %.3f fraction\n",
-                    cluster->index_of(p).value_or(99),
-                    pairs ? static_cast<double>(c) / static_cast<double>(pairs.load()) : 0.0);
+    const auto pairs = static_cast<double>(shared->pairs.load());
+    redcoord::bench::print_value("cluster_resources_per_s", pairs / seconds, "pairs/s");
+    for (std::size_t m = 0; m < 3; ++m)
+        redcoord::bench::print_value(
+            "cluster_resources_share_master_" + std::to_string(m),
+            pairs > 0 ? static_cast<double>(shared->per_master[m].load()) / pairs : 0.0,
+            "fraction");
+    ::munmap(mem, sizeof(counts));
 }
 
 // SIGKILL master 0 while a lock, a queue, an elector and a signal waiter use it; time the
