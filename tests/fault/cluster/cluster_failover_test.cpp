@@ -6,6 +6,7 @@
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/hash_slot.hpp>
+#include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
@@ -277,4 +278,31 @@ TEST(ClusterFailover, SignalsReachTheWaiterAfterItsLinksNodeDies) {
             return false;
         },
         15s));
+}
+
+TEST(ClusterFailover, ALockAcknowledgedByTheShardsReplicaSurvivesItsMastersDeath) {
+    local_cluster c;
+    connection_pool pool(parse_endpoint(c.url()));
+    const auto name = c.key_on(0, "wait-");
+    // WAIT on the shard's replica: granted only once the replica has the key, so the replica
+    // the cluster promotes still holds it (the failover race of the Redlock page, closed).
+    distributed_lock holder(pool, name, {.ttl = 20s, .replicas = 1});
+    auto held = holder.acquire(2s);
+    ASSERT_TRUE(held);
+    c.node(0).kill();  // at once: no time for anything but what WAIT already ensured
+    const auto promoted = c.wait_promoted(0);
+    distributed_lock rival(pool, name, {.ttl = 2s});
+    bool answered = false;
+    ASSERT_TRUE(eventually(
+        [&] {
+            try {
+                EXPECT_FALSE(rival.acquire(0ms)) << "the promoted replica lost the lock";
+                answered = true;
+            } catch (const error&) {}
+            return answered;
+        },
+        10s));
+    const std::string key = std::string(default_prefix) + "lock:{" + name + "}";
+    EXPECT_EQ(c.node(promoted).command({"EXISTS", key}).integer(), 1);
+    EXPECT_TRUE(holder.release());
 }
