@@ -230,4 +230,26 @@ void history_log::write(const redcoord::testing::history::event& e) {
     std::fflush(file_);
 }
 
+void numbered_writes(history_log& log, const std::string& name, const std::string& what,
+                     std::chrono::steady_clock::time_point until,
+                     std::chrono::milliseconds pause_min, std::chrono::milliseconds pause_max,
+                     const std::function<void(const std::string& id)>& op) {
+    namespace h = redcoord::testing::history;
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_int_distribution<long long> pause(pause_min.count(), pause_max.count());
+    for (std::uint64_t n = 1; std::chrono::steady_clock::now() < until; ++n) {
+        const std::string id = name + "-" + std::to_string(n);
+        h::event e{name, what, h::monotonic_ns(), 0, false, 0, 0, id};
+        try {
+            op(id);
+            e.ok = true;
+        } catch (const std::exception&) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the server is away
+        }
+        e.end_ns = h::monotonic_ns();
+        log.write(e);
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause(rng)));
+    }
+}
+
 }  // namespace chaos

@@ -158,6 +158,16 @@ void guarded_write(redcoord::connection_pool& resource, fence rule,
 // costs a client little time and the schedule's faults stay visible in its history.
 [[nodiscard]] redcoord::endpoint quick_endpoint(const std::string& url);
 
+class history_log;
+
+// A writer's loop until `until`: op(id) for ids NAME-1, NAME-2, ..., each logged as event `what`
+// (ok when op returned; after a failure the server is away, so 20 ms pass before the next), then
+// a random pause of pause_min..pause_max.
+void numbered_writes(history_log& log, const std::string& name, const std::string& what,
+                     std::chrono::steady_clock::time_point until,
+                     std::chrono::milliseconds pause_min, std::chrono::milliseconds pause_max,
+                     const std::function<void(const std::string& id)>& op);
+
 // A steady_clock instant as history time (CLOCK_MONOTONIC nanoseconds: libstdc++'s steady_clock).
 [[nodiscard]] std::int64_t history_ns(std::chrono::steady_clock::time_point t);
 

@@ -30,20 +30,8 @@ constexpr const char* queue_name = "chaos";
 // that forgets it loses messages, and the final drain has something to find.
 void produce(redcoord::reliable_queue& q, const std::string& name, chaos::history_log& log,
              steady_clock::time_point until) {
-    std::mt19937 rng(std::random_device{}());
-    for (std::uint64_t n = 1; steady_clock::now() < until; ++n) {
-        const std::string id = name + "-" + std::to_string(n);
-        h::event e{name, "push", h::monotonic_ns(), 0, false, 0, 0, id};
-        try {
-            (void)q.push(id);
-            e.ok = true;
-        } catch (const std::exception&) {
-            std::this_thread::sleep_for(milliseconds(20));  // the server is away
-        }
-        e.end_ns = h::monotonic_ns();
-        log.write(e);
-        std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(1, 4)(rng)));
-    }
+    chaos::numbered_writes(log, name, "push", until, milliseconds(1), milliseconds(4),
+                           [&](const std::string& id) { (void)q.push(id); });
 }
 
 void consume(redcoord::reliable_queue& q, const std::string& name, chaos::history_log& log,

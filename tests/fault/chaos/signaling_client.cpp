@@ -37,23 +37,13 @@ void publish(redcoord::signal_hub& hub, redcoord::connection_pool& pool, const s
              chaos::history_log& log, steady_clock::time_point until) {
     const char* mode = std::getenv("CHAOS_MODE");
     const bool plain = mode && std::string(mode) == "plain";
-    std::mt19937 rng(std::random_device{}());
-    for (std::uint64_t n = 1; steady_clock::now() < until; ++n) {
-        const std::string id = name + "-" + std::to_string(n);
-        h::event e{name, "signal", h::monotonic_ns(), 0, false, 0, 0, id};
-        try {
-            if (plain)
-                (void)pool.command({"PUBLISH", channel, id});
-            else
-                (void)hub.broadcast(channel, id);
-            e.ok = true;
-        } catch (const std::exception&) {
-            std::this_thread::sleep_for(milliseconds(20));  // the master is away
-        }
-        e.end_ns = h::monotonic_ns();
-        log.write(e);
-        std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(10, 30)(rng)));
-    }
+    chaos::numbered_writes(log, name, "signal", until, milliseconds(10), milliseconds(30),
+                           [&](const std::string& id) {
+                               if (plain)
+                                   (void)pool.command({"PUBLISH", channel, id});
+                               else
+                                   (void)hub.broadcast(channel, id);
+                           });
 }
 
 // An arrival whose reply was lost still counts until its lease lapses; a member arrives again
