@@ -165,19 +165,24 @@ using space = detail::subscription_book::space;
 
 bool subscriber::subscribe(const std::vector<std::string>& channels,
                            std::chrono::milliseconds wait) {
-    return impl_->add(space::channel, "SUBSCRIBE", channels, wait);
+    return impl_->add(space::channel, impl_->link->opts.sharded ? "SSUBSCRIBE" : "SUBSCRIBE",
+                      channels, wait);
 }
 
 bool subscriber::psubscribe(const std::vector<std::string>& patterns,
                             std::chrono::milliseconds wait) {
+    if (impl_->link->opts.sharded)
+        throw invalid_argument("a sharded subscriber has no patterns (sharded pub/sub has none)");
     return impl_->add(space::pattern, "PSUBSCRIBE", patterns, wait);
 }
 
 void subscriber::unsubscribe(const std::vector<std::string>& channels) {
-    impl_->remove(space::channel, "UNSUBSCRIBE", channels);
+    impl_->remove(space::channel, impl_->link->opts.sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE",
+                  channels);
 }
 
 void subscriber::punsubscribe(const std::vector<std::string>& patterns) {
+    if (impl_->link->opts.sharded) return;  // none subscribed
     impl_->remove(space::pattern, "PUNSUBSCRIBE", patterns);
 }
 

@@ -31,7 +31,8 @@ subscriber_link::subscriber_link(endpoint e, subscriber::message_handler on_mess
                                  subscriber_options o, subscriber::state_handler on_state)
     : ep(std::move(e)), opts(o),
       resolver(ep.is_sentinel() ? shared_sentinel_resolver(ep) : nullptr),
-      on_message(std::move(on_message)), on_state(std::move(on_state)), policy(policy_settings(o)) {
+      on_message(std::move(on_message)), on_state(std::move(on_state)), book(o.sharded),
+      policy(policy_settings(o)) {
 }
 
 bool subscriber_link::in_own_handler() const noexcept { return running_handler_of == this; }
@@ -71,12 +72,12 @@ void subscriber_link::handle(const reply& r) {
     if (!r.is_array() || r.elements().empty() || !r.elements()[0].is_string()) return;
     const auto& e = r.elements();
     const std::string& kind = e[0].text();
-    if (kind == "message" && e.size() >= 3) {
+    if ((kind == "message" || kind == "smessage") && e.size() >= 3) {
         deliver(pubsub_message{e[1].text(), {}, e[2].text()});
     } else if (kind == "pmessage" && e.size() >= 4) {
         deliver(pubsub_message{e[2].text(), e[1].text(), e[3].text()});
     } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" ||
-               kind == "punsubscribe") {
+               kind == "punsubscribe" || kind == "ssubscribe" || kind == "sunsubscribe") {
         if (e.size() < 2 || e[1].is_nil()) return;
         lock_guard lk(mu);
         book.confirmed(kind, e[1].text());

@@ -3,7 +3,9 @@
 namespace redcoord::detail {
 namespace {
 
-bool is_subscribe(const std::string& verb) { return verb == "SUBSCRIBE" || verb == "PSUBSCRIBE"; }
+bool is_subscribe(const std::string& verb) {
+    return verb == "SUBSCRIBE" || verb == "PSUBSCRIBE" || verb == "SSUBSCRIBE";
+}
 bool is_pattern(const std::string& verb) { return verb == "PSUBSCRIBE" || verb == "PUNSUBSCRIBE"; }
 // The verb a confirmation push answers: "psubscribe" answers PSUBSCRIBE, and so on.
 bool answers(const std::string& kind, const std::string& verb) {
@@ -62,7 +64,7 @@ std::vector<std::vector<std::string>> subscription_book::relink() {
         n.confirmed.clear();
         n.pending.clear();
         if (n.wanted.empty()) continue;
-        cmds.push_back(sent(s == space::channel ? "SUBSCRIBE" : "PSUBSCRIBE",
+        cmds.push_back(sent(s == space::channel ? channel_subscribe() : "PSUBSCRIBE",
                             {n.wanted.begin(), n.wanted.end()}));
     }
     return cmds;
@@ -77,18 +79,29 @@ void subscription_book::settle_subscribe(names& n, const std::string& name) {
 }
 
 void subscription_book::confirmed(const std::string& kind, const std::string& name) {
+    bool asked = false;  // the push answers a command of ours, not the server's own doing
     if (!outstanding_.empty()) {
         auto& c = outstanding_.front();
-        if (answers(kind, c.verb) && c.answered < c.names.size() && c.names[c.answered] == name &&
-            ++c.answered == c.names.size())
-            outstanding_.pop_front();
+        if (answers(kind, c.verb) && c.answered < c.names.size() && c.names[c.answered] == name) {
+            asked = true;
+            if (++c.answered == c.names.size()) outstanding_.pop_front();
+        }
     }
     const bool pattern = kind == "psubscribe" || kind == "punsubscribe";
     auto& n = of(pattern ? space::pattern : space::channel);
-    if (kind == "subscribe" || kind == "psubscribe")
+    if (kind == "subscribe" || kind == "psubscribe" || kind == "ssubscribe") {
         settle_subscribe(n, name);
-    else if (!n.pending.count(name))
+    } else if (!n.pending.count(name)) {
         n.confirmed.erase(name);
+        // Sharded: the node dropped a channel we still want because its slot is served
+        // elsewhere now. Subscribing again here would be refused (MOVED): refuse it now.
+        if (sharded_ && kind == "sunsubscribe" && !asked && n.wanted.erase(name)) {
+            last_error_ =
+                "the server dropped shard channel subscription (its hash slot is "
+                "served by another node now)";
+            n.refused[name] = last_error_;
+        }
+    }
 }
 
 void subscription_book::ponged() {

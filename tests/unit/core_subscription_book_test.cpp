@@ -80,3 +80,57 @@ TEST(SubscriptionBook, C3_PingRepliesKeepErrorsChargedToTheRightCommand) {
     b.ponged();
     EXPECT_EQ(b.error("NOPERM"), (std::vector<std::string>{"no"}));
 }
+
+// Sharded pub/sub (issue 19): the channel space speaks SSUBSCRIBE / SUNSUBSCRIBE.
+TEST(SubscriptionBook, ShardedBookSubscribesWithSsubscribe) {
+    subscription_book b(true);
+    EXPECT_STREQ(b.channel_subscribe(), "SSUBSCRIBE");
+    EXPECT_STREQ(b.channel_unsubscribe(), "SUNSUBSCRIBE");
+    EXPECT_STREQ(subscription_book().channel_subscribe(), "SUBSCRIBE");
+    (void)b.want(space::channel, {"{a}x", "{a}y"});
+    const auto cmds = b.relink();
+    ASSERT_EQ(cmds.size(), 1u);
+    EXPECT_EQ(cmds[0], (std::vector<std::string>{"SSUBSCRIBE", "{a}x", "{a}y"}));
+    b.confirmed("ssubscribe", "{a}x");
+    EXPECT_FALSE(b.all_confirmed());
+    b.confirmed("ssubscribe", "{a}y");
+    EXPECT_TRUE(b.all_confirmed());
+}
+
+// The node sends sunsubscribe by itself when the channel's slot moves away: a channel still
+// wanted is refused (subscribing there again would get MOVED), its waiters learn why.
+TEST(SubscriptionBook, ShardChannelDroppedByTheServerIsRefused) {
+    subscription_book b(true);
+    (void)b.want(space::channel, {"c"});
+    (void)b.relink();
+    b.confirmed("ssubscribe", "c");
+    ASSERT_TRUE(b.all_confirmed());
+    b.confirmed("sunsubscribe", "c");  // nothing of ours asked for it
+    EXPECT_TRUE(b.refused_any(space::channel, {"c"}));
+    ASSERT_TRUE(b.refusal(space::channel, "c"));
+    EXPECT_NE(b.refusal(space::channel, "c")->find("another node"), std::string::npos);
+    EXPECT_TRUE(b.relink().empty());  // no longer wanted: not subscribed again
+}
+
+TEST(SubscriptionBook, RequestedSunsubscribeIsNoRefusal) {
+    subscription_book b(true);
+    (void)b.want(space::channel, {"c"});
+    (void)b.relink();
+    b.confirmed("ssubscribe", "c");
+    for (const auto& n : b.unwant(space::channel, {"c"})) (void)b.sent("SUNSUBSCRIBE", {n});
+    b.confirmed("sunsubscribe", "c");
+    EXPECT_FALSE(b.refused_any(space::channel, {"c"}));
+    EXPECT_TRUE(b.all_confirmed());
+}
+
+// A plain book keeps its behaviour: a server-sent unsubscribe (CLIENT KILL is the usual
+// cause) only unconfirms.
+TEST(SubscriptionBook, PlainBookDoesNotRefuseAnUnaskedUnsubscribe) {
+    subscription_book b;
+    (void)b.want(space::channel, {"c"});
+    (void)b.relink();
+    b.confirmed("subscribe", "c");
+    b.confirmed("unsubscribe", "c");
+    EXPECT_FALSE(b.refused_any(space::channel, {"c"}));
+    EXPECT_FALSE(b.all_confirmed());
+}

@@ -190,3 +190,37 @@ TEST(ClusterPoolErrors, ClusterDownIsRetriedUntilTheDeadlineThenTyped) {
     heal.join();
     EXPECT_EQ(value, "1");
 }
+
+TEST_F(ClusterPool, ShardedSubscriberOnTheSlotsMasterAndReplica) {
+    const auto channel = cluster().key_on(2, "shard:");
+    const auto slot = hash_slot(channel);
+    const auto replicas = cluster().replicas_of(2);
+    ASSERT_FALSE(replicas.empty());
+    subscriber_options so;
+    so.sharded = true;
+    std::atomic<int> on_master{0}, on_replica{0};
+    subscriber m(
+        cluster().node(2).endpoint(),
+        [&](const pubsub_message& msg) { on_master += msg.payload == "hi"; }, so);
+    subscriber r(
+        cluster().node(replicas.front()).endpoint(),
+        [&](const pubsub_message& msg) { on_replica += msg.payload == "hi"; }, so);
+    ASSERT_TRUE(m.subscribe({channel}, 5s));
+    ASSERT_TRUE(r.subscribe({channel}, 5s));
+    EXPECT_THROW((void)m.psubscribe({"shard:*"}, 1s), invalid_argument);
+    connection_pool pool(parse_endpoint(cluster().url()));
+    // SPUBLISH is routed by its channel to the slot's master; both links deliver.
+    EXPECT_GE(pool.command({"SPUBLISH", channel, "hi"}).integer(), 1);
+    EXPECT_TRUE(eventually([&] { return on_master.load() == 1 && on_replica.load() == 1; }));
+    // A node that does not serve the slot refuses the subscription with its MOVED text.
+    subscriber elsewhere(
+        cluster().node(cluster().other_master(2)).endpoint(), [](const pubsub_message&) {}, so);
+    EXPECT_FALSE(elsewhere.subscribe({channel}, 5s));
+    EXPECT_NE(elsewhere.last_error().find("MOVED"), std::string::npos) << elsewhere.last_error();
+    // The slot moves away: the master drops the subscription, which is then refused.
+    cluster().migrate_slot(slot, cluster().other_master(2));
+    EXPECT_TRUE(eventually(
+        [&] { return m.last_error().find("another node") != std::string::npos; }))
+        << m.last_error();
+    cluster().migrate_slot(slot, 2);  // back, for the other tests
+}

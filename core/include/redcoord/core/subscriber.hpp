@@ -58,6 +58,14 @@ struct subscriber_options {
     /// An idle link is PINGed this often and dropped after three intervals without any
     /// data, so a paused or silently dead server is noticed. Zero disables the check.
     std::chrono::milliseconds health_interval{1000};
+    /// Sharded pub/sub (Redis 7.0, for a Redis Cluster node): channels are subscribed with
+    /// SSUBSCRIBE and dropped with SUNSUBSCRIBE, and messages published with SPUBLISH arrive.
+    /// The node must serve the channel's hash slot (as master or replica): otherwise the
+    /// subscription is refused with the server's `MOVED` text. When the slot moves away the
+    /// server drops the subscription itself; the channel is then refused the same way
+    /// (last_error() says so) and stops being wanted. psubscribe() throws invalid_argument:
+    /// sharded pub/sub has no patterns. Source: redis.io, SSUBSCRIBE and "Sharded Pub/Sub".
+    bool sharded = false;
     /// Internal; leave at its default (see detail::subscriber_tuning).
     detail::subscriber_tuning tuning{};
 };

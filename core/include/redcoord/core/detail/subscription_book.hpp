@@ -29,6 +29,19 @@ namespace redcoord::detail {
 /// Thread-safety: none; the subscriber guards it with its mutex.
 class subscription_book {
 public:
+    /// With `sharded`, the channel space is subscribed with SSUBSCRIBE/SUNSUBSCRIBE (sharded
+    /// pub/sub), and a `sunsubscribe` the server sends unasked for a wanted channel (its
+    /// slot moved away) refuses that channel.
+    explicit subscription_book(bool sharded = false) noexcept : sharded_(sharded) {}
+    /// The verb that subscribes the channel space: SUBSCRIBE, or SSUBSCRIBE when sharded.
+    [[nodiscard]] const char* channel_subscribe() const noexcept {
+        return sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE";
+    }
+    /// The verb that unsubscribes it: UNSUBSCRIBE, or SUNSUBSCRIBE when sharded.
+    [[nodiscard]] const char* channel_unsubscribe() const noexcept {
+        return sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
+    }
+
     /// Which namespace a command or reply is about.
     enum class space {
         channel,
@@ -85,6 +98,7 @@ private:
     const names& of(space s) const noexcept { return s == space::channel ? channels_ : patterns_; }
     void settle_subscribe(names& n, const std::string& name);
 
+    bool sharded_ = false;
     names channels_, patterns_;
     std::deque<command> outstanding_;
     std::string last_error_;
