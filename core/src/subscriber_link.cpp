@@ -32,8 +32,7 @@ subscriber_link::subscriber_link(endpoint e, subscriber::message_handler on_mess
     : ep(std::move(e)), opts(o),
       resolver(ep.is_sentinel() ? shared_sentinel_resolver(ep) : nullptr),
       on_message(std::move(on_message)), on_state(std::move(on_state)), book(o.sharded),
-      policy(policy_settings(o)) {
-}
+      policy(policy_settings(o)) {}
 
 bool subscriber_link::in_own_handler() const noexcept { return running_handler_of == this; }
 

@@ -219,8 +219,8 @@ TEST_F(ClusterPool, ShardedSubscriberOnTheSlotsMasterAndReplica) {
     EXPECT_NE(elsewhere.last_error().find("MOVED"), std::string::npos) << elsewhere.last_error();
     // The slot moves away: the master drops the subscription, which is then refused.
     cluster().migrate_slot(slot, cluster().other_master(2));
-    EXPECT_TRUE(eventually(
-        [&] { return m.last_error().find("another node") != std::string::npos; }))
-        << m.last_error();
+    EXPECT_TRUE(eventually([&] {
+        return m.last_error().find("another node") != std::string::npos;
+    })) << m.last_error();
     cluster().migrate_slot(slot, 2);  // back, for the other tests
 }
