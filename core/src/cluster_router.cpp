@@ -54,6 +54,7 @@ connection_pool& cluster_router::node_pool(const host_port& node) {
             [node_ep, self](std::chrono::milliseconds t) {
                 auto c = std::make_unique<connection>(open_connection(node_ep, t));
                 connection_access::get(*c).cluster = self;
+                connection_access::get(*c).cluster_node = true;
                 return c;
             },
             [weak = weak_from_this(), node] {

@@ -74,6 +74,8 @@ struct connection::impl {
     // Set on a connection a cluster pool opened; weak, so that idle connections in the
     // router's node pools do not keep the router alive.
     std::weak_ptr<detail::redirect_follower> cluster;
+    // Opened by a cluster pool (also once its router is gone): scripts pick their sharded form.
+    bool cluster_node = false;
     // Between a MULTI and its EXEC/DISCARD sent through command(): a redirection of a queued
     // command must not be followed outside the transaction.
     bool in_multi = false;

@@ -277,11 +277,13 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
                                  std::span<const std::string_view> keys,
                                  std::span<const std::string_view> args,
                                  const fan_out_options& opts) {
+    // A fan-out goes to independent servers or to one cluster's nodes, never to both.
+    const script& form = s.for_cluster(!pools.empty() && pools[0]->where().is_cluster());
     std::string nkeys, eval_nkeys;
-    const auto sha = detail::script_argv(s, true, keys, args, nkeys);
+    const auto sha = detail::script_argv(form, true, keys, args, nkeys);
     return run(pools,
-               payload{sha, [&] { return detail::script_argv(s, false, keys, args, eval_nkeys); },
-                       &s.sha1()},
+               payload{sha, [&] { return detail::script_argv(form, false, keys, args, eval_nkeys); },
+                       &form.sha1()},
                opts);
 }
 

@@ -594,6 +594,12 @@ void set_pool_connector(connection_pool& pool,
     pool_access::set_connector(pool, std::move(connector));
 }
 
+std::shared_ptr<const cluster_map> pool_access::fresh_slot_map(connection_pool& p) {
+    if (!p.state_->cluster) return nullptr;
+    p.state_->cluster->refresh(true);
+    return p.state_->cluster->map();
+}
+
 void pool_access::set_cluster_node(
     connection_pool& p,
     std::function<std::unique_ptr<connection>(std::chrono::milliseconds)> connector,

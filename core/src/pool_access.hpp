@@ -38,6 +38,9 @@ struct pool_access {
         connection_pool& p,
         std::function<std::unique_ptr<connection>(std::chrono::milliseconds)> connector,
         std::function<void()> on_broken);
+    // A cluster pool's slot map asked for again now (at most once per the router's spacing;
+    // within it, the map in hand), or null for another endpoint. @throws as slot_map().
+    static std::shared_ptr<const cluster_map> fresh_slot_map(connection_pool& p);
     // detail::set_pool_connector (pool_hooks.hpp).
     static void set_connector(connection_pool& p,
                               std::function<std::unique_ptr<connection>()> connector);

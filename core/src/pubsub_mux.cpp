@@ -1,3 +1,5 @@
+#include "pubsub_mux_entry.hpp"
+
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/refusal.hpp>
@@ -13,24 +15,22 @@
 
 namespace redcoord::detail {
 
-namespace {
 // Two endpoints that reach the same server; credentials and timeouts do not matter here.
-std::string address_of(const endpoint& ep) {
+std::string pubsub_address_of(const endpoint& ep) {
     return ep.unix_path.empty() ? ep.host + ':' + std::to_string(ep.port) : "unix:" + ep.unix_path;
 }
+
+namespace {
+std::string address_of(const endpoint& ep) { return pubsub_address_of(ep); }
 }  // namespace
 
-struct pubsub_mux::entry {
-    bool pattern = false;
-    std::string name;
-    handlers h;
-    // Held while a handler runs and while the listener unregisters, so that after reset()
-    // returns no handler of it runs. Recursive: a handler may reset its own listener.
-    std::recursive_mutex call_mu;
-    bool gone = false;  // under call_mu
-};
 
-pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) { opts_.follow_replicas = false; }
+
+pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) {
+    opts_.follow_replicas = false;
+    if (ep_.is_cluster())
+        throw invalid_argument("pubsub_mux: a Redis Cluster endpoint needs a runtime (its slot map)");
+}
 
 pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsub_mux_options opts)
     : ep_(std::move(ep)), opts_(opts), rt_(std::move(rt)) {
@@ -38,14 +38,16 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
         throw invalid_argument("pubsub_mux_options::replica_refresh must be > 0");
     if (opts_.discovery_timeout.count() <= 0)
         throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
-    // Classic pub/sub on a cluster reaches every node: the one link needs no replicas.
+    if (ep_.is_cluster() && !rt_)
+        throw invalid_argument("pubsub_mux: a Redis Cluster endpoint needs a runtime (its slot map)");
+    // On a cluster each shard's group has its replicas from the slot map instead.
     if (!rt_ || ep_.is_cluster()) opts_.follow_replicas = false;
     if (rt_) {
         const metrics_scope ms(*rt_);
         reconnects_ = ms.counter(metric::reconnects_total,
                                  {{"endpoint", ep_.to_string()}, {"link", "pubsub"}});
     }
-    if (opts_.follow_replicas) {
+    if (opts_.follow_replicas || ep_.is_cluster()) {
         discovery_strand_ = std::make_unique<strand>(rt_->callbacks());
         // The timer thread only schedules; the blocking ask runs on the callback thread, so a
         // dead master delays neither watchdogs nor rounds.
@@ -58,28 +60,32 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
 }
 
 pubsub_mux::~pubsub_mux() {
-    std::unique_ptr<subscriber> link;
+    std::shared_ptr<subscriber> link;
     std::map<std::string, replica_link> replicas;
+    std::map<std::string, shard_group> shards;
     {
         lock_guard l(mu_);
         closing_ = true;  // a discovery finishing now adds no link
         link = std::move(link_);
         replicas.swap(replicas_);
+        shards.swap(shards_);
     }
     // The links first, outside mu_ (a handler running now takes mu_ to dispatch): the master
     // link's state handler arms the discovery timer, which must outlive it.
     replicas.clear();
+    shards.clear();
     link.reset();
     discovery_timer_.reset();   // no tick runs or will run
     discovery_strand_.reset();  // no discovery runs or will run
 }
 
-std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool master) {
+std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool master, up_flag up_to,
+                                                  const subscriber_options& opts) {
     // The link's history for the log and the reconnect count: 0 never up, 1 up, 2 down.
     auto seen = std::make_shared<std::atomic<int>>(0);
     return std::make_unique<subscriber>(
-        ep, [this](const pubsub_message& m) { dispatch(m); }, opts_.link,
-        [this, master, seen, where = ep.to_string()](bool up) {
+        ep, [this](const pubsub_message& m) { dispatch(m); }, opts,
+        [this, master, seen, up_to = std::move(up_to), where = ep.to_string()](bool up) {
             const int before = seen->exchange(up ? 1 : 2);
             if (rt_ && up && before == 2) {
                 reconnects_.inc();
@@ -89,18 +95,19 @@ std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool maste
                 rt_->emit(log_level::warning, "signaling", "pub/sub link down",
                           {{"endpoint", where}, {"role", master ? "master" : "replica"}});
             }
-            if (master) {
-                master_up_.store(up);
-                // A master that came back may have other replicas now (a failover, a restart).
-                if (up) refresh_replicas();
-            }
+            if (up_to) up_to->store(up);
+            // A master that came back may have other replicas now (a failover, a restart); on
+            // a cluster, a link that dropped may mean a failover, which moves the slot.
+            if ((master && up) || (clustered() && !up)) refresh_replicas();
             link_state(up);
         });
 }
 
 subscriber& pubsub_mux::link_locked() {
+    if (clustered())
+        throw invalid_argument("pubsub_mux: a Redis Cluster endpoint has one link per shard");
     if (!link_) {
-        link_ = make_link(ep_, true);
+        link_ = make_link(ep_, true, master_up_, opts_.link);
         if (discovery_timer_) discovery_timer_->arm(std::chrono::steady_clock::now());
     }
     return *link_;
@@ -134,7 +141,21 @@ pubsub_mux::listener pubsub_mux::add(bool pattern, std::string name, handlers h)
     e->pattern = pattern;
     e->name = std::move(name);
     e->h = std::move(h);
+    if (pattern && clustered())
+        throw invalid_argument(
+            "pub/sub patterns are not available on a Redis Cluster endpoint (sharded pub/sub, "
+            "which keeps a channel on its shard, has no patterns): listen on channels");
     lock_guard l(mu_);
+    if (clustered()) {
+        auto& list = channels_[e->name];
+        if (list.empty()) {
+            home_locked(e->name);
+            // Not homed (no map yet, or its slot is unserved): the tick homes it soon.
+            if (!home_.count(e->name)) refresh_replicas();
+        }
+        list.push_back(e);
+        return listener(shared_from_this(), std::move(e));
+    }
     auto& sub = link_locked();
     auto& list = (pattern ? patterns_ : channels_)[e->name];
     // Under mu_, like the UNSUBSCRIBE of the last listener: each subscriber sees the two in
@@ -166,6 +187,10 @@ void pubsub_mux::release(const std::shared_ptr<entry>& e) noexcept {
     list.erase(std::remove(list.begin(), list.end(), e), list.end());
     if (!list.empty()) return;
     map.erase(it);
+    if (clustered()) {
+        unhome_locked(e->name);  // an empty group is closed by the next rehome, off this thread
+        return;
+    }
     // Under mu_: a listen() of the same name either came before (then the list was not empty)
     // or comes after and subscribes again.
     auto drop = [&](subscriber& s) {
@@ -181,6 +206,9 @@ void pubsub_mux::release(const std::shared_ptr<entry>& e) noexcept {
 }
 
 void pubsub_mux::add_replica(const endpoint& replica) {
+    if (clustered())
+        throw invalid_argument(
+            "pubsub_mux: the replicas of a Redis Cluster's shards come from its slot map");
     const auto addr = address_of(replica);
     lock_guard l(mu_);
     if (addr == address_of(ep_) && !ep_.is_sentinel()) return;
@@ -188,7 +216,7 @@ void pubsub_mux::add_replica(const endpoint& replica) {
     r.given = true;
     if (r.sub) return;
     r.ep = replica;
-    r.sub = make_link(replica, false);
+    r.sub = make_link(replica, false, nullptr, opts_.link);
     subscribe_all(*r.sub);
 }
 
@@ -196,6 +224,8 @@ std::vector<endpoint> pubsub_mux::replicas() const {
     lock_guard l(mu_);
     std::vector<endpoint> out;
     for (const auto& [addr, r] : replicas_) out.push_back(r.ep);
+    for (const auto& [key, g] : shards_)
+        for (const auto& [addr, r] : g.replicas) out.push_back(r->where());
     return out;
 }
 
@@ -204,6 +234,10 @@ void pubsub_mux::refresh_replicas() {
 }
 
 void pubsub_mux::discover() noexcept {
+    if (clustered()) {
+        rehome(false);
+        return;
+    }
     endpoint ask = ep_;
     ask.connect_timeout = std::min(ask.connect_timeout, opts_.discovery_timeout);
     ask.command_timeout = std::min(ask.command_timeout, opts_.discovery_timeout);
@@ -216,7 +250,7 @@ void pubsub_mux::discover() noexcept {
 }
 
 void pubsub_mux::discovered(const std::vector<endpoint>& found) {
-    std::vector<std::unique_ptr<subscriber>> gone;
+    std::vector<std::shared_ptr<subscriber>> gone;
     {
         lock_guard l(mu_);
         if (closing_) return;
@@ -238,7 +272,7 @@ void pubsub_mux::discovered(const std::vector<endpoint>& found) {
             auto& r = replicas_[addr];
             if (r.sub) continue;
             r.ep = *ep;
-            r.sub = make_link(*ep, false);
+            r.sub = make_link(*ep, false, nullptr, opts_.link);
             subscribe_all(*r.sub);
         }
     }
@@ -280,6 +314,11 @@ void pubsub_mux::link_state(bool up) {
 
 bool pubsub_mux::connected() const {
     lock_guard l(mu_);
+    if (clustered()) {
+        if (home_.size() != channels_.size()) return false;
+        return std::all_of(shards_.begin(), shards_.end(),
+                           [](const auto& g) { return g.second.master->connected(); });
+    }
     return link_ && link_->connected();
 }
 
@@ -288,7 +327,24 @@ std::size_t pubsub_mux::connected_links() const {
     std::size_t n = link_ && link_->connected() ? 1 : 0;
     for (const auto& [addr, r] : replicas_)
         if (r.sub->connected()) ++n;
+    for (const auto& [key, g] : shards_) {
+        if (g.master->connected()) ++n;
+        for (const auto& [addr, r] : g.replicas)
+            if (r->connected()) ++n;
+    }
     return n;
+}
+
+std::shared_ptr<subscriber> pubsub_mux::link_of(const std::string& channel) {
+    lock_guard l(mu_);
+    if (!clustered()) {
+        (void)link_locked();
+        return link_;
+    }
+    auto h = home_.find(channel);
+    if (h == home_.end()) return nullptr;
+    auto g = shards_.find(h->second);
+    return g == shards_.end() ? nullptr : g->second.master;
 }
 
 std::size_t pubsub_mux::interests() const {
@@ -315,6 +371,7 @@ void pubsub_mux::listener::reset() noexcept {
 
 std::optional<std::string> pubsub_mux::listener::refusal() const {
     if (!entry_) return std::nullopt;
+    if (mux_->clustered()) return mux_->refusal_clustered(*entry_);
     return subscriber_access::refusal(mux_->link(), entry_->pattern, entry_->name);
 }
 
@@ -328,6 +385,7 @@ bool pubsub_mux::listener::wait_confirmed(std::chrono::milliseconds wait) const 
 }
 
 bool pubsub_mux::listener::confirm(std::chrono::milliseconds wait) const {
+    if (mux_->clustered()) return mux_->confirm_clustered(*entry_, wait);
     const auto until = deadline_after(wait);
     auto on = [&](subscriber& s, std::chrono::milliseconds w) {
         return entry_->pattern ? s.psubscribe({entry_->name}, w) : s.subscribe({entry_->name}, w);
@@ -348,7 +406,7 @@ bool pubsub_mux::listener::confirm(std::chrono::milliseconds wait) const {
         if (refusal()) return false;
         // A master link that is up but slow to confirm (a paused server) is waited for: a
         // replica's confirmation alone would let a publish on the master go unheard.
-        if (!mux_->master_up_.load() && on_replica()) return true;
+        if (!mux_->master_up_->load() && on_replica()) return true;
         if (time_left<std::chrono::milliseconds>(until).count() <= 0) return false;
     }
 }

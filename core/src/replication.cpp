@@ -112,10 +112,11 @@ replicated_reply run_then_wait_unchecked(connection& c, const script& s,
     auto views = [](const std::vector<std::string>& v) {
         return std::vector<std::string_view>(v.begin(), v.end());
     };
-    const auto sha = detail::script_command(s, true, keys, args);
+    const script& form = s.for_cluster(detail::connection_access::get(c).cluster_node);
+    const auto sha = detail::script_command(form, true, keys, args);
     auto r = send_with_wait(c, views(sha), replicas, timeout);
     if (r.first.is_error() && is_noscript(r.first)) {
-        const auto full = detail::script_command(s, false, keys, args);
+        const auto full = detail::script_command(form, false, keys, args);
         r = send_with_wait(c, views(full), replicas, timeout);
         return finish(std::move(r), "EVAL");
     }

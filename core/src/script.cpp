@@ -16,9 +16,37 @@ bool is_noscript(const reply& e) noexcept {
     return e.is_error() && e.text().rfind("NOSCRIPT", 0) == 0;
 }
 
-script::script(std::string source) : source_(std::move(source)) {
+namespace {
+// `source` with each PUBLISH whose name is a quoted literal of redis.call/pcall made SPUBLISH.
+std::string sharded_source(std::string_view source, bool& changed) {
+    std::string out;
+    changed = false;
+    for (;;) {
+        const auto at = source.find("PUBLISH");
+        if (at == std::string_view::npos) break;
+        const bool quoted = at > 0 && (source[at - 1] == '\'' || source[at - 1] == '"') &&
+                            at + 7 < source.size() && source[at + 7] == source[at - 1];
+        out.append(source.substr(0, at));
+        if (quoted) {
+            out.push_back('S');
+            changed = true;
+        }
+        out.append("PUBLISH");
+        source.remove_prefix(at + 7);
+    }
+    out.append(source);
+    return out;
+}
+}  // namespace
+
+script::script(std::string source, cluster_publish publish) : source_(std::move(source)) {
     if (source_.empty()) throw invalid_argument("script source must not be empty");
     sha1_ = detail::sha1_hex(source_);
+    if (publish == cluster_publish::sharded) {
+        bool changed = false;
+        auto s = sharded_source(source_, changed);
+        if (changed) sharded_ = std::make_shared<const script>(std::move(s));
+    }
 }
 
 namespace detail {
@@ -119,6 +147,7 @@ reply script::run_unchecked(connection& c, std::chrono::milliseconds timeout,
                             std::span<const std::string_view> keys,
                             std::span<const std::string_view> args) const {
     auto& ci = detail::connection_access::get(c);
+    if (sharded_ && ci.cluster_node) return sharded_->run_unchecked(c, timeout, keys, args);
     std::string nkeys;
     auto argv = argv_for(c, keys, args, nkeys);
     if (argv[0] == "EVALSHA") {
@@ -138,6 +167,7 @@ reply script::run_unchecked(connection& c, std::chrono::milliseconds timeout,
 void script::send(connection& c, std::span<const std::string_view> keys,
                   std::span<const std::string_view> args) const {
     auto& ci = detail::connection_access::get(c);
+    if (sharded_ && ci.cluster_node) return sharded_->send(c, keys, args);
     if (ci.poisoned)
         throw connection_error("connection to " + ci.where() +
                                " is unusable after an earlier failure");

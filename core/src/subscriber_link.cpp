@@ -54,13 +54,24 @@ void subscriber_link::notify_state(bool up) {
     } catch (...) {}
 }
 
+void subscriber_link::told_refused() {
+    if (closed.load() || !opts.tuning.on_refused) return;
+    try {
+        opts.tuning.on_refused();
+    } catch (...) {}
+}
+
 void subscriber_link::handle(const reply& r) {
     if (r.is_error()) {
         // E.g. NOPERM for a channel the ACL user may not access: the names it refused stop
         // being wanted (resubscribing would only be refused again) and their waiters return.
-        lock_guard lk(mu);
-        (void)book.error(r.text());
-        cv.notify_all();
+        bool refused = false;
+        {
+            lock_guard lk(mu);
+            refused = !book.error(r.text()).empty();
+            cv.notify_all();
+        }
+        if (refused) told_refused();
         return;
     }
     if (r.is_status()) {  // +PONG: the reply to a health PING while nothing is subscribed
@@ -78,9 +89,13 @@ void subscriber_link::handle(const reply& r) {
     } else if (kind == "subscribe" || kind == "psubscribe" || kind == "unsubscribe" ||
                kind == "punsubscribe" || kind == "ssubscribe" || kind == "sunsubscribe") {
         if (e.size() < 2 || e[1].is_nil()) return;
-        lock_guard lk(mu);
-        book.confirmed(kind, e[1].text());
-        cv.notify_all();
+        bool refused = false;
+        {
+            lock_guard lk(mu);
+            refused = book.confirmed(kind, e[1].text());
+            cv.notify_all();
+        }
+        if (refused) told_refused();
     } else if (kind == "pong") {
         lock_guard lk(mu);
         book.ponged();

@@ -103,6 +103,8 @@ public:
 
 private:
     void handle(const reply& r) REDCOORD_REQUIRES(read_mu) REDCOORD_EXCLUDES(mu);
+    // opts.tuning.on_refused, if set.
+    void told_refused() REDCOORD_REQUIRES(read_mu) REDCOORD_EXCLUDES(mu);
     void deliver(const pubsub_message& m) REDCOORD_REQUIRES(read_mu);
 };
 

@@ -78,7 +78,7 @@ void subscription_book::settle_subscribe(names& n, const std::string& name) {
     if (n.wanted.count(name)) n.confirmed.insert(name);
 }
 
-void subscription_book::confirmed(const std::string& kind, const std::string& name) {
+bool subscription_book::confirmed(const std::string& kind, const std::string& name) {
     bool asked = false;  // the push answers a command of ours, not the server's own doing
     if (!outstanding_.empty()) {
         auto& c = outstanding_.front();
@@ -100,8 +100,10 @@ void subscription_book::confirmed(const std::string& kind, const std::string& na
                 "the server dropped shard channel subscription (its hash slot is "
                 "served by another node now)";
             n.refused[name] = last_error_;
+            return true;
         }
     }
+    return false;
 }
 
 void subscription_book::ponged() {

@@ -70,7 +70,8 @@ if f[1] == ARGV[1] and f[2] == ARGV[3] then
   return 1
 end
 return 0
-)lua");
+)lua",
+                      cluster_publish::sharded);
 
 // The campaign script on one node through fan_out(): connect, send and reply all end by
 // `within`, so a stalled or unreachable server costs the caller at most that (a connect still

@@ -66,7 +66,8 @@ if not v and head and head ~= me then
   head_lease = redis.call('PTTL', KEYS[1] .. ':waiter:' .. head)
 end
 return {0, pttl, pos, head_lease}
-)lua"));
+)lua"),
+                          cluster_publish::sharded);
     return s;
 }
 
@@ -85,7 +86,8 @@ end
 local head = live_head(nil)
 if head then wake(head) end
 return 1
-)lua"));
+)lua"),
+                          cluster_publish::sharded);
     return s;
 }
 
@@ -104,7 +106,8 @@ if not v then
   if head then wake(head) end
 end
 return 1
-)lua"));
+)lua"),
+                          cluster_publish::sharded);
     return s;
 }
 

@@ -97,7 +97,8 @@ if v then
   holder = string.sub(redis.sha1hex(string.sub(v, 1, n)), 1, 16)
 end
 return {0, pttl, holder, turn, yielding and 1 or 0}
-)lua");
+)lua",
+                      cluster_publish::sharded);
     return s;
 }
 
@@ -122,7 +123,8 @@ if v == ARGV[1] .. '*' then
 end
 if ARGV[4] then redis.call('SET', KEYS[1] .. ':gone:' .. ARGV[1], '1', 'PX', ARGV[4]) end
 return 0
-)lua");
+)lua",
+                      cluster_publish::sharded);
     return s;
 }
 

@@ -57,7 +57,8 @@ if n >= parties then
   return {1, gen, n}
 end
 return {0, gen, n}
-)lua");
+)lua",
+                      cluster_publish::sharded);
 
 }  // namespace
 

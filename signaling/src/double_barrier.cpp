@@ -81,7 +81,8 @@ if n >= parties then
   return {1, round, n}
 end
 return {0, round, n}
-)lua");
+)lua",
+                      cluster_publish::sharded);
 
 }  // namespace
 

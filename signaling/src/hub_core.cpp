@@ -230,6 +230,7 @@ void hub_core::await_confirmed(const std::vector<std::string>& names, bool patte
 }
 
 void hub_core::read_link() noexcept {
+    if (mux->clustered()) return;  // every shard link is watched (pubsub_mux)
     try {
         (void)subscriber_access::help_read(mux->link());
     } catch (...) {
@@ -238,6 +239,7 @@ void hub_core::read_link() noexcept {
 }
 
 void hub_core::watch_link() {
+    if (mux->clustered()) return;  // every shard link is watched (pubsub_mux)
     std::lock_guard lk(sub_mu);
     if (link_watched || sub_closed) return;
     link_watched = true;

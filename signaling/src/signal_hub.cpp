@@ -33,6 +33,20 @@ local index = math.floor(tonumber(ARGV[2])) % #picked + 1
 return redis.call('PUBLISH', picked[index], ARGV[3])
 )lua");
 
+// The same on a cluster's shard (redis.io: PUBSUB SHARDCHANNELS, SPUBLISH). KEYS[1]: the
+// unicast prefix, whose hash tag puts the script on the shard of every waiter channel.
+const script unicast_sharded_script(R"lua(
+local channels = redis.call('PUBSUB', 'SHARDCHANNELS', ARGV[1] .. '*')
+local want = tonumber(ARGV[4])
+local picked = {}
+for _, c in ipairs(channels) do
+  if #c == want then picked[#picked + 1] = c end
+end
+if #picked == 0 then return 0 end
+local index = math.floor(tonumber(ARGV[2])) % #picked + 1
+return redis.call('SPUBLISH', picked[index], ARGV[3])
+)lua");
+
 constexpr std::size_t max_payload = (std::size_t{512} << 20) - detail::envelope_overhead;
 constexpr std::size_t waiter_id_length = 16;
 
@@ -71,6 +85,7 @@ std::chrono::microseconds spin_for(std::chrono::microseconds spin,
 
 namespace detail {
 const script& unicast_lua() { return unicast_script; }
+const script& unicast_sharded_lua() { return unicast_sharded_script; }
 }  // namespace detail
 
 // ---- waiter ----
@@ -115,7 +130,8 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
     if (timeout.count() > 0 && !ready()) {
         // Blocking: a link read on demand must be watched until we are done. Raised under
         // `mu`, which the reader needs to deliver, so nothing slips between.
-        detail::demand_hold watched(core_->mux->link());
+        std::optional<detail::demand_hold> watched;
+        if (!core_->mux->clustered()) watched.emplace(core_->mux->link());
         state_->cv.wait_until(lk, deadline, ready);
     }
     if (state_->queue.empty()) return std::nullopt;
@@ -147,7 +163,7 @@ signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, 
     // replicas given here are added even when it does not report them. The master link
     // starts now (if the runtime has none yet), so the first listen() finds it up.
     for (auto& r : replicas) core_->mux->add_replica(r);
-    (void)core_->mux->link();
+    if (!core_->mux->clustered()) (void)core_->mux->link();
 }
 
 signal_hub::~signal_hub() { core_->shutdown(); }
@@ -159,7 +175,10 @@ std::size_t signal_hub::broadcast(std::string_view channel, std::string_view pay
     check_payload(payload);
     std::string wire = core_->next_envelope();
     wire.append(payload);
-    auto r = core_->pool.command({"PUBLISH", channel, wire});
+    // On a cluster, sharded pub/sub: the message stays on the channel's shard, where the hubs'
+    // links listen, instead of crossing the cluster bus to every node.
+    auto r = core_->pool.command(
+        {core_->pool.where().is_cluster() ? "SPUBLISH" : "PUBLISH", channel, wire});
     return static_cast<std::size_t>(std::max<std::int64_t>(0, r.integer()));
 }
 
@@ -170,18 +189,17 @@ std::string signal_hub::unicast_prefix(std::string_view channel) const {
 }
 
 namespace {
-// Unicast chooses among the waiters one server lists (PUBSUB CHANNELS); a cluster's classic
-// pub/sub spreads them over its nodes, so no node could list them all.
-void refuse_unicast_on_cluster(const connection_pool& pool) {
+// Sharded pub/sub has no patterns (redis.io, "Sharded Pub/Sub").
+void refuse_pattern_on_cluster(const connection_pool& pool) {
     if (pool.where().is_cluster())
         throw invalid_argument(
-            "signal_hub: unicast is not available on a Redis Cluster endpoint "
-            "(the waiters are not all listed by one node); use broadcast");
+            "signal_hub: pattern listens are not available on a Redis Cluster endpoint "
+            "(sharded pub/sub, which keeps a channel on its shard, has no patterns); listen on "
+            "channels");
 }
 }  // namespace
 
 bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
-    refuse_unicast_on_cluster(core_->pool);
     validate_name(channel, "channel");
     check_payload(payload);
     const std::string prefix = unicast_prefix(channel);
@@ -190,7 +208,11 @@ bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
     std::string wire = core_->next_envelope();
     wire.append(payload);
     const std::string length = std::to_string(prefix.size() + waiter_id_length);
-    auto r = unicast_script.run(core_->pool, {}, {pattern, index, wire, length});
+    // On a cluster every waiter channel of `channel` hashes by the tag `{channel}` of the
+    // prefix: the shard that serves the prefix's slot lists them all (SHARDCHANNELS).
+    auto r = core_->pool.where().is_cluster()
+                 ? unicast_sharded_script.run(core_->pool, {prefix}, {pattern, index, wire, length})
+                 : unicast_script.run(core_->pool, {}, {pattern, index, wire, length});
     return r.integer() > 0;
 }
 
@@ -205,6 +227,7 @@ waiter signal_hub::listen(const std::vector<std::string>& channels) {
 }
 
 waiter signal_hub::listen_pattern(const std::vector<std::string>& patterns) {
+    refuse_pattern_on_cluster(core_->pool);
     auto st = std::make_shared<waiter_state>();
     st->names = distinct_names(patterns, "pattern");
     st->pattern = true;
@@ -216,7 +239,6 @@ waiter signal_hub::listen_pattern(const std::vector<std::string>& patterns) {
 }
 
 waiter signal_hub::listen_unicast(std::string_view channel) {
-    refuse_unicast_on_cluster(core_->pool);
     validate_name(channel, "channel");
     auto st = std::make_shared<waiter_state>();
     st->id = new_waiter_id();
@@ -289,6 +311,7 @@ boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>&
                                                 std::string_view name_in, bool pattern,
                                                 signal_hub::slot_type slot) {
     if (!slot) throw invalid_argument("signal_hub::on needs a slot");
+    if (pattern) refuse_pattern_on_cluster(core->pool);
     std::string name(name_in);
     validate_name(name, pattern ? "pattern" : "channel");
     std::shared_ptr<detail::slot_signal> sig;

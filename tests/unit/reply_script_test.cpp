@@ -50,6 +50,33 @@ TEST(Script, BuildsArgvWithValuesAsArguments) {
     EXPECT_FALSE(is_noscript(reply::make_text(reply::kind::string, "NOSCRIPT")));
 }
 
+// cluster_publish::sharded: a second form whose literal PUBLISH calls are SPUBLISH, for
+// connections to cluster nodes; everything else in the source is left as written.
+TEST(Script, ShardedFormPublishesWithSpublish) {
+    const std::string src =
+        "-- PUBLISH in a comment stays\n"
+        "redis.call('PUBLISH', KEYS[1] .. ':x', 'a')\n"
+        "redis.pcall(\"PUBLISH\", ARGV[1], 'b')\n"
+        "return redis.call('GET', 'PUBLISHED')";
+    script s(src, cluster_publish::sharded);
+    const script& sharded = s.for_cluster(true);
+    ASSERT_NE(&sharded, &s);
+    EXPECT_EQ(&s.for_cluster(false), &s);
+    EXPECT_EQ(sharded.source(),
+              "-- PUBLISH in a comment stays\n"
+              "redis.call('SPUBLISH', KEYS[1] .. ':x', 'a')\n"
+              "redis.pcall(\"SPUBLISH\", ARGV[1], 'b')\n"
+              "return redis.call('GET', 'PUBLISHED')");
+    EXPECT_NE(sharded.sha1(), s.sha1());
+    EXPECT_EQ(sharded.calls(), (std::vector<std::string>{"SPUBLISH", "GET"}));
+    EXPECT_EQ(s.calls(), (std::vector<std::string>{"PUBLISH", "GET"}));
+    // Nothing to change, or not asked for: one form.
+    script quiet("return redis.call('GET', KEYS[1])", cluster_publish::sharded);
+    EXPECT_EQ(&quiet.for_cluster(true), &quiet);
+    script plain(src);
+    EXPECT_EQ(&plain.for_cluster(true), &plain);
+}
+
 TEST(Script, Sha1MatchesKnownDigests) {
     // FIPS 180 test vectors, and the empty string.
     EXPECT_EQ(redcoord::detail::sha1_hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");

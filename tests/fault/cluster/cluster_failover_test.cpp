@@ -252,32 +252,60 @@ TEST(ClusterFailover, KilledMasterKeepsOneLeaderAndEpochsRising) {
         if (turns[i].who != turns[i - 1].who) EXPECT_GT(turns[i].epoch, turns[i - 1].epoch);
 }
 
-TEST(ClusterFailover, SignalsReachTheWaiterAfterItsLinksNodeDies) {
+TEST(ClusterFailover, SignalsReachTheWaiterThroughTheReplicaWhenItsShardsMasterDies) {
     local_cluster c;
     connection_pool pool(parse_endpoint(c.url()));
     signal_hub hub(pool);
-    auto w = hub.listen({"news"});  // its link is on node 0, the first seed
-    ASSERT_TRUE(eventually(
-        [&] {
-            (void)hub.broadcast("news", "before");
-            return w.wait(20ms).has_value();
-        },
-        5s));
+    const auto news = c.key_on(0, "news-");
+    auto w = hub.listen({news});  // SSUBSCRIBE on master 0 and on its replica
+    ASSERT_TRUE(eventually([&] { return hub.connected_links() == 2; }, 5s));
+    ASSERT_EQ(hub.broadcast(news, "before"), 1U);
+    ASSERT_TRUE(w.wait(2s));
     c.node(0).kill();
     (void)c.wait_promoted(0);
-    // The link moves to the next seed; what is broadcast once it resubscribed arrives.
-    EXPECT_TRUE(eventually(
+    // The promoted replica kept its sharded subscribers: the first broadcast the new master
+    // accepts reaches the waiter, whether or not the hub has re-homed the channel yet.
+    std::size_t receivers = 0;
+    ASSERT_TRUE(eventually(
         [&] {
             try {
-                (void)hub.broadcast("news", "after");
+                receivers = hub.broadcast(news, "after");
+                return true;
             } catch (const error&) {
                 return false;
             }
-            while (auto s = w.wait(20ms))
-                if (s->payload == "after") return true;
-            return false;
         },
         15s));
+    EXPECT_GE(receivers, 1U);
+    auto s = w.wait(2s);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->payload, "after");
+    // Then the channel's group follows the new master (the dead one's links are closed).
+    EXPECT_TRUE(eventually([&] { return hub.connected_links() == 1; }, 10s))
+        << hub.connected_links();
+}
+
+TEST(ClusterFailover, AWaitersChannelFollowsItsSlotsMigration) {
+    local_cluster c;
+    connection_pool pool(parse_endpoint(c.url()));
+    signal_hub hub(pool);
+    const auto chan = c.key_on(0, "moving-");
+    auto w = hub.listen({chan});
+    ASSERT_EQ(hub.broadcast(chan, "before"), 1U);
+    ASSERT_TRUE(w.wait(2s));
+    const auto to = c.other_master(0);
+    c.migrate_slot(hash_slot(chan), to);
+    // Node 0 drops the subscription itself; the hub asks for the map and subscribes on the
+    // new owner and its replica, without the waiter doing anything.
+    const auto on = [&](std::size_t node) {
+        return c.node(node).command({"PUBSUB", "SHARDNUMSUB", chan}).elements().at(1).integer();
+    };
+    ASSERT_TRUE(eventually([&] { return on(to) == 1; }, 10s));
+    EXPECT_EQ(on(0), 0);
+    EXPECT_EQ(hub.broadcast(chan, "after"), 1U);
+    auto s = w.wait(2s);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->payload, "after");
 }
 
 TEST(ClusterFailover, ALockAcknowledgedByTheShardsReplicaSurvivesItsMastersDeath) {

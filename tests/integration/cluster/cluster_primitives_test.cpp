@@ -2,7 +2,8 @@
 // operations, and so every one of its scripts, under names spread over all three masters. A
 // script whose keys left the primitive's hash tag would fail with CROSSSLOT; one routed to
 // the wrong master would cost a MOVED (followed, but counted here as a failure to route).
-// Unicast, which lists one node's subscribers, is refused with a typed error.
+// Signals, lock releases and election hand-offs travel by sharded pub/sub (SSUBSCRIBE on the
+// slot's master and its replica, SPUBLISH); pattern listens, which it lacks, are refused.
 
 #include "shared_cluster.hpp"
 
@@ -59,6 +60,12 @@ protected:
             }
         }
         return n;
+    }
+
+    // Sharded subscribers of `channel` on node `i` (PUBSUB SHARDNUMSUB counts its own).
+    static long long shard_subscribers(std::size_t i, const std::string& channel) {
+        const auto r = cluster().node(i).command({"PUBSUB", "SHARDNUMSUB", channel});
+        return r.elements().at(1).integer();
     }
 
     std::unique_ptr<connection_pool> pool_;
@@ -163,23 +170,64 @@ TEST_F(ClusterPrimitives, ElectionElectsOneAndHandsOverOnResign) {
     }
 }
 
-TEST_F(ClusterPrimitives, SignalsBroadcastThroughTheClusterBus) {
+TEST_F(ClusterPrimitives, SignalsTravelByShardedPubSubOnTheSlotsMasterAndReplica) {
     signal_hub hub(*pool_);
+    std::vector<waiter> ws;
     for (const auto& n : names("sig-")) {
-        auto w = hub.listen({n});
-        // Classic pub/sub: delivered through the cluster bus from whichever master publishes;
-        // its receiver count is that master's own subscribers only, so it is not asserted.
-        (void)hub.broadcast(n, "hello");
+        auto& w = ws.emplace_back(hub.listen({n}));
+        // SSUBSCRIBE on the slot's master and on its replica, nowhere else.
+        const auto master = *cluster().master_of_key(n);
+        const auto replica = cluster().replicas_of(master).at(0);
+        EXPECT_TRUE(eventually([&] { return shard_subscribers(replica, n) == 1; }, 5s)) << n;
+        EXPECT_EQ(shard_subscribers(master, n), 1) << n;
+        EXPECT_EQ(shard_subscribers(cluster().other_master(master), n), 0) << n;
+        // SPUBLISH reaches the master's sharded subscriber: one receiver counted there.
+        EXPECT_EQ(hub.broadcast(n, "hello"), 1U) << n;
         auto s = w.wait(2s);
         ASSERT_TRUE(s) << n;
         EXPECT_EQ(s->payload, "hello");
+        // The replica's copy of the same message is dropped by its envelope id.
+        EXPECT_FALSE(w.wait(100ms)) << n;
+    }
+    // Two links per shard with a channel: the master and its replica.
+    EXPECT_TRUE(eventually([&] { return hub.connected_links() == 6; }, 5s))
+        << hub.connected_links();
+}
+
+TEST_F(ClusterPrimitives, UnicastReachesExactlyOneWaiterOnEveryShard) {
+    signal_hub hub(*pool_);
+    for (const auto& n : names("uni-")) {
+        std::vector<waiter> ws;
+        for (int i = 0; i < 3; ++i) ws.push_back(hub.listen_unicast(n));
+        for (int round = 0; round < 6; ++round) {
+            ASSERT_TRUE(hub.unicast(n, "job " + std::to_string(round))) << n;
+            int got = 0;
+            ASSERT_TRUE(eventually(
+                [&] {
+                    for (auto& w : ws) got += w.try_wait() ? 1 : 0;
+                    return got >= 1;
+                },
+                2s))
+                << n;
+            std::this_thread::sleep_for(50ms);
+            for (auto& w : ws) got += w.try_wait() ? 1 : 0;
+            EXPECT_EQ(got, 1) << n << " round " << round;
+        }
+        ws.clear();
+        // No waiter left: nobody to take it.
+        EXPECT_TRUE(eventually([&] { return !hub.unicast(n, "late"); }, 5s)) << n;
     }
 }
 
-TEST_F(ClusterPrimitives, UnicastIsRefusedWithATypedError) {
+TEST_F(ClusterPrimitives, PatternListensAreRefusedWithATypedError) {
     signal_hub hub(*pool_);
-    EXPECT_THROW((void)hub.unicast("jobs", "x"), invalid_argument);
-    EXPECT_THROW((void)hub.listen_unicast("jobs"), invalid_argument);
+    EXPECT_THROW((void)hub.listen_pattern({"jobs.*"}), invalid_argument);
+    EXPECT_THROW((void)hub.on_pattern("jobs.*", [](const redcoord::signal&) {}), invalid_argument);
+    // The hub still works for channels after the refusal.
+    const auto n = cluster().key_on(1, "after-pattern-");
+    auto w = hub.listen({n});
+    (void)hub.broadcast(n, "ok");
+    EXPECT_TRUE(w.wait(2s));
 }
 
 TEST_F(ClusterPrimitives, BarriersLatchAndDoubleBarrier) {

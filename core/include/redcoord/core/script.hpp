@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,19 @@
 
 REDCOORD_API_BEGIN
 namespace redcoord {
+
+/// How a script's own `redis.call('PUBLISH', ...)` calls travel on a Redis Cluster.
+enum class cluster_publish {
+    /// As written: classic pub/sub, which the cluster bus carries to every node.
+    as_written,
+    /// Sharded: on a connection to a cluster node the script runs in a second form whose
+    /// `redis.call('PUBLISH', ...)` / `redis.pcall('PUBLISH', ...)` calls (the command name a
+    /// quoted literal) are `SPUBLISH`, so the message stays on the channel's shard, where
+    /// redcoord's listeners on a cluster subscribe (SSUBSCRIBE). The channel must hash to
+    /// the script's slot (the `{tag}` of its keys). Needs Redis 7.0 on a cluster; on one
+    /// server or Sentinel the source runs as written. Source: redis.io, "Sharded Pub/Sub".
+    sharded,
+};
 
 /// A Lua script: its source and SHA1, computed once at construction.
 ///
@@ -39,8 +53,18 @@ namespace redcoord {
 /// (NOSCRIPT), one more round trip with EVAL.
 class script {
 public:
+    /// @param source the Lua source.
+    /// @param publish how its PUBLISH calls travel on a Redis Cluster (see cluster_publish).
     /// @throws invalid_argument when `source` is empty.
-    explicit script(std::string source);
+    explicit script(std::string source, cluster_publish publish = cluster_publish::as_written);
+
+    /// The form that runs on a cluster node (`cluster` true: the sharded form when this
+    /// script was made with cluster_publish::sharded and publishes) or elsewhere (itself).
+    /// For callers that build EVAL/EVALSHA commands themselves; run() and send() choose by
+    /// the connection.
+    [[nodiscard]] const script& for_cluster(bool cluster) const noexcept {
+        return cluster && sharded_ ? *sharded_ : *this;
+    }
 
     /// The Lua source, as given.
     [[nodiscard]] const std::string& source() const noexcept { return source_; }
@@ -108,6 +132,7 @@ private:
 
     std::string source_;
     std::string sha1_;
+    std::shared_ptr<const script> sharded_;  // cluster_publish::sharded's form, if it publishes
 };
 
 namespace detail {

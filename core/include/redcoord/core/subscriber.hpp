@@ -40,6 +40,11 @@ struct subscriber_tuning {
     /// (a burst larger than the socket buffer plus the server's pub/sub output-buffer limit
     /// within one interval makes the server close the link). Must be >= 0.
     std::chrono::milliseconds drain_interval{0};
+    /// Told (on the reader thread, after the refusal is recorded; it must return quickly and
+    /// must not call into this subscriber) each time the server refuses a subscription: an
+    /// error reply to a SUBSCRIBE, or a sharded channel the node dropped by itself. The
+    /// cluster pub/sub multiplexer uses it to look for the slot's new home. May be empty.
+    std::function<void()> on_refused;
 };
 
 class subscriber_access;

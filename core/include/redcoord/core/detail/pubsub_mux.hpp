@@ -5,6 +5,7 @@
 /// connection among its locks the same way), plus one link per replica of that endpoint.
 /// Internal to redcoord (reached through runtime::pubsub()); not a stable API.
 
+#include <redcoord/core/cluster.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/endpoint.hpp>
@@ -18,12 +19,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
 class runtime;
+class connection_pool;
 }
 
 namespace redcoord::detail {
@@ -60,6 +63,18 @@ struct pubsub_mux_options {
 /// Duplicates: a message published on the master arrives once per link (master and each
 /// replica). Listeners that act on each message de-duplicate (the signal hub does, by
 /// envelope id); wake-ups (lock waiters, election hand-off) need not.
+///
+/// Redis Cluster (a `redis-cluster://` endpoint; Redis 7.0 sharded pub/sub): channels are
+/// subscribed with SSUBSCRIBE on the master of their hash slot *and* on each of its replicas
+/// at once (one group of links per shard, opened with the shard's first channel and closed
+/// at the next refresh after its last one goes), and must be published with SPUBLISH. The
+/// slot map comes from the runtime's pool of the endpoint. A channel whose slot moved (the
+/// node drops it, or refuses it with MOVED) is re-homed on the new owner's group as soon
+/// as the map says where, and its listeners' `on_link(true)` runs so they re-check. While a
+/// group's master link is down (a failover), the map is asked for every 200 ms; its
+/// replicas' links keep delivering meanwhile (the promoted replica keeps its subscribers).
+/// Patterns are refused (sharded pub/sub has none), as are link() and add_replica() (each
+/// shard has its own). Sources: redis.io "Sharded Pub/Sub", SSUBSCRIBE, SPUBLISH.
 ///
 /// Replica discovery runs on the runtime's callback thread (scheduled by its timer thread),
 /// bounded by `discovery_timeout`, never on a caller's thread.
@@ -110,8 +125,15 @@ public:
     [[nodiscard]] std::size_t connected_links() const;
     /// The endpoint of the master link.
     [[nodiscard]] const endpoint& where() const noexcept { return ep_; }
+    /// True for a Redis Cluster endpoint (sharded pub/sub, one link group per shard).
+    [[nodiscard]] bool clustered() const noexcept { return ep_.is_cluster(); }
     /// The master link itself, started on first use (drivers that read it themselves, tests).
+    /// @throws invalid_argument on a cluster (each shard has its own: see link_of()).
     [[nodiscard]] subscriber& link();
+    /// The master link that carries `channel`: link() for one server, the master link of the
+    /// channel's shard on a cluster (null while no listener wants the channel or its shard
+    /// is not known). Shared, so that a caller may read it while the channel is re-homed.
+    [[nodiscard]] std::shared_ptr<subscriber> link_of(const std::string& channel);
     /// Number of channels and patterns with at least one listener.
     [[nodiscard]] std::size_t interests() const;
 
@@ -122,30 +144,67 @@ private:
     struct replica_link {
         endpoint ep;
         bool given = false;  // by add_replica(): kept when discovery does not list it
-        std::unique_ptr<subscriber> sub;
+        std::shared_ptr<subscriber> sub;
     };
+    using up_flag = std::shared_ptr<std::atomic<bool>>;
     void dispatch(const pubsub_message& m);
     void link_state(bool up);
     void release(const std::shared_ptr<entry>& e) noexcept;
     listener add(bool pattern, std::string name, handlers h);
     subscriber& link_locked() REDCOORD_REQUIRES(mu_);
-    std::unique_ptr<subscriber> make_link(const endpoint& ep, bool master);
+    // `up` (may be null) follows the link's state.
+    std::unique_ptr<subscriber> make_link(const endpoint& ep, bool master, up_flag up,
+                                          const subscriber_options& opts);
     void subscribe_all(subscriber& s) REDCOORD_REQUIRES(mu_);
     void discovered(const std::vector<endpoint>& found);
     void discover() noexcept;
+
+    // Cluster mode (pubsub_mux_cluster.cpp).
+    struct shard_group {
+        up_flag master_up = std::make_shared<std::atomic<bool>>(false);
+        std::shared_ptr<subscriber> master;
+        std::map<std::string, std::shared_ptr<subscriber>> replicas;  // by host:port
+        std::set<std::string> channels;
+    };
+    using retired_links = std::vector<std::shared_ptr<subscriber>>;
+    // Homes `channel` on its shard's group per map_ (opening the group) and subscribes it
+    // there; no-op while map_ is null or the slot is unserved.
+    void home_locked(const std::string& channel) REDCOORD_REQUIRES(mu_);
+    // Unsubscribes `channel` from its group (if homed).
+    void unhome_locked(const std::string& channel) REDCOORD_REQUIRES(mu_);
+    // A group's links per the map's shard (replicas added and dropped).
+    void shape_group_locked(shard_group& g, const cluster_shard& shard, retired_links& gone)
+        REDCOORD_REQUIRES(mu_);
+    // Asks for the map (again, when `fresh`), moves every channel whose home changed or was
+    // refused, drops empty groups, re-arms the tick. Runs on the discovery strand.
+    void rehome(bool fresh) noexcept;
+    // The entries of `names`, told on_link(true) after a move.
+    void relinked(const std::vector<std::string>& names);
+    bool confirm_clustered(const entry& e, std::chrono::milliseconds wait);
+    std::optional<std::string> refusal_clustered(const entry& e);
+    subscriber_options shard_link_options();
 
     endpoint ep_;
     pubsub_mux_options opts_;
     mutable mutex mu_;
     std::map<std::string, std::vector<std::shared_ptr<entry>>> channels_ REDCOORD_GUARDED_BY(mu_);
     std::map<std::string, std::vector<std::shared_ptr<entry>>> patterns_ REDCOORD_GUARDED_BY(mu_);
-    std::unique_ptr<subscriber> link_ REDCOORD_GUARDED_BY(mu_);
+    std::shared_ptr<subscriber> link_ REDCOORD_GUARDED_BY(mu_);
     std::map<std::string, replica_link> replicas_
         REDCOORD_GUARDED_BY(mu_);                    // by host:port (or socket path)
     bool closing_ REDCOORD_GUARDED_BY(mu_) = false;  // the destructor runs: add no link
-    std::atomic<bool> master_up_{false};  // the master link's last state (its state handler)
+    // The master link's last state (its state handler).
+    up_flag master_up_ = std::make_shared<std::atomic<bool>>(false);
+    // Cluster mode: the groups by their master's host:port, each wanted channel's group key
+    // (absent: not homed yet), and the map they follow.
+    std::map<std::string, shard_group> shards_ REDCOORD_GUARDED_BY(mu_);
+    std::map<std::string, std::string> home_ REDCOORD_GUARDED_BY(mu_);
+    std::shared_ptr<const cluster_map> map_ REDCOORD_GUARDED_BY(mu_);
+    std::atomic<bool> refused_{false};  // a refusal arrived since the last rehome
+    std::atomic<std::int64_t> rehomed_ns_{0};  // steady time of the last rehome
     // Discovery: declared last, destroyed first (its tick and job reach the members above).
     std::shared_ptr<redcoord::runtime> rt_;
+    std::shared_ptr<connection_pool> cluster_pool_;  // cluster mode: the slot map's source
     counter_handle reconnects_;  // redcoord_reconnects_total{link="pubsub"}; empty when off
     std::unique_ptr<strand> discovery_strand_;
     std::unique_ptr<timer> discovery_timer_;

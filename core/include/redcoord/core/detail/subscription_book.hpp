@@ -59,8 +59,10 @@ public:
     /// A new link: nothing is confirmed or outstanding; returns the commands that subscribe
     /// every wanted name again (already recorded as sent).
     std::vector<std::vector<std::string>> relink();
-    /// A confirmation push (`subscribe`, `psubscribe`, `unsubscribe`, `punsubscribe`) for `name`.
-    void confirmed(const std::string& kind, const std::string& name);
+    /// A confirmation push (`subscribe`, `psubscribe`, `unsubscribe`, `punsubscribe`, and the
+    /// sharded `ssubscribe`, `sunsubscribe`) for `name`. Returns true when it refused `name`
+    /// (sharded: the server dropped a wanted channel by itself, its slot having moved).
+    bool confirmed(const std::string& kind, const std::string& name);
     /// A PING's reply.
     void ponged();
     /// An error reply: charged to the oldest outstanding command. A refused (P)SUBSCRIBE's
