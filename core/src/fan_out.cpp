@@ -281,10 +281,11 @@ std::vector<node_result> fan_out(std::span<connection_pool* const> pools, const 
     const script& form = s.for_cluster(!pools.empty() && pools[0]->where().is_cluster());
     std::string nkeys, eval_nkeys;
     const auto sha = detail::script_argv(form, true, keys, args, nkeys);
-    return run(pools,
-               payload{sha, [&] { return detail::script_argv(form, false, keys, args, eval_nkeys); },
-                       &form.sha1()},
-               opts);
+    return run(
+        pools,
+        payload{sha, [&] { return detail::script_argv(form, false, keys, args, eval_nkeys); },
+                &form.sha1()},
+        opts);
 }
 
 }  // namespace redcoord

@@ -24,12 +24,11 @@ namespace {
 std::string address_of(const endpoint& ep) { return pubsub_address_of(ep); }
 }  // namespace
 
-
-
 pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) {
     opts_.follow_replicas = false;
     if (ep_.is_cluster())
-        throw invalid_argument("pubsub_mux: a Redis Cluster endpoint needs a runtime (its slot map)");
+        throw invalid_argument(
+            "pubsub_mux: a Redis Cluster endpoint needs a runtime (its slot map)");
 }
 
 pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsub_mux_options opts)
@@ -39,7 +38,8 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
     if (opts_.discovery_timeout.count() <= 0)
         throw invalid_argument("pubsub_mux_options::discovery_timeout must be > 0");
     if (ep_.is_cluster() && !rt_)
-        throw invalid_argument("pubsub_mux: a Redis Cluster endpoint needs a runtime (its slot map)");
+        throw invalid_argument(
+            "pubsub_mux: a Redis Cluster endpoint needs a runtime (its slot map)");
     // On a cluster each shard's group has its replicas from the slot map instead.
     if (!rt_ || ep_.is_cluster()) opts_.follow_replicas = false;
     if (rt_) {

@@ -148,9 +148,8 @@ void pubsub_mux::rehome(bool fresh) noexcept {
                     auto h = home_.find(name);
                     if (h != home_.end() && h->second == want) {
                         auto g = shards_.find(want);
-                        if (g == shards_.end() ||
-                            !moved_refusal(subscriber_access::refusal(*g->second.master, false,
-                                                                      name)))
+                        if (g == shards_.end() || !moved_refusal(subscriber_access::refusal(
+                                                      *g->second.master, false, name)))
                             continue;
                     }
                     unhome_locked(name);
@@ -177,7 +176,7 @@ void pubsub_mux::rehome(bool fresh) noexcept {
         gone.clear();  // outside mu_: their handlers take it
         relinked(moved);
         const auto next = deadline_after(unsettled || refused_.load() ? unsettled_refresh
-                                                                       : opts_.replica_refresh);
+                                                                      : opts_.replica_refresh);
         // Under mu_: the destructor sets closing_ under it before it resets the timer.
         lock_guard l(mu_);
         if (!closing_) discovery_timer_->arm(next);

@@ -64,7 +64,10 @@ void elector_engine::round_done(time_point now, time_point started,
     in_flight_ = false;
     last_round_failed_ = !r;
     if (r) apply(*r);
-    next_round_ = (r ? r->sent_at : started) + retry_;
+    // No reply: the server may be failing over; asking again sooner finds the promoted master
+    // within a quarter period (a refused connect costs little, and a slow one is bounded by
+    // the round's own reply timeout).
+    next_round_ = r ? r->sent_at + retry_ : started + retry_ / 4;
 }
 
 void elector_engine::handoff(std::string_view resigned_identity) {

@@ -49,7 +49,8 @@ class elector_engine {
 public:
     using time_point = std::chrono::steady_clock::time_point;
 
-    /// `retry_period`: the pause between rounds, and the hold after a resign.
+    /// `retry_period`: the pause between rounds (a quarter of it after a round without a
+    /// reply), and the hold after a resign.
     elector_engine(std::string identity, std::chrono::milliseconds retry_period);
 
     // --- inputs ---

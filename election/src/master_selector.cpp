@@ -71,7 +71,7 @@ if f[1] == ARGV[1] and f[2] == ARGV[3] then
 end
 return 0
 )lua",
-                      cluster_publish::sharded);
+                           cluster_publish::sharded);
 
 // The campaign script on one node through fan_out(): connect, send and reply all end by
 // `within`, so a stalled or unreachable server costs the caller at most that (a connect still

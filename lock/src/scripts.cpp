@@ -98,7 +98,7 @@ if v then
 end
 return {0, pttl, holder, turn, yielding and 1 or 0}
 )lua",
-                      cluster_publish::sharded);
+                          cluster_publish::sharded);
     return s;
 }
 
@@ -124,7 +124,7 @@ end
 if ARGV[4] then redis.call('SET', KEYS[1] .. ':gone:' .. ARGV[1], '1', 'PX', ARGV[4]) end
 return 0
 )lua",
-                      cluster_publish::sharded);
+                          cluster_publish::sharded);
     return s;
 }
 

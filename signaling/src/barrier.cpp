@@ -58,7 +58,7 @@ if n >= parties then
 end
 return {0, gen, n}
 )lua",
-                      cluster_publish::sharded);
+                            cluster_publish::sharded);
 
 }  // namespace
 

@@ -82,7 +82,7 @@ if n >= parties then
 end
 return {0, round, n}
 )lua",
-                      cluster_publish::sharded);
+                                   cluster_publish::sharded);
 
 }  // namespace
 

@@ -26,7 +26,7 @@ redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
 if v == 0 then redis.call('PUBLISH', ARGV[2], ARGV[3] .. 'open') end
 return v
 )lua",
-                      cluster_publish::sharded);
+                               cluster_publish::sharded);
 
 void check_count(std::uint64_t n, const char* what) {
     if (n > latch_max_count)

@@ -186,9 +186,27 @@ TEST_F(ElectorEngine, LeaseEndAfterAFailedRoundIsTheConnection) {
     lead();
     now = sent + retry;
     fail_round();
-    EXPECT_EQ(eng.next_round_due(), sent + 2 * retry);  // failed: counted from its start
+    // Failed: the next one a quarter period after its start.
+    EXPECT_EQ(eng.next_round_due(), sent + retry + retry / 4);
     eng.expire(lease_of(sent));
     EXPECT_EQ(events(), (std::vector<std::string>{"R:connection"}));
+}
+
+// Rounds without a reply (a failover under way) follow each other a quarter period apart; the
+// first answered one restores the full period.
+TEST_F(ElectorEngine, FailedRoundsAreRetriedAfterAQuarterPeriodUntilOneIsAnswered) {
+    lead();
+    now += retry;
+    for (int i = 0; i < 3; ++i) {
+        const auto started = now;
+        fail_round();
+        EXPECT_EQ(eng.next_round_due(), started + retry / 4) << i;
+        EXPECT_EQ(eng.poll(started + retry / 4 - 1ns), elector_command::none) << i;
+        now = started + retry / 4;
+    }
+    const auto sent = now;
+    run_round(true, 10);
+    EXPECT_EQ(eng.next_round_due(), sent + retry);
 }
 
 // A round answered after the lease end (the server was paused): the step-down is labelled by

@@ -181,11 +181,17 @@ private:
 /// that use a list (reliable_queue). Cost: the script runs `PUBSUB CHANNELS <pattern>`, which
 /// scans every channel on the master (O(all channels)) while Redis is blocked.
 ///
-/// Redis Cluster (`redis-cluster://`): signals travel by classic pub/sub, which the cluster
-/// bus carries to every node, so a waiter on any node receives what any master publishes;
-/// broadcast()'s count is then the subscribers of the publishing master only. Unicast lists
-/// the waiters of one node, which on a cluster are spread over all of them: unicast() and
-/// listen_unicast() throw invalid_argument there.
+/// Redis Cluster (`redis-cluster://`, Redis 7.0): signals travel by sharded pub/sub. A
+/// channel is subscribed (SSUBSCRIBE) on the master of its hash slot and on each of that
+/// master's replicas, broadcast() publishes with SPUBLISH on the master (its count: the
+/// hubs subscribed there), and a replica's copy is dropped by the envelope id as above. When
+/// the slot's master dies, the promoted replica keeps delivering; when the slot migrates,
+/// the hub subscribes on the new owner by itself. unicast() runs `PUBSUB SHARDCHANNELS` and
+/// SPUBLISH on the shard that serves the channel's waiters (their names share the hash tag
+/// `{channel}`). Sharded pub/sub has no patterns: listen_pattern(), wait_pattern() and
+/// on_pattern() throw invalid_argument, and replicas given to the constructor or
+/// add_replica() do too (each shard's come from the slot map). Source: redis.io, "Sharded
+/// Pub/Sub".
 ///
 /// Memory: slots that run slower than their signals arrive queue the backlog on the callback
 /// thread without bound (as an unread waiter does); keep slots short or hand work off.

@@ -27,7 +27,7 @@ REDCOORD_API_BEGIN
 namespace redcoord {
 class runtime;
 class connection_pool;
-}
+}  // namespace redcoord
 
 namespace redcoord::detail {
 
@@ -200,7 +200,7 @@ private:
     std::map<std::string, shard_group> shards_ REDCOORD_GUARDED_BY(mu_);
     std::map<std::string, std::string> home_ REDCOORD_GUARDED_BY(mu_);
     std::shared_ptr<const cluster_map> map_ REDCOORD_GUARDED_BY(mu_);
-    std::atomic<bool> refused_{false};  // a refusal arrived since the last rehome
+    std::atomic<bool> refused_{false};         // a refusal arrived since the last rehome
     std::atomic<std::int64_t> rehomed_ns_{0};  // steady time of the last rehome
     // Discovery: declared last, destroyed first (its tick and job reach the members above).
     std::shared_ptr<redcoord::runtime> rt_;
