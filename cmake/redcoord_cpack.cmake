@@ -45,6 +45,8 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# Cron schedules in a named zone read its TZif file (redcoord::time_zone).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "tzdata")
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "${redcoord_deb_summary} - shared libraries\n${redcoord_deb_long}")
 
 # Building against the headers needs the -dev packages of what they include (Boost headers,
