@@ -9,6 +9,8 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/master_selector.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_worker.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
@@ -18,7 +20,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -81,6 +85,20 @@ int main(int argc, char** argv) {
         auto d = queue.pop(5s);
         check(d && d->payload == "job", "queue: pop() returns what push() sent");
         if (d) check(queue.ack(*d), "queue: ack()");
+
+        // jobs
+        redcoord::job_queue jobs(pool, prefix + "jobs");
+        const auto added = jobs.add("work");
+        redcoord::job_worker worker(jobs,
+                                    [](redcoord::job_context& j) { return j.payload() + " done"; });
+        worker.start();
+        std::optional<redcoord::job_info> info;
+        for (int i = 0; i < 500 && !(info && info->state == redcoord::job_state::completed); ++i) {
+            std::this_thread::sleep_for(10ms);
+            info = jobs.get(added.id);
+        }
+        worker.stop();
+        check(info && info->result == "work done", "jobs: a worker completes an added job");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "FAILED: %s\n", e.what());
         return 1;

@@ -10,6 +10,8 @@
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/leader_elector.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_worker.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/queue/list_queue.hpp>
@@ -133,6 +135,23 @@ TEST_F(ClusterPrimitives, ReliableQueueLosesNothingAcrossShards) {
         const auto st = q.stats();
         EXPECT_EQ(st.ready, 0u);
         q.close();
+    }
+    EXPECT_EQ(redirections(), before);
+}
+
+TEST_F(ClusterPrimitives, JobsRunOnTheirQueuesShardWithShardedWakeUps) {
+    const auto before = redirections();
+    for (const auto& n : names("jobs-")) {
+        job_queue q(*pool_, n);
+        job_worker w(q, [](job_context& j) { return "ran " + j.payload(); },
+                     {.poll_timeout = 10s});  // wake-ups, not polling, must start the jobs
+        w.start();
+        const auto now = q.add("now");
+        const auto later = q.add("later", {.delay = 100ms});
+        ASSERT_TRUE(eventually([&] { return q.counts().completed == 2; }, 5s)) << n;
+        EXPECT_EQ(q.get(now.id)->result, "ran now");
+        EXPECT_EQ(q.get(later.id)->result, "ran later");
+        w.stop();
     }
     EXPECT_EQ(redirections(), before);
 }

@@ -1,5 +1,5 @@
 #include <redcoord/core/errors.hpp>
-#include <redcoord/queue/cron.hpp>
+#include <redcoord/jobs/cron.hpp>
 
 #include <array>
 #include <cctype>
@@ -21,9 +21,8 @@ struct field_spec {
 
 constexpr std::array<const char*, 12> month_names{"jan", "feb", "mar", "apr", "may", "jun",
                                                   "jul", "aug", "sep", "oct", "nov", "dec"};
-constexpr std::array<const char*, 12> weekday_names{"sun", "mon", "tue", "wed", "thu", "fri",
-                                                    "sat", nullptr, nullptr, nullptr,
-                                                    nullptr, nullptr};
+constexpr std::array<const char*, 12> weekday_names{
+    "sun", "mon", "tue", "wed", "thu", "fri", "sat", nullptr, nullptr, nullptr, nullptr, nullptr};
 
 // Weekday 7 is Sunday too: parsed in 0..7, folded to 0 afterwards.
 constexpr std::array<field_spec, 5> fields{{{"minute", 0, 59, nullptr},
@@ -41,7 +40,8 @@ int value_of(const field_spec& f, std::string_view whole, std::string_view v) {
     if (v.empty()) bad(f, whole, "a value is missing");
     if (f.names && std::isalpha(static_cast<unsigned char>(v.front()))) {
         std::string lower;
-        for (char c : v) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        for (char c : v)
+            lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
         for (std::size_t i = 0; i < f.names->size(); ++i)
             if ((*f.names)[i] && lower == (*f.names)[i]) return f.low + static_cast<int>(i);
         bad(f, whole, "unknown name '" + std::string(v) + "'");
@@ -64,8 +64,8 @@ bool parse_field(const field_spec& f, std::string_view text, std::bitset<N>& bit
     std::size_t start = 0;
     while (start <= text.size()) {
         const auto comma = text.find(',', start);
-        const auto item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                             : comma - start);
+        const auto item = text.substr(
+            start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         if (item.empty()) bad(f, text, "an empty list item");
         auto range = item;
         int step = 1;
@@ -189,7 +189,7 @@ std::optional<sys_seconds> cron_schedule::next_after(sys_seconds after) const {
 }
 
 std::optional<sys_seconds> cron_schedule::next_after(sys_seconds after,
-                                                    const time_zone& zone) const {
+                                                     const time_zone& zone) const {
     const auto local_of = [&](sys_seconds u) { return u + zone.offset_at(u); };
     auto local_after = local_of(after);
     // Each step moves local_after forward; the bound is the UTC search's own horizon.

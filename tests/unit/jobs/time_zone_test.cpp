@@ -4,8 +4,8 @@
 #include "posix_tz.hpp"
 
 #include <redcoord/core/errors.hpp>
-#include <redcoord/queue/cron.hpp>
-#include <redcoord/queue/time_zone.hpp>
+#include <redcoord/jobs/cron.hpp>
+#include <redcoord/jobs/time_zone.hpp>
 
 #include <gtest/gtest.h>
 
@@ -114,7 +114,7 @@ TEST(CronInAZone, ASkippedLocalTimeRunsOnceAtTheChange) {
     const auto berlin = time_zone::load("Europe/Berlin");
     const cron_schedule c("30 2 * * *");
     const auto first = c.next_after(at(2026y / 3 / 28, 12), berlin);
-    EXPECT_EQ(first, at(2026y / 3 / 29, 1));  // 03:00 CEST
+    EXPECT_EQ(first, at(2026y / 3 / 29, 1));                             // 03:00 CEST
     EXPECT_EQ(c.next_after(*first, berlin), at(2026y / 3 / 30, 0, 30));  // 02:30 CEST
     // Every minute of the gap maps to the change: one run, then 03:01 local.
     const cron_schedule every("* * * * *");
@@ -128,7 +128,7 @@ TEST(CronInAZone, ARepeatedLocalTimeRunsOnceAtItsFirstOccurrence) {
     const auto berlin = time_zone::load("Europe/Berlin");
     const cron_schedule c("30 2 * * *");
     const auto first = c.next_after(at(2026y / 10 / 24, 12), berlin);
-    EXPECT_EQ(first, at(2026y / 10 / 25, 0, 30));  // 02:30 CEST
+    EXPECT_EQ(first, at(2026y / 10 / 25, 0, 30));                         // 02:30 CEST
     EXPECT_EQ(c.next_after(*first, berlin), at(2026y / 10 / 26, 1, 30));  // 02:30 CET, next day
     const cron_schedule half("*/30 * * * *");
     auto t = at(2026y / 10 / 24, 23, 45);

@@ -1,7 +1,7 @@
 // cron_schedule: five-field expressions as crontab(5) defines them, evaluated in UTC.
 
 #include <redcoord/core/errors.hpp>
-#include <redcoord/queue/cron.hpp>
+#include <redcoord/jobs/cron.hpp>
 
 #include <gtest/gtest.h>
 
@@ -78,10 +78,10 @@ TEST(Cron, ADateThatNeverComesHasNoNextTime) {
 }
 
 TEST(Cron, MalformedExpressionsAreTypedErrorsNamingTheField) {
-    for (const char* bad : {"", "* * * *", "* * * * * *", "60 * * * *", "* 24 * * *",
-                            "* * 0 * *", "* * 32 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *",
-                            "5-1 * * * *", "* * * foo *", "* * * * funday", "1,,2 * * * *",
-                            "a * * * *", "*/x * * * *", "@reboot", "1- * * * *"}) {
+    for (const char* bad :
+         {"", "* * * *", "* * * * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * 32 * *",
+          "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *", "* * * foo *", "* * * * funday",
+          "1,,2 * * * *", "a * * * *", "*/x * * * *", "@reboot", "1- * * * *"}) {
         EXPECT_THROW(cron_schedule{bad}, redcoord::invalid_argument) << "'" << bad << "'";
     }
     try {
@@ -96,9 +96,9 @@ TEST(Cron, MalformedExpressionsAreTypedErrorsNamingTheField) {
 
 // next_after() against a minute-by-minute scan from random starts.
 TEST(Cron, NextAfterAgreesWithAMinuteByMinuteScan) {
-    const std::vector<const char*> exprs{"*/7 * * * *",     "15 3,15 * * *",  "0 */6 * * mon,thu",
-                                         "30 12 1-7 * 1",   "0 0 13 * fri",   "45 23 * * sat,sun",
-                                         "0 8-18/2 * * 1-5", "10,20 * 28-31 * *"};
+    const std::vector<const char*> exprs{
+        "*/7 * * * *",  "15 3,15 * * *",     "0 */6 * * mon,thu", "30 12 1-7 * 1",
+        "0 0 13 * fri", "45 23 * * sat,sun", "0 8-18/2 * * 1-5",  "10,20 * 28-31 * *"};
     std::mt19937_64 rng(20261126);
     std::uniform_int_distribution<long long> offset(0, 4LL * 366 * 24 * 60);
     const auto base = at(2026y / 1 / 1);

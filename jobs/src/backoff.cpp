@@ -1,5 +1,5 @@
 #include <redcoord/core/errors.hpp>
-#include <redcoord/queue/backoff.hpp>
+#include <redcoord/jobs/backoff.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -86,22 +86,21 @@ bool leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 std::int64_t local_day(const posix_tz::date& d, int y) {
     sys_days day;
     switch (d.kind) {
-    case posix_tz::date::form::julian1:
-        day = sys_days{year(y) / 1 / 1} + days(d.day - 1 + (leap(y) && d.day >= 60 ? 1 : 0));
-        break;
-    case posix_tz::date::form::julian0:
-        day = sys_days{year(y) / 1 / 1} + days(d.day);
-        break;
-    case posix_tz::date::form::month_week_day: {
-        const auto ym = year(y) / month(static_cast<unsigned>(d.month));
-        const sys_days first{ym / 1};
-        const auto first_wd = static_cast<int>(weekday{first}.c_encoding());
-        int dom = 1 + (d.day - first_wd + 7) % 7 + (d.week - 1) * 7;
-        const auto days_in = static_cast<int>(static_cast<unsigned>((ym / std::chrono::last).day()));
-        while (dom > days_in) dom -= 7;
-        day = first + days(dom - 1);
-        break;
-    }
+        case posix_tz::date::form::julian1:
+            day = sys_days{year(y) / 1 / 1} + days(d.day - 1 + (leap(y) && d.day >= 60 ? 1 : 0));
+            break;
+        case posix_tz::date::form::julian0: day = sys_days{year(y) / 1 / 1} + days(d.day); break;
+        case posix_tz::date::form::month_week_day: {
+            const auto ym = year(y) / month(static_cast<unsigned>(d.month));
+            const sys_days first{ym / 1};
+            const auto first_wd = static_cast<int>(weekday{first}.c_encoding());
+            int dom = 1 + (d.day - first_wd + 7) % 7 + (d.week - 1) * 7;
+            const auto days_in =
+                static_cast<int>(static_cast<unsigned>((ym / std::chrono::last).day()));
+            while (dom > days_in) dom -= 7;
+            day = first + days(dom - 1);
+            break;
+        }
     }
     return duration_cast<seconds>(day.time_since_epoch()).count();
 }
@@ -135,8 +134,8 @@ posix_tz posix_tz::parse(std::string_view s) {
 std::int32_t posix_tz::offset_at(std::int64_t t) const {
     if (!dst_offset) return std_offset;
     const auto local = t + std_offset;
-    const auto y = static_cast<int>(
-        year_month_day{floor<days>(sys_seconds{seconds(local)})}.year());
+    const auto y =
+        static_cast<int>(year_month_day{floor<days>(sys_seconds{seconds(local)})}.year());
     // Into daylight time at the start time in standard time; out of it at the end time in
     // daylight time.
     const auto into = local_day(start, y) + start.time - std_offset;

@@ -1,7 +1,7 @@
 // backoff_policy: the retry delays of jobs, fixed or exponential with jitter.
 
 #include <redcoord/core/errors.hpp>
-#include <redcoord/queue/backoff.hpp>
+#include <redcoord/jobs/backoff.hpp>
 
 #include <gtest/gtest.h>
 

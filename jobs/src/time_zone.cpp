@@ -1,7 +1,7 @@
 #include "posix_tz.hpp"
 
 #include <redcoord/core/errors.hpp>
-#include <redcoord/queue/time_zone.hpp>
+#include <redcoord/jobs/time_zone.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -15,9 +15,9 @@ namespace redcoord {
 
 struct time_zone::data {
     std::string name;
-    std::vector<std::int64_t> at;    // transition instants, seconds since the epoch, ascending
-    std::vector<std::int32_t> off;   // the offset from each transition on
-    std::int32_t before_first = 0;   // time type 0 (RFC 8536, 3.2)
+    std::vector<std::int64_t> at;   // transition instants, seconds since the epoch, ascending
+    std::vector<std::int32_t> off;  // the offset from each transition on
+    std::int32_t before_first = 0;  // time type 0 (RFC 8536, 3.2)
     std::optional<detail::posix_tz> rule;  // after the last transition (the footer)
 };
 

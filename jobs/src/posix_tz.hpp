@@ -12,10 +12,14 @@ namespace redcoord::detail {
 struct posix_tz {
     // A rule date: Jn (1..365, February 29 never counted), n (0..365), or Mm.w.d.
     struct date {
-        enum class form { julian1, julian0, month_week_day } kind = form::month_week_day;
-        int day = 0;    // n for the Julian forms, d (0 = Sunday) for Mm.w.d
-        int month = 0;  // m (1..12)
-        int week = 0;   // w (1..5, 5 = the last)
+        enum class form {
+            julian1,
+            julian0,
+            month_week_day
+        } kind = form::month_week_day;
+        int day = 0;                   // n for the Julian forms, d (0 = Sunday) for Mm.w.d
+        int month = 0;                 // m (1..12)
+        int week = 0;                  // w (1..5, 5 = the last)
         std::int32_t time = 2 * 3600;  // seconds after local midnight; may be negative or > 24 h
     };
     std::int32_t std_offset = 0;  // seconds east of UTC (local = UTC + offset)

@@ -4,7 +4,7 @@
 /// crontab(5) in Debian's cron, "Vixie cron").
 
 #include <redcoord/core/export.hpp>
-#include <redcoord/queue/time_zone.hpp>
+#include <redcoord/jobs/time_zone.hpp>
 
 #include <bitset>
 #include <chrono>
@@ -54,8 +54,8 @@ public:
     /// daylight-saving change, as cron daemons do: a local time the change skips runs once, at
     /// the change (the first instant after the gap); a local time that happens twice (clocks
     /// turned back) runs once, at its first occurrence.
-    [[nodiscard]] std::optional<std::chrono::sys_seconds> next_after(
-        std::chrono::sys_seconds after, const time_zone& zone) const;
+    [[nodiscard]] std::optional<std::chrono::sys_seconds> next_after(std::chrono::sys_seconds after,
+                                                                     const time_zone& zone) const;
 
     /// True when the minute that contains `t` matches.
     [[nodiscard]] bool matches(std::chrono::sys_seconds t) const;

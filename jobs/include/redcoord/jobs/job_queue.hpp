@@ -1,0 +1,173 @@
+#pragma once
+/// @file
+/// Jobs on Redis: delayed, prioritised, retried with back-off, deduplicated by id, with a
+/// per-job timeout and deadline, cancellation and a stored result. Workers are job_worker
+/// (job_worker.hpp).
+
+#include <redcoord/core/export.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/jobs/backoff.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+REDCOORD_API_BEGIN
+namespace redcoord {
+
+class signal_hub;
+
+/// Where a job is in its life.
+enum class job_state {
+    waiting,    ///< Ready to run; taken by the highest priority first, FIFO within a level.
+    delayed,    ///< Waiting for its due time (a delay, run_at, or a retry's back-off).
+    active,     ///< Claimed by a worker and running.
+    completed,  ///< Finished; readable (and its id deduplicated) for keep_completed.
+    failed,     ///< Given up without running out of attempts: cancelled, or its deadline passed.
+    dead,       ///< Out of attempts (the dead-letter set); retry() makes it waiting again.
+};
+
+/// The name of a state ("waiting", ...).
+[[nodiscard]] std::string_view to_string(job_state s) noexcept;
+
+/// How one job is to be run. Durations are milliseconds.
+struct job_options {
+    /// The job's id. Empty (the default): a random one. Given: adding a job whose id is still
+    /// known (in any state, a completed one for keep_completed) adds nothing, so producers
+    /// that may send twice deduplicate by it. Same rules as names (keys.hpp).
+    std::string id;
+    /// Run no sooner than this after the add (>= 0; measured by the server's clock).
+    std::chrono::milliseconds delay{0};
+    /// Run no sooner than this wall-clock time (the server's clock decides; ignored when
+    /// unset). Overrides `delay`.
+    std::optional<std::chrono::system_clock::time_point> run_at;
+    /// Priority in 0 (lowest) .. 9 (highest); among ready jobs the highest runs first.
+    int priority = 0;
+    /// Attempts before the job goes dead (>= 1).
+    unsigned max_attempts = 3;
+    /// The delay before each retry.
+    backoff_policy backoff = backoff_policy::exponential(std::chrono::milliseconds(1000),
+                                                         std::chrono::milliseconds(3'600'000));
+    /// Longest run of one attempt (0: no limit). The worker's stop token fires shortly before
+    /// it passes; after it the job counts as stalled and is retried per its policy.
+    std::chrono::milliseconds timeout{0};
+    /// Discard the job when it has not started within this time after the add (0: never).
+    /// A job past its deadline never starts; it is failed instead.
+    std::chrono::milliseconds deadline{0};
+};
+
+/// What add() did.
+struct add_result {
+    std::string id;      ///< The job's id (the given or the generated one).
+    bool added = false;  ///< False: a job with this id was already known.
+    job_state state{};   ///< Its state now (the earlier job's, when not added).
+};
+
+/// A snapshot of one job.
+struct job_info {
+    std::string id;                     ///< Its id.
+    job_state state{};                  ///< Its state.
+    std::string payload;                ///< Its payload (binary-safe).
+    int priority = 0;                   ///< Its priority.
+    unsigned attempts = 0;              ///< Attempts started so far.
+    unsigned max_attempts = 0;          ///< Attempts allowed.
+    std::string progress;               ///< The last report_progress() value, if any.
+    std::string error;                  ///< Why the last attempt failed, or why it was given up.
+    std::optional<std::string> result;  ///< The handler's result while it is kept.
+    std::string worker;                 ///< The worker that ran (or runs) it last.
+};
+
+/// Jobs per state, a snapshot.
+struct job_counts {
+    std::uint64_t waiting = 0;    ///< Ready to run.
+    std::uint64_t delayed = 0;    ///< Waiting for a due time.
+    std::uint64_t active = 0;     ///< Running.
+    std::uint64_t completed = 0;  ///< Finished and still kept.
+    std::uint64_t failed = 0;     ///< Cancelled or past their deadline.
+    std::uint64_t dead = 0;       ///< Out of attempts.
+};
+
+/// Options of a job_queue. Durations are milliseconds.
+struct job_queue_options {
+    /// Key prefix; the queue's keys are `<prefix>jobs:{<name>}:...`, all in one hash slot.
+    std::string prefix = "redcoord:";
+    /// How long a completed job stays readable by get(), and its id deduplicated. > 0.
+    std::chrono::milliseconds keep_completed{std::chrono::hours(24)};
+    /// How long a handler's result is kept (0: results are not stored).
+    std::chrono::milliseconds result_ttl{std::chrono::hours(24)};
+};
+
+/// A named job queue: the producer's and the operator's side (workers are job_worker).
+///
+/// Each job is a Redis hash; ready jobs wait in a sorted set by priority and order, delayed
+/// ones in a sorted set by due time (the server's clock), running ones in a sorted set by the
+/// end of their visibility: a worker's lease, renewed by its heartbeat, or the job's timeout,
+/// whichever comes first. Claiming a job promotes due delayed jobs and reclaims stalled ones
+/// (a dead worker's or a timed-out one's) in the same script, so no scheduler process is
+/// needed for delays and retries. A failed attempt waits its back-off, then runs again, until
+/// max_attempts; then the job is dead. Nothing is lost: every state change is one script.
+/// Designs compared: BullMQ's job lifecycle, Sidekiq's retry set, the reliable-queue pattern
+/// (redis.io, LMOVE).
+///
+/// @par Thread safety
+/// All member functions may be called from any thread.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for a bad name or options; add() for bad job
+/// options; every call throws connection_error / timeout_error / reply_error as the pool's
+/// commands do.
+///
+/// @par Cost
+/// add(): one script round trip (add_batch(): one for all); get(), cancel(), retry(),
+/// counts(): one round trip each.
+class job_queue {
+public:
+    /// A queue named `name` on `pool` (which must outlive it).
+    /// @throws invalid_argument for a bad name or options.
+    job_queue(connection_pool& pool, std::string_view name, job_queue_options opts = {});
+
+    /// Adds one job. @throws invalid_argument for bad options (priority outside 0..9,
+    /// max_attempts 0, a negative delay, timeout or deadline, a bad back-off or id), and
+    /// payload_too_large beyond 512 MiB.
+    add_result add(std::string_view payload, const job_options& opts = {});
+    /// Adds jobs in one script (atomically, in order): `jobs` is (payload, options) pairs.
+    /// @throws as add(); nothing is added when any job's options are bad.
+    std::vector<add_result> add_batch(const std::vector<std::pair<std::string, job_options>>& jobs);
+
+    /// The job `id`, or nullopt when it is unknown (never added, or completed longer than
+    /// keep_completed ago).
+    [[nodiscard]] std::optional<job_info> get(std::string_view id);
+    /// Cancels `id`: a waiting or delayed job fails at once; an active one is flagged and its
+    /// worker's stop token fires (it fails when its handler returns, unless it completes).
+    /// @return the state it was in, or nullopt for an unknown job.
+    std::optional<job_state> cancel(std::string_view id);
+    /// Makes a dead or failed job waiting again, its attempts reset. @return false when the
+    /// job is in another state or unknown.
+    bool retry(std::string_view id);
+    /// Jobs per state.
+    [[nodiscard]] job_counts counts();
+
+    /// The queue's name.
+    [[nodiscard]] const std::string& name() const noexcept;
+    /// The pool.
+    [[nodiscard]] connection_pool& pool() noexcept;
+    /// The options.
+    [[nodiscard]] const job_queue_options& options() const noexcept;
+
+    struct keys;  ///< Internal.
+
+private:
+    friend class job_worker;
+    connection_pool& pool_;
+    std::string name_;
+    job_queue_options opts_;
+    std::shared_ptr<const keys> keys_;
+};
+
+}  // namespace redcoord
+
+REDCOORD_API_END

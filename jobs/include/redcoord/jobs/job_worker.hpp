@@ -1,0 +1,143 @@
+#pragma once
+/// @file
+/// Runs the jobs of a job_queue on N threads: claim, call the handler, complete or fail
+/// (retried per the job's back-off), with a stop token per job and a graceful drain.
+
+#include <redcoord/core/export.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+REDCOORD_API_BEGIN
+namespace redcoord {
+
+/// One claimed job, as its handler sees it.
+///
+/// @par Thread safety
+/// For the handler's thread; stop_token() may be passed to other threads.
+class job_context {
+public:
+    /// The job's id.
+    [[nodiscard]] const std::string& id() const noexcept { return id_; }
+    /// Its payload (binary-safe).
+    [[nodiscard]] const std::string& payload() const noexcept { return payload_; }
+    /// This attempt's number, from 1.
+    [[nodiscard]] unsigned attempt() const noexcept { return attempt_; }
+    /// Attempts allowed in all.
+    [[nodiscard]] unsigned max_attempts() const noexcept { return max_attempts_; }
+    /// Its priority (0..9).
+    [[nodiscard]] int priority() const noexcept { return priority_; }
+    /// Fires when the job is cancelled (job_queue::cancel()), when its timeout is about to
+    /// pass (job_worker_options::timeout_margin before it), or when this worker no longer
+    /// holds it (its lease lapsed, for example while the process was paused, and another
+    /// worker took it over). The handler should then return soon; what it returns is then
+    /// not recorded as a completion unless the job is still held.
+    [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_; }
+    /// Stores `progress` with the job (job_info::progress; any bytes). One round trip.
+    /// @return false when this worker no longer holds the job.
+    /// @throws connection_error / timeout_error as the pool's commands.
+    bool report_progress(std::string_view progress);
+
+private:
+    friend class job_worker;
+    job_context() = default;
+    connection_pool* pool_ = nullptr;
+    std::string base_, id_, payload_, token_;
+    unsigned attempt_ = 0, max_attempts_ = 0;
+    int priority_ = 0;
+    std::stop_token stop_;
+};
+
+/// The handler: returns the job's result (stored for job_queue_options::result_ttl) or throws
+/// to fail the attempt (the exception's what() becomes job_info::error).
+using job_handler = std::function<std::string(job_context&)>;
+
+/// Options of a job_worker. Durations are milliseconds.
+struct job_worker_options {
+    std::size_t threads = 1;  ///< Handler threads; >= 1.
+    /// How long a claimed job stays this worker's without a heartbeat; the heartbeat (on the
+    /// runtime's timer thread) renews it every lease / 3. A worker that dies or pauses past
+    /// it loses its jobs to the others: they are retried per their policy. >= 30 ms.
+    std::chrono::milliseconds lease{10000};
+    /// Longest idle wait between claims (a wake-up by signal usually comes first; the next
+    /// delayed job's due time too). > 0.
+    std::chrono::milliseconds poll_timeout{1000};
+    /// Pause after a failed claim (server unreachable) before trying again. >= 0.
+    std::chrono::milliseconds retry_delay{100};
+    /// How long before a job's timeout its stop token fires. >= 0.
+    std::chrono::milliseconds timeout_margin{100};
+};
+
+/// Counters of a job_worker, a snapshot.
+struct job_worker_stats {
+    std::uint64_t completed = 0;  ///< Jobs completed.
+    std::uint64_t failed = 0;     ///< Attempts that failed (the handler threw).
+    std::uint64_t lost = 0;       ///< Results not recorded: the job was no longer held.
+    std::uint64_t errors = 0;     ///< Claims, completions or heartbeats that threw.
+};
+
+/// Runs `threads` workers on one job_queue.
+///
+/// Each thread claims the best ready job (the claim also promotes due delayed jobs and
+/// reclaims stalled ones), calls the handler with a job_context and completes or fails it.
+/// Idle threads wait for the queue's wake-up signal (published when a job becomes ready),
+/// the next delayed job's due time, or poll_timeout, whichever comes first. The heartbeat
+/// renews the lease of every running job and fires the stop tokens of cancelled, timed-out
+/// or lost ones; a cancel also arrives by signal at once.
+///
+/// stop() drains gracefully: no new claims; running handlers finish (their stop tokens are
+/// not fired for it) and their jobs are completed or failed; then the threads end. A job
+/// whose completion cannot be written (server unreachable) is not lost: its lease lapses and
+/// it is retried.
+///
+/// @par Thread safety
+/// start()/stop() from one controlling thread; stats() and id() from any thread. The
+/// handler runs on the worker threads, concurrently when threads > 1. The queue must
+/// outlive the worker.
+///
+/// @par Errors
+/// The constructor throws invalid_argument for bad options or an empty handler; start()
+/// throws std::system_error when a thread cannot start; stop(), the destructor and stats()
+/// never throw. Failures of claims, completions and heartbeats are counted and retried.
+///
+/// @par Cost
+/// Per job: one claim and one completion round trip (the claim's script also does the
+/// promotions and reclaims due at that moment). The heartbeat: one round trip per lease / 3
+/// for all running jobs. One subscription (shared through the runtime's pub/sub link).
+class job_worker {
+public:
+    /// A worker on `queue` running `handler`. Not started.
+    /// @throws invalid_argument for bad options or an empty handler.
+    job_worker(job_queue& queue, job_handler handler, job_worker_options opts = {});
+    /// stop().
+    ~job_worker();
+    job_worker(const job_worker&) = delete;
+    job_worker& operator=(const job_worker&) = delete;
+
+    /// Subscribes to the queue's wake-ups (waiting up to min(poll_timeout, 1 s) for the
+    /// server's confirmation), then starts the threads and the heartbeat. No-op when running.
+    /// @throws std::system_error when a thread cannot start; permission_error when the ACL
+    ///         user may not subscribe to the queue's channels.
+    void start();
+    /// Drains and stops (see the class comment). No-op when not running.
+    void stop() noexcept;
+    /// The counters.
+    [[nodiscard]] job_worker_stats stats() const;
+    /// This worker's id (recorded in job_info::worker).
+    [[nodiscard]] const std::string& id() const noexcept;
+
+    struct state;  ///< Internal.
+
+private:
+    std::shared_ptr<state> s_;
+};
+
+}  // namespace redcoord
+
+REDCOORD_API_END

@@ -1,0 +1,178 @@
+#include "job_queue_keys.hpp"
+#include "job_scripts.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/token.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/queue/limits.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace redcoord {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::array<std::string_view, 6> state_names{"waiting",   "delayed", "active",
+                                                      "completed", "failed",  "dead"};
+
+job_state parse_state(std::string_view s) {
+    for (std::size_t i = 0; i < state_names.size(); ++i)
+        if (state_names[i] == s) return static_cast<job_state>(i);
+    throw error("job_queue: unknown job state '" + std::string(s) + "' on the server");
+}
+
+void check(const job_options& o, std::string_view payload) {
+    if (!o.id.empty()) validate_name(o.id, "job id");
+    if (o.priority < 0 || o.priority > detail::max_job_priority)
+        throw invalid_argument("job_options::priority must be in 0.." +
+                               std::to_string(detail::max_job_priority));
+    if (o.max_attempts < 1) throw invalid_argument("job_options::max_attempts must be >= 1");
+    if (o.delay.count() < 0) throw invalid_argument("job_options::delay must be >= 0");
+    if (o.timeout.count() < 0) throw invalid_argument("job_options::timeout must be >= 0");
+    if (o.deadline.count() < 0) throw invalid_argument("job_options::deadline must be >= 0");
+    o.backoff.validate();
+    if (payload.size() > max_payload_limit)
+        throw payload_too_large("job_queue: a payload of " + std::to_string(payload.size()) +
+                                " bytes exceeds " + std::to_string(max_payload_limit));
+}
+
+std::string ms_arg(milliseconds d) { return std::to_string(d.count()); }
+
+std::string jitter_arg(double j) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6f", j);
+    return buf;
+}
+
+// The 12 ARGV values of one job in job_add_script().
+void append_job(std::vector<std::string>& argv, const std::string& id, std::string_view payload,
+                const job_options& o) {
+    std::int64_t run_at = 0;
+    if (o.run_at)
+        run_at = std::max<std::int64_t>(
+            1, std::chrono::duration_cast<milliseconds>(o.run_at->time_since_epoch()).count());
+    const bool fixed = o.backoff.shape == backoff_policy::kind::fixed;
+    argv.insert(argv.end(), {id, std::string(payload), std::to_string(o.priority),
+                             std::to_string(o.max_attempts), ms_arg(o.timeout), ms_arg(o.delay),
+                             std::to_string(run_at), ms_arg(o.deadline), fixed ? "f" : "e",
+                             ms_arg(o.backoff.base), ms_arg(fixed ? o.backoff.base : o.backoff.max),
+                             jitter_arg(o.backoff.jitter)});
+}
+
+}  // namespace
+
+std::string_view to_string(job_state s) noexcept {
+    const auto i = static_cast<std::size_t>(s);
+    return i < state_names.size() ? state_names[i] : "unknown";
+}
+
+namespace detail {
+job_state job_state_from(std::string_view s) { return parse_state(s); }
+}  // namespace detail
+
+job_queue::job_queue(connection_pool& pool, std::string_view name, job_queue_options opts)
+    : pool_(pool), name_(name), opts_(std::move(opts)) {
+    validate_name(name_, "job queue name");
+    if (opts_.keep_completed.count() <= 0)
+        throw invalid_argument("job_queue_options::keep_completed must be > 0");
+    if (opts_.result_ttl.count() < 0)
+        throw invalid_argument("job_queue_options::result_ttl must be >= 0");
+    keys_ = std::make_shared<const keys>(detail::make_job_keys(opts_.prefix, name_));
+}
+
+add_result job_queue::add(std::string_view payload, const job_options& opts) {
+    std::vector<std::pair<std::string, job_options>> one;
+    one.emplace_back(std::string(payload), opts);
+    return add_batch(one).at(0);
+}
+
+std::vector<add_result> job_queue::add_batch(
+    const std::vector<std::pair<std::string, job_options>>& jobs) {
+    if (jobs.empty()) return {};
+    std::vector<std::string> argv{keys_->wake};
+    argv.reserve(1 + jobs.size() * 12);
+    std::vector<std::string> ids;
+    ids.reserve(jobs.size());
+    for (const auto& [payload, o] : jobs) {
+        check(o, payload);
+        ids.push_back(o.id.empty() ? random_token() : o.id);
+        append_job(argv, ids.back(), payload, o);
+    }
+    std::vector<std::string_view> args(argv.begin(), argv.end());
+    const std::array<std::string_view, 1> k{keys_->base};
+    auto c = pool_.borrow_for(keys_->base);
+    const auto r = detail::job_add_script().run(*c, k, args);
+    std::vector<add_result> out;
+    const auto& e = r.elements();
+    if (e.size() != 2 * ids.size()) throw error("job_queue: unexpected reply to add");
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        out.push_back({ids[i], e[2 * i].integer() == 1, parse_state(e[2 * i + 1].text())});
+    return out;
+}
+
+std::optional<job_info> job_queue::get(std::string_view id) {
+    validate_name(id, "job id");
+    const auto r = detail::job_get_script().run(pool_, {keys_->base}, {id});
+    const auto& fields = r.elements().at(0).elements();
+    if (fields.empty()) return std::nullopt;
+    job_info j;
+    j.id = std::string(id);
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+        const auto& f = fields[i].text();
+        const auto& v = fields[i + 1].text();
+        if (f == "state")
+            j.state = parse_state(v);
+        else if (f == "payload")
+            j.payload = v;
+        else if (f == "priority")
+            j.priority = std::stoi(v);
+        else if (f == "attempts")
+            j.attempts = static_cast<unsigned>(std::stoul(v));
+        else if (f == "max")
+            j.max_attempts = static_cast<unsigned>(std::stoul(v));
+        else if (f == "progress")
+            j.progress = v;
+        else if (f == "error")
+            j.error = v;
+        else if (f == "worker")
+            j.worker = v;
+    }
+    if (const auto& res = r.elements().at(1); res.is_string()) j.result = res.text();
+    return j;
+}
+
+std::optional<job_state> job_queue::cancel(std::string_view id) {
+    validate_name(id, "job id");
+    const auto r = detail::job_cancel_script().run(pool_, {keys_->base}, {id, keys_->cancel});
+    if (!r.is_string()) return std::nullopt;
+    return parse_state(r.text());
+}
+
+bool job_queue::retry(std::string_view id) {
+    validate_name(id, "job id");
+    return detail::job_retry_script().run(pool_, {keys_->base}, {id, keys_->wake}).integer() == 1;
+}
+
+job_counts job_queue::counts() {
+    auto c = pool_.borrow_for(keys_->base);
+    std::vector<std::vector<std::string>> cmds;
+    for (const char* s : {"waiting", "delayed", "active", "completed", "failed", "dead"})
+        cmds.push_back({"ZCARD", keys_->base + ":" + s});
+    const auto r = c->pipeline(cmds);
+    job_counts n;
+    std::uint64_t* into[] = {&n.waiting, &n.delayed, &n.active, &n.completed, &n.failed, &n.dead};
+    for (std::size_t i = 0; i < r.size(); ++i)
+        *into[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r[i].integer()));
+    return n;
+}
+
+const std::string& job_queue::name() const noexcept { return name_; }
+connection_pool& job_queue::pool() noexcept { return pool_; }
+const job_queue_options& job_queue::options() const noexcept { return opts_; }
+
+}  // namespace redcoord

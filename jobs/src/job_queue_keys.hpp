@@ -1,0 +1,31 @@
+#pragma once
+// The keys and channels of one job queue (job_scripts.hpp names what hangs off the base).
+
+#include <redcoord/jobs/job_queue.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace redcoord {
+
+struct job_queue::keys {
+    std::string base;    // <prefix>jobs:{<name>}: every key and channel shares its hash tag
+    std::string wake;    // published when a job becomes ready (workers wait on it)
+    std::string cancel;  // published with the id of an active job that was cancelled
+};
+
+namespace detail {
+
+inline job_queue::keys make_job_keys(std::string_view prefix, std::string_view name) {
+    job_queue::keys k;
+    k.base = std::string(prefix) + "jobs:{" + std::string(name) + "}";
+    k.wake = k.base + ":wake";
+    k.cancel = k.base + ":cancel";
+    return k;
+}
+
+// parse of the server's state names (job_queue.cpp). @throws error for an unknown name.
+job_state job_state_from(std::string_view s);
+
+}  // namespace detail
+}  // namespace redcoord

@@ -1,0 +1,278 @@
+#include "job_scripts.hpp"
+
+#include <string>
+
+namespace redcoord::detail {
+
+namespace {
+
+// Shared helpers, prepended to each script. Ready jobs sit in `:waiting` scored by
+// (max priority - priority) * 2^40 + a sequence number: the highest priority first, FIFO
+// within a level. The back-off mirrors backoff_policy::delay() (queue/backoff.hpp) with the
+// policy stored in the job (bk: 'f' fixed or 'e' exponential, bb base, bm max, bj jitter).
+constexpr const char* prelude = R"lua(
+local base = KEYS[1]
+local function jk(id) return base .. ':job:' .. id end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function ready(id, priority)
+  local seq = redis.call('INCR', base .. ':seq')
+  redis.call('ZADD', base .. ':waiting', (9 - priority) * 1099511627776 + seq, id)
+  redis.call('HSET', jk(id), 'state', 'waiting')
+end
+local function finish(id, state, reason, now)
+  local k = jk(id)
+  redis.call('HSET', k, 'state', state, 'finished', now, 'error', reason)
+  redis.call('HDEL', k, 'token')
+  redis.call('ZADD', base .. ':' .. (state == 'dead' and 'dead' or 'failed'), now, id)
+end
+local function backoff(k, attempts, u)
+  local f = redis.call('HMGET', k, 'bk', 'bb', 'bm', 'bj')
+  local d = tonumber(f[2]) or 0
+  local max = tonumber(f[3]) or d
+  if f[1] == 'e' then
+    for _ = 2, attempts do
+      if d >= max then break end
+      d = math.min(d * 2, max)
+    end
+  end
+  local jitter = tonumber(f[4]) or 0
+  if jitter > 0 and d > 0 then d = d - math.floor(d * jitter * u) end
+  return d
+end
+-- A failed attempt: cancelled jobs fail for good, exhausted ones go dead, others wait their
+-- back-off (or are ready at once).
+local function settle_failure(id, reason, now, u, wake)
+  local k = jk(id)
+  local f = redis.call('HMGET', k, 'attempts', 'max', 'cancel', 'priority')
+  if f[3] == '1' then finish(id, 'failed', 'cancelled', now) return 'failed' end
+  if tonumber(f[1]) >= tonumber(f[2]) then finish(id, 'dead', reason, now) return 'dead' end
+  redis.call('HSET', k, 'error', reason)
+  redis.call('HDEL', k, 'token')
+  local d = backoff(k, tonumber(f[1]), u)
+  if d > 0 then
+    redis.call('HSET', k, 'state', 'delayed')
+    redis.call('ZADD', base .. ':delayed', now + d, id)
+    return 'delayed'
+  end
+  ready(id, tonumber(f[4]))
+  redis.call('PUBLISH', wake, 'w')
+  return 'waiting'
+end
+)lua";
+
+std::string with_prelude(const char* body) { return std::string(prelude) + body; }
+
+}  // namespace
+
+// ARGV: wake channel, then per job 12 values: id, payload, priority, max attempts, timeout ms,
+// delay ms, run-at ms (0: none), deadline ms from now (0: none), back-off kind, base, max,
+// jitter. Returns per job {1 | 0 (an earlier job with this id exists), state}.
+const script& job_add_script() {
+    static const script s(with_prelude(R"lua(
+local out = {}
+local now = now_ms()
+local woke = false
+for i = 2, #ARGV, 12 do
+  local id = ARGV[i]
+  local k = jk(id)
+  if redis.call('EXISTS', k) == 1 then
+    out[#out + 1] = 0
+    out[#out + 1] = redis.call('HGET', k, 'state')
+  else
+    local due = now + tonumber(ARGV[i + 5])
+    if tonumber(ARGV[i + 6]) > 0 then due = tonumber(ARGV[i + 6]) end
+    local deadline = 0
+    if tonumber(ARGV[i + 7]) > 0 then deadline = now + tonumber(ARGV[i + 7]) end
+    redis.call('HSET', k, 'payload', ARGV[i + 1], 'priority', ARGV[i + 2], 'max', ARGV[i + 3],
+               'timeout', ARGV[i + 4], 'deadline', deadline, 'attempts', 0, 'added', now,
+               'bk', ARGV[i + 8], 'bb', ARGV[i + 9], 'bm', ARGV[i + 10], 'bj', ARGV[i + 11],
+               'due', due)
+    local state = 'waiting'
+    if due > now then
+      state = 'delayed'
+      redis.call('HSET', k, 'state', state)
+      redis.call('ZADD', base .. ':delayed', due, id)
+    else
+      ready(id, tonumber(ARGV[i + 2]))
+      woke = true
+    end
+    out[#out + 1] = 1
+    out[#out + 1] = state
+  end
+end
+if woke then redis.call('PUBLISH', ARGV[1], 'w') end
+return out
+)lua"),
+                          cluster_publish::sharded);
+    return s;
+}
+
+// ARGV: worker id, lease ms, claim token, uniform random in [0, 1) for back-offs, wake channel.
+// Returns {1, id, payload, attempts, max, timeout, deadline, priority, added, due} or
+// {0, ms until the next delayed job is due (-1: none)}.
+const script& job_claim_script() {
+    static const script s(with_prelude(R"lua(
+local now = now_ms()
+local u = tonumber(ARGV[4])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', now, 'LIMIT', 0, 100)) do
+  redis.call('ZREM', base .. ':delayed', id)
+  ready(id, tonumber(redis.call('HGET', jk(id), 'priority')))
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', now, 'LIMIT', 0, 100)) do
+  redis.call('ZREM', base .. ':active', id)
+  settle_failure(id, 'stalled: its worker was lost or its timeout passed', now, u, ARGV[5])
+end
+while true do
+  local top = redis.call('ZPOPMIN', base .. ':waiting')
+  if #top == 0 then break end
+  local id = top[1]
+  local k = jk(id)
+  local f = redis.call('HMGET', k, 'payload', 'max', 'timeout', 'deadline', 'priority', 'added', 'due')
+  local deadline = tonumber(f[4])
+  if deadline > 0 and deadline <= now then
+    finish(id, 'failed', 'deadline passed before it could run', now)
+  else
+    local attempts = redis.call('HINCRBY', k, 'attempts', 1)
+    local visible = now + tonumber(ARGV[2])
+    local timeout = tonumber(f[3])
+    local ends = 0
+    if timeout > 0 then
+      ends = now + timeout
+      if ends < visible then visible = ends end
+    end
+    redis.call('HSET', k, 'state', 'active', 'token', ARGV[3], 'worker', ARGV[1],
+               'started', now, 'ends', ends)
+    redis.call('ZADD', base .. ':active', visible, id)
+    return {1, id, f[1], attempts, f[2], f[3], f[4], f[5], f[6], f[7]}
+  end
+end
+local nxt = redis.call('ZRANGE', base .. ':delayed', 0, 0, 'WITHSCORES')
+if #nxt == 0 then return {0, -1} end
+return {0, math.max(0, tonumber(nxt[2]) - now)}
+)lua"),
+                          cluster_publish::sharded);
+    return s;
+}
+
+// ARGV: id, token, result, result TTL ms (0: not stored), keep ms (how long the completed job
+// stays readable and its id deduplicates). Returns 1, or 0 when the token no longer holds it.
+const script& job_complete_script() {
+    static const script s(with_prelude(R"lua(
+local k = jk(ARGV[1])
+if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
+local now = now_ms()
+redis.call('ZREM', base .. ':active', ARGV[1])
+redis.call('HSET', k, 'state', 'completed', 'finished', now)
+redis.call('HDEL', k, 'token', 'error')
+if tonumber(ARGV[4]) > 0 then
+  redis.call('SET', base .. ':result:' .. ARGV[1], ARGV[3], 'PX', ARGV[4])
+end
+local keep = tonumber(ARGV[5])
+redis.call('ZADD', base .. ':completed', now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
+redis.call('PEXPIRE', k, keep)
+return 1
+)lua"));
+    return s;
+}
+
+// ARGV: id, token, reason, uniform random in [0, 1), wake channel. Returns the new state, or
+// false when the token no longer holds the job.
+const script& job_fail_script() {
+    static const script s(with_prelude(R"lua(
+local k = jk(ARGV[1])
+if redis.call('HGET', k, 'token') ~= ARGV[2] then return false end
+redis.call('ZREM', base .. ':active', ARGV[1])
+return settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
+)lua"),
+                          cluster_publish::sharded);
+    return s;
+}
+
+// ARGV: lease ms, then id, token pairs. Extends each held job's visibility to
+// min(now + lease, its timeout's end). Returns, per pair, 1 (held), 0 (lost: reclaimed or
+// settled elsewhere) or 2 (held, but cancelled: stop it).
+const script& job_heartbeat_script() {
+    static const script s(with_prelude(R"lua(
+local now = now_ms()
+local out = {}
+for i = 2, #ARGV, 2 do
+  local k = jk(ARGV[i])
+  local f = redis.call('HMGET', k, 'token', 'ends', 'cancel')
+  if f[1] ~= ARGV[i + 1] then
+    out[#out + 1] = 0
+  else
+    local visible = now + tonumber(ARGV[1])
+    local ends = tonumber(f[2])
+    if ends > 0 and ends < visible then visible = ends end
+    redis.call('ZADD', base .. ':active', 'XX', visible, ARGV[i])
+    out[#out + 1] = f[3] == '1' and 2 or 1
+  end
+end
+return out
+)lua"));
+    return s;
+}
+
+// ARGV: id, token, progress. Returns 1, or 0 when the token no longer holds the job.
+const script& job_progress_script() {
+    static const script s(with_prelude(R"lua(
+local k = jk(ARGV[1])
+if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
+redis.call('HSET', k, 'progress', ARGV[3])
+return 1
+)lua"));
+    return s;
+}
+
+// ARGV: id, cancel channel. Returns the state the job was in ('waiting' and 'delayed' are now
+// failed; 'active' is flagged and announced on the channel), or false for no such job.
+const script& job_cancel_script() {
+    static const script s(with_prelude(R"lua(
+local k = jk(ARGV[1])
+local state = redis.call('HGET', k, 'state')
+if not state then return false end
+local now = now_ms()
+if state == 'waiting' or state == 'delayed' then
+  redis.call('ZREM', base .. ':' .. state, ARGV[1])
+  finish(ARGV[1], 'failed', 'cancelled', now)
+elseif state == 'active' then
+  redis.call('HSET', k, 'cancel', '1')
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
+end
+return state
+)lua"),
+                          cluster_publish::sharded);
+    return s;
+}
+
+// ARGV: id, wake channel. A dead or failed job is made ready again with its attempts reset.
+// Returns 1, or 0 when the job is in another state (or gone).
+const script& job_retry_script() {
+    static const script s(with_prelude(R"lua(
+local k = jk(ARGV[1])
+local state = redis.call('HGET', k, 'state')
+if state ~= 'dead' and state ~= 'failed' then return 0 end
+redis.call('ZREM', base .. ':' .. state, ARGV[1])
+redis.call('HSET', k, 'attempts', 0)
+redis.call('HDEL', k, 'cancel', 'finished', 'error')
+ready(ARGV[1], tonumber(redis.call('HGET', k, 'priority')))
+redis.call('PUBLISH', ARGV[2], 'w')
+return 1
+)lua"),
+                          cluster_publish::sharded);
+    return s;
+}
+
+// ARGV: id. Returns {fields as HGETALL, result or false}.
+const script& job_get_script() {
+    static const script s(with_prelude(R"lua(
+return {redis.call('HGETALL', jk(ARGV[1])), redis.call('GET', base .. ':result:' .. ARGV[1])}
+)lua"));
+    return s;
+}
+
+}  // namespace redcoord::detail

@@ -1,0 +1,25 @@
+#pragma once
+// The job_queue's Lua scripts. KEYS[1] is the queue's base key `<prefix>jobs:{<name>}`; every
+// other key is built from it inside the script (`:job:<id>`, `:waiting`, `:delayed`,
+// `:active`, `:completed`, `:dead`, `:result:<id>`, `:seq`) and so shares its hash tag, and
+// its Cluster slot. Values arrive as ARGV only. Times are the server's (`TIME`, in ms): due
+// times and visibility deadlines are compared by every process of the queue.
+
+#include <redcoord/core/script.hpp>
+
+namespace redcoord::detail {
+
+const script& job_add_script();        // add one or more jobs (dedup by id)
+const script& job_claim_script();      // promote due, reclaim stalled, pop the best ready job
+const script& job_complete_script();   // active -> completed (token-checked)
+const script& job_fail_script();       // active -> retry (back-off) or dead (token-checked)
+const script& job_heartbeat_script();  // extend the visibility of a worker's jobs
+const script& job_progress_script();   // record progress (token-checked)
+const script& job_cancel_script();     // waiting/delayed -> failed; active: flagged
+const script& job_retry_script();      // dead/failed -> waiting
+const script& job_get_script();        // the job's fields and its result
+
+// Priority levels: 0 (lowest) .. max_priority (highest).
+inline constexpr int max_job_priority = 9;
+
+}  // namespace redcoord::detail

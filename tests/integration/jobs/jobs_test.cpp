@@ -1,0 +1,306 @@
+// job_queue and job_worker on a real server: results, priorities, delays, retries with back-off
+// to the dead set and back, de-duplication by id, deadlines, cancellation, timeouts, a stalled
+// job of a vanished worker, progress, and bad options.
+
+#include "job_scripts.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_worker.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::eventually;
+using redcoord::testing::local_server;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+class Jobs : public ::testing::Test {
+protected:
+    local_server srv_;
+    connection_pool pool_{srv_.endpoint()};
+
+    job_state state_of(job_queue& q, const std::string& id) {
+        auto j = q.get(id);
+        EXPECT_TRUE(j) << id;
+        return j ? j->state : job_state::waiting;
+    }
+    bool reaches(job_queue& q, const std::string& id, job_state s,
+                 std::chrono::milliseconds within = 5s) {
+        return eventually([&] { return state_of(q, id) == s; }, within);
+    }
+};
+
+}  // namespace
+
+TEST_F(Jobs, RunsToCompletionAndKeepsTheResult) {
+    job_queue q(pool_, "basic");
+    const auto a = q.add("hello");
+    EXPECT_TRUE(a.added);
+    EXPECT_EQ(a.state, job_state::waiting);
+    EXPECT_EQ(q.counts().waiting, 1U);
+    job_worker w(q, [](job_context& j) { return "done:" + j.payload(); });
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    const auto j = q.get(a.id);
+    EXPECT_EQ(j->result, "done:hello");
+    EXPECT_EQ(j->attempts, 1U);
+    EXPECT_EQ(j->worker, w.id());
+    w.stop();
+    EXPECT_EQ(w.stats().completed, 1U);
+    const auto n = q.counts();
+    EXPECT_EQ(n.completed, 1U);
+    EXPECT_EQ(n.waiting + n.active + n.delayed, 0U);
+}
+
+TEST_F(Jobs, HighestPriorityFirstAndFifoWithinALevel) {
+    job_queue q(pool_, "prio");
+    std::vector<std::pair<std::string, job_options>> batch;
+    for (int i = 0; i < 40; ++i) {
+        job_options o;
+        o.priority = (i * 7) % 10;
+        batch.emplace_back(std::to_string(i), o);
+    }
+    const auto added = q.add_batch(batch);
+    ASSERT_EQ(added.size(), 40U);
+    std::mutex mu;
+    std::vector<int> order;
+    job_worker w(q, [&](job_context& j) {
+        std::lock_guard lk(mu);
+        order.push_back(std::stoi(j.payload()));
+        return std::string();
+    });
+    w.start();
+    ASSERT_TRUE(eventually([&] { return w.stats().completed == 40; }, 10s));
+    w.stop();
+    ASSERT_EQ(order.size(), 40U);
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const int p0 = (order[i - 1] * 7) % 10, p1 = (order[i] * 7) % 10;
+        EXPECT_TRUE(p0 > p1 || (p0 == p1 && order[i - 1] < order[i]))
+            << order[i - 1] << " before " << order[i];
+    }
+}
+
+TEST_F(Jobs, ADelayedJobStartsNoSoonerThanItsDelay) {
+    job_queue q(pool_, "delay");
+    std::atomic<std::int64_t> started_ns{0};
+    job_worker w(q, [&](job_context&) {
+        started_ns = steady::now().time_since_epoch().count();
+        return std::string();
+    });
+    w.start();
+    const auto before = steady::now();
+    const auto a = q.add("later", {.delay = 300ms});
+    EXPECT_EQ(a.state, job_state::delayed);
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    w.stop();
+    const auto waited = steady::duration(started_ns.load()) - before.time_since_epoch();
+    // The server's millisecond clock decides: allow its rounding.
+    EXPECT_GE(waited, 299ms);
+}
+
+TEST_F(Jobs, FailedAttemptsBackOffThenGoDeadAndRetryBringsThemBack) {
+    job_queue q(pool_, "retry");
+    std::mutex mu;
+    std::vector<steady::time_point> attempts;
+    std::atomic<bool> heal{false};
+    job_worker w(q, [&](job_context&) -> std::string {
+        {
+            std::lock_guard lk(mu);
+            attempts.push_back(steady::now());
+        }
+        if (!heal) throw std::runtime_error("boom");
+        return "healed";
+    });
+    w.start();
+    job_options o;
+    o.max_attempts = 3;
+    o.backoff = backoff_policy::exponential(100ms, 1s);
+    const auto a = q.add("x", o);
+    ASSERT_TRUE(reaches(q, a.id, job_state::dead));
+    auto j = q.get(a.id);
+    EXPECT_EQ(j->attempts, 3U);
+    EXPECT_EQ(j->error, "boom");
+    EXPECT_EQ(q.counts().dead, 1U);
+    {
+        std::lock_guard lk(mu);
+        ASSERT_EQ(attempts.size(), 3U);
+        EXPECT_GE(attempts[1] - attempts[0], 99ms);   // back-off 100 ms
+        EXPECT_GE(attempts[2] - attempts[1], 199ms);  // then 200 ms
+    }
+    heal = true;
+    EXPECT_TRUE(q.retry(a.id));
+    EXPECT_FALSE(q.retry(a.id));  // waiting now: nothing to retry
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "healed");
+    EXPECT_EQ(q.get(a.id)->attempts, 1U);
+    w.stop();
+    EXPECT_EQ(w.stats().failed, 3U);
+}
+
+TEST_F(Jobs, AKnownIdAddsNothing) {
+    job_queue q(pool_, "dedup");
+    const auto first = q.add("one", {.id = "order-42"});
+    EXPECT_TRUE(first.added);
+    EXPECT_EQ(first.id, "order-42");
+    const auto again = q.add("two", {.id = "order-42"});
+    EXPECT_FALSE(again.added);
+    EXPECT_EQ(again.state, job_state::waiting);
+    job_worker w(q, [](job_context& j) { return j.payload(); });
+    w.start();
+    ASSERT_TRUE(reaches(q, "order-42", job_state::completed));
+    w.stop();
+    // Completed and still kept: still a duplicate.
+    EXPECT_FALSE(q.add("three", {.id = "order-42"}).added);
+    EXPECT_EQ(q.get("order-42")->result, "one");
+    EXPECT_EQ(q.counts().completed, 1U);
+}
+
+TEST_F(Jobs, AJobPastItsDeadlineNeverStarts) {
+    job_queue q(pool_, "deadline");
+    std::atomic<int> runs{0};
+    job_worker w(q, [&](job_context&) {
+        ++runs;
+        return std::string();
+    });
+    w.start();
+    const auto a = q.add("stale", {.delay = 300ms, .deadline = 100ms});
+    ASSERT_TRUE(reaches(q, a.id, job_state::failed));
+    EXPECT_NE(q.get(a.id)->error.find("deadline"), std::string::npos);
+    const auto b = q.add("fresh", {.delay = 50ms, .deadline = 5s});
+    ASSERT_TRUE(reaches(q, b.id, job_state::completed));
+    w.stop();
+    EXPECT_EQ(runs.load(), 1);
+}
+
+TEST_F(Jobs, CancelFailsAWaitingJobAndStopsARunningOne) {
+    job_queue q(pool_, "cancel");
+    const auto waiting = q.add("w", {.delay = 10s});
+    EXPECT_EQ(q.cancel(waiting.id), job_state::delayed);
+    EXPECT_EQ(state_of(q, waiting.id), job_state::failed);
+    EXPECT_EQ(q.get(waiting.id)->error, "cancelled");
+    EXPECT_FALSE(q.cancel("no-such-job"));
+
+    std::atomic<bool> running{false}, saw_stop{false};
+    job_worker w(q, [&](job_context& j) -> std::string {
+        running = true;
+        for (auto until = steady::now() + 10s; steady::now() < until;) {
+            if (j.stop_token().stop_requested()) {
+                saw_stop = true;
+                throw std::runtime_error("stopped");
+            }
+            std::this_thread::sleep_for(5ms);
+        }
+        return "not cancelled";
+    });
+    w.start();
+    const auto active = q.add("a", {.max_attempts = 5});
+    ASSERT_TRUE(eventually([&] { return running.load(); }, 5s));
+    EXPECT_EQ(q.cancel(active.id), job_state::active);
+    ASSERT_TRUE(reaches(q, active.id, job_state::failed));
+    EXPECT_TRUE(saw_stop);
+    EXPECT_EQ(q.get(active.id)->error, "cancelled");  // not retried despite attempts left
+    EXPECT_TRUE(q.retry(active.id));                  // a failed job may be retried by hand
+    w.stop();
+}
+
+TEST_F(Jobs, ATimeoutFiresTheStopTokenAndTheJobIsRetried) {
+    job_queue q(pool_, "timeout");
+    std::atomic<int> calls{0};
+    job_worker w(q,
+                 [&](job_context& j) -> std::string {
+                     if (++calls == 1) {
+                         // Ignores nothing: waits for the token, which the timeout fires.
+                         while (!j.stop_token().stop_requested()) std::this_thread::sleep_for(2ms);
+                         throw std::runtime_error("timed out");
+                     }
+                     return "second time lucky";
+                 },
+                 {.timeout_margin = 100ms});
+    w.start();
+    job_options o;
+    o.timeout = 400ms;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("slow", o);
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->attempts, 2U);
+    EXPECT_EQ(q.get(a.id)->result, "second time lucky");
+    w.stop();
+}
+
+// A worker that vanished (claimed, then never heard of again): its job stalls when its lease
+// lapses and the next claim retries it.
+TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
+    job_queue q(pool_, "stalled");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("orphan", o);
+    const auto r = detail::job_claim_script().run(
+        pool_, {"redcoord:jobs:{stalled}"},
+        {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{stalled}:wake"});
+    ASSERT_EQ(r.elements().at(0).integer(), 1);
+    EXPECT_EQ(state_of(q, a.id), job_state::active);
+    job_worker w(q,
+                 [](job_context& j) { return "rescued at attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
+    w.stop();
+    // The ghost's late completion is refused: its token no longer holds the job.
+    EXPECT_EQ(
+        detail::job_complete_script()
+            .run(pool_, {"redcoord:jobs:{stalled}"}, {a.id, "ghost-token", "late", "1000", "1000"})
+            .integer(),
+        0);
+}
+
+TEST_F(Jobs, ProgressIsStoredWithTheJob) {
+    job_queue q(pool_, "progress");
+    std::atomic<bool> reported{false}, release{false};
+    job_worker w(q, [&](job_context& j) {
+        EXPECT_TRUE(j.report_progress("50%"));
+        reported = true;
+        while (!release) std::this_thread::sleep_for(2ms);
+        return std::string("ok");
+    });
+    w.start();
+    const auto a = q.add("p");
+    ASSERT_TRUE(eventually([&] { return reported.load(); }, 5s));
+    EXPECT_EQ(q.get(a.id)->progress, "50%");
+    EXPECT_EQ(q.get(a.id)->state, job_state::active);
+    release = true;
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    w.stop();
+}
+
+TEST_F(Jobs, BadOptionsAreTypedErrorsAndAddNothing) {
+    job_queue q(pool_, "bad");
+    EXPECT_THROW(q.add("x", {.priority = 10}), invalid_argument);
+    EXPECT_THROW(q.add("x", {.priority = -1}), invalid_argument);
+    EXPECT_THROW(q.add("x", {.max_attempts = 0}), invalid_argument);
+    EXPECT_THROW(q.add("x", {.delay = -1ms}), invalid_argument);
+    EXPECT_THROW(q.add("x", {.id = "a\nb"}), invalid_argument);
+    job_options bad_backoff;
+    bad_backoff.backoff.jitter = 2;
+    std::vector<std::pair<std::string, job_options>> batch{{"ok", {}}, {"bad", bad_backoff}};
+    EXPECT_THROW(q.add_batch(batch), invalid_argument);
+    EXPECT_EQ(q.counts().waiting, 0U);
+    EXPECT_THROW(job_queue(pool_, ""), invalid_argument);
+    EXPECT_THROW(job_worker(q, nullptr), invalid_argument);
+    EXPECT_THROW(job_worker(q, [](job_context&) { return std::string(); }, {.threads = 0}),
+                 invalid_argument);
+    EXPECT_FALSE(q.get("unknown"));
+}
