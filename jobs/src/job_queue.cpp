@@ -82,6 +82,8 @@ job_queue::job_queue(connection_pool& pool, std::string_view name, job_queue_opt
         throw invalid_argument("job_queue_options::keep_completed must be > 0");
     if (opts_.result_ttl.count() < 0)
         throw invalid_argument("job_queue_options::result_ttl must be >= 0");
+    if (opts_.rate_interval.count() <= 0)
+        throw invalid_argument("job_queue_options::rate_interval must be > 0");
     keys_ = std::make_shared<const keys>(detail::make_job_keys(opts_.prefix, name_));
 }
 

@@ -12,6 +12,7 @@ struct job_queue::keys {
     std::string base;    // <prefix>jobs:{<name>}: every key and channel shares its hash tag
     std::string wake;    // published when a job becomes ready (workers wait on it)
     std::string cancel;  // published with the id of an active job that was cancelled
+    std::string events;  // job_events: "<kind>\n<id>\n<data>" in a signal_hub envelope
 };
 
 namespace detail {
@@ -21,6 +22,7 @@ inline job_queue::keys make_job_keys(std::string_view prefix, std::string_view n
     k.base = std::string(prefix) + "jobs:{" + std::string(name) + "}";
     k.wake = k.base + ":wake";
     k.cancel = k.base + ":cancel";
+    k.events = k.base + ":events";
     return k;
 }
 

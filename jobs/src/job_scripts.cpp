@@ -110,9 +110,11 @@ return out
     return s;
 }
 
-// ARGV: worker id, lease ms, claim token, uniform random in [0, 1) for back-offs, wake channel.
-// Returns {1, id, payload, attempts, max, timeout, deadline, priority, added, due} or
-// {0, ms until the next delayed job is due (-1: none)}.
+// ARGV: worker id, lease ms, claim token, uniform random in [0, 1) for back-offs, wake channel,
+// concurrency limit (0: none), rate limit (0: none), rate window ms.
+// Returns {1, stalled ids, id, payload, attempts, max, timeout, deadline, priority, added, due}
+// or {0, stalled ids, ms to wait: until the next delayed job is due or the rate window ends,
+// -1: nothing known}. Stalled ids: the jobs this call reclaimed (for the stalled events).
 const script& job_claim_script() {
     static const script s(with_prelude(R"lua(
 local now = now_ms()
@@ -121,9 +123,19 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', now,
   redis.call('ZREM', base .. ':delayed', id)
   ready(id, tonumber(redis.call('HGET', jk(id), 'priority')))
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', now, 'LIMIT', 0, 100)) do
+local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', now, 'LIMIT', 0, 100)
+for _, id in ipairs(stalled) do
   redis.call('ZREM', base .. ':active', id)
   settle_failure(id, 'stalled: its worker was lost or its timeout passed', now, u, ARGV[5])
+end
+local concurrency = tonumber(ARGV[6])
+if concurrency > 0 and redis.call('ZCARD', base .. ':active') >= concurrency then
+  return {0, stalled, -1}
+end
+local rate = tonumber(ARGV[7])
+local rate_key = base .. ':rate'
+if rate > 0 and tonumber(redis.call('GET', rate_key) or '0') >= rate then
+  return {0, stalled, math.max(1, redis.call('PTTL', rate_key))}
 end
 while true do
   local top = redis.call('ZPOPMIN', base .. ':waiting')
@@ -146,19 +158,24 @@ while true do
     redis.call('HSET', k, 'state', 'active', 'token', ARGV[3], 'worker', ARGV[1],
                'started', now, 'ends', ends)
     redis.call('ZADD', base .. ':active', visible, id)
-    return {1, id, f[1], attempts, f[2], f[3], f[4], f[5], f[6], f[7]}
+    if rate > 0 and redis.call('INCR', rate_key) == 1 then
+      redis.call('PEXPIRE', rate_key, ARGV[8])
+    end
+    return {1, stalled, id, f[1], attempts, f[2], f[3], f[4], f[5], f[6], f[7]}
   end
 end
 local nxt = redis.call('ZRANGE', base .. ':delayed', 0, 0, 'WITHSCORES')
-if #nxt == 0 then return {0, -1} end
-return {0, math.max(0, tonumber(nxt[2]) - now)}
+if #nxt == 0 then return {0, stalled, -1} end
+return {0, stalled, math.max(0, tonumber(nxt[2]) - now)}
 )lua"),
                           cluster_publish::sharded);
     return s;
 }
 
 // ARGV: id, token, result, result TTL ms (0: not stored), keep ms (how long the completed job
-// stays readable and its id deduplicates). Returns 1, or 0 when the token no longer holds it.
+// stays readable and its id deduplicates), events channel, the completed event (enveloped),
+// wake channel or '' (publish a wake-up: a concurrency limit may have held workers back).
+// Returns 1, or 0 when the token no longer holds it.
 const script& job_complete_script() {
     static const script s(with_prelude(R"lua(
 local k = jk(ARGV[1])
@@ -174,19 +191,26 @@ local keep = tonumber(ARGV[5])
 redis.call('ZADD', base .. ':completed', now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
 redis.call('PEXPIRE', k, keep)
+redis.call('PUBLISH', ARGV[6], ARGV[7])
+if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], 'w') end
 return 1
-)lua"));
+)lua"),
+                          cluster_publish::sharded);
     return s;
 }
 
-// ARGV: id, token, reason, uniform random in [0, 1), wake channel. Returns the new state, or
-// false when the token no longer holds the job.
+// ARGV: id, token, reason, uniform random in [0, 1), wake channel, events channel, the failed
+// event (enveloped), 1 to publish a wake-up in any case (a concurrency limit). Returns the new
+// state, or false when the token no longer holds the job.
 const script& job_fail_script() {
     static const script s(with_prelude(R"lua(
 local k = jk(ARGV[1])
 if redis.call('HGET', k, 'token') ~= ARGV[2] then return false end
 redis.call('ZREM', base .. ':active', ARGV[1])
-return settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
+local state = settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
+redis.call('PUBLISH', ARGV[6], ARGV[7])
+if ARGV[8] == '1' and state ~= 'waiting' then redis.call('PUBLISH', ARGV[5], 'w') end
+return state
 )lua"),
                           cluster_publish::sharded);
     return s;
@@ -217,14 +241,17 @@ return out
     return s;
 }
 
-// ARGV: id, token, progress. Returns 1, or 0 when the token no longer holds the job.
+// ARGV: id, token, progress, events channel, the progress event (enveloped). Returns 1, or 0
+// when the token no longer holds the job.
 const script& job_progress_script() {
     static const script s(with_prelude(R"lua(
 local k = jk(ARGV[1])
 if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
 redis.call('HSET', k, 'progress', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
-)lua"));
+)lua"),
+                          cluster_publish::sharded);
     return s;
 }
 

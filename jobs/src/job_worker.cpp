@@ -7,7 +7,9 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
+#include <redcoord/jobs/job_events.hpp>
 #include <redcoord/jobs/job_worker.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -36,7 +38,7 @@ constexpr std::size_t max_error_text = 1000;
 struct job_worker::state {
     state(job_queue& q, job_handler h, job_worker_options o)
         : queue(q), keys(q.keys_), handler(std::move(h)), opts(o), id(random_token()),
-          rt(q.pool().runtime()) {}
+          rt(q.pool().runtime()), hub(q.pool()) {}
 
     struct running {
         std::string token;
@@ -50,6 +52,7 @@ struct job_worker::state {
     job_worker_options opts;
     std::string id;
     std::shared_ptr<runtime> rt;
+    signal_hub hub;  // envelopes of the events (exactly once per slot), stalled events
 
     std::mutex mu;
     std::condition_variable wake_cv;
@@ -93,18 +96,22 @@ struct job_worker::state {
             std::optional<reply> claimed;
             std::string token = random_token();
             const auto sent = clock_type::now();
+            const auto& qo = queue.options();
             try {
                 claimed = detail::job_claim_script().run(
                     queue.pool(), {keys->base},
-                    {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake});
+                    {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
+                     std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
+                     std::to_string(qo.rate_interval.count())});
             } catch (const std::exception&) {
                 errors.fetch_add(1);
                 idle(opts.retry_delay);
                 continue;
             }
             const auto& e = claimed->elements();
+            announce_stalled(e.at(1));
             if (e.at(0).integer() == 0) {
-                const auto due = e.at(1).integer();
+                const auto due = e.at(2).integer();
                 auto wait = opts.poll_timeout;
                 if (due >= 0) wait = std::min(wait, milliseconds(due));
                 if (wait.count() > 0) idle(wait);
@@ -114,18 +121,35 @@ struct job_worker::state {
         }
     }
 
+    void announce_stalled(const reply& ids) noexcept {
+        if (!ids.is_array()) return;
+        for (const auto& i : ids.elements()) {
+            try {
+                (void)hub.broadcast(keys->events,
+                                    job_events::encode(job_event_kind::stalled, i.text(), {}));
+            } catch (const std::exception&) {
+                // An event lost with its link, as pub/sub loses them; the job itself is safe.
+            }
+        }
+    }
+
     void run_job(const std::vector<reply>& e, const std::string& token,
                  clock_type::time_point sent) {
         job_context ctx;
-        ctx.pool_ = &queue.pool();
-        ctx.base_ = keys->base;
-        ctx.id_ = e.at(1).text();
-        ctx.payload_ = e.at(2).text();
-        ctx.attempt_ = static_cast<unsigned>(e.at(3).integer());
-        ctx.max_attempts_ = static_cast<unsigned>(std::stoul(e.at(4).text()));
-        const auto timeout = milliseconds(std::stoll(e.at(5).text()));
-        ctx.priority_ = std::stoi(e.at(7).text());
-        ctx.token_ = token;
+        ctx.id_ = e.at(2).text();
+        ctx.payload_ = e.at(3).text();
+        ctx.attempt_ = static_cast<unsigned>(e.at(4).integer());
+        ctx.max_attempts_ = static_cast<unsigned>(std::stoul(e.at(5).text()));
+        const auto timeout = milliseconds(std::stoll(e.at(6).text()));
+        ctx.priority_ = std::stoi(e.at(8).text());
+        ctx.progress_ = [this, job = ctx.id_, token](std::string_view progress) {
+            return detail::job_progress_script()
+                       .run(queue.pool(), {keys->base},
+                            {job, token, progress, keys->events,
+                             hub.envelope(
+                                 job_events::encode(job_event_kind::progress, job, progress))})
+                       .integer() == 1;
+        };
         {
             std::lock_guard lk(mu);
             auto& r = jobs[ctx.id_];
@@ -146,19 +170,26 @@ struct job_worker::state {
         }
         if (failure.empty() && !result) failure = "no result";
         if (failure.size() > max_error_text) failure.resize(max_error_text);
+        const bool limited = queue.options().concurrency > 0;
         try {
             if (result) {
-                const bool ok = detail::job_complete_script()
-                                    .run(queue.pool(), {keys->base},
-                                         {ctx.id_, token, *result,
-                                          std::to_string(queue.options().result_ttl.count()),
-                                          std::to_string(queue.options().keep_completed.count())})
-                                    .integer() == 1;
+                const bool ok =
+                    detail::job_complete_script()
+                        .run(queue.pool(), {keys->base},
+                             {ctx.id_, token, *result,
+                              std::to_string(queue.options().result_ttl.count()),
+                              std::to_string(queue.options().keep_completed.count()), keys->events,
+                              hub.envelope(
+                                  job_events::encode(job_event_kind::completed, ctx.id_, {})),
+                              limited ? keys->wake : std::string()})
+                        .integer() == 1;
                 (ok ? completed : lost).fetch_add(1);
             } else {
                 const auto r = detail::job_fail_script().run(
                     queue.pool(), {keys->base},
-                    {ctx.id_, token, failure, unit_random(), keys->wake});
+                    {ctx.id_, token, failure, unit_random(), keys->wake, keys->events,
+                     hub.envelope(job_events::encode(job_event_kind::failed, ctx.id_, failure)),
+                     limited ? "1" : "0"});
                 (r.is_string() ? failed : lost).fetch_add(1);
             }
         } catch (const std::exception&) {
@@ -210,10 +241,7 @@ struct job_worker::state {
     }
 };
 
-bool job_context::report_progress(std::string_view progress) {
-    return detail::job_progress_script().run(*pool_, {base_}, {id_, token_, progress}).integer() ==
-           1;
-}
+bool job_context::report_progress(std::string_view progress) { return progress_(progress); }
 
 job_worker::job_worker(job_queue& queue, job_handler handler, job_worker_options opts) {
     if (!handler) throw invalid_argument("job_worker needs a handler");

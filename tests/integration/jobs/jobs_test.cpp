@@ -6,8 +6,10 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/jobs/job_events.hpp>
 #include <redcoord/jobs/job_queue.hpp>
 #include <redcoord/jobs/job_worker.hpp>
+#include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
@@ -249,7 +251,7 @@ TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
     const auto a = q.add("orphan", o);
     const auto r = detail::job_claim_script().run(
         pool_, {"redcoord:jobs:{stalled}"},
-        {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{stalled}:wake"});
+        {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{stalled}:wake", "0", "0", "1000"});
     ASSERT_EQ(r.elements().at(0).integer(), 1);
     EXPECT_EQ(state_of(q, a.id), job_state::active);
     job_worker w(q,
@@ -260,11 +262,12 @@ TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
     EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
     w.stop();
     // The ghost's late completion is refused: its token no longer holds the job.
-    EXPECT_EQ(
-        detail::job_complete_script()
-            .run(pool_, {"redcoord:jobs:{stalled}"}, {a.id, "ghost-token", "late", "1000", "1000"})
-            .integer(),
-        0);
+    EXPECT_EQ(detail::job_complete_script()
+                  .run(pool_, {"redcoord:jobs:{stalled}"},
+                       {a.id, "ghost-token", "late", "1000", "1000",
+                        "redcoord:jobs:{stalled}:events", "x", ""})
+                  .integer(),
+              0);
 }
 
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
@@ -303,4 +306,93 @@ TEST_F(Jobs, BadOptionsAreTypedErrorsAndAddNothing) {
     EXPECT_THROW(job_worker(q, [](job_context&) { return std::string(); }, {.threads = 0}),
                  invalid_argument);
     EXPECT_FALSE(q.get("unknown"));
+}
+
+TEST_F(Jobs, EventsReachASlotExactlyOnceEach) {
+    job_queue q(pool_, "events");
+    signal_hub hub(pool_);
+    job_events events(q, hub);
+    std::mutex mu;
+    std::map<std::string, int> seen;  // "<kind> <id> <data>" -> count
+    auto conn = events.on([&](const job_event& e) {
+        static const char* names[] = {"completed", "failed", "stalled", "progress"};
+        std::lock_guard lk(mu);
+        ++seen[std::string(names[static_cast<int>(e.kind)]) + " " + e.id + " " + e.data];
+    });
+    job_options once;
+    once.backoff = backoff_policy::fixed(0ms);
+    // c is claimed by a worker that vanishes: the real worker reclaims it (stalled).
+    const auto c = q.add("c", once);
+    (void)detail::job_claim_script().run(
+        pool_, {"redcoord:jobs:{events}"},
+        {"ghost", "100", "t", "0.5", "redcoord:jobs:{events}:wake", "0", "0", "1000"});
+    const auto a = q.add("a", once);
+    const auto b = q.add("b", once);
+    job_worker w(q,
+                 [&](job_context& j) -> std::string {
+                     if (j.payload() == "a") EXPECT_TRUE(j.report_progress("half"));
+                     if (j.payload() == "b" && j.attempt() == 1) throw std::runtime_error("boom");
+                     return "ok";
+                 },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 3; }, 5s));
+    w.stop();
+    const std::map<std::string, int> want{
+        {"progress " + a.id + " half", 1}, {"completed " + a.id + " ", 1},
+        {"failed " + b.id + " boom", 1},   {"completed " + b.id + " ", 1},
+        {"stalled " + c.id + " ", 1},      {"completed " + c.id + " ", 1}};
+    ASSERT_TRUE(eventually(
+        [&] {
+            std::lock_guard lk(mu);
+            return seen.size() >= want.size();
+        },
+        5s));
+    std::this_thread::sleep_for(100ms);  // a duplicate would arrive by now
+    std::lock_guard lk(mu);
+    EXPECT_EQ(seen, want);
+}
+
+TEST_F(Jobs, AConcurrencyLimitHoldsAcrossWorkers) {
+    job_queue q(pool_, "concurrency", {.concurrency = 2});
+    std::atomic<int> running{0}, peak{0};
+    auto handler = [&](job_context&) {
+        const int now = ++running;
+        int p = peak.load();
+        while (now > p && !peak.compare_exchange_weak(p, now)) {}
+        std::this_thread::sleep_for(20ms);
+        --running;
+        return std::string();
+    };
+    job_worker w1(q, handler, {.threads = 3});
+    job_worker w2(q, handler, {.threads = 3});
+    w1.start();
+    w2.start();
+    for (int i = 0; i < 12; ++i) (void)q.add(std::to_string(i));
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 12; }, 10s));
+    w1.stop();
+    w2.stop();
+    EXPECT_LE(peak.load(), 2);
+    EXPECT_EQ(peak.load(), 2);  // and the limit is used, not undercut
+}
+
+TEST_F(Jobs, ARateLimitSpreadsStartsOverWindows) {
+    job_queue q(pool_, "rate", {.rate_limit = 5, .rate_interval = 300ms});
+    std::mutex mu;
+    std::vector<steady::time_point> starts;
+    job_worker w(q,
+                 [&](job_context&) {
+                     std::lock_guard lk(mu);
+                     starts.push_back(steady::now());
+                     return std::string();
+                 },
+                 {.threads = 4});
+    w.start();
+    for (int i = 0; i < 15; ++i) (void)q.add(std::to_string(i));
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 15; }, 10s));
+    w.stop();
+    std::lock_guard lk(mu);
+    ASSERT_EQ(starts.size(), 15U);
+    // Three windows at least: the 11th start cannot come before two windows passed.
+    EXPECT_GE(starts[10] - starts[0], 590ms);
 }

@@ -99,6 +99,14 @@ struct job_queue_options {
     std::chrono::milliseconds keep_completed{std::chrono::hours(24)};
     /// How long a handler's result is kept (0: results are not stored).
     std::chrono::milliseconds result_ttl{std::chrono::hours(24)};
+    /// At most this many jobs start per `rate_interval`, across all workers of the queue
+    /// (0: no limit). A fixed window that opens with its first start. Give every process of
+    /// the queue the same values.
+    std::uint32_t rate_limit = 0;
+    /// The rate limit's window. > 0.
+    std::chrono::milliseconds rate_interval{1000};
+    /// At most this many jobs run at once across all workers of the queue (0: no limit).
+    std::uint32_t concurrency = 0;
 };
 
 /// A named job queue: the producer's and the operator's side (workers are job_worker).
@@ -123,7 +131,8 @@ struct job_queue_options {
 ///
 /// @par Cost
 /// add(): one script round trip (add_batch(): one for all); get(), cancel(), retry(),
-/// counts(): one round trip each.
+/// counts(): one round trip each. Events (job_events) cost one PUBLISH inside the scripts that
+/// complete and fail jobs and record progress.
 class job_queue {
 public:
     /// A queue named `name` on `pool` (which must outlive it).

@@ -39,7 +39,8 @@ public:
     /// worker took it over). The handler should then return soon; what it returns is then
     /// not recorded as a completion unless the job is still held.
     [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_; }
-    /// Stores `progress` with the job (job_info::progress; any bytes). One round trip.
+    /// Stores `progress` with the job (job_info::progress; any bytes) and announces it
+    /// (job_event_kind::progress). One round trip.
     /// @return false when this worker no longer holds the job.
     /// @throws connection_error / timeout_error as the pool's commands.
     bool report_progress(std::string_view progress);
@@ -47,8 +48,8 @@ public:
 private:
     friend class job_worker;
     job_context() = default;
-    connection_pool* pool_ = nullptr;
-    std::string base_, id_, payload_, token_;
+    std::function<bool(std::string_view)> progress_;
+    std::string id_, payload_;
     unsigned attempt_ = 0, max_attempts_ = 0;
     int priority_ = 0;
     std::stop_token stop_;
