@@ -35,7 +35,8 @@ std::optional<job_event> job_events::decode(std::string_view payload) {
     const auto kind = payload.substr(0, a);
     for (std::size_t i = 0; i < kinds.size(); ++i)
         if (kinds[i] == kind)
-            return job_event{static_cast<job_event_kind>(i), std::string(payload.substr(a + 1, b - a - 1)),
+            return job_event{static_cast<job_event_kind>(i),
+                             std::string(payload.substr(a + 1, b - a - 1)),
                              std::string(payload.substr(b + 1))};
     return std::nullopt;
 }

@@ -4,7 +4,9 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/token.hpp>
+#include <redcoord/jobs/cron.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/time_zone.hpp>
 #include <redcoord/queue/limits.hpp>
 
 #include <array>
@@ -171,6 +173,37 @@ job_counts job_queue::counts() {
     for (std::size_t i = 0; i < r.size(); ++i)
         *into[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r[i].integer()));
     return n;
+}
+
+void job_queue::repeat(std::string_view name, std::string_view payload, const repeat_options& o) {
+    validate_name(name, "repeat name");
+    if (!o.job.id.empty())
+        throw invalid_argument("repeat_options::job.id must be empty (each tick has its own id)");
+    check(o.job, payload);
+    if (o.every.count() < 0) throw invalid_argument("repeat_options::every must be >= 0");
+    if ((o.every.count() > 0) == !o.cron.empty())
+        throw invalid_argument("repeat_options: give either every (> 0) or cron, not both");
+    if (!o.cron.empty()) {
+        (void)cron_schedule(o.cron);
+        (void)time_zone::load(o.time_zone);
+    }
+    const auto& j = o.job;
+    const bool fixed = j.backoff.shape == backoff_policy::kind::fixed;
+    const std::string priority = std::to_string(j.priority), max = std::to_string(j.max_attempts),
+                      timeout = ms_arg(j.timeout), deadline = ms_arg(j.deadline),
+                      base = ms_arg(j.backoff.base),
+                      cap = ms_arg(fixed ? j.backoff.base : j.backoff.max),
+                      jitter = jitter_arg(j.backoff.jitter), every = ms_arg(o.every);
+    (void)detail::job_repeat_set_script().run(
+        pool_, {keys_->base},
+        {name, payload, priority, max, timeout, deadline, fixed ? "f" : "e", base, cap, jitter,
+         every, o.cron, o.time_zone,
+         o.missed == repeat_options::missed_ticks::skip ? "skip" : "catch_up"});
+}
+
+bool job_queue::remove_repeat(std::string_view name) {
+    validate_name(name, "repeat name");
+    return detail::job_repeat_remove_script().run(pool_, {keys_->base}, {name}).integer() == 1;
 }
 
 const std::string& job_queue::name() const noexcept { return name_; }

@@ -22,6 +22,22 @@ local function ready(id, priority)
   redis.call('ZADD', base .. ':waiting', (9 - priority) * 1099511627776 + seq, id)
   redis.call('HSET', jk(id), 'state', 'waiting')
 end
+-- A new job hash from the 10 option values at `o` (payload, priority, max attempts, timeout ms,
+-- deadline ms from now, back-off kind, base, max, jitter) due at `due`; ready or delayed.
+local function create(id, v, o, due, now)
+  local deadline = 0
+  if tonumber(v[o + 4]) > 0 then deadline = now + tonumber(v[o + 4]) end
+  redis.call('HSET', jk(id), 'payload', v[o], 'priority', v[o + 1], 'max', v[o + 2],
+             'timeout', v[o + 3], 'deadline', deadline, 'attempts', 0, 'added', now,
+             'bk', v[o + 5], 'bb', v[o + 6], 'bm', v[o + 7], 'bj', v[o + 8], 'due', due)
+  if due > now then
+    redis.call('HSET', jk(id), 'state', 'delayed')
+    redis.call('ZADD', base .. ':delayed', due, id)
+    return 'delayed'
+  end
+  ready(id, tonumber(v[o + 1]))
+  return 'waiting'
+end
 local function finish(id, state, reason, now)
   local k = jk(id)
   redis.call('HSET', k, 'state', state, 'finished', now, 'error', reason)
@@ -84,21 +100,12 @@ for i = 2, #ARGV, 12 do
   else
     local due = now + tonumber(ARGV[i + 5])
     if tonumber(ARGV[i + 6]) > 0 then due = tonumber(ARGV[i + 6]) end
-    local deadline = 0
-    if tonumber(ARGV[i + 7]) > 0 then deadline = now + tonumber(ARGV[i + 7]) end
-    redis.call('HSET', k, 'payload', ARGV[i + 1], 'priority', ARGV[i + 2], 'max', ARGV[i + 3],
-               'timeout', ARGV[i + 4], 'deadline', deadline, 'attempts', 0, 'added', now,
-               'bk', ARGV[i + 8], 'bb', ARGV[i + 9], 'bm', ARGV[i + 10], 'bj', ARGV[i + 11],
-               'due', due)
-    local state = 'waiting'
-    if due > now then
-      state = 'delayed'
-      redis.call('HSET', k, 'state', state)
-      redis.call('ZADD', base .. ':delayed', due, id)
-    else
-      ready(id, tonumber(ARGV[i + 2]))
-      woke = true
-    end
+    -- create() reads payload, priority, max, timeout, deadline, then the back-off: the add's
+    -- layout has delay and run-at between timeout and deadline.
+    local v = {ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 7], ARGV[i + 8],
+               ARGV[i + 9], ARGV[i + 10], ARGV[i + 11]}
+    local state = create(id, v, 1, due, now)
+    if state == 'waiting' then woke = true end
     out[#out + 1] = 1
     out[#out + 1] = state
   end
@@ -299,6 +306,86 @@ const script& job_get_script() {
     static const script s(with_prelude(R"lua(
 return {redis.call('HGETALL', jk(ARGV[1])), redis.call('GET', base .. ':result:' .. ARGV[1])}
 )lua"));
+    return s;
+}
+
+}  // namespace redcoord::detail
+
+namespace redcoord::detail {
+
+// KEYS[1] base. ARGV: repeat name, payload, priority, max attempts, timeout ms, deadline ms,
+// back-off kind, base, max, jitter, every ms (0: cron), cron expression, zone, missed-ticks
+// policy ('skip' | 'catch_up'). Registers or replaces the repeat; a new one starts counting
+// ticks from now (no backfill), a replaced one keeps its last tick. Returns 1 when new.
+const script& job_repeat_set_script() {
+    static const script s(with_prelude(R"lua(
+local rk = base .. ':repeat:' .. ARGV[1]
+local new = redis.call('SADD', base .. ':repeats', ARGV[1])
+redis.call('HSET', rk, 'payload', ARGV[2], 'priority', ARGV[3], 'max', ARGV[4], 'timeout', ARGV[5],
+           'deadline', ARGV[6], 'bk', ARGV[7], 'bb', ARGV[8], 'bm', ARGV[9], 'bj', ARGV[10],
+           'every', ARGV[11], 'cron', ARGV[12], 'tz', ARGV[13], 'missed', ARGV[14])
+if redis.call('HEXISTS', rk, 'last') == 0 then redis.call('HSET', rk, 'last', now_ms()) end
+return new
+)lua"));
+    return s;
+}
+
+// KEYS[1] base. ARGV: repeat name. Returns 1 when it existed.
+const script& job_repeat_remove_script() {
+    static const script s(with_prelude(R"lua(
+redis.call('DEL', base .. ':repeat:' .. ARGV[1])
+return redis.call('SREM', base .. ':repeats', ARGV[1])
+)lua"));
+    return s;
+}
+
+// KEYS[1] base. Returns {server now ms, {name, every, cron, zone, missed, last}...}.
+const script& job_repeat_list_script() {
+    static const script s(with_prelude(R"lua(
+local out = {}
+for _, name in ipairs(redis.call('SMEMBERS', base .. ':repeats')) do
+  local f = redis.call('HMGET', base .. ':repeat:' .. name, 'every', 'cron', 'tz', 'missed', 'last')
+  if f[1] then out[#out + 1] = {name, f[1], f[2], f[3], f[4], f[5]} end
+end
+return {now_ms(), out}
+)lua"));
+    return s;
+}
+
+// KEYS[1] base, KEYS[2] the election's selector hash (same hash tag). ARGV: identity, epoch,
+// repeat name, wake channel, then tick times (ms, ascending). Fenced: refused unless the
+// caller holds the election under that epoch. Adds job `repeat:<name>:<tick>` for each tick
+// after the repeat's last one and moves the last tick on. Returns the number added.
+const script& job_tick_script() {
+    static const script s(with_prelude(R"lua(
+local f = redis.call('HMGET', KEYS[2], 'holder', 'epoch')
+if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then
+  return redis.error_reply('FENCED the scheduler is not the leader under epoch ' .. ARGV[2])
+end
+local rk = base .. ':repeat:' .. ARGV[3]
+local v = redis.call('HMGET', rk, 'payload', 'priority', 'max', 'timeout', 'deadline', 'bk', 'bb',
+                     'bm', 'bj', 'last')
+if not v[1] then return 0 end
+local last = tonumber(v[10]) or 0
+local now = now_ms()
+local added = 0
+local woke = false
+for i = 5, #ARGV do
+  local tick = tonumber(ARGV[i])
+  if tick > last then
+    local id = 'repeat:' .. ARGV[3] .. ':' .. ARGV[i]
+    if redis.call('EXISTS', jk(id)) == 0 then
+      if create(id, v, 1, tick, now) == 'waiting' then woke = true end
+      added = added + 1
+    end
+    last = tick
+  end
+end
+redis.call('HSET', rk, 'last', string.format('%d', last))
+if woke then redis.call('PUBLISH', ARGV[4], 'w') end
+return added
+)lua"),
+                          cluster_publish::sharded);
     return s;
 }
 

@@ -9,15 +9,19 @@
 
 namespace redcoord::detail {
 
-const script& job_add_script();        // add one or more jobs (dedup by id)
-const script& job_claim_script();      // promote due, reclaim stalled, pop the best ready job
-const script& job_complete_script();   // active -> completed (token-checked)
-const script& job_fail_script();       // active -> retry (back-off) or dead (token-checked)
-const script& job_heartbeat_script();  // extend the visibility of a worker's jobs
-const script& job_progress_script();   // record progress (token-checked)
-const script& job_cancel_script();     // waiting/delayed -> failed; active: flagged
-const script& job_retry_script();      // dead/failed -> waiting
-const script& job_get_script();        // the job's fields and its result
+const script& job_add_script();            // add one or more jobs (dedup by id)
+const script& job_claim_script();          // promote due, reclaim stalled, pop the best ready job
+const script& job_complete_script();       // active -> completed (token-checked)
+const script& job_fail_script();           // active -> retry (back-off) or dead (token-checked)
+const script& job_heartbeat_script();      // extend the visibility of a worker's jobs
+const script& job_progress_script();       // record progress (token-checked)
+const script& job_cancel_script();         // waiting/delayed -> failed; active: flagged
+const script& job_retry_script();          // dead/failed -> waiting
+const script& job_get_script();            // the job's fields and its result
+const script& job_repeat_set_script();     // register or replace a repeatable job
+const script& job_repeat_remove_script();  // drop a repeatable job
+const script& job_repeat_list_script();    // the repeats and the server's time
+const script& job_tick_script();           // add due ticks, fenced by the election's epoch
 
 // Priority levels: 0 (lowest) .. max_priority (highest).
 inline constexpr int max_job_priority = 9;

@@ -8,6 +8,7 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/jobs/job_events.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_scheduler.hpp>
 #include <redcoord/jobs/job_worker.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -395,4 +397,121 @@ TEST_F(Jobs, ARateLimitSpreadsStartsOverWindows) {
     ASSERT_EQ(starts.size(), 15U);
     // Three windows at least: the 11th start cannot come before two windows passed.
     EXPECT_GE(starts[10] - starts[0], 590ms);
+}
+
+namespace {
+
+// The tick times of the repeat `name` whose jobs exist (any state), ascending.
+std::vector<std::int64_t> ticks_of(connection_pool& pool, const std::string& queue,
+                                   const std::string& name) {
+    const std::string base = "redcoord:jobs:{" + queue + "}";
+    std::vector<std::int64_t> out;
+    for (const char* set : {"waiting", "delayed", "active", "completed", "failed", "dead"}) {
+        const auto r = pool.command({"ZRANGE", base + ":" + set, "0", "-1"});
+        for (const auto& m : r.elements()) {
+            const auto& id = m.text();
+            const std::string head = "repeat:" + name + ":";
+            if (id.rfind(head, 0) == 0) out.push_back(std::stoll(id.substr(head.size())));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool consecutive(const std::vector<std::int64_t>& ticks, std::int64_t step) {
+    for (std::size_t i = 1; i < ticks.size(); ++i)
+        if (ticks[i] - ticks[i - 1] != step) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_F(Jobs, RepeatTicksAreAddedOnceEachByOneSchedulerAcrossAHandOver) {
+    job_queue q(pool_, "repeat");
+    repeat_options r;
+    r.every = 100ms;
+    q.repeat("beat", "tick", r);
+    job_worker w(q, [](job_context& j) { return j.id(); });
+    w.start();
+    job_scheduler s1(q, {.identity = "s1", .term = 1000ms});
+    job_scheduler s2(q, {.identity = "s2", .term = 1000ms});
+    s1.start();
+    ASSERT_TRUE(eventually([&] { return s1.is_leader(); }, 5s));
+    s2.start();
+    ASSERT_TRUE(eventually([&] { return s1.ticks_added() >= 5; }, 5s));
+    EXPECT_FALSE(s2.is_leader());
+    s1.stop();  // resigns: s2 takes over and catches up what passed meanwhile
+    ASSERT_TRUE(eventually([&] { return s2.is_leader() && s2.ticks_added() >= 5; }, 5s));
+    s2.stop();
+    w.stop();
+    const auto ticks = ticks_of(pool_, "repeat", "beat");
+    ASSERT_GE(ticks.size(), 10U);
+    EXPECT_TRUE(consecutive(ticks, 100)) << "a tick was skipped";
+    EXPECT_EQ(s1.ticks_added() + s2.ticks_added(), ticks.size()) << "a tick was added twice";
+    EXPECT_EQ(ticks.front() % 100, 0);
+}
+
+TEST_F(Jobs, MissedTicksAreSkippedOrCaughtUpByPolicy) {
+    job_queue q(pool_, "missed");
+    repeat_options skip;
+    skip.every = 100ms;
+    skip.missed = repeat_options::missed_ticks::skip;
+    q.repeat("skip", "s", skip);
+    repeat_options catch_up = skip;
+    catch_up.missed = repeat_options::missed_ticks::catch_up;
+    q.repeat("catch", "c", catch_up);
+    std::this_thread::sleep_for(650ms);              // no scheduler: six or seven ticks pass
+    job_scheduler s(q, {.check_interval = 1000ms});  // one pass, then a long pause
+    s.start();
+    ASSERT_TRUE(eventually([&] { return s.ticks_added() > 0; }, 5s));
+    std::this_thread::sleep_for(100ms);
+    s.stop();
+    EXPECT_EQ(ticks_of(pool_, "missed", "skip").size(), 1U);
+    const auto caught = ticks_of(pool_, "missed", "catch");
+    EXPECT_GE(caught.size(), 6U);
+    EXPECT_TRUE(consecutive(caught, 100));
+}
+
+TEST_F(Jobs, ATickUnderAStaleEpochIsFencedOff) {
+    job_queue q(pool_, "fenced");
+    repeat_options r;
+    r.every = 50ms;
+    q.repeat("r", "x", r);
+    job_scheduler s(q, {.identity = "leader"});
+    s.start();
+    ASSERT_TRUE(eventually([&] { return s.is_leader() && s.ticks_added() > 0; }, 5s));
+    // A paused ex-leader's late write: same identity, an older epoch.
+    try {
+        (void)detail::job_tick_script().run(
+            pool_, {"redcoord:jobs:{fenced}", "redcoord:election:{fenced}"},
+            {"leader", "1", "r", "redcoord:jobs:{fenced}:wake", "99999999999999"});
+        FAIL() << "a stale epoch was accepted";
+    } catch (const reply_error& e) {
+        EXPECT_NE(std::string(e.what()).find("FENCED"), std::string::npos) << e.what();
+    }
+    s.stop();
+    for (auto t : ticks_of(pool_, "fenced", "r")) EXPECT_NE(t, 99999999999999);
+}
+
+TEST_F(Jobs, BadRepeatsAreTypedErrors) {
+    job_queue q(pool_, "badrepeat");
+    repeat_options both;
+    both.every = 1s;
+    both.cron = "* * * * *";
+    EXPECT_THROW(q.repeat("r", "x", both), invalid_argument);
+    EXPECT_THROW(q.repeat("r", "x", repeat_options{}), invalid_argument);
+    repeat_options cron;
+    cron.cron = "61 * * * *";
+    EXPECT_THROW(q.repeat("r", "x", cron), invalid_argument);
+    cron.cron = "0 9 * * mon-fri";
+    cron.time_zone = "Mars/Olympus_Mons";
+    EXPECT_THROW(q.repeat("r", "x", cron), invalid_argument);
+    cron.time_zone = "Europe/Berlin";
+    EXPECT_NO_THROW(q.repeat("r", "x", cron));
+    repeat_options with_id;
+    with_id.every = 1s;
+    with_id.job.id = "fixed";
+    EXPECT_THROW(q.repeat("r2", "x", with_id), invalid_argument);
+    EXPECT_TRUE(q.remove_repeat("r"));
+    EXPECT_FALSE(q.remove_repeat("r"));
 }

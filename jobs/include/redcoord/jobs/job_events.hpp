@@ -54,8 +54,7 @@ public:
 
     /// Connects `slot` to every event of the queue; returns when the subscription is
     /// confirmed. Disconnect by destroying the returned connection.
-    [[nodiscard]] boost::signals2::scoped_connection on(
-        std::function<void(const job_event&)> slot);
+    [[nodiscard]] boost::signals2::scoped_connection on(std::function<void(const job_event&)> slot);
 
     /// The wire form of an event (for workers): "<kind>\n<id>\n<data>".
     [[nodiscard]] static std::string encode(job_event_kind kind, std::string_view id,

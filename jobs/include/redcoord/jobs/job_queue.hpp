@@ -91,6 +91,25 @@ struct job_counts {
     std::uint64_t dead = 0;       ///< Out of attempts.
 };
 
+/// A repeatable job: a job added at each tick of a schedule by the queue's job_scheduler.
+struct repeat_options {
+    /// Ticks at every multiple of this interval since the Unix epoch (> 0), or 0 to use `cron`.
+    std::chrono::milliseconds every{0};
+    /// A cron expression (cron_schedule) when `every` is 0.
+    std::string cron;
+    /// The zone `cron` is read in (an IANA name such as `Europe/Berlin`, see time_zone).
+    std::string time_zone = "UTC";
+    /// What to do with ticks that passed while no scheduler ran (all schedulers down, or a
+    /// leader's crash before its successor's term began).
+    enum class missed_ticks {
+        skip,      ///< Add only the latest missed tick.
+        catch_up,  ///< Add every missed tick (at most 1000, the latest ones).
+    };
+    missed_ticks missed = missed_ticks::catch_up;  ///< The policy for missed ticks.
+    /// Options of each job (`id` must be empty: a tick's id is `repeat:<name>:<tick ms>`).
+    job_options job;
+};
+
 /// Options of a job_queue. Durations are milliseconds.
 struct job_queue_options {
     /// Key prefix; the queue's keys are `<prefix>jobs:{<name>}:...`, all in one hash slot.
@@ -159,6 +178,16 @@ public:
     bool retry(std::string_view id);
     /// Jobs per state.
     [[nodiscard]] job_counts counts();
+
+    /// Registers (or replaces) the repeatable job `name`: the queue's job_scheduler adds a job
+    /// with `payload` at each tick, exactly once per tick (fenced by the scheduler's election
+    /// epoch, and deduplicated by the tick's job id). A new repeat starts with the next tick
+    /// after now; a replaced one keeps its last tick.
+    /// @throws invalid_argument for a bad name, both or neither of `every` and `cron`, a bad
+    ///         cron expression or zone, or bad job options (a non-empty id among them).
+    void repeat(std::string_view name, std::string_view payload, const repeat_options& opts);
+    /// Drops the repeatable job `name`; jobs already added stay. @return false when unknown.
+    bool remove_repeat(std::string_view name);
 
     /// The queue's name.
     [[nodiscard]] const std::string& name() const noexcept;

@@ -1,0 +1,120 @@
+#include "job_queue_keys.hpp"
+#include "job_scripts.hpp"
+#include "tick_plan.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/token.hpp>
+#include <redcoord/election/election_options.hpp>
+#include <redcoord/election/leader_elector.hpp>
+#include <redcoord/election/leader_task.hpp>
+#include <redcoord/jobs/job_scheduler.hpp>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+namespace redcoord {
+
+struct job_scheduler::state {
+    state(job_queue& q, job_scheduler_options o)
+        : queue(q), opts(std::move(o)),
+          keys(detail::make_job_keys(q.options().prefix, q.name())),
+          selector(make_election_keys(q.options().prefix, q.name()).selector) {
+        if (opts.identity.empty()) opts.identity = "scheduler-" + random_token().substr(0, 16);
+        election_options eo;
+        eo.identity = opts.identity;
+        eo.term = opts.term;
+        eo.prefix = q.options().prefix;
+        elector = std::make_unique<leader_elector>(q.pool(), q.name(), eo);
+    }
+
+    job_queue& queue;
+    job_scheduler_options opts;
+    job_queue::keys keys;
+    std::string selector;
+    std::unique_ptr<leader_elector> elector;
+    std::unique_ptr<leader_task> task;
+    std::atomic<std::uint64_t> added{0}, errors{0};
+    // Parsed schedules and loaded zones by their text: a pass re-reads the repeats each time.
+    std::map<std::string, cron_schedule> crons;
+    std::map<std::string, time_zone> zones;
+
+    detail::tick_rule rule_of(const std::vector<reply>& f) {
+        detail::tick_rule r;
+        r.every = std::chrono::milliseconds(std::stoll(f.at(1).text()));
+        r.catch_up = f.at(4).text() != "skip";
+        if (r.every.count() <= 0) {
+            const auto& expr = f.at(2).text();
+            auto c = crons.find(expr);
+            if (c == crons.end()) c = crons.emplace(expr, cron_schedule(expr)).first;
+            r.cron = c->second;
+            const auto& zone = f.at(3).text();
+            auto z = zones.find(zone);
+            if (z == zones.end()) z = zones.emplace(zone, time_zone::load(zone)).first;
+            r.zone = z->second;
+        }
+        return r;
+    }
+
+    // One pass of the leader under `epoch` (on the leader task's thread).
+    void pass(std::uint64_t epoch) {
+        reply list;
+        try {
+            list = detail::job_repeat_list_script().run(queue.pool(), {keys.base}, {});
+        } catch (const std::exception&) {
+            errors.fetch_add(1);
+            return;
+        }
+        const auto now = list.elements().at(0).integer();
+        for (const auto& item : list.elements().at(1).elements()) {
+            const auto& f = item.elements();
+            try {
+                const auto ticks =
+                    detail::due_ticks(rule_of(f), std::stoll(f.at(5).text()), now);
+                if (ticks.empty()) continue;
+                std::vector<std::string> argv{opts.identity, std::to_string(epoch), f.at(0).text(),
+                                              keys.wake};
+                for (auto t : ticks) argv.push_back(std::to_string(t));
+                std::vector<std::string_view> args(argv.begin(), argv.end());
+                const std::array<std::string_view, 2> k{keys.base, selector};
+                auto c = queue.pool().borrow_for(keys.base);
+                added.fetch_add(static_cast<std::uint64_t>(
+                    detail::job_tick_script().run(*c, k, args).integer()));
+            } catch (const std::exception&) {
+                // Fenced off (a newer leader), the server unreachable, or a repeat whose
+                // schedule no longer parses: the next pass tries again.
+                errors.fetch_add(1);
+            }
+        }
+    }
+};
+
+job_scheduler::job_scheduler(job_queue& queue, job_scheduler_options opts) {
+    if (opts.term.count() <= 0) throw invalid_argument("job_scheduler_options::term must be > 0");
+    if (opts.check_interval.count() <= 0)
+        throw invalid_argument("job_scheduler_options::check_interval must be > 0");
+    s_ = std::make_shared<state>(queue, std::move(opts));
+}
+
+job_scheduler::~job_scheduler() { stop(); }
+
+void job_scheduler::start() {
+    if (s_->task) return;
+    s_->elector->start();
+    state* raw = s_.get();  // the task is stopped in stop(), before the state can go
+    s_->task = std::make_unique<leader_task>(
+        *s_->elector, s_->opts.check_interval,
+        [raw](std::uint64_t epoch, const std::stop_token&) { raw->pass(epoch); });
+}
+
+void job_scheduler::stop() noexcept {
+    if (s_->task) s_->task->stop();
+    s_->task.reset();
+    s_->elector->stop();
+}
+
+bool job_scheduler::is_leader() const noexcept { return s_->elector->is_leader(); }
+std::uint64_t job_scheduler::ticks_added() const noexcept { return s_->added.load(); }
+std::uint64_t job_scheduler::errors() const noexcept { return s_->errors.load(); }
+
+}  // namespace redcoord
