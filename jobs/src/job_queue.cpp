@@ -206,6 +206,16 @@ bool job_queue::remove_repeat(std::string_view name) {
     return detail::job_repeat_remove_script().run(pool_, {keys_->base}, {name}).integer() == 1;
 }
 
+std::vector<std::string> job_queue::list(job_state state, std::size_t limit) {
+    // Active jobs are scored by the end of their visibility, which follows their start.
+    const std::string stop = limit == 0 ? "-1" : std::to_string(limit - 1);
+    const auto r =
+        pool_.command({"ZRANGE", keys_->base + ":" + std::string(to_string(state)), "0", stop});
+    std::vector<std::string> ids;
+    for (const auto& e : r.elements()) ids.push_back(e.text());
+    return ids;
+}
+
 const std::string& job_queue::name() const noexcept { return name_; }
 connection_pool& job_queue::pool() noexcept { return pool_; }
 const job_queue_options& job_queue::options() const noexcept { return opts_; }

@@ -17,8 +17,7 @@ namespace redcoord {
 
 struct job_scheduler::state {
     state(job_queue& q, job_scheduler_options o)
-        : queue(q), opts(std::move(o)),
-          keys(detail::make_job_keys(q.options().prefix, q.name())),
+        : queue(q), opts(std::move(o)), keys(detail::make_job_keys(q.options().prefix, q.name())),
           selector(make_election_keys(q.options().prefix, q.name()).selector) {
         if (opts.identity.empty()) opts.identity = "scheduler-" + random_token().substr(0, 16);
         election_options eo;
@@ -69,8 +68,7 @@ struct job_scheduler::state {
         for (const auto& item : list.elements().at(1).elements()) {
             const auto& f = item.elements();
             try {
-                const auto ticks =
-                    detail::due_ticks(rule_of(f), std::stoll(f.at(5).text()), now);
+                const auto ticks = detail::due_ticks(rule_of(f), std::stoll(f.at(5).text()), now);
                 if (ticks.empty()) continue;
                 std::vector<std::string> argv{opts.identity, std::to_string(epoch), f.at(0).text(),
                                               keys.wake};

@@ -16,7 +16,7 @@ struct tick_rule {
     std::chrono::milliseconds every{0};  // > 0: every multiple of it since the epoch
     std::optional<cron_schedule> cron;   // else this, read in `zone`
     time_zone zone = time_zone::utc();
-    bool catch_up = true;                // false: only the latest missed tick
+    bool catch_up = true;  // false: only the latest missed tick
 };
 
 // Most ticks one pass adds for one repeat (the latest ones) under catch-up.

@@ -69,6 +69,7 @@ void add_lock_command(CLI::App& app, context& ctx);
 void add_election_commands(CLI::App& app, context& ctx);
 void add_signal_commands(CLI::App& app, context& ctx);
 void add_queue_commands(CLI::App& app, context& ctx);
+void add_jobs_commands(CLI::App& app, context& ctx);
 void add_acl_command(CLI::App& app, context& ctx);
 void add_inspect_command(CLI::App& app, context& ctx);
 

@@ -49,6 +49,7 @@ int run(int argc, char** argv) {
     add_election_commands(app, ctx);
     add_signal_commands(app, ctx);
     add_queue_commands(app, ctx);
+    add_jobs_commands(app, ctx);
     add_acl_command(app, ctx);
     add_inspect_command(app, ctx);
 

@@ -37,8 +37,8 @@ TEST(TickPlan, MissedTicksAreSkippedOrCaughtUpWithinTheCap) {
               (std::vector<std::int64_t>{1100, 1200, 1300, 1400, 1500}));
     // A long outage: only the latest `cap`, without walking the rest.
     const auto many = due_ticks(every(1ms), 0, 86'400'000'000LL, 3);
-    EXPECT_EQ(many, (std::vector<std::int64_t>{86'399'999'998LL, 86'399'999'999LL,
-                                               86'400'000'000LL}));
+    EXPECT_EQ(many,
+              (std::vector<std::int64_t>{86'399'999'998LL, 86'399'999'999LL, 86'400'000'000LL}));
 }
 
 TEST(TickPlan, CronTicksInItsZoneAfterTheLastOne) {
@@ -50,7 +50,8 @@ TEST(TickPlan, CronTicksInItsZoneAfterTheLastOne) {
     // The last tick itself is not due again, a millisecond later neither.
     EXPECT_EQ(due_ticks(r, ms(base + 15min), ms(base + 15min) + 1), std::vector<std::int64_t>{});
     r.catch_up = false;
-    EXPECT_EQ(due_ticks(r, ms(base), ms(base + 46min)), std::vector<std::int64_t>{ms(base + 45min)});
+    EXPECT_EQ(due_ticks(r, ms(base), ms(base + 46min)),
+              std::vector<std::int64_t>{ms(base + 45min)});
     tick_rule berlin;
     berlin.cron.emplace("0 9 * * *");
     berlin.zone = time_zone::load("Europe/Berlin");

@@ -178,6 +178,10 @@ public:
     bool retry(std::string_view id);
     /// Jobs per state.
     [[nodiscard]] job_counts counts();
+    /// The ids of up to `limit` jobs in `state` (0: all), in the order they run or ran:
+    /// waiting ones by priority then age, delayed ones by due time, the others by when they
+    /// started (active) or ended.
+    [[nodiscard]] std::vector<std::string> list(job_state state, std::size_t limit = 100);
 
     /// Registers (or replaces) the repeatable job `name`: the queue's job_scheduler adds a job
     /// with `payload` at each tick, exactly once per tick (fenced by the scheduler's election

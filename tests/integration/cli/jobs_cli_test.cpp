@@ -1,0 +1,80 @@
+// `redcoord jobs`: add with options, get, cancel, retry, list, stats, against jobs that a
+// job_worker in this process runs.
+#include "cli_harness.hpp"
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_worker.hpp>
+
+using namespace cli_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct JobsCli : ::testing::Test {
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    std::string url = server.url();
+
+    result j(std::vector<std::string> args) {
+        args.insert(args.begin(), {"--redis", url, "jobs"});
+        return run(dir, args);
+    }
+    result jj(std::vector<std::string> args) {
+        args.insert(args.begin(), {"--redis", url, "--json", "jobs"});
+        return run(dir, args);
+    }
+};
+
+}  // namespace
+
+TEST_F(JobsCli, AddRunGetListAndStats) {
+    auto add = j({"add", "mail", "to alice", "to bob", "--priority", "3"});
+    ASSERT_EQ(add.status, 0) << add.output;
+    const auto ids = lines_of(add.output);
+    ASSERT_EQ(ids.size(), 2U);
+    auto dup = jj({"add", "mail", "again", "--id", ids[0]});
+    EXPECT_EQ(dup.status, 0) << dup.output;
+    EXPECT_EQ(dup.output, "{\"id\":\"" + ids[0] + "\",\"added\":false,\"state\":\"waiting\"}\n");
+    auto listed = j({"list", "mail"});
+    EXPECT_EQ(lines_of(listed.output), ids);
+
+    redcoord::connection_pool pool(redcoord::parse_endpoint(url));
+    redcoord::job_queue q(pool, "mail");
+    redcoord::job_worker w(q, [](redcoord::job_context& c) { return "sent " + c.payload(); });
+    w.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 2; }));
+    w.stop();
+    auto got = jj({"get", "mail", ids[1]});
+    EXPECT_EQ(got.status, 0) << got.output;
+    EXPECT_TRUE(contains(got.output, "\"state\":\"completed\"")) << got.output;
+    EXPECT_TRUE(contains(got.output, "\"result\":\"sent to bob\"")) << got.output;
+    EXPECT_TRUE(contains(got.output, "\"priority\":3")) << got.output;
+    auto stats = jj({"stats", "mail"});
+    EXPECT_EQ(stats.output,
+              "{\"name\":\"mail\",\"waiting\":0,\"delayed\":0,\"active\":0,\"completed\":2,"
+              "\"failed\":0,\"dead\":0}\n");
+    EXPECT_EQ(lines_of(j({"list", "mail", "--state", "completed"}).output).size(), 2U);
+    EXPECT_EQ(j({"get", "mail", "nope"}).status, code::no);
+}
+
+TEST_F(JobsCli, CancelAndRetryADelayedJob) {
+    auto add = j({"add", "later", "x", "--id", "job-1", "--delay", "1h"});
+    ASSERT_EQ(add.status, 0) << add.output;
+    EXPECT_EQ(j({"list", "later", "--state", "delayed"}).output, "job-1\n");
+    auto cancel = j({"cancel", "later", "job-1"});
+    EXPECT_EQ(cancel.status, 0) << cancel.output;
+    EXPECT_EQ(cancel.output, "was delayed\n");
+    EXPECT_TRUE(contains(jj({"get", "later", "job-1"}).output, "\"state\":\"failed\""));
+    EXPECT_EQ(j({"cancel", "later", "nope"}).status, code::no);
+    EXPECT_EQ(j({"retry", "later", "job-1"}).status, 0);
+    EXPECT_EQ(j({"retry", "later", "job-1"}).status, code::no);  // waiting now
+    EXPECT_EQ(j({"list", "later"}).output, "job-1\n");
+}
+
+TEST_F(JobsCli, BadOptionsAreUsageErrors) {
+    EXPECT_EQ(j({"add", "q", "x", "--priority", "12"}).status, code::usage);
+    EXPECT_EQ(j({"add", "q", "x", "y", "--id", "one"}).status, code::usage);
+    EXPECT_EQ(j({"list", "q", "--state", "sleeping"}).status, code::usage);
+    EXPECT_EQ(j({"add", "q", "x", "--delay", "soon"}).status, code::usage);
+}

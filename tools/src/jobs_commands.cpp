@@ -1,0 +1,257 @@
+// `redcoord jobs add|get|cancel|retry|list|stats NAME ...` over job_queue: the producer's and
+// the operator's side of a job queue (workers are programs: job_worker).
+#include "context.hpp"
+#include "exit_codes.hpp"
+#include "os_signals.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+
+#include <array>
+#include <memory>
+
+namespace redcoord::cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct jobs_args {
+    std::string name;
+    std::vector<std::string> payloads;  // add
+    std::string id;                     // add --id, get/cancel/retry
+    milliseconds delay{0}, timeout{0}, deadline{0};
+    milliseconds backoff{1000}, backoff_max{3'600'000};
+    double jitter = 0;
+    bool fixed = false;
+    int priority = 0;
+    unsigned max_attempts = 3;
+    std::string state = "waiting";  // list
+    std::size_t limit = 100;        // list
+};
+
+job_queue_options queue_options(const context& ctx) {
+    job_queue_options o;
+    o.prefix = ctx.opts.prefix;
+    return o;
+}
+
+job_state state_named(const std::string& s) {
+    for (auto st : {job_state::waiting, job_state::delayed, job_state::active, job_state::completed,
+                    job_state::failed, job_state::dead})
+        if (to_string(st) == s) return st;
+    throw invalid_argument("unknown job state '" + s +
+                           "' (waiting, delayed, active, completed, failed, dead)");
+}
+
+int run_add(context& ctx, const jobs_args& a) {
+    exit_on_termination_signal();
+    if (!a.id.empty() && a.payloads.size() != 1)
+        throw invalid_argument("--id names one job: give exactly one payload");
+    connection_pool pool(ctx.single_endpoint("jobs add"));
+    job_queue q(pool, a.name, queue_options(ctx));
+    job_options o;
+    o.id = a.id;
+    o.delay = a.delay;
+    o.priority = a.priority;
+    o.max_attempts = a.max_attempts;
+    o.timeout = a.timeout;
+    o.deadline = a.deadline;
+    o.backoff = a.fixed ? backoff_policy::fixed(a.backoff)
+                        : backoff_policy::exponential(a.backoff, a.backoff_max, a.jitter);
+    std::vector<std::pair<std::string, job_options>> batch;
+    for (const auto& p : a.payloads) batch.emplace_back(p, o);
+    const auto added = q.add_batch(batch);
+    for (const auto& r : added) {
+        if (ctx.opts.json)
+            print_line(json_object()
+                           .add("id", r.id)
+                           .add("added", r.added)
+                           .add("state", std::string(to_string(r.state)))
+                           .str());
+        else
+            print_line(r.id + (r.added ? "" : " (already known, " + std::string(to_string(r.state)) + ")"));
+    }
+    return ok;
+}
+
+int run_get(context& ctx, const jobs_args& a) {
+    exit_on_termination_signal();
+    connection_pool pool(ctx.single_endpoint("jobs get"));
+    job_queue q(pool, a.name, queue_options(ctx));
+    const auto j = q.get(a.id);
+    if (!j) {
+        if (ctx.opts.json) print_line(json_object().add("id", a.id).add("known", false).str());
+        else print_note("job '" + a.id + "' is unknown (never added, or completed long ago)");
+        return no;
+    }
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("id", j->id)
+            .add("state", std::string(to_string(j->state)))
+            .add("payload", j->payload)
+            .add("priority", j->priority)
+            .add("attempts", static_cast<std::uint64_t>(j->attempts))
+            .add("max_attempts", static_cast<std::uint64_t>(j->max_attempts))
+            .add("progress", j->progress)
+            .add("error", j->error)
+            .add("worker", j->worker);
+        if (j->result) o.add("result", *j->result);
+        print_line(o.str());
+    } else {
+        print_line("state " + std::string(to_string(j->state)));
+        print_line("attempts " + std::to_string(j->attempts) + "/" + std::to_string(j->max_attempts));
+        print_line("priority " + std::to_string(j->priority));
+        print_line("payload " + j->payload);
+        if (!j->progress.empty()) print_line("progress " + j->progress);
+        if (!j->error.empty()) print_line("error " + j->error);
+        if (!j->worker.empty()) print_line("worker " + j->worker);
+        if (j->result) print_line("result " + *j->result);
+    }
+    return ok;
+}
+
+int run_cancel(context& ctx, const jobs_args& a) {
+    exit_on_termination_signal();
+    connection_pool pool(ctx.single_endpoint("jobs cancel"));
+    job_queue q(pool, a.name, queue_options(ctx));
+    const auto was = q.cancel(a.id);
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("id", a.id).add("known", was.has_value());
+        if (was) o.add("was", std::string(to_string(*was)));
+        print_line(o.str());
+    } else if (was) {
+        print_line(std::string("was ") + std::string(to_string(*was)));
+    } else {
+        print_note("job '" + a.id + "' is unknown");
+    }
+    return was ? ok : no;
+}
+
+int run_retry(context& ctx, const jobs_args& a) {
+    exit_on_termination_signal();
+    connection_pool pool(ctx.single_endpoint("jobs retry"));
+    job_queue q(pool, a.name, queue_options(ctx));
+    const bool done = q.retry(a.id);
+    if (ctx.opts.json)
+        print_line(json_object().add("id", a.id).add("retried", done).str());
+    else if (!done)
+        print_note("job '" + a.id + "' is not dead or failed (or unknown)");
+    return done ? ok : no;
+}
+
+int run_list(context& ctx, const jobs_args& a) {
+    exit_on_termination_signal();
+    connection_pool pool(ctx.single_endpoint("jobs list"));
+    job_queue q(pool, a.name, queue_options(ctx));
+    const auto ids = q.list(state_named(a.state), a.limit);
+    if (ctx.opts.json) {
+        std::vector<std::string> quoted;
+        for (const auto& id : ids) quoted.push_back(json_quote(id));
+        print_line(json_object()
+                       .add("name", a.name)
+                       .add("state", a.state)
+                       .add_raw("ids", json_array(quoted))
+                       .str());
+    } else {
+        for (const auto& id : ids) print_line(id);
+    }
+    return ok;
+}
+
+int run_stats(context& ctx, const jobs_args& a) {
+    exit_on_termination_signal();
+    connection_pool pool(ctx.single_endpoint("jobs stats"));
+    job_queue q(pool, a.name, queue_options(ctx));
+    const auto n = q.counts();
+    const std::array<std::pair<const char*, std::uint64_t>, 6> rows{
+        {{"waiting", n.waiting},
+         {"delayed", n.delayed},
+         {"active", n.active},
+         {"completed", n.completed},
+         {"failed", n.failed},
+         {"dead", n.dead}}};
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("name", a.name);
+        for (const auto& [k, v] : rows) o.add(k, v);
+        print_line(o.str());
+    } else {
+        for (const auto& [k, v] : rows) print_line(std::string(k) + " " + std::to_string(v));
+    }
+    return ok;
+}
+
+}  // namespace
+
+void add_jobs_commands(CLI::App& app, context& ctx) {
+    auto* jobs = app.add_subcommand(
+        "jobs", "Job queue: add, get, cancel, retry, list, stats (workers are programs)");
+    jobs->require_subcommand(1);
+    const auto make = [&](const std::string& verb, const std::string& help) {
+        auto a = std::make_shared<jobs_args>();
+        auto* sub = jobs->add_subcommand(verb, help);
+        sub->add_option("name", a->name, "Job queue name")->required();
+        return std::make_pair(sub, a);
+    };
+    {
+        auto [sub, a] = make("add", "Add jobs (one per payload); prints their ids");
+        sub->add_option("payloads", a->payloads, "Payloads")->required();
+        sub->add_option("--id", a->id, "The job's id (de-duplicates: a known id adds nothing)");
+        add_duration(*sub, "--delay", a->delay, "Run no sooner than this after the add");
+        sub->add_option("--priority", a->priority, "0 (lowest) .. 9 (highest)")
+            ->capture_default_str();
+        sub->add_option("--max-attempts", a->max_attempts, "Attempts before the job goes dead")
+            ->capture_default_str();
+        add_duration(*sub, "--timeout", a->timeout, "Longest run of one attempt (0: none)");
+        add_duration(*sub, "--deadline", a->deadline,
+                     "Fail the job if it has not started this long after the add (0: never)");
+        add_duration(*sub, "--backoff", a->backoff, "First retry delay (or every one with --fixed)");
+        add_duration(*sub, "--backoff-max", a->backoff_max, "Longest retry delay");
+        sub->add_option("--jitter", a->jitter, "Random fraction of each retry delay, 0..1")
+            ->capture_default_str();
+        sub->add_flag("--fixed", a->fixed, "The same retry delay every time");
+        sub->footer("JSON: one {\"id\",\"added\",\"state\"} per line.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_add(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("get", "Show a job: state, attempts, payload, progress, error, result");
+        sub->add_option("id", a->id, "Job id")->required();
+        sub->footer(
+            "Exit 1 for an unknown job. JSON: {\"id\",\"state\",\"payload\",\"priority\","
+            "\"attempts\",\"max_attempts\",\"progress\",\"error\",\"worker\"[,\"result\"]}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_get(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("cancel", "Cancel a job: a waiting or delayed one fails at once, a "
+                                       "running one is told to stop");
+        sub->add_option("id", a->id, "Job id")->required();
+        sub->footer("Prints the state it was in; exit 1 for an unknown job. JSON: "
+                    "{\"id\",\"known\"[,\"was\"]}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_cancel(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("retry", "Make a dead or failed job waiting again (attempts reset)");
+        sub->add_option("id", a->id, "Job id")->required();
+        sub->footer("Exit 1 when the job is not dead or failed. JSON: {\"id\",\"retried\"}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_retry(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("list", "List job ids in one state, in the order they run or ran");
+        sub->add_option("--state", a->state,
+                        "waiting, delayed, active, completed, failed or dead")
+            ->capture_default_str();
+        sub->add_option("--limit", a->limit, "At most this many (0: all)")->capture_default_str();
+        sub->footer("JSON: {\"name\",\"state\",\"ids\":[...]}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_list(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("stats", "Jobs per state");
+        sub->footer("JSON: {\"name\",\"waiting\",\"delayed\",\"active\",\"completed\",\"failed\","
+                    "\"dead\"}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_stats(ctx, *a); }; });
+    }
+}
+
+}  // namespace redcoord::cli
