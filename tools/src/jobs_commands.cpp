@@ -70,7 +70,9 @@ int run_add(context& ctx, const jobs_args& a) {
                            .add("state", std::string(to_string(r.state)))
                            .str());
         else
-            print_line(r.id + (r.added ? "" : " (already known, " + std::string(to_string(r.state)) + ")"));
+            print_line(r.id + (r.added
+                                   ? ""
+                                   : " (already known, " + std::string(to_string(r.state)) + ")"));
     }
     return ok;
 }
@@ -81,8 +83,10 @@ int run_get(context& ctx, const jobs_args& a) {
     job_queue q(pool, a.name, queue_options(ctx));
     const auto j = q.get(a.id);
     if (!j) {
-        if (ctx.opts.json) print_line(json_object().add("id", a.id).add("known", false).str());
-        else print_note("job '" + a.id + "' is unknown (never added, or completed long ago)");
+        if (ctx.opts.json)
+            print_line(json_object().add("id", a.id).add("known", false).str());
+        else
+            print_note("job '" + a.id + "' is unknown (never added, or completed long ago)");
         return no;
     }
     if (ctx.opts.json) {
@@ -100,7 +104,8 @@ int run_get(context& ctx, const jobs_args& a) {
         print_line(o.str());
     } else {
         print_line("state " + std::string(to_string(j->state)));
-        print_line("attempts " + std::to_string(j->attempts) + "/" + std::to_string(j->max_attempts));
+        print_line("attempts " + std::to_string(j->attempts) + "/" +
+                   std::to_string(j->max_attempts));
         print_line("priority " + std::to_string(j->priority));
         print_line("payload " + j->payload);
         if (!j->progress.empty()) print_line("progress " + j->progress);
@@ -165,13 +170,12 @@ int run_stats(context& ctx, const jobs_args& a) {
     connection_pool pool(ctx.single_endpoint("jobs stats"));
     job_queue q(pool, a.name, queue_options(ctx));
     const auto n = q.counts();
-    const std::array<std::pair<const char*, std::uint64_t>, 6> rows{
-        {{"waiting", n.waiting},
-         {"delayed", n.delayed},
-         {"active", n.active},
-         {"completed", n.completed},
-         {"failed", n.failed},
-         {"dead", n.dead}}};
+    const std::array<std::pair<const char*, std::uint64_t>, 6> rows{{{"waiting", n.waiting},
+                                                                     {"delayed", n.delayed},
+                                                                     {"active", n.active},
+                                                                     {"completed", n.completed},
+                                                                     {"failed", n.failed},
+                                                                     {"dead", n.dead}}};
     if (ctx.opts.json) {
         json_object o;
         o.add("name", a.name);
@@ -207,7 +211,8 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         add_duration(*sub, "--timeout", a->timeout, "Longest run of one attempt (0: none)");
         add_duration(*sub, "--deadline", a->deadline,
                      "Fail the job if it has not started this long after the add (0: never)");
-        add_duration(*sub, "--backoff", a->backoff, "First retry delay (or every one with --fixed)");
+        add_duration(*sub, "--backoff", a->backoff,
+                     "First retry delay (or every one with --fixed)");
         add_duration(*sub, "--backoff-max", a->backoff_max, "Longest retry delay");
         sub->add_option("--jitter", a->jitter, "Random fraction of each retry delay, 0..1")
             ->capture_default_str();
@@ -216,7 +221,8 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_add(ctx, *a); }; });
     }
     {
-        auto [sub, a] = make("get", "Show a job: state, attempts, payload, progress, error, result");
+        auto [sub, a] =
+            make("get", "Show a job: state, attempts, payload, progress, error, result");
         sub->add_option("id", a->id, "Job id")->required();
         sub->footer(
             "Exit 1 for an unknown job. JSON: {\"id\",\"state\",\"payload\",\"priority\","
@@ -224,11 +230,13 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_get(ctx, *a); }; });
     }
     {
-        auto [sub, a] = make("cancel", "Cancel a job: a waiting or delayed one fails at once, a "
-                                       "running one is told to stop");
+        auto [sub, a] = make("cancel",
+                             "Cancel a job: a waiting or delayed one fails at once, a "
+                             "running one is told to stop");
         sub->add_option("id", a->id, "Job id")->required();
-        sub->footer("Prints the state it was in; exit 1 for an unknown job. JSON: "
-                    "{\"id\",\"known\"[,\"was\"]}.");
+        sub->footer(
+            "Prints the state it was in; exit 1 for an unknown job. JSON: "
+            "{\"id\",\"known\"[,\"was\"]}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_cancel(ctx, *a); }; });
     }
     {
@@ -239,8 +247,7 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
     }
     {
         auto [sub, a] = make("list", "List job ids in one state, in the order they run or ran");
-        sub->add_option("--state", a->state,
-                        "waiting, delayed, active, completed, failed or dead")
+        sub->add_option("--state", a->state, "waiting, delayed, active, completed, failed or dead")
             ->capture_default_str();
         sub->add_option("--limit", a->limit, "At most this many (0: all)")->capture_default_str();
         sub->footer("JSON: {\"name\",\"state\",\"ids\":[...]}.");
@@ -248,8 +255,9 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
     }
     {
         auto [sub, a] = make("stats", "Jobs per state");
-        sub->footer("JSON: {\"name\",\"waiting\",\"delayed\",\"active\",\"completed\",\"failed\","
-                    "\"dead\"}.");
+        sub->footer(
+            "JSON: {\"name\",\"waiting\",\"delayed\",\"active\",\"completed\",\"failed\","
+            "\"dead\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_stats(ctx, *a); }; });
     }
 }

@@ -1,0 +1,228 @@
+// Job benchmarks (issue 21), against one local redis-server:
+//   jobs_{1,4}w_per_s: add + run + complete of no-op jobs through 1 and 4 workers (each with its
+//     own pool, as separate processes would have), against the same run's reliable_queue
+//     push + pop + ack with as many consumers: ratio jobs_{1,4}w_vs_reliable_queue (goal 0.8);
+//   delayed_job_lateness_p99_ms: from a delayed job's due time to its handler's start;
+//   cron_tick_lateness_p99_ms: from a repeat's tick to its job's start (every 100 ms);
+//   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers.
+// Throughput pairs run interleaved, three rounds; each ratio is the median of the rounds'.
+
+#include "common.hpp"
+
+#include <redcoord/core/token.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_scheduler.hpp>
+#include <redcoord/jobs/job_worker.hpp>
+#include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+redcoord::testing::local_server* server = nullptr;
+constexpr int jobs_per_run = 10000;
+constexpr int rounds = 3;
+std::map<std::string, std::vector<double>> rates;  // "jobs/1" -> per round
+
+std::unique_ptr<redcoord::connection_pool> own_pool() {
+    return std::make_unique<redcoord::connection_pool>(server->endpoint(),
+                                                       redcoord::pool_options{.max_size = 3});
+}
+
+std::int64_t wall_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Adds `n` no-op jobs in batches of 100 while `workers` workers run them; the time until all
+// completed.
+double jobs_run(int workers, int n) {
+    const auto name = "bench-jobs-" + redcoord::random_token().substr(0, 8);
+    auto producer_pool = own_pool();
+    redcoord::job_queue producer(*producer_pool, name);
+    std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
+    std::vector<std::unique_ptr<redcoord::job_queue>> queues;
+    std::vector<std::unique_ptr<redcoord::job_worker>> ws;
+    for (int i = 0; i < workers; ++i) {
+        pools.push_back(own_pool());
+        queues.push_back(std::make_unique<redcoord::job_queue>(*pools.back(), name));
+        ws.push_back(std::make_unique<redcoord::job_worker>(
+            *queues.back(), [](redcoord::job_context&) { return std::string(); }));
+        ws.back()->start();
+    }
+    const auto t0 = clock_type::now();
+    std::vector<std::pair<std::string, redcoord::job_options>> batch(100, {"job", {}});
+    for (int added = 0; added < n; added += 100) (void)producer.add_batch(batch);
+    auto done = [&] {
+        std::uint64_t c = 0;
+        for (auto& w : ws) c += w->stats().completed;
+        return c >= static_cast<std::uint64_t>(n);
+    };
+    while (!done()) std::this_thread::sleep_for(1ms);
+    const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
+    for (auto& w : ws) w->stop();
+    return n / secs;
+}
+
+// The same through reliable_queue: push_batch of 100 while `workers` consumers pop and ack.
+double reliable_run(int workers, int n) {
+    const auto name = "bench-rq-" + redcoord::random_token().substr(0, 8);
+    auto producer_pool = own_pool();
+    redcoord::reliable_queue producer(*producer_pool, name);
+    std::atomic<int> acked{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < workers; ++i)
+        threads.emplace_back([&] {
+            auto p = own_pool();
+            redcoord::reliable_queue q(*p, name);
+            while (!stop) {
+                auto d = q.pop(50ms);
+                if (d && q.ack(*d)) ++acked;
+            }
+        });
+    std::vector<std::string> batch(100, "job");
+    for (int added = 0; added < n; added += 100) (void)producer.push_batch(batch);
+    while (acked.load() < n) std::this_thread::sleep_for(1ms);
+    const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
+    stop = true;
+    for (auto& t : threads) t.join();
+    return n / secs;
+}
+
+void throughput(benchmark::State& state, bool jobs, int workers) {
+    for (auto _ : state) {
+        const auto t0 = clock_type::now();
+        const double r = jobs ? jobs_run(workers, jobs_per_run) : reliable_run(workers, jobs_per_run);
+        state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - t0).count());
+        rates[(jobs ? "jobs/" : "reliable/") + std::to_string(workers)].push_back(r);
+        state.counters["items_per_second"] = r;
+    }
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void delayed_lateness() {
+    auto p = own_pool();
+    redcoord::job_queue q(*p, "bench-delayed");
+    std::mutex mu;
+    std::map<std::string, std::int64_t> due;  // payload -> due wall ms
+    std::vector<double> late;
+    redcoord::job_worker w(q, [&](redcoord::job_context& j) {
+        const auto now = wall_ms();
+        std::lock_guard lk(mu);
+        late.push_back(static_cast<double>(now - due.at(j.payload())));
+        return std::string();
+    }, {.threads = 2});
+    w.start();
+    constexpr int n = 300;
+    for (int i = 0; i < n; ++i) {
+        const auto delay = std::chrono::milliseconds(50 + (i * 37) % 450);
+        const auto key = std::to_string(i);
+        {
+            std::lock_guard lk(mu);
+            due[key] = wall_ms() + delay.count();
+        }
+        (void)q.add(key, {.delay = delay});
+        std::this_thread::sleep_for(3ms);
+    }
+    (void)redcoord::testing::eventually([&] { return w.stats().completed >= n; }, 20s);
+    w.stop();
+    std::lock_guard lk(mu);
+    redcoord::bench::print_value("delayed_job_lateness_p99_ms", redcoord::bench::percentile(late, 99),
+                                 "ms");
+    redcoord::bench::print_value("delayed_job_lateness_p50_ms", redcoord::bench::percentile(late, 50),
+                                 "ms");
+}
+
+void cron_ticks() {
+    auto p = own_pool();
+    redcoord::job_queue q(*p, "bench-cron");
+    redcoord::repeat_options r;
+    r.every = 100ms;
+    q.repeat("tick", "t", r);
+    std::mutex mu;
+    std::vector<double> late;
+    std::set<std::int64_t> ticks;
+    redcoord::job_worker w(q, [&](redcoord::job_context& j) {
+        const auto now = wall_ms();
+        const auto tick = std::stoll(j.id().substr(j.id().rfind(':') + 1));
+        std::lock_guard lk(mu);
+        late.push_back(static_cast<double>(now - tick));
+        ticks.insert(tick);
+        return std::string();
+    });
+    w.start();
+    redcoord::job_scheduler a(q, {.identity = "a", .term = 1000ms});
+    redcoord::job_scheduler b(q, {.identity = "b", .term = 1000ms});
+    a.start();
+    (void)redcoord::testing::eventually([&] { return a.is_leader(); }, 5s);
+    b.start();
+    std::this_thread::sleep_for(2s);
+    a.stop();  // hand-over: b leads and catches up
+    std::this_thread::sleep_for(2s);
+    b.stop();
+    std::this_thread::sleep_for(200ms);
+    w.stop();
+    std::lock_guard lk(mu);
+    const auto added = a.ticks_added() + b.ticks_added();
+    std::int64_t missed = 0;
+    for (auto it = ticks.begin(); it != ticks.end() && std::next(it) != ticks.end(); ++it)
+        missed += (*std::next(it) - *it) / 100 - 1;
+    redcoord::bench::print_value("cron_tick_lateness_p99_ms", redcoord::bench::percentile(late, 99),
+                                 "ms");
+    redcoord::bench::print_value("cron_duplicate_ticks",
+                                 static_cast<double>(added - ticks.size()), "ticks");
+    redcoord::bench::print_value("cron_missed_ticks", static_cast<double>(missed), "ticks");
+    redcoord::bench::print_value("cron_ticks", static_cast<double>(ticks.size()), "ticks");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    redcoord::testing::local_server srv;
+    server = &srv;
+    for (int r = 0; r < rounds; ++r)
+        for (int workers : {1, 4}) {
+            const auto tag = "/w" + std::to_string(workers) + "/round:" + std::to_string(r);
+            benchmark::RegisterBenchmark(("reliable_queue" + tag).c_str(),
+                                         [workers](benchmark::State& s) { throughput(s, false, workers); })
+                ->Iterations(1)
+                ->UseManualTime();
+            benchmark::RegisterBenchmark(("jobs" + tag).c_str(),
+                                         [workers](benchmark::State& s) { throughput(s, true, workers); })
+                ->Iterations(1)
+                ->UseManualTime();
+        }
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    for (int workers : {1, 4}) {
+        const auto w = std::to_string(workers);
+        const double jobs = median(rates["jobs/" + w]);
+        const double rq = median(rates["reliable/" + w]);
+        redcoord::bench::print_value("jobs_" + w + "w_per_s", jobs, "jobs/s");
+        redcoord::bench::print_value("reliable_queue_" + w + "w_per_s", rq, "messages/s");
+        redcoord::bench::print_ratio("jobs_" + w + "w_vs_reliable_queue", rq > 0 ? jobs / rq : 0);
+    }
+    delayed_lateness();
+    cron_ticks();
+    benchmark::Shutdown();
+    return 0;
+}
