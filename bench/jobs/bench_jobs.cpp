@@ -107,7 +107,8 @@ double reliable_run(int workers, int n) {
 void throughput(benchmark::State& state, bool jobs, int workers) {
     for (auto _ : state) {
         const auto t0 = clock_type::now();
-        const double r = jobs ? jobs_run(workers, jobs_per_run) : reliable_run(workers, jobs_per_run);
+        const double r =
+            jobs ? jobs_run(workers, jobs_per_run) : reliable_run(workers, jobs_per_run);
         state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - t0).count());
         rates[(jobs ? "jobs/" : "reliable/") + std::to_string(workers)].push_back(r);
         state.counters["items_per_second"] = r;
@@ -125,12 +126,14 @@ void delayed_lateness() {
     std::mutex mu;
     std::map<std::string, std::int64_t> due;  // payload -> due wall ms
     std::vector<double> late;
-    redcoord::job_worker w(q, [&](redcoord::job_context& j) {
-        const auto now = wall_ms();
-        std::lock_guard lk(mu);
-        late.push_back(static_cast<double>(now - due.at(j.payload())));
-        return std::string();
-    }, {.threads = 2});
+    redcoord::job_worker w(q,
+                           [&](redcoord::job_context& j) {
+                               const auto now = wall_ms();
+                               std::lock_guard lk(mu);
+                               late.push_back(static_cast<double>(now - due.at(j.payload())));
+                               return std::string();
+                           },
+                           {.threads = 2});
     w.start();
     constexpr int n = 300;
     for (int i = 0; i < n; ++i) {
@@ -146,10 +149,10 @@ void delayed_lateness() {
     (void)redcoord::testing::eventually([&] { return w.stats().completed >= n; }, 20s);
     w.stop();
     std::lock_guard lk(mu);
-    redcoord::bench::print_value("delayed_job_lateness_p99_ms", redcoord::bench::percentile(late, 99),
-                                 "ms");
-    redcoord::bench::print_value("delayed_job_lateness_p50_ms", redcoord::bench::percentile(late, 50),
-                                 "ms");
+    redcoord::bench::print_value("delayed_job_lateness_p99_ms",
+                                 redcoord::bench::percentile(late, 99), "ms");
+    redcoord::bench::print_value("delayed_job_lateness_p50_ms",
+                                 redcoord::bench::percentile(late, 50), "ms");
 }
 
 void cron_ticks() {
@@ -188,8 +191,8 @@ void cron_ticks() {
         missed += (*std::next(it) - *it) / 100 - 1;
     redcoord::bench::print_value("cron_tick_lateness_p99_ms", redcoord::bench::percentile(late, 99),
                                  "ms");
-    redcoord::bench::print_value("cron_duplicate_ticks",
-                                 static_cast<double>(added - ticks.size()), "ticks");
+    redcoord::bench::print_value("cron_duplicate_ticks", static_cast<double>(added - ticks.size()),
+                                 "ticks");
     redcoord::bench::print_value("cron_missed_ticks", static_cast<double>(missed), "ticks");
     redcoord::bench::print_value("cron_ticks", static_cast<double>(ticks.size()), "ticks");
 }
@@ -202,12 +205,14 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r)
         for (int workers : {1, 4}) {
             const auto tag = "/w" + std::to_string(workers) + "/round:" + std::to_string(r);
-            benchmark::RegisterBenchmark(("reliable_queue" + tag).c_str(),
-                                         [workers](benchmark::State& s) { throughput(s, false, workers); })
+            benchmark::RegisterBenchmark(
+                ("reliable_queue" + tag).c_str(),
+                [workers](benchmark::State& s) { throughput(s, false, workers); })
                 ->Iterations(1)
                 ->UseManualTime();
-            benchmark::RegisterBenchmark(("jobs" + tag).c_str(),
-                                         [workers](benchmark::State& s) { throughput(s, true, workers); })
+            benchmark::RegisterBenchmark(
+                ("jobs" + tag).c_str(),
+                [workers](benchmark::State& s) { throughput(s, true, workers); })
                 ->Iterations(1)
                 ->UseManualTime();
         }

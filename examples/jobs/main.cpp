@@ -49,12 +49,16 @@ int main(int argc, char** argv) {
         });
 
         std::atomic<int> flaky_runs{0}, ticks{0};
-        redcoord::job_worker worker(queue, [&](redcoord::job_context& job) -> std::string {
-            if (job.payload() == "flaky" && ++flaky_runs < 3)
-                throw std::runtime_error("attempt " + std::to_string(job.attempt()) + " failed");
-            if (job.payload() == "tick") ++ticks;
-            return "done: " + job.payload();
-        }, {.threads = 2});
+        redcoord::job_worker worker(queue,
+                                    [&](redcoord::job_context& job) -> std::string {
+                                        if (job.payload() == "flaky" && ++flaky_runs < 3)
+                                            throw std::runtime_error("attempt " +
+                                                                     std::to_string(job.attempt()) +
+                                                                     " failed");
+                                        if (job.payload() == "tick") ++ticks;
+                                        return "done: " + job.payload();
+                                    },
+                                    {.threads = 2});
         worker.start();
 
         // A delayed job: due in 300 ms.

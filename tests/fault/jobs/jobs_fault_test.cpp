@@ -1,0 +1,210 @@
+// Real faults against jobs: worker processes SIGKILLed at random while 20,000 jobs with random
+// delays, priorities, deadlines and 10% failing first attempts run; scheduler processes whose
+// leader is SIGKILLed again and again while a repeatable job ticks.
+
+#include <redcoord/core/token.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/process.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::local_server;
+using redcoord::testing::process;
+
+namespace {
+
+constexpr int jobs = 20000;
+constexpr int workers = 4;
+constexpr int threads_per_worker = 2;
+constexpr int lease_ms = 1500;
+constexpr int work_us = 1500;
+constexpr int max_kills = 30;
+constexpr int backoff_ms = 50;
+
+struct slot {
+    std::string id;
+    std::unique_ptr<process> proc;
+};
+
+void spawn(slot& s, const local_server& srv, std::vector<std::string> args) {
+    redcoord::testing::process_options po;
+    po.output_file = (srv.dir() / (s.id + ".log")).string();
+    args.insert(args.begin(), CHILD_PATH);
+    s.proc = std::make_unique<process>(args, po);
+}
+
+void spawn_worker(slot& s, const local_server& srv, const std::string& id) {
+    s.id = id;
+    spawn(s, srv,
+          {"worker", srv.url(), "work", id, std::to_string(threads_per_worker),
+           std::to_string(lease_ms), std::to_string(work_us)});
+}
+
+void stop_all(std::vector<slot>& slots, const local_server& srv) {
+    for (auto& s : slots) s.proc->signal(SIGTERM);
+    for (auto& s : slots) {
+        const auto rc = s.proc->wait_for(15s);
+        EXPECT_EQ(rc, 0) << s.id << " (3: a live worker lost a job it held)";
+        if (rc != 0) {
+            std::ifstream f(srv.dir() / (s.id + ".log"));
+            std::cout << f.rdbuf();
+        }
+    }
+}
+
+}  // namespace
+
+TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    job_queue q(pool, "work");
+    std::set<std::string> with_deadline;
+    for (int base = 0; base < jobs; base += 500) {
+        std::vector<std::pair<std::string, job_options>> batch;
+        for (int i = base; i < base + 500; ++i) {
+            job_options o;
+            o.id = "j" + std::to_string(i);
+            o.priority = static_cast<int>(random_between(0, 9));
+            if (i % 4 == 0) o.delay = std::chrono::milliseconds(random_between(0, 2000));
+            if (i % 50 == 7) {
+                // Some pass before the backlog reaches them, some after.
+                o.deadline = o.delay + std::chrono::milliseconds(random_between(300, 12000));
+                with_deadline.insert(o.id);
+            }
+            o.max_attempts = 10;
+            o.backoff = backoff_policy::fixed(std::chrono::milliseconds(backoff_ms));
+            batch.emplace_back(o.id, o);
+        }
+        (void)q.add_batch(batch);
+    }
+
+    std::vector<slot> slots(workers);
+    std::vector<int> generation(workers, 0);
+    for (int i = 0; i < workers; ++i)
+        spawn_worker(slots[static_cast<std::size_t>(i)], srv, "w" + std::to_string(i) + "g0");
+    std::set<std::string> killed;
+    const auto until = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(random_between(100, 500)));
+        const auto n = q.counts();
+        if (n.waiting + n.delayed + n.active == 0) break;
+        if (static_cast<int>(killed.size()) < max_kills && n.completed < jobs * 9 / 10) {
+            const auto i = static_cast<std::size_t>(random_between(0, workers - 1));
+            slots[i].proc->kill();  // SIGKILL: claiming, running, completing or failing
+            killed.insert(slots[i].id);
+            spawn_worker(slots[i], srv,
+                         "w" + std::to_string(i) + "g" + std::to_string(++generation[i]));
+        }
+    }
+    stop_all(slots, srv);
+
+    const auto n = q.counts();
+    EXPECT_EQ(n.waiting + n.delayed + n.active, 0U);
+    EXPECT_EQ(n.dead, 0U);
+    ASSERT_EQ(n.completed + n.failed, static_cast<std::uint64_t>(jobs)) << "jobs lost";
+    for (const auto& id : q.list(job_state::failed, 0)) {
+        EXPECT_TRUE(with_deadline.count(id)) << id << " failed without a deadline";
+        EXPECT_NE(q.get(id)->error.find("deadline"), std::string::npos) << id;
+    }
+    // None started after its deadline (the server's times, kept in the job).
+    int completed_in_time = 0;
+    for (const auto& id : with_deadline) {
+        const auto f =
+            pool.command({"HMGET", "redcoord:jobs:{work}:job:" + id, "state", "started", "deadline"});
+        if (f.elements().at(0).text() != "completed") continue;
+        ++completed_in_time;
+        EXPECT_LE(std::stoll(f.elements().at(1).text()), std::stoll(f.elements().at(2).text()))
+            << id << " started after its deadline";
+    }
+
+    // Every start but a job's last is a failing first attempt or a killed worker's.
+    std::map<std::string, std::vector<std::tuple<std::string, int, std::int64_t>>> starts;
+    const auto log = pool.command({"LRANGE", "log", "0", "-1"});
+    for (const auto& e : log.elements()) {
+        const auto& t = e.text();
+        const auto a = t.find('|'), b = t.find('|', a + 1), c = t.find('|', b + 1);
+        starts[t.substr(0, a)].emplace_back(t.substr(a + 1, b - a - 1),
+                                            std::stoi(t.substr(b + 1, c - b - 1)),
+                                            std::stoll(t.substr(c + 1)));
+    }
+    int by_kills = 0, retried = 0;
+    for (const auto& [job, list] : starts) {
+        for (std::size_t k = 0; k + 1 < list.size(); ++k) {
+            const auto& [who, attempt, at] = list[k];
+            const bool planned = attempt == 1 && job.back() == '0';
+            if (!planned) {
+                ++by_kills;
+                EXPECT_TRUE(killed.count(who)) << job << " ran again although " << who
+                                               << " (never killed) ran it";
+            } else {
+                // The retry waited its back-off after the failure (or the stall, when the
+                // worker died first), which came after the start.
+                ++retried;
+                EXPECT_GE(std::get<2>(list[k + 1]) - at, backoff_ms) << job;
+            }
+        }
+    }
+    EXPECT_GE(retried, jobs / 10 - static_cast<int>(n.failed)) << "failing first attempts were not retried";
+    std::printf("[ report   ] %d jobs (%zu with deadlines, %llu failed past them, %d completed "
+                "before), %zu workers "
+                "SIGKILLed, %d runs repeated because of kills, %d back-off retries checked, 0 "
+                "lost\n",
+                jobs, with_deadline.size(), static_cast<unsigned long long>(n.failed),
+                completed_in_time, killed.size(), by_kills, retried);
+    EXPECT_GE(killed.size(), 10U) << "the test did not exercise enough kills";
+}
+
+TEST(JobsFault, ASigkilledSchedulerLeaderNeitherSkipsNorDoublesATick) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    job_queue q(pool, "ticks");
+    repeat_options r;
+    r.every = 100ms;
+    r.missed = repeat_options::missed_ticks::catch_up;
+    q.repeat("beat", "b", r);
+    std::vector<slot> slots(3);
+    int generation = 0;
+    auto start = [&](slot& s) {
+        s.id = "sched" + std::to_string(generation++);
+        spawn(s, srv, {"scheduler", srv.url(), "ticks", s.id, "1000"});
+    };
+    for (auto& s : slots) start(s);
+    int kills = 0;
+    const auto until = std::chrono::steady_clock::now() + 9s;
+    while (std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(1500ms);
+        const auto holder = pool.command({"HGET", "redcoord:election:{ticks}", "holder"});
+        if (!holder.is_string()) continue;
+        for (auto& s : slots)
+            if (s.id == holder.text()) {
+                s.proc->kill();  // the leader, between or inside its passes
+                ++kills;
+                start(s);
+            }
+    }
+    std::this_thread::sleep_for(2500ms);  // the last successor's term starts and it catches up
+    stop_all(slots, srv);
+    std::vector<std::int64_t> ticks;
+    for (const auto& id : q.list(job_state::waiting, 0))
+        if (id.rfind("repeat:beat:", 0) == 0) ticks.push_back(std::stoll(id.substr(12)));
+    std::sort(ticks.begin(), ticks.end());
+    ASSERT_GE(ticks.size(), 80U);
+    for (std::size_t i = 1; i < ticks.size(); ++i)
+        ASSERT_EQ(ticks[i] - ticks[i - 1], 100) << "a tick was skipped after " << ticks[i - 1];
+    EXPECT_GE(kills, 4);
+    std::printf("[ report   ] %zu ticks, consecutive, each added once, across %d SIGKILLed "
+                "scheduler leaders\n",
+                ticks.size(), kills);
+}
