@@ -71,6 +71,7 @@ local function settle_failure(id, reason, now, u, wake)
   if d > 0 then
     redis.call('HSET', k, 'state', 'delayed')
     redis.call('ZADD', base .. ':delayed', now + d, id)
+    redis.call('PUBLISH', wake, 'w')
     return 'delayed'
   end
   ready(id, tonumber(f[4]))
@@ -105,7 +106,8 @@ for i = 2, #ARGV, 12 do
     local v = {ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 7], ARGV[i + 8],
                ARGV[i + 9], ARGV[i + 10], ARGV[i + 11]}
     local state = create(id, v, 1, due, now)
-    if state == 'waiting' then woke = true end
+    -- A delayed job too: an idle worker sleeping until a later due time must learn this one.
+    woke = true
     out[#out + 1] = 1
     out[#out + 1] = state
   end
@@ -216,7 +218,9 @@ if redis.call('HGET', k, 'token') ~= ARGV[2] then return false end
 redis.call('ZREM', base .. ':active', ARGV[1])
 local state = settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
 redis.call('PUBLISH', ARGV[6], ARGV[7])
-if ARGV[8] == '1' and state ~= 'waiting' then redis.call('PUBLISH', ARGV[5], 'w') end
+if ARGV[8] == '1' and state ~= 'waiting' and state ~= 'delayed' then
+  redis.call('PUBLISH', ARGV[5], 'w')
+end
 return state
 )lua"),
                           cluster_publish::sharded);
