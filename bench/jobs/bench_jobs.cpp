@@ -20,6 +20,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -225,6 +227,10 @@ int main(int argc, char** argv) {
         redcoord::bench::print_value("jobs_" + w + "w_per_s", jobs, "jobs/s");
         redcoord::bench::print_value("reliable_queue_" + w + "w_per_s", rq, "messages/s");
         redcoord::bench::print_ratio("jobs_" + w + "w_vs_reliable_queue", rq > 0 ? jobs / rq : 0);
+    }
+    if (std::getenv("REDCOORD_BENCH_STATS")) {
+        const auto info = server->command({"INFO", "commandstats"}).text();
+        std::fprintf(stderr, "%s\n", info.c_str());
     }
     delayed_lateness();
     cron_ticks();

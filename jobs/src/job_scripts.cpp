@@ -78,6 +78,61 @@ local function settle_failure(id, reason, now, u, wake)
   redis.call('PUBLISH', wake, 'w')
   return 'waiting'
 end
+-- Promotes due delayed jobs, reclaims stalled ones, then takes the best ready job for the
+-- worker whose claim arguments start at ARGV[o]: worker id, lease ms, claim token, uniform
+-- random in [0, 1), wake channel, concurrency limit, rate limit, rate window ms.
+local function claim_next(o)
+  local now = now_ms()
+  local u = tonumber(ARGV[o + 3])
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', now, 'LIMIT', 0, 100)) do
+    redis.call('ZREM', base .. ':delayed', id)
+    ready(id, tonumber(redis.call('HGET', jk(id), 'priority')))
+  end
+  local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', now, 'LIMIT', 0, 100)
+  for _, id in ipairs(stalled) do
+    redis.call('ZREM', base .. ':active', id)
+    settle_failure(id, 'stalled: its worker was lost or its timeout passed', now, u, ARGV[o + 4])
+  end
+  local concurrency = tonumber(ARGV[o + 5])
+  if concurrency > 0 and redis.call('ZCARD', base .. ':active') >= concurrency then
+    return {0, stalled, -1}
+  end
+  local rate = tonumber(ARGV[o + 6])
+  local rate_key = base .. ':rate'
+  if rate > 0 and tonumber(redis.call('GET', rate_key) or '0') >= rate then
+    return {0, stalled, math.max(1, redis.call('PTTL', rate_key))}
+  end
+  while true do
+    local top = redis.call('ZPOPMIN', base .. ':waiting')
+    if #top == 0 then break end
+    local id = top[1]
+    local k = jk(id)
+    local f = redis.call('HMGET', k, 'payload', 'max', 'timeout', 'deadline', 'priority', 'added', 'due')
+    local deadline = tonumber(f[4])
+    if deadline > 0 and deadline <= now then
+      finish(id, 'failed', 'deadline passed before it could run', now)
+    else
+      local attempts = redis.call('HINCRBY', k, 'attempts', 1)
+      local visible = now + tonumber(ARGV[o + 1])
+      local timeout = tonumber(f[3])
+      local ends = 0
+      if timeout > 0 then
+        ends = now + timeout
+        if ends < visible then visible = ends end
+      end
+      redis.call('HSET', k, 'state', 'active', 'token', ARGV[o + 2], 'worker', ARGV[o],
+                 'started', now, 'ends', ends)
+      redis.call('ZADD', base .. ':active', visible, id)
+      if rate > 0 and redis.call('INCR', rate_key) == 1 then
+        redis.call('PEXPIRE', rate_key, ARGV[o + 7])
+      end
+      return {1, stalled, id, f[1], attempts, f[2], f[3], f[4], f[5], f[6], f[7]}
+    end
+  end
+  local nxt = redis.call('ZRANGE', base .. ':delayed', 0, 0, 'WITHSCORES')
+  if #nxt == 0 then return {0, stalled, -1} end
+  return {0, stalled, math.max(0, tonumber(nxt[2]) - now)}
+end
 )lua";
 
 std::string with_prelude(const char* body) { return std::string(prelude) + body; }
@@ -126,56 +181,7 @@ return out
 // -1: nothing known}. Stalled ids: the jobs this call reclaimed (for the stalled events).
 const script& job_claim_script() {
     static const script s(with_prelude(R"lua(
-local now = now_ms()
-local u = tonumber(ARGV[4])
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', now, 'LIMIT', 0, 100)) do
-  redis.call('ZREM', base .. ':delayed', id)
-  ready(id, tonumber(redis.call('HGET', jk(id), 'priority')))
-end
-local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', now, 'LIMIT', 0, 100)
-for _, id in ipairs(stalled) do
-  redis.call('ZREM', base .. ':active', id)
-  settle_failure(id, 'stalled: its worker was lost or its timeout passed', now, u, ARGV[5])
-end
-local concurrency = tonumber(ARGV[6])
-if concurrency > 0 and redis.call('ZCARD', base .. ':active') >= concurrency then
-  return {0, stalled, -1}
-end
-local rate = tonumber(ARGV[7])
-local rate_key = base .. ':rate'
-if rate > 0 and tonumber(redis.call('GET', rate_key) or '0') >= rate then
-  return {0, stalled, math.max(1, redis.call('PTTL', rate_key))}
-end
-while true do
-  local top = redis.call('ZPOPMIN', base .. ':waiting')
-  if #top == 0 then break end
-  local id = top[1]
-  local k = jk(id)
-  local f = redis.call('HMGET', k, 'payload', 'max', 'timeout', 'deadline', 'priority', 'added', 'due')
-  local deadline = tonumber(f[4])
-  if deadline > 0 and deadline <= now then
-    finish(id, 'failed', 'deadline passed before it could run', now)
-  else
-    local attempts = redis.call('HINCRBY', k, 'attempts', 1)
-    local visible = now + tonumber(ARGV[2])
-    local timeout = tonumber(f[3])
-    local ends = 0
-    if timeout > 0 then
-      ends = now + timeout
-      if ends < visible then visible = ends end
-    end
-    redis.call('HSET', k, 'state', 'active', 'token', ARGV[3], 'worker', ARGV[1],
-               'started', now, 'ends', ends)
-    redis.call('ZADD', base .. ':active', visible, id)
-    if rate > 0 and redis.call('INCR', rate_key) == 1 then
-      redis.call('PEXPIRE', rate_key, ARGV[8])
-    end
-    return {1, stalled, id, f[1], attempts, f[2], f[3], f[4], f[5], f[6], f[7]}
-  end
-end
-local nxt = redis.call('ZRANGE', base .. ':delayed', 0, 0, 'WITHSCORES')
-if #nxt == 0 then return {0, stalled, -1} end
-return {0, stalled, math.max(0, tonumber(nxt[2]) - now)}
+return claim_next(1)
 )lua"),
                           cluster_publish::sharded);
     return s;
@@ -183,45 +189,57 @@ return {0, stalled, math.max(0, tonumber(nxt[2]) - now)}
 
 // ARGV: id, token, result, result TTL ms (0: not stored), keep ms (how long the completed job
 // stays readable and its id deduplicates), events channel, the completed event (enveloped),
-// wake channel or '' (publish a wake-up: a concurrency limit may have held workers back).
-// Returns 1, or 0 when the token no longer holds it.
+// wake channel or '' (publish a wake-up: a concurrency limit may have held workers back), then
+// optionally the 8 claim arguments of claim_next() to take the worker's next job in the same
+// call. Returns {1 | 0 (the token no longer holds the job), the claim's reply if asked}.
 const script& job_complete_script() {
     static const script s(with_prelude(R"lua(
-local k = jk(ARGV[1])
-if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
-local now = now_ms()
-redis.call('ZREM', base .. ':active', ARGV[1])
-redis.call('HSET', k, 'state', 'completed', 'finished', now)
-redis.call('HDEL', k, 'token', 'error')
-if tonumber(ARGV[4]) > 0 then
-  redis.call('SET', base .. ':result:' .. ARGV[1], ARGV[3], 'PX', ARGV[4])
+local function complete()
+  local k = jk(ARGV[1])
+  if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
+  local now = now_ms()
+  redis.call('ZREM', base .. ':active', ARGV[1])
+  redis.call('HSET', k, 'state', 'completed', 'finished', now)
+  redis.call('HDEL', k, 'token', 'error')
+  if tonumber(ARGV[4]) > 0 then
+    redis.call('SET', base .. ':result:' .. ARGV[1], ARGV[3], 'PX', ARGV[4])
+  end
+  local keep = tonumber(ARGV[5])
+  redis.call('ZADD', base .. ':completed', now, ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
+  redis.call('PEXPIRE', k, keep)
+  redis.call('PUBLISH', ARGV[6], ARGV[7])
+  if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], 'w') end
+  return 1
 end
-local keep = tonumber(ARGV[5])
-redis.call('ZADD', base .. ':completed', now, ARGV[1])
-redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
-redis.call('PEXPIRE', k, keep)
-redis.call('PUBLISH', ARGV[6], ARGV[7])
-if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], 'w') end
-return 1
+local ok = complete()
+if #ARGV >= 9 then return {ok, claim_next(9)} end
+return {ok}
 )lua"),
                           cluster_publish::sharded);
     return s;
 }
 
 // ARGV: id, token, reason, uniform random in [0, 1), wake channel, events channel, the failed
-// event (enveloped), 1 to publish a wake-up in any case (a concurrency limit). Returns the new
-// state, or false when the token no longer holds the job.
+// event (enveloped), 1 to publish a wake-up in any case (a concurrency limit), then optionally
+// the 8 claim arguments of claim_next(). Returns {the new state, or false when the token no
+// longer holds the job; the claim's reply if asked}.
 const script& job_fail_script() {
     static const script s(with_prelude(R"lua(
-local k = jk(ARGV[1])
-if redis.call('HGET', k, 'token') ~= ARGV[2] then return false end
-redis.call('ZREM', base .. ':active', ARGV[1])
-local state = settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
-redis.call('PUBLISH', ARGV[6], ARGV[7])
-if ARGV[8] == '1' and state ~= 'waiting' and state ~= 'delayed' then
-  redis.call('PUBLISH', ARGV[5], 'w')
+local function fail()
+  local k = jk(ARGV[1])
+  if redis.call('HGET', k, 'token') ~= ARGV[2] then return false end
+  redis.call('ZREM', base .. ':active', ARGV[1])
+  local state = settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
+  redis.call('PUBLISH', ARGV[6], ARGV[7])
+  if ARGV[8] == '1' and state ~= 'waiting' and state ~= 'delayed' then
+    redis.call('PUBLISH', ARGV[5], 'w')
+  end
+  return state
 end
-return state
+local state = fail()
+if #ARGV >= 9 then return {state, claim_next(9)} end
+return {state}
 )lua"),
                           cluster_publish::sharded);
     return s;

@@ -12,6 +12,7 @@
 #include <redcoord/signaling/signal_hub.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -91,24 +92,46 @@ struct job_worker::state {
         return stopping;
     }
 
+    // A claim: its reply, and the token and send time it was made with.
+    struct claim {
+        reply r;
+        std::string token;
+        clock_type::time_point sent;
+    };
+
+    // The claim arguments of claim_next() (job_scripts.cpp) for a new claim token.
+    std::vector<std::string> claim_args(const std::string& token) const {
+        const auto& qo = queue.options();
+        return {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
+                std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
+                std::to_string(qo.rate_interval.count())};
+    }
+
     void run_thread() {
-        while (!stopped()) {
-            std::optional<reply> claimed;
-            std::string token = random_token();
-            const auto sent = clock_type::now();
-            const auto& qo = queue.options();
-            try {
-                claimed = detail::job_claim_script().run(
-                    queue.pool(), {keys->base},
-                    {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
-                     std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
-                     std::to_string(qo.rate_interval.count())});
-            } catch (const std::exception&) {
-                errors.fetch_add(1);
-                idle(opts.retry_delay);
-                continue;
+        // A job claimed by the last settlement (in the same script): run even when stop() came
+        // meanwhile, so a drain leaves no claimed job to its lease.
+        std::optional<claim> next;
+        while (next || !stopped()) {
+            claim c;
+            if (next) {
+                c = std::move(*next);
+                next.reset();
+            } else {
+                c.token = random_token();
+                c.sent = clock_type::now();
+                try {
+                    const auto args = claim_args(c.token);
+                    const std::vector<std::string_view> views(args.begin(), args.end());
+                    const std::array<std::string_view, 1> k{keys->base};
+                    auto conn = queue.pool().borrow_for(keys->base);
+                    c.r = detail::job_claim_script().run(*conn, k, views);
+                } catch (const std::exception&) {
+                    errors.fetch_add(1);
+                    idle(opts.retry_delay);
+                    continue;
+                }
             }
-            const auto& e = claimed->elements();
+            const auto& e = c.r.elements();
             announce_stalled(e.at(1));
             if (e.at(0).integer() == 0) {
                 const auto due = e.at(2).integer();
@@ -117,7 +140,7 @@ struct job_worker::state {
                 if (wait.count() > 0) idle(wait);
                 continue;
             }
-            run_job(e, token, sent);
+            next = run_job(e, c.token, c.sent);
         }
     }
 
@@ -133,8 +156,10 @@ struct job_worker::state {
         }
     }
 
-    void run_job(const std::vector<reply>& e, const std::string& token,
-                 clock_type::time_point sent) {
+    // Runs the claimed job and settles it; returns the next job's claim when the settlement
+    // made one (not while stopping).
+    std::optional<claim> run_job(const std::vector<reply>& e, const std::string& token,
+                                 clock_type::time_point sent) {
         job_context ctx;
         ctx.id_ = e.at(2).text();
         ctx.payload_ = e.at(3).text();
@@ -171,34 +196,64 @@ struct job_worker::state {
         if (failure.empty() && !result) failure = "no result";
         if (failure.size() > max_error_text) failure.resize(max_error_text);
         const bool limited = queue.options().concurrency > 0;
+        std::optional<claim> next;
+        if (!stopped()) {
+            next.emplace();
+            next->token = random_token();
+            next->sent = clock_type::now();
+        }
         try {
-            if (result) {
-                const bool ok =
-                    detail::job_complete_script()
-                        .run(queue.pool(), {keys->base},
-                             {ctx.id_, token, *result,
-                              std::to_string(queue.options().result_ttl.count()),
-                              std::to_string(queue.options().keep_completed.count()), keys->events,
-                              hub.envelope(
-                                  job_events::encode(job_event_kind::completed, ctx.id_, {})),
-                              limited ? keys->wake : std::string()})
-                        .integer() == 1;
-                (ok ? completed : lost).fetch_add(1);
-            } else {
-                const auto r = detail::job_fail_script().run(
-                    queue.pool(), {keys->base},
-                    {ctx.id_, token, failure, unit_random(), keys->wake, keys->events,
-                     hub.envelope(job_events::encode(job_event_kind::failed, ctx.id_, failure)),
-                     limited ? "1" : "0"});
-                (r.is_string() ? failed : lost).fetch_add(1);
+            std::vector<std::string> args;
+            if (result)
+                args = {ctx.id_,
+                        token,
+                        *result,
+                        std::to_string(queue.options().result_ttl.count()),
+                        std::to_string(queue.options().keep_completed.count()),
+                        keys->events,
+                        hub.envelope(job_events::encode(job_event_kind::completed, ctx.id_, {})),
+                        limited ? keys->wake : std::string()};
+            else
+                args = {ctx.id_,
+                        token,
+                        failure,
+                        unit_random(),
+                        keys->wake,
+                        keys->events,
+                        hub.envelope(job_events::encode(job_event_kind::failed, ctx.id_, failure)),
+                        limited ? "1" : "0"};
+            if (next) {
+                auto more = claim_args(next->token);
+                args.insert(args.end(), more.begin(), more.end());
+            }
+            const std::vector<std::string_view> views(args.begin(), args.end());
+            const std::array<std::string_view, 1> k{keys->base};
+            auto conn = queue.pool().borrow_for(keys->base);
+            const auto r = (result ? detail::job_complete_script() : detail::job_fail_script())
+                               .run(*conn, k, views);
+            const auto& settled = r.elements().at(0);
+            if (result)
+                (settled.is_integer() && settled.integer() == 1 ? completed : lost).fetch_add(1);
+            else
+                (settled.is_string() ? failed : lost).fetch_add(1);
+            if (next) {
+                if (r.elements().size() > 1)
+                    next->r = r.elements()[1];
+                else
+                    next.reset();
             }
         } catch (const std::exception&) {
-            // Not lost: the lease lapses and the job is reclaimed and retried.
+            // Not lost: the lease lapses and the job is reclaimed and retried. The claim, if
+            // the script ran, is reclaimed the same way.
             errors.fetch_add(1);
+            next.reset();
         }
-        std::lock_guard lk(mu);
-        if (auto it = jobs.find(ctx.id_); it != jobs.end() && it->second.token == token)
-            jobs.erase(it);
+        {
+            std::lock_guard lk(mu);
+            if (auto it = jobs.find(ctx.id_); it != jobs.end() && it->second.token == token)
+                jobs.erase(it);
+        }
+        return next;
     }
 
     // On the runtime's timer thread: renews the running jobs' leases and fires the stop tokens
