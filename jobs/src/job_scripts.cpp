@@ -81,8 +81,8 @@ end
 -- Promotes due delayed jobs, reclaims stalled ones, then takes the best ready job for the
 -- worker whose claim arguments start at ARGV[o]: worker id, lease ms, claim token, uniform
 -- random in [0, 1), wake channel, concurrency limit, rate limit, rate window ms.
-local function claim_next(o)
-  local now = now_ms()
+local function claim_next(o, now)
+  now = now or now_ms()
   local u = tonumber(ARGV[o + 3])
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', now, 'LIMIT', 0, 100)) do
     redis.call('ZREM', base .. ':delayed', id)
@@ -107,12 +107,13 @@ local function claim_next(o)
     if #top == 0 then break end
     local id = top[1]
     local k = jk(id)
-    local f = redis.call('HMGET', k, 'payload', 'max', 'timeout', 'deadline', 'priority', 'added', 'due')
+    local f = redis.call('HMGET', k, 'payload', 'max', 'timeout', 'deadline', 'priority', 'added', 'due',
+                         'attempts')
     local deadline = tonumber(f[4])
     if deadline > 0 and deadline <= now then
       finish(id, 'failed', 'deadline passed before it could run', now)
     else
-      local attempts = redis.call('HINCRBY', k, 'attempts', 1)
+      local attempts = tonumber(f[8]) + 1
       local visible = now + tonumber(ARGV[o + 1])
       local timeout = tonumber(f[3])
       local ends = 0
@@ -121,7 +122,7 @@ local function claim_next(o)
         if ends < visible then visible = ends end
       end
       redis.call('HSET', k, 'state', 'active', 'token', ARGV[o + 2], 'worker', ARGV[o],
-                 'started', now, 'ends', ends)
+                 'started', now, 'ends', ends, 'attempts', attempts)
       redis.call('ZADD', base .. ':active', visible, id)
       if rate > 0 and redis.call('INCR', rate_key) == 1 then
         redis.call('PEXPIRE', rate_key, ARGV[o + 7])
@@ -194,26 +195,29 @@ return claim_next(1)
 // call. Returns {1 | 0 (the token no longer holds the job), the claim's reply if asked}.
 const script& job_complete_script() {
     static const script s(with_prelude(R"lua(
+local now = now_ms()
 local function complete()
   local k = jk(ARGV[1])
   if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
-  local now = now_ms()
   redis.call('ZREM', base .. ':active', ARGV[1])
-  redis.call('HSET', k, 'state', 'completed', 'finished', now)
-  redis.call('HDEL', k, 'token', 'error')
+  redis.call('HSET', k, 'state', 'completed', 'finished', now, 'token', '', 'error', '')
   if tonumber(ARGV[4]) > 0 then
     redis.call('SET', base .. ':result:' .. ARGV[1], ARGV[3], 'PX', ARGV[4])
   end
   local keep = tonumber(ARGV[5])
   redis.call('ZADD', base .. ':completed', now, ARGV[1])
-  redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
+  -- The index of completed jobs is trimmed on about one completion in 16 (by the clock's
+  -- millisecond): its expired entries cost little, the trim's call on every job does.
+  if now % 16 == 0 then
+    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
+  end
   redis.call('PEXPIRE', k, keep)
   redis.call('PUBLISH', ARGV[6], ARGV[7])
   if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], 'w') end
   return 1
 end
 local ok = complete()
-if #ARGV >= 9 then return {ok, claim_next(9)} end
+if #ARGV >= 9 then return {ok, claim_next(9, now)} end
 return {ok}
 )lua"),
                           cluster_publish::sharded);
