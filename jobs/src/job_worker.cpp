@@ -102,8 +102,13 @@ struct job_worker::state {
     // The claim arguments of claim_next() (job_scripts.cpp) for a new claim token.
     std::vector<std::string> claim_args(const std::string& token) const {
         const auto& qo = queue.options();
-        return {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
-                std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
+        return {id,
+                std::to_string(opts.lease.count()),
+                token,
+                unit_random(),
+                keys->wake,
+                std::to_string(qo.concurrency),
+                std::to_string(qo.rate_limit),
                 std::to_string(qo.rate_interval.count())};
     }
 

@@ -1,4 +1,4 @@
-// `redcoord inspect lock|election|queue|barrier NAME [--watch [--interval D]]`: what an operator
+// `redcoord inspect lock|election|queue|barrier|jobs NAME [--watch [--interval D]]`: what an operator
 // needs to see of a live primitive, read without taking part (the parts' inspect_* functions).
 #include "context.hpp"
 #include "exit_codes.hpp"
@@ -6,6 +6,7 @@
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/inspect.hpp>
+#include <redcoord/jobs/inspect.hpp>
 #include <redcoord/lock/inspect.hpp>
 #include <redcoord/queue/inspect.hpp>
 #include <redcoord/signaling/inspect.hpp>
@@ -192,6 +193,50 @@ void print_barrier(const context& ctx, const std::string& name, const barrier_in
     if (!v.lapsed.empty()) print_line("  lapsed (not counted): " + joined(names(v.lapsed)));
 }
 
+void print_jobs(const context& ctx, const std::string& name, const jobs_inspection& v) {
+    const auto& n = v.counts;
+    if (ctx.opts.json) {
+        std::vector<std::string> repeats;
+        for (const auto& r : v.repeats) {
+            json_object o;
+            o.add("name", r.name)
+                .add("every_ms", static_cast<std::int64_t>(r.every.count()))
+                .add("cron", r.cron)
+                .add("time_zone", r.time_zone)
+                .add("missed", r.missed)
+                .add("last_tick_ms", r.last_tick_ms);
+            repeats.push_back(o.str());
+        }
+        json_object o;
+        o.add("kind", "jobs")
+            .add("name", name)
+            .add("waiting", n.waiting)
+            .add("delayed", n.delayed)
+            .add("active", n.active)
+            .add("completed", n.completed)
+            .add("failed", n.failed)
+            .add("dead", n.dead);
+        add_ms(o, "oldest_waiting_age_ms", v.oldest_waiting_age);
+        v.scheduler ? o.add("scheduler", *v.scheduler) : o.add_raw("scheduler", "null");
+        o.add("scheduler_epoch", v.scheduler_epoch).add_raw("repeats", json_array(repeats));
+        print_line(o.str());
+        return;
+    }
+    print_line("jobs '" + name + "': " + std::to_string(n.waiting) + " waiting, " +
+               std::to_string(n.delayed) + " delayed, " + std::to_string(n.active) + " active, " +
+               std::to_string(n.completed) + " completed, " + std::to_string(n.failed) +
+               " failed, " + std::to_string(n.dead) + " dead");
+    print_line("  oldest waiting    " + or_none(v.oldest_waiting_age) + " old");
+    print_line("  scheduler         " +
+               (v.scheduler ? *v.scheduler + " (epoch " + std::to_string(v.scheduler_epoch) + ")"
+                            : std::string("none")));
+    for (const auto& r : v.repeats)
+        print_line("    repeat " + r.name + ": " +
+                   (r.every.count() > 0 ? "every " + format_duration(r.every)
+                                        : "cron '" + r.cron + "' in " + r.time_zone) +
+                   ", missed ticks " + r.missed + ", last tick " + std::to_string(r.last_tick_ms));
+}
+
 // One snapshot printer per kind; pools are made once so --watch reuses their connections.
 using printer = std::function<void()>;
 
@@ -217,6 +262,10 @@ printer make_printer(const context& ctx, const std::string& kind, const inspect_
     if (kind == "queue")
         return [&ctx, &pool, a, prefix] {
             print_queue(ctx, a.name, inspect_queue(pool, a.name, prefix));
+        };
+    if (kind == "jobs")
+        return [&ctx, &pool, a, prefix] {
+            print_jobs(ctx, a.name, inspect_jobs(pool, a.name, prefix));
         };
     return [&ctx, &pool, a, prefix] {
         print_barrier(ctx, a.name, inspect_barrier(pool, a.name, prefix));
@@ -249,8 +298,8 @@ int run_inspect(context& ctx, const std::string& kind, const inspect_args& a) {
 }  // namespace
 
 void add_inspect_command(CLI::App& app, context& ctx) {
-    auto* inspect =
-        app.add_subcommand("inspect", "Show the live state of a lock, election, queue or barrier");
+    auto* inspect = app.add_subcommand(
+        "inspect", "Show the live state of a lock, election, queue, barrier or job queue");
     inspect->require_subcommand(1);
     inspect->footer(
         "Reads only (one MULTI/EXEC per snapshot); needs a user that may read the primitive's "
@@ -268,7 +317,8 @@ void add_inspect_command(CLI::App& app, context& ctx) {
          {kind_desc{"lock", "Holder fingerprint, TTL left, fencing counter, waiters"},
           kind_desc{"election", "Leader identity, epoch and term left"},
           kind_desc{"queue", "Ready, in flight per consumer, dead, expired consumers, oldest age"},
-          kind_desc{"barrier", "Generation, parties and arrivals"}}) {
+          kind_desc{"barrier", "Generation, parties and arrivals"},
+          kind_desc{"jobs", "Jobs per state, oldest waiting age, the scheduler and the repeats"}}) {
         auto a = std::make_shared<inspect_args>();
         auto* sub = inspect->add_subcommand(kind, what);
         sub->add_option("name", a->name, std::string(kind) + " name")->required();

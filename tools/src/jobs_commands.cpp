@@ -153,6 +153,7 @@ int run_list(context& ctx, const jobs_args& a) {
     const auto ids = q.list(state_named(a.state), a.limit);
     if (ctx.opts.json) {
         std::vector<std::string> quoted;
+        quoted.reserve(ids.size());
         for (const auto& id : ids) quoted.push_back(json_quote(id));
         print_line(json_object()
                        .add("name", a.name)

@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
         [&](redcoord::job_context& j) -> std::string {
             {
                 auto c = pool.borrow();
-                const auto r = c->command({"RPUSH", "log",
-                                           j.id() + "|" + name + "|" + std::to_string(j.attempt()) +
-                                               "|" + wall_ms()});
+                const auto r = c->command(
+                    {"RPUSH", "log",
+                     j.id() + "|" + name + "|" + std::to_string(j.attempt()) + "|" + wall_ms()});
                 if (r.is_error()) throw std::runtime_error(r.text());
             }
             std::this_thread::sleep_for(work);

@@ -121,8 +121,8 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
     // None started after its deadline (the server's times, kept in the job).
     int completed_in_time = 0;
     for (const auto& id : with_deadline) {
-        const auto f =
-            pool.command({"HMGET", "redcoord:jobs:{work}:job:" + id, "state", "started", "deadline"});
+        const auto f = pool.command(
+            {"HMGET", "redcoord:jobs:{work}:job:" + id, "state", "started", "deadline"});
         if (f.elements().at(0).text() != "completed") continue;
         ++completed_in_time;
         EXPECT_LE(std::stoll(f.elements().at(1).text()), std::stoll(f.elements().at(2).text()))
@@ -146,8 +146,8 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
             const bool planned = attempt == 1 && job.back() == '0';
             if (!planned) {
                 ++by_kills;
-                EXPECT_TRUE(killed.count(who)) << job << " ran again although " << who
-                                               << " (never killed) ran it";
+                EXPECT_TRUE(killed.count(who))
+                    << job << " ran again although " << who << " (never killed) ran it";
             } else {
                 // The retry waited its back-off after the failure (or the stall, when the
                 // worker died first), which came after the start.
@@ -156,13 +156,15 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
             }
         }
     }
-    EXPECT_GE(retried, jobs / 10 - static_cast<int>(n.failed)) << "failing first attempts were not retried";
-    std::printf("[ report   ] %d jobs (%zu with deadlines, %llu failed past them, %d completed "
-                "before), %zu workers "
-                "SIGKILLed, %d runs repeated because of kills, %d back-off retries checked, 0 "
-                "lost\n",
-                jobs, with_deadline.size(), static_cast<unsigned long long>(n.failed),
-                completed_in_time, killed.size(), by_kills, retried);
+    EXPECT_GE(retried, jobs / 10 - static_cast<int>(n.failed))
+        << "failing first attempts were not retried";
+    std::printf(
+        "[ report   ] %d jobs (%zu with deadlines, %llu failed past them, %d completed "
+        "before), %zu workers "
+        "SIGKILLed, %d runs repeated because of kills, %d back-off retries checked, 0 "
+        "lost\n",
+        jobs, with_deadline.size(), static_cast<unsigned long long>(n.failed), completed_in_time,
+        killed.size(), by_kills, retried);
     EXPECT_GE(killed.size(), 10U) << "the test did not exercise enough kills";
 }
 
@@ -204,7 +206,8 @@ TEST(JobsFault, ASigkilledSchedulerLeaderNeitherSkipsNorDoublesATick) {
     for (std::size_t i = 1; i < ticks.size(); ++i)
         ASSERT_EQ(ticks[i] - ticks[i - 1], 100) << "a tick was skipped after " << ticks[i - 1];
     EXPECT_GE(kills, 4);
-    std::printf("[ report   ] %zu ticks, consecutive, each added once, across %d SIGKILLed "
-                "scheduler leaders\n",
-                ticks.size(), kills);
+    std::printf(
+        "[ report   ] %zu ticks, consecutive, each added once, across %d SIGKILLed "
+        "scheduler leaders\n",
+        ticks.size(), kills);
 }

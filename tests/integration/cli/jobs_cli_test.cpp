@@ -4,6 +4,7 @@
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_scheduler.hpp>
 #include <redcoord/jobs/job_worker.hpp>
 
 using namespace cli_test;
@@ -77,4 +78,30 @@ TEST_F(JobsCli, BadOptionsAreUsageErrors) {
     EXPECT_EQ(j({"add", "q", "x", "y", "--id", "one"}).status, code::usage);
     EXPECT_EQ(j({"list", "q", "--state", "sleeping"}).status, code::usage);
     EXPECT_EQ(j({"add", "q", "x", "--delay", "soon"}).status, code::usage);
+}
+
+TEST_F(JobsCli, InspectShowsCountsTheSchedulerAndTheRepeats) {
+    redcoord::connection_pool pool(redcoord::parse_endpoint(url));
+    redcoord::job_queue q(pool, "ops");
+    (void)q.add("a");
+    (void)q.add("b", {.delay = 1h});
+    redcoord::repeat_options r;
+    r.cron = "0 9 * * mon-fri";
+    r.time_zone = "Europe/Berlin";
+    q.repeat("morning", "m", r);
+    redcoord::job_scheduler s(q, {.identity = "sched-1"});
+    s.start();
+    ASSERT_TRUE(eventually([&] { return s.is_leader(); }));
+    auto text = run(dir, {"--redis", url, "inspect", "jobs", "ops"});
+    EXPECT_EQ(text.status, 0) << text.output;
+    EXPECT_TRUE(contains(text.output, "1 waiting, 1 delayed, 0 active")) << text.output;
+    EXPECT_TRUE(contains(text.output, "scheduler         sched-1 (epoch ")) << text.output;
+    EXPECT_TRUE(contains(text.output, "repeat morning: cron '0 9 * * mon-fri' in Europe/Berlin"))
+        << text.output;
+    auto json = run(dir, {"--redis", url, "--json", "inspect", "jobs", "ops"});
+    EXPECT_TRUE(
+        contains(json.output, "\"kind\":\"jobs\",\"name\":\"ops\",\"waiting\":1,\"delayed\":1"))
+        << json.output;
+    EXPECT_TRUE(contains(json.output, "\"scheduler\":\"sched-1\"")) << json.output;
+    s.stop();
 }

@@ -268,7 +268,9 @@ TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
                   .run(pool_, {"redcoord:jobs:{stalled}"},
                        {a.id, "ghost-token", "late", "1000", "1000",
                         "redcoord:jobs:{stalled}:events", "x", ""})
-                  .elements().at(0).integer(),
+                  .elements()
+                  .at(0)
+                  .integer(),
               0);
 }
 

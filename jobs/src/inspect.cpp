@@ -1,0 +1,75 @@
+#include "job_queue_keys.hpp"
+
+#include <redcoord/core/keys.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/election/election_options.hpp>
+#include <redcoord/jobs/inspect.hpp>
+
+#include <algorithm>
+
+namespace redcoord {
+
+namespace {
+
+// KEYS[1] the queue's base, KEYS[2] its election's selector. Returns {server ms, counts per
+// state, the first waiting job's added ms or false, holder or false, epoch or false,
+// {name, every, cron, zone, missed, last}...}. Reads only.
+const script inspect_script(R"lua(
+local base = KEYS[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local counts = {}
+for _, s in ipairs({'waiting', 'delayed', 'active', 'completed', 'failed', 'dead'}) do
+  counts[#counts + 1] = redis.call('ZCARD', base .. ':' .. s)
+end
+local added = false
+local first = redis.call('ZRANGE', base .. ':waiting', 0, 0)
+if #first > 0 then added = redis.call('HGET', base .. ':job:' .. first[1], 'added') end
+local holder = redis.call('HMGET', KEYS[2], 'holder', 'epoch')
+local repeats = {}
+for _, name in ipairs(redis.call('SMEMBERS', base .. ':repeats')) do
+  local f = redis.call('HMGET', base .. ':repeat:' .. name, 'every', 'cron', 'tz', 'missed', 'last')
+  if f[1] then repeats[#repeats + 1] = {name, f[1], f[2], f[3], f[4], f[5]} end
+end
+return {now, counts, added, holder[1], holder[2], repeats}
+)lua");
+
+}  // namespace
+
+jobs_inspection inspect_jobs(connection_pool& pool, std::string_view name, std::string_view prefix) {
+    validate_name(name, "job queue name");
+    const auto keys = detail::make_job_keys(prefix, name);
+    const auto selector = make_election_keys(prefix, name).selector;
+    const auto r = inspect_script.run(pool, {keys.base, selector}, {});
+    const auto& e = r.elements();
+    jobs_inspection v;
+    const auto now = e.at(0).integer();
+    const auto& c = e.at(1).elements();
+    std::uint64_t* into[] = {&v.counts.waiting,   &v.counts.delayed, &v.counts.active,
+                             &v.counts.completed, &v.counts.failed,  &v.counts.dead};
+    for (std::size_t i = 0; i < 6 && i < c.size(); ++i)
+        *into[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, c[i].integer()));
+    if (e.at(2).is_string())
+        v.oldest_waiting_age =
+            std::chrono::milliseconds(std::max<std::int64_t>(0, now - std::stoll(e.at(2).text())));
+    if (e.at(3).is_string()) {
+        v.scheduler = e.at(3).text();
+        if (e.at(4).is_string()) v.scheduler_epoch = std::stoull(e.at(4).text());
+    }
+    for (const auto& item : e.at(5).elements()) {
+        const auto& f = item.elements();
+        repeat_inspection rep;
+        rep.name = f.at(0).text();
+        rep.every = std::chrono::milliseconds(std::stoll(f.at(1).text()));
+        rep.cron = f.at(2).is_string() ? f.at(2).text() : std::string();
+        rep.time_zone = f.at(3).is_string() ? f.at(3).text() : std::string();
+        rep.missed = f.at(4).is_string() ? f.at(4).text() : std::string();
+        rep.last_tick_ms = f.at(5).is_string() ? std::stoll(f.at(5).text()) : 0;
+        v.repeats.push_back(std::move(rep));
+    }
+    std::sort(v.repeats.begin(), v.repeats.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    return v;
+}
+
+}  // namespace redcoord
