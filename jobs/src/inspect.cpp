@@ -36,7 +36,8 @@ return {now, counts, added, holder[1], holder[2], repeats}
 
 }  // namespace
 
-jobs_inspection inspect_jobs(connection_pool& pool, std::string_view name, std::string_view prefix) {
+jobs_inspection inspect_jobs(connection_pool& pool, std::string_view name,
+                             std::string_view prefix) {
     validate_name(name, "job queue name");
     const auto keys = detail::make_job_keys(prefix, name);
     const auto selector = make_election_keys(prefix, name).selector;

@@ -3,6 +3,7 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/jobs/cron.hpp>
 #include <redcoord/jobs/job_queue.hpp>
@@ -86,6 +87,8 @@ job_queue::job_queue(connection_pool& pool, std::string_view name, job_queue_opt
         throw invalid_argument("job_queue_options::result_ttl must be >= 0");
     if (opts_.rate_interval.count() <= 0)
         throw invalid_argument("job_queue_options::rate_interval must be > 0");
+    if (opts_.replicas > 0 && opts_.replica_timeout.count() <= 0)
+        throw invalid_argument("job_queue_options::replica_timeout must be > 0 when replicas > 0");
     keys_ = std::make_shared<const keys>(detail::make_job_keys(opts_.prefix, name_));
 }
 
@@ -110,7 +113,21 @@ std::vector<add_result> job_queue::add_batch(
     std::vector<std::string_view> args(argv.begin(), argv.end());
     const std::array<std::string_view, 1> k{keys_->base};
     auto c = pool_.borrow_for(keys_->base);
-    const auto r = detail::job_add_script().run(*c, k, args);
+    reply r;
+    if (opts_.replicas == 0) {
+        r = detail::job_add_script().run(*c, k, args);
+    } else {
+        auto w = run_then_wait(*c, detail::job_add_script(), k, args, opts_.replicas,
+                               opts_.replica_timeout);
+        if (w.acks < opts_.replicas)
+            throw replication_timeout("job_queue: add to '" + name_ + "' acknowledged by " +
+                                          std::to_string(w.acks) + " of " +
+                                          std::to_string(opts_.replicas) + " replicas within " +
+                                          std::to_string(opts_.replica_timeout.count()) +
+                                          " ms (the master has it; not yet durable)",
+                                      w.acks, opts_.replicas);
+        r = std::move(w.result);
+    }
     std::vector<add_result> out;
     const auto& e = r.elements();
     if (e.size() != 2 * ids.size()) throw error("job_queue: unexpected reply to add");

@@ -19,12 +19,12 @@ namespace redcoord {
 
 /// One repeatable job as registered.
 struct repeat_inspection {
-    std::string name;                  ///< Its name.
+    std::string name;                    ///< Its name.
     std::chrono::milliseconds every{0};  ///< Its interval, or 0 for a cron schedule.
-    std::string cron;                  ///< Its cron expression, when `every` is 0.
-    std::string time_zone;             ///< The zone of `cron`.
-    std::string missed;                ///< "skip" or "catch_up".
-    std::int64_t last_tick_ms = 0;     ///< The last tick added (server ms since the Unix epoch).
+    std::string cron;                    ///< Its cron expression, when `every` is 0.
+    std::string time_zone;               ///< The zone of `cron`.
+    std::string missed;                  ///< "skip" or "catch_up".
+    std::int64_t last_tick_ms = 0;       ///< The last tick added (server ms since the Unix epoch).
 };
 
 /// A job queue at one instant (read in one script, so consistent).
@@ -34,7 +34,7 @@ struct jobs_inspection {
     std::optional<std::chrono::milliseconds> oldest_waiting_age;
     /// The scheduler that leads (the election named after the queue), if any.
     std::optional<std::string> scheduler;
-    std::uint64_t scheduler_epoch = 0;     ///< Its epoch (0 when none leads).
+    std::uint64_t scheduler_epoch = 0;       ///< Its epoch (0 when none leads).
     std::vector<repeat_inspection> repeats;  ///< The repeatable jobs, by name.
 };
 

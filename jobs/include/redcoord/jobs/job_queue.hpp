@@ -6,6 +6,7 @@
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/jobs/backoff.hpp>
 
 #include <chrono>
@@ -126,6 +127,15 @@ struct job_queue_options {
     std::chrono::milliseconds rate_interval{1000};
     /// At most this many jobs run at once across all workers of the queue (0: no limit).
     std::uint32_t concurrency = 0;
+    /// Replicas that must acknowledge an add (Redis WAIT, in the same write) before add() and
+    /// add_batch() return; 0: the master's reply suffices, and a job added just before the
+    /// master dies can be lost with it (asynchronous replication). With n > 0 an add that
+    /// fewer replicas acknowledged within replica_timeout throws replication_timeout (the
+    /// master has it; it is not durable yet). Settlements need no WAIT: one lost in a failover
+    /// runs its job again (at least once), never loses it.
+    std::size_t replicas = 0;
+    /// How long an add waits for `replicas` acknowledgements. > 0 when replicas > 0.
+    std::chrono::milliseconds replica_timeout{100};
 };
 
 /// A named job queue: the producer's and the operator's side (workers are job_worker).
@@ -159,8 +169,9 @@ public:
     job_queue(connection_pool& pool, std::string_view name, job_queue_options opts = {});
 
     /// Adds one job. @throws invalid_argument for bad options (priority outside 0..9,
-    /// max_attempts 0, a negative delay, timeout or deadline, a bad back-off or id), and
-    /// payload_too_large beyond 512 MiB.
+    /// max_attempts 0, a negative delay, timeout or deadline, a bad back-off or id),
+    /// payload_too_large beyond 512 MiB, and replication_timeout when `replicas` > 0 and fewer
+    /// acknowledged in time.
     add_result add(std::string_view payload, const job_options& opts = {});
     /// Adds jobs in one script (atomically, in order): `jobs` is (payload, options) pairs.
     /// @throws as add(); nothing is added when any job's options are bad.
