@@ -1,7 +1,8 @@
 // Job benchmarks (issue 21), against one local redis-server:
-//   jobs_{1,4}w_per_s: add + run + complete of no-op jobs through 1 and 4 workers (each with its
-//     own pool, as separate processes would have), against the same run's reliable_queue
-//     push + pop + ack with as many consumers: ratio jobs_{1,4}w_vs_reliable_queue (goal 0.8);
+//   jobs_{1,4}w_per_s: add + run + complete of no-op jobs through 1 and 4 worker processes (this
+//     binary started again with --worker), against the same run's reliable_queue push + pop +
+//     ack with as many consumer processes (--consumer): ratio jobs_{1,4}w_vs_reliable_queue
+//     (goal 0.8);
 //   delayed_job_lateness_p99_ms: from a delayed job's due time to its handler's start;
 //   cron_tick_lateness_p99_ms: from a repeat's tick to its job's start (every 100 ms);
 //   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers.
@@ -15,12 +16,14 @@
 #include <redcoord/jobs/job_worker.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/process.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -49,61 +52,105 @@ std::int64_t wall_ms() {
         .count();
 }
 
-// Adds `n` no-op jobs in batches of 100 while `workers` workers run them; the time until all
-// completed.
+std::string self_path;  // this binary, for the worker and consumer processes
+
+// Worker processes: `self --worker|--consumer URL NAME` until SIGTERM.
+std::vector<std::unique_ptr<redcoord::testing::process>> start_children(const char* role,
+                                                                        const std::string& name,
+                                                                        int n) {
+    std::vector<std::unique_ptr<redcoord::testing::process>> out;
+    for (int i = 0; i < n; ++i)
+        out.push_back(std::make_unique<redcoord::testing::process>(
+            std::vector<std::string>{self_path, role, server->url(), name}));
+    return out;
+}
+
+void stop_children(std::vector<std::unique_ptr<redcoord::testing::process>>& children) {
+    for (auto& c : children) c->signal(SIGTERM);
+    for (auto& c : children) (void)c->wait_for(10s);
+}
+
+// Adds `n` no-op jobs in batches of 100 while `workers` worker processes run them; the rate
+// from the first add until all completed.
 double jobs_run(int workers, int n) {
     const auto name = "bench-jobs-" + redcoord::random_token().substr(0, 8);
     auto producer_pool = own_pool();
     redcoord::job_queue producer(*producer_pool, name);
-    std::vector<std::unique_ptr<redcoord::connection_pool>> pools;
-    std::vector<std::unique_ptr<redcoord::job_queue>> queues;
-    std::vector<std::unique_ptr<redcoord::job_worker>> ws;
-    for (int i = 0; i < workers; ++i) {
-        pools.push_back(own_pool());
-        queues.push_back(std::make_unique<redcoord::job_queue>(*pools.back(), name));
-        ws.push_back(std::make_unique<redcoord::job_worker>(
-            *queues.back(), [](redcoord::job_context&) { return std::string(); }));
-        ws.back()->start();
-    }
+    auto children = start_children("--worker", name, workers);
+    // The workers subscribe and claim once before the clock starts.
+    (void)redcoord::testing::eventually(
+        [&] {
+            return producer_pool->command({"PUBSUB", "NUMSUB", "redcoord:jobs:{" + name + "}:wake"})
+                       .elements()
+                       .at(1)
+                       .integer() >= workers;
+        },
+        10s);
     const auto t0 = clock_type::now();
     std::vector<std::pair<std::string, redcoord::job_options>> batch(100, {"job", {}});
     for (int added = 0; added < n; added += 100) (void)producer.add_batch(batch);
-    auto done = [&] {
-        std::uint64_t c = 0;
-        for (auto& w : ws) c += w->stats().completed;
-        return c >= static_cast<std::uint64_t>(n);
-    };
-    while (!done()) std::this_thread::sleep_for(1ms);
+    while (producer.counts().completed < static_cast<std::uint64_t>(n))
+        std::this_thread::sleep_for(1ms);
     const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
-    for (auto& w : ws) w->stop();
+    stop_children(children);
     return n / secs;
 }
 
-// The same through reliable_queue: push_batch of 100 while `workers` consumers pop and ack.
+// The same through reliable_queue: push_batch of 100 while `workers` consumer processes pop
+// and ack (each counts its acks in a hash the producer reads).
 double reliable_run(int workers, int n) {
     const auto name = "bench-rq-" + redcoord::random_token().substr(0, 8);
     auto producer_pool = own_pool();
     redcoord::reliable_queue producer(*producer_pool, name);
-    std::atomic<int> acked{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> threads;
+    auto children = start_children("--consumer", name, workers);
+    (void)redcoord::testing::eventually(
+        [&] {
+            return producer_pool->command({"HLEN", name + ":ready"}).integer() >= workers;
+        },
+        10s);
     const auto t0 = clock_type::now();
-    for (int i = 0; i < workers; ++i)
-        threads.emplace_back([&] {
-            auto p = own_pool();
-            redcoord::reliable_queue q(*p, name);
-            while (!stop) {
-                auto d = q.pop(50ms);
-                if (d && q.ack(*d)) ++acked;
-            }
-        });
     std::vector<std::string> batch(100, "job");
     for (int added = 0; added < n; added += 100) (void)producer.push_batch(batch);
-    while (acked.load() < n) std::this_thread::sleep_for(1ms);
+    auto acked = [&] {
+        std::int64_t total = 0;
+        const auto r = producer_pool->command({"HVALS", name + ":acked"});
+        for (const auto& v : r.elements()) total += std::stoll(v.text());
+        return total;
+    };
+    while (acked() < n) std::this_thread::sleep_for(1ms);
     const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
-    stop = true;
-    for (auto& t : threads) t.join();
+    stop_children(children);
     return n / secs;
+}
+
+volatile std::sig_atomic_t child_stop = 0;
+void on_term(int) { child_stop = 1; }
+
+// The child side: a job_worker, or a reliable_queue consumer that reports its acks every 100.
+int run_child(const std::string& role, const std::string& url, const std::string& name) {
+    std::signal(SIGTERM, on_term);
+    redcoord::connection_pool pool(redcoord::parse_endpoint(url), {.max_size = 3});
+    if (role == "--worker") {
+        redcoord::job_queue q(pool, name);
+        redcoord::job_worker w(q, [](redcoord::job_context&) { return std::string(); });
+        w.start();
+        while (!child_stop) std::this_thread::sleep_for(10ms);
+        w.stop();
+        return 0;
+    }
+    redcoord::reliable_queue q(pool, name);
+    const auto me = redcoord::random_token().substr(0, 8);
+    (void)pool.command({"HSET", name + ":ready", me, "1"});
+    std::int64_t acked = 0, reported = 0;
+    while (!child_stop) {
+        auto d = q.pop(10ms);
+        if (d && q.ack(*d)) ++acked;
+        if (acked - reported >= 100 || (!d && acked > reported)) {
+            (void)pool.command({"HINCRBY", name + ":acked", me, std::to_string(acked - reported)});
+            reported = acked;
+        }
+    }
+    return 0;
 }
 
 void throughput(benchmark::State& state, bool jobs, int workers) {
@@ -202,6 +249,9 @@ void cron_ticks() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 4 && (std::string(argv[1]) == "--worker" || std::string(argv[1]) == "--consumer"))
+        return run_child(argv[1], argv[2], argv[3]);
+    self_path = argv[0];
     redcoord::testing::local_server srv;
     server = &srv;
     for (int r = 0; r < rounds; ++r)

@@ -89,14 +89,16 @@ TEST(JobsFailover, ConfirmedJobsSurviveAFailoverAndAllRunAndTicksResume) {
         ids = confirmed;
     }
     std::size_t lost = 0;
-    ASSERT_TRUE(eventually(30s, [&] {
-        lost = 0;
-        for (const auto& id : ids) {
-            const auto j = q.get(id);
-            if (!j || j->state != job_state::completed) ++lost;
-        }
-        return lost == 0;
-    })) << lost << " of " << ids.size() << " confirmed jobs did not complete";
+    ASSERT_TRUE(eventually(30s,
+                           [&] {
+                               lost = 0;
+                               for (const auto& id : ids) {
+                                   const auto j = q.get(id);
+                                   if (!j || j->state != job_state::completed) ++lost;
+                               }
+                               return lost == 0;
+                           }))
+        << lost << " of " << ids.size() << " confirmed jobs did not complete";
 
     // Ticks: consecutive from the first to the last, across the failover.
     std::this_thread::sleep_for(1500ms);  // a scheduler leads on the new master and catches up
