@@ -18,11 +18,14 @@ using detail::waiter_state;
 
 namespace {
 
-// Unicast (docs/signaling.md; https://redis.io/commands/pubsub-channels/): list the waiters' channels under the unicast prefix and publish to
-// one at a random index. Names of a different length belong to another unicast channel
-// whose name merely starts with this one, so they are skipped.
+// Unicast (docs/signaling.md; https://redis.io/commands/pubsub-channels/): list the waiters'
+// channels under the unicast prefix and publish to one at a random index. Names of a different
+// length belong to another unicast channel whose name merely starts with this one, so they are
+// skipped. ARGV[5] is the PUBSUB subcommand: CHANNELS, or SHARDCHANNELS on a cluster, where the
+// script runs on the shard of KEYS[1] (the unicast prefix, whose hash tag `{channel}` every
+// waiter channel shares) and, as cluster_publish::sharded, publishes with SPUBLISH.
 const script unicast_script(R"lua(
-local channels = redis.call('PUBSUB', 'CHANNELS', ARGV[1] .. '*')
+local channels = redis.call('PUBSUB', ARGV[5], ARGV[1] .. '*')
 local want = tonumber(ARGV[4])
 local picked = {}
 for _, c in ipairs(channels) do
@@ -31,21 +34,8 @@ end
 if #picked == 0 then return 0 end
 local index = math.floor(tonumber(ARGV[2])) % #picked + 1
 return redis.call('PUBLISH', picked[index], ARGV[3])
-)lua");
-
-// The same on a cluster's shard (redis.io: PUBSUB SHARDCHANNELS, SPUBLISH). KEYS[1]: the
-// unicast prefix, whose hash tag puts the script on the shard of every waiter channel.
-const script unicast_sharded_script(R"lua(
-local channels = redis.call('PUBSUB', 'SHARDCHANNELS', ARGV[1] .. '*')
-local want = tonumber(ARGV[4])
-local picked = {}
-for _, c in ipairs(channels) do
-  if #c == want then picked[#picked + 1] = c end
-end
-if #picked == 0 then return 0 end
-local index = math.floor(tonumber(ARGV[2])) % #picked + 1
-return redis.call('SPUBLISH', picked[index], ARGV[3])
-)lua");
+)lua",
+                            cluster_publish::sharded);
 
 constexpr std::size_t max_payload = (std::size_t{512} << 20) - detail::envelope_overhead;
 constexpr std::size_t waiter_id_length = 16;
@@ -85,7 +75,6 @@ std::chrono::microseconds spin_for(std::chrono::microseconds spin,
 
 namespace detail {
 const script& unicast_lua() { return unicast_script; }
-const script& unicast_sharded_lua() { return unicast_sharded_script; }
 }  // namespace detail
 
 // ---- waiter ----
@@ -211,8 +200,9 @@ bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
     // On a cluster every waiter channel of `channel` hashes by the tag `{channel}` of the
     // prefix: the shard that serves the prefix's slot lists them all (SHARDCHANNELS).
     auto r = core_->pool.where().is_cluster()
-                 ? unicast_sharded_script.run(core_->pool, {prefix}, {pattern, index, wire, length})
-                 : unicast_script.run(core_->pool, {}, {pattern, index, wire, length});
+                 ? unicast_script.run(core_->pool, {prefix},
+                                      {pattern, index, wire, length, "SHARDCHANNELS"})
+                 : unicast_script.run(core_->pool, {}, {pattern, index, wire, length, "CHANNELS"});
     return r.integer() > 0;
 }
 

@@ -2,10 +2,13 @@
 // Fault injection shared by the sentinel fault tests: make the next writes to the master
 // unreplicated, then kill it, so the promoted replica lacks them (the Redlock page's failover race).
 
+#include <redcoord/core/errors.hpp>
 #include <redcoord/testing/local_sentinel.hpp>
 
 #include <signal.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace redcoord::sentinel_test {
@@ -42,5 +45,19 @@ private:
     host_port master_;
     std::vector<testing::local_server*> paused_;
 };
+
+/// Polls `f` every 20 ms until it returns true or `within` passes; a redcoord::error thrown by
+/// `f` (a failover in progress) counts as false.
+template <class F>
+bool eventually_ok(std::chrono::milliseconds within, F f) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (std::chrono::steady_clock::now() < deadline) {
+        try {
+            if (f()) return true;
+        } catch (const error&) {}
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
 
 }  // namespace redcoord::sentinel_test

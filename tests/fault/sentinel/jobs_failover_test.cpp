@@ -23,23 +23,8 @@ using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::local_sentinel;
 using redcoord::testing::local_sentinel_options;
-using clock_type = std::chrono::steady_clock;
 
-namespace {
-
-template <class F>
-bool eventually(std::chrono::milliseconds within, F f) {
-    const auto deadline = clock_type::now() + within;
-    while (clock_type::now() < deadline) {
-        try {
-            if (f()) return true;
-        } catch (const error&) {}
-        std::this_thread::sleep_for(20ms);
-    }
-    return false;
-}
-
-}  // namespace
+using redcoord::sentinel_test::eventually_ok;
 
 TEST(JobsFailover, ConfirmedJobsSurviveAFailoverAndAllRunAndTicksResume) {
     local_sentinel_options so;
@@ -77,7 +62,7 @@ TEST(JobsFailover, ConfirmedJobsSurviveAFailoverAndAllRunAndTicksResume) {
     const auto old = svc.kill_master();
     killed = true;
     (void)svc.wait_promoted(old, 20s);
-    const bool continued = eventually(20s, [&] { return after.load() > 50; });
+    const bool continued = eventually_ok(20s, [&] { return after.load() > 50; });
     stop = true;
     producer.join();
     EXPECT_TRUE(continued) << "adds after the failover: " << after;
@@ -89,15 +74,15 @@ TEST(JobsFailover, ConfirmedJobsSurviveAFailoverAndAllRunAndTicksResume) {
         ids = confirmed;
     }
     std::size_t lost = 0;
-    ASSERT_TRUE(eventually(30s,
-                           [&] {
-                               lost = 0;
-                               for (const auto& id : ids) {
-                                   const auto j = q.get(id);
-                                   if (!j || j->state != job_state::completed) ++lost;
-                               }
-                               return lost == 0;
-                           }))
+    ASSERT_TRUE(eventually_ok(30s,
+                              [&] {
+                                  lost = 0;
+                                  for (const auto& id : ids) {
+                                      const auto j = q.get(id);
+                                      if (!j || j->state != job_state::completed) ++lost;
+                                  }
+                                  return lost == 0;
+                              }))
         << lost << " of " << ids.size() << " confirmed jobs did not complete";
 
     // Ticks: consecutive from the first to the last, across the failover.
