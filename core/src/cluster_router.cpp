@@ -11,9 +11,9 @@
 
 namespace redcoord::detail {
 
-namespace {
+std::string node_key(const host_port& hp) { return hp.host + ":" + std::to_string(hp.port); }
 
-std::string key_of(const host_port& hp) { return hp.host + ":" + std::to_string(hp.port); }
+namespace {
 
 std::chrono::milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
     return std::max(
@@ -44,7 +44,7 @@ cluster_router::cluster_router(endpoint ep, pool_options opts,
 
 connection_pool& cluster_router::node_pool(const host_port& node) {
     std::lock_guard lk(mu_);
-    auto& p = nodes_[key_of(node)];
+    auto& p = nodes_[node_key(node)];
     if (!p) {
         auto node_ep = ep_.with_address(node);
         p = std::make_shared<connection_pool>(node_ep, opts_, rt_);
@@ -124,7 +124,7 @@ std::optional<cluster_map> cluster_router::ask(const host_port& node) {
     } catch (const reply_error& e) {
         const std::string_view t = e.what();
         if (t.find("cluster support disabled") != std::string_view::npos)
-            throw invalid_argument(key_of(node) +
+            throw invalid_argument(node_key(node) +
                                    " is not a cluster node (cluster support is "
                                    "disabled): use redis:// for one server");
         // Before Redis 7.0 there is no CLUSTER SHARDS.
@@ -163,7 +163,7 @@ void cluster_router::refresh(bool force) {
         for (auto& n : order)
             if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(n);
         std::stable_partition(unique.begin(), unique.end(), [&](const host_port& n) {
-            auto f = failed_at_.find(key_of(n));
+            auto f = failed_at_.find(node_key(n));
             return f == failed_at_.end() || now - f->second > std::chrono::seconds(2);
         });
         order = std::move(unique);
@@ -173,7 +173,7 @@ void cluster_router::refresh(bool force) {
         try {
             auto m = ask(node);
             if (!m || m->shards().empty()) {
-                last = key_of(node) + " serves no slots yet";
+                last = node_key(node) + " serves no slots yet";
                 continue;
             }
             std::lock_guard lk(mu_);
@@ -212,7 +212,7 @@ void cluster_router::broken(const host_port& node) noexcept {
     try {
         std::lock_guard lk(mu_);
         stale_ = true;
-        failed_at_[key_of(node)] = clock::now();
+        failed_at_[node_key(node)] = clock::now();
     } catch (...) {}
 }
 

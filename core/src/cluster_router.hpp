@@ -21,6 +21,9 @@ namespace redcoord::detail {
 // every node of a cluster, so any serves a subscriber). @throws the last node's error.
 connection open_cluster_node(const endpoint& cluster, std::chrono::milliseconds connect_timeout);
 
+// `host:port`: the key of a node in the router's and the pub/sub multiplexer's maps.
+std::string node_key(const host_port& hp);
+
 class cluster_router final : public redirect_follower,
                              public std::enable_shared_from_this<cluster_router> {
 public:

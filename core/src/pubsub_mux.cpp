@@ -20,10 +20,6 @@ std::string pubsub_address_of(const endpoint& ep) {
     return ep.unix_path.empty() ? ep.host + ':' + std::to_string(ep.port) : "unix:" + ep.unix_path;
 }
 
-namespace {
-std::string address_of(const endpoint& ep) { return pubsub_address_of(ep); }
-}  // namespace
-
 pubsub_mux::pubsub_mux(endpoint ep) : ep_(std::move(ep)) {
     opts_.follow_replicas = false;
     if (ep_.is_cluster())
@@ -209,9 +205,9 @@ void pubsub_mux::add_replica(const endpoint& replica) {
     if (clustered())
         throw invalid_argument(
             "pubsub_mux: the replicas of a Redis Cluster's shards come from its slot map");
-    const auto addr = address_of(replica);
+    const auto addr = pubsub_address_of(replica);
     lock_guard l(mu_);
-    if (addr == address_of(ep_) && !ep_.is_sentinel()) return;
+    if (addr == pubsub_address_of(ep_) && !ep_.is_sentinel()) return;
     auto& r = replicas_[addr];
     r.given = true;
     if (r.sub) return;
@@ -258,7 +254,8 @@ void pubsub_mux::discovered(const std::vector<endpoint>& found) {
         for (const auto& ep : found) {
             // Discovered replicas carry the master's credentials and timeouts (ROLE and the
             // sentinels name only addresses).
-            if (address_of(ep) != address_of(ep_) || ep_.is_sentinel()) now[address_of(ep)] = &ep;
+            if (pubsub_address_of(ep) != pubsub_address_of(ep_) || ep_.is_sentinel())
+                now[pubsub_address_of(ep)] = &ep;
         }
         for (auto it = replicas_.begin(); it != replicas_.end();) {
             if (!it->second.given && !now.count(it->first)) {
@@ -333,6 +330,16 @@ std::size_t pubsub_mux::connected_links() const {
             if (r->connected()) ++n;
     }
     return n;
+}
+
+subscriber* pubsub_mux::readable_link() noexcept {
+    if (clustered()) return nullptr;
+    try {
+        lock_guard l(mu_);
+        return &link_locked();
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 std::shared_ptr<subscriber> pubsub_mux::link_of(const std::string& channel) {

@@ -1,6 +1,7 @@
 // The pub/sub multiplexer on a Redis Cluster: sharded pub/sub, one group of links (the
 // shard's master and each replica) per shard that has a wanted channel. Sources: redis.io
 // "Sharded Pub/Sub", SSUBSCRIBE, SPUBLISH, and the Cluster specification's slot moves.
+#include "cluster_router.hpp"
 #include "pool_access.hpp"
 #include "pubsub_mux_entry.hpp"
 
@@ -28,8 +29,6 @@ constexpr std::chrono::milliseconds unsettled_refresh{200};
 // The least time between two rehomes started by refusals (a stale map answers a
 // resubscription with MOVED again until the router learns the move).
 constexpr std::chrono::milliseconds refusal_spacing{100};
-
-std::string key_of(const host_port& hp) { return hp.host + ':' + std::to_string(hp.port); }
 
 std::int64_t steady_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -63,13 +62,13 @@ void pubsub_mux::home_locked(const std::string& channel) {
     if (!map_) return;
     const auto* shard = map_->shard_of(hash_slot(channel));
     if (!shard) return;
-    const auto key = key_of(shard->master);
+    const auto key = node_key(shard->master);
     auto& g = shards_[key];
     if (!g.master) {
         const auto opts = shard_link_options();
         g.master = make_link(ep_.with_address(shard->master), true, g.master_up, opts);
         for (const auto& r : shard->replicas)
-            g.replicas[key_of(r)] = make_link(ep_.with_address(r), false, nullptr, opts);
+            g.replicas[node_key(r)] = make_link(ep_.with_address(r), false, nullptr, opts);
     }
     g.channels.insert(channel);
     home_[channel] = key;
@@ -95,7 +94,7 @@ void pubsub_mux::unhome_locked(const std::string& channel) {
 void pubsub_mux::shape_group_locked(shard_group& g, const cluster_shard& shard,
                                     retired_links& gone) {
     std::set<std::string> now;
-    for (const auto& r : shard.replicas) now.insert(key_of(r));
+    for (const auto& r : shard.replicas) now.insert(node_key(r));
     for (auto it = g.replicas.begin(); it != g.replicas.end();) {
         if (now.count(it->first)) {
             ++it;
@@ -106,7 +105,7 @@ void pubsub_mux::shape_group_locked(shard_group& g, const cluster_shard& shard,
     }
     std::vector<std::string> chans(g.channels.begin(), g.channels.end());
     for (const auto& r : shard.replicas) {
-        auto& link = g.replicas[key_of(r)];
+        auto& link = g.replicas[node_key(r)];
         if (link) continue;
         link = make_link(ep_.with_address(r), false, nullptr, shard_link_options());
         if (!chans.empty()) (void)link->subscribe(chans, 0ms);
@@ -144,7 +143,7 @@ void pubsub_mux::rehome(bool fresh) noexcept {
             if (map_) {
                 for (const auto& [name, list] : channels_) {
                     const auto* shard = map_->shard_of(hash_slot(name));
-                    const std::string want = shard ? key_of(shard->master) : std::string();
+                    const std::string want = shard ? node_key(shard->master) : std::string();
                     auto h = home_.find(name);
                     if (h != home_.end() && h->second == want) {
                         auto g = shards_.find(want);
@@ -157,7 +156,7 @@ void pubsub_mux::rehome(bool fresh) noexcept {
                     if (home_.count(name)) moved.push_back(name);
                 }
                 for (const auto& shard : map_->shards()) {
-                    auto g = shards_.find(key_of(shard.master));
+                    auto g = shards_.find(node_key(shard.master));
                     if (g != shards_.end()) shape_group_locked(g->second, shard, gone);
                 }
             }

@@ -204,7 +204,19 @@ reply script::run(connection& c, std::initializer_list<std::string_view> keys,
 
 reply script::run(connection_pool& pool, std::initializer_list<std::string_view> keys,
                   std::initializer_list<std::string_view> args) const {
-    auto c = keys.size() ? pool.borrow_for(*keys.begin()) : pool.borrow();
+    return run_on(pool, std::span<const std::string_view>(keys.begin(), keys.size()),
+                  std::span<const std::string_view>(args.begin(), args.size()));
+}
+
+reply script::run(connection_pool& pool, std::span<const std::string_view> keys,
+                  std::span<const std::string> args) const {
+    const std::vector<std::string_view> views(args.begin(), args.end());
+    return run_on(pool, keys, views);
+}
+
+reply script::run_on(connection_pool& pool, std::span<const std::string_view> keys,
+                     std::span<const std::string_view> args) const {
+    auto c = keys.empty() ? pool.borrow() : pool.borrow_for(keys.front());
     try {
         return run(*c, keys, args);
     } catch (const reply_error& e) {

@@ -74,10 +74,6 @@ std::string_view to_string(job_state s) noexcept {
     return i < state_names.size() ? state_names[i] : "unknown";
 }
 
-namespace detail {
-job_state job_state_from(std::string_view s) { return parse_state(s); }
-}  // namespace detail
-
 job_queue::job_queue(connection_pool& pool, std::string_view name, job_queue_options opts)
     : pool_(pool), name_(name), opts_(std::move(opts)) {
     validate_name(name_, "job queue name");

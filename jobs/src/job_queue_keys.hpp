@@ -26,8 +26,5 @@ inline job_queue::keys make_job_keys(std::string_view prefix, std::string_view n
     return k;
 }
 
-// parse of the server's state names (job_queue.cpp). @throws error for an unknown name.
-job_state job_state_from(std::string_view s);
-
 }  // namespace detail
 }  // namespace redcoord

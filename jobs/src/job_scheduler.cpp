@@ -73,11 +73,9 @@ struct job_scheduler::state {
                 std::vector<std::string> argv{opts.identity, std::to_string(epoch), f.at(0).text(),
                                               keys.wake};
                 for (auto t : ticks) argv.push_back(std::to_string(t));
-                std::vector<std::string_view> args(argv.begin(), argv.end());
                 const std::array<std::string_view, 2> k{keys.base, selector};
-                auto c = queue.pool().borrow_for(keys.base);
                 added.fetch_add(static_cast<std::uint64_t>(
-                    detail::job_tick_script().run(*c, k, args).integer()));
+                    detail::job_tick_script().run(queue.pool(), k, argv).integer()));
             } catch (const std::exception&) {
                 // Fenced off (a newer leader), the server unreachable, or a repeat whose
                 // schedule no longer parses: the next pass tries again.

@@ -125,11 +125,8 @@ struct job_worker::state {
                 c.token = random_token();
                 c.sent = clock_type::now();
                 try {
-                    const auto args = claim_args(c.token);
-                    const std::vector<std::string_view> views(args.begin(), args.end());
                     const std::array<std::string_view, 1> k{keys->base};
-                    auto conn = queue.pool().borrow_for(keys->base);
-                    c.r = detail::job_claim_script().run(*conn, k, views);
+                    c.r = detail::job_claim_script().run(queue.pool(), k, claim_args(c.token));
                 } catch (const std::exception&) {
                     errors.fetch_add(1);
                     idle(opts.retry_delay);
@@ -231,11 +228,9 @@ struct job_worker::state {
                 auto more = claim_args(next->token);
                 args.insert(args.end(), more.begin(), more.end());
             }
-            const std::vector<std::string_view> views(args.begin(), args.end());
             const std::array<std::string_view, 1> k{keys->base};
-            auto conn = queue.pool().borrow_for(keys->base);
             const auto r = (result ? detail::job_complete_script() : detail::job_fail_script())
-                               .run(*conn, k, views);
+                               .run(queue.pool(), k, args);
             const auto& settled = r.elements().at(0);
             if (result)
                 (settled.is_integer() && settled.integer() == 1 ? completed : lost).fetch_add(1);
@@ -282,10 +277,8 @@ struct job_worker::state {
         }
         if (argv.size() == 1) return next;
         try {
-            std::vector<std::string_view> args(argv.begin(), argv.end());
             const std::array<std::string_view, 1> k{keys->base};
-            auto c = queue.pool().borrow_for(keys->base);
-            const auto r = detail::job_heartbeat_script().run(*c, k, args);
+            const auto r = detail::job_heartbeat_script().run(queue.pool(), k, argv);
             const auto& e = r.elements();
             std::lock_guard lk(mu);
             for (std::size_t i = 0; i < e.size() && 1 + 2 * i + 1 < argv.size(); ++i) {

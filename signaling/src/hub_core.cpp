@@ -150,7 +150,8 @@ void hub_core::shutdown() noexcept {
     // Outside the locks: resetting a listener waits for its running handler, which takes mu.
     chans.clear();
     pats.clear();
-    if (watched) subscriber_access::adjust_demand(mux->link(), -1);
+    if (auto* l = watched ? mux->readable_link() : nullptr)
+        subscriber_access::adjust_demand(*l, -1);
     decltype(slots_channel) sc, sp;
     {
         std::lock_guard lk(mu);
@@ -230,20 +231,17 @@ void hub_core::await_confirmed(const std::vector<std::string>& names, bool patte
 }
 
 void hub_core::read_link() noexcept {
-    if (mux->clustered()) return;  // every shard link is watched (pubsub_mux)
-    try {
-        (void)subscriber_access::help_read(mux->link());
-    } catch (...) {
-        // link() could not start the link (out of memory): the reader delivers instead.
-    }
+    // None (a cluster's links, or no memory to start one): the shared reader delivers.
+    if (auto* l = mux->readable_link()) (void)subscriber_access::help_read(*l);
 }
 
 void hub_core::watch_link() {
-    if (mux->clustered()) return;  // every shard link is watched (pubsub_mux)
+    auto* l = mux->readable_link();
+    if (!l) return;  // a cluster's links are always watched
     std::lock_guard lk(sub_mu);
     if (link_watched || sub_closed) return;
     link_watched = true;
-    subscriber_access::adjust_demand(mux->link(), 1);
+    subscriber_access::adjust_demand(*l, 1);
 }
 
 void hub_core::sweep_slots_locked() {

@@ -120,7 +120,7 @@ std::optional<signal> waiter::wait(std::chrono::milliseconds timeout) {
         // Blocking: a link read on demand must be watched until we are done. Raised under
         // `mu`, which the reader needs to deliver, so nothing slips between.
         std::optional<detail::demand_hold> watched;
-        if (!core_->mux->clustered()) watched.emplace(core_->mux->link());
+        if (auto* l = core_->mux->readable_link()) watched.emplace(*l);
         state_->cv.wait_until(lk, deadline, ready);
     }
     if (state_->queue.empty()) return std::nullopt;
@@ -152,7 +152,7 @@ signal_hub::signal_hub(connection_pool& master, std::vector<endpoint> replicas, 
     // replicas given here are added even when it does not report them. The master link
     // starts now (if the runtime has none yet), so the first listen() finds it up.
     for (auto& r : replicas) core_->mux->add_replica(r);
-    if (!core_->mux->clustered()) (void)core_->mux->link();
+    (void)core_->mux->readable_link();
 }
 
 signal_hub::~signal_hub() { core_->shutdown(); }

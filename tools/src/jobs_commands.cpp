@@ -36,6 +36,18 @@ job_queue_options queue_options(const context& ctx) {
     return o;
 }
 
+// The pool and queue of one subcommand, opened after the termination-signal handler is set.
+struct opened_queue {
+    static endpoint endpoint_for(const context& ctx, const char* command) {
+        exit_on_termination_signal();
+        return ctx.single_endpoint(command);
+    }
+    opened_queue(const context& ctx, const jobs_args& a, const char* command)
+        : pool(endpoint_for(ctx, command)), queue(pool, a.name, queue_options(ctx)) {}
+    connection_pool pool;
+    job_queue queue;
+};
+
 job_state state_named(const std::string& s) {
     for (auto st : {job_state::waiting, job_state::delayed, job_state::active, job_state::completed,
                     job_state::failed, job_state::dead})
@@ -45,11 +57,10 @@ job_state state_named(const std::string& s) {
 }
 
 int run_add(context& ctx, const jobs_args& a) {
-    exit_on_termination_signal();
     if (!a.id.empty() && a.payloads.size() != 1)
         throw invalid_argument("--id names one job: give exactly one payload");
-    connection_pool pool(ctx.single_endpoint("jobs add"));
-    job_queue q(pool, a.name, queue_options(ctx));
+    opened_queue opened(ctx, a, "jobs add");
+    auto& q = opened.queue;
     job_options o;
     o.id = a.id;
     o.delay = a.delay;
@@ -78,9 +89,8 @@ int run_add(context& ctx, const jobs_args& a) {
 }
 
 int run_get(context& ctx, const jobs_args& a) {
-    exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("jobs get"));
-    job_queue q(pool, a.name, queue_options(ctx));
+    opened_queue opened(ctx, a, "jobs get");
+    auto& q = opened.queue;
     const auto j = q.get(a.id);
     if (!j) {
         if (ctx.opts.json)
@@ -117,9 +127,8 @@ int run_get(context& ctx, const jobs_args& a) {
 }
 
 int run_cancel(context& ctx, const jobs_args& a) {
-    exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("jobs cancel"));
-    job_queue q(pool, a.name, queue_options(ctx));
+    opened_queue opened(ctx, a, "jobs cancel");
+    auto& q = opened.queue;
     const auto was = q.cancel(a.id);
     if (ctx.opts.json) {
         json_object o;
@@ -135,9 +144,8 @@ int run_cancel(context& ctx, const jobs_args& a) {
 }
 
 int run_retry(context& ctx, const jobs_args& a) {
-    exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("jobs retry"));
-    job_queue q(pool, a.name, queue_options(ctx));
+    opened_queue opened(ctx, a, "jobs retry");
+    auto& q = opened.queue;
     const bool done = q.retry(a.id);
     if (ctx.opts.json)
         print_line(json_object().add("id", a.id).add("retried", done).str());
@@ -147,9 +155,8 @@ int run_retry(context& ctx, const jobs_args& a) {
 }
 
 int run_list(context& ctx, const jobs_args& a) {
-    exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("jobs list"));
-    job_queue q(pool, a.name, queue_options(ctx));
+    opened_queue opened(ctx, a, "jobs list");
+    auto& q = opened.queue;
     const auto ids = q.list(state_named(a.state), a.limit);
     if (ctx.opts.json) {
         std::vector<std::string> quoted;
@@ -167,9 +174,8 @@ int run_list(context& ctx, const jobs_args& a) {
 }
 
 int run_stats(context& ctx, const jobs_args& a) {
-    exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("jobs stats"));
-    job_queue q(pool, a.name, queue_options(ctx));
+    opened_queue opened(ctx, a, "jobs stats");
+    auto& q = opened.queue;
     const auto n = q.counts();
     const std::array<std::pair<const char*, std::uint64_t>, 6> rows{{{"waiting", n.waiting},
                                                                      {"delayed", n.delayed},

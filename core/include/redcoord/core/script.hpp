@@ -89,6 +89,9 @@ public:
     /// @throws as connection_pool::borrow() and run() above. Thread-safe as the pool.
     reply run(connection_pool& pool, std::initializer_list<std::string_view> keys,
               std::initializer_list<std::string_view> args) const;
+    /// The same with arguments built at run time (a variable number of them).
+    reply run(connection_pool& pool, std::span<const std::string_view> keys,
+              std::span<const std::string> args) const;
 
     /// Sends the script on `c` without waiting for its reply (pipelining): the reply, error
     /// or not, is read and discarded by the connection's next reader, before its own. For
@@ -117,6 +120,8 @@ public:
     [[nodiscard]] std::vector<std::string> calls() const;
 
 private:
+    reply run_on(connection_pool& pool, std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args) const;
     reply run_unchecked(connection& c, std::chrono::milliseconds timeout,
                         std::span<const std::string_view> keys,
                         std::span<const std::string_view> args) const;

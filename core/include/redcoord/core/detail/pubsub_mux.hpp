@@ -130,6 +130,11 @@ public:
     /// The master link itself, started on first use (drivers that read it themselves, tests).
     /// @throws invalid_argument on a cluster (each shard has its own: see link_of()).
     [[nodiscard]] subscriber& link();
+    /// The link a waiter may read on its own thread and raise the demand for prompt delivery
+    /// on (subscriber_access): the master link of one server, started now if it was not; null
+    /// on a cluster, whose shard links the shared reader always watches, or when the link
+    /// cannot be started (out of memory). Never throws.
+    [[nodiscard]] subscriber* readable_link() noexcept;
     /// The master link that carries `channel`: link() for one server, the master link of the
     /// channel's shard on a cluster (null while no listener wants the channel or its shard
     /// is not known). Shared, so that a caller may read it while the channel is re-homed.
