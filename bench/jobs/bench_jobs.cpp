@@ -5,7 +5,9 @@
 //     (goal 0.8);
 //   delayed_job_lateness_p99_ms: from a delayed job's due time to its handler's start;
 //   cron_tick_lateness_p99_ms: from a repeat's tick to its job's start (every 100 ms);
-//   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers.
+//   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers;
+//   jobs_{1,4}w_server_cpu_per_job, reliable_queue_{1,4}w_server_cpu_per_message: the server's
+//     CPU time (user + system) per item in those runs, in microseconds.
 // Throughput pairs run interleaved, three rounds; each ratio is the median of the rounds'.
 
 #include "common.hpp"
@@ -26,6 +28,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -39,7 +42,19 @@ namespace {
 redcoord::testing::local_server* server = nullptr;
 constexpr int jobs_per_run = 10000;
 constexpr int rounds = 3;
-std::map<std::string, std::vector<double>> rates;  // "jobs/1" -> per round
+std::map<std::string, std::vector<double>> rates;       // "jobs/1" -> per round
+std::map<std::string, std::vector<double>> server_cpu;  // "jobs/1" -> server CPU us per item
+
+// The server's CPU time so far (user + system), in seconds, from INFO cpu.
+double server_cpu_seconds() {
+    const auto info = server->command({"INFO", "cpu"}).text();
+    double total = 0;
+    for (const char* field : {"used_cpu_sys:", "used_cpu_user:"}) {
+        const auto at = info.find(field);
+        if (at != std::string::npos) total += std::stod(info.substr(at + std::strlen(field)));
+    }
+    return total;
+}
 
 std::unique_ptr<redcoord::connection_pool> own_pool() {
     return std::make_unique<redcoord::connection_pool>(server->endpoint(),
@@ -156,10 +171,13 @@ int run_child(const std::string& role, const std::string& url, const std::string
 void throughput(benchmark::State& state, bool jobs, int workers) {
     for (auto _ : state) {
         const auto t0 = clock_type::now();
+        const double cpu0 = server_cpu_seconds();
         const double r =
             jobs ? jobs_run(workers, jobs_per_run) : reliable_run(workers, jobs_per_run);
         state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - t0).count());
-        rates[(jobs ? "jobs/" : "reliable/") + std::to_string(workers)].push_back(r);
+        const auto key = (jobs ? "jobs/" : "reliable/") + std::to_string(workers);
+        rates[key].push_back(r);
+        server_cpu[key].push_back((server_cpu_seconds() - cpu0) * 1e6 / jobs_per_run);
         state.counters["items_per_second"] = r;
     }
 }
@@ -277,6 +295,11 @@ int main(int argc, char** argv) {
         redcoord::bench::print_value("jobs_" + w + "w_per_s", jobs, "jobs/s");
         redcoord::bench::print_value("reliable_queue_" + w + "w_per_s", rq, "messages/s");
         redcoord::bench::print_ratio("jobs_" + w + "w_vs_reliable_queue", rq > 0 ? jobs / rq : 0);
+        // Where the time goes: the server's CPU per item (it includes the run's waits' polls).
+        redcoord::bench::print_value("jobs_" + w + "w_server_cpu_per_job",
+                                     median(server_cpu["jobs/" + w]), "us");
+        redcoord::bench::print_value("reliable_queue_" + w + "w_server_cpu_per_message",
+                                     median(server_cpu["reliable/" + w]), "us");
     }
     if (std::getenv("REDCOORD_BENCH_STATS")) {
         const auto info = server->command({"INFO", "commandstats"}).text();

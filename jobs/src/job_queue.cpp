@@ -1,3 +1,4 @@
+#include "job_fields.hpp"
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
@@ -11,8 +12,6 @@
 #include <redcoord/queue/limits.hpp>
 
 #include <array>
-#include <cmath>
-#include <cstdio>
 
 namespace redcoord {
 
@@ -46,25 +45,16 @@ void check(const job_options& o, std::string_view payload) {
 
 std::string ms_arg(milliseconds d) { return std::to_string(d.count()); }
 
-std::string jitter_arg(double j) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6f", j);
-    return buf;
-}
-
-// The 12 ARGV values of one job in job_add_script().
+// The 7 ARGV values of one job in job_add_script().
 void append_job(std::vector<std::string>& argv, const std::string& id, std::string_view payload,
                 const job_options& o) {
     std::int64_t run_at = 0;
     if (o.run_at)
         run_at = std::max<std::int64_t>(
             1, std::chrono::duration_cast<milliseconds>(o.run_at->time_since_epoch()).count());
-    const bool fixed = o.backoff.shape == backoff_policy::kind::fixed;
-    argv.insert(argv.end(), {id, std::string(payload), std::to_string(o.priority),
-                             std::to_string(o.max_attempts), ms_arg(o.timeout), ms_arg(o.delay),
-                             std::to_string(run_at), ms_arg(o.deadline), fixed ? "f" : "e",
-                             ms_arg(o.backoff.base), ms_arg(fixed ? o.backoff.base : o.backoff.max),
-                             jitter_arg(o.backoff.jitter)});
+    argv.insert(argv.end(),
+                {id, std::string(payload), detail::encode_job_options(o), ms_arg(o.timeout),
+                 ms_arg(o.delay), std::to_string(run_at), ms_arg(o.deadline)});
 }
 
 }  // namespace
@@ -98,7 +88,7 @@ std::vector<add_result> job_queue::add_batch(
     const std::vector<std::pair<std::string, job_options>>& jobs) {
     if (jobs.empty()) return {};
     std::vector<std::string> argv{keys_->wake};
-    argv.reserve(1 + jobs.size() * 12);
+    argv.reserve(1 + jobs.size() * 7);
     std::vector<std::string> ids;
     ids.reserve(jobs.size());
     for (const auto& [payload, o] : jobs) {
@@ -142,22 +132,23 @@ std::optional<job_info> job_queue::get(std::string_view id) {
     for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
         const auto& f = fields[i].text();
         const auto& v = fields[i + 1].text();
-        if (f == "state")
+        if (f == "state") {
             j.state = parse_state(v);
-        else if (f == "payload")
+        } else if (f == "payload") {
             j.payload = v;
-        else if (f == "priority")
-            j.priority = std::stoi(v);
-        else if (f == "attempts")
+        } else if (f == "o") {
+            const auto o = detail::decode_job_options(v);
+            j.priority = o.priority;
+            j.max_attempts = o.max_attempts;
+        } else if (f == "attempts") {
             j.attempts = static_cast<unsigned>(std::stoul(v));
-        else if (f == "max")
-            j.max_attempts = static_cast<unsigned>(std::stoul(v));
-        else if (f == "progress")
+        } else if (f == "progress") {
             j.progress = v;
-        else if (f == "error")
+        } else if (f == "error") {
             j.error = v;
-        else if (f == "worker")
+        } else if (f == "worker") {
             j.worker = v;
+        }
     }
     if (const auto& res = r.elements().at(1); res.is_string()) j.result = res.text();
     return j;
@@ -200,17 +191,11 @@ void job_queue::repeat(std::string_view name, std::string_view payload, const re
         (void)cron_schedule(o.cron);
         (void)time_zone::load(o.time_zone);
     }
-    const auto& j = o.job;
-    const bool fixed = j.backoff.shape == backoff_policy::kind::fixed;
-    const std::string priority = std::to_string(j.priority), max = std::to_string(j.max_attempts),
-                      timeout = ms_arg(j.timeout), deadline = ms_arg(j.deadline),
-                      base = ms_arg(j.backoff.base),
-                      cap = ms_arg(fixed ? j.backoff.base : j.backoff.max),
-                      jitter = jitter_arg(j.backoff.jitter), every = ms_arg(o.every);
+    const std::string options = detail::encode_job_options(o.job), timeout = ms_arg(o.job.timeout),
+                      deadline = ms_arg(o.job.deadline), every = ms_arg(o.every);
     (void)detail::job_repeat_set_script().run(
         pool_, {keys_->base},
-        {name, payload, priority, max, timeout, deadline, fixed ? "f" : "e", base, cap, jitter,
-         every, o.cron, o.time_zone,
+        {name, payload, options, timeout, deadline, every, o.cron, o.time_zone,
          o.missed == repeat_options::missed_ticks::skip ? "skip" : "catch_up"});
 }
 
@@ -225,7 +210,9 @@ std::vector<std::string> job_queue::list(job_state state, std::size_t limit) {
     const auto r =
         pool_.command({"ZRANGE", keys_->base + ":" + std::string(to_string(state)), "0", stop});
     std::vector<std::string> ids;
-    for (const auto& e : r.elements()) ids.push_back(e.text());
+    for (const auto& e : r.elements())
+        ids.emplace_back(state == job_state::active ? detail::active_member_id(e.text())
+                                                    : std::string_view(e.text()));
     return ids;
 }
 

@@ -8,11 +8,14 @@ namespace {
 
 // Shared helpers, prepended to each script. Ready jobs sit in `:waiting` scored by
 // (max priority - priority) * 2^40 + a sequence number: the highest priority first, FIFO
-// within a level. The back-off mirrors backoff_policy::delay() (queue/backoff.hpp) with the
-// policy stored in the job (bk: 'f' fixed or 'e' exponential, bb base, bm max, bj jitter).
+// within a level. The back-off mirrors backoff_policy::delay() (jobs/backoff.hpp) with the
+// policy stored in the job's options field.
 constexpr const char* prelude = R"lua(
 local base = KEYS[1]
 local function jk(id) return base .. ':job:' .. id end
+-- Numbers go to redis.call as integer text: Lua's own conversion of a number argument is a
+-- %.17g format, several times the cost of the command it feeds.
+local function int(n) return string.format('%d', n) end
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -28,90 +31,104 @@ local function next_seq()
   seq_next = seq_next + 1
   return seq_next - 1
 end
+-- A job's options travel and rest as one field `o`: "priority max-attempts back-off-kind
+-- base-ms max-ms jitter" (job_queue.cpp writes it), read whole by the worker.
+local function priority_of(o) return tonumber(string.match(o, '^(%d+)')) end
 local function enqueue(id, priority)
-  redis.call('ZADD', base .. ':waiting', (9 - priority) * 1099511627776 + next_seq(), id)
+  redis.call('ZADD', base .. ':waiting', int((9 - priority) * 1099511627776 + next_seq()), id)
 end
-local function ready(id, priority)
-  enqueue(id, priority)
-  redis.call('HSET', jk(id), 'state', 'waiting')
-end
--- A new job hash from the 10 option values at `o` (payload, priority, max attempts, timeout ms,
--- deadline ms from now, back-off kind, base, max, jitter) due at `due`; ready or delayed.
-local function create(id, v, o, due, now)
-  local deadline = 0
-  if tonumber(v[o + 4]) > 0 then deadline = now + tonumber(v[o + 4]) end
+-- A new job due at `due` (server ms), ready or delayed. Zero timeouts and deadlines are left
+-- out of the hash (absent reads as none), as are attempts until the first claim.
+local function create(id, payload, o, timeout, deadline, due, now)
   local state = due > now and 'delayed' or 'waiting'
-  redis.call('HSET', jk(id), 'payload', v[o], 'priority', v[o + 1], 'max', v[o + 2],
-             'timeout', v[o + 3], 'deadline', deadline, 'attempts', 0, 'added', now,
-             'bk', v[o + 5], 'bb', v[o + 6], 'bm', v[o + 7], 'bj', v[o + 8], 'due', due,
-             'state', state)
+  local f = {'payload', payload, 'o', o, 'added', int(now), 'state', state}
+  if timeout ~= '0' then f[#f + 1] = 'timeout' f[#f + 1] = timeout end
+  if tonumber(deadline) > 0 then f[#f + 1] = 'deadline' f[#f + 1] = int(now + tonumber(deadline)) end
+  redis.call('HSET', jk(id), unpack(f))
   if state == 'delayed' then
-    redis.call('ZADD', base .. ':delayed', due, id)
+    redis.call('ZADD', base .. ':delayed', int(due), id)
   else
-    enqueue(id, tonumber(v[o + 1]))
+    enqueue(id, priority_of(o))
   end
   return state
 end
 local function finish(id, state, reason, now)
-  local k = jk(id)
-  redis.call('HSET', k, 'state', state, 'finished', now, 'error', reason)
-  redis.call('HDEL', k, 'token')
-  redis.call('ZADD', base .. ':' .. (state == 'dead' and 'dead' or 'failed'), now, id)
+  redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
+  redis.call('ZADD', base .. ':' .. (state == 'dead' and 'dead' or 'failed'), int(now), id)
 end
-local function backoff(k, attempts, u)
-  local f = redis.call('HMGET', k, 'bk', 'bb', 'bm', 'bj')
-  local d = tonumber(f[2]) or 0
-  local max = tonumber(f[3]) or d
-  if f[1] == 'e' then
+local function backoff(o, attempts, u)
+  local kind, d, max, jitter = string.match(o, '^%d+ %d+ (%a) (%d+) (%d+) (%S+)$')
+  d = tonumber(d) or 0
+  max = tonumber(max) or d
+  if kind == 'e' then
     for _ = 2, attempts do
       if d >= max then break end
       d = math.min(d * 2, max)
     end
   end
-  local jitter = tonumber(f[4]) or 0
+  jitter = tonumber(jitter) or 0
   if jitter > 0 and d > 0 then d = d - math.floor(d * jitter * u) end
   return d
 end
--- A failed attempt: cancelled jobs fail for good, exhausted ones go dead, others wait their
--- back-off (or are ready at once).
+-- A failed attempt (its active entry already removed): cancelled jobs fail for good,
+-- exhausted ones go dead, others wait their back-off (or are ready at once).
 local function settle_failure(id, reason, now, u, wake)
   local k = jk(id)
-  local f = redis.call('HMGET', k, 'attempts', 'max', 'cancel', 'priority')
+  local f = redis.call('HMGET', k, 'attempts', 'o', 'cancel')
   if f[3] == '1' then finish(id, 'failed', 'cancelled', now) return 'failed' end
-  if tonumber(f[1]) >= tonumber(f[2]) then finish(id, 'dead', reason, now) return 'dead' end
-  redis.call('HSET', k, 'error', reason)
-  redis.call('HDEL', k, 'token')
-  local d = backoff(k, tonumber(f[1]), u)
+  local attempts = tonumber(f[1]) or 0
+  if attempts >= tonumber(string.match(f[2], '^%d+ (%d+)')) then
+    finish(id, 'dead', reason, now)
+    return 'dead'
+  end
+  local d = backoff(f[2], attempts, u)
+  local state = d > 0 and 'delayed' or 'waiting'
+  redis.call('HSET', k, 'state', state, 'error', reason)
   if d > 0 then
-    redis.call('HSET', k, 'state', 'delayed')
-    redis.call('ZADD', base .. ':delayed', now + d, id)
-    redis.call('PUBLISH', wake, 'w')
-    return 'delayed'
+    redis.call('ZADD', base .. ':delayed', int(now + d), id)
+  else
+    enqueue(id, priority_of(f[2]))
   end
-  ready(id, tonumber(f[4]))
   redis.call('PUBLISH', wake, 'w')
-  return 'waiting'
+  return state
 end
--- Promotes due delayed jobs, reclaims stalled ones, then takes the best ready job for the
--- worker whose claim arguments start at ARGV[o]: worker id, lease ms, claim token, uniform
--- random in [0, 1), wake channel, concurrency limit, rate limit, rate window ms.
-local function claim_next(o, now)
+-- Active jobs are members "<claim token>:<id>" of `:active` (tokens are hex), so removing the
+-- member is the token check of a settlement.
+local function active_member(token, id) return token .. ':' .. id end
+local function active_id(member) return string.match(member, '^[^:]*:(.*)$') end
+-- Housekeeping: promotes due delayed jobs and reclaims stalled ones (a dead or paused
+-- worker's, whose lease lapsed, or a timed-out one's). Returns the reclaimed ids.
+local function housekeep(now, u, wake)
+  local due = redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', int(now), 'LIMIT', 0, 100)
+  if #due > 0 then
+    redis.call('ZREM', base .. ':delayed', unpack(due))
+    for _, id in ipairs(due) do
+      local k = jk(id)
+      enqueue(id, priority_of(redis.call('HGET', k, 'o')))
+      redis.call('HSET', k, 'state', 'waiting')
+    end
+  end
+  local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', int(now), 'LIMIT', 0, 100)
+  if #stalled == 0 then return stalled end
+  redis.call('ZREM', base .. ':active', unpack(stalled))
+  for i, m in ipairs(stalled) do
+    stalled[i] = active_id(m)
+    settle_failure(stalled[i], 'stalled: its worker was lost or its timeout passed', now, u, wake)
+  end
+  return stalled
+end
+-- Takes the best ready job for the worker whose claim arguments start at ARGV[a]: worker id,
+-- lease ms, claim token, uniform random in [0, 1), wake channel, concurrency limit, rate
+-- limit, rate window ms; after housekeeping unless `skip_housekeeping`.
+local function claim_next(a, now, skip_housekeeping)
   now = now or now_ms()
-  local u = tonumber(ARGV[o + 3])
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', now, 'LIMIT', 0, 100)) do
-    redis.call('ZREM', base .. ':delayed', id)
-    ready(id, tonumber(redis.call('HGET', jk(id), 'priority')))
-  end
-  local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', now, 'LIMIT', 0, 100)
-  for _, id in ipairs(stalled) do
-    redis.call('ZREM', base .. ':active', id)
-    settle_failure(id, 'stalled: its worker was lost or its timeout passed', now, u, ARGV[o + 4])
-  end
-  local concurrency = tonumber(ARGV[o + 5])
+  local stalled = {}
+  if not skip_housekeeping then stalled = housekeep(now, tonumber(ARGV[a + 3]), ARGV[a + 4]) end
+  local concurrency = tonumber(ARGV[a + 5])
   if concurrency > 0 and redis.call('ZCARD', base .. ':active') >= concurrency then
     return {0, stalled, -1}
   end
-  local rate = tonumber(ARGV[o + 6])
+  local rate = tonumber(ARGV[a + 6])
   local rate_key = base .. ':rate'
   if rate > 0 and tonumber(redis.call('GET', rate_key) or '0') >= rate then
     return {0, stalled, math.max(1, redis.call('PTTL', rate_key))}
@@ -121,29 +138,30 @@ local function claim_next(o, now)
     if #top == 0 then break end
     local id = top[1]
     local k = jk(id)
-    local f = redis.call('HMGET', k, 'payload', 'max', 'timeout', 'deadline', 'priority', 'added', 'due',
-                         'attempts')
+    local f = redis.call('HMGET', k, 'payload', 'o', 'timeout', 'deadline', 'attempts')
     local deadline = tonumber(f[4])
-    if deadline > 0 and deadline <= now then
+    if deadline and deadline <= now then
       finish(id, 'failed', 'deadline passed before it could run', now)
     else
-      local attempts = tonumber(f[8]) + 1
-      local visible = now + tonumber(ARGV[o + 1])
-      local timeout = tonumber(f[3])
-      local ends = 0
+      local attempts = (tonumber(f[5]) or 0) + 1
+      local visible = now + tonumber(ARGV[a + 1])
+      local timeout = tonumber(f[3]) or 0
+      local h = {'state', 'active', 'worker', ARGV[a], 'started', int(now), 'attempts', int(attempts)}
       if timeout > 0 then
-        ends = now + timeout
+        local ends = now + timeout
         if ends < visible then visible = ends end
+        h[#h + 1] = 'ends'
+        h[#h + 1] = int(ends)
       end
-      redis.call('HSET', k, 'state', 'active', 'token', ARGV[o + 2], 'worker', ARGV[o],
-                 'started', now, 'ends', ends, 'attempts', attempts)
-      redis.call('ZADD', base .. ':active', visible, id)
+      redis.call('HSET', k, unpack(h))
+      redis.call('ZADD', base .. ':active', int(visible), active_member(ARGV[a + 2], id))
       if rate > 0 and redis.call('INCR', rate_key) == 1 then
-        redis.call('PEXPIRE', rate_key, ARGV[o + 7])
+        redis.call('PEXPIRE', rate_key, ARGV[a + 7])
       end
-      return {1, stalled, id, f[1], attempts, f[2], f[3], f[4], f[5], f[6], f[7]}
+      return {1, stalled, id, f[1], attempts, f[2], f[3] or '0'}
     end
   end
+  if skip_housekeeping then return {0, stalled, 0} end
   local nxt = redis.call('ZRANGE', base .. ':delayed', 0, 0, 'WITHSCORES')
   if #nxt == 0 then return {0, stalled, -1} end
   return {0, stalled, math.max(0, tonumber(nxt[2]) - now)}
@@ -154,28 +172,24 @@ std::string with_prelude(const char* body) { return std::string(prelude) + body;
 
 }  // namespace
 
-// ARGV: wake channel, then per job 12 values: id, payload, priority, max attempts, timeout ms,
-// delay ms, run-at ms (0: none), deadline ms from now (0: none), back-off kind, base, max,
-// jitter. Returns per job {1 | 0 (an earlier job with this id exists), state}.
+// ARGV: wake channel, then per job 7 values: id, payload, options (the `o` field), timeout
+// ms, delay ms, run-at ms (0: none), deadline ms from now (0: none). Returns per job
+// {1 | 0 (an earlier job with this id exists), state}.
 const script& job_add_script() {
     static const script s(with_prelude(R"lua(
 local out = {}
 local now = now_ms()
 local woke = false
-for i = 2, #ARGV, 12 do
+for i = 2, #ARGV, 7 do
   local id = ARGV[i]
   local k = jk(id)
   if redis.call('EXISTS', k) == 1 then
     out[#out + 1] = 0
     out[#out + 1] = redis.call('HGET', k, 'state')
   else
-    local due = now + tonumber(ARGV[i + 5])
-    if tonumber(ARGV[i + 6]) > 0 then due = tonumber(ARGV[i + 6]) end
-    -- create() reads payload, priority, max, timeout, deadline, then the back-off: the add's
-    -- layout has delay and run-at between timeout and deadline.
-    local v = {ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 7], ARGV[i + 8],
-               ARGV[i + 9], ARGV[i + 10], ARGV[i + 11]}
-    local state = create(id, v, 1, due, now)
+    local due = now + tonumber(ARGV[i + 4])
+    if ARGV[i + 5] ~= '0' then due = tonumber(ARGV[i + 5]) end
+    local state = create(id, ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 6], due, now)
     -- A delayed job too: an idle worker sleeping until a later due time must learn this one.
     woke = true
     out[#out + 1] = 1
@@ -191,8 +205,8 @@ return out
 
 // ARGV: worker id, lease ms, claim token, uniform random in [0, 1) for back-offs, wake channel,
 // concurrency limit (0: none), rate limit (0: none), rate window ms.
-// Returns {1, stalled ids, id, payload, attempts, max, timeout, deadline, priority, added, due}
-// or {0, stalled ids, ms to wait: until the next delayed job is due or the rate window ends,
+// Returns {1, stalled ids, id, payload, attempts, options (the `o` field), timeout ms} or
+// {0, stalled ids, ms to wait: until the next delayed job is due or the rate window ends,
 // -1: nothing known}. Stalled ids: the jobs this call reclaimed (for the stalled events).
 const script& job_claim_script() {
     static const script s(with_prelude(R"lua(
@@ -202,36 +216,37 @@ return claim_next(1)
     return s;
 }
 
-// ARGV: id, token, result, result TTL ms (0: not stored), keep ms (how long the completed job
-// stays readable and its id deduplicates), events channel, the completed event (enveloped),
-// wake channel or '' (publish a wake-up: a concurrency limit may have held workers back), then
-// optionally the 8 claim arguments of claim_next() to take the worker's next job in the same
-// call. Returns {1 | 0 (the token no longer holds the job), the claim's reply if asked}.
+// ARGV: id, token, result, result TTL ms (0: not stored; an empty result is not stored
+// either), keep ms (how long the completed job stays readable and its id deduplicates),
+// events channel, the completed event (enveloped), wake channel or '' (publish a wake-up: a
+// concurrency limit may have held workers back), then optionally '1' to skip housekeeping
+// and the 8 claim arguments of claim_next() to take the worker's next job in the same call.
+// Returns {1 | 0 (the token no longer holds the job), the claim's reply if asked}; a claim
+// that skipped housekeeping and found nothing ready says 0 ms to wait (claim again, fully).
 const script& job_complete_script() {
     static const script s(with_prelude(R"lua(
 local now = now_ms()
 local function complete()
+  if redis.call('ZREM', base .. ':active', active_member(ARGV[2], ARGV[1])) == 0 then return 0 end
   local k = jk(ARGV[1])
-  if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
-  redis.call('ZREM', base .. ':active', ARGV[1])
-  redis.call('HSET', k, 'state', 'completed', 'finished', now, 'token', '', 'error', '')
-  if tonumber(ARGV[4]) > 0 then
+  local at = int(now)
+  redis.call('HSET', k, 'state', 'completed', 'finished', at, 'error', '')
+  if ARGV[3] ~= '' and ARGV[4] ~= '0' then
     redis.call('SET', base .. ':result:' .. ARGV[1], ARGV[3], 'PX', ARGV[4])
   end
-  local keep = tonumber(ARGV[5])
-  redis.call('ZADD', base .. ':completed', now, ARGV[1])
+  redis.call('ZADD', base .. ':completed', at, ARGV[1])
   -- The index of completed jobs is trimmed on about one completion in 16 (by the clock's
   -- millisecond): its expired entries cost little, the trim's call on every job does.
   if now % 16 == 0 then
-    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', now - keep)
+    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - tonumber(ARGV[5])))
   end
-  redis.call('PEXPIRE', k, keep)
+  redis.call('PEXPIRE', k, ARGV[5])
   redis.call('PUBLISH', ARGV[6], ARGV[7])
   if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], 'w') end
   return 1
 end
 local ok = complete()
-if #ARGV >= 9 then return {ok, claim_next(9, now)} end
+if #ARGV >= 10 then return {ok, claim_next(10, now, ARGV[9] == '1')} end
 return {ok}
 )lua"),
                           cluster_publish::sharded);
@@ -240,15 +255,16 @@ return {ok}
 
 // ARGV: id, token, reason, uniform random in [0, 1), wake channel, events channel, the failed
 // event (enveloped), 1 to publish a wake-up in any case (a concurrency limit), then optionally
-// the 8 claim arguments of claim_next(). Returns {the new state, or false when the token no
-// longer holds the job; the claim's reply if asked}.
+// '1' to skip housekeeping and the 8 claim arguments of claim_next(). Returns {the new state,
+// or false when the token no longer holds the job; the claim's reply if asked}.
 const script& job_fail_script() {
     static const script s(with_prelude(R"lua(
+local now = now_ms()
 local function fail()
-  local k = jk(ARGV[1])
-  if redis.call('HGET', k, 'token') ~= ARGV[2] then return false end
-  redis.call('ZREM', base .. ':active', ARGV[1])
-  local state = settle_failure(ARGV[1], ARGV[3], now_ms(), tonumber(ARGV[4]), ARGV[5])
+  if redis.call('ZREM', base .. ':active', active_member(ARGV[2], ARGV[1])) == 0 then
+    return false
+  end
+  local state = settle_failure(ARGV[1], ARGV[3], now, tonumber(ARGV[4]), ARGV[5])
   redis.call('PUBLISH', ARGV[6], ARGV[7])
   if ARGV[8] == '1' and state ~= 'waiting' and state ~= 'delayed' then
     redis.call('PUBLISH', ARGV[5], 'w')
@@ -256,7 +272,7 @@ local function fail()
   return state
 end
 local state = fail()
-if #ARGV >= 9 then return {state, claim_next(9)} end
+if #ARGV >= 10 then return {state, claim_next(10, now, ARGV[9] == '1')} end
 return {state}
 )lua"),
                           cluster_publish::sharded);
@@ -271,16 +287,16 @@ const script& job_heartbeat_script() {
 local now = now_ms()
 local out = {}
 for i = 2, #ARGV, 2 do
-  local k = jk(ARGV[i])
-  local f = redis.call('HMGET', k, 'token', 'ends', 'cancel')
-  if f[1] ~= ARGV[i + 1] then
+  local m = active_member(ARGV[i + 1], ARGV[i])
+  if not redis.call('ZSCORE', base .. ':active', m) then
     out[#out + 1] = 0
   else
+    local f = redis.call('HMGET', jk(ARGV[i]), 'ends', 'cancel')
     local visible = now + tonumber(ARGV[1])
-    local ends = tonumber(f[2])
+    local ends = tonumber(f[1]) or 0
     if ends > 0 and ends < visible then visible = ends end
-    redis.call('ZADD', base .. ':active', 'XX', visible, ARGV[i])
-    out[#out + 1] = f[3] == '1' and 2 or 1
+    redis.call('ZADD', base .. ':active', 'XX', int(visible), m)
+    out[#out + 1] = f[2] == '1' and 2 or 1
   end
 end
 return out
@@ -292,9 +308,8 @@ return out
 // when the token no longer holds the job.
 const script& job_progress_script() {
     static const script s(with_prelude(R"lua(
-local k = jk(ARGV[1])
-if redis.call('HGET', k, 'token') ~= ARGV[2] then return 0 end
-redis.call('HSET', k, 'progress', ARGV[3])
+if not redis.call('ZSCORE', base .. ':active', active_member(ARGV[2], ARGV[1])) then return 0 end
+redis.call('HSET', jk(ARGV[1]), 'progress', ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 )lua"),
@@ -309,10 +324,9 @@ const script& job_cancel_script() {
 local k = jk(ARGV[1])
 local state = redis.call('HGET', k, 'state')
 if not state then return false end
-local now = now_ms()
 if state == 'waiting' or state == 'delayed' then
   redis.call('ZREM', base .. ':' .. state, ARGV[1])
-  finish(ARGV[1], 'failed', 'cancelled', now)
+  finish(ARGV[1], 'failed', 'cancelled', now_ms())
 elseif state == 'active' then
   redis.call('HSET', k, 'cancel', '1')
   redis.call('PUBLISH', ARGV[2], ARGV[1])
@@ -328,12 +342,12 @@ return state
 const script& job_retry_script() {
     static const script s(with_prelude(R"lua(
 local k = jk(ARGV[1])
-local state = redis.call('HGET', k, 'state')
-if state ~= 'dead' and state ~= 'failed' then return 0 end
-redis.call('ZREM', base .. ':' .. state, ARGV[1])
-redis.call('HSET', k, 'attempts', 0)
-redis.call('HDEL', k, 'cancel', 'finished', 'error')
-ready(ARGV[1], tonumber(redis.call('HGET', k, 'priority')))
+local f = redis.call('HMGET', k, 'state', 'o')
+if f[1] ~= 'dead' and f[1] ~= 'failed' then return 0 end
+redis.call('ZREM', base .. ':' .. f[1], ARGV[1])
+redis.call('HDEL', k, 'attempts', 'cancel', 'finished', 'error')
+redis.call('HSET', k, 'state', 'waiting')
+enqueue(ARGV[1], priority_of(f[2]))
 redis.call('PUBLISH', ARGV[2], 'w')
 return 1
 )lua"),
@@ -353,18 +367,17 @@ return {redis.call('HGETALL', jk(ARGV[1])), redis.call('GET', base .. ':result:'
 
 namespace redcoord::detail {
 
-// KEYS[1] base. ARGV: repeat name, payload, priority, max attempts, timeout ms, deadline ms,
-// back-off kind, base, max, jitter, every ms (0: cron), cron expression, zone, missed-ticks
-// policy ('skip' | 'catch_up'). Registers or replaces the repeat; a new one starts counting
-// ticks from now (no backfill), a replaced one keeps its last tick. Returns 1 when new.
+// KEYS[1] base. ARGV: repeat name, payload, options (the jobs' `o` field), timeout ms,
+// deadline ms, every ms (0: cron), cron expression, zone, missed-ticks policy ('skip' |
+// 'catch_up'). Registers or replaces the repeat; a new one starts counting ticks from now (no
+// backfill), a replaced one keeps its last tick. Returns 1 when new.
 const script& job_repeat_set_script() {
     static const script s(with_prelude(R"lua(
 local rk = base .. ':repeat:' .. ARGV[1]
 local new = redis.call('SADD', base .. ':repeats', ARGV[1])
-redis.call('HSET', rk, 'payload', ARGV[2], 'priority', ARGV[3], 'max', ARGV[4], 'timeout', ARGV[5],
-           'deadline', ARGV[6], 'bk', ARGV[7], 'bb', ARGV[8], 'bm', ARGV[9], 'bj', ARGV[10],
-           'every', ARGV[11], 'cron', ARGV[12], 'tz', ARGV[13], 'missed', ARGV[14])
-if redis.call('HEXISTS', rk, 'last') == 0 then redis.call('HSET', rk, 'last', now_ms()) end
+redis.call('HSET', rk, 'payload', ARGV[2], 'o', ARGV[3], 'timeout', ARGV[4], 'deadline', ARGV[5],
+           'every', ARGV[6], 'cron', ARGV[7], 'tz', ARGV[8], 'missed', ARGV[9])
+if redis.call('HEXISTS', rk, 'last') == 0 then redis.call('HSET', rk, 'last', int(now_ms())) end
 return new
 )lua"));
     return s;
@@ -403,10 +416,9 @@ if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then
   return redis.error_reply('FENCED the scheduler is not the leader under epoch ' .. ARGV[2])
 end
 local rk = base .. ':repeat:' .. ARGV[3]
-local v = redis.call('HMGET', rk, 'payload', 'priority', 'max', 'timeout', 'deadline', 'bk', 'bb',
-                     'bm', 'bj', 'last')
+local v = redis.call('HMGET', rk, 'payload', 'o', 'timeout', 'deadline', 'last')
 if not v[1] then return 0 end
-local last = tonumber(v[10]) or 0
+local last = tonumber(v[5]) or 0
 local now = now_ms()
 local added = 0
 local woke = false
@@ -415,7 +427,7 @@ for i = 5, #ARGV do
   if tick > last then
     local id = 'repeat:' .. ARGV[3] .. ':' .. ARGV[i]
     if redis.call('EXISTS', jk(id)) == 0 then
-      if create(id, v, 1, tick, now) == 'waiting' then woke = true end
+      if create(id, v[1], v[2], v[3], v[4], tick, now) == 'waiting' then woke = true end
       added = added + 1
     end
     last = tick

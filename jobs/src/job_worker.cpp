@@ -1,3 +1,4 @@
+#include "job_fields.hpp"
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
@@ -34,6 +35,11 @@ std::string unit_random() {
 
 constexpr std::size_t max_error_text = 1000;
 
+// A settlement's claim of the next job leaves out the housekeeping (promoting due delayed jobs,
+// reclaiming stalled ones) when this worker did it less than this long ago: two range reads on
+// every job cost more than the claim itself, and due jobs wait at most this much longer.
+constexpr auto housekeeping_interval = std::chrono::milliseconds(10);
+
 }  // namespace
 
 struct job_worker::state {
@@ -62,6 +68,17 @@ struct job_worker::state {
     std::map<std::string, running> jobs;  // under mu: id -> this worker's running attempt
 
     std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0}, errors{0};
+    std::atomic<clock_type::rep> last_housekeeping{0};  // steady clock ticks
+
+    // Whether a claim made now should do the housekeeping; if so, it counts as done.
+    bool housekeeping_due(clock_type::time_point now) {
+        auto last = last_housekeeping.load();
+        const auto t = now.time_since_epoch().count();
+        if (t - last <
+            std::chrono::duration_cast<clock_type::duration>(housekeeping_interval).count())
+            return false;
+        return last_housekeeping.compare_exchange_strong(last, t);
+    }
 
     std::vector<std::thread> threads;
     detail::pubsub_mux::listener wake_listener, cancel_listener;
@@ -124,6 +141,7 @@ struct job_worker::state {
             } else {
                 c.token = random_token();
                 c.sent = clock_type::now();
+                last_housekeeping.store(c.sent.time_since_epoch().count());
                 try {
                     const std::array<std::string_view, 1> k{keys->base};
                     c.r = detail::job_claim_script().run(queue.pool(), k, claim_args(c.token));
@@ -166,9 +184,10 @@ struct job_worker::state {
         ctx.id_ = e.at(2).text();
         ctx.payload_ = e.at(3).text();
         ctx.attempt_ = static_cast<unsigned>(e.at(4).integer());
-        ctx.max_attempts_ = static_cast<unsigned>(std::stoul(e.at(5).text()));
+        const auto o = detail::decode_job_options(e.at(5).text());
+        ctx.max_attempts_ = o.max_attempts;
+        ctx.priority_ = o.priority;
         const auto timeout = milliseconds(std::stoll(e.at(6).text()));
-        ctx.priority_ = std::stoi(e.at(8).text());
         ctx.progress_ = [this, job = ctx.id_, token](std::string_view progress) {
             return detail::job_progress_script()
                        .run(queue.pool(), {keys->base},
@@ -225,6 +244,7 @@ struct job_worker::state {
                         hub.envelope(job_events::encode(job_event_kind::failed, ctx.id_, failure)),
                         limited ? "1" : "0"};
             if (next) {
+                args.emplace_back(housekeeping_due(next->sent) ? "0" : "1");
                 auto more = claim_args(next->token);
                 args.insert(args.end(), more.begin(), more.end());
             }

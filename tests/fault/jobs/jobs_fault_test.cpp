@@ -13,6 +13,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -64,6 +65,71 @@ void stop_all(std::vector<slot>& slots, const local_server& srv) {
     }
 }
 
+std::int64_t wall_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Per job, its logged starts: (worker, attempt, wall ms), in order.
+using start_log = std::map<std::string, std::vector<std::tuple<std::string, int, std::int64_t>>>;
+
+// Starts that came while a job of higher priority stood ready ("highest priority first among
+// ready jobs"). A job's ready spells are known only where no kill interfered: from its due time
+// to its first start when that start is attempt 1, and from its failed first attempt plus the
+// back-off to a second start that is attempt 2 by a worker never killed (a kill between them
+// makes the retry wait for the lease instead). A start is logged a little after its claim (at
+// most `lag`), so a spell counts from its beginning + `lag` + 50 ms (the claims' housekeeping and
+// the clocks) to its end - `lag`; a start inside a higher-priority spell is an inversion.
+int priority_inversions(const start_log& starts,
+                        const std::map<std::string, std::pair<int, std::int64_t>>& ready_at,
+                        const std::set<std::string>& killed) {
+    constexpr std::int64_t lag = 200;
+    std::int64_t t0 = std::numeric_limits<std::int64_t>::max(), t1 = 0;
+    for (const auto& [job, list] : starts)
+        for (const auto& s : list) {
+            t0 = std::min(t0, std::get<2>(s));
+            t1 = std::max(t1, std::get<2>(s));
+        }
+    if (starts.empty()) return 0;
+    // covered[p][t - t0]: how many spells of priority p hold at ms t (as differences, then
+    // summed).
+    std::vector<std::vector<int>> covered(10,
+                                          std::vector<int>(static_cast<std::size_t>(t1 - t0 + 2)));
+    auto spell = [&](int p, std::int64_t from, std::int64_t to) {
+        from = std::max(from + lag + 50, t0);
+        to = std::min(to - lag, t1);
+        if (from > to) return;
+        ++covered[static_cast<std::size_t>(p)][static_cast<std::size_t>(from - t0)];
+        --covered[static_cast<std::size_t>(p)][static_cast<std::size_t>(to - t0 + 1)];
+    };
+    for (const auto& [job, list] : starts) {
+        const auto [p, ready] = ready_at.at(job);
+        if (std::get<1>(list[0]) != 1) continue;
+        spell(p, ready, std::get<2>(list[0]));
+        if (list.size() > 1 && std::get<1>(list[1]) == 2 && job.back() == '0' &&
+            !killed.count(std::get<0>(list[0])))
+            spell(p, std::get<2>(list[0]) + work_us / 1000 + backoff_ms, std::get<2>(list[1]));
+    }
+    for (auto& level : covered)
+        for (std::size_t t = 1; t < level.size(); ++t) level[t] += level[t - 1];
+    int inversions = 0;
+    for (const auto& [job, list] : starts) {
+        const int p = ready_at.at(job).first;
+        for (const auto& s : list) {
+            const auto t = static_cast<std::size_t>(std::get<2>(s) - t0);
+            for (int higher = p + 1; higher < 10; ++higher)
+                if (covered[static_cast<std::size_t>(higher)][t] > 0) {
+                    if (++inversions <= 5)
+                        ADD_FAILURE() << job << " (priority " << p << ") started at " << t
+                                      << " ms while a job of priority " << higher << " stood ready";
+                    break;
+                }
+        }
+    }
+    return inversions;
+}
+
 }  // namespace
 
 TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
@@ -71,6 +137,7 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
     connection_pool pool(srv.endpoint());
     job_queue q(pool, "work");
     std::set<std::string> with_deadline;
+    std::map<std::string, std::pair<int, std::int64_t>> ready_at;  // id -> priority, wall ms
     for (int base = 0; base < jobs; base += 500) {
         std::vector<std::pair<std::string, job_options>> batch;
         for (int i = base; i < base + 500; ++i) {
@@ -88,6 +155,8 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
             batch.emplace_back(o.id, o);
         }
         (void)q.add_batch(batch);
+        const auto added = wall_ms();  // the server's add time (same clock) came before
+        for (const auto& [id, o] : batch) ready_at[id] = {o.priority, added + o.delay.count()};
     }
 
     std::vector<slot> slots(workers);
@@ -130,7 +199,7 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
     }
 
     // Every start but a job's last is a failing first attempt or a killed worker's.
-    std::map<std::string, std::vector<std::tuple<std::string, int, std::int64_t>>> starts;
+    start_log starts;
     const auto log = pool.command({"LRANGE", "log", "0", "-1"});
     for (const auto& e : log.elements()) {
         const auto& t = e.text();
@@ -158,13 +227,15 @@ TEST(JobsFault, SigkilledWorkersLoseNoJobAndRunNoneAfterItsDeadline) {
     }
     EXPECT_GE(retried, jobs / 10 - static_cast<int>(n.failed))
         << "failing first attempts were not retried";
+    const auto inversions = priority_inversions(starts, ready_at, killed);
+    EXPECT_EQ(inversions, 0) << "jobs started while a higher-priority job stood ready";
     std::printf(
         "[ report   ] %d jobs (%zu with deadlines, %llu failed past them, %d completed "
         "before), %zu workers "
         "SIGKILLed, %d runs repeated because of kills, %d back-off retries checked, 0 "
-        "lost\n",
+        "lost, %d priority inversions\n",
         jobs, with_deadline.size(), static_cast<unsigned long long>(n.failed), completed_in_time,
-        killed.size(), by_kills, retried);
+        killed.size(), by_kills, retried, inversions);
     EXPECT_GE(killed.size(), 10U) << "the test did not exercise enough kills";
 }
 

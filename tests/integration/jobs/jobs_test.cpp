@@ -141,8 +141,12 @@ TEST_F(Jobs, FailedAttemptsBackOffThenGoDeadAndRetryBringsThemBack) {
     {
         std::lock_guard lk(mu);
         ASSERT_EQ(attempts.size(), 3U);
-        EXPECT_GE(attempts[1] - attempts[0], 99ms);   // back-off 100 ms
-        EXPECT_GE(attempts[2] - attempts[1], 199ms);  // then 200 ms
+        // Back-off 100 ms, then 200 ms. An idle worker sleeps until the due time, so each
+        // retry also starts soon after it (the upper bounds leave room for a loaded machine).
+        EXPECT_GE(attempts[1] - attempts[0], 99ms);
+        EXPECT_LE(attempts[1] - attempts[0], 400ms);
+        EXPECT_GE(attempts[2] - attempts[1], 199ms);
+        EXPECT_LE(attempts[2] - attempts[1], 500ms);
     }
     heal = true;
     EXPECT_TRUE(q.retry(a.id));
@@ -152,6 +156,38 @@ TEST_F(Jobs, FailedAttemptsBackOffThenGoDeadAndRetryBringsThemBack) {
     EXPECT_EQ(q.get(a.id)->attempts, 1U);
     w.stop();
     EXPECT_EQ(w.stats().failed, 3U);
+}
+
+// With jitter j the server draws each delay from [d * (1 - j), d] (backoff_policy::delay()).
+TEST_F(Jobs, JitteredBackOffsStayWithinTheirBounds) {
+    job_queue q(pool_, "jitter");
+    std::mutex mu;
+    std::vector<steady::time_point> attempts;
+    job_worker w(q, [&](job_context&) -> std::string {
+        std::lock_guard lk(mu);
+        attempts.push_back(steady::now());
+        throw std::runtime_error("again");
+    });
+    w.start();
+    job_options o;
+    o.max_attempts = 7;
+    o.backoff = backoff_policy::fixed(200ms);
+    o.backoff.jitter = 0.5;
+    const auto a = q.add("x", o);
+    ASSERT_TRUE(reaches(q, a.id, job_state::dead, 10s));
+    w.stop();
+    std::lock_guard lk(mu);
+    ASSERT_EQ(attempts.size(), 7U);
+    auto shortest = steady::duration::max(), longest = steady::duration::zero();
+    for (std::size_t i = 1; i < attempts.size(); ++i) {
+        const auto gap = attempts[i] - attempts[i - 1];
+        EXPECT_GE(gap, 99ms) << i;
+        EXPECT_LE(gap, 500ms) << i;
+        shortest = std::min(shortest, gap);
+        longest = std::max(longest, gap);
+    }
+    // Six draws from a 100 ms range: they are not all the same delay.
+    EXPECT_GE(longest - shortest, 5ms);
 }
 
 TEST_F(Jobs, AKnownIdAddsNothing) {
@@ -411,7 +447,10 @@ std::vector<std::int64_t> ticks_of(connection_pool& pool, const std::string& que
     for (const char* set : {"waiting", "delayed", "active", "completed", "failed", "dead"}) {
         const auto r = pool.command({"ZRANGE", base + ":" + set, "0", "-1"});
         for (const auto& m : r.elements()) {
-            const auto& id = m.text();
+            // Active members are "<claim token>:<id>".
+            const auto id = std::string_view(set) == "active"
+                                ? m.text().substr(m.text().find(':') + 1)
+                                : m.text();
             const std::string head = "repeat:" + name + ":";
             if (id.rfind(head, 0) == 0) out.push_back(std::stoll(id.substr(head.size())));
         }
