@@ -70,16 +70,17 @@ struct add_result {
 
 /// A snapshot of one job.
 struct job_info {
-    std::string id;                     ///< Its id.
-    job_state state{};                  ///< Its state.
-    std::string payload;                ///< Its payload (binary-safe).
-    int priority = 0;                   ///< Its priority.
-    unsigned attempts = 0;              ///< Attempts started so far.
-    unsigned max_attempts = 0;          ///< Attempts allowed.
-    std::string progress;               ///< The last report_progress() value, if any.
-    std::string error;                  ///< Why the last attempt failed, or why it was given up.
-    std::optional<std::string> result;  ///< The handler's result while it is kept.
-    std::string worker;                 ///< The worker that ran (or runs) it last.
+    std::string id;             ///< Its id.
+    job_state state{};          ///< Its state.
+    std::string payload;        ///< Its payload (binary-safe).
+    int priority = 0;           ///< Its priority.
+    unsigned attempts = 0;      ///< Attempts started so far.
+    unsigned max_attempts = 0;  ///< Attempts allowed.
+    std::string progress;       ///< The last report_progress() value, if any.
+    std::string error;          ///< Why the last attempt failed, or why it was given up.
+    /// The handler's result while it is kept; none for an empty result (not stored).
+    std::optional<std::string> result;
+    std::string worker;  ///< The worker that ran (or runs) it last.
 };
 
 /// Jobs per state, a snapshot.
@@ -117,7 +118,8 @@ struct job_queue_options {
     std::string prefix = "redcoord:";
     /// How long a completed job stays readable by get(), and its id deduplicated. > 0.
     std::chrono::milliseconds keep_completed{std::chrono::hours(24)};
-    /// How long a handler's result is kept (0: results are not stored).
+    /// How long a handler's result is kept (0: results are not stored). An empty result is
+    /// never stored: a completed job with nothing to say costs no key.
     std::chrono::milliseconds result_ttl{std::chrono::hours(24)};
     /// At most this many jobs start per `rate_interval`, across all workers of the queue
     /// (0: no limit). A fixed window that opens with its first start. Give every process of
