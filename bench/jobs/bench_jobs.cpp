@@ -2,7 +2,8 @@
 //   jobs_{1,4}w_per_s: add + run + complete of no-op jobs through 1 and 4 worker processes (this
 //     binary started again with --worker), against the same run's reliable_queue push + pop +
 //     ack with as many consumer processes (--consumer): ratio jobs_{1,4}w_vs_reliable_queue
-//     (goal 0.8);
+//     (goal 0.8); the same with job_worker_options::prefetch = 16: jobs_{1,4}w_prefetch_per_s,
+//     ratio jobs_{1,4}w_prefetch_vs_reliable_queue;
 //   delayed_job_lateness_p99_ms: from a delayed job's due time to its handler's start;
 //   cron_tick_lateness_p99_ms: from a repeat's tick to its job's start (every 100 ms);
 //   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers;
@@ -42,6 +43,7 @@ namespace {
 redcoord::testing::local_server* server = nullptr;
 constexpr int jobs_per_run = 10000;
 constexpr int rounds = 3;
+constexpr int prefetch_jobs = 16;  // job_worker_options::prefetch of the *_prefetch lines
 std::map<std::string, std::vector<double>> rates;       // "jobs/1" -> per round
 std::map<std::string, std::vector<double>> server_cpu;  // "jobs/1" -> server CPU us per item
 
@@ -69,14 +71,14 @@ std::int64_t wall_ms() {
 
 std::string self_path;  // this binary, for the worker and consumer processes
 
-// Worker processes: `self --worker|--consumer URL NAME` until SIGTERM.
+// Worker processes: `self --worker|--consumer URL NAME PREFETCH` until SIGTERM.
 std::vector<std::unique_ptr<redcoord::testing::process>> start_children(const char* role,
                                                                         const std::string& name,
-                                                                        int n) {
+                                                                        int n, int prefetch = 1) {
     std::vector<std::unique_ptr<redcoord::testing::process>> out;
     for (int i = 0; i < n; ++i)
-        out.push_back(std::make_unique<redcoord::testing::process>(
-            std::vector<std::string>{self_path, role, server->url(), name}));
+        out.push_back(std::make_unique<redcoord::testing::process>(std::vector<std::string>{
+            self_path, role, server->url(), name, std::to_string(prefetch)}));
     return out;
 }
 
@@ -87,11 +89,11 @@ void stop_children(std::vector<std::unique_ptr<redcoord::testing::process>>& chi
 
 // Adds `n` no-op jobs in batches of 100 while `workers` worker processes run them; the rate
 // from the first add until all completed.
-double jobs_run(int workers, int n) {
+double jobs_run(int workers, int n, int prefetch) {
     const auto name = "bench-jobs-" + redcoord::random_token().substr(0, 8);
     auto producer_pool = own_pool();
     redcoord::job_queue producer(*producer_pool, name);
-    auto children = start_children("--worker", name, workers);
+    auto children = start_children("--worker", name, workers, prefetch);
     // The workers subscribe and claim once before the clock starts.
     (void)redcoord::testing::eventually(
         [&] {
@@ -142,12 +144,14 @@ volatile std::sig_atomic_t child_stop = 0;
 void on_term(int) { child_stop = 1; }
 
 // The child side: a job_worker, or a reliable_queue consumer that reports its acks every 100.
-int run_child(const std::string& role, const std::string& url, const std::string& name) {
+int run_child(const std::string& role, const std::string& url, const std::string& name,
+              int prefetch) {
     std::signal(SIGTERM, on_term);
     redcoord::connection_pool pool(redcoord::parse_endpoint(url), {.max_size = 3});
     if (role == "--worker") {
         redcoord::job_queue q(pool, name);
-        redcoord::job_worker w(q, [](redcoord::job_context&) { return std::string(); });
+        redcoord::job_worker w(q, [](redcoord::job_context&) { return std::string(); },
+                               {.prefetch = static_cast<std::size_t>(prefetch)});
         w.start();
         while (!child_stop) std::this_thread::sleep_for(10ms);
         w.stop();
@@ -168,14 +172,16 @@ int run_child(const std::string& role, const std::string& url, const std::string
     return 0;
 }
 
-void throughput(benchmark::State& state, bool jobs, int workers) {
+// kind: "reliable", "jobs" (job_worker defaults) or "prefetch" (job_worker with prefetch).
+void throughput(benchmark::State& state, const std::string& kind, int workers) {
     for (auto _ : state) {
         const auto t0 = clock_type::now();
         const double cpu0 = server_cpu_seconds();
-        const double r =
-            jobs ? jobs_run(workers, jobs_per_run) : reliable_run(workers, jobs_per_run);
+        const double r = kind == "reliable" ? reliable_run(workers, jobs_per_run)
+                                            : jobs_run(workers, jobs_per_run,
+                                                       kind == "prefetch" ? prefetch_jobs : 1);
         state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - t0).count());
-        const auto key = (jobs ? "jobs/" : "reliable/") + std::to_string(workers);
+        const auto key = kind + "/" + std::to_string(workers);
         rates[key].push_back(r);
         server_cpu[key].push_back((server_cpu_seconds() - cpu0) * 1e6 / jobs_per_run);
         state.counters["items_per_second"] = r;
@@ -267,37 +273,39 @@ void cron_ticks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 4 && (std::string(argv[1]) == "--worker" || std::string(argv[1]) == "--consumer"))
-        return run_child(argv[1], argv[2], argv[3]);
+    if (argc == 5 && (std::string(argv[1]) == "--worker" || std::string(argv[1]) == "--consumer"))
+        return run_child(argv[1], argv[2], argv[3], std::stoi(argv[4]));
     self_path = argv[0];
     redcoord::testing::local_server srv;
     server = &srv;
     for (int r = 0; r < rounds; ++r)
         for (int workers : {1, 4}) {
             const auto tag = "/w" + std::to_string(workers) + "/round:" + std::to_string(r);
-            benchmark::RegisterBenchmark(
-                ("reliable_queue" + tag).c_str(),
-                [workers](benchmark::State& s) { throughput(s, false, workers); })
-                ->Iterations(1)
-                ->UseManualTime();
-            benchmark::RegisterBenchmark(
-                ("jobs" + tag).c_str(),
-                [workers](benchmark::State& s) { throughput(s, true, workers); })
-                ->Iterations(1)
-                ->UseManualTime();
+            for (const char* kind : {"reliable", "jobs", "prefetch"})
+                benchmark::RegisterBenchmark(
+                    (std::string(kind) + tag).c_str(),
+                    [workers, kind](benchmark::State& s) { throughput(s, kind, workers); })
+                    ->Iterations(1)
+                    ->UseManualTime();
         }
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     for (int workers : {1, 4}) {
         const auto w = std::to_string(workers);
         const double jobs = median(rates["jobs/" + w]);
+        const double prefetched = median(rates["prefetch/" + w]);
         const double rq = median(rates["reliable/" + w]);
         redcoord::bench::print_value("jobs_" + w + "w_per_s", jobs, "jobs/s");
         redcoord::bench::print_value("reliable_queue_" + w + "w_per_s", rq, "messages/s");
         redcoord::bench::print_ratio("jobs_" + w + "w_vs_reliable_queue", rq > 0 ? jobs / rq : 0);
+        redcoord::bench::print_value("jobs_" + w + "w_prefetch_per_s", prefetched, "jobs/s");
+        redcoord::bench::print_ratio("jobs_" + w + "w_prefetch_vs_reliable_queue",
+                                     rq > 0 ? prefetched / rq : 0);
         // Where the time goes: the server's CPU per item (it includes the run's waits' polls).
         redcoord::bench::print_value("jobs_" + w + "w_server_cpu_per_job",
                                      median(server_cpu["jobs/" + w]), "us");
+        redcoord::bench::print_value("jobs_" + w + "w_prefetch_server_cpu_per_job",
+                                     median(server_cpu["prefetch/" + w]), "us");
         redcoord::bench::print_value("reliable_queue_" + w + "w_server_cpu_per_message",
                                      median(server_cpu["reliable/" + w]), "us");
     }

@@ -38,19 +38,28 @@ local function enqueue(id, priority)
   redis.call('ZADD', base .. ':waiting', int((9 - priority) * 1099511627776 + next_seq()), id)
 end
 -- A new job due at `due` (server ms), ready or delayed. Zero timeouts and deadlines are left
--- out of the hash (absent reads as none), as are attempts until the first claim.
-local function create(id, payload, o, timeout, deadline, due, now)
+-- out of the hash (absent reads as none), as are attempts until the first claim. The index
+-- entries go to `acc` ({waiting = {score, id, ...}, delayed = {...}}): add_indexed() writes
+-- each index with one ZADD for a whole batch.
+local function create(id, payload, o, timeout, deadline, due, now, acc)
   local state = due > now and 'delayed' or 'waiting'
   local f = {'payload', payload, 'o', o, 'added', int(now), 'state', state}
   if timeout ~= '0' then f[#f + 1] = 'timeout' f[#f + 1] = timeout end
   if tonumber(deadline) > 0 then f[#f + 1] = 'deadline' f[#f + 1] = int(now + tonumber(deadline)) end
   redis.call('HSET', jk(id), unpack(f))
+  local list = acc[state]
   if state == 'delayed' then
-    redis.call('ZADD', base .. ':delayed', int(due), id)
+    list[#list + 1] = int(due)
   else
-    enqueue(id, priority_of(o))
+    list[#list + 1] = int((9 - priority_of(o)) * 1099511627776 + next_seq())
   end
+  list[#list + 1] = id
   return state
+end
+local function add_indexed(acc)
+  for state, list in pairs(acc) do
+    if #list > 0 then redis.call('ZADD', base .. ':' .. state, unpack(list)) end
+  end
 end
 local function finish(id, state, reason, now)
   redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
@@ -117,54 +126,87 @@ local function housekeep(now, u, wake)
   end
   return stalled
 end
--- Takes the best ready job for the worker whose claim arguments start at ARGV[a]: worker id,
--- lease ms, claim token, uniform random in [0, 1), wake channel, concurrency limit, rate
--- limit, rate window ms; after housekeeping unless `skip_housekeeping`.
+-- Claims ready jobs for the worker whose claim arguments start at ARGV[a]: worker id, lease
+-- ms, claim token, uniform random in [0, 1), wake channel, concurrency limit, rate limit, rate
+-- window ms, and optionally how many jobs at most (default 1); after housekeeping unless
+-- `skip_housekeeping`. Beyond the first, only jobs without a timeout and a deadline are
+-- taken (they would wait behind the others): the first such job goes back with its score and
+-- ends the batch. Returns {jobs claimed, stalled ids, ms to wait when none (until the next
+-- delayed job is due or the rate window ends; -1: nothing known; 0 after a claim that skipped
+-- the housekeeping: claim again), then per job {id, payload, attempts, options, timeout ms,
+-- score}}.
 local function claim_next(a, now, skip_housekeeping)
   now = now or now_ms()
   local stalled = {}
   if not skip_housekeeping then stalled = housekeep(now, tonumber(ARGV[a + 3]), ARGV[a + 4]) end
+  local want = tonumber(ARGV[a + 8] or '1')
   local concurrency = tonumber(ARGV[a + 5])
-  if concurrency > 0 and redis.call('ZCARD', base .. ':active') >= concurrency then
-    return {0, stalled, -1}
+  if concurrency > 0 then
+    want = math.min(want, concurrency - redis.call('ZCARD', base .. ':active'))
+    if want <= 0 then return {0, stalled, -1} end
   end
   local rate = tonumber(ARGV[a + 6])
   local rate_key = base .. ':rate'
-  if rate > 0 and tonumber(redis.call('GET', rate_key) or '0') >= rate then
-    return {0, stalled, math.max(1, redis.call('PTTL', rate_key))}
+  if rate > 0 then
+    local used = tonumber(redis.call('GET', rate_key) or '0')
+    if used >= rate then return {0, stalled, math.max(1, redis.call('PTTL', rate_key))} end
+    want = math.min(want, rate - used)
   end
-  while true do
-    local top = redis.call('ZPOPMIN', base .. ':waiting')
+  local out = {0, stalled, 0}
+  local active = {}
+  local token, worker, started = ARGV[a + 2], ARGV[a], int(now)
+  local lease = now + tonumber(ARGV[a + 1])
+  local taken = 0
+  while taken < want do
+    local top = redis.call('ZPOPMIN', base .. ':waiting', want - taken)
     if #top == 0 then break end
-    local id = top[1]
-    local k = jk(id)
-    local f = redis.call('HMGET', k, 'payload', 'o', 'timeout', 'deadline', 'attempts')
-    local deadline = tonumber(f[4])
-    if deadline and deadline <= now then
-      finish(id, 'failed', 'deadline passed before it could run', now)
-    else
-      local attempts = (tonumber(f[5]) or 0) + 1
-      local visible = now + tonumber(ARGV[a + 1])
-      local timeout = tonumber(f[3]) or 0
-      local h = {'state', 'active', 'worker', ARGV[a], 'started', int(now), 'attempts', int(attempts)}
-      if timeout > 0 then
-        local ends = now + timeout
-        if ends < visible then visible = ends end
-        h[#h + 1] = 'ends'
-        h[#h + 1] = int(ends)
+    local stop = false
+    for i = 1, #top, 2 do
+      local id = top[i]
+      if stop then
+        redis.call('ZADD', base .. ':waiting', top[i + 1], id)
+      else
+        local k = jk(id)
+        local f = redis.call('HMGET', k, 'payload', 'o', 'timeout', 'deadline', 'attempts')
+        local deadline = tonumber(f[4])
+        if taken > 0 and (f[3] or f[4]) then
+          stop = true
+          redis.call('ZADD', base .. ':waiting', top[i + 1], id)
+        elseif deadline and deadline <= now then
+          finish(id, 'failed', 'deadline passed before it could run', now)
+        else
+          local attempts = (tonumber(f[5]) or 0) + 1
+          local visible = lease
+          local timeout = tonumber(f[3]) or 0
+          local h = {'state', 'active', 'worker', worker, 'started', started, 'attempts', int(attempts)}
+          if timeout > 0 then
+            local ends = now + timeout
+            if ends < visible then visible = ends end
+            h[#h + 1] = 'ends'
+            h[#h + 1] = int(ends)
+          end
+          redis.call('HSET', k, unpack(h))
+          active[#active + 1] = int(visible)
+          active[#active + 1] = active_member(token, id)
+          out[#out + 1] = {id, f[1], attempts, f[2], f[3] or '0', top[i + 1]}
+          taken = taken + 1
+        end
       end
-      redis.call('HSET', k, unpack(h))
-      redis.call('ZADD', base .. ':active', int(visible), active_member(ARGV[a + 2], id))
-      if rate > 0 and redis.call('INCR', rate_key) == 1 then
-        redis.call('PEXPIRE', rate_key, ARGV[a + 7])
-      end
-      return {1, stalled, id, f[1], attempts, f[2], f[3] or '0'}
     end
+    if stop then break end
   end
-  if skip_housekeeping then return {0, stalled, 0} end
+  if taken > 0 then
+    redis.call('ZADD', base .. ':active', unpack(active))
+    if rate > 0 and redis.call('INCRBY', rate_key, taken) == taken then
+      redis.call('PEXPIRE', rate_key, ARGV[a + 7])
+    end
+    out[1] = taken
+    return out
+  end
+  if skip_housekeeping then return out end
   local nxt = redis.call('ZRANGE', base .. ':delayed', 0, 0, 'WITHSCORES')
-  if #nxt == 0 then return {0, stalled, -1} end
-  return {0, stalled, math.max(0, tonumber(nxt[2]) - now)}
+  if #nxt == 0 then out[3] = -1 else out[3] = math.max(0, tonumber(nxt[2]) - now) end
+  return out
 end
 )lua";
 
@@ -180,6 +222,7 @@ const script& job_add_script() {
 local out = {}
 local now = now_ms()
 local woke = false
+local acc = {waiting = {}, delayed = {}}
 for i = 2, #ARGV, 7 do
   local id = ARGV[i]
   local k = jk(id)
@@ -189,13 +232,14 @@ for i = 2, #ARGV, 7 do
   else
     local due = now + tonumber(ARGV[i + 4])
     if ARGV[i + 5] ~= '0' then due = tonumber(ARGV[i + 5]) end
-    local state = create(id, ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 6], due, now)
+    local state = create(id, ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 6], due, now, acc)
     -- A delayed job too: an idle worker sleeping until a later due time must learn this one.
     woke = true
     out[#out + 1] = 1
     out[#out + 1] = state
   end
 end
+add_indexed(acc)
 if woke then redis.call('PUBLISH', ARGV[1], 'w') end
 return out
 )lua"),
@@ -203,11 +247,10 @@ return out
     return s;
 }
 
-// ARGV: worker id, lease ms, claim token, uniform random in [0, 1) for back-offs, wake channel,
-// concurrency limit (0: none), rate limit (0: none), rate window ms.
-// Returns {1, stalled ids, id, payload, attempts, options (the `o` field), timeout ms} or
-// {0, stalled ids, ms to wait: until the next delayed job is due or the rate window ends,
-// -1: nothing known}. Stalled ids: the jobs this call reclaimed (for the stalled events).
+// ARGV: the claim arguments of claim_next(): worker id, lease ms, claim token, uniform random
+// in [0, 1) for back-offs, wake channel, concurrency limit (0: none), rate limit (0: none),
+// rate window ms, and optionally how many jobs at most (default 1). Returns claim_next()'s
+// reply; its stalled ids are the jobs this call reclaimed (for the stalled events).
 const script& job_claim_script() {
     static const script s(with_prelude(R"lua(
 return claim_next(1)
@@ -216,64 +259,71 @@ return claim_next(1)
     return s;
 }
 
-// ARGV: id, token, result, result TTL ms (0: not stored; an empty result is not stored
-// either), keep ms (how long the completed job stays readable and its id deduplicates),
-// events channel, the completed event (enveloped), wake channel or '' (publish a wake-up: a
-// concurrency limit may have held workers back), then optionally '1' to skip housekeeping
-// and the 8 claim arguments of claim_next() to take the worker's next job in the same call.
-// Returns {1 | 0 (the token no longer holds the job), the claim's reply if asked}; a claim
-// that skipped housekeeping and found nothing ready says 0 ms to wait (claim again, fully).
-const script& job_complete_script() {
+// Settles a worker's finished jobs and, optionally, claims its next ones, in one call.
+// ARGV: result TTL ms (0: results are not stored; empty ones never are), keep ms (how long a
+// completed job stays readable and its id deduplicates), events channel, wake channel, '1'
+// when the queue has a concurrency limit (a settlement frees a slot: wake the workers), the
+// number of settlements S, then S times 6 values: kind ('c' completed, 'f' failed, 'r'
+// released: claimed but not started, back to waiting with its attempt undone), id, claim
+// token, text (the result or the failure's reason), the event (enveloped; '' for 'r'), score
+// for 'r' (its place in `:waiting` when claimed) or a uniform random in [0, 1) for 'f'; then
+// optionally '1' to skip the housekeeping and the claim arguments of claim_next().
+// Returns {per settlement: 'c' 1 | 0 (the token no longer holds the job), 'f' the new state or
+// false, 'r' 1 | 0; then the claim's reply if asked}.
+const script& job_settle_script() {
     static const script s(with_prelude(R"lua(
 local now = now_ms()
-local function complete()
-  if redis.call('ZREM', base .. ':active', active_member(ARGV[2], ARGV[1])) == 0 then return 0 end
-  local k = jk(ARGV[1])
-  local at = int(now)
-  redis.call('HSET', k, 'state', 'completed', 'finished', at, 'error', '')
-  if ARGV[3] ~= '' and ARGV[4] ~= '0' then
-    redis.call('SET', base .. ':result:' .. ARGV[1], ARGV[3], 'PX', ARGV[4])
+local at = int(now)
+local result_ttl, keep, events, wake = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local results = {}
+local completed = {}
+local freed = false
+local released = false
+local n = tonumber(ARGV[6])
+for j = 0, n - 1 do
+  local i = 7 + j * 6
+  local kind, id, token = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local r = 0
+  if redis.call('ZREM', base .. ':active', active_member(token, id)) == 1 then
+    local k = jk(id)
+    freed = true
+    if kind == 'c' then
+      redis.call('HSET', k, 'state', 'completed', 'finished', at, 'error', '')
+      if ARGV[i + 3] ~= '' and result_ttl ~= '0' then
+        redis.call('SET', base .. ':result:' .. id, ARGV[i + 3], 'PX', result_ttl)
+      end
+      completed[#completed + 1] = at
+      completed[#completed + 1] = id
+      redis.call('PEXPIRE', k, keep)
+      redis.call('PUBLISH', events, ARGV[i + 4])
+      r = 1
+    elseif kind == 'f' then
+      r = settle_failure(id, ARGV[i + 3], now, tonumber(ARGV[i + 5]), wake)
+      redis.call('PUBLISH', events, ARGV[i + 4])
+    else
+      local attempts = tonumber(redis.call('HGET', k, 'attempts')) or 1
+      redis.call('HSET', k, 'state', 'waiting', 'attempts', int(attempts - 1))
+      redis.call('ZADD', base .. ':waiting', ARGV[i + 5], id)
+      released = true
+      r = 1
+    end
+  elseif kind == 'f' then
+    r = false
   end
-  redis.call('ZADD', base .. ':completed', at, ARGV[1])
-  -- The index of completed jobs is trimmed on about one completion in 16 (by the clock's
+  results[#results + 1] = r
+end
+if #completed > 0 then
+  redis.call('ZADD', base .. ':completed', unpack(completed))
+  -- The index of completed jobs is trimmed on about one call in 16 (by the clock's
   -- millisecond): its expired entries cost little, the trim's call on every job does.
   if now % 16 == 0 then
-    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - tonumber(ARGV[5])))
+    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - tonumber(keep)))
   end
-  redis.call('PEXPIRE', k, ARGV[5])
-  redis.call('PUBLISH', ARGV[6], ARGV[7])
-  if ARGV[8] ~= '' then redis.call('PUBLISH', ARGV[8], 'w') end
-  return 1
 end
-local ok = complete()
-if #ARGV >= 10 then return {ok, claim_next(10, now, ARGV[9] == '1')} end
-return {ok}
-)lua"),
-                          cluster_publish::sharded);
-    return s;
-}
-
-// ARGV: id, token, reason, uniform random in [0, 1), wake channel, events channel, the failed
-// event (enveloped), 1 to publish a wake-up in any case (a concurrency limit), then optionally
-// '1' to skip housekeeping and the 8 claim arguments of claim_next(). Returns {the new state,
-// or false when the token no longer holds the job; the claim's reply if asked}.
-const script& job_fail_script() {
-    static const script s(with_prelude(R"lua(
-local now = now_ms()
-local function fail()
-  if redis.call('ZREM', base .. ':active', active_member(ARGV[2], ARGV[1])) == 0 then
-    return false
-  end
-  local state = settle_failure(ARGV[1], ARGV[3], now, tonumber(ARGV[4]), ARGV[5])
-  redis.call('PUBLISH', ARGV[6], ARGV[7])
-  if ARGV[8] == '1' and state ~= 'waiting' and state ~= 'delayed' then
-    redis.call('PUBLISH', ARGV[5], 'w')
-  end
-  return state
-end
-local state = fail()
-if #ARGV >= 10 then return {state, claim_next(10, now, ARGV[9] == '1')} end
-return {state}
+if released or (freed and ARGV[5] == '1') then redis.call('PUBLISH', wake, 'w') end
+local c = 7 + n * 6
+if #ARGV > c then return {results, claim_next(c + 1, now, ARGV[c] == '1')} end
+return {results}
 )lua"),
                           cluster_publish::sharded);
     return s;
@@ -422,18 +472,20 @@ local last = tonumber(v[5]) or 0
 local now = now_ms()
 local added = 0
 local woke = false
+local acc = {waiting = {}, delayed = {}}
 for i = 5, #ARGV do
   local tick = tonumber(ARGV[i])
   if tick > last then
     local id = 'repeat:' .. ARGV[3] .. ':' .. ARGV[i]
     if redis.call('EXISTS', jk(id)) == 0 then
-      if create(id, v[1], v[2], v[3], v[4], tick, now) == 'waiting' then woke = true end
+      if create(id, v[1], v[2], v[3], v[4], tick, now, acc) == 'waiting' then woke = true end
       added = added + 1
     end
     last = tick
   end
 end
-redis.call('HSET', rk, 'last', string.format('%d', last))
+add_indexed(acc)
+redis.call('HSET', rk, 'last', int(last))
 if woke then redis.call('PUBLISH', ARGV[4], 'w') end
 return added
 )lua"),

@@ -10,9 +10,8 @@
 namespace redcoord::detail {
 
 const script& job_add_script();            // add one or more jobs (dedup by id)
-const script& job_claim_script();          // promote due, reclaim stalled, pop the best ready job
-const script& job_complete_script();       // active -> completed (token-checked)
-const script& job_fail_script();           // active -> retry (back-off) or dead (token-checked)
+const script& job_claim_script();          // promote due, reclaim stalled, pop the best ready jobs
+const script& job_settle_script();         // complete / fail / release jobs (token-checked), claim
 const script& job_heartbeat_script();      // extend the visibility of a worker's jobs
 const script& job_progress_script();       // record progress (token-checked)
 const script& job_cancel_script();         // waiting/delayed -> failed; active: flagged

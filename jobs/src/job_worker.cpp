@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -47,10 +48,25 @@ struct job_worker::state {
         : queue(q), keys(q.keys_), handler(std::move(h)), opts(o), id(random_token()),
           rt(q.pool().runtime()), hub(q.pool()) {}
 
-    struct running {
+    // A job this worker holds: claimed and not yet started, running, or settled but not yet
+    // sent. The heartbeat renews its lease until its settlement is sent.
+    struct held {
         std::string token;
         std::stop_source stop;
         std::optional<clock_type::time_point> stop_at;  // the timeout's margin, if any
+    };
+
+    // A claimed job waiting its turn on the thread that claimed it.
+    struct claimed {
+        std::string id, payload, options, token, score;
+        unsigned attempt = 0;
+        milliseconds timeout{0};
+    };
+
+    // A finished (or released) job's settlement for job_settle_script().
+    struct settlement {
+        char kind = 'c';  // 'c' completed, 'f' failed, 'r' released (never started)
+        std::string id, token, text, event, extra;  // extra: u for 'f', the score for 'r'
     };
 
     job_queue& queue;
@@ -63,26 +79,18 @@ struct job_worker::state {
 
     std::mutex mu;
     std::condition_variable wake_cv;
-    bool woken = false;     // under mu: a wake-up arrived since the waiter last looked
-    bool stopping = false;  // under mu
-    std::map<std::string, running> jobs;  // under mu: id -> this worker's running attempt
+    bool woken = false;                // under mu: a wake-up arrived since the waiter last looked
+    bool stopping = false;             // under mu
+    std::map<std::string, held> jobs;  // under mu: id -> this worker's attempt
+    std::vector<settlement> pending;   // under mu: settlements not yet sent
+    bool flush_armed = false;          // under mu: the flusher will send `pending`
 
     std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0}, errors{0};
     std::atomic<clock_type::rep> last_housekeeping{0};  // steady clock ticks
 
-    // Whether a claim made now should do the housekeeping; if so, it counts as done.
-    bool housekeeping_due(clock_type::time_point now) {
-        auto last = last_housekeeping.load();
-        const auto t = now.time_since_epoch().count();
-        if (t - last <
-            std::chrono::duration_cast<clock_type::duration>(housekeeping_interval).count())
-            return false;
-        return last_housekeeping.compare_exchange_strong(last, t);
-    }
-
     std::vector<std::thread> threads;
     detail::pubsub_mux::listener wake_listener, cancel_listener;
-    std::unique_ptr<detail::timer> heartbeat;
+    std::unique_ptr<detail::timer> heartbeat, flusher;
 
     void wake() {
         {
@@ -109,59 +117,228 @@ struct job_worker::state {
         return stopping;
     }
 
-    // A claim: its reply, and the token and send time it was made with.
-    struct claim {
-        reply r;
-        std::string token;
-        clock_type::time_point sent;
-    };
+    // Whether a claim made now should do the housekeeping; if so, it counts as done.
+    bool housekeeping_due(clock_type::time_point now) {
+        auto last = last_housekeeping.load();
+        const auto t = now.time_since_epoch().count();
+        const auto interval =
+            std::chrono::duration_cast<clock_type::duration>(housekeeping_interval).count();
+        if (t - last < interval) return false;
+        return last_housekeeping.compare_exchange_strong(last, t);
+    }
 
     // The claim arguments of claim_next() (job_scripts.cpp) for a new claim token.
-    std::vector<std::string> claim_args(const std::string& token) const {
+    void append_claim_args(std::vector<std::string>& args, const std::string& token,
+                           std::size_t want) const {
         const auto& qo = queue.options();
-        return {id,
-                std::to_string(opts.lease.count()),
-                token,
-                unit_random(),
-                keys->wake,
-                std::to_string(qo.concurrency),
-                std::to_string(qo.rate_limit),
-                std::to_string(qo.rate_interval.count())};
+        args.insert(args.end(),
+                    {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
+                     std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
+                     std::to_string(qo.rate_interval.count()), std::to_string(want)});
+    }
+
+    std::vector<settlement> take_pending() {
+        std::lock_guard lk(mu);
+        std::vector<settlement> out;
+        out.swap(pending);
+        return out;
+    }
+
+    // Sends `batch` (may be empty) and, with a `claim_token`, claims in the same call (after
+    // housekeeping unless `skip_housekeeping`). Returns the claim's reply, if one was asked.
+    // Settled jobs leave `jobs` whether or not the call succeeded: when it failed, their
+    // leases lapse and they are retried (never lost). @throws as the pool's commands.
+    std::optional<reply> send(std::vector<settlement> batch, const std::string* claim_token,
+                              bool skip_housekeeping, std::size_t want = 1) {
+        const std::array<std::string_view, 1> k{keys->base};
+        if (batch.empty()) {
+            if (!claim_token) return std::nullopt;
+            std::vector<std::string> args;
+            append_claim_args(args, *claim_token, want);
+            last_housekeeping.store(clock_type::now().time_since_epoch().count());
+            return detail::job_claim_script().run(queue.pool(), k, args);
+        }
+        const auto& qo = queue.options();
+        std::vector<std::string> args{std::to_string(qo.result_ttl.count()),
+                                      std::to_string(qo.keep_completed.count()),
+                                      keys->events,
+                                      keys->wake,
+                                      qo.concurrency > 0 ? "1" : "0",
+                                      std::to_string(batch.size())};
+        args.reserve(args.size() + batch.size() * 6 + 11);
+        for (auto& b : batch)
+            args.insert(args.end(), {std::string(1, b.kind), b.id, b.token, std::move(b.text),
+                                     std::move(b.event), b.extra});
+        if (claim_token) {
+            args.emplace_back(skip_housekeeping ? "1" : "0");
+            append_claim_args(args, *claim_token, want);
+        }
+        std::optional<reply> r;
+        try {
+            r = detail::job_settle_script().run(queue.pool(), k, args);
+        } catch (...) {
+            forget(batch);
+            throw;
+        }
+        forget(batch);
+        const auto& results = r->elements().at(0).elements();
+        for (std::size_t i = 0; i < batch.size() && i < results.size(); ++i) {
+            const auto& v = results[i];
+            if (batch[i].kind == 'c')
+                (v.is_integer() && v.integer() == 1 ? completed : lost).fetch_add(1);
+            else if (batch[i].kind == 'f')
+                (v.is_string() ? failed : lost).fetch_add(1);
+        }
+        if (!claim_token) return std::nullopt;
+        return r->elements().at(1);
+    }
+
+    void forget(const std::vector<settlement>& batch) {
+        std::lock_guard lk(mu);
+        for (const auto& b : batch)
+            if (auto it = jobs.find(b.id); it != jobs.end() && it->second.token == b.token)
+                jobs.erase(it);
+    }
+
+    // Queues a settlement. While the thread still holds claimed jobs it is sent by the
+    // flusher within settle_delay (or earlier, with the thread's next claim).
+    void settle_later(settlement s, bool more_to_run) {
+        bool arm = false;
+        {
+            std::lock_guard lk(mu);
+            pending.push_back(std::move(s));
+            if (more_to_run && !flush_armed) arm = flush_armed = true;
+        }
+        if (arm) flusher->arm(clock_type::now() + opts.settle_delay);
+    }
+
+    // On the runtime's timer thread: sends the settlements that waited settle_delay.
+    std::optional<clock_type::time_point> flush() noexcept {
+        std::vector<settlement> batch;
+        {
+            std::lock_guard lk(mu);
+            flush_armed = false;
+            batch.swap(pending);
+        }
+        try {
+            (void)send(std::move(batch), nullptr, true);
+        } catch (const std::exception&) {
+            errors.fetch_add(1);
+        }
+        return std::nullopt;
+    }
+
+    // How many jobs to claim: with prefetch > 1, as many as this thread's recent handler
+    // times (`average_us`; < 0: none yet) say it finishes within settle_delay, 1..prefetch.
+    std::size_t batch_size(double average_us) const {
+        if (opts.prefetch == 1 || average_us < 0) return 1;
+        const double window_us =
+            std::chrono::duration<double, std::micro>(opts.settle_delay).count();
+        const double n = window_us / std::max(average_us, 1.0);
+        return static_cast<std::size_t>(std::clamp(n, 1.0, static_cast<double>(opts.prefetch)));
     }
 
     void run_thread() {
-        // A job claimed by the last settlement (in the same script): run even when stop() came
-        // meanwhile, so a drain leaves no claimed job to its lease.
-        std::optional<claim> next;
-        while (next || !stopped()) {
-            claim c;
-            if (next) {
-                c = std::move(*next);
-                next.reset();
-            } else {
-                c.token = random_token();
-                c.sent = clock_type::now();
-                last_housekeeping.store(c.sent.time_since_epoch().count());
+        std::deque<claimed> local;  // claimed by this thread, not yet started
+        double average_us = -1;     // of the handler's recent runs (moving average)
+        while (true) {
+            if (local.empty()) {
+                auto batch = take_pending();
+                if (stopped()) {
+                    try {
+                        (void)send(std::move(batch), nullptr, true);
+                    } catch (const std::exception&) {
+                        errors.fetch_add(1);
+                    }
+                    return;
+                }
+                const auto token = random_token();
+                const auto sent = clock_type::now();
+                const bool skip = !batch.empty() && !housekeeping_due(sent);
+                reply r;
                 try {
-                    const std::array<std::string_view, 1> k{keys->base};
-                    c.r = detail::job_claim_script().run(queue.pool(), k, claim_args(c.token));
+                    r = *send(std::move(batch), &token, skip, batch_size(average_us));
                 } catch (const std::exception&) {
                     errors.fetch_add(1);
                     idle(opts.retry_delay);
                     continue;
                 }
+                const auto& e = r.elements();
+                announce_stalled(e.at(1));
+                if (e.at(0).integer() == 0) {
+                    const auto due = e.at(2).integer();
+                    auto wait = opts.poll_timeout;
+                    if (due >= 0) wait = std::min(wait, milliseconds(due));
+                    if (wait.count() > 0) idle(wait);
+                    continue;
+                }
+                take(e, token, sent, local);
             }
-            const auto& e = c.r.elements();
-            announce_stalled(e.at(1));
-            if (e.at(0).integer() == 0) {
-                const auto due = e.at(2).integer();
-                auto wait = opts.poll_timeout;
-                if (due >= 0) wait = std::min(wait, milliseconds(due));
-                if (wait.count() > 0) idle(wait);
+            if (stopped()) {
+                // Unstarted jobs go back to waiting (their attempts undone), cancelled or
+                // lost ones are failed: nothing is held past the drain.
+                for (auto& c : local) settle_later(unstarted(c), false);
+                local.clear();
                 continue;
             }
-            next = run_job(e, c.token, c.sent);
+            claimed c = std::move(local.front());
+            local.pop_front();
+            const auto started = clock_type::now();
+            auto settled = run_job(c);
+            const double took =
+                std::chrono::duration<double, std::micro>(clock_type::now() - started).count();
+            average_us = average_us < 0 ? took : 0.8 * average_us + 0.2 * took;
+            settle_later(std::move(settled), !local.empty());
         }
+    }
+
+    // Records the jobs of a claim reply as held and queues them on `local`.
+    void take(const std::vector<reply>& e, const std::string& token, clock_type::time_point sent,
+              std::deque<claimed>& local) {
+        bool timed = false;
+        std::lock_guard lk(mu);
+        for (std::size_t i = 3; i < e.size(); ++i) {
+            const auto& j = e[i].elements();
+            claimed c;
+            c.id = j.at(0).text();
+            c.payload = j.at(1).text();
+            c.attempt = static_cast<unsigned>(j.at(2).integer());
+            c.options = j.at(3).text();
+            c.timeout = milliseconds(std::stoll(j.at(4).text()));
+            c.score = j.at(5).text();
+            c.token = token;
+            auto& h = jobs[c.id];
+            h = held{};
+            h.token = token;
+            // Only a claim's first job may have a timeout (claim_next() keeps the others
+            // free of them), so it starts at once and its timeout counts from the claim.
+            if (c.timeout.count() > 0) {
+                h.stop_at = sent + c.timeout - opts.timeout_margin;
+                timed = true;
+            }
+            local.push_back(std::move(c));
+        }
+        // Its timeout may come before the next heartbeat.
+        if (timed && heartbeat) heartbeat->arm(clock_type::now());
+    }
+
+    // The settlement of a claimed job that will not run: released back to waiting, or failed
+    // when its stop token fired (cancelled, or the lease was lost) before it started.
+    settlement unstarted(const claimed& c) {
+        bool stop = false;
+        {
+            std::lock_guard lk(mu);
+            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token)
+                stop = it->second.stop.stop_requested();
+        }
+        if (!stop) return {'r', c.id, c.token, {}, {}, c.score};
+        const std::string reason = "cancelled before it started";
+        return {'f',
+                c.id,
+                c.token,
+                reason,
+                hub.envelope(job_events::encode(job_event_kind::failed, c.id, reason)),
+                unit_random()};
     }
 
     void announce_stalled(const reply& ids) noexcept {
@@ -176,19 +353,24 @@ struct job_worker::state {
         }
     }
 
-    // Runs the claimed job and settles it; returns the next job's claim when the settlement
-    // made one (not while stopping).
-    std::optional<claim> run_job(const std::vector<reply>& e, const std::string& token,
-                                 clock_type::time_point sent) {
+    // Runs a claimed job; returns its settlement.
+    settlement run_job(const claimed& c) {
+        std::stop_token stop;
+        {
+            std::lock_guard lk(mu);
+            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token)
+                stop = it->second.stop.get_token();
+        }
+        if (stop.stop_requested()) return unstarted(c);
         job_context ctx;
-        ctx.id_ = e.at(2).text();
-        ctx.payload_ = e.at(3).text();
-        ctx.attempt_ = static_cast<unsigned>(e.at(4).integer());
-        const auto o = detail::decode_job_options(e.at(5).text());
+        ctx.id_ = c.id;
+        ctx.payload_ = c.payload;
+        ctx.attempt_ = c.attempt;
+        const auto o = detail::decode_job_options(c.options);
         ctx.max_attempts_ = o.max_attempts;
         ctx.priority_ = o.priority;
-        const auto timeout = milliseconds(std::stoll(e.at(6).text()));
-        ctx.progress_ = [this, job = ctx.id_, token](std::string_view progress) {
+        ctx.stop_ = stop;
+        ctx.progress_ = [this, job = c.id, token = c.token](std::string_view progress) {
             return detail::job_progress_script()
                        .run(queue.pool(), {keys->base},
                             {job, token, progress, keys->events,
@@ -196,15 +378,6 @@ struct job_worker::state {
                                  job_events::encode(job_event_kind::progress, job, progress))})
                        .integer() == 1;
         };
-        {
-            std::lock_guard lk(mu);
-            auto& r = jobs[ctx.id_];
-            r.token = token;
-            if (timeout.count() > 0) r.stop_at = sent + timeout - opts.timeout_margin;
-            ctx.stop_ = r.stop.get_token();
-        }
-        // Its timeout may come before the next heartbeat.
-        if (timeout.count() > 0 && heartbeat) heartbeat->arm(clock_type::now());
         std::optional<std::string> result;
         std::string failure;
         try {
@@ -216,67 +389,18 @@ struct job_worker::state {
         }
         if (failure.empty() && !result) failure = "no result";
         if (failure.size() > max_error_text) failure.resize(max_error_text);
-        const bool limited = queue.options().concurrency > 0;
-        std::optional<claim> next;
-        if (!stopped()) {
-            next.emplace();
-            next->token = random_token();
-            next->sent = clock_type::now();
-        }
-        try {
-            std::vector<std::string> args;
-            if (result)
-                args = {ctx.id_,
-                        token,
-                        *result,
-                        std::to_string(queue.options().result_ttl.count()),
-                        std::to_string(queue.options().keep_completed.count()),
-                        keys->events,
-                        hub.envelope(job_events::encode(job_event_kind::completed, ctx.id_, {})),
-                        limited ? keys->wake : std::string()};
-            else
-                args = {ctx.id_,
-                        token,
-                        failure,
-                        unit_random(),
-                        keys->wake,
-                        keys->events,
-                        hub.envelope(job_events::encode(job_event_kind::failed, ctx.id_, failure)),
-                        limited ? "1" : "0"};
-            if (next) {
-                args.emplace_back(housekeeping_due(next->sent) ? "0" : "1");
-                auto more = claim_args(next->token);
-                args.insert(args.end(), more.begin(), more.end());
-            }
-            const std::array<std::string_view, 1> k{keys->base};
-            const auto r = (result ? detail::job_complete_script() : detail::job_fail_script())
-                               .run(queue.pool(), k, args);
-            const auto& settled = r.elements().at(0);
-            if (result)
-                (settled.is_integer() && settled.integer() == 1 ? completed : lost).fetch_add(1);
-            else
-                (settled.is_string() ? failed : lost).fetch_add(1);
-            if (next) {
-                if (r.elements().size() > 1)
-                    next->r = r.elements()[1];
-                else
-                    next.reset();
-            }
-        } catch (const std::exception&) {
-            // Not lost: the lease lapses and the job is reclaimed and retried. The claim, if
-            // the script ran, is reclaimed the same way.
-            errors.fetch_add(1);
-            next.reset();
-        }
-        {
-            std::lock_guard lk(mu);
-            if (auto it = jobs.find(ctx.id_); it != jobs.end() && it->second.token == token)
-                jobs.erase(it);
-        }
-        return next;
+        if (result)
+            return {'c',
+                    c.id,
+                    c.token,
+                    std::move(*result),
+                    hub.envelope(job_events::encode(job_event_kind::completed, c.id, {})),
+                    {}};
+        auto event = hub.envelope(job_events::encode(job_event_kind::failed, c.id, failure));
+        return {'f', c.id, c.token, std::move(failure), std::move(event), unit_random()};
     }
 
-    // On the runtime's timer thread: renews the running jobs' leases and fires the stop tokens
+    // On the runtime's timer thread: renews the held jobs' leases and fires the stop tokens
     // of those cancelled, lost or about to time out.
     std::optional<clock_type::time_point> beat() noexcept {
         const auto now = clock_type::now();
@@ -327,6 +451,10 @@ job_worker::job_worker(job_queue& queue, job_handler handler, job_worker_options
         throw invalid_argument("job_worker_options::retry_delay must be >= 0");
     if (opts.timeout_margin.count() < 0)
         throw invalid_argument("job_worker_options::timeout_margin must be >= 0");
+    if (opts.prefetch < 1 || opts.prefetch > 1000)
+        throw invalid_argument("job_worker_options::prefetch must be in 1..1000");
+    if (opts.settle_delay.count() < 0)
+        throw invalid_argument("job_worker_options::settle_delay must be >= 0");
     s_ = std::make_shared<state>(queue, std::move(handler), opts);
 }
 
@@ -351,6 +479,7 @@ void job_worker::start() {
     (void)s.wake_listener.wait_confirmed(std::min(s.opts.poll_timeout, milliseconds(1000)));
     s.heartbeat = std::make_unique<detail::timer>(s.rt->timers(), [raw] { return raw->beat(); });
     s.heartbeat->arm(clock_type::now() + s.opts.lease / 3);
+    s.flusher = std::make_unique<detail::timer>(s.rt->timers(), [raw] { return raw->flush(); });
     try {
         for (std::size_t i = 0; i < s.opts.threads; ++i)
             s.threads.emplace_back([raw] { raw->run_thread(); });
@@ -370,7 +499,9 @@ void job_worker::stop() noexcept {
     for (auto& t : s.threads)
         if (t.joinable()) t.join();
     s.threads.clear();
-    // Every job is settled (or left to its lease): no more heartbeats.
+    // Every job is settled (or left to its lease): no more heartbeats. The threads sent what
+    // was pending; a flush in progress finishes before the timer goes.
+    s.flusher.reset();
     s.heartbeat.reset();
     s.wake_listener.reset();
     s.cancel_listener.reset();

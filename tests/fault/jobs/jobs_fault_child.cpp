@@ -1,6 +1,6 @@
 // A process for the jobs fault tests, SIGKILLed at random points; SIGTERM stops it gracefully.
 //
-//   jobs_fault_child worker <redis-url> <queue> <name> <threads> <lease-ms> <work-us>
+//   jobs_fault_child worker <redis-url> <queue> <name> <threads> <lease-ms> <work-us> <prefetch>
 //     Runs a job_worker whose handler records each start (RPUSH log
 //     "<job>|<name>|<attempt>|<wall ms>") and fails the first attempt of every job whose payload
 //     ends in 0 (10% of them), after about <work-us> microseconds of work.
@@ -37,7 +37,7 @@ void wait_for_term() {
 int main(int argc, char** argv) {
     std::signal(SIGTERM, on_term);
     const std::string mode = argc > 1 ? argv[1] : "";
-    if (!((mode == "worker" && argc == 8) || (mode == "scheduler" && argc == 6))) {
+    if (!((mode == "worker" && argc == 9) || (mode == "scheduler" && argc == 6))) {
         std::fprintf(stderr, "usage: %s worker|scheduler url queue name ...\n", argv[0]);
         return 2;
     }
@@ -74,7 +74,10 @@ int main(int argc, char** argv) {
                 throw std::runtime_error("first attempts of every tenth job fail");
             return "ok";
         },
-        {.threads = threads, .lease = lease, .poll_timeout = std::chrono::milliseconds(200)});
+        {.threads = threads,
+         .lease = lease,
+         .poll_timeout = std::chrono::milliseconds(200),
+         .prefetch = static_cast<std::size_t>(std::stoul(argv[8]))});
     w.start();
     std::printf("worker %s started\n", name.c_str());
     std::fflush(stdout);

@@ -300,14 +300,12 @@ TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
     EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
     w.stop();
     // The ghost's late completion is refused: its token no longer holds the job.
-    EXPECT_EQ(detail::job_complete_script()
-                  .run(pool_, {"redcoord:jobs:{stalled}"},
-                       {a.id, "ghost-token", "late", "1000", "1000",
-                        "redcoord:jobs:{stalled}:events", "x", ""})
-                  .elements()
-                  .at(0)
-                  .integer(),
-              0);
+    const auto late = detail::job_settle_script().run(
+        pool_, {"redcoord:jobs:{stalled}"},
+        {"1000", "1000", "redcoord:jobs:{stalled}:events", "redcoord:jobs:{stalled}:wake", "0", "1",
+         "c", a.id, "ghost-token", "late", "x", ""});
+    EXPECT_EQ(late.elements().at(0).elements().at(0).integer(), 0);
+    EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
 }
 
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {

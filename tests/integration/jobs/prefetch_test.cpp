@@ -1,0 +1,182 @@
+// job_worker_options::prefetch on a real server: batched claims and settlements, and what a
+// batch must not change: cancelled jobs never start, stop() gives unstarted jobs back in their
+// place, completions are recorded within settle_delay, jobs with a timeout or a deadline never
+// wait behind others.
+
+#include "job_scripts.hpp"
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_worker.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace redcoord;
+using namespace std::chrono_literals;
+using redcoord::testing::eventually;
+using redcoord::testing::local_server;
+
+namespace {
+
+class JobsPrefetch : public ::testing::Test {
+protected:
+    local_server srv_;
+    connection_pool pool_{srv_.endpoint()};
+
+    std::int64_t evalsha_calls() {
+        const auto info = srv_.command({"INFO", "commandstats"}).text();
+        const auto at = info.find("cmdstat_evalsha:calls=");
+        return at == std::string::npos ? 0 : std::stoll(info.substr(at + 22));
+    }
+
+    // Adds `n` jobs "<prefix><i>" in one batch.
+    static void add_many(job_queue& q, const std::string& prefix, int n, job_options o = {}) {
+        std::vector<std::pair<std::string, job_options>> batch;
+        for (int i = 0; i < n; ++i) {
+            o.id = prefix + std::to_string(i);
+            batch.emplace_back(o.id, o);
+        }
+        (void)q.add_batch(batch);
+    }
+};
+
+}  // namespace
+
+TEST_F(JobsPrefetch, ShortJobsShareTheirCalls) {
+    job_queue q(pool_, "share");
+    add_many(q, "j", 500);
+    (void)srv_.command({"CONFIG", "RESETSTAT"});
+    std::atomic<int> ran{0};
+    job_worker w(q,
+                 [&](job_context&) {
+                     ++ran;
+                     return std::string();
+                 },
+                 {.prefetch = 16, .settle_delay = 20ms});
+    w.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 500; }, 10s));
+    w.stop();
+    EXPECT_EQ(ran.load(), 500);
+    EXPECT_EQ(w.stats().completed, 500U);
+    // One call per job without prefetch; the batches share them.
+    EXPECT_LT(evalsha_calls(), 250);
+}
+
+TEST_F(JobsPrefetch, StopGivesUnstartedJobsBackInTheirPlace) {
+    job_queue q(pool_, "drain");
+    add_many(q, "j", 10);
+    std::atomic<bool> release{false};
+    std::mutex mu;
+    std::vector<std::string> order;
+    job_worker w(q,
+                 [&](job_context& j) {
+                     {
+                         std::lock_guard lk(mu);
+                         order.push_back(j.id());
+                     }
+                     // j0 runs at once (the thread learns its jobs are short); j1 comes in a batch and
+                     // holds the thread until stop() was asked.
+                     if (j.id() == "j1")
+                         while (!release) std::this_thread::sleep_for(1ms);
+                     return std::string("ok");
+                 },
+                 {.prefetch = 8, .settle_delay = 100ms});
+    w.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().active >= 2; }, 5s));
+    std::thread stopper([&] { w.stop(); });
+    std::this_thread::sleep_for(50ms);
+    release = true;
+    stopper.join();
+    const auto n = q.counts();
+    EXPECT_EQ(n.completed, 2U);
+    EXPECT_EQ(n.active, 0U);
+    EXPECT_EQ(n.waiting, 8U);
+    for (int i = 2; i < 10; ++i) {
+        const auto j = q.get("j" + std::to_string(i));
+        EXPECT_EQ(j->state, job_state::waiting) << i;
+        EXPECT_EQ(j->attempts, 0U) << i << ": a released job's attempt is undone";
+    }
+    // In their place: a new worker runs them in the order they were added.
+    job_worker again(q, [&](job_context& j) {
+        std::lock_guard lk(mu);
+        order.push_back(j.id());
+        return std::string("ok");
+    });
+    again.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 10; }, 5s));
+    again.stop();
+    std::lock_guard lk(mu);
+    const std::vector<std::string> want{"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9"};
+    EXPECT_EQ(order, want);
+}
+
+TEST_F(JobsPrefetch, ACancelledClaimedJobNeverStartsAndACompletionDoesNotWaitForTheBatch) {
+    job_queue q(pool_, "cancel");
+    add_many(q, "j", 6);
+    std::atomic<bool> release{false};
+    std::mutex mu;
+    std::vector<std::string> ran;
+    job_worker w(q,
+                 [&](job_context& j) {
+                     {
+                         std::lock_guard lk(mu);
+                         ran.push_back(j.id());
+                     }
+                     if (j.id() == "j2")
+                         while (!release) std::this_thread::sleep_for(1ms);
+                     return std::string("ok");
+                 },
+                 {.prefetch = 8, .settle_delay = 20ms});
+    w.start();
+    // j1 and j2 come in one batch with the rest: j1's completion is sent by the flusher while
+    // j2 holds the thread.
+    ASSERT_TRUE(eventually([&] { return q.get("j1")->state == job_state::completed; }, 5s));
+    ASSERT_EQ(q.get("j2")->state, job_state::active);
+    ASSERT_EQ(q.get("j4")->state, job_state::active) << "j4 is claimed in j2's batch";
+    EXPECT_EQ(q.cancel("j4"), job_state::active);
+    std::this_thread::sleep_for(50ms);  // the cancel signal reaches the worker
+    release = true;
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto n = q.counts();
+            return n.completed == 5 && n.failed == 1;
+        },
+        5s));
+    w.stop();
+    EXPECT_EQ(q.get("j4")->state, job_state::failed);
+    EXPECT_EQ(q.get("j4")->error, "cancelled");
+    std::lock_guard lk(mu);
+    EXPECT_EQ(std::count(ran.begin(), ran.end(), "j4"), 0) << "a cancelled job started";
+}
+
+// Beyond a claim's first job, a job with a timeout (or a deadline) goes back, keeping its
+// place, and ends the batch: it would otherwise start late, its timeout already running.
+TEST_F(JobsPrefetch, JobsWithATimeoutOrADeadlineAreOnlyClaimedFirst) {
+    job_queue q(pool_, "timed");
+    (void)q.add("a", {.id = "a"});
+    (void)q.add("b", {.id = "b", .timeout = 1s});
+    (void)q.add("c", {.id = "c"});
+    (void)q.add("d", {.id = "d", .deadline = 10s});
+    (void)q.add("e", {.id = "e"});
+    auto claim = [&] {
+        const auto r = detail::job_claim_script().run(
+            pool_, {"redcoord:jobs:{timed}"},
+            {"w", "10000", "t", "0.5", "redcoord:jobs:{timed}:wake", "0", "0", "1000", "5"});
+        std::vector<std::string> ids;
+        for (std::size_t i = 3; i < r.elements().size(); ++i)
+            ids.push_back(r.elements()[i].elements().at(0).text());
+        return ids;
+    };
+    EXPECT_EQ(claim(), (std::vector<std::string>{"a"}));
+    EXPECT_EQ(claim(), (std::vector<std::string>{"b", "c"}));
+    EXPECT_EQ(claim(), (std::vector<std::string>{"d", "e"}));
+    EXPECT_EQ(q.counts().active, 5U);
+}
