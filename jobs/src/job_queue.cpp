@@ -166,6 +166,33 @@ bool job_queue::retry(std::string_view id) {
     return detail::job_retry_script().run(pool_, {keys_->base}, {id, keys_->wake}).integer() == 1;
 }
 
+std::optional<job_state> job_queue::remove(std::string_view id) {
+    validate_name(id, "job id");
+    const auto r = detail::job_remove_script().run(pool_, {keys_->base}, {id});
+    if (!r.is_string()) return std::nullopt;
+    return parse_state(r.text());
+}
+
+std::size_t job_queue::clean(job_state state, std::chrono::milliseconds older_than,
+                             std::size_t limit) {
+    if (state != job_state::completed && state != job_state::failed && state != job_state::dead)
+        throw invalid_argument("job_queue::clean: only completed, failed or dead jobs are cleaned");
+    if (older_than.count() < 0) throw invalid_argument("job_queue::clean: older_than must be >= 0");
+    constexpr std::size_t chunk = 1000;
+    std::size_t removed = 0;
+    while (limit == 0 || removed < limit) {
+        const auto want = limit == 0 ? chunk : std::min(chunk, limit - removed);
+        const auto n =
+            detail::job_clean_script()
+                .run(pool_, {keys_->base},
+                     {std::string(to_string(state)), ms_arg(older_than), std::to_string(want)})
+                .integer();
+        removed += static_cast<std::size_t>(n);
+        if (static_cast<std::size_t>(n) < want) break;
+    }
+    return removed;
+}
+
 job_counts job_queue::counts() {
     auto c = pool_.borrow_for(keys_->base);
     std::vector<std::vector<std::string>> cmds;

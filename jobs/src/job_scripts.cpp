@@ -413,6 +413,41 @@ return {redis.call('HGETALL', jk(ARGV[1])), redis.call('GET', base .. ':result:'
     return s;
 }
 
+// ARGV: id. Deletes the job and its result unless it is active. Returns the state it was in
+// ('active': nothing deleted), or false for no such job.
+const script& job_remove_script() {
+    static const script s(with_prelude(R"lua(
+local k = jk(ARGV[1])
+local state = redis.call('HGET', k, 'state')
+if not state or state == 'active' then return state end
+redis.call('ZREM', base .. ':' .. state, ARGV[1])
+redis.call('DEL', k, base .. ':result:' .. ARGV[1])
+return state
+)lua"));
+    return s;
+}
+
+// ARGV: state ('completed' | 'failed' | 'dead'), age ms, at most how many (<= 1000). Deletes
+// the jobs of that state that finished at least `age` ago (their index score), oldest first,
+// with their results. Returns how many.
+const script& job_clean_script() {
+    static const script s(with_prelude(R"lua(
+local index = base .. ':' .. ARGV[1]
+local ids = redis.call('ZRANGEBYSCORE', index, '-inf', int(now_ms() - tonumber(ARGV[2])),
+                       'LIMIT', 0, tonumber(ARGV[3]))
+if #ids == 0 then return 0 end
+local keys = {}
+for _, id in ipairs(ids) do
+  keys[#keys + 1] = jk(id)
+  keys[#keys + 1] = base .. ':result:' .. id
+end
+redis.call('DEL', unpack(keys))
+redis.call('ZREM', index, unpack(ids))
+return #ids
+)lua"));
+    return s;
+}
+
 }  // namespace redcoord::detail
 
 namespace redcoord::detail {

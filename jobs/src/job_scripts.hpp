@@ -17,6 +17,8 @@ const script& job_progress_script();       // record progress (token-checked)
 const script& job_cancel_script();         // waiting/delayed -> failed; active: flagged
 const script& job_retry_script();          // dead/failed -> waiting
 const script& job_get_script();            // the job's fields and its result
+const script& job_remove_script();         // delete a job that is not active
+const script& job_clean_script();          // delete finished jobs older than a cutoff
 const script& job_repeat_set_script();     // register or replace a repeatable job
 const script& job_repeat_remove_script();  // drop a repeatable job
 const script& job_repeat_list_script();    // the repeats and the server's time

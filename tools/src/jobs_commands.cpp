@@ -1,5 +1,5 @@
-// `redcoord jobs add|get|cancel|retry|list|stats NAME ...` over job_queue: the producer's and
-// the operator's side of a job queue (workers are programs: job_worker).
+// `redcoord jobs add|get|cancel|retry|remove|clean|list|stats NAME ...` over job_queue: the
+// producer's and the operator's side of a job queue (workers are programs: job_worker).
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
@@ -26,8 +26,9 @@ struct jobs_args {
     bool fixed = false;
     int priority = 0;
     unsigned max_attempts = 3;
-    std::string state = "waiting";  // list
-    std::size_t limit = 100;        // list
+    std::string state = "waiting";  // list, clean
+    std::size_t limit = 100;        // list, clean
+    milliseconds older_than{0};     // clean
 };
 
 job_queue_options queue_options(const context& ctx) {
@@ -154,6 +155,39 @@ int run_retry(context& ctx, const jobs_args& a) {
     return done ? ok : no;
 }
 
+int run_remove(context& ctx, const jobs_args& a) {
+    opened_queue opened(ctx, a, "jobs remove");
+    const auto was = opened.queue.remove(a.id);
+    const bool removed = was && *was != job_state::active;
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("id", a.id).add("removed", removed);
+        if (was) o.add("state", std::string(to_string(*was)));
+        print_line(o.str());
+    } else if (removed) {
+        print_line(std::string("removed ") + std::string(to_string(*was)));
+    } else if (was) {
+        print_note("job '" + a.id + "' is active: cancel it first");
+    } else {
+        print_note("job '" + a.id + "' is unknown");
+    }
+    return removed ? ok : no;
+}
+
+int run_clean(context& ctx, const jobs_args& a) {
+    opened_queue opened(ctx, a, "jobs clean");
+    const auto n = opened.queue.clean(state_named(a.state), a.older_than, a.limit);
+    if (ctx.opts.json)
+        print_line(json_object()
+                       .add("name", a.name)
+                       .add("state", a.state)
+                       .add("removed", static_cast<std::uint64_t>(n))
+                       .str());
+    else
+        print_line("removed " + std::to_string(n));
+    return ok;
+}
+
 int run_list(context& ctx, const jobs_args& a) {
     opened_queue opened(ctx, a, "jobs list");
     auto& q = opened.queue;
@@ -198,7 +232,8 @@ int run_stats(context& ctx, const jobs_args& a) {
 
 void add_jobs_commands(CLI::App& app, context& ctx) {
     auto* jobs = app.add_subcommand(
-        "jobs", "Job queue: add, get, cancel, retry, list, stats (workers are programs)");
+        "jobs",
+        "Job queue: add, get, cancel, retry, remove, clean, list, stats (workers are programs)");
     jobs->require_subcommand(1);
     const auto make = [&](const std::string& verb, const std::string& help) {
         auto a = std::make_shared<jobs_args>();
@@ -251,6 +286,25 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         sub->add_option("id", a->id, "Job id")->required();
         sub->footer("Exit 1 when the job is not dead or failed. JSON: {\"id\",\"retried\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_retry(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("remove", "Delete a job that is not active, with its result");
+        sub->add_option("id", a->id, "Job id")->required();
+        sub->footer(
+            "Exit 1 for an unknown or an active job. JSON: {\"id\",\"removed\"[,\"state\"]}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_remove(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] =
+            make("clean", "Delete finished jobs (completed, failed or dead) older than a cutoff");
+        a->state = "failed";
+        a->limit = 0;
+        sub->add_option("--state", a->state, "completed, failed or dead")->capture_default_str();
+        add_duration(*sub, "--older-than", a->older_than,
+                     "Finished at least this long ago (0: all of them)");
+        sub->add_option("--limit", a->limit, "At most this many (0: all)")->capture_default_str();
+        sub->footer("Prints how many were removed. JSON: {\"name\",\"state\",\"removed\"}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_clean(ctx, *a); }; });
     }
     {
         auto [sub, a] = make("list", "List job ids in one state, in the order they run or ran");

@@ -1,5 +1,5 @@
-// `redcoord jobs`: add with options, get, cancel, retry, list, stats, against jobs that a
-// job_worker in this process runs.
+// `redcoord jobs`: add with options, get, cancel, retry, remove, clean, list, stats, against
+// jobs that a job_worker in this process runs.
 #include "cli_harness.hpp"
 
 #include <redcoord/core/pool.hpp>
@@ -71,6 +71,22 @@ TEST_F(JobsCli, CancelAndRetryADelayedJob) {
     EXPECT_EQ(j({"retry", "later", "job-1"}).status, 0);
     EXPECT_EQ(j({"retry", "later", "job-1"}).status, code::no);  // waiting now
     EXPECT_EQ(j({"list", "later"}).output, "job-1\n");
+}
+
+TEST_F(JobsCli, RemoveAndCleanFinishedJobs) {
+    ASSERT_EQ(j({"add", "tidy", "x", "--id", "a"}).status, 0);
+    ASSERT_EQ(j({"add", "tidy", "x", "--id", "b"}).status, 0);
+    ASSERT_EQ(j({"add", "tidy", "x", "--id", "c"}).status, 0);
+    for (const char* id : {"a", "b", "c"}) ASSERT_EQ(j({"cancel", "tidy", id}).status, 0);
+    auto removed = j({"remove", "tidy", "a"});
+    EXPECT_EQ(removed.status, 0) << removed.output;
+    EXPECT_EQ(removed.output, "removed failed\n");
+    EXPECT_EQ(j({"remove", "tidy", "a"}).status, code::no);
+    EXPECT_EQ(j({"clean", "tidy", "--older-than", "1h"}).output, "removed 0\n");
+    EXPECT_EQ(jj({"clean", "tidy", "--state", "failed"}).output,
+              "{\"name\":\"tidy\",\"state\":\"failed\",\"removed\":2}\n");
+    EXPECT_EQ(j({"list", "tidy", "--state", "failed"}).output, "");
+    EXPECT_EQ(j({"clean", "tidy", "--state", "waiting"}).status, code::usage);
 }
 
 TEST_F(JobsCli, BadOptionsAreUsageErrors) {

@@ -190,6 +190,62 @@ TEST_F(Jobs, JitteredBackOffsStayWithinTheirBounds) {
     EXPECT_GE(longest - shortest, 5ms);
 }
 
+TEST_F(Jobs, RemoveDeletesAnyJobButAnActiveOne) {
+    job_queue q(pool_, "remove");
+    (void)q.add("w", {.id = "waiting"});
+    (void)q.add("d", {.id = "delayed", .delay = 1h});
+    (void)q.add("f", {.id = "failed"});
+    EXPECT_EQ(q.cancel("failed"), job_state::waiting);
+    EXPECT_EQ(q.remove("waiting"), job_state::waiting);
+    EXPECT_EQ(q.remove("delayed"), job_state::delayed);
+    EXPECT_EQ(q.remove("failed"), job_state::failed);
+    EXPECT_EQ(q.remove("waiting"), std::nullopt);
+    EXPECT_FALSE(q.get("waiting"));
+    const auto n = q.counts();
+    EXPECT_EQ(n.waiting + n.delayed + n.failed, 0U);
+    // An active job stays; a completed one goes with its result.
+    std::atomic<bool> release{false};
+    job_worker w(q, [&](job_context& j) {
+        while (j.id() == "busy" && !release) std::this_thread::sleep_for(1ms);
+        return std::string("result");
+    });
+    w.start();
+    (void)q.add("b", {.id = "busy"});
+    ASSERT_TRUE(reaches(q, "busy", job_state::active));
+    EXPECT_EQ(q.remove("busy"), job_state::active);
+    EXPECT_EQ(state_of(q, "busy"), job_state::active);
+    release = true;
+    ASSERT_TRUE(reaches(q, "busy", job_state::completed));
+    w.stop();
+    EXPECT_EQ(q.remove("busy"), job_state::completed);
+    EXPECT_EQ(pool_.command({"EXISTS", "redcoord:jobs:{remove}:result:busy"}).integer(), 0);
+    EXPECT_EQ(q.counts().completed, 0U);
+    EXPECT_THROW((void)q.remove(""), invalid_argument);
+}
+
+TEST_F(Jobs, CleanDeletesFinishedJobsOlderThanTheCutoffUpToTheLimit) {
+    job_queue q(pool_, "clean");
+    for (int i = 0; i < 5; ++i) {
+        const auto id = "old" + std::to_string(i);
+        (void)q.add("x", {.id = id});
+        (void)q.cancel(id);  // failed
+    }
+    std::this_thread::sleep_for(300ms);
+    (void)q.add("x", {.id = "new"});
+    (void)q.cancel("new");
+    EXPECT_EQ(q.counts().failed, 6U);
+    EXPECT_EQ(q.clean(job_state::failed, 200ms, 2), 2U);
+    EXPECT_FALSE(q.get("old0"));  // oldest first
+    EXPECT_FALSE(q.get("old1"));
+    EXPECT_EQ(q.clean(job_state::failed, 200ms), 3U);
+    EXPECT_EQ(q.counts().failed, 1U);
+    EXPECT_TRUE(q.get("new"));
+    EXPECT_EQ(q.clean(job_state::failed, 0ms), 1U);
+    EXPECT_EQ(q.clean(job_state::dead, 0ms), 0U);
+    EXPECT_THROW((void)q.clean(job_state::waiting, 0ms), invalid_argument);
+    EXPECT_THROW((void)q.clean(job_state::failed, -1ms), invalid_argument);
+}
+
 TEST_F(Jobs, AKnownIdAddsNothing) {
     job_queue q(pool_, "dedup");
     const auto first = q.add("one", {.id = "order-42"});

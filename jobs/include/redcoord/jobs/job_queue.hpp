@@ -189,6 +189,20 @@ public:
     /// Makes a dead or failed job waiting again, its attempts reset. @return false when the
     /// job is in another state or unknown.
     bool retry(std::string_view id);
+    /// Deletes `id` with its result: a waiting, delayed, completed, failed or dead job (an
+    /// active one is left alone: cancel() it first). One script.
+    /// @return the state it was removed from; nullopt for an unknown job; active (nothing
+    ///         removed) for an active one.
+    std::optional<job_state> remove(std::string_view id);
+    /// Retention of finished jobs: deletes (with their results) the jobs in `state` that
+    /// finished at least `older_than` ago by the server's clock, oldest first, at most
+    /// `limit` (0: all). Completed jobs also expire by themselves (keep_completed); failed
+    /// and dead ones stay until retried, removed or cleaned. Works in scripts of up to 1000
+    /// jobs each, so other clients are not held up by a large clean.
+    /// @return how many were deleted.
+    /// @throws invalid_argument for a state other than completed, failed or dead, or a
+    ///         negative `older_than`.
+    std::size_t clean(job_state state, std::chrono::milliseconds older_than, std::size_t limit = 0);
     /// Jobs per state.
     [[nodiscard]] job_counts counts();
     /// The ids of up to `limit` jobs in `state` (0: all), in the order they run or ran:
