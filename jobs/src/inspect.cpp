@@ -1,4 +1,5 @@
 #include "job_queue_keys.hpp"
+#include "job_scripts.hpp"
 
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
@@ -9,12 +10,13 @@
 
 namespace redcoord {
 
-namespace {
+namespace detail {
 
 // KEYS[1] the queue's base, KEYS[2] its election's selector. Returns {server ms, counts per
 // state, the first waiting job's added ms or false, holder or false, epoch or false,
 // {name, every, cron, zone, missed, last}...}. Reads only.
-const script inspect_script(R"lua(
+const script& jobs_inspect_script() {
+    static const script s(R"lua(
 local base = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -33,15 +35,17 @@ for _, name in ipairs(redis.call('SMEMBERS', base .. ':repeats')) do
 end
 return {now, counts, added, holder[1], holder[2], repeats}
 )lua");
+    return s;
+}
 
-}  // namespace
+}  // namespace detail
 
 jobs_inspection inspect_jobs(connection_pool& pool, std::string_view name,
                              std::string_view prefix) {
     validate_name(name, "job queue name");
     const auto keys = detail::make_job_keys(prefix, name);
     const auto selector = make_election_keys(prefix, name).selector;
-    const auto r = inspect_script.run(pool, {keys.base, selector}, {});
+    const auto r = detail::jobs_inspect_script().run(pool, {keys.base, selector}, {});
     const auto& e = r.elements();
     jobs_inspection v;
     const auto now = e.at(0).integer();

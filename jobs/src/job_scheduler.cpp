@@ -2,6 +2,7 @@
 #include "job_scripts.hpp"
 #include "tick_plan.hpp"
 
+#include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/election_options.hpp>
@@ -33,7 +34,8 @@ struct job_scheduler::state {
     std::string selector;
     std::unique_ptr<leader_elector> elector;
     std::unique_ptr<leader_task> task;
-    std::atomic<std::uint64_t> added{0}, errors{0};
+    std::atomic<std::uint64_t> added{0};
+    detail::error_slot errors;  // passes that threw
     // Parsed schedules and loaded zones by their text: a pass re-reads the repeats each time.
     std::map<std::string, cron_schedule> crons;
     std::map<std::string, time_zone> zones;
@@ -61,7 +63,7 @@ struct job_scheduler::state {
         try {
             list = detail::job_repeat_list_script().run(queue.pool(), {keys.base}, {});
         } catch (const std::exception&) {
-            errors.fetch_add(1);
+            errors.record();
             return;
         }
         const auto now = list.elements().at(0).integer();
@@ -79,7 +81,7 @@ struct job_scheduler::state {
             } catch (const std::exception&) {
                 // Fenced off (a newer leader), the server unreachable, or a repeat whose
                 // schedule no longer parses: the next pass tries again.
-                errors.fetch_add(1);
+                errors.record();
             }
         }
     }
@@ -111,6 +113,11 @@ void job_scheduler::stop() noexcept {
 
 bool job_scheduler::is_leader() const noexcept { return s_->elector->is_leader(); }
 std::uint64_t job_scheduler::ticks_added() const noexcept { return s_->added.load(); }
-std::uint64_t job_scheduler::errors() const noexcept { return s_->errors.load(); }
+std::uint64_t job_scheduler::errors() const noexcept { return s_->errors.count(); }
+
+std::exception_ptr job_scheduler::last_error() const {
+    if (auto e = s_->errors.last()) return e;
+    return s_->elector->last_error();
+}
 
 }  // namespace redcoord

@@ -105,9 +105,13 @@ end
 -- member is the token check of a settlement.
 local function active_member(token, id) return token .. ':' .. id end
 local function active_id(member) return string.match(member, '^[^:]*:(.*)$') end
--- Housekeeping: promotes due delayed jobs and reclaims stalled ones (a dead or paused
--- worker's, whose lease lapsed, or a timed-out one's). Returns the reclaimed ids.
-local function housekeep(now, u, wake)
+-- Housekeeping: promotes due delayed jobs, reclaims stalled ones (a dead or paused worker's,
+-- whose lease lapsed, or a timed-out one's) and trims the completed jobs older than `keep` ms
+-- (their hashes expire by themselves) from the index. Returns the reclaimed ids.
+local function housekeep(now, u, wake, keep)
+  if keep and keep > 0 then
+    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - keep))
+  end
   local due = redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', int(now), 'LIMIT', 0, 100)
   if #due > 0 then
     redis.call('ZREM', base .. ':delayed', unpack(due))
@@ -128,7 +132,8 @@ local function housekeep(now, u, wake)
 end
 -- Claims ready jobs for the worker whose claim arguments start at ARGV[a]: worker id, lease
 -- ms, claim token, uniform random in [0, 1), wake channel, concurrency limit, rate limit, rate
--- window ms, and optionally how many jobs at most (default 1); after housekeeping unless
+-- window ms, and optionally how many jobs at most (default 1) and the queue's keep_completed
+-- ms (for the housekeeping's trim; absent or 0: no trim); after housekeeping unless
 -- `skip_housekeeping`. Beyond the first, only jobs without a timeout and a deadline are
 -- taken (they would wait behind the others): the first such job goes back with its score and
 -- ends the batch. Returns {jobs claimed, stalled ids, ms to wait when none (until the next
@@ -138,7 +143,9 @@ end
 local function claim_next(a, now, skip_housekeeping)
   now = now or now_ms()
   local stalled = {}
-  if not skip_housekeeping then stalled = housekeep(now, tonumber(ARGV[a + 3]), ARGV[a + 4]) end
+  if not skip_housekeeping then
+    stalled = housekeep(now, tonumber(ARGV[a + 3]), ARGV[a + 4], tonumber(ARGV[a + 9]))
+  end
   local want = tonumber(ARGV[a + 8] or '1')
   local concurrency = tonumber(ARGV[a + 5])
   if concurrency > 0 then
@@ -249,8 +256,9 @@ return out
 
 // ARGV: the claim arguments of claim_next(): worker id, lease ms, claim token, uniform random
 // in [0, 1) for back-offs, wake channel, concurrency limit (0: none), rate limit (0: none),
-// rate window ms, and optionally how many jobs at most (default 1). Returns claim_next()'s
-// reply; its stalled ids are the jobs this call reclaimed (for the stalled events).
+// rate window ms, and optionally how many jobs at most (default 1) and keep_completed ms.
+// Returns claim_next()'s reply; its stalled ids are the jobs this call reclaimed (for the
+// stalled events).
 const script& job_claim_script() {
     static const script s(with_prelude(R"lua(
 return claim_next(1)
@@ -312,14 +320,8 @@ for j = 0, n - 1 do
   end
   results[#results + 1] = r
 end
-if #completed > 0 then
-  redis.call('ZADD', base .. ':completed', unpack(completed))
-  -- The index of completed jobs is trimmed on about one call in 16 (by the clock's
-  -- millisecond): its expired entries cost little, the trim's call on every job does.
-  if now % 16 == 0 then
-    redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - tonumber(keep)))
-  end
-end
+-- The index is trimmed by the claims' housekeeping (claim_next()).
+if #completed > 0 then redis.call('ZADD', base .. ':completed', unpack(completed)) end
 if released or (freed and ARGV[5] == '1') then redis.call('PUBLISH', wake, 'w') end
 local c = 7 + n * 6
 if #ARGV > c then return {results, claim_next(c + 1, now, ARGV[c] == '1')} end

@@ -23,6 +23,7 @@ const script& job_repeat_set_script();     // register or replace a repeatable j
 const script& job_repeat_remove_script();  // drop a repeatable job
 const script& job_repeat_list_script();    // the repeats and the server's time
 const script& job_tick_script();           // add due ticks, fenced by the election's epoch
+const script& jobs_inspect_script();       // counts, oldest waiting, scheduler (inspect.cpp)
 
 // Priority levels: 0 (lowest) .. max_priority (highest).
 inline constexpr int max_job_priority = 9;

@@ -3,6 +3,7 @@
 #include "job_scripts.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -85,7 +86,8 @@ struct job_worker::state {
     std::vector<settlement> pending;   // under mu: settlements not yet sent
     bool flush_armed = false;          // under mu: the flusher will send `pending`
 
-    std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0}, errors{0};
+    std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0};
+    detail::error_slot errors;  // claims, settlements and heartbeats that threw
     std::atomic<clock_type::rep> last_housekeeping{0};  // steady clock ticks
 
     std::vector<std::thread> threads;
@@ -134,7 +136,8 @@ struct job_worker::state {
         args.insert(args.end(),
                     {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
                      std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
-                     std::to_string(qo.rate_interval.count()), std::to_string(want)});
+                     std::to_string(qo.rate_interval.count()), std::to_string(want),
+                     std::to_string(qo.keep_completed.count())});
     }
 
     std::vector<settlement> take_pending() {
@@ -223,7 +226,7 @@ struct job_worker::state {
         try {
             (void)send(std::move(batch), nullptr, true);
         } catch (const std::exception&) {
-            errors.fetch_add(1);
+            errors.record();
         }
         return std::nullopt;
     }
@@ -248,7 +251,7 @@ struct job_worker::state {
                     try {
                         (void)send(std::move(batch), nullptr, true);
                     } catch (const std::exception&) {
-                        errors.fetch_add(1);
+                        errors.record();
                     }
                     return;
                 }
@@ -259,7 +262,7 @@ struct job_worker::state {
                 try {
                     r = *send(std::move(batch), &token, skip, batch_size(average_us));
                 } catch (const std::exception&) {
-                    errors.fetch_add(1);
+                    errors.record();
                     idle(opts.retry_delay);
                     continue;
                 }
@@ -432,7 +435,7 @@ struct job_worker::state {
                     it->second.stop.request_stop();
             }
         } catch (const std::exception&) {
-            errors.fetch_add(1);
+            errors.record();
         }
         return next;
     }
@@ -508,9 +511,11 @@ void job_worker::stop() noexcept {
 }
 
 job_worker_stats job_worker::stats() const {
-    return {s_->completed.load(), s_->failed.load(), s_->lost.load(), s_->errors.load()};
+    return {s_->completed.load(), s_->failed.load(), s_->lost.load(), s_->errors.count()};
 }
 
 const std::string& job_worker::id() const noexcept { return s_->id; }
+
+std::exception_ptr job_worker::last_error() const { return s_->errors.last(); }
 
 }  // namespace redcoord

@@ -41,19 +41,10 @@ void queue_worker::stop() noexcept {
 
 queue_worker_stats queue_worker::stats() const noexcept {
     return {acked_.load(), requeued_.load(), dead_.load(),
-            lost_.load(),  errors_.load(),   unsettled_.load()};
+            lost_.load(),  errors_.count(),  unsettled_.load()};
 }
 
-std::exception_ptr queue_worker::last_error() const {
-    std::lock_guard l(error_mu_);
-    return last_error_;
-}
-
-void queue_worker::failed() noexcept {
-    errors_.fetch_add(1);
-    std::lock_guard l(error_mu_);
-    last_error_ = std::current_exception();
-}
+std::exception_ptr queue_worker::last_error() const { return errors_.last(); }
 
 void queue_worker::run(std::stop_token stop) {
     while (!stop_.load()) {
@@ -61,7 +52,7 @@ void queue_worker::run(std::stop_token stop) {
         try {
             d = queue_.pop(opts_.poll_timeout, stop);
         } catch (const std::exception&) {
-            failed();
+            errors_.record();
             std::this_thread::sleep_for(opts_.retry_delay);
             continue;
         }
@@ -94,7 +85,7 @@ void queue_worker::run(std::stop_token stop) {
             }
             if (!ok) lost_.fetch_add(1);
         } catch (const std::exception&) {
-            failed();
+            errors_.record();
             unsettled_.fetch_add(1);
         }
     }

@@ -246,6 +246,24 @@ TEST_F(Jobs, CleanDeletesFinishedJobsOlderThanTheCutoffUpToTheLimit) {
     EXPECT_THROW((void)q.clean(job_state::failed, -1ms), invalid_argument);
 }
 
+// A completed job stays readable for keep_completed; then its hash expires and the claims'
+// housekeeping drops it from the index.
+TEST_F(Jobs, CompletedJobsLeaveAfterKeepCompleted) {
+    job_queue_options o;
+    o.keep_completed = 300ms;
+    job_queue q(pool_, "kept", o);
+    job_worker w(q, [](job_context&) { return std::string("r"); }, {.poll_timeout = 50ms});
+    w.start();
+    const auto a = q.add("x");
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.counts().completed, 1U);
+    EXPECT_TRUE(eventually([&] { return q.counts().completed == 0; }, 3s));
+    EXPECT_FALSE(q.get(a.id));
+    // Its id is free again.
+    EXPECT_TRUE(q.add("again", {.id = a.id}).added);
+    w.stop();
+}
+
 TEST_F(Jobs, AKnownIdAddsNothing) {
     job_queue q(pool_, "dedup");
     const auto first = q.add("one", {.id = "order-42"});

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -68,6 +69,11 @@ public:
     [[nodiscard]] std::uint64_t ticks_added() const noexcept;
     /// Passes that failed (server unreachable, or fenced off).
     [[nodiscard]] std::uint64_t errors() const noexcept;
+    /// The latest failure of a pass, or else the election's (leader_elector::last_error()),
+    /// or null. Passes and rounds are retried whatever it was, so this is how a caller sees,
+    /// for example, a permission_error (see redcoord/jobs/acl.hpp) that no retry will cure.
+    /// Thread-safe.
+    [[nodiscard]] std::exception_ptr last_error() const;
 
     struct state;  ///< Internal.
 

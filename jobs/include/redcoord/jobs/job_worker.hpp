@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -124,7 +125,8 @@ struct job_worker_stats {
 /// @par Errors
 /// The constructor throws invalid_argument for bad options or an empty handler; start()
 /// throws std::system_error when a thread cannot start; stop(), the destructor and stats()
-/// never throw. Failures of claims, completions and heartbeats are counted and retried.
+/// never throw. Failures of claims, completions and heartbeats are counted, retried and kept
+/// in last_error().
 ///
 /// @par Cost
 /// Per job: one round trip, the completion (or failure) and the next claim in one script; the
@@ -152,6 +154,11 @@ public:
     [[nodiscard]] job_worker_stats stats() const;
     /// This worker's id (recorded in job_info::worker).
     [[nodiscard]] const std::string& id() const noexcept;
+    /// The latest failure counted in stats().errors (a claim, settlement or heartbeat that
+    /// threw), or null. The threads retry after retry_delay whatever it was, so this is how a
+    /// caller sees, for example, a permission_error (see redcoord/jobs/acl.hpp) that no retry
+    /// will cure. Thread-safe.
+    [[nodiscard]] std::exception_ptr last_error() const;
 
     struct state;  ///< Internal.
 

@@ -3,6 +3,7 @@
 /// A consumer runner: N threads popping from a reliable_queue and calling a handler, with a
 /// graceful drain on stop.
 
+#include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 
@@ -12,7 +13,6 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <stop_token>
 #include <thread>
 #include <vector>
@@ -113,7 +113,6 @@ public:
 
 private:
     void run(std::stop_token stop);
-    void failed() noexcept;  // from a catch block: counts and keeps the exception
 
     reliable_queue& queue_;
     handler handler_;
@@ -122,10 +121,8 @@ private:
     std::atomic<bool> stop_{false};
     std::atomic<bool> running_{false};
     std::stop_source stop_source_;
-    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, errors_{0},
-        unsettled_{0};
-    mutable std::mutex error_mu_;
-    std::exception_ptr last_error_;  // guarded by error_mu_
+    detail::error_slot errors_;  // pops, acks and nacks that threw
+    std::atomic<std::uint64_t> acked_{0}, requeued_{0}, dead_{0}, lost_{0}, unsettled_{0};
 };
 
 }  // namespace redcoord
