@@ -84,7 +84,17 @@ reply run_within(connection_pool& pool, std::chrono::milliseconds within,
     auto res = fan_out(pools, campaign_script, keys, args, fo);
     auto& n = res.front();
     switch (n.state) {
-        case node_result::status::answered: return std::move(*n.value);
+        case node_result::status::answered:
+            // A refusal inside the script names no command (Redis 7.0): list what it calls,
+            // as script::run() does.
+            if (n.value->is_error() && detail::is_permission_refusal(n.value->text())) {
+                try {
+                    detail::throw_reply_error(n.value->text(), "EVALSHA", "election round");
+                } catch (const permission_error&) {
+                    detail::rethrow_with_script(campaign_script);
+                }
+            }
+            return std::move(*n.value);
         case node_result::status::connection_failed:
             // A handshake the ACL user may not complete (PING, SELECT) arrives here as text.
             if (detail::is_permission_refusal(n.error))

@@ -2,6 +2,7 @@
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/replication.hpp>
@@ -201,8 +202,10 @@ job_counts job_queue::counts() {
     const auto r = c->pipeline(cmds);
     job_counts n;
     std::uint64_t* into[] = {&n.waiting, &n.delayed, &n.active, &n.completed, &n.failed, &n.dead};
-    for (std::size_t i = 0; i < r.size(); ++i)
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        if (r[i].is_error()) detail::throw_reply_error(r[i].text(), "ZCARD", "job_queue::counts");
         *into[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r[i].integer()));
+    }
     return n;
 }
 

@@ -1,4 +1,4 @@
-// `redcoord acl-rules [--part lock|election|signaling|queue|all] [--user NAME] [--channel P]...
+// `redcoord acl-rules [--part lock|election|signaling|queue|jobs|all] [--user NAME] [--channel P]...
 // [--db N]`: prints the ACL SETUSER line that lets a Redis user do exactly what the part needs
 // (issue 18). Prints only; it never connects.
 #include "context.hpp"
@@ -6,6 +6,7 @@
 
 #include <redcoord/core/acl.hpp>
 #include <redcoord/election/acl.hpp>
+#include <redcoord/jobs/acl.hpp>
 #include <redcoord/lock/acl.hpp>
 #include <redcoord/queue/acl.hpp>
 #include <redcoord/signaling/acl.hpp>
@@ -29,6 +30,7 @@ acl_needs needs_of(const acl_args& a, const std::string& prefix) {
     if (all || a.part == "election") n.merge(election_acl_needs(prefix, a.db));
     if (all || a.part == "signaling") n.merge(signaling_acl_needs(prefix, a.channels, a.db));
     if (all || a.part == "queue") n.merge(queue_acl_needs(prefix, a.db));
+    if (all || a.part == "jobs") n.merge(jobs_acl_needs(prefix, a.db));
     return n;
 }
 
@@ -77,8 +79,8 @@ void add_acl_command(CLI::App& app, context& ctx) {
         "name their patterns with --channel. A user missing a permission gets an error naming the "
         "command\n"
         "(exit 122). Never connects to Redis.");
-    sub->add_option("--part", a->part, "lock, election, signaling, queue or all")
-        ->check(CLI::IsMember({"lock", "election", "signaling", "queue", "all"}))
+    sub->add_option("--part", a->part, "lock, election, signaling, queue, jobs or all")
+        ->check(CLI::IsMember({"lock", "election", "signaling", "queue", "jobs", "all"}))
         ->capture_default_str();
     sub->add_option("--user", a->user, "ACL user name")->capture_default_str();
     sub->add_option("--channel", a->channels,

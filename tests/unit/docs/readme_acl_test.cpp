@@ -1,6 +1,7 @@
 // The README's least-privilege ACL table must name every command, key pattern and channel
 // pattern each part's acl_needs() holds (issue 18), so the table cannot fall behind a script.
 #include <redcoord/election/acl.hpp>
+#include <redcoord/jobs/acl.hpp>
 #include <redcoord/lock/acl.hpp>
 #include <redcoord/queue/acl.hpp>
 #include <redcoord/signaling/acl.hpp>
@@ -65,4 +66,5 @@ TEST(ReadmeAcl, TableNamesEveryNeedOfEveryPart) {
     expect_row_covers("election", redcoord::election_acl_needs());
     expect_row_covers("signaling", redcoord::signaling_acl_needs());
     expect_row_covers("queue", redcoord::queue_acl_needs());
+    expect_row_covers("jobs", redcoord::jobs_acl_needs());
 }
