@@ -4,6 +4,7 @@
 
 #include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/election_options.hpp>
 #include <redcoord/election/leader_elector.hpp>
@@ -57,6 +58,28 @@ struct job_scheduler::state {
         return r;
     }
 
+    // Runs the tick script; with job_queue_options::replicas, waits (WAIT) as an add does, so
+    // that the ticks and the repeat's last tick are on a replica before the next pass: a
+    // failover then neither loses a tick a worker may have run nor adds it again. An
+    // unconfirmed pass counts as an error; its ticks stand on the master.
+    std::int64_t add_ticks(std::span<const std::string_view> k,
+                           const std::vector<std::string>& argv) {
+        const auto& qo = queue.options();
+        if (qo.replicas == 0) return detail::job_tick_script().run(queue.pool(), k, argv).integer();
+        const std::vector<std::string_view> args(argv.begin(), argv.end());
+        auto c = queue.pool().borrow_for(keys.base);
+        auto w =
+            run_then_wait(*c, detail::job_tick_script(), k, args, qo.replicas, qo.replica_timeout);
+        const auto n = w.result.integer();
+        if (w.acks < qo.replicas) {
+            added.fetch_add(static_cast<std::uint64_t>(n));
+            throw replication_timeout("job_scheduler: ticks of '" + queue.name() +
+                                          "' not acknowledged by a replica in time",
+                                      w.acks, qo.replicas);
+        }
+        return n;
+    }
+
     // One pass of the leader under `epoch` (on the leader task's thread).
     void pass(std::uint64_t epoch) {
         reply list;
@@ -76,8 +99,7 @@ struct job_scheduler::state {
                                               keys.wake};
                 for (auto t : ticks) argv.push_back(std::to_string(t));
                 const std::array<std::string_view, 2> k{keys.base, selector};
-                added.fetch_add(static_cast<std::uint64_t>(
-                    detail::job_tick_script().run(queue.pool(), k, argv).integer()));
+                added.fetch_add(static_cast<std::uint64_t>(add_ticks(k, argv)));
             } catch (const std::exception&) {
                 // Fenced off (a newer leader), the server unreachable, or a repeat whose
                 // schedule no longer parses: the next pass tries again.

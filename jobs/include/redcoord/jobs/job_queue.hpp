@@ -133,8 +133,10 @@ struct job_queue_options {
     /// add_batch() return; 0: the master's reply suffices, and a job added just before the
     /// master dies can be lost with it (asynchronous replication). With n > 0 an add that
     /// fewer replicas acknowledged within replica_timeout throws replication_timeout (the
-    /// master has it; it is not durable yet). Settlements need no WAIT: one lost in a failover
-    /// runs its job again (at least once), never loses it.
+    /// master has it; it is not durable yet). A job_scheduler's ticks wait the same way (an
+    /// unconfirmed pass counts in its errors()), so a failover neither loses a tick nor adds
+    /// it again. Settlements need no WAIT: one lost in a failover runs its job again (at
+    /// least once), never loses it.
     std::size_t replicas = 0;
     /// How long an add waits for `replicas` acknowledgements. > 0 when replicas > 0.
     std::chrono::milliseconds replica_timeout{100};
