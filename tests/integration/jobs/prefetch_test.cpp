@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -36,6 +37,28 @@ protected:
         const auto at = info.find("cmdstat_evalsha:calls=");
         return at == std::string::npos ? 0 : std::stoll(info.substr(at + 22));
     }
+
+    // A handler that records the ids it runs and holds its thread on `held` until `release`.
+    struct recorder {
+        std::mutex mu;
+        std::vector<std::string> ran;
+        std::atomic<bool> release{false};
+        job_handler holding(std::string held) {
+            return [this, held](job_context& j) {
+                {
+                    std::lock_guard lk(mu);
+                    ran.push_back(j.id());
+                }
+                if (j.id() == held)
+                    while (!release) std::this_thread::sleep_for(1ms);
+                return std::string("ok");
+            };
+        }
+        std::vector<std::string> runs() {
+            std::lock_guard lk(mu);
+            return ran;
+        }
+    };
 
     // Adds `n` jobs "<prefix><i>" in one batch.
     static void add_many(job_queue& q, const std::string& prefix, int n, job_options o = {}) {
@@ -73,27 +96,15 @@ TEST_F(JobsPrefetch, ShortJobsShareTheirCalls) {
 TEST_F(JobsPrefetch, StopGivesUnstartedJobsBackInTheirPlace) {
     job_queue q(pool_, "drain");
     add_many(q, "j", 10);
-    std::atomic<bool> release{false};
-    std::mutex mu;
-    std::vector<std::string> order;
-    job_worker w(q,
-                 [&](job_context& j) {
-                     {
-                         std::lock_guard lk(mu);
-                         order.push_back(j.id());
-                     }
-                     // j0 runs at once (the thread learns its jobs are short); j1 comes in a batch and
-                     // holds the thread until stop() was asked.
-                     if (j.id() == "j1")
-                         while (!release) std::this_thread::sleep_for(1ms);
-                     return std::string("ok");
-                 },
-                 {.prefetch = 8, .settle_delay = 100ms});
+    // j0 runs at once (the thread learns its jobs are short); j1 comes in a batch and holds
+    // the thread until stop() was asked.
+    recorder rec;
+    job_worker w(q, rec.holding("j1"), {.prefetch = 8, .settle_delay = 100ms});
     w.start();
     ASSERT_TRUE(eventually([&] { return q.counts().active >= 2; }, 5s));
     std::thread stopper([&] { w.stop(); });
     std::this_thread::sleep_for(50ms);
-    release = true;
+    rec.release = true;
     stopper.join();
     const auto n = q.counts();
     EXPECT_EQ(n.completed, 2U);
@@ -105,36 +116,19 @@ TEST_F(JobsPrefetch, StopGivesUnstartedJobsBackInTheirPlace) {
         EXPECT_EQ(j->attempts, 0U) << i << ": a released job's attempt is undone";
     }
     // In their place: a new worker runs them in the order they were added.
-    job_worker again(q, [&](job_context& j) {
-        std::lock_guard lk(mu);
-        order.push_back(j.id());
-        return std::string("ok");
-    });
+    job_worker again(q, rec.holding(""));
     again.start();
     ASSERT_TRUE(eventually([&] { return q.counts().completed == 10; }, 5s));
     again.stop();
-    std::lock_guard lk(mu);
     const std::vector<std::string> want{"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9"};
-    EXPECT_EQ(order, want);
+    EXPECT_EQ(rec.runs(), want);
 }
 
 TEST_F(JobsPrefetch, ACancelledClaimedJobNeverStartsAndACompletionDoesNotWaitForTheBatch) {
     job_queue q(pool_, "cancel");
     add_many(q, "j", 6);
-    std::atomic<bool> release{false};
-    std::mutex mu;
-    std::vector<std::string> ran;
-    job_worker w(q,
-                 [&](job_context& j) {
-                     {
-                         std::lock_guard lk(mu);
-                         ran.push_back(j.id());
-                     }
-                     if (j.id() == "j2")
-                         while (!release) std::this_thread::sleep_for(1ms);
-                     return std::string("ok");
-                 },
-                 {.prefetch = 8, .settle_delay = 20ms});
+    recorder rec;
+    job_worker w(q, rec.holding("j2"), {.prefetch = 8, .settle_delay = 20ms});
     w.start();
     // j1 and j2 come in one batch with the rest: j1's completion is sent by the flusher while
     // j2 holds the thread.
@@ -143,7 +137,7 @@ TEST_F(JobsPrefetch, ACancelledClaimedJobNeverStartsAndACompletionDoesNotWaitFor
     ASSERT_EQ(q.get("j4")->state, job_state::active) << "j4 is claimed in j2's batch";
     EXPECT_EQ(q.cancel("j4"), job_state::active);
     std::this_thread::sleep_for(50ms);  // the cancel signal reaches the worker
-    release = true;
+    rec.release = true;
     ASSERT_TRUE(eventually(
         [&] {
             const auto n = q.counts();
@@ -153,7 +147,7 @@ TEST_F(JobsPrefetch, ACancelledClaimedJobNeverStartsAndACompletionDoesNotWaitFor
     w.stop();
     EXPECT_EQ(q.get("j4")->state, job_state::failed);
     EXPECT_EQ(q.get("j4")->error, "cancelled");
-    std::lock_guard lk(mu);
+    const auto ran = rec.runs();
     EXPECT_EQ(std::count(ran.begin(), ran.end(), "j4"), 0) << "a cancelled job started";
 }
 
