@@ -33,7 +33,9 @@ local function next_seq()
 end
 -- A job's options travel and rest as one field `o`: "priority max-attempts back-off-kind
 -- base-ms max-ms jitter" (job_queue.cpp writes it), read whole by the worker.
-local function priority_of(o) return tonumber(string.match(o, '^(%d+)')) end
+-- A malformed field (not written by this version) reads as priority 0 and one attempt, so
+-- such a job ends dead instead of failing every script that touches it.
+local function priority_of(o) return tonumber(string.match(o or '', '^(%d+)')) or 0 end
 local function enqueue(id, priority)
   redis.call('ZADD', base .. ':waiting', int((9 - priority) * 1099511627776 + next_seq()), id)
 end
@@ -86,7 +88,7 @@ local function settle_failure(id, reason, now, u, wake)
   local f = redis.call('HMGET', k, 'attempts', 'o', 'cancel')
   if f[3] == '1' then finish(id, 'failed', 'cancelled', now) return 'failed' end
   local attempts = tonumber(f[1]) or 0
-  if attempts >= tonumber(string.match(f[2], '^%d+ (%d+)')) then
+  if attempts >= (tonumber(string.match(f[2] or '', '^%d+ (%d+)')) or 1) then
     finish(id, 'dead', reason, now)
     return 'dead'
   end

@@ -59,8 +59,9 @@ struct job_worker::state {
 
     // A claimed job waiting its turn on the thread that claimed it.
     struct claimed {
-        std::string id, payload, options, token, score;
+        std::string id, payload, token, score;
         unsigned attempt = 0;
+        detail::job_options_field options;
         milliseconds timeout{0};
     };
 
@@ -266,16 +267,24 @@ struct job_worker::state {
                     idle(opts.retry_delay);
                     continue;
                 }
-                const auto& e = r.elements();
-                announce_stalled(e.at(1));
-                if (e.at(0).integer() == 0) {
-                    const auto due = e.at(2).integer();
-                    auto wait = opts.poll_timeout;
-                    if (due >= 0) wait = std::min(wait, milliseconds(due));
-                    if (wait.count() > 0) idle(wait);
+                try {
+                    const auto& e = r.elements();
+                    announce_stalled(e.at(1));
+                    if (e.at(0).integer() == 0) {
+                        const auto due = e.at(2).integer();
+                        auto wait = opts.poll_timeout;
+                        if (due >= 0) wait = std::min(wait, milliseconds(due));
+                        if (wait.count() > 0) idle(wait);
+                        continue;
+                    }
+                    take(e, token, sent, local);
+                } catch (const std::exception&) {
+                    // A reply of another shape (not this version's scripts): its jobs, if
+                    // any, lapse and are retried; never the end of the thread.
+                    errors.record();
+                    idle(opts.retry_delay);
                     continue;
                 }
-                take(e, token, sent, local);
             }
             if (stopped()) {
                 // Unstarted jobs go back to waiting (their attempts undone), cancelled or
@@ -306,7 +315,7 @@ struct job_worker::state {
             c.id = j.at(0).text();
             c.payload = j.at(1).text();
             c.attempt = static_cast<unsigned>(j.at(2).integer());
-            c.options = j.at(3).text();
+            c.options = detail::decode_job_options(j.at(3).text());
             c.timeout = milliseconds(std::stoll(j.at(4).text()));
             c.score = j.at(5).text();
             c.token = token;
@@ -369,9 +378,8 @@ struct job_worker::state {
         ctx.id_ = c.id;
         ctx.payload_ = c.payload;
         ctx.attempt_ = c.attempt;
-        const auto o = detail::decode_job_options(c.options);
-        ctx.max_attempts_ = o.max_attempts;
-        ctx.priority_ = o.priority;
+        ctx.max_attempts_ = c.options.max_attempts;
+        ctx.priority_ = c.options.priority;
         ctx.stop_ = stop;
         ctx.progress_ = [this, job = c.id, token = c.token](std::string_view progress) {
             return detail::job_progress_script()

@@ -264,6 +264,30 @@ TEST_F(Jobs, CompletedJobsLeaveAfterKeepCompleted) {
     w.stop();
 }
 
+// A job hash this version did not write (its options field garbled): the worker counts the
+// claim's failure in last_error() and goes on; the job lapses and ends dead; others run.
+TEST_F(Jobs, AMalformedJobIsAnErrorNotTheEndOfTheWorker) {
+    job_queue q(pool_, "garbled");
+    (void)q.add("x", {.id = "bad"});
+    (void)pool_.command({"HSET", "redcoord:jobs:{garbled}:job:bad", "o", "garbage"});
+    job_worker w(q, [](job_context&) { return std::string("ok"); },
+                 {.lease = 300ms, .poll_timeout = 50ms, .retry_delay = 10ms});
+    w.start();
+    ASSERT_TRUE(eventually([&] { return w.last_error() != nullptr; }, 5s));
+    EXPECT_THROW(std::rethrow_exception(w.last_error()), error);
+    (void)q.add("y", {.id = "good"});
+    EXPECT_TRUE(reaches(q, "good", job_state::completed));
+    // get() refuses the garbled job with a typed error; its state is readable as is.
+    EXPECT_THROW((void)q.get("bad"), error);
+    EXPECT_TRUE(eventually(
+        [&] {
+            return pool_.command({"HGET", "redcoord:jobs:{garbled}:job:bad", "state"}).text() ==
+                   "dead";
+        },
+        5s));
+    w.stop();
+}
+
 TEST_F(Jobs, AKnownIdAddsNothing) {
     job_queue q(pool_, "dedup");
     const auto first = q.add("one", {.id = "order-42"});
