@@ -90,6 +90,23 @@ acl_needs pubsub_acl_needs(bool patterns, int db) {
     return n;
 }
 
+acl_needs cluster_acl_needs(acl_needs part) {
+    const auto has = [&](std::string_view c) {
+        return std::find(part.commands.begin(), part.commands.end(), c) != part.commands.end();
+    };
+    // The sharded forms: a cluster's links subscribe with SSUBSCRIBE, scripts made with
+    // cluster_publish::sharded and the signal hub publish with SPUBLISH, and unicast asks the
+    // slot's shard with PUBSUB SHARDCHANNELS. Patterns have no sharded form (refused on a
+    // cluster), so PSUBSCRIBE needs nothing more.
+    const bool subscribes = has("subscribe"), publishes = has("publish"),
+               lists = has("pubsub|channels");
+    part.allow_commands({"cluster|shards", "cluster|slots", "asking"});
+    if (subscribes) part.allow_commands({"ssubscribe", "sunsubscribe"});
+    if (publishes) part.allow_commands({"spublish"});
+    if (lists) part.allow_commands({"pubsub|shardchannels"});
+    return part;
+}
+
 std::string prefixed_pattern(std::string_view prefix, std::string_view rest) {
     return glob_escape(prefix).append(rest);
 }

@@ -22,6 +22,9 @@ acl_needs signaling_acl_needs(std::string_view prefix, const std::vector<std::st
         n.channel_patterns.push_back(prefixed_pattern(prefix, kind));
     }
     n.channel_patterns.push_back(prefixed_pattern(prefix, "unicast:*"));
+    // On a cluster unicast's script names the channel's unicast prefix as its key (it routes
+    // the call to the prefix's shard; no such key is read or written), and ACL checks it.
+    n.key_patterns.push_back(prefixed_pattern(prefix, "unicast:*"));
     acl_needs user;
     user.channel_patterns = channels;
     return n.merge(user);

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace redcoord;
 
 TEST(AclFormat, OneLineResetsThenGrantsInOrder) {
@@ -136,4 +138,27 @@ TEST(Refusal, SubscriptionBookKeepsEachRefusalAndTheHandshakeRefusalUntilRelink)
     (void)b.relink();
     EXPECT_FALSE(b.refusal(space::channel, "b"));
     EXPECT_FALSE(b.refused_any(space::channel, {"b"}));
+}
+
+TEST(AclNeeds, OnAClusterRoutingAndShardedPubSubAreAdded) {
+    acl_needs plain;
+    plain.allow_commands({"get"});
+    plain.key_patterns = {"redcoord:queue:*"};
+    const auto routed = cluster_acl_needs(plain);
+    EXPECT_EQ(routed.commands,
+              (std::vector<std::string>{"get", "cluster|shards", "cluster|slots", "asking"}));
+    EXPECT_EQ(routed.key_patterns, plain.key_patterns);
+
+    acl_needs pubsub = pubsub_acl_needs(true);
+    pubsub.allow_commands({"publish", "pubsub|channels"});
+    pubsub.channel_patterns = {"redcoord:unicast:*"};
+    const auto sharded = cluster_acl_needs(pubsub);
+    for (const char* c : {"subscribe", "psubscribe", "publish", "ssubscribe", "sunsubscribe",
+                          "spublish", "pubsub|shardchannels", "cluster|shards", "asking"})
+        EXPECT_NE(std::find(sharded.commands.begin(), sharded.commands.end(), c),
+                  sharded.commands.end())
+            << c;
+    // Patterns have no sharded form; channels are the same patterns.
+    EXPECT_EQ(std::count(sharded.commands.begin(), sharded.commands.end(), "spsubscribe"), 0);
+    EXPECT_EQ(sharded.channel_patterns, pubsub.channel_patterns);
 }

@@ -1,5 +1,5 @@
-// `redcoord acl-rules [--part lock|election|signaling|queue|jobs|all] [--user NAME] [--channel P]...
-// [--db N]`: prints the ACL SETUSER line that lets a Redis user do exactly what the part needs
+// `redcoord acl-rules [--part lock|election|signaling|queue|jobs|all] [--cluster] [--user NAME]
+// [--channel P]... [--db N]`: prints the ACL SETUSER line that lets a Redis user do exactly what the part needs
 // (issue 18). Prints only; it never connects.
 #include "context.hpp"
 #include "exit_codes.hpp"
@@ -21,6 +21,7 @@ struct acl_args {
     std::string user = "redcoord";
     std::vector<std::string> channels;
     int db = 0;
+    bool cluster = false;
 };
 
 acl_needs needs_of(const acl_args& a, const std::string& prefix) {
@@ -31,7 +32,7 @@ acl_needs needs_of(const acl_args& a, const std::string& prefix) {
     if (all || a.part == "signaling") n.merge(signaling_acl_needs(prefix, a.channels, a.db));
     if (all || a.part == "queue") n.merge(queue_acl_needs(prefix, a.db));
     if (all || a.part == "jobs") n.merge(jobs_acl_needs(prefix, a.db));
-    return n;
+    return a.cluster ? cluster_acl_needs(std::move(n)) : n;
 }
 
 std::string json_strings(const std::vector<std::string>& v) {
@@ -51,6 +52,7 @@ int run_acl_rules(const context& ctx, const acl_args& a) {
     print_line(json_object()
                    .add("user", a.user)
                    .add("part", a.part)
+                   .add("cluster", a.cluster)
                    .add_raw("commands", json_strings(n.commands))
                    .add_raw("keys", json_strings(n.key_patterns))
                    .add_raw("channels", json_strings(n.channel_patterns))
@@ -86,6 +88,8 @@ void add_acl_command(CLI::App& app, context& ctx) {
     sub->add_option("--channel", a->channels,
                     "Broadcast channel pattern for signaling (repeatable), e.g. 'orders*'")
         ->type_name("PATTERN");
+    sub->add_flag("--cluster", a->cluster,
+                  "For a Redis Cluster: the slot map, ASKING and the sharded pub/sub commands too");
     sub->add_option("--db", a->db, "Database number of the URLs (not 0: SELECT is allowed too)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();

@@ -75,6 +75,11 @@ TEST_F(AclCli, PrintsOneSetuserLineForEachPart) {
     EXPECT_TRUE(contains(sig.output, "\"channels\":[")) << sig.output;
     EXPECT_TRUE(contains(sig.output, "\"orders*\"")) << sig.output;
     EXPECT_TRUE(contains(sig.output, "\"select\"")) << sig.output;
+    auto cluster = run(dir, {"acl-rules", "--part", "signaling", "--cluster"});
+    EXPECT_TRUE(contains(cluster.output, "+cluster|shards +cluster|slots +asking"))
+        << cluster.output;
+    EXPECT_TRUE(contains(cluster.output, "+ssubscribe +sunsubscribe +spublish")) << cluster.output;
+    EXPECT_FALSE(contains(run(dir, {"acl-rules", "--part", "signaling"}).output, "spublish"));
     EXPECT_EQ(run(dir, {"acl-rules", "--part", "locks"}).status, code::usage);
     EXPECT_EQ(run(dir, {"acl-rules", "--prefix", "has space:"}).status, code::usage);
     auto help = run(dir, {"--help"});

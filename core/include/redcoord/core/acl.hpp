@@ -4,7 +4,8 @@
 /// channel patterns) and the `ACL SETUSER` line that grants exactly that.
 ///
 /// Each part derives its needs from its own scripts and key naming (`redcoord/lock/acl.hpp`,
-/// `redcoord/election/acl.hpp`, `redcoord/signaling/acl.hpp`, `redcoord/queue/acl.hpp`); the
+/// `redcoord/election/acl.hpp`, `redcoord/signaling/acl.hpp`, `redcoord/queue/acl.hpp`,
+/// `redcoord/jobs/acl.hpp`; cluster_acl_needs() for a Redis Cluster); the
 /// CLI prints them with `redcoord acl-rules`. A user missing one of them gets permission_error
 /// naming the command (redcoord/core/errors.hpp). Create the user on every server the part
 /// talks to (masters, replicas its pub/sub links listen on, every Redlock node): ACL users are
@@ -53,6 +54,15 @@ struct acl_needs {
 /// `patterns`) and PING (its health check), plus connection_acl_needs(db).
 [[nodiscard]] acl_needs pubsub_acl_needs(bool patterns = false, int db = 0);
 
+/// What a part's needs (`part`, from its acl_needs function) become on a Redis Cluster: the
+/// slot map (`CLUSTER SHARDS`, or `CLUSTER SLOTS` before 7.0) and `ASKING` for every part, and
+/// the sharded forms of its pub/sub: `SSUBSCRIBE SUNSUBSCRIBE` when it subscribes, `SPUBLISH`
+/// when it publishes (scripts made with cluster_publish::sharded, the signal hub),
+/// `PUBSUB SHARDCHANNELS` when it lists channels (unicast). Keys and channels are the same
+/// patterns (Redis checks sharded channels against them). The standalone commands stay, so one
+/// user serves both kinds of deployment. Source: the Redis docs of ACL and of sharded pub/sub.
+/// Thread-safe (a function of its argument).
+[[nodiscard]] acl_needs cluster_acl_needs(acl_needs part);
 /// `prefix` with its glob characters escaped, followed by `rest` (a glob, for example `lock:*`):
 /// the pattern of every key or channel a part names under `prefix` (see make_key()).
 [[nodiscard]] std::string prefixed_pattern(std::string_view prefix, std::string_view rest);

@@ -18,8 +18,10 @@ namespace redcoord {
 /// their scripts call (PUBSUB CHANNELS for unicast), PUBLISH (broadcast), SET and GET
 /// (latch), the pool's and pub/sub link's commands including PSUBSCRIBE/PUNSUBSCRIBE
 /// (pattern waits and slots); keys `<prefix>barrier:*`, `<prefix>double_barrier:*`,
-/// `<prefix>latch:*`; channels `<prefix>unicast:*` and the same three (barriers and latches
-/// wake their waiters on a channel named as their key).
+/// `<prefix>latch:*` and `<prefix>unicast:*` (on a cluster, unicast's script names the
+/// channel's unicast prefix as its routing key); channels `<prefix>unicast:*` and the three
+/// others (barriers and latches wake their waiters on a channel named as their key). On a
+/// cluster pass the result through cluster_acl_needs().
 ///
 /// Broadcast channels are used verbatim (plain clients may publish to them), so they are the
 /// caller's to name: `channels` holds their glob patterns (for example `orders*`); a pattern wait
