@@ -72,7 +72,7 @@ local_cluster::local_cluster(cluster_options opts) : opts_(std::move(opts)) {
     if (opts_.masters == 0) throw invalid_argument("local_cluster needs at least one master");
     if (opts_.node_timeout <= std::chrono::milliseconds::zero())
         throw invalid_argument("local_cluster: node_timeout must be > 0");
-    if (opts_.server.tls) throw invalid_argument("local_cluster: TLS is not supported");
+    apply_tls_default(opts_.server);
     const std::size_t total = opts_.masters * (1 + opts_.replicas_per_master);
     std::vector<std::uint16_t> bus;
     for (std::size_t i = 0; i < total; ++i) {
@@ -84,6 +84,8 @@ local_cluster::local_cluster(cluster_options opts) : opts_(std::move(opts)) {
         o.config.emplace_back("cluster-port", std::to_string(bus.back()));
         // Replicas stay with the master they were given: tests rely on the layout.
         o.config.emplace_back("cluster-allow-replica-migration", "no");
+        // With TLS the bus speaks it too, and the nodes announce their TLS port in the map.
+        if (o.tls) o.config.emplace_back("tls-cluster", "yes");
         nodes_.push_back(std::make_unique<local_server>(std::move(o)));
         ids_.push_back(nodes_.back()->command({"CLUSTER", "MYID"}).text());
     }
@@ -133,10 +135,13 @@ std::vector<host_port> local_cluster::seeds() const {
 }
 
 std::string local_cluster::url() const {
-    std::string s = "redis-cluster://";
-    if (!opts_.server.password.empty()) s += ":" + opts_.server.password + "@";
-    for (std::size_t i = 0; i < nodes_.size(); ++i)
-        s += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(nodes_[i]->port());
+    // A cluster endpoint over every node, with the nodes' TLS options (as a query) if any.
+    auto e = nodes_.front()->endpoint();
+    e.password.clear();
+    for (const auto& n : nodes_) e.cluster_nodes.push_back(n->address());
+    std::string s = e.to_string();
+    if (!opts_.server.password.empty())
+        s.insert(s.find("://") + 3, ":" + opts_.server.password + "@");
     return s;
 }
 

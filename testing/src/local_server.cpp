@@ -63,7 +63,6 @@ server_tls test_server_tls(const test_certificates& certs) {
     return t;
 }
 
-namespace {
 // REDCOORD_TEST_TLS=1 runs a whole test program over TLS (the "every primitive over TLS"
 // runs of the suite): servers that were not given TLS options get the process's own
 // certificates.
@@ -73,7 +72,6 @@ void apply_tls_default(server_options& opts) {
     static const test_certificates certs;
     opts.tls = test_server_tls(certs);
 }
-}  // namespace
 
 local_server::local_server(server_options opts) : opts_(std::move(opts)) {
     apply_tls_default(opts_);

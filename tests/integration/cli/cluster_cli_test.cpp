@@ -40,8 +40,10 @@ TEST_F(ClusterCli, LockQueueAndInspectThroughAClusterUrl) {
 
 TEST_F(ClusterCli, AClusterUrlOnAPlainServerIsAUsageError) {
     redcoord::testing::local_server plain;
-    auto r = run(dir, {"--redis", "redis-cluster://127.0.0.1:" + std::to_string(plain.port()),
-                       "queue", "push", "q", "x"});
+    // The server's own URL (rediss:// with its CA under REDCOORD_TEST_TLS=1) as a cluster URL.
+    auto url = plain.url();
+    url.insert(url.find("://"), "-cluster");
+    auto r = run(dir, {"--redis", url, "queue", "push", "q", "x"});
     EXPECT_NE(r.status, 0);
     EXPECT_TRUE(contains(r.output, "not a cluster node")) << r.output;
 }

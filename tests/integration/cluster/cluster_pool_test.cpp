@@ -134,8 +134,9 @@ TEST_F(ClusterPool, ClassicPubSubThroughAnyNode) {
 
 TEST(ClusterPoolErrors, AServerWithoutClusterSupportIsAClearError) {
     redcoord::testing::local_server plain;
-    connection_pool pool(
-        parse_endpoint("redis-cluster://127.0.0.1:" + std::to_string(plain.port())));
+    auto ep = plain.endpoint();  // TLS too under REDCOORD_TEST_TLS=1
+    ep.cluster_nodes = {plain.address()};
+    connection_pool pool(ep);
     try {
         (void)pool.command({"PING"});
         FAIL() << "a standalone server was taken for a cluster";

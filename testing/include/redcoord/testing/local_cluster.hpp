@@ -26,8 +26,9 @@ struct cluster_options {
     /// `cluster-node-timeout` (milliseconds): how long a silent node takes to be marked failed,
     /// and so how soon its replica is promoted. Must be > 0.
     std::chrono::milliseconds node_timeout{1000};
-    /// Options of every node (password, persistence, launcher). Its `config` gets the cluster
-    /// directives added; TLS is not supported here.
+    /// Options of every node (password, persistence, launcher, TLS). Its `config` gets the
+    /// cluster directives added; with TLS (given, or REDCOORD_TEST_TLS=1) the cluster bus and
+    /// replication speak it too (`tls-cluster yes`), and url() is a `rediss-cluster://` URL.
     server_options server{};
     /// How long the constructor waits for the cluster to be healthy.
     std::chrono::milliseconds start_timeout{30000};

@@ -80,6 +80,11 @@ class test_certificates;
 /// clients (`auth_clients` off), and a client side that trusts the CA.
 [[nodiscard]] server_tls test_server_tls(const test_certificates& certs);
 
+/// Gives `opts` the process's test certificates (test_server_tls) when it has no TLS options
+/// and the environment sets REDCOORD_TEST_TLS=1; local_server does it for itself, a group of
+/// servers (local_cluster) does it first to configure what they share.
+void apply_tls_default(server_options& opts);
+
 /// Writes the `port 0` / `tls-port` / `tls-*` directives of a server or sentinel on `port`.
 void write_tls_config(std::ostream& out, std::uint16_t port, const server_tls& tls);
 
