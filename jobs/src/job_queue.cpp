@@ -1,11 +1,11 @@
 #include "job_fields.hpp"
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
+#include "replicated_run.hpp"
 
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
-#include <redcoord/core/replication.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/jobs/cron.hpp>
 #include <redcoord/jobs/job_queue.hpp>
@@ -99,22 +99,9 @@ std::vector<add_result> job_queue::add_batch(
     }
     std::vector<std::string_view> args(argv.begin(), argv.end());
     const std::array<std::string_view, 1> k{keys_->base};
-    auto c = pool_.borrow_for(keys_->base);
-    reply r;
-    if (opts_.replicas == 0) {
-        r = detail::job_add_script().run(*c, k, args);
-    } else {
-        auto w = run_then_wait(*c, detail::job_add_script(), k, args, opts_.replicas,
-                               opts_.replica_timeout);
-        if (w.acks < opts_.replicas)
-            throw replication_timeout("job_queue: add to '" + name_ + "' acknowledged by " +
-                                          std::to_string(w.acks) + " of " +
-                                          std::to_string(opts_.replicas) + " replicas within " +
-                                          std::to_string(opts_.replica_timeout.count()) +
-                                          " ms (the master has it; not yet durable)",
-                                      w.acks, opts_.replicas);
-        r = std::move(w.result);
-    }
+    auto w = detail::run_replicated(pool_, opts_, detail::job_add_script(), k, args);
+    if (!w.confirmed) detail::throw_unconfirmed("job_queue: add to '" + name_ + "'", w.acks, opts_);
+    const reply& r = w.result;
     std::vector<add_result> out;
     const auto& e = r.elements();
     if (e.size() != 2 * ids.size()) throw error("job_queue: unexpected reply to add");

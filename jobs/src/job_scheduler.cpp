@@ -1,10 +1,10 @@
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
+#include "replicated_run.hpp"
 #include "tick_plan.hpp"
 
 #include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/errors.hpp>
-#include <redcoord/core/replication.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/election_options.hpp>
 #include <redcoord/election/leader_elector.hpp>
@@ -64,18 +64,13 @@ struct job_scheduler::state {
     // unconfirmed pass counts as an error; its ticks stand on the master.
     std::int64_t add_ticks(std::span<const std::string_view> k,
                            const std::vector<std::string>& argv) {
-        const auto& qo = queue.options();
-        if (qo.replicas == 0) return detail::job_tick_script().run(queue.pool(), k, argv).integer();
         const std::vector<std::string_view> args(argv.begin(), argv.end());
-        auto c = queue.pool().borrow_for(keys.base);
-        auto w =
-            run_then_wait(*c, detail::job_tick_script(), k, args, qo.replicas, qo.replica_timeout);
+        const auto& qo = queue.options();
+        auto w = detail::run_replicated(queue.pool(), qo, detail::job_tick_script(), k, args);
         const auto n = w.result.integer();
-        if (w.acks < qo.replicas) {
+        if (!w.confirmed) {
             added.fetch_add(static_cast<std::uint64_t>(n));
-            throw replication_timeout("job_scheduler: ticks of '" + queue.name() +
-                                          "' not acknowledged by a replica in time",
-                                      w.acks, qo.replicas);
+            detail::throw_unconfirmed("job_scheduler: ticks of '" + queue.name() + "'", w.acks, qo);
         }
         return n;
     }

@@ -6,6 +6,7 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/jobs/job_events.hpp>
 #include <redcoord/jobs/job_queue.hpp>
 #include <redcoord/jobs/job_scheduler.hpp>
@@ -286,6 +287,27 @@ TEST_F(Jobs, AMalformedJobIsAnErrorNotTheEndOfTheWorker) {
         },
         5s));
     w.stop();
+}
+
+// With replicas = 1 an add waits for the replica (WAIT); a paused replica makes it a
+// replication_timeout, and the master keeps the job.
+TEST(JobsReplicated, AnUnconfirmedAddIsAReplicationTimeoutAndTheMasterKeepsTheJob) {
+    redcoord::testing::master_and_replica set;
+    job_queue_options o;
+    o.replicas = 1;
+    o.replica_timeout = 100ms;
+    job_queue q(set.pool, "confirmed", o);
+    EXPECT_TRUE(q.add("x", {.id = "before"}).added);
+    set.replica->pause();
+    try {
+        (void)q.add("x", {.id = "paused"});
+        ADD_FAILURE() << "no replication_timeout";
+    } catch (const replication_timeout& e) {
+        EXPECT_EQ(e.acknowledged(), 0U);
+        EXPECT_EQ(e.required(), 1U);
+        EXPECT_NE(std::string(e.what()).find("add to 'confirmed'"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(q.get("paused")->state, job_state::waiting);
 }
 
 TEST_F(Jobs, AKnownIdAddsNothing) {
