@@ -117,3 +117,25 @@ TEST(ChaosLock, ClientWallClockJumpsChangeNothing) {
     EXPECT_GT(o.clock_jumps, 5u);
     EXPECT_GT(o.holds, 20u);
 }
+
+// fair_lock on one master with its FIFO queue of leased waiters: holders and queued waiters cut
+// from the master or paused past the TTL and their waiter lease. A holder cut off stops at its
+// validity; a waiter that lost its place queues again; no two holdings overlap.
+TEST(ChaosLock, FairLockKeepsExclusionWhenHoldersAndWaitersAreCutOffOrPaused) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o = run(chaos::safe_schedule(chaos::lock_family::fair_partitions, 25, 8));
+    EXPECT_TRUE(o.violations.empty()) << "seed 25\n" << o.report();
+    EXPECT_GT(o.holds, 20u);
+    EXPECT_GT(o.accepted, 10u);
+    EXPECT_GT(o.partitions + o.pauses, 5u);
+}
+
+// The checker reads fair_lock's histories too: holders working past their validity are caught,
+// and the fence rejects their late writes.
+TEST(ChaosLock, AFairLockHolderOutlivingItsValidityIsCaught) {
+    CHAOS_SKIP_WITHOUT_NAMESPACES();
+    const auto o = run(chaos::demonstrations(30, 4)[5]);
+    EXPECT_TRUE(o.broke("mutual exclusion")) << o.report();
+    EXPECT_GT(o.rejected, 0u);
+    EXPECT_FALSE(o.broke("stale write rejected")) << o.report();
+}

@@ -15,10 +15,13 @@
 //
 // CHAOS_LOCK=single uses distributed_lock on the one NODE_URL (a redis-sentinel:// URL in the
 // Sentinel schedules) with lock_options::replicas = CHAOS_REPLICAS, instead of redlock.
+// CHAOS_LOCK=fair uses fair_lock on the first NODE_URL, its waiter lease equal to the TTL, so
+// a waiter paused or cut off past it loses its place.
 #include "chaos_common.hpp"
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/history.hpp>
 
@@ -34,7 +37,7 @@ namespace h = redcoord::testing::history;
 using namespace std::chrono;
 
 // Until `until`: acquire, write through the fence, hold, release; each holding and write
-// logged. `Lock` is redlock or distributed_lock (the same acquire/release shape).
+// logged. `Lock` is redlock, distributed_lock or fair_lock (the same acquire/release shape).
 template <class Lock>
 void run_loop(Lock& lock, const std::string& name, chaos::history_log& log,
               redcoord::connection_pool& resource, milliseconds ttl,
@@ -101,8 +104,14 @@ int main(int argc, char** argv) {
             std::make_unique<redcoord::connection_pool>(chaos::quick_endpoint(argv[i])));
         raw.push_back(nodes.back().get());
     }
-    const char* kind = std::getenv("CHAOS_LOCK");
-    if (kind && std::string(kind) == "single") {
+    const std::string kind = std::getenv("CHAOS_LOCK") ? std::getenv("CHAOS_LOCK") : "";
+    if (kind == "fair") {
+        redcoord::fair_lock_options o;
+        o.ttl = ttl;
+        o.waiter_lease = ttl;
+        redcoord::fair_lock lock(*raw.front(), "chaos", o);
+        run_loop(lock, name, log, resource, ttl, until);
+    } else if (kind == "single") {
         redcoord::lock_options o;
         o.ttl = ttl;
         if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replicas = std::stoul(r);

@@ -28,7 +28,10 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
     std::optional<sentinel_group> group;
     if (s.sentinel) group = add_sentinel_group(net);
     // Redlock's masters; none with Sentinel, where the clients name the sentinels instead.
-    for (double r : s.sentinel ? std::vector<double>{} : s.rates) {
+    const auto rates = s.sentinel ? std::vector<double>{}
+                       : s.fair   ? std::vector<double>{s.rates.front()}
+                                  : s.rates;
+    for (double r : rates) {
         redcoord::testing::server_options o;
         if (r != 1) o.launcher = redcoord::testing::clock_rate_launcher(r);
         if (s.appendonly) {
@@ -60,6 +63,7 @@ lock_outcome run(const lock_schedule& s, const std::string& client_path) {
         po.output_file = dir.file("client" + std::to_string(i) + ".out");
         po.env = {"CHAOS_MODE=" + s.mode, "CHAOS_REPLICAS=" + std::to_string(s.replicas)};
         if (group) po.env.emplace_back("CHAOS_LOCK=single");
+        if (s.fair) po.env.emplace_back("CHAOS_LOCK=fair");
         procs.push_back(net.start(cs[i], argv, po));
     }
     lock_outcome out;
@@ -140,6 +144,13 @@ lock_schedule safe_schedule(lock_family family, unsigned seed, int seconds) {
             s.family = "clients' wall clocks jumping an hour to a day, either way";
             s.client_clock_jumps = true;
             break;
+        case lock_family::fair_partitions:
+            s.id = "lock/fair";
+            s.family = "fair_lock on one master: holders and waiters cut off or paused";
+            s.fair = true;
+            s.partitions_and_pauses = true;
+            s.appendonly = true;
+            break;
     }
     return s;
 }
@@ -149,7 +160,7 @@ lock_schedule safe_schedule(unsigned seed, int seconds) {
 }
 
 std::vector<lock_schedule> demonstrations(unsigned seed, int seconds) {
-    std::vector<lock_schedule> d(5);
+    std::vector<lock_schedule> d(6);
     d[0].id = "lock/overrun";
     d[0].family = "holders outliving their validity (fencing must reject their late writes)";
     d[0].mode = "overrun";
@@ -170,11 +181,15 @@ std::vector<lock_schedule> demonstrations(unsigned seed, int seconds) {
     d[4].family = "one master of three 1.5x fast (past the drift allowance)";
     d[4].mode = "long";
     d[4].rates = {1.5, 1, 1};
+    d[5].id = "lock/fair-overrun";
+    d[5].family = "fair_lock holders outliving their validity";
+    d[5].mode = "overrun";
+    d[5].fair = true;
     for (std::size_t i = 0; i < d.size(); ++i) {
         d[i].seed = seed + static_cast<unsigned>(i);
         d[i].seconds = seconds;
         d[i].broken_on_purpose = true;
-        d[i].must_catch = i < 4;
+        d[i].must_catch = i != 4;
     }
     return d;
 }

@@ -31,6 +31,8 @@ struct lock_schedule {
     bool sentinel = false;
     std::size_t replicas = 0;
     bool client_clock_jumps = false;  // the clients' wall clocks jump by hours (wall_clock_jumps)
+    // fair_lock (FIFO waiters with leases) on the first master alone, instead of Redlock.
+    bool fair = false;
     bool broken_on_purpose = false;   // a demonstration of a broken assumption
     // The checker must find a violation in every run. Not for breaks whose effect needs an
     // unlucky interleaving (one fast master of three): those are reported, not required.
@@ -55,8 +57,10 @@ enum class lock_family {
     aof_restarts,         // restarts at once of masters with AOF `appendfsync always`
     sentinel_failovers,   // distributed_lock, `replicas = 1`, under Sentinel failovers
     client_clock_jumps,   // the clients' wall clocks jump an hour to a day, either way
+    fair_partitions,      // fair_lock on one master (AOF): holders and queued waiters cut
+                          // from it or paused past the TTL and past their waiter lease
 };
-inline constexpr unsigned lock_families = 7;
+inline constexpr unsigned lock_families = 8;
 
 // One safe family's schedule.
 lock_schedule safe_schedule(lock_family family, unsigned seed, int seconds);
