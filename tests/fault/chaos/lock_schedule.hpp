@@ -33,7 +33,7 @@ struct lock_schedule {
     bool client_clock_jumps = false;  // the clients' wall clocks jump by hours (wall_clock_jumps)
     // fair_lock (FIFO waiters with leases) on the first master alone, instead of Redlock.
     bool fair = false;
-    bool broken_on_purpose = false;   // a demonstration of a broken assumption
+    bool broken_on_purpose = false;  // a demonstration of a broken assumption
     // The checker must find a violation in every run. Not for breaks whose effect needs an
     // unlucky interleaving (one fast master of three): those are reported, not required.
     bool must_catch = false;
