@@ -61,6 +61,29 @@ metric_desc describe(metric m, const metrics_options& o) {
             return d("redcoord_reconnects_total",
                      "Connections opened again after one to the same endpoint broke (link: pool, "
                      "pubsub).");
+        case metric::jobs:
+            return d("redcoord_jobs",
+                     "Jobs of a job queue in each state (waiting, delayed, active, completed, "
+                     "failed, dead), sampled (ZCARD) at each scrape.");
+        case metric::jobs_settled_total:
+            return d("redcoord_jobs_settled_total",
+                     "Job attempts this process's workers settled (outcome: completed; retried, "
+                     "failed or dead after a failure; lost when the worker no longer held the "
+                     "job).");
+        case metric::job_run_seconds: {
+            auto r = d("redcoord_job_run_seconds",
+                       "Time a job handler ran, from its start to its return (outcome: "
+                       "completed, failed).");
+            r.buckets = o.seconds_buckets;
+            return r;
+        }
+        case metric::jobs_stalled_total:
+            return d("redcoord_jobs_stalled_total",
+                     "Jobs this process's workers took back from stalled workers (their lease "
+                     "lapsed) and retried.");
+        case metric::jobs_ticks_total:
+            return d("redcoord_jobs_ticks_total",
+                     "Ticks of repeatable jobs this process's scheduler added as jobs.");
     }
     return d("redcoord_unknown", "");
 }

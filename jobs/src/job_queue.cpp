@@ -3,9 +3,11 @@
 #include "job_scripts.hpp"
 #include "replicated_run.hpp"
 
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/jobs/cron.hpp>
 #include <redcoord/jobs/job_queue.hpp>
@@ -58,6 +60,57 @@ void append_job(std::vector<std::string>& argv, const std::string& id, std::stri
                  ms_arg(o.delay), std::to_string(run_at), ms_arg(o.deadline)});
 }
 
+// One round trip: every state's ZCARD. @throws as the pool's commands; permission_error
+// naming ZCARD when refused.
+job_counts read_counts(connection_pool& pool, const std::string& base) {
+    auto c = pool.borrow_for(base);
+    std::vector<std::vector<std::string>> cmds;
+    cmds.reserve(state_names.size());
+    for (auto s : state_names) cmds.push_back({"ZCARD", base + ":" + std::string(s)});
+    const auto r = c->pipeline(cmds);
+    job_counts n;
+    std::uint64_t* into[] = {&n.waiting, &n.delayed, &n.active, &n.completed, &n.failed, &n.dead};
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        if (r[i].is_error()) detail::throw_reply_error(r[i].text(), "ZCARD", "job_queue::counts");
+        *into[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r[i].integer()));
+    }
+    return n;
+}
+
+// The redcoord_jobs gauges, one per state, sampled at each scrape. It holds what the sample
+// reads by value (the pool outlives the queue), so copies of a job_queue share it safely.
+struct queue_observer {
+    std::array<detail::gauge_handle, state_names.size()> gauges;
+    std::shared_ptr<void> collector;  // last: unregistered before the gauges go
+    queue_observer() = default;
+    queue_observer(const queue_observer&) = delete;
+    queue_observer& operator=(const queue_observer&) = delete;
+    ~queue_observer() {
+        // A gone queue samples nothing: 0 unless another object of the queue samples them.
+        collector.reset();
+        for (const auto& g : gauges) g.set(0);
+    }
+};
+
+std::shared_ptr<void> observe(connection_pool& pool, const std::string& name,
+                              std::shared_ptr<const job_queue::keys> keys) {
+    const detail::metrics_scope ms(*pool.runtime());
+    if (!ms) return {};
+    auto o = std::make_shared<queue_observer>();
+    for (std::size_t i = 0; i < state_names.size(); ++i)
+        o->gauges[i] = ms.gauge(detail::metric::jobs,
+                                {{"name", ms.name(name)}, {"state", std::string(state_names[i])}});
+    queue_observer* raw = o.get();  // the collector goes before the gauges it sets
+    o->collector = ms.collector([raw, &pool, keys = std::move(keys)] {
+        // Bounded by the pool's timeouts; a failure keeps the last values.
+        const auto n = read_counts(pool, keys->base);
+        const std::uint64_t v[] = {n.waiting, n.delayed, n.active, n.completed, n.failed, n.dead};
+        for (std::size_t i = 0; i < raw->gauges.size(); ++i)
+            raw->gauges[i].set(static_cast<double>(v[i]));
+    });
+    return o;
+}
+
 }  // namespace
 
 std::string_view to_string(job_state s) noexcept {
@@ -77,6 +130,7 @@ job_queue::job_queue(connection_pool& pool, std::string_view name, job_queue_opt
     if (opts_.replicas > 0 && opts_.replica_timeout.count() <= 0)
         throw invalid_argument("job_queue_options::replica_timeout must be > 0 when replicas > 0");
     keys_ = std::make_shared<const keys>(detail::make_job_keys(opts_.prefix, name_));
+    observer_ = observe(pool_, name_, keys_);
 }
 
 add_result job_queue::add(std::string_view payload, const job_options& opts) {
@@ -181,20 +235,7 @@ std::size_t job_queue::clean(job_state state, std::chrono::milliseconds older_th
     return removed;
 }
 
-job_counts job_queue::counts() {
-    auto c = pool_.borrow_for(keys_->base);
-    std::vector<std::vector<std::string>> cmds;
-    for (const char* s : {"waiting", "delayed", "active", "completed", "failed", "dead"})
-        cmds.push_back({"ZCARD", keys_->base + ":" + s});
-    const auto r = c->pipeline(cmds);
-    job_counts n;
-    std::uint64_t* into[] = {&n.waiting, &n.delayed, &n.active, &n.completed, &n.failed, &n.dead};
-    for (std::size_t i = 0; i < r.size(); ++i) {
-        if (r[i].is_error()) detail::throw_reply_error(r[i].text(), "ZCARD", "job_queue::counts");
-        *into[i] = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r[i].integer()));
-    }
-    return n;
-}
+job_counts job_queue::counts() { return read_counts(pool_, keys_->base); }
 
 void job_queue::repeat(std::string_view name, std::string_view payload, const repeat_options& o) {
     validate_name(name, "repeat name");

@@ -4,6 +4,7 @@
 #include "tick_plan.hpp"
 
 #include <redcoord/core/detail/error_slot.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/election_options.hpp>
@@ -27,6 +28,8 @@ struct job_scheduler::state {
         eo.term = opts.term;
         eo.prefix = q.options().prefix;
         elector = std::make_unique<leader_elector>(q.pool(), q.name(), eo);
+        const detail::metrics_scope ms(*q.pool().runtime());
+        ticks = ms.counter(detail::metric::jobs_ticks_total, {{"name", ms.name(q.name())}});
     }
 
     job_queue& queue;
@@ -36,7 +39,8 @@ struct job_scheduler::state {
     std::unique_ptr<leader_elector> elector;
     std::unique_ptr<leader_task> task;
     std::atomic<std::uint64_t> added{0};
-    detail::error_slot errors;  // passes that threw
+    detail::counter_handle ticks;  // redcoord_jobs_ticks_total, or nothing
+    detail::error_slot errors;     // passes that threw
     // Parsed schedules and loaded zones by their text: a pass re-reads the repeats each time.
     std::map<std::string, cron_schedule> crons;
     std::map<std::string, time_zone> zones;
@@ -62,16 +66,17 @@ struct job_scheduler::state {
     // that the ticks and the repeat's last tick are on a replica before the next pass: a
     // failover then neither loses a tick a worker may have run nor adds it again. An
     // unconfirmed pass counts as an error; its ticks stand on the master.
+    // Counts the ticks added, confirmed or not.
     std::int64_t add_ticks(std::span<const std::string_view> k,
                            const std::vector<std::string>& argv) {
         const std::vector<std::string_view> args(argv.begin(), argv.end());
         const auto& qo = queue.options();
         auto w = detail::run_replicated(queue.pool(), qo, detail::job_tick_script(), k, args);
         const auto n = w.result.integer();
-        if (!w.confirmed) {
-            added.fetch_add(static_cast<std::uint64_t>(n));
+        added.fetch_add(static_cast<std::uint64_t>(n));
+        ticks.inc(static_cast<double>(n));
+        if (!w.confirmed)
             detail::throw_unconfirmed("job_scheduler: ticks of '" + queue.name() + "'", w.acks, qo);
-        }
         return n;
     }
 
@@ -94,7 +99,7 @@ struct job_scheduler::state {
                                               keys.wake};
                 for (auto t : ticks) argv.push_back(std::to_string(t));
                 const std::array<std::string_view, 2> k{keys.base, selector};
-                added.fetch_add(static_cast<std::uint64_t>(add_ticks(k, argv)));
+                (void)add_ticks(k, argv);
             } catch (const std::exception&) {
                 // Fenced off (a newer leader), the server unreachable, or a repeat whose
                 // schedule no longer parses: the next pass tries again.

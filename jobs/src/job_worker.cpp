@@ -4,6 +4,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/error_slot.hpp>
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -47,7 +48,25 @@ constexpr auto housekeeping_interval = std::chrono::milliseconds(10);
 struct job_worker::state {
     state(job_queue& q, job_handler h, job_worker_options o)
         : queue(q), keys(q.keys_), handler(std::move(h)), opts(o), id(random_token()),
-          rt(q.pool().runtime()), hub(q.pool()) {}
+          rt(q.pool().runtime()), hub(q.pool()) {
+        const detail::metrics_scope ms(*rt);
+        if (!ms) return;
+        const auto name = ms.name(q.name());
+        auto settled = [&](const char* outcome) {
+            return ms.counter(detail::metric::jobs_settled_total,
+                              {{"name", name}, {"outcome", outcome}});
+        };
+        meters.completed = settled("completed");
+        meters.retried = settled("retried");
+        meters.failed = settled("failed");
+        meters.dead = settled("dead");
+        meters.lost = settled("lost");
+        meters.run_completed = ms.histogram(detail::metric::job_run_seconds,
+                                            {{"name", name}, {"outcome", "completed"}});
+        meters.run_failed =
+            ms.histogram(detail::metric::job_run_seconds, {{"name", name}, {"outcome", "failed"}});
+        meters.stalled = ms.counter(detail::metric::jobs_stalled_total, {{"name", name}});
+    }
 
     // A job this worker holds: claimed and not yet started, running, or settled but not yet
     // sent. The heartbeat renews its lease until its settlement is sent.
@@ -88,6 +107,10 @@ struct job_worker::state {
     bool flush_armed = false;          // under mu: the flusher will send `pending`
 
     std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0};
+    struct {
+        detail::counter_handle completed, retried, failed, dead, lost, stalled;
+        detail::histogram_handle run_completed, run_failed;
+    } meters;                   // redcoord_jobs_* (runtime metrics); empty handles when off
     detail::error_slot errors;  // claims, settlements and heartbeats that threw
     std::atomic<clock_type::rep> last_housekeeping{0};  // steady clock ticks
 
@@ -170,9 +193,12 @@ struct job_worker::state {
                                       qo.concurrency > 0 ? "1" : "0",
                                       std::to_string(batch.size())};
         args.reserve(args.size() + batch.size() * 6 + 11);
+        // A failure's text (at most max_error_text) is kept for the record of a job gone dead;
+        // a result may be large and is moved.
         for (auto& b : batch)
-            args.insert(args.end(), {std::string(1, b.kind), b.id, b.token, std::move(b.text),
-                                     std::move(b.event), b.extra});
+            args.insert(args.end(),
+                        {std::string(1, b.kind), b.id, b.token,
+                         b.kind == 'f' ? b.text : std::move(b.text), std::move(b.event), b.extra});
         if (claim_token) {
             args.emplace_back(skip_housekeeping ? "1" : "0");
             append_claim_args(args, *claim_token, want);
@@ -186,15 +212,35 @@ struct job_worker::state {
         }
         forget(batch);
         const auto& results = r->elements().at(0).elements();
-        for (std::size_t i = 0; i < batch.size() && i < results.size(); ++i) {
-            const auto& v = results[i];
-            if (batch[i].kind == 'c')
-                (v.is_integer() && v.integer() == 1 ? completed : lost).fetch_add(1);
-            else if (batch[i].kind == 'f')
-                (v.is_string() ? failed : lost).fetch_add(1);
-        }
+        for (std::size_t i = 0; i < batch.size() && i < results.size(); ++i)
+            count_settled(batch[i], results[i]);
         if (!claim_token) return std::nullopt;
         return r->elements().at(1);
+    }
+
+    // Counts one settlement by the script's answer: 'c' 1, or 0 when the token no longer
+    // held the job; 'f' the job's new state, or 0 likewise.
+    void count_settled(const settlement& b, const reply& v) {
+        if (b.kind == 'c') {
+            const bool ok = v.is_integer() && v.integer() == 1;
+            (ok ? completed : lost).fetch_add(1);
+            (ok ? meters.completed : meters.lost).inc();
+        } else if (b.kind == 'f') {
+            if (!v.is_string()) {
+                lost.fetch_add(1);
+                meters.lost.inc();
+                return;
+            }
+            failed.fetch_add(1);
+            const auto& to = v.text();
+            if (to == "dead") {
+                meters.dead.inc();
+                rt->emit(log_level::warning, "jobs", "a job went dead after its last attempt",
+                         {{"queue", queue.name()}, {"job", b.id}, {"error", b.text}});
+            } else {
+                (to == "failed" ? meters.failed : meters.retried).inc();
+            }
+        }
     }
 
     void forget(const std::vector<settlement>& batch) {
@@ -354,7 +400,10 @@ struct job_worker::state {
     }
 
     void announce_stalled(const reply& ids) noexcept {
-        if (!ids.is_array()) return;
+        if (!ids.is_array() || ids.elements().empty()) return;
+        meters.stalled.inc(static_cast<double>(ids.elements().size()));
+        rt->emit(log_level::warning, "jobs", "took back the jobs of stalled workers",
+                 {{"queue", queue.name()}, {"jobs", std::to_string(ids.elements().size())}});
         for (const auto& i : ids.elements()) {
             try {
                 (void)hub.broadcast(keys->events,
@@ -391,6 +440,7 @@ struct job_worker::state {
         };
         std::optional<std::string> result;
         std::string failure;
+        const auto started = clock_type::now();
         try {
             result = handler(ctx);
         } catch (const std::exception& ex) {
@@ -399,6 +449,7 @@ struct job_worker::state {
             failure = "the handler threw a non-standard exception";
         }
         if (failure.empty() && !result) failure = "no result";
+        (result ? meters.run_completed : meters.run_failed).observe_since(started);
         if (failure.size() > max_error_text) failure.resize(max_error_text);
         if (result)
             return {'c',

@@ -140,6 +140,13 @@ struct reliable_queue::impl {
     detail::gauge_handle ready_gauge, in_flight_gauge, dead_gauge;
     std::shared_ptr<void> collector;
 
+    ~impl() {
+        // A gone queue samples nothing: its gauges read 0 unless another object of the same
+        // queue samples them at the next scrape.
+        collector.reset();
+        for (const auto* g : {&ready_gauge, &in_flight_gauge, &dead_gauge}) g->set(0);
+    }
+
     impl(connection_pool& p, std::string_view n, reliable_queue_options o)
         : pool(p), opts(std::move(o)), name(n),
           lease({opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval,

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 using namespace std::chrono_literals;
 using redcoord::testing::local_server;
 
@@ -82,6 +84,23 @@ TEST(QueueMetrics, AScrapeWithTheServerDownKeepsTheLastValues) {
     EXPECT_EQ(o.value(series("redcoord_queue_ready", "m-down")), 1);
     server.kill();
     EXPECT_EQ(o.value(series("redcoord_queue_ready", "m-down")), 1);  // no throw, last value kept
+}
+
+TEST(QueueMetrics, GaugesOfAGoneQueueReadZeroUnlessAnotherObjectSamplesThem) {
+    local_server server;
+    metrics_test::observed_runtime o;
+    redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
+    const auto ready = series("redcoord_queue_ready", "m-gone");
+    auto survivor =
+        std::make_unique<redcoord::reliable_queue>(pool, "m-gone", queue_test::quiet("s"));
+    {
+        redcoord::reliable_queue q(pool, "m-gone", queue_test::quiet("q"));
+        q.push("x");
+        EXPECT_EQ(o.value(ready), 1);
+    }
+    EXPECT_EQ(o.value(ready), 1);  // sampled again by the survivor
+    survivor.reset();
+    EXPECT_EQ(o.value(ready), 0);
 }
 
 }  // namespace

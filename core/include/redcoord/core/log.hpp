@@ -35,7 +35,8 @@ struct log_field {
 /// One event. The views are valid only during log_sink::write(): copy what you keep.
 struct log_record {
     log_level level = log_level::info;  ///< Importance.
-    /// The part that speaks: "lock", "election", "queue", "signaling", "pool", "sentinel".
+    /// The part that speaks: "lock", "election", "queue", "signaling", "jobs", "pool",
+    /// "sentinel".
     std::string_view component;
     std::string_view message;           ///< A human sentence, without the fields.
     std::span<const log_field> fields;  ///< Structured fields (resource, identity, endpoint, ...).

@@ -166,6 +166,11 @@ struct job_queue_options {
 /// add(): one script round trip (add_batch(): one for all); get(), cancel(), retry(),
 /// counts(): one round trip each. Events (job_events) cost one PUBLISH inside the scripts that
 /// complete and fail jobs and record progress.
+///
+/// @par Metrics
+/// With a metrics backend on the pool's runtime (runtime::set_metrics(), before construction),
+/// the gauge `redcoord_jobs{name, state}` is sampled at each scrape: one pipelined ZCARD per
+/// state, on the scraping thread. Copies of a job_queue share the sampling.
 class job_queue {
 public:
     /// A queue named `name` on `pool` (which must outlive it).
@@ -237,6 +242,7 @@ private:
     std::string name_;
     job_queue_options opts_;
     std::shared_ptr<const keys> keys_;
+    std::shared_ptr<void> observer_;  // the redcoord_jobs gauges (runtime metrics), or null
 };
 
 }  // namespace redcoord

@@ -49,6 +49,10 @@ struct job_scheduler_options {
 /// @par Cost
 /// The election's rounds (term / 3), and while leading one pass per check_interval: one round
 /// trip to read the repeats, one per repeat with due ticks. The leader_task's own thread.
+///
+/// @par Metrics
+/// `redcoord_jobs_ticks_total{name}` counts the ticks this scheduler added (with a metrics
+/// backend on the runtime before construction); the election reports its own metrics.
 class job_scheduler {
 public:
     /// A scheduler for `queue` (which must outlive it). Not started.

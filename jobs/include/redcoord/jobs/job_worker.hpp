@@ -133,6 +133,13 @@ struct job_worker_stats {
 /// claims of a worker also promote due delayed jobs and reclaim stalled ones, at least every
 /// 10 ms. With prefetch n: one round trip per n short jobs. The heartbeat: one round trip per
 /// lease / 3 for all held jobs. One subscription (shared through the runtime's pub/sub link).
+///
+/// @par Metrics and logs
+/// With a metrics backend on the runtime (installed before construction):
+/// `redcoord_jobs_settled_total{name, outcome}` (completed, retried, failed, dead, lost),
+/// `redcoord_job_run_seconds{name, outcome}` (the handler's time, completed or failed) and
+/// `redcoord_jobs_stalled_total{name}`. With a log sink: a warning when a job goes dead after a
+/// failed attempt, and when a claim takes back jobs from stalled workers.
 class job_worker {
 public:
     /// A worker on `queue` running `handler`. Not started.

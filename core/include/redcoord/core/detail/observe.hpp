@@ -35,6 +35,11 @@ enum class metric {
     queue_dead_letters_total,       ///< counter {name}
     pool_in_use,                    ///< gauge {endpoint}
     reconnects_total,               ///< counter {endpoint, link}
+    jobs,                           ///< gauge {name, state}
+    jobs_settled_total,             ///< counter {name, outcome}
+    job_run_seconds,                ///< histogram {name, outcome}
+    jobs_stalled_total,             ///< counter {name}
+    jobs_ticks_total,               ///< counter {name}
 };
 
 /// The metric's name, help and (histograms) buckets under `o`.
