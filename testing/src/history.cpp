@@ -202,12 +202,17 @@ std::vector<violation> check_queue(const std::vector<event>& h) {
     for (auto& [id, ds] : deliveries) {
         std::sort(ds.begin(), ds.end(),
                   [](const event* a, const event* b) { return a->end_ns < b->end_ns; });
+        // A nack of this message after the delivery releases it. A fault releases it when it
+        // overlaps the span from the delivery to the redelivery: a schedule logs a cut from
+        // before it takes effect, so a pop can still complete just after the cut's start.
         auto released = [&, &id = id](const event& prev, const event& next) {
-            return std::any_of(
-                releases[prev.client].begin(), releases[prev.client].end(), [&](const event* r) {
-                    return r->start_ns >= prev.start_ns && r->start_ns <= next.end_ns &&
-                           (r->op != "nack" || r->id == id);
-                });
+            return std::any_of(releases[prev.client].begin(), releases[prev.client].end(),
+                               [&](const event* r) {
+                                   if (r->op == "nack")
+                                       return r->id == id && r->start_ns >= prev.start_ns &&
+                                              r->start_ns <= next.end_ns;
+                                   return r->end_ns >= prev.start_ns && r->start_ns <= next.end_ns;
+                               });
         };
         std::vector<std::size_t> order(ds.size());
         std::iota(order.begin(), order.end(), std::size_t{0});
