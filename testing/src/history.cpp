@@ -236,6 +236,23 @@ std::vector<violation> check_queue(const std::vector<event>& h) {
     return out;
 }
 
+std::vector<violation> check_job_results(const std::vector<job_end_state>& jobs) {
+    std::vector<violation> out;
+    for (const auto& j : jobs) {
+        if (j.state == "failed" || j.state == "dead") {
+            out.push_back({"no job failed", "job " + j.id + " ended " + j.state + ": " + j.error});
+        } else if (j.state == "completed") {
+            const auto colon = j.result.rfind(':');
+            if (colon == std::string::npos ||
+                j.result.compare(colon + 1, std::string::npos, std::to_string(j.attempts)) != 0)
+                out.push_back({"the result is the last attempt's",
+                               "job " + j.id + " ran " + std::to_string(j.attempts) +
+                                   " attempts and kept the result '" + j.result + "'"});
+        }
+    }
+    return out;
+}
+
 std::vector<violation> check_signaling(const std::vector<event>& h, std::size_t parties) {
     std::vector<violation> out;
     std::map<std::string, std::vector<const event*>> links;

@@ -1,11 +1,12 @@
-// chaos_runner [--schedules N] [--seed S] [--seconds T] [--part lock|election|queue|signaling|all]
-//              [--demonstrations]
+// chaos_runner [--schedules N] [--seed S] [--seconds T]
+//              [--part lock|election|queue|signaling|jobs|all] [--demonstrations]
 // The long runs of the fault schedules (./scripts/chaos): N seeded schedules of the safe
 // families per part, then (with --demonstrations) the runs broken on purpose. Prints one line
 // per schedule and a summary per part: schedules, operations, violations, and the seed of
 // every schedule that failed (rerun it with --seed SEED --schedules 1). Exit 1 on a violation
 // in a safe family, or a demonstration the checker did not catch.
 #include "election_schedule.hpp"
+#include "jobs_schedule.hpp"
 #include "lock_schedule.hpp"
 #include "queue_schedule.hpp"
 #include "signaling_schedule.hpp"
@@ -44,16 +45,16 @@ int main(int argc, char** argv) {
         else {
             std::fprintf(stderr,
                          "usage: chaos [--schedules N] [--seed S] [--seconds T] "
-                         "[--part lock|election|queue|signaling|all] [--demonstrations]\n");
+                         "[--part lock|election|queue|signaling|jobs|all] [--demonstrations]\n");
             return 2;
         }
     }
     if (missing) return 2;
     if (part != "lock" && part != "election" && part != "queue" && part != "signaling" &&
-        part != "all") {
+        part != "jobs" && part != "all") {
         std::fprintf(stderr,
-                     "chaos: part '%s' has no schedules (lock, election, queue and signaling "
-                     "have)\n",
+                     "chaos: part '%s' has no schedules (lock, election, queue, signaling and "
+                     "jobs have)\n",
                      part.c_str());
         return 2;
     }
@@ -113,6 +114,20 @@ int main(int argc, char** argv) {
         if (demos)
             ok &= chaos::run_demonstrations(
                 "signaling", chaos::signaling_demonstrations(seed + 4000, seconds), run);
+    }
+    if (wanted("jobs")) {
+        auto run = [](const chaos::queue_schedule& s) {
+            return chaos::run_jobs(s, CHAOS_JOBS_CLIENT);
+        };
+        ok &= chaos::run_part(
+            "jobs", schedules, seed,
+            [&](unsigned sd) { return chaos::safe_jobs_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.operations(); });
+        if (demos)
+            ok &= chaos::run_demonstrations(
+                "jobs",
+                std::vector<chaos::queue_schedule>{chaos::jobs_demonstration(seed + 5000, seconds)},
+                run);
     }
     return ok ? 0 : 1;
 }

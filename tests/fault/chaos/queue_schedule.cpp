@@ -41,7 +41,8 @@ std::vector<history::event> drain(redcoord::testing::local_server& server) {
 
 }  // namespace
 
-queue_outcome run(const queue_schedule& s, const std::string& client_path) {
+queue_outcome run_work(const queue_schedule& s, const std::string& part,
+                       const std::string& client_path, const end_state_reader& end_state) {
     std::mt19937 rng(s.seed);
     local_network net;
     redcoord::testing::server_options so;
@@ -51,7 +52,7 @@ queue_outcome run(const queue_schedule& s, const std::string& client_path) {
     const std::size_t consumers = 3;
     std::vector<std::size_t> cs;
     for (std::size_t i = 0; i <= consumers; ++i) cs.push_back(net.add_client());
-    const run_dir dir("queue", s.seed);
+    const run_dir dir(part, s.seed);
     // procs[0..2] are the consumers (cs[0..2]), the faults' targets; procs[3] the producer.
     std::vector<redcoord::testing::process> procs;
     std::vector<std::string> names;
@@ -110,38 +111,46 @@ queue_outcome run(const queue_schedule& s, const std::string& client_path) {
         }
     }
     auto h = finish(procs, dir, 30s, out);
+    auto state = end_state(net.host(server), h);
+    h.insert(h.end(), state.events.begin(), state.events.end());
+    h.insert(h.end(), faults.begin(), faults.end());
+    record(dir, state.events);
+    record(dir, faults);
     for (const auto& e : h) {
         if (e.op == "push" && e.ok) ++out.pushed;
         if (e.op == "deliver") ++out.delivered;
         if (e.op == "ack" && e.ok) ++out.acked;
+        if (e.op == "left") ++out.left;
     }
-    auto left = drain(net.host(server));
-    out.left = left.size();
-    h.insert(h.end(), left.begin(), left.end());
-    h.insert(h.end(), faults.begin(), faults.end());
-    record(dir, left);
-    record(dir, faults);
     out.violations = history::check_queue(h);
+    out.violations.insert(out.violations.end(), state.violations.begin(), state.violations.end());
     return out;
 }
 
-queue_schedule safe_queue_schedule(unsigned seed, int seconds) {
+queue_outcome run(const queue_schedule& s, const std::string& client_path) {
+    return run_work(s, "queue", client_path,
+                    [](redcoord::testing::local_server& server, const auto&) {
+                        return work_end{drain(server), {}};
+                    });
+}
+
+queue_schedule safe_work_schedule(const std::string& part, unsigned seed, int seconds) {
     queue_schedule s;
     s.seed = seed;
     s.seconds = seconds;
     switch (seed % 3) {
         case 0:
-            s.id = "queue/cut-or-paused";
+            s.id = part + "/cut-or-paused";
             s.family = "consumers cut off and paused past their lease";
             s.partitions_and_pauses = true;
             break;
         case 1:
-            s.id = "queue/killed";
+            s.id = part + "/killed";
             s.family = "consumers SIGKILLed, restarted under new names";
             s.kills = true;
             break;
         default:
-            s.id = "queue/aof-restart";
+            s.id = part + "/aof-restart";
             s.family = "server restarts with AOF (appendfsync always)";
             s.restarts = true;
             break;
@@ -149,9 +158,9 @@ queue_schedule safe_queue_schedule(unsigned seed, int seconds) {
     return s;
 }
 
-queue_schedule queue_demonstration(unsigned seed, int seconds) {
+queue_schedule work_demonstration(const std::string& part, unsigned seed, int seconds) {
     queue_schedule s;
-    s.id = "queue/restart-at-once";
+    s.id = part + "/restart-at-once";
     s.family = "server restarts without persistence, at once";
     s.seed = seed;
     s.seconds = seconds;
@@ -159,6 +168,14 @@ queue_schedule queue_demonstration(unsigned seed, int seconds) {
     s.persistence = false;
     s.broken_on_purpose = true;
     return s;
+}
+
+queue_schedule safe_queue_schedule(unsigned seed, int seconds) {
+    return safe_work_schedule("queue", seed, seconds);
+}
+
+queue_schedule queue_demonstration(unsigned seed, int seconds) {
+    return work_demonstration("queue", seed, seconds);
 }
 
 }  // namespace chaos

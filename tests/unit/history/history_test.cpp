@@ -203,6 +203,23 @@ TEST(CheckQueue, ACutLoggedJustBeforeADeliveryThatStillGotThroughExplainsTheRede
     EXPECT_TRUE(has_rule(check_queue(h), "duplicates only from faults"));
 }
 
+TEST(CheckJobResults, OnlyTheLastAttemptsResultAndNoFailedJobPass) {
+    using redcoord::testing::history::check_job_results;
+    using redcoord::testing::history::job_end_state;
+    std::vector<job_end_state> jobs{{"a", "completed", 2, "c1:2", ""},
+                                    {"b", "waiting", 0, "", ""},
+                                    {"c", "active", 3, "", ""},
+                                    {"d", "completed", 12, "c0:12", ""}};
+    EXPECT_TRUE(check_job_results(jobs).empty()) << rules(check_job_results(jobs));
+    // A late completion of attempt 1 accepted after attempt 2 ran (its worker was cut off).
+    jobs.push_back({"e", "completed", 2, "c0:1", ""});
+    EXPECT_TRUE(has_rule(check_job_results(jobs), "the result is the last attempt's"));
+    jobs.back() = {"e", "completed", 1, "c0:11", ""};  // the number must match, not its end
+    EXPECT_TRUE(has_rule(check_job_results(jobs), "the result is the last attempt's"));
+    jobs.back() = {"e", "dead", 1000, "", "no result"};
+    EXPECT_TRUE(has_rule(check_job_results(jobs), "no job failed"));
+}
+
 TEST(CheckSignaling, SignalsSentWhileTheLinkWasUpArriveOnce) {
     const std::vector<event> h{
         ev("w1", "link", 0, 100), ev("w1", "link", 200, 300),

@@ -66,13 +66,30 @@ struct violation {
 ///   have removed the message, so it excuses the message's absence at the end, but counts as
 ///   no ack;
 /// - `left`: message `id` found in one of the queue's lists at the end;
-/// - `cut` / `killed` / `paused`: consumer `client` was partitioned away, SIGKILLed or
-///   SIGSTOPped at `start_ns`.
+/// - `cut` / `killed` / `paused`: consumer `client` was partitioned away or SIGSTOPped over
+///   [start_ns, end_ns] (logged from before the fault took effect), or SIGKILLed at
+///   `start_ns`.
 /// Rules: every acknowledged push is acked exactly once or still left at the end (nothing
-/// lost, no double ack); nothing is delivered that was never pushed (or attempted); a message delivered to
-/// a second consumer was, at that moment, in flight at a consumer that had been cut off,
-/// killed or paused, or nacked (duplicates only from faults).
+/// lost, no double ack); nothing is delivered that was never pushed (or attempted); a message
+/// delivered again had been delivered to a consumer that a fault hit between the two
+/// deliveries (the fault's span overlaps theirs), or that nacked it after its delivery
+/// (duplicates only from faults).
 [[nodiscard]] std::vector<violation> check_queue(const std::vector<event>& h);
+
+/// A job as the server holds it at the end of a jobs run (job_queue::get()).
+struct job_end_state {
+    std::string id;
+    std::string state;  ///< to_string(job_state): waiting, delayed, active, completed, ...
+    unsigned attempts = 0;
+    std::string result;  ///< Completed jobs: the handler's result, `<worker>:<attempt>`.
+    std::string error;   ///< Failed and dead jobs: why.
+};
+
+/// The jobs part's own rules, beside check_queue() over its adds and runs: no job failed or
+/// went dead (reruns under faults spend attempts, never the job), and a completed job's result
+/// is its last attempt's, `<worker>:<attempts>` (a late settlement of an earlier attempt, by a
+/// worker cut off or paused past its lease, must have been refused).
+[[nodiscard]] std::vector<violation> check_job_results(const std::vector<job_end_state>& jobs);
 
 /// Signals and barriers. Reads:
 /// - `link` ok: waiter `client`'s subscription was up over [start_ns, end_ns];
