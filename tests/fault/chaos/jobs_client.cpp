@@ -4,7 +4,10 @@
 // consumer runs a job_worker (two threads, lease LEASE_MS) whose handler works a little and
 // returns "<consumer>:<attempt>". Every add and every handler start goes to LOG as a history
 // line (testing/history.hpp: `push`, `deliver`), flushed at once, so a client killed or paused
-// at any point leaves a readable history. What the server records as done is read at the end
+// at any point leaves a readable history. A run's `deliver` spans from the end of the thread's
+// previous run (or the worker's start) to the handler's start: the claim that brought the job
+// was sent somewhere in between, and a fault in that span (a pause with the claim's reply
+// unread) may have let the job's lease lapse before it started. What the server records as done is read at the end
 // by the schedule (jobs_schedule.cpp), not logged here: a worker cut off or paused past its
 // lease finishes its handler, and its settlement must then be refused.
 #include "chaos_common.hpp"
@@ -50,14 +53,17 @@ void work(redcoord::job_queue& q, const std::string& name, chaos::history_log& l
     o.lease = lease;
     o.poll_timeout = milliseconds(100);
     o.retry_delay = milliseconds(20);
+    const std::int64_t started = h::monotonic_ns();
     redcoord::job_worker w(
         q,
         [&](redcoord::job_context& j) {
             thread_local std::mt19937 rng(std::random_device{}());
+            thread_local std::int64_t since = started;  // this thread's previous run's end
             const std::int64_t at = h::monotonic_ns();
-            log.write({name, "deliver", at, at, true, 0, 0, j.id()});
+            log.write({name, "deliver", since, at, true, 0, 0, j.id()});
             std::this_thread::sleep_for(
                 milliseconds(std::uniform_int_distribution<int>(5, 25)(rng)));
+            since = h::monotonic_ns();
             return name + ":" + std::to_string(j.attempt());
         },
         o);

@@ -101,10 +101,12 @@ queue_outcome run_work(const queue_schedule& s, const std::string& part,
             procs[c] = start(c, "consumer", names[c]);
         } else if (s.restarts) {
             std::this_thread::sleep_for(between(700, 1500));
-            // Every consumer loses its link with the server: the restart cuts them all.
+            // Every consumer loses its link with the server: the restart cuts them all, from
+            // the kill until the server is back.
             const auto at = history::monotonic_ns();
-            for (const auto& n : names) faults.push_back({n, "cut", at, at, true, 0, 0, ""});
             net.restart(server, 0ms);
+            const auto back = history::monotonic_ns();
+            for (const auto& n : names) faults.push_back({n, "cut", at, back, true, 0, 0, ""});
             ++out.restarts;
         } else {
             std::this_thread::sleep_until(end);
