@@ -24,6 +24,10 @@ struct connection_pool::state {
     // Observability: a connection broke (poisoned, or a connect failed) since the last one
     // opened, so the next one opened is a reconnect (counted and logged). Under mu.
     bool broken = false;
+    // When a connection last broke or a connect failed (under mu). borrow() checks an idle
+    // connection last used before then (PING) before handing it out: a restarted server
+    // leaves every idle connection dead, and each would otherwise fail one caller's command.
+    std::chrono::steady_clock::time_point broke_at{};
     detail::counter_handle reconnects;  // redcoord_reconnects_total{link="pool"}; empty when off
     // redcoord_pool_in_use{endpoint}, sampled at scrape: the collector adds this pool's change
     // since its last sample, so pools of one endpoint (several runtimes) sum up.
@@ -35,6 +39,7 @@ struct connection_pool::state {
     // the last (re)connect, when it is worth a record. A failure before any connection was
     // ever opened (a server not up yet) is no break: the first open is no reconnect.
     bool broke_locked() {
+        broke_at = std::chrono::steady_clock::now();
         if (counters.created == 0) return false;
         return !std::exchange(broken, true);
     }
@@ -311,6 +316,7 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
             auto c = std::move(s.idle.back());
             s.idle.pop_back();
             ++s.counters.in_use;
+            const bool suspect = c->last_used() <= s.broke_at;
             lk.unlock();
             auto age = std::chrono::steady_clock::now() - c->last_used();
             if (s.stale(*c)) {
@@ -320,7 +326,7 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
                 ++s.counters.discarded;
                 continue;
             }
-            if (age >= s.opts.idle_check_after) {
+            if (suspect || age >= s.opts.idle_check_after) {
                 try {
                     c->command({"PING"});
                 } catch (const error&) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 using namespace redcoord;
 using namespace std::chrono_literals;
@@ -71,6 +72,25 @@ TEST(Pool, IdleHealthCheckReplacesDeadConnections) {
     // The idle connection points at the dead process; the health check must replace it.
     EXPECT_TRUE(pool.command({"PING"}).is_status("PONG"));
     EXPECT_EQ(pool.stats().discarded, 1u);
+}
+
+// A restarted server leaves every idle connection dead. The first command to find one fails
+// (its outcome is unknown: it may have been sent); the ones after it must not fail on the
+// other dead idle connections, one by one. A heartbeat every lease / 3 that kept drawing dead
+// connections let a job's lease lapse after a restart (chaos jobs/aof-restart).
+TEST(Pool, AfterABrokenConnectionTheOtherIdleOnesAreCheckedBeforeUse) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {.max_size = 4});
+    {
+        std::vector<pooled_connection> held;
+        for (int i = 0; i < 4; ++i) held.push_back(pool.borrow());
+        for (auto& c : held) EXPECT_TRUE(c->command({"PING"}).is_status("PONG"));
+    }
+    ASSERT_EQ(pool.stats().idle, 4u);
+    srv.restart();
+    EXPECT_THROW((void)pool.command({"PING"}), connection_error);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(pool.command({"PING"}).is_status("PONG")) << i;
+    EXPECT_EQ(pool.stats().discarded, 4u);
 }
 
 TEST(Pool, ConnectFailuresAreCountedAndDoNotLeakSlots) {

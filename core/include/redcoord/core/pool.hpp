@@ -35,7 +35,9 @@ struct pool_options {
     /// zero means fail at once when none is free.
     std::chrono::milliseconds borrow_timeout{2000};
     /// An idle connection older than this is PINGed before it is handed out; zero checks
-    /// every time.
+    /// every time. So is one last used before another connection of the pool broke (a reply
+    /// lost, a connect refused): after a server restart every idle connection is dead, and
+    /// the commands after the first failure get live ones instead of failing one by one.
     std::chrono::milliseconds idle_check_after{30000};
 };
 
