@@ -91,18 +91,22 @@ int main(int argc, char** argv) {
                     chaos::election_unreplicated_failovers(seed + 2001, seconds)},
                 run);
     }
-    if (wanted("queue")) {
-        auto run = [](const chaos::queue_schedule& s) { return chaos::run(s, CHAOS_QUEUE_CLIENT); };
+    // The work-queue parts (queue, jobs) share their schedules (queue_schedule.hpp).
+    auto work_part = [&](const std::string& name, unsigned demo_seed, auto run) {
         ok &= chaos::run_part(
-            "queue", schedules, seed,
-            [&](unsigned sd) { return chaos::safe_queue_schedule(sd, seconds); }, run,
+            name, schedules, seed,
+            [&](unsigned sd) { return chaos::safe_work_schedule(name, sd, seconds); }, run,
             [](const auto& o) { return o.operations(); });
         if (demos)
-            ok &= chaos::run_demonstrations("queue",
-                                            std::vector<chaos::queue_schedule>{
-                                                chaos::queue_demonstration(seed + 3000, seconds)},
-                                            run);
-    }
+            ok &=
+                chaos::run_demonstrations(name,
+                                          std::vector<chaos::queue_schedule>{
+                                              chaos::work_demonstration(name, demo_seed, seconds)},
+                                          run);
+    };
+    if (wanted("queue"))
+        work_part("queue", seed + 3000,
+                  [](const chaos::queue_schedule& s) { return chaos::run(s, CHAOS_QUEUE_CLIENT); });
     if (wanted("signaling")) {
         auto run = [](const chaos::signaling_schedule& s) {
             return chaos::run(s, CHAOS_SIGNALING_CLIENT);
@@ -115,19 +119,9 @@ int main(int argc, char** argv) {
             ok &= chaos::run_demonstrations(
                 "signaling", chaos::signaling_demonstrations(seed + 4000, seconds), run);
     }
-    if (wanted("jobs")) {
-        auto run = [](const chaos::queue_schedule& s) {
+    if (wanted("jobs"))
+        work_part("jobs", seed + 5000, [](const chaos::queue_schedule& s) {
             return chaos::run_jobs(s, CHAOS_JOBS_CLIENT);
-        };
-        ok &= chaos::run_part(
-            "jobs", schedules, seed,
-            [&](unsigned sd) { return chaos::safe_jobs_schedule(sd, seconds); }, run,
-            [](const auto& o) { return o.operations(); });
-        if (demos)
-            ok &= chaos::run_demonstrations(
-                "jobs",
-                std::vector<chaos::queue_schedule>{chaos::jobs_demonstration(seed + 5000, seconds)},
-                run);
-    }
+        });
     return ok ? 0 : 1;
 }

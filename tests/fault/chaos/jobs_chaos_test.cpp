@@ -5,19 +5,12 @@
 #include "jobs_schedule.hpp"
 
 #include "chaos_test.hpp"
+#include "work_test.hpp"
 
 namespace {
 
 chaos::queue_outcome run(const chaos::queue_schedule& s) {
     return chaos::run_printed("jobs", s, CHAOS_JOBS_CLIENT, chaos::run_jobs);
-}
-
-// Every run must have exercised the jobs: adds, runs, completions and a backlog at the end.
-void expect_exercised(const chaos::queue_outcome& o) {
-    EXPECT_GT(o.pushed, 300u);
-    EXPECT_GT(o.delivered, 100u);
-    EXPECT_GT(o.acked, 100u);
-    EXPECT_GT(o.left, 0u);
 }
 
 }  // namespace
@@ -28,7 +21,7 @@ TEST(ChaosJobs, NothingLostAndLateCompletionsRefusedWhenWorkersAreCutOffOrPaused
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_jobs_schedule(3, 7));  // 3 % 3 == 0
     EXPECT_TRUE(o.violations.empty()) << o.report();
-    expect_exercised(o);
+    chaos::expect_exercised(o);
     EXPECT_GE(o.partitions + o.pauses, 3u);
 }
 
@@ -36,7 +29,7 @@ TEST(ChaosJobs, NothingLostWhenTheServerRestartsWithAppendFsyncAlways) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_jobs_schedule(5, 7));
     EXPECT_TRUE(o.violations.empty()) << o.report();
-    expect_exercised(o);
+    chaos::expect_exercised(o);
     EXPECT_GT(o.restarts, 2u);
 }
 

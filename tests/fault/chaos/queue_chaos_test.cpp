@@ -5,19 +5,12 @@
 #include "queue_schedule.hpp"
 
 #include "chaos_test.hpp"
+#include "work_test.hpp"
 
 namespace {
 
 chaos::queue_outcome run(const chaos::queue_schedule& s) {
     return chaos::run_printed("queue", s, CHAOS_QUEUE_CLIENT);
-}
-
-// Every run must have exercised the queue: pushes, deliveries, acks and a backlog at the end.
-void expect_exercised(const chaos::queue_outcome& o) {
-    EXPECT_GT(o.pushed, 300u);
-    EXPECT_GT(o.delivered, 100u);
-    EXPECT_GT(o.acked, 100u);
-    EXPECT_GT(o.left, 0u);
 }
 
 }  // namespace
@@ -26,7 +19,7 @@ TEST(ChaosQueue, NothingLostWhenConsumersAreCutOffOrPausedPastTheirLease) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_queue_schedule(3, 7));  // 3 % 3 == 0
     EXPECT_TRUE(o.violations.empty()) << o.report();
-    expect_exercised(o);
+    chaos::expect_exercised(o);
     EXPECT_GE(o.partitions + o.pauses, 3u);
 }
 
@@ -34,7 +27,7 @@ TEST(ChaosQueue, NothingLostWhenConsumersAreKilled) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_queue_schedule(4, 7));
     EXPECT_TRUE(o.violations.empty()) << o.report();
-    expect_exercised(o);
+    chaos::expect_exercised(o);
     EXPECT_GT(o.kills, 4u);
 }
 
@@ -42,7 +35,7 @@ TEST(ChaosQueue, NothingLostWhenTheServerRestartsWithAppendFsyncAlways) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_queue_schedule(5, 7));
     EXPECT_TRUE(o.violations.empty()) << o.report();
-    expect_exercised(o);
+    chaos::expect_exercised(o);
     EXPECT_GT(o.restarts, 2u);
 }
 
