@@ -78,11 +78,11 @@ struct violation {
 
 /// A job as the server holds it at the end of a jobs run (job_queue::get()).
 struct job_end_state {
-    std::string id;
-    std::string state;  ///< to_string(job_state): waiting, delayed, active, completed, ...
-    unsigned attempts = 0;
-    std::string result;  ///< Completed jobs: the handler's result, `<worker>:<attempt>`.
-    std::string error;   ///< Failed and dead jobs: why.
+    std::string id;         ///< The job's id.
+    std::string state;      ///< to_string(job_state): waiting, delayed, active, completed, ...
+    unsigned attempts = 0;  ///< Attempts claimed so far (job_info::attempts).
+    std::string result;     ///< Completed jobs: the handler's result, `<worker>:<attempt>`.
+    std::string error;      ///< Failed and dead jobs: why.
 };
 
 /// The jobs part's own rules, beside check_queue() over its adds and runs: no job failed or
