@@ -77,8 +77,9 @@ job_counts read_counts(connection_pool& pool, const std::string& base) {
     return n;
 }
 
-// The redcoord_jobs gauges, one per state, sampled at each scrape. It holds what the sample
-// reads by value (the pool outlives the queue), so copies of a job_queue share it safely.
+// The redcoord_jobs gauges, one per state, sampled at each scrape. The sample reads the keys
+// it holds and the pool, which outlives every copy of the queue; it never reads the job_queue
+// object, so the copies of a queue can share one observer.
 struct queue_observer {
     std::array<detail::gauge_handle, state_names.size()> gauges;
     std::shared_ptr<void> collector;  // last: unregistered before the gauges go
