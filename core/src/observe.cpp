@@ -136,4 +136,21 @@ std::shared_ptr<void> metrics_scope::collector(std::function<void()> fn) const n
     }
 }
 
+void sampled_gauges::start(const metrics_scope& ms,
+                           const std::vector<std::pair<metric, metric_labels>>& series,
+                           std::function<std::vector<double>()> sample) {
+    if (!ms) return;
+    gauges_.reserve(series.size());
+    for (const auto& [m, labels] : series) gauges_.push_back(ms.gauge(m, labels));
+    collector_ = ms.collector([this, sample = std::move(sample)] {
+        const auto v = sample();  // a throw keeps the last values (the backend swallows it)
+        for (std::size_t i = 0; i < gauges_.size() && i < v.size(); ++i) gauges_[i].set(v[i]);
+    });
+}
+
+void sampled_gauges::reset() noexcept {
+    collector_.reset();
+    for (const auto& g : gauges_) g.set(0);
+}
+
 }  // namespace redcoord::detail

@@ -77,39 +77,26 @@ job_counts read_counts(connection_pool& pool, const std::string& base) {
     return n;
 }
 
-// The redcoord_jobs gauges, one per state, sampled at each scrape. The sample reads the keys
-// it holds and the pool, which outlives every copy of the queue; it never reads the job_queue
-// object, so the copies of a queue can share one observer.
-struct queue_observer {
-    std::array<detail::gauge_handle, state_names.size()> gauges;
-    std::shared_ptr<void> collector;  // last: unregistered before the gauges go
-    queue_observer() = default;
-    queue_observer(const queue_observer&) = delete;
-    queue_observer& operator=(const queue_observer&) = delete;
-    ~queue_observer() {
-        // A gone queue samples nothing: 0 unless another object of the queue samples them.
-        collector.reset();
-        for (const auto& g : gauges) g.set(0);
-    }
-};
-
+// The redcoord_jobs gauges, one per state, sampled at each scrape (null when metrics are
+// off). The sample reads its keys and the pool, which outlives every copy of the queue, never
+// the job_queue object, so the copies of a queue share it.
 std::shared_ptr<void> observe(connection_pool& pool, const std::string& name,
                               std::shared_ptr<const job_queue::keys> keys) {
     const detail::metrics_scope ms(*pool.runtime());
     if (!ms) return {};
-    auto o = std::make_shared<queue_observer>();
-    for (std::size_t i = 0; i < state_names.size(); ++i)
-        o->gauges[i] = ms.gauge(detail::metric::jobs,
-                                {{"name", ms.name(name)}, {"state", std::string(state_names[i])}});
-    queue_observer* raw = o.get();  // the collector goes before the gauges it sets
-    o->collector = ms.collector([raw, &pool, keys = std::move(keys)] {
-        // Bounded by the pool's timeouts; a failure keeps the last values.
-        const auto n = read_counts(pool, keys->base);
-        const std::uint64_t v[] = {n.waiting, n.delayed, n.active, n.completed, n.failed, n.dead};
-        for (std::size_t i = 0; i < raw->gauges.size(); ++i)
-            raw->gauges[i].set(static_cast<double>(v[i]));
+    std::vector<std::pair<detail::metric, metric_labels>> series;
+    series.reserve(state_names.size());
+    for (auto s : state_names)
+        series.push_back(
+            {detail::metric::jobs, {{"name", ms.name(name)}, {"state", std::string(s)}}});
+    auto g = std::make_shared<detail::sampled_gauges>();
+    g->start(ms, series, [&pool, keys = std::move(keys)] {
+        const auto n = read_counts(pool, keys->base);  // bounded by the pool's timeouts
+        return std::vector<double>{static_cast<double>(n.waiting), static_cast<double>(n.delayed),
+                                   static_cast<double>(n.active),  static_cast<double>(n.completed),
+                                   static_cast<double>(n.failed),  static_cast<double>(n.dead)};
     });
-    return o;
+    return g;
 }
 
 }  // namespace

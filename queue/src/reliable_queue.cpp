@@ -132,20 +132,11 @@ struct reliable_queue::impl {
 
     std::atomic<std::uint64_t> hb_failures{0}, settle_retries{0}, lease_losses{0};
 
-    // Metrics (empty when off): counters moved by this object's replies; the gauges are
-    // sampled by `collector` at each scrape (one script, as stats()). Declared last: the
-    // collector is unregistered (waiting for a scrape in progress) before anything it reads
-    // goes away.
+    // Metrics (empty when off): counters moved by this object's replies; the ready, dead and
+    // in-flight gauges sampled at each scrape (one script, as stats()). Declared last: the
+    // sampling stops before anything it reads goes away.
     detail::counter_handle redeliveries, dead_letters;
-    detail::gauge_handle ready_gauge, in_flight_gauge, dead_gauge;
-    std::shared_ptr<void> collector;
-
-    ~impl() {
-        // A gone queue samples nothing: its gauges read 0 unless another object of the same
-        // queue samples them at the next scrape.
-        collector.reset();
-        for (const auto* g : {&ready_gauge, &in_flight_gauge, &dead_gauge}) g->set(0);
-    }
+    detail::sampled_gauges gauges;
 
     impl(connection_pool& p, std::string_view n, reliable_queue_options o)
         : pool(p), opts(std::move(o)), name(n),
@@ -213,22 +204,24 @@ void reliable_queue::impl::observe() {
     const metric_labels l{{"name", ms.name(name)}};
     redeliveries = ms.counter(detail::metric::queue_redeliveries_total, l);
     dead_letters = ms.counter(detail::metric::queue_dead_letters_total, l);
-    ready_gauge = ms.gauge(detail::metric::queue_ready, l);
-    in_flight_gauge = ms.gauge(detail::metric::queue_in_flight, l);
-    dead_gauge = ms.gauge(detail::metric::queue_dead, l);
-    collector = ms.collector([this] {
-        // Bounded by the pool's borrow_timeout and the endpoint's command_timeout; a failure
-        // leaves the last values (the registry swallows it).
-        auto c = pool.borrow_for(ready_key);
-        auto r = detail::queue_stats_script().run(*c, {consumers_key, ready_key, dead_key},
-                                                  {processing_prefix, heartbeat_prefix});
-        const auto& e = r.elements();
-        std::int64_t in_flight = 0;
-        for (std::size_t i = 2; i + 2 < e.size(); i += 3) in_flight += e[i + 1].integer();
-        ready_gauge.set(static_cast<double>(e.at(0).integer()));
-        dead_gauge.set(static_cast<double>(e.at(1).integer()));
-        in_flight_gauge.set(static_cast<double>(in_flight));
-    });
+    gauges.start(ms,
+                 {{detail::metric::queue_ready, l},
+                  {detail::metric::queue_dead, l},
+                  {detail::metric::queue_in_flight, l}},
+                 [this] {
+                     // Bounded by the pool's borrow_timeout and the endpoint's command_timeout.
+                     auto c = pool.borrow_for(ready_key);
+                     auto r =
+                         detail::queue_stats_script().run(*c, {consumers_key, ready_key, dead_key},
+                                                          {processing_prefix, heartbeat_prefix});
+                     const auto& e = r.elements();
+                     std::int64_t in_flight = 0;
+                     for (std::size_t i = 2; i + 2 < e.size(); i += 3)
+                         in_flight += e[i + 1].integer();
+                     return std::vector<double>{static_cast<double>(e.at(0).integer()),
+                                                static_cast<double>(e.at(1).integer()),
+                                                static_cast<double>(in_flight)};
+                 });
 }
 
 reliable_queue::~reliable_queue() {

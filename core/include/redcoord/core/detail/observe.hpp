@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -128,6 +130,30 @@ public:
 private:
     std::shared_ptr<metrics_backend> m_;
     metrics_options o_;
+};
+
+/// Gauges that one collector sets before each scrape, for an object that samples shared state
+/// (a queue's lengths). When the object goes (reset(), the destructor) the collector is
+/// unregistered, waiting for a scrape in progress, and the gauges read 0 until another object
+/// of the same series samples them at the next scrape. Not copyable or movable: the collector
+/// holds `this`.
+class sampled_gauges {
+public:
+    sampled_gauges() = default;
+    sampled_gauges(const sampled_gauges&) = delete;
+    sampled_gauges& operator=(const sampled_gauges&) = delete;
+    ~sampled_gauges() { reset(); }
+    /// Resolves the gauge series `series` of `ms` and registers `sample`, which returns their
+    /// values in the same order; when it throws, the gauges keep their last values. Nothing
+    /// when metrics are off. Call once.
+    void start(const metrics_scope& ms, const std::vector<std::pair<metric, metric_labels>>& series,
+               std::function<std::vector<double>()> sample);
+    /// Unregisters the collector and sets the gauges to 0.
+    void reset() noexcept;
+
+private:
+    std::vector<gauge_handle> gauges_;
+    std::shared_ptr<void> collector_;
 };
 
 }  // namespace redcoord::detail
