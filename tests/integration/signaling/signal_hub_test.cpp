@@ -37,14 +37,23 @@ protected:
         for (int i = 0; i < 500 && h.connected_links() < n; ++i) std::this_thread::sleep_for(10ms);
         ASSERT_EQ(h.connected_links(), n);
     }
-    // Waits until the replica also lists `channel` (the subscription reached both links).
-    void on_replica(const std::string& channel) {
+    // Waits until `server` lists a subscriber of `channel`.
+    static void listed_on(local_server& server, const std::string& channel, const char* which) {
         for (int i = 0; i < 500; ++i) {
-            auto r = replica->command({"PUBSUB", "NUMSUB", channel});
+            auto r = server.command({"PUBSUB", "NUMSUB", channel});
             if (r.elements()[1].integer() > 0) return;
             std::this_thread::sleep_for(10ms);
         }
-        FAIL() << "replica never saw the subscription to " << channel;
+        FAIL() << which << " never saw the subscription to " << channel;
+    }
+    // Waits until the replica also lists `channel` (the subscription reached both links).
+    void on_replica(const std::string& channel) { listed_on(*replica, channel, "replica"); }
+    // Waits until both links carry `channel`: each link then delivers every signal in publish
+    // order (a link subscribed late could deliver a later signal before the other link
+    // finishes reading an earlier, larger one).
+    void on_both(const std::string& channel) {
+        listed_on(master, channel, "master");
+        on_replica(channel);
     }
     local_server master;
     std::unique_ptr<local_server> replica;
@@ -69,6 +78,7 @@ TEST_F(SignalHub, BroadcastWakesAWaiterOnceDespiteTwoLinks) {
 
 TEST_F(SignalHub, BinarySafePayloadsIncludingOneMebibyte) {
     auto w = hub->listen({"bin"});
+    on_both("bin");
     const std::string nasty("\0\r\n\0rc\1x\r\n", 10);
     std::string big(1 << 20, '\0');
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 256);
