@@ -87,7 +87,10 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
         try {
             io[i].conn = &detail::connection_access::get(*io[i].lease);
             if (io[i].conn->poisoned) throw connection_error("connection unusable");
-            const bool full = what.sha && !io[i].conn->knows_script(*what.sha);
+            // A write whose replies are not all waited for (a release) goes as EVAL: a flushed
+            // script cache cannot refuse it, so it runs even if no one reads its reply.
+            const bool full = what.sha && (opts.tuning.detach || opts.tuning.reach_all ||
+                                           !io[i].conn->knows_script(*what.sha));
             io[i].conn->append_formatted(full ? eval_resp() : encoded.resp());
             io[i].by_sha = !full && what.eval;
             // An EVAL that reaches the server loads the script whatever the reply.

@@ -171,22 +171,16 @@ void script::send(connection& c, std::span<const std::string_view> keys,
     if (ci.poisoned)
         throw connection_error("connection to " + ci.where() +
                                " is unusable after an earlier failure");
+    // EVAL, never EVALSHA: a flushed script cache cannot refuse it, so it runs whether or not
+    // anyone reads this connection again (a NOSCRIPT could only be cured by a later reader).
     std::string nkeys;
-    const auto argv = argv_for(c, keys, args, nkeys);
-    std::string eval_on_noscript = argv[0] == "EVALSHA" ? eval_resp(keys, args) : std::string();
+    const auto argv = detail::script_argv(*this, false, keys, args, nkeys);
     ci.set_timeout(ci.ep.command_timeout);
     ci.append(argv);
-    // The reply is the next reader's to skip; a NOSCRIPT there (SCRIPT FLUSH) re-runs it as EVAL.
-    ci.owe_last_reply(std::move(eval_on_noscript));
+    ci.owe_last_reply();  // the next reader skips it
     ci.flush();
     // An EVAL we sent loads the script, so EVALSHA is safe for whatever follows on this connection.
     ci.learned_script(sha1_);
-}
-
-std::string script::eval_resp(std::span<const std::string_view> keys,
-                              std::span<const std::string_view> args) const {
-    std::string nkeys;
-    return detail::encode_command(detail::script_argv(*this, false, keys, args, nkeys));
 }
 
 void script::send(connection_pool& pool, std::initializer_list<std::string_view> keys,

@@ -98,13 +98,11 @@ public:
     /// writes whose outcome the caller does not need, such as a best-effort lock release;
     /// the command reaches the server in order with whatever `c` sends next.
     ///
-    /// Sent as EVALSHA (on a connection that has seen the script run), it would not run if
-    /// the server's script cache was flushed meanwhile (SCRIPT FLUSH): the reader that skips
-    /// its NOSCRIPT reply then sends it again as EVAL, on the same connection, and skips that
-    /// reply too. That run lands after what the connection sent in between (the reader's own
-    /// commands), so only then is the order with later commands not kept. The re-run needs a
-    /// reader: a connection closed before anyone reads from it again does not re-run it.
-    /// Costs one copy of the EVAL form (one allocation) per EVALSHA send.
+    /// Always sent as EVAL with the source: an EVALSHA would not run after a SCRIPT FLUSH,
+    /// and only a later reader of `c` could notice and re-run it, so a connection that idles
+    /// would never run it (a lock release lost until the key's TTL). The server hashes the
+    /// source and runs its cached compiled form, so the cost is the source's bytes on the
+    /// wire.
     /// @throws connection_error when `c` is poisoned; timeout_error / connection_error when
     ///         the write fails (the connection is then poisoned).
     void send(connection& c, std::span<const std::string_view> keys,
@@ -125,9 +123,6 @@ private:
     reply run_unchecked(connection& c, std::chrono::milliseconds timeout,
                         std::span<const std::string_view> keys,
                         std::span<const std::string_view> args) const;
-    // The EVAL form as RESP, owned (kept by the connection to re-run after NOSCRIPT).
-    [[nodiscard]] std::string eval_resp(std::span<const std::string_view> keys,
-                                        std::span<const std::string_view> args) const;
     // EVALSHA or EVAL for `c` (see the class comment); the views point into this script,
     // `keys`, `args` and `nkeys`.
     std::vector<std::string_view> argv_for(const connection& c,
