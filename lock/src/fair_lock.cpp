@@ -20,6 +20,7 @@
 #include <stop_token>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace redcoord {
 
@@ -192,7 +193,9 @@ private:
                             step = eng.on_error(clock_type::now());
                             break;
                         }
-                        leave_quietly(eng, token);
+                        // The reply is lost, not the attempt: it may have taken the lock
+                        // (issue 33, F8), so leave whatever the mode was.
+                        leave_quietly(eng, token, true);
                         if (cut_by_deadline()) return std::nullopt;
                         throw;
                     }
@@ -265,14 +268,18 @@ private:
     }
 
     // Out of the queue (and the lock given back if a lost reply had granted it), best effort: a
-    // waiter that cannot be reached is skipped once its lease runs out.
-    void leave_quietly(const fair_engine& eng, const std::string& token) noexcept {
-        if (!eng.maybe_queued()) return;
+    // waiter that cannot be reached is skipped once its lease runs out. After a lost reply
+    // (`reply_lost`) it runs whatever the mode, and leaves a tombstone for the token, so an
+    // attempt that reaches the server after the leave takes nothing.
+    void leave_quietly(const fair_engine& eng, const std::string& token,
+                       bool reply_lost = false) noexcept {
+        if (!reply_lost && !eng.maybe_queued()) return;
         try {
             auto conn = pool_.borrow_for(key, milliseconds(0));
             const auto budget = io_budget();
             const std::string_view keys[] = {key, queue_key_};
-            const std::string_view args[] = {id_, token};
+            std::vector<std::string_view> args{id_, token};
+            if (reply_lost) args.emplace_back(ttl_ms_);
             if (budget)
                 (void)fair_leave_script().run_for(*conn, std::max(*budget, milliseconds(20)), keys,
                                                   args);

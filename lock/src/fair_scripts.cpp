@@ -23,12 +23,12 @@ local function wake(id)
   redis.call('PUBLISH', KEYS[1] .. ':wake:' .. id, 'turn')
 end
 local function ours(v, token)
-  return v and #token > 0 and string.sub(v, 1, #token) == token
+  return v and #token > 0 and v == token
 end
 )lua";
 
 std::string with_purge(const char* queue_key_index, const char* body) {
-    std::string p = std::string(next_fence_lua) + purge_lua;
+    std::string p = std::string(next_fence_lua) + release_notice_lua + purge_lua;
     for (auto at = p.find("QUEUE"); at != std::string::npos; at = p.find("QUEUE"))
         p.replace(at, 5, queue_key_index);
     return p + body;
@@ -39,6 +39,10 @@ std::string with_purge(const char* queue_key_index, const char* body) {
 const script& fair_acquire_script() {
     static const script s(with_purge("3", R"lua(
 local me = ARGV[1]
+if redis.call('EXISTS', KEYS[1] .. ':gone:' .. ARGV[2]) == 1 then
+  -- This call left after losing this attempt's reply: take nothing, queue nothing.
+  return {0, -1, -1, -1}
+end
 local head = live_head(me)
 local v = redis.call('GET', KEYS[1])
 if ours(v, ARGV[2]) or (not v and (not head or head == me)) then
@@ -76,7 +80,7 @@ const script& fair_release_script() {
 local v = redis.call('GET', KEYS[1])
 if not ours(v, ARGV[1]) then return 0 end
 redis.call('DEL', KEYS[1])
-if #v > #ARGV[1] then redis.call('PUBLISH', KEYS[1] .. ':released', 'released') end
+notify_release(ARGV[1])
 if ARGV[2] then
   redis.call('LPUSH', KEYS[2], ARGV[2])
   redis.call('SET', KEYS[1] .. ':waiter:' .. ARGV[2], '1', 'PX', ARGV[3])
@@ -98,8 +102,10 @@ redis.call('DEL', KEYS[1] .. ':waiter:' .. ARGV[1])
 local v = redis.call('GET', KEYS[1])
 if ours(v, ARGV[2]) then
   redis.call('DEL', KEYS[1])
-  if #v > #ARGV[2] then redis.call('PUBLISH', KEYS[1] .. ':released', 'released') end
+  notify_release(ARGV[2])
   v = false
+elseif ARGV[3] then
+  redis.call('SET', KEYS[1] .. ':gone:' .. ARGV[2], '1', 'PX', ARGV[3])
 end
 if not v then
   local head = live_head(nil)

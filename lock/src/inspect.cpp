@@ -16,14 +16,10 @@ lock_keys make_lock_keys(std::string_view prefix, std::string_view resource) {
     k.turn_key = make_key(prefix, "lock", resource, "turn");
     k.waiting_key = make_key(prefix, "lock", resource, "waiting");
     k.fair_queue_key = k.key + ":queue";  // fair_lock's scripts derive it from KEYS[1] alike
+    k.notice_key = k.key + ":notice";     // the lock scripts derive it from KEYS[1] alike
     return k;
 }
 }  // namespace detail
-
-namespace {
-// The release-notice mark a waiter appends to the holder's value (see the acquire scripts).
-constexpr char notice_mark = '*';
-}  // namespace
 
 std::string lock_holder_fingerprint(std::string_view token) {
     return detail::sha1_hex(token).substr(0, 16);
@@ -39,16 +35,13 @@ lock_inspection inspect_lock(connection_pool& pool, std::string_view resource,
                                                 {"GET", k.turn_key},
                                                 {"PTTL", k.turn_key},
                                                 {"GET", k.waiting_key},
-                                                {"LRANGE", k.fair_queue_key, "0", "-1"}});
+                                                {"LRANGE", k.fair_queue_key, "0", "-1"},
+                                                {"GET", k.notice_key}});
     lock_inspection out;
     if (auto v = r[0].maybe_text()) {
         out.held = true;
-        std::string_view token = *v;
-        if (!token.empty() && token.back() == notice_mark) {
-            out.release_notice = true;
-            token.remove_suffix(1);
-        }
-        out.holder = lock_holder_fingerprint(token);
+        out.release_notice = r[7].maybe_text() == *v;
+        out.holder = lock_holder_fingerprint(*v);
         out.ttl_left = detail::ttl_of(r[1]);
     }
     out.fencing_counter = detail::counter_of(r[2], "the fencing counter " + k.fence_key);

@@ -223,8 +223,12 @@ std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point d
     deferral_.on_acquire(clock_type::now());
     auto previous = take_held_back();
     if (!previous) {
+        // The flushed release is re-locked only while it may still be in flight: later, its
+        // floor is stale, and taking it up long after could hand out a token below one another
+        // holder got meanwhile (issue 33, F3).
         detail::lock_guard l(held_back_mu_);
-        previous = std::exchange(flushed_, std::nullopt);
+        if (flushed_ && clock_type::now() < flushed_until_) previous = std::move(flushed_);
+        flushed_.reset();
     }
     try {
         attempt_result got;
@@ -346,7 +350,7 @@ void lock_core::unlock() noexcept {
     auto a = take_hold(floor);
     if (!a) return;
     leave_on_exit leave{gate};
-    if (deferral_.on_unlock(clock_type::now())) {
+    if (deferral_.on_unlock(clock_type::now()) && c_.defer_release) {
         try {
             bool arm = false;
             lock_clock::time_point due;
@@ -421,6 +425,7 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
             return std::nullopt;
         }
         flushed_ = back;
+        flushed_until_ = clock_type::now() + engine_.config().resend_window + flush_in_flight;
     }
     try {
         flushing_ = std::make_unique<lock_round>(

@@ -40,6 +40,7 @@ struct lock_core_config {
     wait_settings waiting;
     std::function<void(const std::string&)> on_wait;  // log sink: what an acquire waits for
     bool keep_outcomes = false;                       // record last_outcomes(), with holder ids
+    bool defer_release = false;  // unlock() may hold its release back (release_deferral.hpp)
 };
 
 // The fields lock_options and redlock_options share, under the same names.
@@ -55,6 +56,7 @@ lock_core_config shared_config(const Options& o) {
     c.waiting.wake_jitter = o.wake_jitter;
     c.waiting.max_retry_interval = o.max_retry_interval;
     c.handoff_after = o.handoff_after;
+    c.defer_release = o.defer_release;
     return c;
 }
 
@@ -135,6 +137,10 @@ private:
     // travels on another connection than that call's attempt and may land after it, so the
     // attempt re-locks it (renewed in place if still there) instead of being refused by it.
     std::optional<held_back> flushed_ REDCOORD_GUARDED_BY(held_back_mu_);
+    // Until when flushed_ may still be in flight: its sends and resends (the engine's window)
+    // plus a command's flight.
+    lock_clock::time_point flushed_until_ REDCOORD_GUARDED_BY(held_back_mu_){};
+    static constexpr std::chrono::milliseconds flush_in_flight{100};
     lock_clock::time_point held_back_due_ REDCOORD_GUARDED_BY(held_back_mu_){};
     bool flush_armed_ REDCOORD_GUARDED_BY(held_back_mu_) = false;
     std::unique_ptr<detail::timer> flush_;  // sends a held-back release when it is due

@@ -7,7 +7,8 @@
 namespace redcoord::detail {
 
 struct lock_keys {
-    std::string key;             // the holder's token (+ '*' when a waiter wants a release notice)
+    std::string key;             // the holder's token
+    std::string notice_key;      // the token whose release a waiter wants to hear of
     std::string fence_key;       // the fencing counter
     std::string turn_key;        // bounded unfairness: whose turn runs
     std::string waiting_key;     // bounded unfairness: who asked for the next turn

@@ -1,12 +1,14 @@
 #pragma once
 // The lock's Lua scripts. Every value travels as KEYS/ARGV, never in the source.
 //
-// The lock key holds the holder's token, followed by one '*' once a refused caller that
-// will wait has marked it (tokens are hex, so the mark is unambiguous). Only a marked key's
-// release publishes: a lock nobody waits for costs its release no PUBLISH, and the release
-// script does the same work as a plain compare-and-delete. The mark dies with the key, so a
-// waiter that loses the race for a release marks the next holder's key with its next refused
-// attempt, and a waiter sleeping through another owner's turn is not woken by its releases.
+// The lock key holds the holder's token and nothing else, so a holder of another client (the
+// Redlock page's SET NX PX and compare-and-delete) can share a resource with redcoord. A
+// refused caller that will wait asks for a release notice in `KEYS[1]:notice`, which holds
+// the token of the holding it waits for and lives as long as that holding. Only a release of
+// that holding publishes: a lock nobody waits for costs its release no PUBLISH. The notice
+// names one holding, so a waiter that loses the race for a release asks again on the next
+// holder with its next refused attempt, and a waiter sleeping through another owner's turn is
+// not woken by its releases. No script writes a key the caller does not hold (issue 33).
 
 #include <redcoord/core/script.hpp>
 
@@ -19,9 +21,14 @@ namespace redcoord::detail {
 // it is created anew its first token is the server's TIME in microseconds (see acquire_script).
 extern const char* const next_fence_lua;
 
+// Lua shared by every script that deletes a holding: notify_release(token) publishes on
+// `KEYS[1]:released` and drops the notice when a waiter asked for the release of `token`.
+extern const char* const release_notice_lua;
+
 // KEYS[1] lock key, KEYS[2] fencing counter, with fairness KEYS[3] turn key and KEYS[4]
 // waiting key; ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] what a refusal reports: "1" when
-// the caller will wait for this holder's release (a refusal marks the key), "0" when it only
+// the caller will wait for this holder's release (a refusal asks for its release
+// notice), "0" when it only
 // wants to know who holds it, "-" (or absent) for the short reply; with fairness ARGV[4] the
 // lock object's owner id, ARGV[5] its turn (handoff_after) in ms, ARGV[6] the grace in ms,
 // ARGV[7] the token of this object's previous holding whose release was held back ("" for
@@ -31,10 +38,13 @@ extern const char* const next_fence_lua;
 // before the attempt reached this node takes nothing.
 //
 // Re-lock: when the previous holding's key still holds its token, it is renewed in place to
-// the new token (keeping a waiter's mark, and first raising the fencing counter to the floor)
+// the new token (a waiter's notice moves to it; an existing fencing counter is first raised to
+// the floor)
 // instead of being deleted and set again: unlock() followed at once by lock() costs one
-// command (lock_core holds such a release back for a moment). If this owner must yield, the
-// previous holding is released here (publishing if marked) and the attempt is refused.
+// command (lock_core holds such a release back when defer_release is on). If this owner must
+// yield, the previous holding is released here (publishing if a waiter asked) and the attempt
+// is refused. Where the previous holding is not found, a tombstone is left for its token
+// (with ARGV[10]), so an attempt of its own still in flight takes nothing.
 // SET NX PX and INCR in one script, so a fencing token exists iff the lock was taken. The
 // counter key lives for ttl after it is created (no key without a TTL is left behind,
 // however many resources are locked); when it is created anew its first token is the
@@ -65,14 +75,16 @@ const script& acquire_script();
 // a tombstone TTL in ms: a release that finds the key not ours leaves `KEYS[1]:gone:<token>`
 // for that long, so an attempt with that token still in flight on another connection (a
 // Redlock round decides at a majority and does not wait for the slower nodes) takes nothing
-// when it arrives after its release. Deletes the key iff it holds our token; if it was marked, PUBLISHes on
-// KEYS[1] .. ":released" (hold_state::channel). Returns 1 when deleted, else 0. With the
-// counter, raises it to at least the floor first (redlock: keeps the nodes' counters from
-// falling behind one another, see redlock.hpp).
+// when it arrives after its release. Deletes the key iff it holds our token; if a waiter
+// asked for its notice, PUBLISHes on KEYS[1] .. ":released" (hold_state::channel). Returns 1
+// when deleted, else 0. With the counter, raises an existing counter to at least the floor
+// first (redlock: keeps the nodes' counters from falling behind one another, see redlock.hpp);
+// an absent one is left to start at TIME.
 const script& release_script();
 
 // KEYS[1] lock key; ARGV[1] token, ARGV[2] ttl in ms. PEXPIREs iff the key holds our token
-// (marked or not). Returns 1 when extended, 0 when the key is no longer ours.
+// (and the notice a waiter asked for on it). Returns 1 when extended, 0 when the key is no
+// longer ours.
 const script& extend_script();
 
 }  // namespace redcoord::detail

@@ -83,7 +83,14 @@ TEST(BusyLock, SingleInstanceWaitersDoNotPublishOnEveryRelease) {
     EXPECT_GE(r.min_share(), 0.25) << ::testing::PrintToString(r.per_thread);
 }
 
-TEST(BusyLock, RedlockWaitersDoNotPublishOnEveryRelease) {
+// With defer_release a holder's loop re-locks in place and a release happens at hand-overs
+// only, so publishes are rare; without it (the default since issue 33, F9) every section
+// releases, and a waiter that asked for a notice on a node makes that node's release publish:
+// still well under every release (measured 0.4 of the node releases).
+class BusyRedlock : public ::testing::TestWithParam<bool> {};
+
+TEST_P(BusyRedlock, RedlockWaitersDoNotPublishOnEveryRelease) {
+    const bool defer = GetParam();
     auto servers = redcoord::testing::start_masters(3);
     std::vector<std::vector<std::unique_ptr<redcoord::connection_pool>>> pools(4);
     for (auto& mine : pools)
@@ -102,15 +109,26 @@ TEST(BusyLock, RedlockWaitersDoNotPublishOnEveryRelease) {
         // four fresh objects connecting at once can take longer than the default 50 ms; a
         // wait that ends on such a round throws quorum_unreachable, by design.
         return std::make_unique<redcoord::redlock>(
-            nodes, "busy", redcoord::redlock_options{.ttl = 10s, .node_timeout = 500ms});
+            nodes, "busy",
+            redcoord::redlock_options{.ttl = 10s, .node_timeout = 500ms, .defer_release = defer});
     });
     const auto published = publishes() - publishes0;  // one per node and marked release
     EXPECT_FALSE(r.overlapped);
     ASSERT_GT(r.sections, 100u);
-    EXPECT_LT(published * 10, static_cast<std::int64_t>(r.sections) * 3)
-        << published << " publishes over 3 nodes, " << r.sections << " sections";
+    const auto node_releases = static_cast<std::int64_t>(r.sections) * 3;
+    if (defer)
+        EXPECT_LT(published * 10, node_releases)
+            << published << " publishes over 3 nodes, " << r.sections << " sections";
+    else
+        EXPECT_LT(published * 2, node_releases)
+            << published << " publishes over 3 nodes, " << r.sections << " sections";
     EXPECT_GE(r.min_share(), 0.25) << ::testing::PrintToString(r.per_thread);
 }
+
+INSTANTIATE_TEST_SUITE_P(BusyLock, BusyRedlock, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                             return i.param ? "DeferRelease" : "Plain";
+                         });
 
 TEST(BusyLock, AHolderThatRelocksAtOnceHandsOverAfterItsTurn) {
     // One holder loops lock / unlock with no pause at all; another lock() must get in. With

@@ -250,7 +250,7 @@ std::int64_t publishes(local_server& s) {
 }
 }  // namespace
 
-TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterMarkedTheKey) {
+TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterAskedForTheNotice) {
     one_server s;
     distributed_lock a(s.pool, "marked", {.ttl = 10s}), b(s.pool, "marked", {.ttl = 10s});
     // Nobody waits: no PUBLISH, the key holds the bare token.
@@ -271,11 +271,16 @@ TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterMarkedTheKey) {
         auto w = b.acquire(5s);
         return std::make_pair(w.has_value(), std::chrono::steady_clock::now() - t0);
     });
-    for (int i = 0; i < 500 && s.server.command({"GET", a.key()}).text() != got->token + "*"; ++i)
-        std::this_thread::sleep_for(2ms);
-    ASSERT_EQ(s.server.command({"GET", a.key()}).text(), got->token + "*");
-    EXPECT_TRUE(a.extend());  // the mark does not hide our token from compare-and-pexpire
-    a.unlock();               // pipelined: the reply is read by the pool's next command
+    const std::string notice = a.key() + ":notice";
+    auto asked = [&] {
+        auto v = s.server.command({"GET", notice});
+        return !v.is_nil() && v.text() == got->token;
+    };
+    for (int i = 0; i < 500 && !asked(); ++i) std::this_thread::sleep_for(2ms);
+    ASSERT_TRUE(asked()) << "the waiter did not ask for the release notice";
+    EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);  // the value is untouched
+    EXPECT_TRUE(a.extend());
+    a.unlock();  // pipelined: the reply is read by the pool's next command
     const auto [woke, took] = waiter.get();
     EXPECT_TRUE(woke);
     EXPECT_LT(took, 3s);
@@ -285,29 +290,33 @@ TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterMarkedTheKey) {
 
 TEST(DistributedLock, UnlockThenLockAgainOnOneConnectionKeepsTheStreamInStep) {
     one_server s;
-    distributed_lock a(s.pool, "again", {.ttl = 10s});
-    std::uint64_t last = 0;
-    for (int i = 0; i < 50; ++i) {
-        a.lock();
-        EXPECT_GT(a.fencing_token(), last);
-        last = a.fencing_token();
-        a.unlock();
+    for (const bool defer : {false, true}) {
+        distributed_lock a(s.pool, "again", {.ttl = 10s, .defer_release = defer});
+        std::uint64_t last = 0;
+        for (int i = 0; i < 50; ++i) {
+            a.lock();
+            EXPECT_GT(a.fencing_token(), last);
+            last = a.fencing_token();
+            a.unlock();
+        }
+        EXPECT_TRUE(redcoord::testing::eventually(
+            [&] {
+                return s.pool.command({"EXISTS", a.key()}).integer() == 0;
+            },
+            2s))
+            << "defer_release " << defer;
     }
     // Every pipelined (or held-back and renewed) release ran: the key is gone once the last
     // held-back release is due, and the pool still answers in order.
-    EXPECT_TRUE(redcoord::testing::eventually(
-        [&] {
-            return s.pool.command({"EXISTS", a.key()}).integer() == 0;
-        },
-        2s));
     EXPECT_EQ(s.pool.command({"ECHO", "in-step"}).text(), "in-step");
 }
 
 TEST(DistributedLock, ALoopOfShortSectionsReLocksInOneCommandEach) {
-    // lock() right after unlock(): the release is held back and renewed in place by the next
-    // attempt, so a section costs one EVALSHA instead of two; fencing tokens still increase.
+    // With defer_release, lock() right after unlock(): the release is held back and renewed in
+    // place by the next attempt, so a section costs one script instead of two; fencing tokens
+    // still increase.
     one_server s;
-    distributed_lock a(s.pool, "relock", {.ttl = 10s});
+    distributed_lock a(s.pool, "relock", {.ttl = 10s, .defer_release = true});
     a.lock();
     a.unlock();
     const auto calls0 = s.server.command_calls("evalsha") + s.server.command_calls("eval");
@@ -329,11 +338,31 @@ TEST(DistributedLock, ALoopOfShortSectionsReLocksInOneCommandEach) {
         2s));
 }
 
+TEST(DistributedLock, ByDefaultALoopOfShortSectionsWritesEachRelease) {
+    // defer_release is off by default (issue 33, F9): every unlock() has written its release
+    // before it returns, so the key is gone by the next command on any connection.
+    one_server s;
+    distributed_lock a(s.pool, "plain-loop", {.ttl = 10s});
+    a.lock();
+    a.unlock();
+    (void)s.pool.command({"PING"});
+    const auto calls0 = s.server.command_calls("evalsha") + s.server.command_calls("eval");
+    const int n = 100;
+    for (int i = 0; i < n; ++i) {
+        a.lock();
+        a.unlock();
+    }
+    (void)s.pool.command({"PING"});  // the last release's reply is read: it ran
+    const auto calls = s.server.command_calls("evalsha") + s.server.command_calls("eval") - calls0;
+    EXPECT_EQ(calls, 2 * n) << "an acquire and a release per section";
+    EXPECT_EQ(s.pool.command({"EXISTS", a.key()}).integer(), 0);
+}
+
 TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
     one_server s;
     std::string key;
     {
-        distributed_lock a(s.pool, "leaving", {.ttl = 30s});
+        distributed_lock a(s.pool, "leaving", {.ttl = 30s, .defer_release = true});
         key = a.key();
         a.lock();
         a.unlock();
@@ -353,7 +382,7 @@ TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
 TEST(DistributedLock, AReleaseAfterAPauseIsNotHeldBack) {
     // A lock taken now and then (a hand-over, not a loop) releases at once, as before.
     one_server s;
-    distributed_lock a(s.pool, "paused", {.ttl = 30s});
+    distributed_lock a(s.pool, "paused", {.ttl = 30s, .defer_release = true});
     for (int i = 0; i < 3; ++i) {
         a.lock();
         a.unlock();
@@ -370,7 +399,7 @@ TEST(DistributedLock, AHeldBackReleaseFlushedByTheTimerNeverRefusesTheSameObject
     // connection of its own, and a try_lock() of the same object made as it fires could reach
     // the server first and be refused by the object's own release in flight.
     one_server s;
-    distributed_lock a(s.pool, "flushed", {.ttl = 10s});
+    distributed_lock a(s.pool, "flushed", {.ttl = 10s, .defer_release = true});
     const auto linger = std::chrono::microseconds(5000);  // release_deferral::linger
     int refused = 0;
     for (int i = 0; i < 400; ++i) {

@@ -48,7 +48,8 @@ TEST(LockFairnessScript, AWaiterIsNamedAndToldTheHoldersTurn) {
     const auto wpttl = s.command({"PTTL", waiting}).integer();
     EXPECT_GT(wpttl, 50);  // turn left + grace
     EXPECT_LE(wpttl, 150);
-    EXPECT_EQ(s.command({"GET", key}).text(), "a1*");  // marked: its release publishes
+    EXPECT_EQ(s.command({"GET", key}).text(), "a1");              // the holder's value is untouched
+    EXPECT_EQ(s.command({"GET", key + ":notice"}).text(), "a1");  // its release publishes
 }
 
 TEST(LockFairnessScript, WithinItsTurnTheOwnerReacquiresThenItYields) {
@@ -86,17 +87,18 @@ TEST(LockFairnessScript, AWaiterThatDiedStopsTheYieldWhenItsEntryLapses) {
     EXPECT_TRUE(granted(attempt(s, "A", "a2")));  // lapsed: A goes on
 }
 
-TEST(LockFairnessScript, AReLockRenewsInPlaceKeepingTheMarkAndRaisingTheFloor) {
+TEST(LockFairnessScript, AReLockRenewsInPlaceKeepingTheNoticeAndRaisingTheFloor) {
     local_server s;
     const auto f1 = attempt(s, "A", "a1");
     ASSERT_TRUE(granted(f1));
-    (void)attempt(s, "B", "b1");  // marks a1
-    ASSERT_EQ(s.command({"GET", key}).text(), "a1*");
+    (void)attempt(s, "B", "b1");  // asks for a1's release notice
+    ASSERT_EQ(s.command({"GET", key + ":notice"}).text(), "a1");
     // Re-lock with a floor above the counter (a Redlock whose majority stood lower).
     const auto f2 = attempt(s, "A", "a2", "1", "a1", std::to_string(f1.integer() + 1000));
     ASSERT_TRUE(granted(f2));
     EXPECT_GT(f2.integer(), f1.integer() + 1000);
-    EXPECT_EQ(s.command({"GET", key}).text(), "a2*");  // new token, the waiter's mark kept
+    EXPECT_EQ(s.command({"GET", key}).text(), "a2");              // new token
+    EXPECT_EQ(s.command({"GET", key + ":notice"}).text(), "a2");  // the waiter's notice kept
     EXPECT_GT(s.command({"PTTL", key}).integer(), 29000);
     // A previous token that is no longer there (expired, taken over) is a plain attempt.
     EXPECT_FALSE(granted(attempt(s, "C", "c1", "1", "gone")));
@@ -105,7 +107,7 @@ TEST(LockFairnessScript, AReLockRenewsInPlaceKeepingTheMarkAndRaisingTheFloor) {
 TEST(LockFairnessScript, AReLockThatMustYieldReleasesAndPublishes) {
     local_server s;
     ASSERT_TRUE(granted(attempt(s, "A", "a1")));
-    (void)attempt(s, "B", "b1");                // B waits and marked a1
+    (void)attempt(s, "B", "b1");                // B waits and asked for a1's notice
     s.command({"SET", turn, "A", "PX", "40"});  // A's turn is over
     const auto publishes0 = s.command_calls("publish");
     const auto r = attempt(s, "A", "a2", "1", "a1");

@@ -66,7 +66,7 @@ TEST(DistributedLock, m5_HeldBackReleaseAfterScriptFlushReleases) {
     // The same with a release held back (a re-locking loop) and sent by the flush timer.
     local_server server;
     connection_pool pool{server.endpoint()};
-    distributed_lock a(pool, "flushed", {.ttl = 30s});
+    distributed_lock a(pool, "flushed", {.ttl = 30s, .defer_release = true});
     for (int i = 0; i < 3; ++i) {
         a.lock();
         a.unlock();

@@ -6,8 +6,8 @@
 //
 // The model: each node keeps the lock key (value, expiry) and the fencing counter, runs the
 // lock's scripts as the Lua does (SET NX PX + INCR seeded from TIME, compare-and-pexpire,
-// compare-and-delete with the fencing floor), and its clock may run fast by up to 90 % of the
-// drift allowance (keys expire early in model time). Nodes run without persistence: a crash
+// compare-and-delete raising an existing counter to the fencing floor), and its clock may run
+// fast by up to 90 % of the drift allowance (keys expire early in model time). Nodes run without persistence: a crash
 // loses every key and counter, and a node restarts only after the TTL has passed (the
 // Redlock page's "delayed restart"); a restart before that is known to break Redlock and is
 // not modelled.
@@ -250,12 +250,9 @@ private:
                     return reply::make_integer(std::stoll(n.counter->value));
                 }
                 if (args.size() == 2) return reply::make_integer(-2 - pttl());
-                auto v = n.lock->value;
-                const bool marked = !v.empty() && v.back() == '*';
-                if (marked)
-                    v.pop_back();
-                else if (args[2] == "1")
-                    n.lock->value += "*";
+                // A waiter's release notice lives in a key of its own (scripts.hpp), which
+                // this model does not need: the holder's value is never changed.
+                const auto v = n.lock->value;
                 return reply::make_array({reply::make_integer(0), reply::make_integer(pttl()),
                                           reply::make_text(reply::kind::string, v)});
             }
@@ -266,7 +263,8 @@ private:
             case round_kind::release: {
                 if (args.size() == 3) {  // raise the counter to the floor
                     const auto floor = std::stoull(args[1]);
-                    if (!n.counter || std::stoull(n.counter->value) < floor)
+                    // An absent counter is left to start at TIME (issue 33, F3).
+                    if (n.counter && std::stoull(n.counter->value) < floor)
                         n.counter = entry{args[1], expiry(n, milliseconds(std::stoll(args[2])))};
                 }
                 if (!ours(args[0])) return reply::make_integer(0);
@@ -528,6 +526,12 @@ TEST(LockModel, ThreeNodeHistoriesAreSafe) { explore_safe(3, 700); }
 TEST(LockModel, FiveNodeHistoriesAreSafe) { explore_safe(5, 500); }
 
 // The checks can fail: each broken variant must be caught within a few hundred seeded runs.
+// lowest_fence (the smallest granting counter as the token) is no longer listed: it was caught
+// only through counters that a release created anew at its floor, which the release script no
+// longer does (issue 33, F3); the releases' floors keep the nodes' counters in step, and with
+// 3,000 runs, lost requests and no expiry these schedules found no case where the smallest
+// counter went backwards. The real-server schedules (*.F3_FencingNeverGoesBackwards*) check
+// the tokens handed out.
 struct broken_case {
     flaw broken;
     std::size_t nodes;
@@ -548,5 +552,4 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         broken_case{flaw::ignores_drift, 1, &totals::overlaps},      // validity ignoring drift
         broken_case{flaw::minority_grant, 5, &totals::overlaps},     // grant without a majority
-        broken_case{flaw::lowest_fence, 5, &totals::fence_breaks},   // smallest counter as token
         broken_case{flaw::never_floor, 5, &totals::fence_breaks}));  // no floor on release

@@ -84,6 +84,15 @@ struct lock_options {
     /// Default 10 ms. The mechanism (two small keys next to the lock key, `...:turn` and
     /// `...:waiting`) is described in the README's lock section.
     std::chrono::milliseconds handoff_after{10};
+    /// Opt-in (default off): a loop of short sections costs one command per section instead
+    /// of two. When this object's lock() calls come within 200 us of its unlock() calls,
+    /// unlock() holds the release back for up to 5 ms and the next lock() renews the key in
+    /// place (a new token and fencing token all the same). The price: while a release is held
+    /// back the key stays in Redis, so others see the lock free up to 5 ms later, and a
+    /// process that dies (SIGKILL, crash, `_exit`) in that window leaves the lock held until
+    /// its TTL. Off, every unlock() writes its release before it returns, so a crash right
+    /// after it costs nothing (issue 33, F9). Measured: `./scripts/bench lock`.
+    bool defer_release = false;
     /// Opt-in watchdog: while held, the runtime's timer thread extends the lock to `ttl` every
     /// ttl/3 (Redisson's lock watchdog). An extension that cannot be confirmed (reply
     /// lost, server unreachable, replicas not acknowledging) is retried while the validity
@@ -120,8 +129,9 @@ struct lock_options {
     /// and below ttl; ignored when replicas == 0. Default 100 ms.
     std::chrono::milliseconds replica_timeout{100};
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
-    /// `<prefix>lock:{<resource>}:released`. The lock key holds the holder's token, followed
-    /// by one `*` once a waiter has marked it (so that its release publishes).
+    /// `<prefix>lock:{<resource>}:released`. The lock key holds the holder's token and nothing
+    /// else (a holder of another client's standard SET NX PX / compare-and-delete lock can
+    /// share the resource); a waiter asks for a release notice in `...:notice`.
     std::string prefix{default_prefix};
 };
 
@@ -199,8 +209,8 @@ public:
     /// Same, with the configured ttl.
     [[nodiscard]] bool extend();
 
-    /// Releases (compare-and-delete; publishes on the lock's channel when a waiter marked
-    /// the key) and waits for the answer. Local state is cleared whatever happens.
+    /// Releases (compare-and-delete; publishes on the lock's channel when a waiter asked for
+    /// the release notice) and waits for the answer. Local state is cleared whatever happens.
     /// @return true when the key still held our token and was deleted; false when the lock
     ///         was not held or no longer ours (nothing was deleted).
     /// @throws outcome_unknown when the request was sent but its reply was lost;
@@ -254,13 +264,17 @@ public:
     /// Lockable: releases without waiting for Redis's answer. The compare-and-delete is
     /// written to the connection before unlock() returns (other clients see the lock free
     /// as soon as Redis reads it, as with release()); its reply is read and discarded by that
-    /// connection's next command. Exception, a loop of short sections: when this object's
-    /// lock() calls come within 200 us of its unlock() calls, unlock() holds the release back
-    /// for up to 5 ms, and the next lock() renews the key in place (one EVALSHA for unlock +
-    /// lock instead of two; a new token and fencing token all the same; if its turn is over
-    /// and others wait, that call releases and yields instead). A release held back goes out
-    /// when due, or when the object is destroyed; while held back the key stays in Redis
-    /// (others see the lock free at most 5 ms later than they would). Never throws: a lost
+    /// connection's next command; it travels as EVAL, so it runs even if no later command
+    /// reads that connection (a SCRIPT FLUSH cannot refuse it). A process that dies right
+    /// after unlock() returned therefore leaves the lock free. With lock_options::defer_release
+    /// (opt-in), in a loop of short sections (this object's lock() calls within 200 us of its
+    /// unlock() calls) unlock() holds the release back for up to 5 ms, and the next lock()
+    /// renews the key in place (one command for unlock + lock instead of two; a new token and
+    /// fencing token all the same; if its turn is over and others wait, that call releases
+    /// and yields instead). A release held back goes out when due, or when the object is
+    /// destroyed; while held back the key stays in Redis (others see the lock free at most
+    /// 5 ms later than they would, and a process that dies meanwhile keeps it until its
+    /// TTL). Never throws: a lost
     /// lock is reported by lost() and the callback before, and release() (never held back)
     /// is there for callers that want the answer. A command this process sends on another
     /// connection right after unlock() may reach Redis before the release.

@@ -31,8 +31,8 @@ struct lock_inspection {
     /// Time until the holding expires on this server, in milliseconds (PTTL); nullopt when
     /// free (or, never by redcoord, a key without TTL).
     std::optional<std::chrono::milliseconds> ttl_left;
-    /// A waiter asked to be told when the holder releases (the holder's value carries the
-    /// release-notice mark), so the release will publish a wake-up.
+    /// A waiter asked to be told when the holder releases (`<lock key>:notice` names the
+    /// holder's token), so the release will publish a wake-up.
     bool release_notice = false;
     /// The last fencing token issued for this resource (see distributed_lock::fencing_token());
     /// nullopt when the counter has expired or was never created.

@@ -93,6 +93,15 @@ struct redlock_options {
     /// Default 10 ms. The mechanism (two small keys next to the lock key, `...:turn` and
     /// `...:waiting`) is described in the README's lock section.
     std::chrono::milliseconds handoff_after{10};
+    /// Opt-in (default off): a loop of short sections costs one command per section instead
+    /// of two. When this object's lock() calls come within 200 us of its unlock() calls,
+    /// unlock() holds the release back for up to 5 ms and the next lock() renews the key in
+    /// place (a new token and fencing token all the same). The price: while a release is held
+    /// back the key stays in Redis, so others see the lock free up to 5 ms later, and a
+    /// process that dies (SIGKILL, crash, `_exit`) in that window leaves the lock held until
+    /// its TTL. Off, every unlock() writes its release before it returns, so a crash right
+    /// after it costs nothing (issue 33, F9). Measured: `./scripts/bench lock`.
+    bool defer_release = false;
     /// Opt-in watchdog: extends at ttl/3 while held. An extension that does not reach a
     /// majority because nodes are slow, unreachable or this process's pools are busy is
     /// retried while the validity lasts; when the validity ends unextended, or a majority
@@ -238,8 +247,8 @@ public:
     /// Same, with the configured ttl.
     [[nodiscard]] bool extend();
 
-    /// Unlocks every node at once (compare-and-delete; publishes where a waiter marked the
-    /// key; raises each node's fencing counter to the released token unless a majority of
+    /// Unlocks every node at once (compare-and-delete; publishes where a waiter asked for the
+    /// release notice; raises each node's fencing counter to the released token unless a majority of
     /// nodes already granted exactly that token, in which case every later majority includes
     /// one of them and the raise would change nothing). Local state is cleared anyway.
     /// @return true when a majority deleted our key; false when not held or a majority no
@@ -295,10 +304,11 @@ public:
     }
     /// Lockable: sends the release to every node (connecting where needed, within
     /// node_timeout) and returns without waiting for the answers, which each connection's
-    /// next command reads past; a holder that locks again pipelines both. In a loop of short
-    /// sections (lock() within 200 us of unlock()) the release is held back for up to 5 ms
-    /// and renewed in place by the next lock() on every node, as distributed_lock::unlock()
-    /// describes. Never throws; use release() for the answer.
+    /// next command reads past; a holder that locks again pipelines both. With
+    /// redlock_options::defer_release (opt-in), in a loop of short sections (lock() within
+    /// 200 us of unlock()) the release is held back for up to 5 ms and renewed in place by the
+    /// next lock() on every node, as distributed_lock::unlock() describes. Never throws; use
+    /// release() for the answer.
     void unlock() noexcept;
 
     /// The resource name, as given.
