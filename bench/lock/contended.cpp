@@ -215,11 +215,12 @@ contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::
     });
 }
 
-contended_result lock_contended_single(std::uint16_t port, int procs,
-                                       std::chrono::milliseconds run) {
-    return run_processes(procs, run, port, [port](contender& me) {
+contended_result lock_contended_single(std::uint16_t port, int procs, std::chrono::milliseconds run,
+                                       bool defer_release) {
+    return run_processes(procs, run, port, [port, defer_release](contender& me) {
         redcoord::connection_pool pool(local(port));
-        redcoord::distributed_lock lock(pool, "bench:contended1", {.ttl = 10s});
+        redcoord::distributed_lock lock(pool, "bench:contended1",
+                                        {.ttl = 10s, .defer_release = defer_release});
         lock_loop(me, lock, waits::ours1);
     });
 }

@@ -36,9 +36,9 @@ std::uint64_t wait_count(waits which);
 
 // Plain clients: SET NX PX; on failure retry after 5 +- 5 ms.
 contended_result raw_polling_single(std::uint16_t port, int procs, std::chrono::milliseconds run);
-// distributed_lock: lock() / unlock().
-contended_result lock_contended_single(std::uint16_t port, int procs,
-                                       std::chrono::milliseconds run);
+// distributed_lock: lock() / unlock(); with `defer_release`, the opt-in hold-back of releases.
+contended_result lock_contended_single(std::uint16_t port, int procs, std::chrono::milliseconds run,
+                                       bool defer_release = false);
 // Plain quorum clients over N nodes: all at once, decide at a majority, release partial locks
 // at once, retry after 5 +- 5 ms.
 contended_result raw_polling_quorum(const std::vector<std::uint16_t>& ports, int procs,

@@ -7,6 +7,9 @@
 //                                           node: the smallest process's sections over an even share
 //   value lock_contended1_wait_p99_ms       p99 of the time from calling lock() to holding the lock
 //   ratio lock_contended1_vs_polling        critical sections/s vs plain clients polling at 5 +- 5 ms
+//   value lock_contended1_scripts_per_section  scripts (EVALSHA + EVAL) the server ran per section
+//   ratio lock_contended1_deferred_vs_polling, value lock_contended1_deferred_scripts_per_section
+//                                           the same with lock_options::defer_release (opt-in)
 //   ratio redlock5_contended_min_share, value redlock5_contended_wait_p99_ms,
 //   ratio redlock5_contended_vs_polling     the same over 5 masters (the plain clients send to all,
 //                                           decide at 3 and release partial locks at once)
@@ -231,20 +234,34 @@ int main(int argc, char** argv) {
     const int procs = 4, slices = 5;
     const auto slice = 2000ms;
     using lock_bench::waits;
-    lock_bench::contended_result raw1, ours1, raw5, ours5;
-    std::int64_t ours1_scripts = 0, ours1_publishes = 0;
+    lock_bench::contended_result raw1, ours1, deferred1, raw5, ours5;
+    std::int64_t ours1_scripts = 0, ours1_publishes = 0, deferred1_scripts = 0;
+    auto scripts_of = [&](redcoord::testing::local_server& srv) {
+        return calls_of(srv, "evalsha") + calls_of(srv, "eval");
+    };
     for (int i = 0; i < slices; ++i) {
         raw1 += lock_bench::raw_polling_single(s[0]->port(), procs, slice);
-        const auto scripts0 = calls_of(*s[0], "evalsha"), publishes0 = calls_of(*s[0], "publish");
+        const auto scripts0 = scripts_of(*s[0]), publishes0 = calls_of(*s[0], "publish");
         ours1 += lock_bench::lock_contended_single(s[0]->port(), procs, slice);
-        ours1_scripts += calls_of(*s[0], "evalsha") - scripts0;
+        ours1_scripts += scripts_of(*s[0]) - scripts0;
         ours1_publishes += calls_of(*s[0], "publish") - publishes0;
+        // The opt-in hold-back (lock_options::defer_release), same load.
+        const auto deferred0 = scripts_of(*s[0]);
+        deferred1 += lock_bench::lock_contended_single(s[0]->port(), procs, slice, true);
+        deferred1_scripts += scripts_of(*s[0]) - deferred0;
     }
-    std::fprintf(stderr, "lock_contended1: %.2f EVALSHA and %.3f PUBLISH per section\n",
-                 static_cast<double>(ours1_scripts) /
-                     static_cast<double>(std::max<std::uint64_t>(1, ours1.sections())),
-                 static_cast<double>(ours1_publishes) /
-                     static_cast<double>(std::max<std::uint64_t>(1, ours1.sections())));
+    auto per_section = [](std::int64_t n, const lock_bench::contended_result& r) {
+        return static_cast<double>(n) /
+               static_cast<double>(std::max<std::uint64_t>(1, r.sections()));
+    };
+    std::fprintf(stderr, "lock_contended1: %.3f PUBLISH per section\n",
+                 per_section(ours1_publishes, ours1));
+    print_value("lock_contended1_scripts_per_section", per_section(ours1_scripts, ours1),
+                "scripts");
+    print_value("lock_contended1_deferred_scripts_per_section",
+                per_section(deferred1_scripts, deferred1), "scripts");
+    print_ratio("lock_contended1_deferred_vs_polling",
+                raw1.per_second() > 0 ? deferred1.per_second() / raw1.per_second() : 0.0);
     for (int i = 0; i < slices; ++i) {
         raw5 += lock_bench::raw_polling_quorum(ports(), procs, slice);
         ours5 += lock_bench::redlock_contended(ports(), procs, slice);
