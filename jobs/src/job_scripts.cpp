@@ -334,15 +334,19 @@ return {results}
 }
 
 // ARGV: lease ms, then id, token pairs. Extends each held job's visibility to
-// min(now + lease, its timeout's end). Returns, per pair, 1 (held), 0 (lost: reclaimed or
-// settled elsewhere) or 2 (held, but cancelled: stop it).
+// min(now + lease, its timeout's end). Returns, per pair, 1 (held), 0 (lost: reclaimed,
+// settled elsewhere, or its lease lapsed) or 2 (held, but cancelled: stop it).
+// A lapsed lease is the next claim's to take back, not renewed: its worker has fired the
+// job's stop token by then, and a heartbeat that waited out a pause in a socket's buffer
+// would otherwise make the job its own again for another lease.
 const script& job_heartbeat_script() {
     static const script s(with_prelude(R"lua(
 local now = now_ms()
 local out = {}
 for i = 2, #ARGV, 2 do
   local m = active_member(ARGV[i + 1], ARGV[i])
-  if not redis.call('ZSCORE', base .. ':active', m) then
+  local held = tonumber(redis.call('ZSCORE', base .. ':active', m))
+  if not held or held <= now then
     out[#out + 1] = 0
   else
     local f = redis.call('HMGET', jk(ARGV[i]), 'ends', 'cancel')

@@ -428,6 +428,38 @@ TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
     EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
 }
 
+// A lapsed lease is the next claim's to take back, never the heartbeat's to renew. A worker cut
+// off past its lease has fired its job's stop token; heartbeats it sent meanwhile may still
+// reach the server when the link comes back (they waited in a socket's buffer), and must not
+// make the job its own again for another lease.
+TEST_F(Jobs, F7_AHeartbeatDoesNotReviveALapsedLease) {
+    job_queue q(pool_, "lapsed");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("orphan", o);
+    const auto r = detail::job_claim_script().run(
+        pool_, {"redcoord:jobs:{lapsed}"},
+        {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{lapsed}:wake", "0", "0", "1000"});
+    ASSERT_EQ(r.elements().at(0).integer(), 1);
+    const auto renew = [&] {
+        return detail::job_heartbeat_script()
+            .run(pool_, {"redcoord:jobs:{lapsed}"}, {"200", a.id, "ghost-token"})
+            .elements()
+            .at(0)
+            .integer();
+    };
+    EXPECT_EQ(renew(), 1);  // within the lease
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(renew(), 0) << "a heartbeat renewed a lease that had lapsed";
+    EXPECT_EQ(state_of(q, a.id), job_state::active);  // nobody has taken it back yet
+    job_worker w(q, [](job_context& j) { return "attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "attempt 2");
+    w.stop();
+}
+
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     job_queue q(pool_, "progress");
     std::atomic<bool> reported{false}, release{false};
