@@ -63,9 +63,10 @@ local function add_indexed(acc)
     if #list > 0 then redis.call('ZADD', base .. ':' .. state, unpack(list)) end
   end
 end
+-- Index first, then the hash's state: a failed ZADD leaves the job as it was (housekeep()).
 local function finish(id, state, reason, now)
-  redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
   redis.call('ZADD', base .. ':' .. (state == 'dead' and 'dead' or 'failed'), int(now), id)
+  redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
 end
 local function backoff(o, attempts, u)
   local kind, d, max, jitter = string.match(o, '^%d+ %d+ (%a) (%d+) (%d+) (%S+)$')
@@ -94,12 +95,12 @@ local function settle_failure(id, reason, now, u, wake)
   end
   local d = backoff(f[2], attempts, u)
   local state = d > 0 and 'delayed' or 'waiting'
-  redis.call('HSET', k, 'state', state, 'error', reason)
   if d > 0 then
     redis.call('ZADD', base .. ':delayed', int(now + d), id)
   else
     enqueue(id, priority_of(f[2]))
   end
+  redis.call('HSET', k, 'state', state, 'error', reason)
   redis.call('PUBLISH', wake, 'w')
   return state
 end
@@ -110,26 +111,29 @@ local function active_id(member) return string.match(member, '^[^:]*:(.*)$') end
 -- Housekeeping: promotes due delayed jobs, reclaims stalled ones (a dead or paused worker's,
 -- whose lease lapsed, or a timed-out one's) and trims the completed jobs older than `keep` ms
 -- (their hashes expire by themselves) from the index. Returns the reclaimed ids.
+-- Jobs enter their new index before they leave the old one: Redis keeps a script's writes up
+-- to an error, so the other order would leave a job in no index when the second write fails.
 local function housekeep(now, u, wake, keep)
   if keep and keep > 0 then
     redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - keep))
   end
   local due = redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', int(now), 'LIMIT', 0, 100)
   if #due > 0 then
-    redis.call('ZREM', base .. ':delayed', unpack(due))
     for _, id in ipairs(due) do
       local k = jk(id)
       enqueue(id, priority_of(redis.call('HGET', k, 'o')))
       redis.call('HSET', k, 'state', 'waiting')
     end
+    redis.call('ZREM', base .. ':delayed', unpack(due))
   end
-  local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', int(now), 'LIMIT', 0, 100)
-  if #stalled == 0 then return stalled end
-  redis.call('ZREM', base .. ':active', unpack(stalled))
-  for i, m in ipairs(stalled) do
+  local members = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', int(now), 'LIMIT', 0, 100)
+  local stalled = {}
+  if #members == 0 then return stalled end
+  for i, m in ipairs(members) do
     stalled[i] = active_id(m)
     settle_failure(stalled[i], 'stalled: its worker was lost or its timeout passed', now, u, wake)
   end
+  redis.call('ZREM', base .. ':active', unpack(members))
   return stalled
 end
 -- Claims ready jobs for the worker whose claim arguments start at ARGV[a]: worker id, lease
@@ -383,8 +387,9 @@ local k = jk(ARGV[1])
 local state = redis.call('HGET', k, 'state')
 if not state then return false end
 if state == 'waiting' or state == 'delayed' then
-  redis.call('ZREM', base .. ':' .. state, ARGV[1])
+  -- Into :failed before out of its index (see housekeep()).
   finish(ARGV[1], 'failed', 'cancelled', now_ms())
+  redis.call('ZREM', base .. ':' .. state, ARGV[1])
 elseif state == 'active' then
   redis.call('HSET', k, 'cancel', '1')
   redis.call('PUBLISH', ARGV[2], ARGV[1])
@@ -402,10 +407,11 @@ const script& job_retry_script() {
 local k = jk(ARGV[1])
 local f = redis.call('HMGET', k, 'state', 'o')
 if f[1] ~= 'dead' and f[1] ~= 'failed' then return 0 end
+-- Into :waiting before out of its index (see housekeep()).
+enqueue(ARGV[1], priority_of(f[2]))
 redis.call('ZREM', base .. ':' .. f[1], ARGV[1])
 redis.call('HDEL', k, 'attempts', 'cancel', 'finished', 'error')
 redis.call('HSET', k, 'state', 'waiting')
-enqueue(ARGV[1], priority_of(f[2]))
 redis.call('PUBLISH', ARGV[2], 'w')
 return 1
 )lua"),

@@ -460,6 +460,82 @@ TEST_F(Jobs, F7_AHeartbeatDoesNotReviveALapsedLease) {
     w.stop();
 }
 
+// Redis keeps the writes a script made before an error: a script that takes a job out of one
+// index before it puts it in the next loses it (in no index, nothing runs or lists it again)
+// when the second write fails. Each test below makes that write fail with a destination that
+// holds a string (WRONGTYPE) and checks that the job is still where it was, then that it
+// carries on once the key is repaired.
+TEST_F(Jobs, CancelThatFailsLosesNothing) {
+    job_queue q(pool_, "cancelfail");
+    const auto a = q.add("later", {.delay = 10s});
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{cancelfail}:failed", "x"}).text(), "OK");
+    EXPECT_THROW((void)q.cancel(a.id), reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{cancelfail}:delayed"}).integer(), 1)
+        << "a cancel that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{cancelfail}:failed"}).integer(), 1);
+    EXPECT_EQ(q.cancel(a.id), job_state::delayed);
+    EXPECT_EQ(state_of(q, a.id), job_state::failed);
+}
+
+TEST_F(Jobs, RetryThatFailsLosesNothing) {
+    job_queue q(pool_, "retryfail");
+    const auto a = q.add("later", {.delay = 10s});
+    ASSERT_EQ(q.cancel(a.id), job_state::delayed);
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{retryfail}:waiting", "x"}).text(), "OK");
+    EXPECT_THROW((void)q.retry(a.id), reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{retryfail}:failed"}).integer(), 1)
+        << "a retry that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{retryfail}:waiting"}).integer(), 1);
+    EXPECT_TRUE(q.retry(a.id));
+    EXPECT_EQ(state_of(q, a.id), job_state::waiting);
+}
+
+TEST_F(Jobs, PromotingADueJobThatFailsLosesNothing) {
+    job_queue q(pool_, "duefail");
+    const auto a = q.add("soon", {.delay = 50ms});
+    std::this_thread::sleep_for(100ms);
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{duefail}:waiting", "x"}).text(), "OK");
+    EXPECT_THROW(
+        (void)detail::job_claim_script().run(
+            pool_, {"redcoord:jobs:{duefail}"},
+            {"w", "1000", "token", "0.5", "redcoord:jobs:{duefail}:wake", "0", "0", "1000"}),
+        reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{duefail}:delayed"}).integer(), 1)
+        << "a promotion that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{duefail}:waiting"}).integer(), 1);
+    job_worker w(q, [](job_context&) { return std::string("ran"); }, {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    w.stop();
+}
+
+TEST_F(Jobs, ReclaimingAStalledJobThatFailsLosesNothing) {
+    job_queue q(pool_, "stalledfail");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("orphan", o);
+    const auto claim = [&] {
+        return detail::job_claim_script().run(
+            pool_, {"redcoord:jobs:{stalledfail}"},
+            {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{stalledfail}:wake", "0", "0",
+             "1000"});
+    };
+    ASSERT_EQ(claim().elements().at(0).integer(), 1);
+    std::this_thread::sleep_for(300ms);
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{stalledfail}:waiting", "x"}).text(), "OK");
+    EXPECT_THROW((void)claim(), reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{stalledfail}:active"}).integer(), 1)
+        << "a reclaim that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{stalledfail}:waiting"}).integer(), 1);
+    job_worker w(q,
+                 [](job_context& j) { return "rescued at attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
+    w.stop();
+}
+
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     job_queue q(pool_, "progress");
     std::atomic<bool> reported{false}, release{false};
