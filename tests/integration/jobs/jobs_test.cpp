@@ -536,6 +536,59 @@ TEST_F(Jobs, ReclaimingAStalledJobThatFailsLosesNothing) {
     w.stop();
 }
 
+TEST_F(Jobs, AClaimThatFailsLosesNothing) {
+    job_queue q(pool_, "claimfail");
+    const auto a = q.add("ready");
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{claimfail}:active", "x"}).text(), "OK");
+    // A settlement call with nothing to settle claims without the housekeeping (which would
+    // stumble on :active first), as a worker's claim right after a settlement does.
+    EXPECT_THROW((void)detail::job_settle_script().run(
+                     pool_, {"redcoord:jobs:{claimfail}"},
+                     {"1000", "1000", "redcoord:jobs:{claimfail}:events",
+                      "redcoord:jobs:{claimfail}:wake", "0", "0", "1", "w", "1000", "token", "0.5",
+                      "redcoord:jobs:{claimfail}:wake", "0", "0", "1000"}),
+                 reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{claimfail}:waiting"}).integer(), 1)
+        << "a claim that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{claimfail}:active"}).integer(), 1);
+    job_worker w(q, [](job_context& j) { return "attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "attempt 1") << "the failed claim counted an attempt";
+    w.stop();
+}
+
+TEST_F(Jobs, ASettlementThatFailsLosesNothing) {
+    job_queue q(pool_, "settlefail");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("claimed", o);
+    const auto r = detail::job_claim_script().run(
+        pool_, {"redcoord:jobs:{settlefail}"},
+        {"w", "60000", "token", "0.5", "redcoord:jobs:{settlefail}:wake", "0", "0", "1000"});
+    ASSERT_EQ(r.elements().at(0).integer(), 1);
+    const auto settle = [&](const char* kind) {
+        return detail::job_settle_script().run(
+            pool_, {"redcoord:jobs:{settlefail}"},
+            {"1000", "1000", "redcoord:jobs:{settlefail}:events", "redcoord:jobs:{settlefail}:wake",
+             "0", "1", kind, a.id, "token", "text", "x", "0.5"});
+    };
+    for (const char* kind : {"c", "f"}) {
+        const auto key =
+            std::string("redcoord:jobs:{settlefail}:") + (kind[0] == 'c' ? "completed" : "waiting");
+        ASSERT_EQ(srv_.command({"SET", key, "x"}).text(), "OK");
+        EXPECT_THROW((void)settle(kind), reply_error) << kind;
+        EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{settlefail}:active"}).integer(), 1)
+            << "a settlement ('" << kind << "') that failed lost the job";
+        EXPECT_EQ(state_of(q, a.id), job_state::active) << kind;
+        ASSERT_EQ(srv_.command({"DEL", key}).integer(), 1);
+    }
+    EXPECT_EQ(settle("c").elements().at(0).elements().at(0).integer(), 1);
+    EXPECT_EQ(state_of(q, a.id), job_state::completed);
+    EXPECT_EQ(q.get(a.id)->result, "text");
+}
+
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     job_queue q(pool_, "progress");
     std::atomic<bool> reported{false}, release{false};
