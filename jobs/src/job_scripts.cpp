@@ -63,9 +63,10 @@ local function add_indexed(acc)
     if #list > 0 then redis.call('ZADD', base .. ':' .. state, unpack(list)) end
   end
 end
+-- Index first, then the hash's state: a failed ZADD leaves the job as it was (housekeep()).
 local function finish(id, state, reason, now)
-  redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
   redis.call('ZADD', base .. ':' .. (state == 'dead' and 'dead' or 'failed'), int(now), id)
+  redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
 end
 local function backoff(o, attempts, u)
   local kind, d, max, jitter = string.match(o, '^%d+ %d+ (%a) (%d+) (%d+) (%S+)$')
@@ -94,42 +95,45 @@ local function settle_failure(id, reason, now, u, wake)
   end
   local d = backoff(f[2], attempts, u)
   local state = d > 0 and 'delayed' or 'waiting'
-  redis.call('HSET', k, 'state', state, 'error', reason)
   if d > 0 then
     redis.call('ZADD', base .. ':delayed', int(now + d), id)
   else
     enqueue(id, priority_of(f[2]))
   end
+  redis.call('HSET', k, 'state', state, 'error', reason)
   redis.call('PUBLISH', wake, 'w')
   return state
 end
--- Active jobs are members "<claim token>:<id>" of `:active` (tokens are hex), so removing the
--- member is the token check of a settlement.
+-- Active jobs are members "<claim token>:<id>" of `:active` (tokens are hex), so the member's
+-- presence is the token check of a settlement.
 local function active_member(token, id) return token .. ':' .. id end
 local function active_id(member) return string.match(member, '^[^:]*:(.*)$') end
 -- Housekeeping: promotes due delayed jobs, reclaims stalled ones (a dead or paused worker's,
 -- whose lease lapsed, or a timed-out one's) and trims the completed jobs older than `keep` ms
 -- (their hashes expire by themselves) from the index. Returns the reclaimed ids.
+-- Jobs enter their new index before they leave the old one: Redis keeps a script's writes up
+-- to an error, so the other order would leave a job in no index when the second write fails.
 local function housekeep(now, u, wake, keep)
   if keep and keep > 0 then
     redis.call('ZREMRANGEBYSCORE', base .. ':completed', '-inf', int(now - keep))
   end
   local due = redis.call('ZRANGEBYSCORE', base .. ':delayed', '-inf', int(now), 'LIMIT', 0, 100)
   if #due > 0 then
-    redis.call('ZREM', base .. ':delayed', unpack(due))
     for _, id in ipairs(due) do
       local k = jk(id)
       enqueue(id, priority_of(redis.call('HGET', k, 'o')))
       redis.call('HSET', k, 'state', 'waiting')
     end
+    redis.call('ZREM', base .. ':delayed', unpack(due))
   end
-  local stalled = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', int(now), 'LIMIT', 0, 100)
-  if #stalled == 0 then return stalled end
-  redis.call('ZREM', base .. ':active', unpack(stalled))
-  for i, m in ipairs(stalled) do
+  local members = redis.call('ZRANGEBYSCORE', base .. ':active', '-inf', int(now), 'LIMIT', 0, 100)
+  local stalled = {}
+  if #members == 0 then return stalled end
+  for i, m in ipairs(members) do
     stalled[i] = active_id(m)
     settle_failure(stalled[i], 'stalled: its worker was lost or its timeout passed', now, u, wake)
   end
+  redis.call('ZREM', base .. ':active', unpack(members))
   return stalled
 end
 -- Claims ready jobs for the worker whose claim arguments start at ARGV[a]: worker id, lease
@@ -163,26 +167,30 @@ local function claim_next(a, now, skip_housekeeping)
   end
   local out = {0, stalled, 0}
   local active = {}
+  local hashes = {}  -- the claimed jobs' fields, written once they are in :active
+  local gone = {}    -- ids leaving :waiting (claimed, or failed past their deadline)
   local token, worker, started = ARGV[a + 2], ARGV[a], int(now)
   local lease = now + tonumber(ARGV[a + 1])
   local taken = 0
+  local seen = 0
+  -- Read, then moved: the jobs enter :active (or :failed) before they leave :waiting, so a
+  -- failed write leaves them ready (see housekeep()).
   while taken < want do
-    local top = redis.call('ZPOPMIN', base .. ':waiting', want - taken)
+    local top = redis.call('ZRANGE', base .. ':waiting', seen, seen + want - taken - 1, 'WITHSCORES')
     if #top == 0 then break end
+    seen = seen + #top / 2
     local stop = false
     for i = 1, #top, 2 do
       local id = top[i]
-      if stop then
-        redis.call('ZADD', base .. ':waiting', top[i + 1], id)
-      else
+      if not stop then
         local k = jk(id)
         local f = redis.call('HMGET', k, 'payload', 'o', 'timeout', 'deadline', 'attempts')
         local deadline = tonumber(f[4])
         if taken > 0 and (f[3] or f[4]) then
           stop = true
-          redis.call('ZADD', base .. ':waiting', top[i + 1], id)
         elseif deadline and deadline <= now then
           finish(id, 'failed', 'deadline passed before it could run', now)
+          gone[#gone + 1] = id
         else
           local attempts = (tonumber(f[5]) or 0) + 1
           local visible = lease
@@ -194,9 +202,10 @@ local function claim_next(a, now, skip_housekeeping)
             h[#h + 1] = 'ends'
             h[#h + 1] = int(ends)
           end
-          redis.call('HSET', k, unpack(h))
+          hashes[#hashes + 1] = {k, h}
           active[#active + 1] = int(visible)
           active[#active + 1] = active_member(token, id)
+          gone[#gone + 1] = id
           out[#out + 1] = {id, f[1], attempts, f[2], f[3] or '0', top[i + 1]}
           taken = taken + 1
         end
@@ -206,6 +215,10 @@ local function claim_next(a, now, skip_housekeeping)
   end
   if taken > 0 then
     redis.call('ZADD', base .. ':active', unpack(active))
+    for _, h in ipairs(hashes) do redis.call('HSET', h[1], unpack(h[2])) end
+  end
+  if #gone > 0 then redis.call('ZREM', base .. ':waiting', unpack(gone)) end
+  if taken > 0 then
     if rate > 0 and redis.call('INCRBY', rate_key, taken) == taken then
       redis.call('PEXPIRE', rate_key, ARGV[a + 7])
     end
@@ -290,11 +303,29 @@ local completed = {}
 local freed = false
 local released = false
 local n = tonumber(ARGV[6])
+-- The token check: the settlements whose member is in :active (each member once). A job
+-- leaves :active only after it is in its next index (see housekeep()).
+local held = {}
+local seen = {}
 for j = 0, n - 1 do
   local i = 7 + j * 6
-  local kind, id, token = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local m = active_member(ARGV[i + 2], ARGV[i + 1])
+  if not seen[m] and redis.call('ZSCORE', base .. ':active', m) then
+    held[j] = m
+    if ARGV[i] == 'c' then
+      completed[#completed + 1] = at
+      completed[#completed + 1] = ARGV[i + 1]
+    end
+  end
+  seen[m] = true
+end
+-- The index is trimmed by the claims' housekeeping (claim_next()).
+if #completed > 0 then redis.call('ZADD', base .. ':completed', unpack(completed)) end
+for j = 0, n - 1 do
+  local i = 7 + j * 6
+  local kind, id = ARGV[i], ARGV[i + 1]
   local r = 0
-  if redis.call('ZREM', base .. ':active', active_member(token, id)) == 1 then
+  if held[j] then
     local k = jk(id)
     freed = true
     if kind == 'c' then
@@ -302,8 +333,6 @@ for j = 0, n - 1 do
       if ARGV[i + 3] ~= '' and result_ttl ~= '0' then
         redis.call('SET', base .. ':result:' .. id, ARGV[i + 3], 'PX', result_ttl)
       end
-      completed[#completed + 1] = at
-      completed[#completed + 1] = id
       redis.call('PEXPIRE', k, keep)
       redis.call('PUBLISH', events, ARGV[i + 4])
       r = 1
@@ -312,18 +341,17 @@ for j = 0, n - 1 do
       redis.call('PUBLISH', events, ARGV[i + 4])
     else
       local attempts = tonumber(redis.call('HGET', k, 'attempts')) or 1
-      redis.call('HSET', k, 'state', 'waiting', 'attempts', int(attempts - 1))
       redis.call('ZADD', base .. ':waiting', ARGV[i + 5], id)
+      redis.call('HSET', k, 'state', 'waiting', 'attempts', int(attempts - 1))
       released = true
       r = 1
     end
+    redis.call('ZREM', base .. ':active', held[j])
   elseif kind == 'f' then
     r = false
   end
   results[#results + 1] = r
 end
--- The index is trimmed by the claims' housekeeping (claim_next()).
-if #completed > 0 then redis.call('ZADD', base .. ':completed', unpack(completed)) end
 if released or (freed and ARGV[5] == '1') then redis.call('PUBLISH', wake, 'w') end
 local c = 7 + n * 6
 if #ARGV > c then return {results, claim_next(c + 1, now, ARGV[c] == '1')} end
@@ -334,15 +362,19 @@ return {results}
 }
 
 // ARGV: lease ms, then id, token pairs. Extends each held job's visibility to
-// min(now + lease, its timeout's end). Returns, per pair, 1 (held), 0 (lost: reclaimed or
-// settled elsewhere) or 2 (held, but cancelled: stop it).
+// min(now + lease, its timeout's end). Returns, per pair, 1 (held), 0 (lost: reclaimed,
+// settled elsewhere, or its lease lapsed) or 2 (held, but cancelled: stop it).
+// A lapsed lease is the next claim's to take back, not renewed: its worker has fired the
+// job's stop token by then, and a heartbeat that waited out a pause in a socket's buffer
+// would otherwise make the job its own again for another lease.
 const script& job_heartbeat_script() {
     static const script s(with_prelude(R"lua(
 local now = now_ms()
 local out = {}
 for i = 2, #ARGV, 2 do
   local m = active_member(ARGV[i + 1], ARGV[i])
-  if not redis.call('ZSCORE', base .. ':active', m) then
+  local held = tonumber(redis.call('ZSCORE', base .. ':active', m))
+  if not held or held <= now then
     out[#out + 1] = 0
   else
     local f = redis.call('HMGET', jk(ARGV[i]), 'ends', 'cancel')
@@ -379,8 +411,9 @@ local k = jk(ARGV[1])
 local state = redis.call('HGET', k, 'state')
 if not state then return false end
 if state == 'waiting' or state == 'delayed' then
-  redis.call('ZREM', base .. ':' .. state, ARGV[1])
+  -- Into :failed before out of its index (see housekeep()).
   finish(ARGV[1], 'failed', 'cancelled', now_ms())
+  redis.call('ZREM', base .. ':' .. state, ARGV[1])
 elseif state == 'active' then
   redis.call('HSET', k, 'cancel', '1')
   redis.call('PUBLISH', ARGV[2], ARGV[1])
@@ -398,10 +431,11 @@ const script& job_retry_script() {
 local k = jk(ARGV[1])
 local f = redis.call('HMGET', k, 'state', 'o')
 if f[1] ~= 'dead' and f[1] ~= 'failed' then return 0 end
+-- Into :waiting before out of its index (see housekeep()).
+enqueue(ARGV[1], priority_of(f[2]))
 redis.call('ZREM', base .. ':' .. f[1], ARGV[1])
 redis.call('HDEL', k, 'attempts', 'cancel', 'finished', 'error')
 redis.call('HSET', k, 'state', 'waiting')
-enqueue(ARGV[1], priority_of(f[2]))
 redis.call('PUBLISH', ARGV[2], 'w')
 return 1
 )lua"),

@@ -1,4 +1,5 @@
 #include "job_fields.hpp"
+#include "job_lease.hpp"
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
@@ -69,11 +70,13 @@ struct job_worker::state {
     }
 
     // A job this worker holds: claimed and not yet started, running, or settled but not yet
-    // sent. The heartbeat renews its lease until its settlement is sent.
+    // sent. The heartbeat renews its lease until its settlement is sent, or until the lease's
+    // local bound passes: then its stop token fires and it is renewed no more.
     struct held {
         std::string token;
         std::stop_source stop;
         std::optional<clock_type::time_point> stop_at;  // the timeout's margin, if any
+        detail::job_lease lease;
     };
 
     // A claimed job waiting its turn on the thread that claimed it.
@@ -104,7 +107,11 @@ struct job_worker::state {
     bool stopping = false;             // under mu
     std::map<std::string, held> jobs;  // under mu: id -> this worker's attempt
     std::vector<settlement> pending;   // under mu: settlements not yet sent
-    bool flush_armed = false;          // under mu: the flusher will send `pending`
+    // under mu: when the upkeep thread sends `pending` (none: not armed)
+    std::optional<clock_type::time_point> flush_at;
+    bool upkeep_done = false;             // under mu: the upkeep thread returns
+    std::condition_variable upkeep_cv;    // the upkeep thread waits here (flush armed, done)
+    clock_type::time_point watch_next{};  // under mu: when the watch timer runs next
 
     std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0};
     struct {
@@ -115,8 +122,12 @@ struct job_worker::state {
     std::atomic<clock_type::rep> last_housekeeping{0};  // steady clock ticks
 
     std::vector<std::thread> threads;
+    // Heartbeats and batched settlements wait on the server; the watch timer, which fires the
+    // stop tokens of lapsed leases, must not wait behind them. So they have a thread of their
+    // own and the timer does no I/O.
+    std::thread upkeeper;
     detail::pubsub_mux::listener wake_listener, cancel_listener;
-    std::unique_ptr<detail::timer> heartbeat, flusher;
+    std::unique_ptr<detail::timer> watcher;
 
     void wake() {
         {
@@ -251,23 +262,26 @@ struct job_worker::state {
     }
 
     // Queues a settlement. While the thread still holds claimed jobs it is sent by the
-    // flusher within settle_delay (or earlier, with the thread's next claim).
+    // upkeep thread within settle_delay (or earlier, with the thread's next claim).
     void settle_later(settlement s, bool more_to_run) {
         bool arm = false;
         {
             std::lock_guard lk(mu);
             pending.push_back(std::move(s));
-            if (more_to_run && !flush_armed) arm = flush_armed = true;
+            if (more_to_run && !flush_at) {
+                flush_at = clock_type::now() + opts.settle_delay;
+                arm = true;
+            }
         }
-        if (arm) flusher->arm(clock_type::now() + opts.settle_delay);
+        if (arm) upkeep_cv.notify_all();
     }
 
-    // On the runtime's timer thread: sends the settlements that waited settle_delay.
-    std::optional<clock_type::time_point> flush() noexcept {
+    // On the upkeep thread: sends the settlements that waited settle_delay.
+    void flush() noexcept {
         std::vector<settlement> batch;
         {
             std::lock_guard lk(mu);
-            flush_armed = false;
+            flush_at.reset();
             batch.swap(pending);
         }
         try {
@@ -275,7 +289,27 @@ struct job_worker::state {
         } catch (const std::exception&) {
             errors.record();
         }
-        return std::nullopt;
+    }
+
+    // The upkeep thread: a heartbeat every lease / 3 and the armed flushes, until stop().
+    void upkeep() noexcept {
+        auto next_beat = clock_type::now() + opts.lease / 3;
+        std::unique_lock lk(mu);
+        while (!upkeep_done) {
+            const auto due = flush_at ? std::min(next_beat, *flush_at) : next_beat;
+            if (clock_type::now() < due) {
+                upkeep_cv.wait_until(lk, due);
+                continue;
+            }
+            const bool flush_due = flush_at && *flush_at <= clock_type::now();
+            lk.unlock();
+            if (flush_due) flush();
+            if (clock_type::now() >= next_beat) {
+                next_beat = clock_type::now() + opts.lease / 3;
+                beat();
+            }
+            lk.lock();
+        }
     }
 
     // How many jobs to claim: with prefetch > 1, as many as this thread's recent handler
@@ -353,7 +387,7 @@ struct job_worker::state {
     // Records the jobs of a claim reply as held and queues them on `local`.
     void take(const std::vector<reply>& e, const std::string& token, clock_type::time_point sent,
               std::deque<claimed>& local) {
-        bool timed = false;
+        auto earliest = clock_type::time_point::max();
         std::lock_guard lk(mu);
         for (std::size_t i = 3; i < e.size(); ++i) {
             const auto& j = e[i].elements();
@@ -365,19 +399,23 @@ struct job_worker::state {
             c.timeout = milliseconds(std::stoll(j.at(4).text()));
             c.score = j.at(5).text();
             c.token = token;
-            auto& h = jobs[c.id];
-            h = held{};
-            h.token = token;
+            held h{token, {}, {}, detail::job_lease(opts.lease, sent)};
+            earliest = std::min(earliest, h.lease.until());
             // Only a claim's first job may have a timeout (claim_next() keeps the others
             // free of them), so it starts at once and its timeout counts from the claim.
             if (c.timeout.count() > 0) {
                 h.stop_at = sent + c.timeout - opts.timeout_margin;
-                timed = true;
+                earliest = std::min(earliest, *h.stop_at);
             }
+            jobs.insert_or_assign(c.id, std::move(h));
             local.push_back(std::move(c));
         }
-        // Its timeout may come before the next heartbeat.
-        if (timed && heartbeat) heartbeat->arm(clock_type::now());
+        // Its timeout, or the lease of a claim whose reply came late, may end before the
+        // watch timer's next run.
+        if (earliest < watch_next && watcher) {
+            watch_next = earliest;
+            watcher->arm(earliest);
+        }
     }
 
     // The settlement of a claimed job that will not run: released back to waiting, or failed
@@ -462,40 +500,61 @@ struct job_worker::state {
         return {'f', c.id, c.token, std::move(failure), std::move(event), unit_random()};
     }
 
-    // On the runtime's timer thread: renews the held jobs' leases and fires the stop tokens
-    // of those cancelled, lost or about to time out.
-    std::optional<clock_type::time_point> beat() noexcept {
-        const auto now = clock_type::now();
-        auto next = now + opts.lease / 3;
+    // On the upkeep thread: renews the leases of the held jobs whose local bound has not
+    // passed, and fires the stop tokens of those the server says are cancelled or lost.
+    void beat() noexcept {
+        const auto sent = clock_type::now();
         std::vector<std::string> argv{std::to_string(opts.lease.count())};
         {
             std::lock_guard lk(mu);
-            for (auto& [job, r] : jobs) {
+            for (auto& [job, h] : jobs) {
+                // A job given up is not made ours again: it lapses for another worker.
+                if (h.lease.gone(sent)) continue;
                 argv.push_back(job);
-                argv.push_back(r.token);
-                if (r.stop_at) {
-                    if (*r.stop_at <= now)
-                        r.stop.request_stop();
-                    else
-                        next = std::min(next, *r.stop_at);
-                }
+                argv.push_back(h.token);
             }
         }
-        if (argv.size() == 1) return next;
+        if (argv.size() == 1) return;
         try {
             const std::array<std::string_view, 1> k{keys->base};
             const auto r = detail::job_heartbeat_script().run(queue.pool(), k, argv);
             const auto& e = r.elements();
+            const auto now = clock_type::now();
             std::lock_guard lk(mu);
             for (std::size_t i = 0; i < e.size() && 1 + 2 * i + 1 < argv.size(); ++i) {
-                if (e[i].integer() == 1) continue;
                 auto it = jobs.find(argv[1 + 2 * i]);
-                if (it != jobs.end() && it->second.token == argv[2 + 2 * i])
+                if (it == jobs.end() || it->second.token != argv[2 + 2 * i]) continue;
+                if (e[i].integer() == 1)
+                    it->second.lease.renewed(sent, now);
+                else
                     it->second.stop.request_stop();
             }
         } catch (const std::exception&) {
+            // The bounds stay where the last confirmed renewals set them; watch() fires the
+            // stop tokens when they pass, however long the server stays away.
             errors.record();
         }
+    }
+
+    // On the runtime's timer thread, with no I/O, so no stalled server delays it: fires the
+    // stop tokens of the jobs whose lease's local bound or timeout margin has passed.
+    std::optional<clock_type::time_point> watch() noexcept {
+        const auto now = clock_type::now();
+        auto next = now + opts.lease / 3;
+        std::lock_guard lk(mu);
+        for (auto& [job, h] : jobs) {
+            if (h.lease.gone(now))
+                h.stop.request_stop();
+            else
+                next = std::min(next, h.lease.until());
+            if (h.stop_at) {
+                if (*h.stop_at <= now)
+                    h.stop.request_stop();
+                else
+                    next = std::min(next, *h.stop_at);
+            }
+        }
+        watch_next = next;
         return next;
     }
 };
@@ -539,10 +598,15 @@ void job_worker::start() {
         s.keys->cancel, {[raw](const pubsub_message& m) { raw->cancelled(m.payload); }, {}});
     // A job added between a first empty claim and the subscription would wait poll_timeout.
     (void)s.wake_listener.wait_confirmed(std::min(s.opts.poll_timeout, milliseconds(1000)));
-    s.heartbeat = std::make_unique<detail::timer>(s.rt->timers(), [raw] { return raw->beat(); });
-    s.heartbeat->arm(clock_type::now() + s.opts.lease / 3);
-    s.flusher = std::make_unique<detail::timer>(s.rt->timers(), [raw] { return raw->flush(); });
+    s.watcher = std::make_unique<detail::timer>(s.rt->timers(), [raw] { return raw->watch(); });
+    {
+        std::lock_guard lk(s.mu);
+        s.upkeep_done = false;
+        s.watch_next = clock_type::now() + s.opts.lease / 3;
+        s.watcher->arm(s.watch_next);
+    }
     try {
+        s.upkeeper = std::thread([raw] { raw->upkeep(); });
         for (std::size_t i = 0; i < s.opts.threads; ++i)
             s.threads.emplace_back([raw] { raw->run_thread(); });
     } catch (...) {
@@ -562,9 +626,14 @@ void job_worker::stop() noexcept {
         if (t.joinable()) t.join();
     s.threads.clear();
     // Every job is settled (or left to its lease): no more heartbeats. The threads sent what
-    // was pending; a flush in progress finishes before the timer goes.
-    s.flusher.reset();
-    s.heartbeat.reset();
+    // was pending; a flush or heartbeat in progress finishes first.
+    {
+        std::lock_guard lk(s.mu);
+        s.upkeep_done = true;
+    }
+    s.upkeep_cv.notify_all();
+    if (s.upkeeper.joinable()) s.upkeeper.join();
+    s.watcher.reset();
     s.wake_listener.reset();
     s.cancel_listener.reset();
 }

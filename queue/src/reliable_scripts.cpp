@@ -94,13 +94,21 @@ return {added, had}
 
 // KEYS: processing, ready, dead. ARGV: element, 'requeue'|'dead', max attempts, nonce (8
 // bytes), now (8 bytes). Returns 0 (not ours), 1 (requeued), 2 (dead-lettered).
+// The message is pushed before it leaves the processing list: Redis keeps the writes a script
+// made before an error, so a push that fails (WRONGTYPE, ...) after the removal would lose it.
+// This way a failed nack leaves it in flight, for a retry or for recovery.
 const script& queue_nack_script() {
     static const script s(with_prelude(R"lua(
-if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
+if not redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
 local m, n = bump(ARGV[1], ARGV[4], 1, ARGV[5])
-if ARGV[2] == 'dead' then redis.call('LPUSH', KEYS[3], m) return 2 end
-if place(m, n, tonumber(ARGV[3]), KEYS[2], KEYS[3], false) == 1 then return 2 end
-return 1
+local r = 2
+if ARGV[2] == 'dead' then
+  redis.call('LPUSH', KEYS[3], m)
+elseif place(m, n, tonumber(ARGV[3]), KEYS[2], KEYS[3], false) == 0 then
+  r = 1
+end
+redis.call('LREM', KEYS[1], 1, ARGV[1])
+return r
 )lua"));
     return s;
 }
@@ -140,15 +148,18 @@ return {r, d}
 }
 
 // KEYS: dead, ready. ARGV: limit (0: all). Oldest dead letter first; attempts reset to 0.
+// Each letter is pushed to the queue before it is popped from the dead list, so a push that
+// fails leaves it dead instead of nowhere (as in the nack script).
 const script& queue_requeue_dead_script() {
     static const script s(with_prelude(R"lua(
 local limit = tonumber(ARGV[1])
 local n = 0
 while limit == 0 or n < limit do
-  local m = redis.call('RPOP', KEYS[1])
+  local m = redis.call('LINDEX', KEYS[1], -1)
   if not m then break end
   if is_env(m) then m = string.sub(m, 1, 20) .. be(0, 4) .. string.sub(m, 25) end
   redis.call('LPUSH', KEYS[2], m)
+  redis.call('RPOP', KEYS[1])
   n = n + 1
 end
 return n

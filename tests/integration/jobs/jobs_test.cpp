@@ -428,6 +428,167 @@ TEST_F(Jobs, AVanishedWorkersJobIsReclaimedAndRetried) {
     EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
 }
 
+// A lapsed lease is the next claim's to take back, never the heartbeat's to renew. A worker cut
+// off past its lease has fired its job's stop token; heartbeats it sent meanwhile may still
+// reach the server when the link comes back (they waited in a socket's buffer), and must not
+// make the job its own again for another lease.
+TEST_F(Jobs, F7_AHeartbeatDoesNotReviveALapsedLease) {
+    job_queue q(pool_, "lapsed");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("orphan", o);
+    const auto r = detail::job_claim_script().run(
+        pool_, {"redcoord:jobs:{lapsed}"},
+        {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{lapsed}:wake", "0", "0", "1000"});
+    ASSERT_EQ(r.elements().at(0).integer(), 1);
+    const auto renew = [&] {
+        return detail::job_heartbeat_script()
+            .run(pool_, {"redcoord:jobs:{lapsed}"}, {"200", a.id, "ghost-token"})
+            .elements()
+            .at(0)
+            .integer();
+    };
+    EXPECT_EQ(renew(), 1);  // within the lease
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(renew(), 0) << "a heartbeat renewed a lease that had lapsed";
+    EXPECT_EQ(state_of(q, a.id), job_state::active);  // nobody has taken it back yet
+    job_worker w(q, [](job_context& j) { return "attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "attempt 2");
+    w.stop();
+}
+
+// Redis keeps the writes a script made before an error: a script that takes a job out of one
+// index before it puts it in the next loses it (in no index, nothing runs or lists it again)
+// when the second write fails. Each test below makes that write fail with a destination that
+// holds a string (WRONGTYPE) and checks that the job is still where it was, then that it
+// carries on once the key is repaired.
+TEST_F(Jobs, CancelThatFailsLosesNothing) {
+    job_queue q(pool_, "cancelfail");
+    const auto a = q.add("later", {.delay = 10s});
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{cancelfail}:failed", "x"}).text(), "OK");
+    EXPECT_THROW((void)q.cancel(a.id), reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{cancelfail}:delayed"}).integer(), 1)
+        << "a cancel that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{cancelfail}:failed"}).integer(), 1);
+    EXPECT_EQ(q.cancel(a.id), job_state::delayed);
+    EXPECT_EQ(state_of(q, a.id), job_state::failed);
+}
+
+TEST_F(Jobs, RetryThatFailsLosesNothing) {
+    job_queue q(pool_, "retryfail");
+    const auto a = q.add("later", {.delay = 10s});
+    ASSERT_EQ(q.cancel(a.id), job_state::delayed);
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{retryfail}:waiting", "x"}).text(), "OK");
+    EXPECT_THROW((void)q.retry(a.id), reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{retryfail}:failed"}).integer(), 1)
+        << "a retry that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{retryfail}:waiting"}).integer(), 1);
+    EXPECT_TRUE(q.retry(a.id));
+    EXPECT_EQ(state_of(q, a.id), job_state::waiting);
+}
+
+TEST_F(Jobs, PromotingADueJobThatFailsLosesNothing) {
+    job_queue q(pool_, "duefail");
+    const auto a = q.add("soon", {.delay = 50ms});
+    std::this_thread::sleep_for(100ms);
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{duefail}:waiting", "x"}).text(), "OK");
+    EXPECT_THROW(
+        (void)detail::job_claim_script().run(
+            pool_, {"redcoord:jobs:{duefail}"},
+            {"w", "1000", "token", "0.5", "redcoord:jobs:{duefail}:wake", "0", "0", "1000"}),
+        reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{duefail}:delayed"}).integer(), 1)
+        << "a promotion that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{duefail}:waiting"}).integer(), 1);
+    job_worker w(q, [](job_context&) { return std::string("ran"); }, {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    w.stop();
+}
+
+TEST_F(Jobs, ReclaimingAStalledJobThatFailsLosesNothing) {
+    job_queue q(pool_, "stalledfail");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("orphan", o);
+    const auto claim = [&] {
+        return detail::job_claim_script().run(
+            pool_, {"redcoord:jobs:{stalledfail}"},
+            {"ghost", "200", "ghost-token", "0.5", "redcoord:jobs:{stalledfail}:wake", "0", "0",
+             "1000"});
+    };
+    ASSERT_EQ(claim().elements().at(0).integer(), 1);
+    std::this_thread::sleep_for(300ms);
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{stalledfail}:waiting", "x"}).text(), "OK");
+    EXPECT_THROW((void)claim(), reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{stalledfail}:active"}).integer(), 1)
+        << "a reclaim that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{stalledfail}:waiting"}).integer(), 1);
+    job_worker w(q,
+                 [](job_context& j) { return "rescued at attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "rescued at attempt 2");
+    w.stop();
+}
+
+TEST_F(Jobs, AClaimThatFailsLosesNothing) {
+    job_queue q(pool_, "claimfail");
+    const auto a = q.add("ready");
+    ASSERT_EQ(srv_.command({"SET", "redcoord:jobs:{claimfail}:active", "x"}).text(), "OK");
+    // A settlement call with nothing to settle claims without the housekeeping (which would
+    // stumble on :active first), as a worker's claim right after a settlement does.
+    EXPECT_THROW((void)detail::job_settle_script().run(
+                     pool_, {"redcoord:jobs:{claimfail}"},
+                     {"1000", "1000", "redcoord:jobs:{claimfail}:events",
+                      "redcoord:jobs:{claimfail}:wake", "0", "0", "1", "w", "1000", "token", "0.5",
+                      "redcoord:jobs:{claimfail}:wake", "0", "0", "1000"}),
+                 reply_error);
+    EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{claimfail}:waiting"}).integer(), 1)
+        << "a claim that failed lost the job";
+    ASSERT_EQ(srv_.command({"DEL", "redcoord:jobs:{claimfail}:active"}).integer(), 1);
+    job_worker w(q, [](job_context& j) { return "attempt " + std::to_string(j.attempt()); },
+                 {.poll_timeout = 50ms});
+    w.start();
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    EXPECT_EQ(q.get(a.id)->result, "attempt 1") << "the failed claim counted an attempt";
+    w.stop();
+}
+
+TEST_F(Jobs, ASettlementThatFailsLosesNothing) {
+    job_queue q(pool_, "settlefail");
+    job_options o;
+    o.backoff = backoff_policy::fixed(0ms);
+    const auto a = q.add("claimed", o);
+    const auto r = detail::job_claim_script().run(
+        pool_, {"redcoord:jobs:{settlefail}"},
+        {"w", "60000", "token", "0.5", "redcoord:jobs:{settlefail}:wake", "0", "0", "1000"});
+    ASSERT_EQ(r.elements().at(0).integer(), 1);
+    const auto settle = [&](const char* kind) {
+        return detail::job_settle_script().run(
+            pool_, {"redcoord:jobs:{settlefail}"},
+            {"1000", "1000", "redcoord:jobs:{settlefail}:events", "redcoord:jobs:{settlefail}:wake",
+             "0", "1", kind, a.id, "token", "text", "x", "0.5"});
+    };
+    for (const char* kind : {"c", "f"}) {
+        const auto key =
+            std::string("redcoord:jobs:{settlefail}:") + (kind[0] == 'c' ? "completed" : "waiting");
+        ASSERT_EQ(srv_.command({"SET", key, "x"}).text(), "OK");
+        EXPECT_THROW((void)settle(kind), reply_error) << kind;
+        EXPECT_EQ(srv_.command({"ZCARD", "redcoord:jobs:{settlefail}:active"}).integer(), 1)
+            << "a settlement ('" << kind << "') that failed lost the job";
+        EXPECT_EQ(state_of(q, a.id), job_state::active) << kind;
+        ASSERT_EQ(srv_.command({"DEL", key}).integer(), 1);
+    }
+    EXPECT_EQ(settle("c").elements().at(0).elements().at(0).integer(), 1);
+    EXPECT_EQ(state_of(q, a.id), job_state::completed);
+    EXPECT_EQ(q.get(a.id)->result, "text");
+}
+
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     job_queue q(pool_, "progress");
     std::atomic<bool> reported{false}, release{false};

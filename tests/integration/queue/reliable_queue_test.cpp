@@ -522,3 +522,78 @@ TEST(ReliableQueue, RestartedConsumerWithTheSameIdReturnsWhatItsPredecessorHeld)
     EXPECT_TRUE(after.ack(*d));
     EXPECT_EQ(after.stats().in_flight.at("worker-1"), 0u);
 }
+
+// A nack that fails half-way must leave the message where it was. Redis does not roll a
+// script back on an error, so a script that removed the message from the processing list
+// before pushing it lost it whenever the push failed. The push is made to fail here by a
+// destination holding a string (WRONGTYPE), for the requeue and the dead-letter way.
+TEST(ReliableQueue, NackThatFailsLosesNothing) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    auto o = quiet("c");
+    // A refused nack is retried while the lease holds: a short lease keeps the test short.
+    o.visibility_timeout = 1s;
+    o.heartbeat_interval = 300ms;
+    reliable_queue q(pool, "nackfail", o);
+    reliable_queue rescuer(pool, "nackfail", quiet("rescuer"));
+    q.push("requeued one");
+    q.push("dead-lettered one");
+    auto first = q.pop(1s);
+    auto second = q.pop(1s);
+    ASSERT_TRUE(first && second);
+    const auto pkey = q.processing_key();
+
+    ASSERT_EQ(srv.command({"SET", q.key(), "not a list"}).text(), "OK");
+    EXPECT_THROW((void)q.nack(*first), reply_error);
+    EXPECT_EQ(srv.command({"LLEN", pkey}).integer(), 2)
+        << "a nack whose requeue failed lost its message";
+
+    ASSERT_EQ(srv.command({"SET", q.dead_key(), "not a list"}).text(), "OK");
+    EXPECT_THROW((void)q.nack(*second, nack_action::dead_letter), reply_error);
+    EXPECT_EQ(srv.command({"LLEN", pkey}).integer(), 2)
+        << "a nack whose dead-lettering failed lost its message";
+
+    // Both come back: the failed nacks gave the identity up, its lease lapses, and
+    // recovery returns what its processing list still holds.
+    ASSERT_EQ(srv.command({"DEL", q.key(), q.dead_key()}).integer(), 2);
+    std::size_t requeued = 0;
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (requeued < 2 && std::chrono::steady_clock::now() < until) {
+        requeued += rescuer.recover().requeued;
+        std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_EQ(requeued, 2u);
+    std::set<std::string> payloads;
+    for (int i = 0; i < 2; ++i) {
+        auto d = rescuer.pop(1s);
+        ASSERT_TRUE(d);
+        EXPECT_EQ(d->attempts, 1u);
+        payloads.insert(d->payload);
+        EXPECT_TRUE(rescuer.ack(*d));
+    }
+    EXPECT_EQ(payloads, (std::set<std::string>{"requeued one", "dead-lettered one"}));
+}
+
+// requeue_dead() moves dead letters back to the queue; when the queue cannot take one
+// (WRONGTYPE here), the letter stays dead instead of vanishing.
+TEST(ReliableQueue, RequeueDeadThatFailsLosesNothing) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    reliable_queue q(pool, "requeuefail", quiet("c"));
+    q.push("letter");
+    auto d = q.pop(1s);
+    ASSERT_TRUE(d);
+    ASSERT_TRUE(q.nack(*d, nack_action::dead_letter));
+    ASSERT_EQ(q.dead_letters().size(), 1u);
+
+    ASSERT_EQ(srv.command({"SET", q.key(), "not a list"}).text(), "OK");
+    EXPECT_THROW((void)q.requeue_dead(), reply_error);
+    ASSERT_EQ(q.dead_letters().size(), 1u) << "a requeue that failed lost the dead letter";
+
+    ASSERT_EQ(srv.command({"DEL", q.key()}).integer(), 1);
+    EXPECT_EQ(q.requeue_dead(), 1u);
+    auto again = q.pop(1s);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->payload, "letter");
+    EXPECT_TRUE(q.ack(*again));
+}

@@ -36,9 +36,11 @@ public:
     [[nodiscard]] int priority() const noexcept { return priority_; }
     /// Fires when the job is cancelled (job_queue::cancel()), when its timeout is about to
     /// pass (job_worker_options::timeout_margin before it), or when this worker no longer
-    /// holds it (its lease lapsed, for example while the process was paused, and another
-    /// worker took it over). The handler should then return soon; what it returns is then
-    /// not recorded as a completion unless the job is still held.
+    /// holds it or cannot be sure it does: the server says so (its lease lapsed, for example
+    /// while the process was paused, and another worker took it over), or no heartbeat was
+    /// confirmed within the lease (job_worker_options::lease), for example while the server
+    /// was unreachable. The handler should then return soon; what it returns is then not
+    /// recorded as a completion unless the job is still held.
     [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_; }
     /// Stores `progress` with the job (job_info::progress; any bytes) and announces it
     /// (job_event_kind::progress). One round trip.
@@ -64,8 +66,12 @@ using job_handler = std::function<std::string(job_context&)>;
 struct job_worker_options {
     std::size_t threads = 1;  ///< Handler threads; >= 1.
     /// How long a claimed job stays this worker's without a heartbeat; the heartbeat (on the
-    /// runtime's timer thread) renews it every lease / 3. A worker that dies or pauses past
-    /// it loses its jobs to the others: they are retried per their policy. >= 30 ms.
+    /// worker's upkeep thread) renews it every lease / 3. A worker that dies or pauses past
+    /// it loses its jobs to the others: they are retried per their policy. A job whose lease
+    /// has gone unrenewed for the lease less a drift allowance (lease / 100 + 2 ms), counted
+    /// from the send time of its claim or last confirmed heartbeat, has its stop token fired
+    /// by the runtime's timer thread, whatever the server does (unreachable, paused, slow):
+    /// past that, another worker may run it. >= 30 ms.
     std::chrono::milliseconds lease{10000};
     /// Longest idle wait between claims (a wake-up by signal usually comes first; the next
     /// delayed job's due time too). > 0.
@@ -90,7 +96,7 @@ struct job_worker_options {
     /// start at once. Cancelled jobs are not started; stop() gives unstarted ones back.
     std::size_t prefetch = 1;
     /// With prefetch > 1: the longest a finished job's settlement waits to be sent with the
-    /// thread's next claim before it is sent alone (by the runtime's timer thread). >= 0.
+    /// thread's next claim before it is sent alone (by the worker's upkeep thread). >= 0.
     std::chrono::milliseconds settle_delay{5};
 };
 
@@ -108,8 +114,9 @@ struct job_worker_stats {
 /// reclaims stalled ones), calls the handler with a job_context and completes or fails it.
 /// Idle threads wait for the queue's wake-up signal (published when a job becomes ready),
 /// the next delayed job's due time, or poll_timeout, whichever comes first. The heartbeat
-/// renews the lease of every running job and fires the stop tokens of cancelled, timed-out
-/// or lost ones; a cancel also arrives by signal at once.
+/// renews the lease of every running job and fires the stop tokens of cancelled or lost
+/// ones; a cancel also arrives by signal at once. A timer with no I/O fires the stop tokens
+/// of timed-out jobs, and of jobs whose lease no confirmed heartbeat has renewed in time.
 ///
 /// stop() drains gracefully: no new claims; running handlers finish (their stop tokens are
 /// not fired for it) and their jobs are completed or failed; claimed jobs that have not
@@ -132,7 +139,8 @@ struct job_worker_stats {
 /// Per job: one round trip, the completion (or failure) and the next claim in one script; the
 /// claims of a worker also promote due delayed jobs and reclaim stalled ones, at least every
 /// 10 ms. With prefetch n: one round trip per n short jobs. The heartbeat: one round trip per
-/// lease / 3 for all held jobs. One subscription (shared through the runtime's pub/sub link).
+/// lease / 3 for all held jobs. One thread besides the handlers' (heartbeats and batched
+/// settlements). One subscription (shared through the runtime's pub/sub link).
 ///
 /// @par Metrics and logs
 /// With a metrics backend on the runtime (installed before construction):
