@@ -268,6 +268,13 @@ std::optional<reply> connection::impl::adopt(void* raw) {
     if (noscript) known_scripts.clear();
     const std::uint64_t seq = replies_read++;
     if (!owed.empty() && owed.front().seq == seq) {
+        // A cluster node's MOVED (or CLUSTERDOWN) to a command whose sender stopped waiting (a
+        // detached fan-out): this reader has not that command to follow it with, but the pool
+        // must not keep routing the slot to this node until its next map refresh.
+        if (owned->type == REDIS_REPLY_ERROR)
+            if (auto f = cluster.lock())
+                f->seen(*this,
+                        reply::make_text(reply::kind::error, std::string(owned->str, owned->len)));
         skip_owed(noscript);
         return std::nullopt;
     }

@@ -51,8 +51,8 @@ struct connection::impl {
     std::unique_ptr<detail::tls_stream> tls;
     bool poisoned = false;
     // A reply the server still owes for a command whose sender stopped waiting for it
-    // (script::send, a fan-out that decided at quorum or was detached): the reader that
-    // meets it skips it.
+    // (script::send off a cluster, a fan-out that decided at quorum or was detached): the
+    // reader that meets it skips it (on a cluster node, after showing the router its error).
     struct owed_reply {
         // The reply's place in this connection's reply stream: replies arrive in the order
         // the commands were sent, so it is the count of commands sent before it.

@@ -1,4 +1,5 @@
 #include "pubsub_mux_entry.hpp"
+#include "sentinel_replicas.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
@@ -238,7 +239,17 @@ void pubsub_mux::discover() noexcept {
     ask.connect_timeout = std::min(ask.connect_timeout, opts_.discovery_timeout);
     ask.command_timeout = std::min(ask.command_timeout, opts_.discovery_timeout);
     try {
-        discovered(discover_replicas(ask));
+        auto d = discover_replicas_of(ask);
+        if (d.refused.empty()) {
+            discovery_refusal_logged_ = false;
+            discovered(d.replicas);
+        } else if (!std::exchange(discovery_refusal_logged_, true) && rt_) {
+            // Refused, the replicas are unknown: the links keep what they have, as when the
+            // master is unreachable. Logged once, not at every refresh.
+            rt_->emit(log_level::warning, "signaling",
+                      "replica discovery refused (ROLE and INFO): listening on the master only",
+                      {{"endpoint", ep_.to_string()}, {"error", d.refused}});
+        }
     } catch (...) {
         // Master or sentinels unreachable now: the links keep what they have; the next
         // refresh asks again.

@@ -171,6 +171,19 @@ void script::send(connection& c, std::span<const std::string_view> keys,
     if (ci.poisoned)
         throw connection_error("connection to " + ci.where() +
                                " is unusable after an earlier failure");
+    if (ci.cluster_node) {
+        // Not detached on a cluster: a slot may have moved since the pool read its map, and
+        // only a reader that waits can follow the MOVED / ASK to the owner (and teach the
+        // pool its map) or retry a TRYAGAIN. A detached reply is read by the connection's
+        // next user, maybe never, always on this node: the write (a release) would be lost
+        // and its key kept for its TTL. The price is one round trip per send on a cluster.
+        try {
+            (void)run_unchecked(c, ci.ep.command_timeout, keys, args);
+        } catch (const reply_error&) {
+            // Discarded, as a detached reply would be.
+        }
+        return;
+    }
     // EVAL, never EVALSHA: a flushed script cache cannot refuse it, so it runs whether or not
     // anyone reads this connection again (a NOSCRIPT could only be cured by a later reader).
     std::string nkeys;

@@ -174,4 +174,31 @@ std::vector<host_port> replicas_from_role(const reply& r) {
     return out;
 }
 
+std::vector<host_port> replicas_from_info(const reply& r) {
+    std::vector<host_port> out;
+    if (info_field(r, "role") != "master") return out;
+    std::istringstream in(r.text());
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        std::string_view l = line;
+        if (l.substr(0, 5) != "slave") continue;
+        const auto colon = l.find(':');
+        const auto digits = l.substr(5, colon == std::string_view::npos ? 0 : colon - 5);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+            continue;
+        // ip=...,port=...,state=...: an IPv6 address holds ':' but never ',' or '='.
+        std::string_view ip;
+        std::optional<std::uint16_t> port;
+        for (std::string_view rest = l.substr(colon + 1); !rest.empty();) {
+            const auto comma = rest.find(',');
+            const auto field = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            if (field.substr(0, 3) == "ip=") ip = field.substr(3);
+            if (field.substr(0, 5) == "port=") port = parse_port(field.substr(5));
+        }
+        if (!ip.empty() && port) out.push_back({std::string(ip), *port});
+    }
+    return out;
+}
+
 }  // namespace redcoord::detail

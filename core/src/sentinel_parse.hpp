@@ -81,5 +81,8 @@ struct replica_entry {
 /// The replicas a master's ROLE reply lists (`["master", offset, [[ip, port, offset], ...]]`);
 /// empty for a replica's or sentinel's ROLE.
 [[nodiscard]] std::vector<host_port> replicas_from_role(const reply& r);
+/// The same from a master's `INFO replication` (its `slave<N>:ip=...,port=...,...` lines), for
+/// a user that may run INFO but not ROLE; empty when the reply is not a master's.
+[[nodiscard]] std::vector<host_port> replicas_from_info(const reply& r);
 
 }  // namespace redcoord::detail

@@ -158,3 +158,19 @@ TEST(SentinelParse, ReplicasOfAMastersRole) {
     EXPECT_TRUE(replicas_from_role(arr({str("master"), reply::make_integer(0)})).empty());
     EXPECT_TRUE(replicas_from_role(err("NOPERM")).empty());
 }
+
+// For a user refused ROLE (it is @admin @dangerous) that may run INFO.
+TEST(SentinelParse, ReplicasFromInfoReplication) {
+    const auto info =
+        str("# Replication\r\nrole:master\r\nconnected_slaves:3\r\n"
+            "slave0:ip=10.0.0.3,port=6379,state=online,offset=42,lag=0\r\n"
+            "slave1:ip=::1,port=6380,state=wait_bgsave,offset=0,lag=1\r\n"
+            "slave2:ip=10.0.0.7,port=0,state=online,offset=1,lag=0\r\n"
+            "slaveX:ip=10.0.0.8,port=6381\r\nmaster_failover_state:no-failover\r\n"
+            "master_repl_offset:42\r\n");
+    EXPECT_EQ(replicas_from_info(info),
+              (std::vector<host_port>{{"10.0.0.3", 6379}, {"::1", 6380}}));
+    EXPECT_TRUE(
+        replicas_from_info(str("# Replication\r\nrole:slave\r\nmaster_host:10.0.0.1\r\n")).empty());
+    EXPECT_TRUE(replicas_from_info(err("NOPERM")).empty());
+}

@@ -7,6 +7,7 @@
 
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/script.hpp>
@@ -101,6 +102,30 @@ TEST_F(ClusterPool, AskDuringAMigrationIsAnsweredWithAsking) {
     EXPECT_EQ(pool.slot_map()->master_of(slot)->port, cluster().node(1).port());
     cluster().finish_migration(slot);
     EXPECT_EQ(pool.command({"GET", k}).text(), "moving");  // MOVED, followed and learned
+    EXPECT_EQ(pool.slot_map()->master_of(slot)->port, cluster().node(to).port());
+    cluster().migrate_slot(slot, 1);  // back, for the other tests
+}
+
+// Review 2026-11-28, F6: a reply nobody waits for (a detached fan-out, as a lock's timed
+// give-back sends) cannot be followed by the connection's next user, which has not the
+// command; but a MOVED there must still teach the pool the slot's new owner.
+TEST_F(ClusterPool, AnOwedMovedTeachesTheSlotMap) {
+    connection_pool pool(parse_endpoint(cluster().url()));
+    const auto k = cluster().key_on(1, "owed-moved:");
+    const auto slot = hash_slot(k);
+    const auto to = cluster().other_master(1);
+    // The map read, and one connection to master 1 idle in the pool.
+    EXPECT_TRUE(pool.command({"SET", k, "v"}).is_status("OK"));
+    cluster().migrate_slot(slot, to);
+    fan_out_options fo;
+    fo.timeout = 1s;
+    fo.tuning.detach = true;
+    connection_pool* pools[] = {&pool};
+    const auto sent = fan_out(pools, std::vector<std::string>{"SET", k, "w"}, fo);
+    ASSERT_EQ(sent.at(0).state, node_result::status::pending);
+    // The next user of that connection (a key master 1 still serves) reads the MOVED.
+    const auto stay = cluster().key_on(1, "owed-stay:");
+    EXPECT_TRUE(pool.command({"SET", stay, "x"}).is_status("OK"));
     EXPECT_EQ(pool.slot_map()->master_of(slot)->port, cluster().node(to).port());
     cluster().migrate_slot(slot, 1);  // back, for the other tests
 }

@@ -7,7 +7,10 @@
 
 #include "shared_cluster.hpp"
 
+#include <redcoord/core/cluster.hpp>
+#include <redcoord/core/connection.hpp>
 #include <redcoord/core/hash_slot.hpp>
+#include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/jobs/job_queue.hpp>
@@ -280,4 +283,115 @@ TEST_F(ClusterPrimitives, BarriersLatchAndDoubleBarrier) {
             });
         for (auto& t : dbl) t.join();
     }
+}
+
+namespace {
+
+// Moves every key of `slot` from the source to the importing node of a migration that
+// begin_migration() started, without ending it: the source then answers -ASK for them.
+void move_keys_of(local_cluster& cl, std::uint16_t slot, std::size_t from, std::size_t to) {
+    const std::string s = std::to_string(slot);
+    const auto keys = cl.node(from).command({"CLUSTER", "GETKEYSINSLOT", s, "100"});
+    ASSERT_FALSE(keys.elements().empty());
+    std::vector<std::string> cmd{
+        "MIGRATE", "127.0.0.1", std::to_string(cl.node(to).port()), "", "0", "5000", "KEYS"};
+    for (const auto& k : keys.elements()) cmd.push_back(k.text());
+    connection c(cl.node(from).endpoint());
+    (void)c.command(cmd);
+}
+
+// EXISTS of `key` on node `i`, answered even while its slot is being imported there.
+long long exists_on(local_cluster& cl, std::size_t i, const std::string& key) {
+    connection c(cl.node(i).endpoint());
+    return c.pipeline({{"ASKING"}, {"EXISTS", key}}).at(1).integer();
+}
+
+std::string pttl_on(local_cluster& cl, std::size_t i, const std::string& key) {
+    connection c(cl.node(i).endpoint());
+    return std::to_string(c.pipeline({{"ASKING"}, {"PTTL", key}}).at(1).integer());
+}
+
+}  // namespace
+
+// Review 2026-11-28, F6: unlock() sends its release without waiting for the reply. After a
+// resharding the old owner answers MOVED, and that reply used to be skipped by whoever read
+// the connection next: the key stayed for its whole TTL and the pool kept its stale map.
+TEST_F(ClusterPrimitives, F6_UnlockAfterAReshardReleasesOnTheNewOwner) {
+    const auto name = cluster().key_on(1, "f6-moved-");
+    const auto key = make_key(default_prefix, "lock", name);
+    const auto slot = hash_slot(key);
+    lock_options o;
+    o.ttl = 20s;
+    distributed_lock a(*pool_, name, o);
+    ASSERT_TRUE(a.try_lock());
+    const auto from = cluster().master_of_slot(slot).value();
+    const auto to = cluster().other_master(from);
+    cluster().migrate_slot(slot, to);
+    ASSERT_EQ(exists_on(cluster(), to, key), 1);
+    a.unlock();
+    EXPECT_TRUE(eventually([&] { return exists_on(cluster(), to, key) == 0; }, 100ms))
+        << "the lock key is still on the new owner, PTTL " << pttl_on(cluster(), to, key) << " ms";
+    EXPECT_EQ(pool_->slot_map()->master_of(slot)->port, cluster().node(to).port())
+        << "the pool did not learn the slot's new owner";
+    connection_pool other_pool(parse_endpoint(cluster().url()));
+    distributed_lock b(other_pool, name, o);
+    const bool taken = b.try_lock();
+    EXPECT_TRUE(taken) << "another client cannot take the lock";
+    if (taken) b.unlock();
+    cluster().migrate_slot(slot, from);  // back, for the other tests
+}
+
+// The same in the middle of a migration: the lock's keys are already on the importing node,
+// so the source answers -ASK, which needs ASKING and the command again on that node.
+TEST_F(ClusterPrimitives, F6_UnlockDuringAMigrationReleasesOnTheImportingNode) {
+    const auto name = cluster().key_on(2, "f6-ask-");
+    const auto key = make_key(default_prefix, "lock", name);
+    const auto slot = hash_slot(key);
+    lock_options o;
+    o.ttl = 20s;
+    distributed_lock a(*pool_, name, o);
+    ASSERT_TRUE(a.try_lock());
+    const auto from = cluster().master_of_slot(slot).value();
+    const auto to = cluster().other_master(from);
+    cluster().begin_migration(slot, to);
+    move_keys_of(cluster(), slot, from, to);
+    ASSERT_EQ(exists_on(cluster(), to, key), 1);
+    a.unlock();
+    EXPECT_TRUE(eventually([&] { return exists_on(cluster(), to, key) == 0; }, 100ms))
+        << "the lock key is still on the importing node, PTTL " << pttl_on(cluster(), to, key)
+        << " ms";
+    // Ended first: while the slot's keys are split between the nodes (the fencing counter
+    // moved, the lock key gone), a script naming both is refused with TRYAGAIN.
+    cluster().finish_migration(slot);
+    connection_pool other_pool(parse_endpoint(cluster().url()));
+    distributed_lock b(other_pool, name, o);
+    const bool taken = b.try_lock();
+    EXPECT_TRUE(taken) << "another client cannot take the lock";
+    if (taken) b.unlock();
+    cluster().migrate_slot(slot, from);  // back, for the other tests
+}
+
+// fair_lock::unlock() sends its release the same way (two keys of the slot, its lock key and
+// its queue).
+TEST_F(ClusterPrimitives, F6_FairLockUnlockAfterAReshardReleasesOnTheNewOwner) {
+    const auto name = cluster().key_on(0, "f6-fair-");
+    const auto key = make_key(default_prefix, "lock", name);
+    const auto slot = hash_slot(key);
+    fair_lock_options o;
+    o.ttl = 20s;
+    fair_lock a(*pool_, name, o);
+    ASSERT_TRUE(a.try_lock());
+    const auto from = cluster().master_of_slot(slot).value();
+    const auto to = cluster().other_master(from);
+    cluster().migrate_slot(slot, to);
+    ASSERT_EQ(exists_on(cluster(), to, key), 1);
+    a.unlock();
+    EXPECT_TRUE(eventually([&] { return exists_on(cluster(), to, key) == 0; }, 100ms))
+        << "the lock key is still on the new owner, PTTL " << pttl_on(cluster(), to, key) << " ms";
+    connection_pool other_pool(parse_endpoint(cluster().url()));
+    fair_lock b(other_pool, name, o);
+    const bool taken = b.try_lock();
+    EXPECT_TRUE(taken) << "another client cannot take the lock";
+    if (taken) b.unlock();
+    cluster().migrate_slot(slot, from);  // back, for the other tests
 }

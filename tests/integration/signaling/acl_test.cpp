@@ -3,6 +3,9 @@
 // and slot delivery, unicast, barriers, double barriers and latches; a user missing one needed
 // command or pattern gets permission_error naming it, never a wait until the timeout.
 
+#include <redcoord/core/log.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/core/sentinel.hpp>
 #include <redcoord/signaling/acl.hpp>
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/double_barrier.hpp>
@@ -17,6 +20,7 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -106,6 +110,90 @@ TEST(SignalingAcl, ReplicaLinksRunAsTheUser) {
         eventually([&] { return hub.connected_links() == 2; }, 5s));  // master + replica (ROLE)
     (void)hub.broadcast("orders", "x");
     EXPECT_TRUE(w.wait(5s));
+}
+
+// Replica discovery of a plain master asks ROLE, which is @admin @dangerous. A user granted
+// INFO but not ROLE gets the replicas from INFO replication instead.
+TEST(SignalingAcl, ReplicaDiscoveryWithoutRoleReadsInfoReplication) {
+    local_server master;
+    auto replica = local_server::acknowledging_replica_of(master);
+    auto needs = without_command(signaling_acl_needs(default_prefix, user_channels), "role");
+    needs.allow_commands({"info"});
+    const auto ep = make_acl_user(master, "signaling_info_not_role", needs);
+    (void)make_acl_user(*replica, "signaling_info_not_role", needs);
+    std::vector<endpoint> found;
+    try {
+        found = discover_replicas(ep);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "discover_replicas threw: " << e.what();
+    }
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].port, replica->port());
+    EXPECT_EQ(found[0].user, "signaling_info_not_role");  // the master's credentials
+
+    connection_pool pool(ep);
+    signal_hub hub(pool);
+    auto w = hub.listen({"orders"});
+    EXPECT_TRUE(eventually([&] { return hub.connected_links() == 2; }, 5s))
+        << hub.connected_links() << " links (master + replica expected)";
+    (void)hub.broadcast("orders", "x");
+    EXPECT_TRUE(w.wait(5s));
+}
+
+namespace {
+
+struct captured_log final : log_sink {
+    void write(const log_record& r) override {
+        std::lock_guard l(mu);
+        lines.push_back(std::string(to_string(r.level)) + " " + std::string(r.component) + ": " +
+                        std::string(r.message) + format_fields(r.fields));
+    }
+    bool has(std::string_view what) {
+        std::lock_guard l(mu);
+        for (const auto& line : lines)
+            if (line.find(what) != std::string::npos) return true;
+        return false;
+    }
+    std::mutex mu;
+    std::vector<std::string> lines;
+};
+
+}  // namespace
+
+// A user without ROLE and INFO (any user with -@dangerous): discovery finds no replica and
+// says so in the log; it is never an error for the caller, and the master link works.
+TEST(SignalingAcl, ReplicaDiscoveryRefusedIsMasterOnlyWithALogRecord) {
+    local_server master;
+    auto replica = local_server::acknowledging_replica_of(master);
+    const std::string user = "signaling_not_dangerous";
+    for (const local_server* s : {&master, replica.get()}) {
+        connection admin(s->endpoint());
+        (void)admin.command({"ACL", "SETUSER", user, "on",
+                             std::string(">") + std::string(redcoord::testing::acl_password),
+                             "resetkeys", "resetchannels", "~*", "&*", "+@all", "-@dangerous"});
+    }
+    endpoint ep = master.endpoint();
+    ep.user = user;
+    ep.password = std::string(redcoord::testing::acl_password);
+    std::vector<endpoint> found{ep};
+    try {
+        found = discover_replicas(ep);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "discover_replicas threw: " << e.what();
+    }
+    EXPECT_TRUE(found.empty());
+
+    auto rt = runtime::create();
+    auto log = std::make_shared<captured_log>();
+    rt->set_log_sink(log);
+    connection_pool pool(ep, {}, rt);
+    signal_hub hub(pool);
+    auto w = hub.listen({"orders"});
+    (void)hub.broadcast("orders", "x");
+    EXPECT_TRUE(w.wait(5s));
+    EXPECT_TRUE(eventually([&] { return log->has("replica discovery"); }, 5s))
+        << "no log record about the refused discovery";
+    EXPECT_EQ(hub.connected_links(), 1u);
 }
 
 // Every needed command removed in turn (the whole list but the exceptions noted below).

@@ -103,8 +103,15 @@ public:
     /// would never run it (a lock release lost until the key's TTL). The server hashes the
     /// source and runs its cached compiled form, so the cost is the source's bytes on the
     /// wire.
+    ///
+    /// On a connection of a `redis-cluster://` pool the reply is read before send() returns
+    /// (one round trip), and discarded, error or not: a slot moved since the pool read its
+    /// map answers MOVED or ASK, which only a waiting reader can follow to the slot's owner
+    /// (as connection::command() does), and TRYAGAIN, which it retries until the endpoint's
+    /// command_timeout.
     /// @throws connection_error when `c` is poisoned; timeout_error / connection_error when
-    ///         the write fails (the connection is then poisoned).
+    ///         the write fails (the connection is then poisoned); on a cluster also when the
+    ///         reply is lost, and cluster_unavailable as connection::command().
     void send(connection& c, std::span<const std::string_view> keys,
               std::span<const std::string_view> args) const;
     /// Borrows from `pool`, sends as above, returns the connection (its next user skips the

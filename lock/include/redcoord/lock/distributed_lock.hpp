@@ -277,7 +277,9 @@ public:
     /// TTL). Never throws: a lost
     /// lock is reported by lost() and the callback before, and release() (never held back)
     /// is there for callers that want the answer. A command this process sends on another
-    /// connection right after unlock() may reach Redis before the release.
+    /// connection right after unlock() may reach Redis before the release. On a Redis
+    /// Cluster unlock() does wait for the reply (one round trip), so that a release whose
+    /// slot moved follows the MOVED or ASK to the slot's new owner (script::send).
     void unlock() noexcept;
 
     /// The resource name.

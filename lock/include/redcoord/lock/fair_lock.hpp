@@ -229,8 +229,8 @@ public:
         return acquire_until(deadline_after(tp - Clock::now())).has_value();
     }
     /// Lockable: releases without waiting for Redis's answer (written before unlock() returns,
-    /// its reply read by the connection's next command), as distributed_lock::unlock(). Never
-    /// throws.
+    /// its reply read by the connection's next command; on a Redis Cluster read at once, to
+    /// follow a slot that moved), as distributed_lock::unlock(). Never throws.
     void unlock() noexcept;
 
     /// The resource name.

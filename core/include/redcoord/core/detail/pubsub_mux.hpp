@@ -207,6 +207,9 @@ private:
     std::shared_ptr<const cluster_map> map_ REDCOORD_GUARDED_BY(mu_);
     std::atomic<bool> refused_{false};         // a refusal arrived since the last rehome
     std::atomic<std::int64_t> rehomed_ns_{0};  // steady time of the last rehome
+    // Discovery strand only: the ACL refusal of discovery was logged, so each refresh does not
+    // log it again (until one succeeds).
+    bool discovery_refusal_logged_ = false;
     // Discovery: declared last, destroyed first (its tick and job reach the members above).
     std::shared_ptr<redcoord::runtime> rt_;
     std::shared_ptr<connection_pool> cluster_pool_;  // cluster mode: the slot map's source

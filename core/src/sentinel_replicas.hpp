@@ -1,0 +1,24 @@
+#pragma once
+// Private to core: replica discovery with the reason it found none, for the pub/sub
+// multiplexer, which logs a discovery the ACL user may not run (discover_replicas() itself
+// has no log to write to).
+
+#include <redcoord/core/endpoint.hpp>
+
+#include <string>
+#include <vector>
+
+namespace redcoord::detail {
+
+struct replica_discovery {
+    std::vector<endpoint> replicas;
+    // The server's refusals of ROLE and of INFO replication, when it answered neither: the
+    // replicas are then unknown, not absent. Empty otherwise.
+    std::string refused;
+};
+
+// discover_replicas(), with `refused` set instead of a reply_error when the server refused
+// both ways of asking. @throws as discover_replicas().
+replica_discovery discover_replicas_of(const endpoint& ep);
+
+}  // namespace redcoord::detail
