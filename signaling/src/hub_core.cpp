@@ -25,6 +25,10 @@ const signal_options& checked(const signal_options& o) {
     if (o.dedup_window == 0) throw invalid_argument("signal_options::dedup_window must be >= 1");
     if (o.subscribe_timeout.count() <= 0)
         throw invalid_argument("signal_options::subscribe_timeout must be > 0");
+    if (o.max_payload == 0 || o.max_payload > max_payload_ceiling)
+        throw invalid_argument("signal_options::max_payload must be in 1.." +
+                               std::to_string(max_payload_ceiling) + " bytes, not " +
+                               std::to_string(o.max_payload));
     return o;
 }
 

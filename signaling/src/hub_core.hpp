@@ -25,6 +25,10 @@ namespace redcoord::detail {
 
 using slot_signal = boost::signals2::signal<void(const redcoord::signal&)>;
 
+/// The largest signal_options::max_payload: Redis's largest bulk argument (proto-max-bulk-len,
+/// 512 MiB by default) less the envelope the hub puts in front of the payload.
+inline constexpr std::size_t max_payload_ceiling = (std::size_t{512} << 20) - envelope_overhead;
+
 /// What a waiter listens to and what it has received. Guarded by hub_core::mu.
 struct waiter_state {
     std::vector<std::string> names;  // channels or patterns, as subscribed

@@ -2,6 +2,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/snapshot.hpp>
+#include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/signaling/latch.hpp>
@@ -55,16 +56,34 @@ latch::latch(signal_hub& hub, std::string name, std::uint64_t count, latch_optio
 std::uint64_t latch::count_down(std::uint64_t n) {
     if (n == 0) throw invalid_argument("latch::count_down needs n >= 1");
     check_count(n, "latch::count_down n");
+    const std::string envelope = hub_.envelope({});
+    auto& pool = hub_.master();
+    // Borrowed apart from the script so its failures (no connection, a refused connect, a
+    // busy pool) are known to have sent nothing: they stand as they are.
+    auto c = pool.borrow_for(key_);
+    reply r;
     try {
-        auto r = count_down_script.run(
-            hub_.master(), {key_},
-            {std::to_string(n), key_, hub_.envelope({}), std::to_string(opts_.ttl.count())});
-        return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.integer()));
+        r = count_down_script.run(
+            *c, {key_}, {std::to_string(n), key_, envelope, std::to_string(opts_.ttl.count())});
     } catch (const reply_error& e) {
         if (std::string(e.what()).find("does not exist") != std::string::npos)
             throw error("latch '" + name_ + "' does not exist (its key was deleted or expired)");
+        if (std::string_view(e.what()).find("READONLY") != std::string_view::npos) {
+            // A demoted master, as script::run(pool) handles it: no connection to it is
+            // reused, and the poisoned one tells a Sentinel pool's resolver on its way back.
+            c->poison();
+            pool.clear_idle();
+        }
         throw;
+    } catch (const cluster_unavailable&) {
+        throw;  // every node it reached refused it (TRYAGAIN, CLUSTERDOWN): nothing ran
+    } catch (const error& e) {
+        // Sent, reply lost: the server may have counted down. A retry could count twice and
+        // open the latch early, so the caller must be told it is unknown.
+        throw outcome_unknown("latch '" + name_ + "': count_down sent, reply lost (" + e.what() +
+                              "); the count may or may not have been decremented");
     }
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.integer()));
 }
 
 std::uint64_t latch::count() {

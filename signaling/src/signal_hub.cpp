@@ -37,13 +37,18 @@ return redis.call('PUBLISH', picked[index], ARGV[3])
 )lua",
                             cluster_publish::sharded);
 
-constexpr std::size_t max_payload = (std::size_t{512} << 20) - detail::envelope_overhead;
 constexpr std::size_t waiter_id_length = 16;
 
-void check_payload(std::string_view payload) {
-    if (payload.size() > max_payload)
-        throw invalid_argument("signal payload is " + std::to_string(payload.size()) +
-                               " bytes; the limit is " + std::to_string(max_payload));
+// Before anything is sent: a message larger than the server's pubsub output-buffer limit gets
+// its subscribers disconnected while PUBLISH still counts them, so it would be lost unseen.
+void check_payload(std::string_view payload, const signal_options& opts) {
+    if (payload.size() > opts.max_payload)
+        throw payload_too_large(
+            "signal payload is " + std::to_string(payload.size()) +
+            " bytes; signal_options::max_payload is " + std::to_string(opts.max_payload) +
+            " (a pub/sub message over the server's client-output-buffer-limit pubsub "
+            "disconnects its subscribers and is lost): send bulk data through a queue, or a "
+            "key and a signal");
 }
 
 std::string new_waiter_id() {
@@ -161,7 +166,7 @@ void signal_hub::add_replica(const endpoint& replica) { core_->mux->add_replica(
 
 std::size_t signal_hub::broadcast(std::string_view channel, std::string_view payload) {
     validate_name(channel, "channel");
-    check_payload(payload);
+    check_payload(payload, core_->opts);
     std::string wire = core_->next_envelope();
     wire.append(payload);
     // On a cluster, sharded pub/sub: the message stays on the channel's shard, where the hubs'
@@ -190,7 +195,7 @@ void refuse_pattern_on_cluster(const connection_pool& pool) {
 
 bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
     validate_name(channel, "channel");
-    check_payload(payload);
+    check_payload(payload, core_->opts);
     const std::string prefix = unicast_prefix(channel);
     const std::string pattern = glob_escape(prefix);
     const std::string index = std::to_string(random_u64() >> 33);  // < 2^31: exact in Lua numbers
@@ -354,7 +359,7 @@ boost::signals2::scoped_connection signal_hub::on_pattern(std::string_view patte
 }
 
 std::string signal_hub::envelope(std::string_view payload) {
-    check_payload(payload);
+    check_payload(payload, core_->opts);
     std::string wire = core_->next_envelope();
     wire.append(payload);
     return wire;

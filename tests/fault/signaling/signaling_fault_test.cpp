@@ -3,6 +3,7 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/double_barrier.hpp>
+#include <redcoord/signaling/latch.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/process.hpp>
@@ -259,6 +260,56 @@ TEST(BarrierFaults, ReenteringAfterALostReplyResumesTheEntryInsteadOfCountingTwi
     EXPECT_THROW(a.enter(500ms), redcoord::barrier_timeout);
     EXPECT_FALSE(a.inside());
     EXPECT_EQ(pool.command({"ZCARD", members}).integer(), 0);  // withdrawn at the timeout
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 33: count_down() is a write. When its command was sent and the reply is lost, the
+// decrement may or may not have happened, which a timeout_error does not say: the caller
+// could count down again and open the latch one arrival early. outcome_unknown says it; when
+// nothing was sent the connection_error, timeout_error or pool_exhausted stands.
+TEST(LatchFaults, LostCountDownReplyIsOutcomeUnknown) {
+    local_server master;
+    redcoord::endpoint ep = master.endpoint();
+    ep.command_timeout = 300ms;
+    redcoord::connection_pool pool(ep);
+    redcoord::signal_hub hub(pool);
+    redcoord::latch l(hub, "paused", 3);  // leaves an idle connection, borrowed without a PING
+    master.pause();
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW((void)l.count_down(), redcoord::outcome_unknown);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3000ms);
+    master.resume();
+    // Why "unknown": the paused server runs the decrement once it resumes.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return l.count() == 2; }, 2000ms, 10ms))
+        << "count " << l.count();
+}
+
+TEST(LatchFaults, CountDownNotSentToADownServerIsAConnectionError) {
+    local_server master;
+    redcoord::endpoint ep = master.endpoint();
+    ep.connect_timeout = 300ms;
+    // No idle connection is kept: each call connects first, so a dead server refuses the
+    // connect and nothing is sent.
+    redcoord::connection_pool pool(ep, {.max_idle = 0});
+    redcoord::signal_hub hub(pool);
+    redcoord::latch l(hub, "down", 3);
+    master.kill();
+    EXPECT_THROW((void)l.count_down(), redcoord::connection_error);
+}
+
+TEST(LatchFaults, CountDownNotSentFromABusyPoolIsPoolExhausted) {
+    local_server master;
+    redcoord::connection_pool pool(master.endpoint(), {.max_size = 1, .borrow_timeout = 100ms});
+    redcoord::signal_hub hub(pool);
+    redcoord::latch l(hub, "busy", 3);
+    {
+        auto held = pool.borrow();  // the pool's only connection
+        EXPECT_THROW((void)l.count_down(), redcoord::pool_exhausted);
+    }
+    EXPECT_EQ(l.count(), 3u);  // nothing was sent
 }
 
 }  // namespace

@@ -608,6 +608,39 @@ TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     w.stop();
 }
 
+// Issue 33: the progress event is published through the worker's signal hub; one above the
+// hub's max_payload (8 MiB) would disconnect every event listener (client-output-buffer-limit
+// pubsub) and be lost, so it is refused before anything is sent: neither stored nor announced.
+TEST_F(Jobs, OversizedProgressIsRefusedBeforeSending) {
+    job_queue q(pool_, "bigprogress");
+    signal_hub hub(pool_);
+    job_events events(q, hub);
+    std::atomic<int> progress_events{0};
+    auto conn = events.on([&](const job_event& e) {
+        if (e.kind == job_event_kind::progress) ++progress_events;
+    });
+    std::atomic<bool> refused{false}, small{false};
+    job_worker w(q, [&](job_context& j) {
+        try {
+            (void)j.report_progress(std::string((std::size_t{8} << 20) + 1, 'p'));
+        } catch (const payload_too_large&) {
+            refused = true;
+        }
+        small = j.report_progress("small");
+        return std::string("ok");
+    });
+    w.start();
+    const auto a = q.add("p");
+    ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+    w.stop();
+    EXPECT_TRUE(refused.load());
+    EXPECT_TRUE(small.load());
+    EXPECT_EQ(q.get(a.id)->progress, "small");
+    ASSERT_TRUE(eventually([&] { return progress_events.load() >= 1; }, 5s));
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(progress_events.load(), 1);  // only the small one was announced
+}
+
 TEST_F(Jobs, BadOptionsAreTypedErrorsAndAddNothing) {
     job_queue q(pool_, "bad");
     EXPECT_THROW(q.add("x", {.priority = 10}), invalid_argument);

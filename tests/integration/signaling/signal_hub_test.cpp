@@ -365,6 +365,70 @@ TEST(SignalHubNoServer, ListenThrowsWhenNoLinkComesUp) {
     EXPECT_THROW((void)h.listen({"x"}), redcoord::connection_error);
 }
 
+// Issue 33: a 40 MB signal was reported sent to one receiver while the server's default
+// `client-output-buffer-limit pubsub 32mb 8mb 60` dropped that receiver's connection, so the
+// signal was lost. A payload above signal_options::max_payload (8 MiB, the stock soft limit)
+// is refused before anything is sent.
+class Signal : public ::testing::Test {
+protected:
+    static constexpr std::size_t mib8 = std::size_t{8} << 20;
+    // PUBLISH and unicast script calls the server has run (INFO commandstats).
+    [[nodiscard]] long long sends() const {
+        return master.command_calls("publish") + master.command_calls("evalsha") +
+               master.command_calls("eval");
+    }
+    local_server master;
+    redcoord::connection_pool pool{master.endpoint()};
+};
+
+TEST_F(Signal, OversizedPayloadIsRefusedBeforeSending) {
+    signal_hub hub(pool);
+    auto all = hub.listen({"big"});
+    auto one = hub.listen_unicast("big");
+    const std::string over(mib8 + 1, 'x');
+    const auto before = sends();
+    EXPECT_THROW(hub.broadcast("big", over), redcoord::payload_too_large);
+    EXPECT_THROW((void)hub.unicast("big", over), redcoord::payload_too_large);
+    EXPECT_EQ(sends(), before) << "nothing may reach the server";
+    EXPECT_FALSE(all.wait(300ms));
+    EXPECT_FALSE(one.wait(300ms));
+    // The links were never at risk: a small signal still arrives on both waiters.
+    EXPECT_EQ(hub.broadcast("big", "small"), 1u);
+    EXPECT_TRUE(hub.unicast("big", "small"));
+    EXPECT_TRUE(all.wait(3000ms));
+    EXPECT_TRUE(one.wait(3000ms));
+}
+
+TEST_F(Signal, PayloadOfExactlyMaxPayloadIsDelivered) {
+    signal_hub hub(pool);
+    auto all = hub.listen({"edge"});
+    auto one = hub.listen_unicast("edge");
+    std::string edge(mib8, '\0');
+    for (std::size_t i = 0; i < edge.size(); ++i) edge[i] = static_cast<char>(i * 131 % 256);
+    EXPECT_EQ(hub.broadcast("edge", edge), 1u);
+    EXPECT_TRUE(hub.unicast("edge", edge));
+    auto a = all.wait(10000ms), b = one.wait(10000ms);
+    ASSERT_TRUE(a && b);
+    EXPECT_TRUE(a->payload == edge) << "broadcast payload differs (" << a->payload.size() << ")";
+    EXPECT_TRUE(b->payload == edge) << "unicast payload differs (" << b->payload.size() << ")";
+}
+
+TEST_F(Signal, RaisedMaxPayloadLetsALargerSignalThrough) {
+    redcoord::signal_options o;
+    o.max_payload = mib8 + 1024;
+    signal_hub hub(pool, {}, o);
+    auto all = hub.listen({"raised"});
+    const std::string larger(mib8 + 1024, 'y');
+    EXPECT_EQ(hub.broadcast("raised", larger), 1u);
+    auto s = all.wait(10000ms);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->payload.size(), larger.size());
+    EXPECT_TRUE(s->payload == larger);
+    // The raised limit is still a limit.
+    EXPECT_THROW(hub.broadcast("raised", larger + "z"), redcoord::payload_too_large);
+    EXPECT_FALSE(all.wait(300ms));
+}
+
 }  // namespace
 
 // Links read on demand with no drain during the test: a blocked waiter and a slot must

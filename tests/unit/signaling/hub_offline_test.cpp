@@ -95,6 +95,33 @@ TEST(HubOffline, C8_OversizedPayloadsAndEmptyNamesAreTypedErrorsBeforeAnyIo) {
                  redcoord::invalid_argument);
 }
 
+// Issue 33: a pub/sub message larger than the server's `client-output-buffer-limit pubsub`
+// disconnects the subscriber, so a signal above signal_options::max_payload (8 MiB by default)
+// is refused before any I/O: payload_too_large, never the unreachable server's connection_error.
+TEST(HubOffline, SignalAboveMaxPayloadIsRefusedBeforeAnyIo) {
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_hub hub(pool);
+    const std::string over((std::size_t{8} << 20) + 1, 'x');
+    EXPECT_THROW(hub.broadcast("c", over), redcoord::payload_too_large);
+    EXPECT_THROW((void)hub.unicast("c", over), redcoord::payload_too_large);
+    // An envelope is what a script PUBLISHes on the hub's behalf: the same limit.
+    EXPECT_THROW((void)hub.envelope(over), redcoord::payload_too_large);
+    EXPECT_NO_THROW((void)hub.envelope(std::string_view(over).substr(1)));
+}
+
+TEST(HubOffline, MaxPayloadOutsideItsRangeIsRejected) {
+    redcoord::connection_pool pool(nowhere());
+    redcoord::signal_options zero;
+    zero.max_payload = 0;
+    EXPECT_THROW(redcoord::signal_hub(pool, {}, zero), redcoord::invalid_argument);
+    redcoord::signal_options beyond;
+    beyond.max_payload = (std::size_t{512} << 20) - redcoord::detail::envelope_overhead + 1;
+    EXPECT_THROW(redcoord::signal_hub(pool, {}, beyond), redcoord::invalid_argument);
+    redcoord::signal_options largest;
+    largest.max_payload = beyond.max_payload - 1;
+    EXPECT_NO_THROW(redcoord::signal_hub(pool, {}, largest));
+}
+
 TEST(HubOffline, BarrierTimeoutMessageNamesTheCounts) {
     redcoord::barrier_timeout e("crew", 2, 5);
     EXPECT_EQ(e.arrived(), 2u);

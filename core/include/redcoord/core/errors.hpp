@@ -103,6 +103,14 @@ public:
     using error::error;
 };
 
+/// A payload longer than the limit of the primitive it was given to (a queue's or a signal hub's
+/// `max_payload`, a job's 512 MiB). Thrown before any byte is sent, so the connection (and
+/// everything pooled behind it) is untouched; what() gives the size and the limit.
+class payload_too_large : public invalid_argument {
+public:
+    using invalid_argument::invalid_argument;
+};
+
 /// A write (unlock, ack, extend, ...) was sent but its reply was lost: the effect may or
 /// may not have happened on the server.
 class outcome_unknown : public error {

@@ -45,6 +45,9 @@ public:
     /// Stores `progress` with the job (job_info::progress; any bytes) and announces it
     /// (job_event_kind::progress). One round trip.
     /// @return false when this worker no longer holds the job.
+    /// @throws payload_too_large, before anything is sent, when the progress event (`progress`
+    ///         plus the job id) is over the worker hub's signal_options::max_payload (8 MiB): a
+    ///         larger pub/sub message would disconnect the event listeners and be lost;
     /// @throws connection_error / timeout_error as the pool's commands.
     bool report_progress(std::string_view progress);
 

@@ -42,10 +42,12 @@ inline constexpr std::uint64_t latch_max_count = std::uint64_t{1} << 53;
 ///
 /// @par Errors
 /// The constructor throws invalid_argument for a bad name or a count above latch_max_count;
-/// count_down() throws invalid_argument for a bad n and error when the key was deleted or expired;
-/// count() throws protocol_error when the key holds anything but a count; every call throws the
-/// hub's and pool's connection_error, timeout_error, pool_exhausted or reply_error; a wait that
-/// times out returns false.
+/// count_down() throws invalid_argument for a bad n, error when the key was deleted or expired,
+/// and outcome_unknown when its script was sent but the reply was lost (the count may or may not
+/// have gone down: do not simply count down again); count() throws protocol_error when the key
+/// holds anything but a count; every call throws the hub's and pool's connection_error,
+/// timeout_error or pool_exhausted (from count_down() only when nothing was sent) and
+/// reply_error; a wait that times out returns false.
 ///
 /// @par Cost
 /// count_down(): one EVALSHA round trip (with a PUBLISH inside when the count reaches zero);
@@ -62,7 +64,15 @@ public:
     /// Decrements the count by `n` (not below zero); opens the latch when it reaches zero.
     /// @return the count left.
     /// @throws invalid_argument when n is 0 or above latch_max_count; error when the key was
-    ///         deleted or expired; pool errors.
+    ///         deleted or expired;
+    /// @throws outcome_unknown when the script was sent and its reply was lost (the command
+    ///         timeout passed, or the link broke mid-command; also for a connection whose server
+    ///         had just died, which the client cannot tell from one that ran it): the count may
+    ///         or may not have been decremented, and counting down again could count this
+    ///         party twice and open the latch early;
+    /// @throws connection_error, timeout_error, pool_exhausted when nothing was sent (no
+    ///         connection could be borrowed or opened), and reply_error when the server refused
+    ///         the script: the count is unchanged then.
     std::uint64_t count_down(std::uint64_t n = 1);
     /// Waits up to `timeout` (milliseconds; milliseconds::max() waits without a deadline)
     /// for the latch to open.

@@ -77,6 +77,17 @@ struct signal_options {
     /// usually lands within a few microseconds of the publisher's reply, and the hand-off from
     /// the reader thread costs more than that. Zero: one look, no spinning.
     std::chrono::microseconds spin{50};
+    /// The largest payload broadcast(), unicast() and envelope() accept, in bytes (the
+    /// payload itself, without the 20-byte envelope). Larger ones throw payload_too_large
+    /// before anything is sent. Why: the server queues each pub/sub message whole in every
+    /// subscriber's output buffer, and its `client-output-buffer-limit pubsub` (32mb hard,
+    /// 8mb soft for 60 s by default) disconnects a subscriber over it. PUBLISH still counts
+    /// that subscriber as a receiver, so the signal is reported sent and silently lost. The
+    /// default is the stock soft limit (8 MiB); raise it only with the servers' limit (and
+    /// mind that each waiting process then buffers that much per signal). For bulk data use a
+    /// queue (reliable_queue), or write it to a key and signal the key's name. Must be in
+    /// 1..(512 MiB - 20) (Redis's largest bulk argument minus the envelope).
+    std::size_t max_payload = std::size_t{8} << 20;
     /// Called on the runtime's callback thread when a slot throws (after the error counter is bumped);
     /// may be empty. Exceptions escaping it are swallowed.
     std::function<void(const signal&, std::exception_ptr)> on_slot_error;
@@ -214,8 +225,9 @@ private:
 ///
 /// @par Errors
 /// The constructor throws invalid_argument for bad options; broadcast() and unicast() throw
-/// invalid_argument for a bad channel or an oversized payload and connection_error, timeout_error,
-/// pool_exhausted or reply_error from the master; listen() and the waits throw invalid_argument for
+/// invalid_argument for a bad channel, payload_too_large (before anything is sent) for a payload
+/// over signal_options::max_payload, and connection_error, timeout_error, pool_exhausted or
+/// reply_error from the master; listen() and the waits throw invalid_argument for
 /// bad channels and timeout_error when the master does not confirm a subscription in time; a
 /// timed-out wait returns nullopt; slots' exceptions are swallowed.
 ///
@@ -257,11 +269,14 @@ public:
     /// wait for it to connect.
     void add_replica(const endpoint& replica);
 
-    /// Publishes `payload` (any bytes, at most 512 MiB - 20 bytes) to `channel` on the master.
+    /// Publishes `payload` (any bytes, at most signal_options::max_payload, 8 MiB by default)
+    /// to `channel` on the master.
     /// @return how many pub/sub connections on the master received it (a process whose hubs
     ///         listen through one runtime counts once, however many of its hubs listen).
-    /// @throws invalid_argument for a bad channel or a payload over 512 MiB - 20 bytes;
-    ///         errors of connection_pool::command.
+    /// @throws invalid_argument for a bad channel; payload_too_large for a payload over
+    ///         signal_options::max_payload, before anything is sent (a larger message would
+    ///         make the server drop its subscribers, see there); errors of
+    ///         connection_pool::command.
     std::size_t broadcast(std::string_view channel, std::string_view payload);
 
     /// Sends `payload` to one unicast waiter of `channel`, chosen uniformly at random on the
@@ -327,7 +342,8 @@ public:
     /// `payload` wrapped in a fresh envelope of this hub (for scripts that PUBLISH on the
     /// hub's behalf, so receivers deduplicate their copies). One envelope may be published to
     /// several channels: each channel's delivery is kept (deduplication is per channel).
-    /// @throws invalid_argument for a payload over 512 MiB - 20 bytes.
+    /// @throws payload_too_large for a payload over signal_options::max_payload (a script
+    ///         publishing it would lose it as broadcast() would).
     [[nodiscard]] std::string envelope(std::string_view payload);
     /// The master's pool (barrier, latch and double_barrier run their scripts on it).
     [[nodiscard]] connection_pool& master() noexcept;
