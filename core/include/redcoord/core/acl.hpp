@@ -48,9 +48,9 @@ struct acl_needs {
 /// What every connection of a connection_pool needs: PING (handshake and idle health check),
 /// ROLE (the master check of a Sentinel endpoint, and finding a master's replicas for the
 /// pub/sub links), and SELECT when `db` is not 0. AUTH and HELLO need no permission. ROLE is
-/// @admin @dangerous: a user refused it still works, its master check falling back to HELLO
+/// `@admin` `@dangerous`: a user refused it still works, its master check falling back to HELLO
 /// and INFO, its replica discovery to INFO replication (both refused: the pub/sub links stay
-/// on the master, with a warning in the log); INFO, @dangerous too, is not listed.
+/// on the master, with a warning in the log); INFO, `@dangerous` too, is not listed.
 [[nodiscard]] acl_needs connection_acl_needs(int db = 0);
 
 /// What a pub/sub link needs: SUBSCRIBE, UNSUBSCRIBE (and PSUBSCRIBE, PUNSUBSCRIBE with

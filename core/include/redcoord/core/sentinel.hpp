@@ -188,7 +188,7 @@ private:
 ///
 /// For a Sentinel endpoint: the replicas the sentinels report (`SENTINEL replicas`), without
 /// those flagged down. For one server: the replicas its `ROLE` reply lists when it is a master
-/// (none when it is a replica). ROLE is in the ACL categories @admin and @dangerous: when the
+/// (none when it is a replica). ROLE is in the ACL categories `@admin` and `@dangerous`: when the
 /// server refuses it (a user with `-@dangerous`), they come from `INFO replication`, and when
 /// it refuses that too, the answer is none (no error: the replicas are an optional extra).
 /// Used by signaling to subscribe on every replica.
