@@ -63,6 +63,78 @@ struct Cli : ::testing::Test {
 
 }  // namespace
 
+TEST_F(Cli, C1_ElectReportsAWrongPasswordAndExits121) {
+    password_server s;
+    for (const auto& url : {s.wrong, s.plain}) {
+        auto r = run_timed(dir, {"--redis", url, "elect", "e", "--", "echo", "ran"});
+        EXPECT_EQ(r.status, code::auth) << url << ": " << r.output;
+        EXPECT_LT(r.took, at_once) << r.output;
+        EXPECT_TRUE(contains(r.output, "redcoord: error: ")) << r.output;
+        EXPECT_TRUE(contains(r.output, "authentication failed for")) << r.output;
+        EXPECT_FALSE(contains(r.output, "ran")) << r.output;
+        EXPECT_FALSE(contains(r.output, "wrong-pw")) << r.output;
+    }
+    auto r = run_timed(dir, {"--redis", s.wrong, "elect", "e", "--", "true"});
+    EXPECT_TRUE(contains(r.output, "WRONGPASS")) << r.output;  // the server's own reason
+    EXPECT_TRUE(contains(r.output, ":***@")) << r.output;
+}
+
+TEST_F(Cli, C1_ElectWithoutWaitKeepsTryingAnUnreachableServerAndSaysWhy) {
+    const std::string url = unreachable_url();
+    cli_process p({"--redis", url, "elect", "e", "--", "echo", "ran"}, dir.file("text"));
+    cli_process j({"--json", "--redis", url, "elect", "e", "--", "echo", "ran"}, dir.file("json"));
+    EXPECT_TRUE(eventually([&] { return contains(p.output(), "\n"); }, at_once)) << p.output();
+    EXPECT_TRUE(contains(p.output(), "redcoord: waiting: ")) << p.output();
+    EXPECT_TRUE(contains(p.output(), "cannot connect to " + url)) << p.output();
+    EXPECT_TRUE(contains(p.output(), "Connection refused")) << p.output();
+    EXPECT_TRUE(eventually([&] { return contains(j.output(), R"("event":"waiting")"); }, at_once))
+        << j.output();
+    EXPECT_TRUE(contains(j.output(), R"({"event":"waiting","name":"e","reason":")")) << j.output();
+    EXPECT_TRUE(contains(j.output(), "cannot connect to " + url)) << j.output();
+    // Documented to wait: still campaigning a while later, and said so only once (the reason
+    // did not change).
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_TRUE(p.running());
+    EXPECT_TRUE(j.running());
+    EXPECT_EQ(lines_of(p.output()).size(), 1u) << p.output();
+    p.signal(SIGTERM);
+    j.signal(SIGTERM);
+    EXPECT_EQ(p.wait_for(5s), std::optional<int>(128 + SIGTERM));
+    EXPECT_EQ(j.wait_for(5s), std::optional<int>(128 + SIGTERM));
+    EXPECT_FALSE(contains(p.output(), "ran"));
+}
+
+TEST_F(Cli, C1_ElectWithWaitEndsWith120WhenNoServerAnswers) {
+    const std::string url = unreachable_url();
+    auto r = run_timed(dir, {"--redis", url, "elect", "e", "--wait", "1s", "--", "echo", "ran"});
+    EXPECT_EQ(r.status, code::connection) << r.output;
+    EXPECT_GE(r.took, 1000ms) << r.output;  // it does wait, as documented
+    EXPECT_LT(r.took, 1000ms + slack) << r.output;
+    EXPECT_TRUE(contains(r.output, "Connection refused")) << r.output;
+    EXPECT_FALSE(contains(r.output, "ran")) << r.output;
+
+    // A server that accepts connections and never answers: the same, within the wait.
+    redcoord::testing::local_server server;
+    server.pause();
+    auto paused = run_timed(
+        dir, {"--redis", server.url(), "elect", "e", "--wait", "1500ms", "--", "echo", "ran"});
+    server.resume();
+    EXPECT_EQ(paused.status, code::connection) << paused.output;
+    // Giving up waits for a round still out to that server (so a selector it may yet take is
+    // resigned): the documented limit is the wait plus one command timeout (2 s).
+    EXPECT_LT(paused.took, 1500ms + 2000ms + slack) << paused.output;
+    EXPECT_TRUE(contains(paused.output, "no reply within")) << paused.output;
+}
+
+TEST_F(Cli, C3_ElectWaitReportsAMissingPasswordAndExits121) {
+    password_server s;
+    auto r = run_timed(dir, {"--redis", s.plain, "elect", "e", "--wait", "2s", "--", "true"});
+    EXPECT_EQ(r.status, code::auth) << r.output;
+    EXPECT_LT(r.took, at_once) << r.output;
+    EXPECT_TRUE(contains(r.output, "authentication failed")) << r.output;
+    EXPECT_FALSE(contains(r.output, "not elected")) << r.output;
+}
+
 TEST_F(Cli, C4_RedisAfterTheSubcommandTakesOneValue) {
     redcoord::testing::local_server server;
     const std::string url = server.url();
