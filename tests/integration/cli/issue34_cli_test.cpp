@@ -126,6 +126,51 @@ TEST_F(Cli, C1_ElectWithWaitEndsWith120WhenNoServerAnswers) {
     EXPECT_TRUE(contains(paused.output, "no reply within")) << paused.output;
 }
 
+TEST_F(Cli, C2_WaitAndBarrierReportAWrongPasswordAndExit121) {
+    password_server s;
+    for (const auto& url : {s.wrong, s.plain}) {
+        for (const auto& cmd :
+             {std::vector<std::string>{"wait", "c", "--timeout", "5s"},
+              std::vector<std::string>{"barrier", "b", "--parties", "2", "--timeout", "5s"}}) {
+            std::vector<std::string> args{"--redis", url};
+            args.insert(args.end(), cmd.begin(), cmd.end());
+            auto r = run_timed(dir, args);
+            EXPECT_EQ(r.status, code::auth) << cmd[0] << " " << url << ": " << r.output;
+            EXPECT_LT(r.took, at_once) << r.output;
+            EXPECT_TRUE(contains(r.output, "authentication failed")) << r.output;
+            EXPECT_FALSE(contains(r.output, "pub/sub")) << r.output;
+            EXPECT_FALSE(contains(r.output, "wrong-pw")) << r.output;
+            EXPECT_EQ(lines_of(r.output).size(), 1u) << r.output;
+        }
+    }
+}
+
+TEST_F(Cli, C2_WaitAndBarrierReportAnUnreachableServerWithinTheirTimeout) {
+    const std::string url = unreachable_url();
+    redcoord::testing::local_server server;
+    server.pause();
+    for (const auto& cmd :
+         {std::vector<std::string>{"wait", "c", "--timeout", "1s"},
+          std::vector<std::string>{"wait", "c", "d", "--all", "--timeout", "1s"},
+          std::vector<std::string>{"wait", "c", "--unicast", "--timeout", "1s"},
+          std::vector<std::string>{"barrier", "b", "--parties", "2", "--timeout", "1s"}}) {
+        std::vector<std::string> args{"--redis", url};
+        args.insert(args.end(), cmd.begin(), cmd.end());
+        auto r = run_timed(dir, args);
+        EXPECT_EQ(r.status, code::connection) << cmd[0] << ": " << r.output;
+        EXPECT_LT(r.took, 1000ms + slack) << r.output;
+        EXPECT_TRUE(contains(r.output, "Connection refused")) << r.output;
+        EXPECT_FALSE(contains(r.output, "pub/sub")) << r.output;
+
+        args[1] = server.url();  // answers nothing
+        auto p = run_timed(dir, args);
+        EXPECT_EQ(p.status, code::connection) << cmd[0] << ": " << p.output;
+        EXPECT_LT(p.took, 1000ms + slack) << p.output;
+        EXPECT_TRUE(contains(p.output, "timed out")) << p.output;
+    }
+    server.resume();
+}
+
 TEST_F(Cli, C3_ElectWaitReportsAMissingPasswordAndExits121) {
     password_server s;
     auto r = run_timed(dir, {"--redis", s.plain, "elect", "e", "--wait", "2s", "--", "true"});
@@ -188,4 +233,12 @@ TEST_F(Cli, C5_UrlTimeoutsAreKeptUnlessAFlagIsGiven) {
     EXPECT_EQ(zero_connect.status, code::usage) << zero_connect.output;
     EXPECT_TRUE(contains(zero_connect.output, "--connect-timeout must be > 0"))
         << zero_connect.output;
+}
+
+TEST_F(Cli, C10_PartiesZeroGetsAOneLineMessage) {
+    auto r = run(dir, {"barrier", "b1", "--parties", "0"});
+    EXPECT_EQ(r.status, code::usage) << r.output;
+    EXPECT_EQ(lines_of(r.output).size(), 1u) << r.output;
+    EXPECT_TRUE(contains(r.output, "--parties must be >= 1")) << r.output;
+    EXPECT_LT(r.output.size(), 100u) << r.output;
 }
