@@ -67,6 +67,10 @@ private:
 };
 
 int run_lock(context& ctx, const lock_args& a) {
+    // The library's rule (the watchdog extends at ttl/3; the drift allowance is ttl/100 + 2 ms),
+    // said in the CLI's words: its own message names lock_options members.
+    if (a.ttl < milliseconds(3))
+        throw invalid_argument("--ttl must be at least 3ms (the lock is extended every ttl/3)");
     signal_source signals;
     wakeup wake;
     const auto eps = ctx.endpoints();

@@ -235,6 +235,34 @@ TEST_F(Cli, C5_UrlTimeoutsAreKeptUnlessAFlagIsGiven) {
         << zero_connect.output;
 }
 
+TEST_F(Cli, C9_MessagesNameCliOptionsNotCppMembers) {
+    redcoord::testing::local_server server;
+    const std::string url = server.url();
+    struct bad_input {
+        std::vector<std::string> args;
+        std::string option;
+    };
+    const std::vector<bad_input> cases = {
+        {{"lock", "x", "--ttl", "0", "--", "true"}, "--ttl"},
+        {{"lock", "x", "--ttl", "1ms", "--", "true"}, "--ttl"},
+        {{"lock", "x", "--fair", "--ttl", "1ms", "--", "true"}, "--ttl"},
+        {{"jobs", "add", "mail", "x", "--priority", "10"}, "--priority"},
+        {{"jobs", "add", "mail", "x", "--jitter", "2"}, "--jitter"},
+        {{"jobs", "clean", "mail", "--state", "active"}, "--state"},
+        {{"elect", "e1", "--term", "1ms", "--", "true"}, "--term"},
+    };
+    for (const auto& c : cases) {
+        std::vector<std::string> args{"--redis", url};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        auto r = run(dir, args);
+        EXPECT_EQ(r.status, code::usage) << c.option << ": " << r.output;
+        EXPECT_TRUE(contains(r.output, c.option)) << r.output;
+        EXPECT_EQ(lines_of(r.output).size(), 1u) << r.output;
+        for (const char* internal : {"::", "_options", "retry_period", "drift_factor"})
+            EXPECT_FALSE(contains(r.output, internal)) << r.output;
+    }
+}
+
 TEST_F(Cli, C10_PartiesZeroGetsAOneLineMessage) {
     auto r = run(dir, {"barrier", "b1", "--parties", "0"});
     EXPECT_EQ(r.status, code::usage) << r.output;
