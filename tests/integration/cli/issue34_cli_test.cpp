@@ -270,3 +270,15 @@ TEST_F(Cli, C10_PartiesZeroGetsAOneLineMessage) {
     EXPECT_TRUE(contains(r.output, "--parties must be >= 1")) << r.output;
     EXPECT_LT(r.output.size(), 100u) << r.output;
 }
+
+TEST_F(Cli, C17_AnUnknownUrlOptionIsNamedByItsKey) {
+    auto r =
+        run(dir, {"--redis", "redis://127.0.0.1:7531?bogus_option=s3cret-value", "leader", "x"});
+    EXPECT_EQ(r.status, code::usage) << r.output;
+    EXPECT_TRUE(contains(r.output, "unknown option 'bogus_option'")) << r.output;
+    EXPECT_FALSE(contains(r.output, "s3cret")) << r.output;
+    // A piece without `=` may be a pasted secret: it is not quoted.
+    auto bare = run(dir, {"--redis", "redis://127.0.0.1:7531?hunter2", "leader", "x"});
+    EXPECT_EQ(bare.status, code::usage) << bare.output;
+    EXPECT_FALSE(contains(bare.output, "hunter2")) << bare.output;
+}
