@@ -245,12 +245,19 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "(never waited for: dropped and counted when nobody reads them).\n"
         "With --fair (one server only) runs get the lock strictly in the order they asked for it "
         "(a FIFO\n"
-        "queue in Redis; a waiter that dies is skipped within a second).");
+        "queue in Redis; a waiter that dies is skipped within a second).\n"
+        "A server that refuses the connection, the password or a command ends 'lock' at once (exit "
+        "120,\n"
+        "121, 122; with Redlock: too few servers for a majority), one that does not answer after "
+        "its\n"
+        "connect or command timeout: outages are not waited out, even with --wait.");
     sub->add_option("name", a->name, "Lock (resource) name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
     add_duration(*sub, "--wait", a->wait_value,
-                 "Give up (exit 124) when not acquired within this (default: wait forever)", false);
+                 "Give up (exit 124) when another holder keeps the lock this long (default: wait "
+                 "forever); an unreachable server is not waited out (exit 120 at once)",
+                 false);
     add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
     sub->callback([a, &ctx, sub] {
