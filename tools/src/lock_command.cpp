@@ -82,6 +82,11 @@ int run_lock(context& ctx, const lock_args& a) {
     std::vector<std::unique_ptr<connection_pool>> pools;
     pools.reserve(eps.size());
     for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
+    // An acquire whose I/O times out reports "not acquired", so a server that accepts
+    // connections but never answers kept `lock` retrying silently forever. One server is asked
+    // first (its handshake, bounded by connect_timeout); Redlock must tolerate a minority down,
+    // and its quorum checks say when a majority is not answering.
+    if (pools.size() == 1) (void)pools.front()->borrow();
 
     std::unique_ptr<held_lock> lock;
     fair_lock* fair = nullptr;  // the same object as `lock`, with --fair

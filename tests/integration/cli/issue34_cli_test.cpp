@@ -3,6 +3,9 @@
 // defects were hangs and overruns, not wrong codes alone.
 #include "cli_harness.hpp"
 
+#include <atomic>
+#include <thread>
+
 using namespace cli_test;
 
 namespace {
@@ -281,4 +284,127 @@ TEST_F(Cli, C17_AnUnknownUrlOptionIsNamedByItsKey) {
     auto bare = run(dir, {"--redis", "redis://127.0.0.1:7531?hunter2", "leader", "x"});
     EXPECT_EQ(bare.status, code::usage) << bare.output;
     EXPECT_FALSE(contains(bare.output, "hunter2")) << bare.output;
+}
+
+// The table: every subcommand that talks to a server, against (a) nothing listening,
+// (b) a wrong password and (c) a server that accepts connections but never answers (paused).
+// Each must end with the exit code of the table, in time, naming the cause, and never print
+// the password. Cases run in parallel: most of their time is spent waiting on timeouts.
+TEST_F(Cli, EverySubcommandFailsFastAndSaysWhy) {
+    password_server protected_server;
+    redcoord::testing::local_server paused_server;
+    paused_server.pause();
+    const std::string refused_url = unreachable_url();
+
+    struct subcommand {
+        std::vector<std::string> args;
+        // How long it waits out a server that refuses connections (`elect --wait`), else 0.
+        std::chrono::milliseconds waits{0};
+        // Beyond the default connect timeout (1 s) a paused server may cost, as documented:
+        // `elect --wait` gives up only after the round still out (one command timeout, 2 s).
+        std::chrono::milliseconds paused_extra{0};
+    };
+    const std::vector<subcommand> subcommands = {
+        {{"lock", "l", "--", "echo", "ran"}},
+        {{"lock", "l", "--wait", "1s", "--", "echo", "ran"}},
+        {{"lock", "--fair", "l", "--", "echo", "ran"}},
+        {{"elect", "e", "--wait", "1s", "--", "echo", "ran"}, 1000ms, 2000ms},
+        {{"leader", "e"}},
+        {{"observe", "e", "--timeout", "1s"}},
+        {{"signal", "c", "x"}},
+        {{"signal", "c", "x", "--unicast"}},
+        {{"wait", "c", "--timeout", "1s"}},
+        {{"wait", "c", "--unicast", "--timeout", "1s"}},
+        {{"barrier", "b", "--parties", "2", "--timeout", "1s"}},
+        {{"queue", "push", "q", "x"}},
+        {{"queue", "pop", "q"}},
+        {{"queue", "pop", "q", "--timeout", "1s"}},
+        {{"queue", "ack", "q", "c/1-0"}},
+        {{"queue", "nack", "q", "c/1-0"}},
+        {{"queue", "stats", "q"}},
+        {{"queue", "recover", "q"}},
+        {{"queue", "dead", "q"}},
+        {{"jobs", "add", "j", "x"}},
+        {{"jobs", "get", "j", "id1"}},
+        {{"jobs", "cancel", "j", "id1"}},
+        {{"jobs", "retry", "j", "id1"}},
+        {{"jobs", "remove", "j", "id1"}},
+        {{"jobs", "clean", "j"}},
+        {{"jobs", "list", "j"}},
+        {{"jobs", "stats", "j"}},
+        {{"inspect", "lock", "l"}},
+        {{"inspect", "election", "e"}},
+        {{"inspect", "queue", "q"}},
+        {{"inspect", "barrier", "b"}},
+        {{"inspect", "jobs", "j"}},
+    };
+    struct scenario {
+        const char* name;
+        std::string url;
+        int status;
+        std::vector<std::string> causes;  // one of them must be in the output
+        bool paused;
+    };
+    const std::vector<scenario> scenarios = {
+        {"nothing listening", refused_url, code::connection, {"Connection refused"}, false},
+        {"wrong password", protected_server.wrong, code::auth, {"authentication failed"}, false},
+        {"paused",
+         paused_server.url(),
+         code::connection,
+         {"timed out", "no reply", "no answer"},
+         true},
+    };
+
+    struct outcome {
+        std::string what;
+        int status = -1;
+        std::string output;
+        std::chrono::milliseconds took{0}, limit{0};
+        const scenario* s = nullptr;
+    };
+    std::vector<outcome> outcomes;
+    std::vector<std::vector<std::string>> argvs;
+    for (const auto& s : scenarios)
+        for (const auto& sub : subcommands) {
+            outcome o;
+            o.s = &s;
+            for (const auto& w : sub.args) o.what += w + " ";
+            o.what += "[" + std::string(s.name) + "]";
+            o.limit = s.paused ? 1000ms + sub.paused_extra + slack
+                               : std::max<std::chrono::milliseconds>(at_once, sub.waits + slack);
+            outcomes.push_back(std::move(o));
+            std::vector<std::string> argv{"--redis", s.url};
+            argv.insert(argv.end(), sub.args.begin(), sub.args.end());
+            argvs.push_back(std::move(argv));
+        }
+
+    std::atomic<std::size_t> next{0};
+    const auto worker = [&] {
+        for (std::size_t i; (i = next++) < outcomes.size();) {
+            const std::string out = dir.file("case-" + std::to_string(i));
+            const auto start = clock_type::now();
+            cli_process p(argvs[i], out);
+            const auto st = p.wait_for(20s);
+            if (!st) p.kill();
+            outcomes[i].took =
+                std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
+            outcomes[i].status = st.value_or(-1);
+            outcomes[i].output = read_file(out);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    paused_server.resume();
+
+    for (const auto& o : outcomes) {
+        EXPECT_EQ(o.status, o.s->status) << o.what << ": " << o.output;
+        EXPECT_LT(o.took, o.limit) << o.what << ": " << o.output;
+        bool named = false;
+        for (const auto& c : o.s->causes) named = named || contains(o.output, c);
+        EXPECT_TRUE(named) << o.what << ": " << o.output;
+        EXPECT_FALSE(contains(o.output, "wrong-pw")) << o.what << ": " << o.output;
+        EXPECT_FALSE(contains(o.output, "right-pw")) << o.what << ": " << o.output;
+        EXPECT_FALSE(contains(o.output, "ran\n")) << o.what << ": " << o.output;
+    }
 }
