@@ -261,7 +261,7 @@ void add_lock_command(CLI::App& app, context& ctx) {
     add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
     add_duration(*sub, "--wait", a->wait_value,
                  "Give up (exit 124) when another holder keeps the lock this long (default: wait "
-                 "forever); an unreachable server is not waited out (exit 120 at once)",
+                 "forever); an unreachable server is not waited out (exit 120)",
                  false);
     add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
