@@ -2,6 +2,7 @@
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/errors.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <string>
@@ -147,8 +148,20 @@ bool is_tls_option(std::string_view name) {
            name == "min_tls_version";
 }
 
+// Option names are not secret, so a mistyped one is quoted, but only a key made of lowercase
+// letters and '_' as every option is: a token with digits, capitals or punctuation may be a
+// password pasted in the wrong place. Otherwise its position says which one it is.
+std::string unknown_option(std::string_view name, std::size_t position) {
+    const bool name_like = !name.empty() && name.size() <= 32 &&
+                           std::all_of(name.begin(), name.end(),
+                                       [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+    if (name_like) return "unknown option '" + std::string(name) + "'";
+    return "unknown option (option " + std::to_string(position) + " of the query)";
+}
+
 // One `name=value` of the query applied to `ep`; `tls_asked` records a TLS option seen.
-void apply_option(endpoint& ep, std::string_view name, const std::string& value, bool& tls_asked) {
+void apply_option(endpoint& ep, std::string_view name, const std::string& value, bool& tls_asked,
+                  std::size_t position) {
     if (name == "db")
         ep.db = parse_db(value);
     else if (name == "connect_timeout") {
@@ -184,7 +197,8 @@ void apply_option(endpoint& ep, std::string_view name, const std::string& value,
     else if (name == "sentinel_password")
         ep.sentinel_password = value;
     else
-        bad("unknown option (known: db, connect_timeout, command_timeout, keepalive, tls, ca_file, "
+        bad(unknown_option(name, position) +
+            " (known: db, connect_timeout, command_timeout, keepalive, tls, ca_file, "
             "ca_dir, "
             "verify_peer, server_name, cert_file, key_file, min_tls_version, sentinel_user, "
             "sentinel_password)");
@@ -193,7 +207,7 @@ void apply_option(endpoint& ep, std::string_view name, const std::string& value,
 
 void parse_query(std::string_view query, endpoint& ep) {
     bool tls_asked = false;
-    std::size_t start = 0;
+    std::size_t start = 0, position = 0;
     while (start <= query.size()) {
         auto amp = query.find('&', start);
         auto item = query.substr(
@@ -202,7 +216,8 @@ void parse_query(std::string_view query, endpoint& ep) {
         if (item.empty() || eq == std::string_view::npos || eq == 0)
             bad("option without a name=value form");
         const std::string name = percent_decode(item.substr(0, eq), "option name");
-        apply_option(ep, name, percent_decode(item.substr(eq + 1), "option value"), tls_asked);
+        apply_option(ep, name, percent_decode(item.substr(eq + 1), "option value"), tls_asked,
+                     ++position);
         if (amp == std::string_view::npos) break;
         start = amp + 1;
     }

@@ -99,6 +99,10 @@ reply run_within(connection_pool& pool, std::chrono::milliseconds within,
             // A handshake the ACL user may not complete (PING, SELECT) arrives here as text.
             if (detail::is_permission_refusal(n.error))
                 detail::throw_reply_error(n.error, "PING", "election round");
+            // fan_out() keeps only the text of a refused AUTH (connection.cpp's own words);
+            // typed, last_error() tells a wrong password, which no retry cures, from an outage.
+            if (n.error.starts_with("authentication failed for "))
+                throw auth_error("election round: " + n.error);
             throw connection_error("election round: " + n.error);
         case node_result::status::pool_exhausted:
             throw pool_exhausted("election round: " + n.error);

@@ -217,6 +217,10 @@ INSTANTIATE_TEST_SUITE_P(
                       std::pair{"redis://h?keepalive=hunter2", "true or false"},
                       std::pair{"rediss://h?min_tls_version=1.1", "1.2 or 1.3"},
                       std::pair{"redis://h?hunter2=1", "unknown option"},
+                      // Issue 34 (C17): a key shaped like an option name is quoted; another
+                      // is named by its position.
+                      std::pair{"redis://h?bogus_option=hunter2", "unknown option 'bogus_option'"},
+                      std::pair{"redis://h?db=1&hunter2=1", "option 2 of the query"},
                       std::pair{"redis://h?db", "name=value"},
                       std::pair{"redis://h?db=1&", "name=value"},
                       // A raw '@' in a query value would be read as the end of the password.

@@ -135,4 +135,21 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::m
     return opt;
 }
 
+CLI::Option* add_optional_duration(CLI::App& app, const std::string& name,
+                                   std::optional<std::chrono::milliseconds>& target,
+                                   const std::string& description) {
+    auto* opt = app.add_option_function<std::string>(
+        name,
+        [&target, name](const std::string& text) {
+            try {
+                target = parse_duration(text);
+            } catch (const std::exception& e) {
+                throw CLI::ValidationError(name, e.what());
+            }
+        },
+        description);
+    opt->type_name("DURATION");
+    return opt;
+}
+
 }  // namespace redcoord::cli

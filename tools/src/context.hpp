@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,11 +23,11 @@ namespace redcoord::cli {
 
 /// Options that apply to every subcommand.
 struct global_options {
-    std::vector<std::string> urls;                    ///< --redis (repeatable).
-    bool json = false;                                ///< --json.
-    std::chrono::milliseconds connect_timeout{1000};  ///< --connect-timeout.
-    std::chrono::milliseconds command_timeout{2000};  ///< --command-timeout.
-    std::string prefix{"redcoord:"};                  ///< --prefix (key prefix of every primitive).
+    std::vector<std::string> urls;                             ///< --redis (repeatable).
+    bool json = false;                                         ///< --json.
+    std::optional<std::chrono::milliseconds> connect_timeout;  ///< --connect-timeout, if given.
+    std::optional<std::chrono::milliseconds> command_timeout;  ///< --command-timeout, if given.
+    std::string prefix{"redcoord:"};  ///< --prefix (key prefix of every primitive).
 };
 
 /// Shared state of one invocation. The chosen subcommand stores its action in `run`.
@@ -63,6 +64,11 @@ void write_stderr(std::string_view text) noexcept;
 /// usage error naming the option.
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
                           const std::string& description, bool show_default = true);
+
+/// The same for an option whose absence matters: `target` stays empty unless it is given.
+CLI::Option* add_optional_duration(CLI::App& app, const std::string& name,
+                                   std::optional<std::chrono::milliseconds>& target,
+                                   const std::string& description);
 
 /// Registers the subcommands of each group (one file per group).
 void add_lock_command(CLI::App& app, context& ctx);

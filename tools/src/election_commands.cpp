@@ -11,8 +11,10 @@
 #include <redcoord/election/election_options.hpp>
 #include <redcoord/election/leader_elector.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
 namespace redcoord::cli {
@@ -30,21 +32,37 @@ struct elect_args {
     milliseconds grace{5000};
 };
 
-// The elector campaigns on the runtime's threads, where a refused round goes unseen: an ACL
-// user missing a command would otherwise wait to be elected forever.
-void throw_if_refused(const leader_elector& e) {
-    if (auto err = e.last_error()) {
-        try {
-            std::rethrow_exception(err);
-        } catch (const permission_error&) {
-            throw;
-        } catch (...) {
-            // Transport failures: the elector retries; --wait bounds them.
-        }
+// The elector campaigns on the runtime's threads, where a failed round goes unseen: without
+// this, a refused password or an unreachable server left `elect` waiting silently forever.
+// Returns why the latest round failed, or nullopt after a round that got an answer. A refused
+// password or ACL permission is rethrown: retrying cannot cure it.
+struct trouble {
+    std::string why;
+    int code = connection;  // the exit status should the wait end on it
+    bool operator==(const trouble&) const = default;
+};
+
+std::optional<trouble> campaign_trouble(const leader_elector& e) {
+    const auto err = e.last_error();
+    if (!err) return std::nullopt;
+    try {
+        std::rethrow_exception(err);
+    } catch (const auth_error&) {
+        throw;
+    } catch (const permission_error&) {
+        throw;
+    } catch (const std::exception& x) {
+        return trouble{x.what(), exit_code_for(x)};
+    } catch (...) {
+        return trouble{"unknown error", internal};
     }
 }
 
 int run_elect(context& ctx, const elect_args& a) {
+    // The library's message for a short term points at retry_period and drift, which the CLI
+    // does not offer; its rule with both defaulted is a term of at least 4 ms.
+    if (a.term < milliseconds(4))
+        throw invalid_argument("--term must be at least 4ms (renewed every term/3)");
     signal_source signals;
     wakeup wake;
     connection_pool pool(ctx.single_endpoint("elect"));
@@ -63,24 +81,51 @@ int run_elect(context& ctx, const elect_args& a) {
     });
     elector.start();
 
-    // Campaign until elected.
-    const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
+    // Campaign until elected. Without --wait a server outage is waited out (a standby stays a
+    // candidate), but said once per new reason, so the wait is never silent.
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = started + a.wait.value_or(forever);
+    // A short --wait still lets the first round reach a healthy server, so "not elected" and
+    // "no answer" are told apart; well inside the half second a deadline may be overrun.
+    const auto first_answer_by = started + milliseconds(250);
+    std::optional<trouble> reported;
     while (!elector.is_leader()) {
-        const auto left =
-            std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left <= milliseconds(0)) {
+        const auto trouble = campaign_trouble(elector);
+        if (trouble && trouble != reported) {
+            print_note("waiting: " + trouble->why);
+            emit_event(ctx, json_object()
+                                .add("event", "waiting")
+                                .add("name", a.name)
+                                .add("reason", trouble->why));
+        }
+        reported = trouble;
+        const auto now = std::chrono::steady_clock::now();
+        const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
+        const bool unanswered = elector.rounds() == 0;
+        if (left <= milliseconds(0) && !(unanswered && now < first_answer_by)) {
             elector.stop();
-            print_note("not elected leader of '" + a.name + "' within " +
-                       format_duration(a.wait.value_or(forever)));
+            const std::string within = format_duration(a.wait.value_or(forever));
+            if (trouble || unanswered) {
+                const std::string why =
+                    trouble ? trouble->why : "no answer from " + pool.where().to_string() + " yet";
+                print_note("error: not elected leader of '" + a.name + "' within " + within + ": " +
+                           why);
+                emit_event(ctx, json_object()
+                                    .add("event", "not_elected")
+                                    .add("name", a.name)
+                                    .add("reason", why));
+                return trouble ? trouble->code : connection;
+            }
+            print_note("not elected leader of '" + a.name + "' within " + within);
             emit_event(ctx, json_object().add("event", "not_elected").add("name", a.name));
             return timed_out;
         }
-        if (auto sig = signals.wait_termination(std::min(left, milliseconds(200)), wake.fd())) {
+        const auto slice = std::clamp(left, milliseconds(1), milliseconds(100));
+        if (auto sig = signals.wait_termination(slice, wake.fd())) {
             elector.stop();
             return signal_exit(*sig);
         }
         wake.drain();
-        throw_if_refused(elector);
     }
     revoked = false;  // any revocation from before this leadership does not count
     const std::uint64_t epoch = elector.epoch();
@@ -230,14 +275,23 @@ void add_election_commands(CLI::App& app, context& ctx) {
         "REDCOORD_EPOCH (fencing token) and REDCOORD_DEADLINE_MS (leadership left at its start). "
         "With\n"
         "--json, events are JSON lines on stderr (never waited for: dropped and counted when "
-        "nobody reads).");
+        "nobody reads).\n"
+        "A refused password (exit 121) or ACL permission (122) ends it at once. An unreachable "
+        "server is\n"
+        "waited out: 'waiting: REASON' on stderr ({\"event\":\"waiting\"} with --json) when it "
+        "starts and\n"
+        "whenever the reason changes; with --wait, exit 120 and the reason when --wait passes "
+        "without an\n"
+        "answer (124 only when the server answered and another candidate leads).");
     elect->add_option("name", a->name, "Election name")->required();
     elect->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     elect->add_option("--identity", a->identity,
                       "This candidate's identity (default: host:pid:random)");
     add_duration(*elect, "--term", a->term, "Leadership term (renewed every term/3)");
     add_duration(*elect, "--wait", a->wait_value,
-                 "Give up (exit 124) when not elected within this (default: forever)", false);
+                 "Give up when not elected within this: exit 124, or 120 when the server did not "
+                 "answer (default: forever, waiting out outages)",
+                 false);
     add_duration(*elect, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     elect->callback([a, &ctx, elect] {
         if (elect->count("--wait") > 0) a->wait = a->wait_value;

@@ -48,8 +48,11 @@ std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls,
                                         const char* env_password, endpoint_timeouts timeouts,
                                         const char* env_sentinel_password) {
     if (urls.empty()) throw invalid_argument("no Redis URL given");
-    if (timeouts.connect.count() <= 0 || timeouts.command.count() <= 0)
-        throw invalid_argument("connect and command timeouts must be > 0");
+    if (timeouts.connect && timeouts.connect->count() <= 0)
+        throw invalid_argument("--connect-timeout must be > 0");
+    // 0 is the URL's documented "waits forever", so the flag says the same.
+    if (timeouts.command && timeouts.command->count() < 0)
+        throw invalid_argument("--command-timeout must be >= 0 (0 waits forever)");
     std::vector<endpoint> out;
     std::set<std::string> seen;
     for (const auto& url : urls) {
@@ -60,8 +63,8 @@ std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls,
         if (ep.is_sentinel() && ep.sentinel_password.empty() && env_sentinel_password != nullptr &&
             *env_sentinel_password != '\0')
             ep.sentinel_password = env_sentinel_password;
-        ep.connect_timeout = timeouts.connect;
-        ep.command_timeout = timeouts.command;
+        if (timeouts.connect) ep.connect_timeout = *timeouts.connect;
+        if (timeouts.command) ep.command_timeout = *timeouts.command;
         if (!seen.insert(ep.to_string()).second)
             throw invalid_argument("the same server is named twice: " + ep.to_string());
         out.push_back(std::move(ep));

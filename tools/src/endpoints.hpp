@@ -27,18 +27,20 @@ inline constexpr std::string_view default_url = "redis://127.0.0.1:6379";
 [[nodiscard]] std::vector<std::string> choose_urls(const std::vector<std::string>& flags,
                                                    const char* env_redis);
 
-/// Timeouts applied to every endpoint (milliseconds; both must be > 0).
+/// `--connect-timeout` and `--command-timeout`, each only when given: it then overrides the
+/// URL's `connect_timeout` / `command_timeout` (else the URL's value, or the endpoint's default,
+/// stands).
 struct endpoint_timeouts {
-    std::chrono::milliseconds connect{1000};  ///< TCP connect plus handshake.
-    std::chrono::milliseconds command{2000};  ///< One command's reply.
+    std::optional<std::chrono::milliseconds> connect;  ///< TCP connect plus handshake; > 0.
+    std::optional<std::chrono::milliseconds> command;  ///< One reply; >= 0, 0 waits forever.
 };
 
 /// Parses `urls` into endpoints. An endpoint whose URL carries no password gets
 /// `env_password` (when set and non-empty); a Sentinel endpoint gets `env_sentinel_password`
 /// (REDCOORD_SENTINEL_PASSWORD, when set and non-empty) for the sentinels themselves, which a
-/// URL cannot carry yet. Applies `timeouts`.
+/// URL cannot carry yet. Applies the timeouts given in `timeouts`.
 /// @throws redcoord::invalid_argument for a bad URL (message without any password), an empty
-///         list, or two URLs naming the same server.
+///         list, two URLs naming the same server, or a timeout out of range (naming its flag).
 [[nodiscard]] std::vector<endpoint> resolve_endpoints(const std::vector<std::string>& urls,
                                                       const char* env_password,
                                                       endpoint_timeouts timeouts = {},

@@ -60,6 +60,12 @@ job_state state_named(const std::string& s) {
 int run_add(context& ctx, const jobs_args& a) {
     if (!a.id.empty() && a.payloads.size() != 1)
         throw invalid_argument("--id names one job: give exactly one payload");
+    // The library's own checks would name job_options members, which the user never typed.
+    if (a.priority < 0 || a.priority > 9) throw invalid_argument("--priority must be in 0..9");
+    if (a.max_attempts < 1) throw invalid_argument("--max-attempts must be >= 1");
+    if (!(a.jitter >= 0 && a.jitter <= 1)) throw invalid_argument("--jitter must be in 0..1");
+    if (!a.fixed && a.backoff_max < a.backoff)
+        throw invalid_argument("--backoff-max must be >= --backoff");
     opened_queue opened(ctx, a, "jobs add");
     auto& q = opened.queue;
     job_options o;
@@ -175,8 +181,13 @@ int run_remove(context& ctx, const jobs_args& a) {
 }
 
 int run_clean(context& ctx, const jobs_args& a) {
+    const job_state state = state_named(a.state);
+    if (state != job_state::completed && state != job_state::failed && state != job_state::dead)
+        throw invalid_argument(
+            "--state must be completed, failed or dead: only finished jobs "
+            "are cleaned");
     opened_queue opened(ctx, a, "jobs clean");
-    const auto n = opened.queue.clean(state_named(a.state), a.older_than, a.limit);
+    const auto n = opened.queue.clean(state, a.older_than, a.limit);
     if (ctx.opts.json)
         print_line(json_object()
                        .add("name", a.name)

@@ -67,6 +67,10 @@ private:
 };
 
 int run_lock(context& ctx, const lock_args& a) {
+    // The library's rule (the watchdog extends at ttl/3; the drift allowance is ttl/100 + 2 ms),
+    // said in the CLI's words: its own message names lock_options members.
+    if (a.ttl < milliseconds(3))
+        throw invalid_argument("--ttl must be at least 3ms (the lock is extended every ttl/3)");
     signal_source signals;
     wakeup wake;
     const auto eps = ctx.endpoints();
@@ -78,6 +82,11 @@ int run_lock(context& ctx, const lock_args& a) {
     std::vector<std::unique_ptr<connection_pool>> pools;
     pools.reserve(eps.size());
     for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
+    // An acquire whose I/O times out reports "not acquired", so a server that accepts
+    // connections but never answers kept `lock` retrying silently forever. One server is asked
+    // first (its handshake, bounded by connect_timeout); Redlock must tolerate a minority down,
+    // and its quorum checks say when a majority is not answering.
+    if (pools.size() == 1) (void)pools.front()->borrow();
 
     std::unique_ptr<held_lock> lock;
     fair_lock* fair = nullptr;  // the same object as `lock`, with --fair
@@ -241,12 +250,19 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "(never waited for: dropped and counted when nobody reads them).\n"
         "With --fair (one server only) runs get the lock strictly in the order they asked for it "
         "(a FIFO\n"
-        "queue in Redis; a waiter that dies is skipped within a second).");
+        "queue in Redis; a waiter that dies is skipped within a second).\n"
+        "A server that refuses the connection, the password or a command ends 'lock' at once (exit "
+        "120,\n"
+        "121, 122; with Redlock: too few servers for a majority), one that does not answer after "
+        "its\n"
+        "connect or command timeout: outages are not waited out, even with --wait.");
     sub->add_option("name", a->name, "Lock (resource) name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
     add_duration(*sub, "--wait", a->wait_value,
-                 "Give up (exit 124) when not acquired within this (default: wait forever)", false);
+                 "Give up (exit 124) when another holder keeps the lock this long (default: wait "
+                 "forever); an unreachable server is not waited out (exit 120)",
+                 false);
     add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
     sub->callback([a, &ctx, sub] {

@@ -21,8 +21,8 @@ int run(int argc, char** argv) {
         "redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell.",
         "redcoord"};
     app.footer(
-        "Servers: --redis URL (repeatable; several masters make 'lock' use Redlock), else "
-        "$REDCOORD_REDIS\n"
+        "Servers: --redis URL (one URL each, repeatable; several masters make 'lock' use "
+        "Redlock), else $REDCOORD_REDIS\n"
         "(comma-separated), else redis://127.0.0.1:6379. URLs: "
         "redis://[[user]:password@]host[:port][/db],\n"
         "unix:///path.sock[?db=N], redis-sentinel://h1:p1,h2:p2/service,\n"
@@ -30,6 +30,9 @@ int run(int argc, char** argv) {
         "the URL\n"
         "is taken from $REDCOORD_PASSWORD (keeps it out of ps); the sentinels' own password from\n"
         "$REDCOORD_SENTINEL_PASSWORD. Passwords are never printed.\n"
+        "Global options go before or after the subcommand. --connect-timeout/--command-timeout "
+        "override\n"
+        "the URL's connect_timeout/command_timeout only when given.\n"
         "Durations: 500ms, 20s, 2m, 1h, 1m30s.\n\n" +
         exit_code_table());
     app.require_subcommand(1);
@@ -38,10 +41,20 @@ int run(int argc, char** argv) {
     app.set_version_flag("--version", std::string("redcoord ") + redcoord::version());
 
     context ctx;
-    app.add_option("--redis", ctx.opts.urls, "Redis URL (repeatable)")->type_name("URL");
+    // One value per --redis: a vector option would otherwise take every word that follows,
+    // and after a subcommand those are its positional arguments.
+    app.add_option("--redis", ctx.opts.urls, "Redis URL (repeatable: --redis A --redis B)")
+        ->type_name("URL")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_flag("--json", ctx.opts.json, "Machine-readable output: one JSON object per line");
-    add_duration(app, "--connect-timeout", ctx.opts.connect_timeout, "Connect deadline per server");
-    add_duration(app, "--command-timeout", ctx.opts.command_timeout, "Reply deadline per command");
+    add_optional_duration(app, "--connect-timeout", ctx.opts.connect_timeout,
+                          "Connect deadline per server; overrides the URL's connect_timeout "
+                          "(default: the URL's, else 1s)");
+    add_optional_duration(app, "--command-timeout", ctx.opts.command_timeout,
+                          "Reply deadline per command, 0 waits forever; overrides the URL's "
+                          "command_timeout (default: the URL's, else 2s)");
     app.add_option("--prefix", ctx.opts.prefix, "Key prefix of every primitive")
         ->capture_default_str();
 

@@ -9,6 +9,7 @@
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -23,6 +24,32 @@ signal_options hub_options(const context& ctx) {
     o.prefix = ctx.opts.prefix;
     return o;
 }
+
+// A waiter's hub throws only "no pub/sub link confirmed the subscription" when its link cannot
+// connect or log in, after its own 3 s, whatever --timeout says. So the server is asked first,
+// through the pool (its handshake is the one the link does): a refused password is then an
+// auth error at once and an unreachable server says why, and every deadline is cut to
+// --timeout so a server that does not answer ends the command in time.
+signal_options waiter_options(const context& ctx, std::optional<milliseconds> timeout) {
+    signal_options o = hub_options(ctx);
+    // A zero or tiny --timeout still leaves a healthy server time to confirm the subscription.
+    if (timeout) o.subscribe_timeout = std::clamp(*timeout, milliseconds(500), o.subscribe_timeout);
+    return o;
+}
+
+endpoint waiter_endpoint(const context& ctx, std::string_view command,
+                         std::optional<milliseconds> timeout) {
+    endpoint ep = ctx.single_endpoint(command);
+    if (timeout) {
+        const auto bound = std::max(*timeout, milliseconds(1));
+        ep.connect_timeout = std::min(ep.connect_timeout, bound);
+        if (ep.command_timeout == milliseconds(0) || ep.command_timeout > bound)
+            ep.command_timeout = bound;
+    }
+    return ep;
+}
+
+void check_server(connection_pool& pool) { (void)pool.borrow(); }
 
 struct signal_args {
     std::string channel;
@@ -74,8 +101,9 @@ std::string signal_json(const signal& s) {
 
 int run_wait(context& ctx, const wait_args& a) {
     exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("wait"));
-    signal_hub hub(pool, {}, hub_options(ctx));
+    connection_pool pool(waiter_endpoint(ctx, "wait", a.timeout));
+    check_server(pool);
+    signal_hub hub(pool, {}, waiter_options(ctx, a.timeout));
     const milliseconds timeout = a.timeout.value_or(forever);
     std::vector<signal> got;
     if (a.unicast) {
@@ -115,8 +143,10 @@ struct barrier_args {
 
 int run_barrier(context& ctx, const barrier_args& a) {
     exit_on_termination_signal();
-    connection_pool pool(ctx.single_endpoint("barrier"));
-    signal_hub hub(pool, {}, hub_options(ctx));
+    if (a.parties < 1) throw invalid_argument("--parties must be >= 1");
+    connection_pool pool(waiter_endpoint(ctx, "barrier", a.timeout));
+    check_server(pool);
+    signal_hub hub(pool, {}, waiter_options(ctx, a.timeout));
     barrier b(hub, a.name, a.parties);
     try {
         const std::uint64_t generation = b.arrive_and_wait(a.timeout.value_or(forever));
@@ -163,7 +193,10 @@ void add_signal_commands(CLI::App& app, context& ctx) {
         "given.\n"
         "Exit 124 on timeout. JSON: {\"channel\",\"payload\"} per signal, {\"timed_out\":true} on "
         "timeout.\n"
-        "Pub/sub is fire-and-forget: a signal sent before the waiter subscribed is not seen.");
+        "Pub/sub is fire-and-forget: a signal sent before the waiter subscribed is not seen.\n"
+        "The server is checked first: a refused password exits 121 at once, an unreachable server "
+        "120\n"
+        "with the reason, within --timeout.");
     wait->add_option("channels", w->channels, "Channel names")->required();
     auto* any =
         wait->add_flag("--any", w->any, "Return on the first signal on any channel (default)");
@@ -184,11 +217,12 @@ void add_signal_commands(CLI::App& app, context& ctx) {
     bar->footer(
         "Prints the generation that passed (0 first). Exit 124 on timeout (the arrival is "
         "withdrawn).\n"
-        "JSON: {\"name\",\"generation\"}, or {\"name\",\"timed_out\",\"arrived\",\"parties\"}.");
+        "JSON: {\"name\",\"generation\"}, or {\"name\",\"timed_out\",\"arrived\",\"parties\"}.\n"
+        "A refused password exits 121 at once, an unreachable server 120 with the reason, within "
+        "--timeout.");
     bar->add_option("name", b->name, "Barrier name")->required();
-    bar->add_option("--parties", b->parties, "Parties that complete the barrier")
-        ->required()
-        ->check(CLI::PositiveNumber);
+    bar->add_option("--parties", b->parties, "Parties that complete the barrier (>= 1)")
+        ->required();
     add_duration(*bar, "--timeout", b->timeout_value, "Give up after this long (default: forever)",
                  false);
     bar->callback([b, &ctx, bar] {

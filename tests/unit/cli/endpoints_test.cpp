@@ -60,6 +60,31 @@ TEST(CliEndpoints, AppliesTimeouts) {
         redcoord::invalid_argument);
 }
 
+// Issue 34 (C5): the flags used to overwrite the URL's timeouts even when not given.
+TEST(CliEndpoints, KeepsTheUrlsTimeoutsUnlessAFlagIsGiven) {
+    const std::vector<std::string> url{
+        "redis://127.0.0.1:7000?connect_timeout=300ms&command_timeout=0"};
+    auto kept = resolve_endpoints(url, nullptr, endpoint_timeouts{});
+    EXPECT_EQ(kept[0].connect_timeout, 300ms);
+    EXPECT_EQ(kept[0].command_timeout, 0ms);
+    auto given = resolve_endpoints(url, nullptr, endpoint_timeouts{5s, std::nullopt});
+    EXPECT_EQ(given[0].connect_timeout, 5s);
+    EXPECT_EQ(given[0].command_timeout, 0ms);
+    auto defaults = resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{});
+    EXPECT_EQ(defaults[0].connect_timeout, 1s);
+    EXPECT_EQ(defaults[0].command_timeout, 2s);
+    // 0 waits forever for a reply, as in the URL; a connect deadline of 0 means nothing.
+    EXPECT_EQ(resolve_endpoints({"redis://127.0.0.1:7000"}, nullptr, endpoint_timeouts{1s, 0ms})[0]
+                  .command_timeout,
+              0ms);
+    try {
+        (void)resolve_endpoints(url, nullptr, endpoint_timeouts{0ms, std::nullopt});
+        FAIL();
+    } catch (const redcoord::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()), "--connect-timeout must be > 0");
+    }
+}
+
 TEST(CliEndpoints, BadUrlIsUsageErrorWithoutThePassword) {
     EXPECT_THROW((void)resolve_endpoints({"http://x"}, nullptr), redcoord::invalid_argument);
     EXPECT_THROW((void)resolve_endpoints({}, nullptr), redcoord::invalid_argument);

@@ -125,7 +125,9 @@ struct endpoint {
 /// the first `:`); an `@` in an option value must therefore be written `%40` (a query whose
 /// raw `@` would be read as the end of the password is refused).
 /// @throws invalid_argument for anything else. The message names the faulty part but quotes
-///         no text of the URI, so no fragment of a password can appear in it.
+///         no text of the URI, so no fragment of a password can appear in it; the one
+///         exception is an unknown option's key made only of lowercase letters and `_`, the
+///         shape of every option name (any other key is named by its position).
 /// Thread-safety: a pure function.
 [[nodiscard]] endpoint parse_endpoint(std::string_view uri);
 
