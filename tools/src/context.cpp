@@ -119,17 +119,21 @@ void emit_event(const context& ctx, const json_object& event) {
     if (ctx.opts.json) write_stderr(event.str() + "\n");
 }
 
+namespace {
+// A duration option's value, or CLI11's validation error naming the option.
+std::chrono::milliseconds duration_option(const std::string& name, const std::string& text) {
+    try {
+        return parse_duration(text);
+    } catch (const std::exception& e) {
+        throw CLI::ValidationError(name, e.what());
+    }
+}
+}  // namespace
+
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
                           const std::string& description, bool show_default) {
     auto* opt = app.add_option_function<std::string>(
-        name,
-        [&target, name](const std::string& text) {
-            try {
-                target = parse_duration(text);
-            } catch (const std::exception& e) {
-                throw CLI::ValidationError(name, e.what());
-            }
-        },
+        name, [&target, name](const std::string& text) { target = duration_option(name, text); },
         show_default ? description + " (default " + format_duration(target) + ")" : description);
     opt->type_name("DURATION");
     return opt;
@@ -139,14 +143,7 @@ CLI::Option* add_optional_duration(CLI::App& app, const std::string& name,
                                    std::optional<std::chrono::milliseconds>& target,
                                    const std::string& description) {
     auto* opt = app.add_option_function<std::string>(
-        name,
-        [&target, name](const std::string& text) {
-            try {
-                target = parse_duration(text);
-            } catch (const std::exception& e) {
-                throw CLI::ValidationError(name, e.what());
-            }
-        },
+        name, [&target, name](const std::string& text) { target = duration_option(name, text); },
         description);
     opt->type_name("DURATION");
     return opt;

@@ -106,10 +106,19 @@ int run_elect(context& ctx, const elect_args& a) {
             elector.stop();
             const std::string within = format_duration(a.wait.value_or(forever));
             if (trouble || unanswered) {
-                const std::string why =
-                    trouble ? trouble->why : "no answer from " + pool.where().to_string() + " yet";
-                print_note("error: not elected leader of '" + a.name + "' within " + within + ": " +
-                           why);
+                std::string why;
+                if (trouble) {
+                    why = trouble->why;
+                } else {
+                    why = "no answer from ";
+                    why += pool.where().to_string();
+                    why += " yet";
+                }
+                std::string note = "error: not elected leader of '" + a.name + "' within ";
+                note += within;
+                note += ": ";
+                note += why;
+                print_note(note);
                 emit_event(ctx, json_object()
                                     .add("event", "not_elected")
                                     .add("name", a.name)
