@@ -306,6 +306,16 @@ long long exists_on(local_cluster& cl, std::size_t i, const std::string& key) {
     return c.pipeline({{"ASKING"}, {"EXISTS", key}}).at(1).integer();
 }
 
+// Another client, on a pool of its own, takes the lock `name` at once (and lets it go).
+template <class Lock, class Options>
+void expect_another_client_takes(local_cluster& cl, const std::string& name, const Options& o) {
+    connection_pool other_pool(parse_endpoint(cl.url()));
+    Lock b(other_pool, name, o);
+    const bool taken = b.try_lock();
+    EXPECT_TRUE(taken) << "another client cannot take the lock";
+    if (taken) b.unlock();
+}
+
 std::string pttl_on(local_cluster& cl, std::size_t i, const std::string& key) {
     connection c(cl.node(i).endpoint());
     return std::to_string(c.pipeline({{"ASKING"}, {"PTTL", key}}).at(1).integer());
@@ -333,11 +343,7 @@ TEST_F(ClusterPrimitives, F6_UnlockAfterAReshardReleasesOnTheNewOwner) {
         << "the lock key is still on the new owner, PTTL " << pttl_on(cluster(), to, key) << " ms";
     EXPECT_EQ(pool_->slot_map()->master_of(slot)->port, cluster().node(to).port())
         << "the pool did not learn the slot's new owner";
-    connection_pool other_pool(parse_endpoint(cluster().url()));
-    distributed_lock b(other_pool, name, o);
-    const bool taken = b.try_lock();
-    EXPECT_TRUE(taken) << "another client cannot take the lock";
-    if (taken) b.unlock();
+    expect_another_client_takes<distributed_lock>(cluster(), name, o);
     cluster().migrate_slot(slot, from);  // back, for the other tests
 }
 
@@ -363,11 +369,7 @@ TEST_F(ClusterPrimitives, F6_UnlockDuringAMigrationReleasesOnTheImportingNode) {
     // Ended first: while the slot's keys are split between the nodes (the fencing counter
     // moved, the lock key gone), a script naming both is refused with TRYAGAIN.
     cluster().finish_migration(slot);
-    connection_pool other_pool(parse_endpoint(cluster().url()));
-    distributed_lock b(other_pool, name, o);
-    const bool taken = b.try_lock();
-    EXPECT_TRUE(taken) << "another client cannot take the lock";
-    if (taken) b.unlock();
+    expect_another_client_takes<distributed_lock>(cluster(), name, o);
     cluster().migrate_slot(slot, from);  // back, for the other tests
 }
 
@@ -388,10 +390,6 @@ TEST_F(ClusterPrimitives, F6_FairLockUnlockAfterAReshardReleasesOnTheNewOwner) {
     a.unlock();
     EXPECT_TRUE(eventually([&] { return exists_on(cluster(), to, key) == 0; }, 100ms))
         << "the lock key is still on the new owner, PTTL " << pttl_on(cluster(), to, key) << " ms";
-    connection_pool other_pool(parse_endpoint(cluster().url()));
-    fair_lock b(other_pool, name, o);
-    const bool taken = b.try_lock();
-    EXPECT_TRUE(taken) << "another client cannot take the lock";
-    if (taken) b.unlock();
+    expect_another_client_takes<fair_lock>(cluster(), name, o);
     cluster().migrate_slot(slot, from);  // back, for the other tests
 }
