@@ -220,9 +220,14 @@ void local_cluster::failover(std::size_t replica, bool force, std::chrono::milli
     wait_for(
         [&] {
             if (!is_master(replica)) return false;
+            // A manual (not forced) failover needs the old master alive, and it is done only
+            // when that master has turned itself into a replica: a slow PING must not let the
+            // loop below skip the one node whose view still lags.
+            if (!force && old_master && is_master(*old_master)) return false;
             if (!probe) return true;
             for (std::size_t k = 0; k < nodes_.size(); ++k) {
-                if (!ask(*nodes_[k], {"PING"})) continue;  // dead or paused
+                const bool must_answer = !force && old_master && k == *old_master;
+                if (!must_answer && !ask(*nodes_[k], {"PING"})) continue;  // dead or paused
                 if (slot_owner(k, *probe) != replica) return false;
             }
             return true;
