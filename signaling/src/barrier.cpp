@@ -39,12 +39,8 @@ if mode == 'force' then
   -- them now rather than at their next refresh. The party count goes, so any count may start
   -- the barrier afresh.
   local live = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-  redis.call('DEL', KEYS[2], KEYS[3])
-  if live == 0 then
-    redis.call('DEL', KEYS[1])
-    return {1, 0, 0}
-  end
-  redis.call('HDEL', KEYS[1], 'parties')
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  if live == 0 then return {1, 0, 0} end
   redis.call('HSET', KEYS[1], 'gen', gen + 1)
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[9]))
   redis.call('PUBLISH', ARGV[4], ARGV[5] .. tostring(gen + 1))
