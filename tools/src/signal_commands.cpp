@@ -156,39 +156,27 @@ int run_barrier_reset(context& ctx, const barrier_args& a) {
     connection_pool pool(ctx.single_endpoint("barrier --reset"));
     signal_hub hub(pool, {}, hub_options(ctx));
     barrier b(hub, a.name, 1);  // reset works whatever party count is stored
-    if (a.force) {
-        const std::size_t dropped = b.force_reset();
-        if (ctx.opts.json)
-            print_line(json_object()
-                           .add("name", a.name)
-                           .add("reset", true)
-                           .add("dropped", static_cast<std::uint64_t>(dropped))
-                           .str());
-        else
-            print_note("barrier '" + a.name + "' reset" +
-                       (dropped
-                            ? "; dropped " + std::to_string(dropped) + " waiting (they exit 125)"
-                            : ""));
-        return ok;
-    }
-    if (b.reset()) {
-        if (ctx.opts.json)
-            print_line(json_object().add("name", a.name).add("reset", true).str());
-        else
-            print_note("barrier '" + a.name + "' reset");
-        return ok;
-    }
-    const std::size_t waiting = b.arrived();
-    if (ctx.opts.json)
-        print_line(json_object()
-                       .add("name", a.name)
-                       .add("reset", false)
-                       .add("waiting", static_cast<std::uint64_t>(waiting))
-                       .str());
-    else
+    std::size_t dropped = 0, waiting = 0;
+    bool reset = true;
+    if (a.force)
+        dropped = b.force_reset();
+    else if (!(reset = b.reset()))
+        waiting = b.arrived();
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("name", a.name).add("reset", reset);
+        if (a.force) o.add("dropped", static_cast<std::uint64_t>(dropped));
+        if (!reset) o.add("waiting", static_cast<std::uint64_t>(waiting));
+        print_line(o.str());
+    } else if (!reset) {
         print_note("barrier '" + a.name + "' not reset: " + parties_text(waiting) +
                    " waiting; --force drops them (they exit 125)");
-    return no;
+    } else {
+        print_note(
+            "barrier '" + a.name + "' reset" +
+            (dropped ? "; dropped " + std::to_string(dropped) + " waiting (they exit 125)" : ""));
+    }
+    return reset ? ok : no;
 }
 
 int run_barrier(context& ctx, const barrier_args& a) {
