@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -378,4 +379,33 @@ TEST(LeaderElectorRuntime, QuickRestartsKeepCampaigning) {
     EXPECT_TRUE(election_test::paired(log.events()));
     EXPECT_EQ(log.count('E'), 20u);
     EXPECT_EQ(log.count('R'), 20u);
+}
+
+// F10 (2026-11-28 correctness review): with replicas > 0 a round ignored its lease bound
+// (borrow, EVALSHA and WAIT ran with the endpoint's timeouts), so a leader whose master
+// stalled heard of its step-down only after the whole command_timeout. The revoke must come
+// near the lease end.
+TEST(LeaderElector, F10_ARoundWithReplicasIsBoundedByTheLease) {
+    local_server master;
+    auto replica = local_server::acknowledging_replica_of(master);
+    auto ep = master.endpoint();
+    ep.command_timeout = 6s;  // far beyond the lease, so an unbounded round shows
+    connection_pool pool(ep);
+    auto o = opts("f10", 900ms);
+    o.replicas = 1;
+    leader_elector e(pool, "f10", o);
+    std::atomic<bool> revoked{false};
+    auto c = e.on_revoked([&](revoke_reason) { revoked = true; });
+    e.start();
+    ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 5s));
+    master.pause();
+    const auto paused = std::chrono::steady_clock::now();
+    ASSERT_TRUE(eventually([&] { return revoked.load(); }, 10s));
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - paused);
+    // The lease ends at most a term after the pause; an unbounded round took 6 s or more.
+    EXPECT_LT(took, 3s) << "the leader heard of its step-down " << took.count()
+                        << " ms after its master stalled";
+    master.resume();
+    e.stop();
 }
