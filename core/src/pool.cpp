@@ -12,10 +12,12 @@
 #include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace redcoord {
 
@@ -277,6 +279,11 @@ connection_pool::~connection_pool() {
     clear_idle();
 }
 
+namespace {
+// The least time a borrow gives one health check or connect, whatever is left of its wait.
+constexpr std::chrono::milliseconds borrow_step_minimum{100};
+}  // namespace
+
 pooled_connection connection_pool::borrow() { return borrow(state_->opts.borrow_timeout); }
 
 pooled_connection connection_pool::borrow_for(std::string_view key) {
@@ -293,6 +300,17 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
     auto& s = *state_;
     if (s.cluster) return s.cluster->borrow(std::nullopt, wait);
     const auto deadline = deadline_after(wait);
+    // The health checks and the connect share a timed caller's budget too (each still gets a
+    // short minimum), so it returns near its budget however many idle connections a stalled
+    // server left behind. A zero wait only refuses to queue for a free slot: its check and
+    // connect keep the endpoint's timeouts (a best-effort leave or release must get through).
+    auto within = [&](std::chrono::milliseconds cap) {
+        if (wait.count() <= 0) return cap;
+        const auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
+                                       deadline - std::chrono::steady_clock::now()),
+                                   borrow_step_minimum);
+        return cap.count() > 0 ? std::min(cap, left) : left;
+    };
     for (;;) {
         std::unique_lock lk(s.mu);
         bool waited = false;
@@ -328,18 +346,33 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
             }
             if (suspect || age >= s.opts.idle_check_after) {
                 try {
-                    c->command({"PING"});
+                    const std::string_view ping[] = {"PING"};
+                    c->command_for(within(s.ep.command_timeout), ping);
                 } catch (const error&) {
                     bool first = false;
+                    std::vector<std::unique_ptr<connection>> dropped;
                     {
                         std::lock_guard g(s.mu);
                         first = s.broke_locked();  // the server went away while it idled
                         --s.counters.in_use;
                         --s.open;
                         ++s.counters.discarded;
+                        // Idle as long as this one or longer: as doomed; checking each would
+                        // cost a check timeout apiece.
+                        for (auto it = s.idle.begin(); it != s.idle.end();) {
+                            if ((*it)->last_used() <= c->last_used()) {
+                                dropped.push_back(std::move(*it));
+                                it = s.idle.erase(it);
+                                --s.open;
+                                ++s.counters.discarded;
+                            } else {
+                                ++it;
+                            }
+                        }
+                        if (!dropped.empty()) s.cv.notify_all();
                     }
                     if (first) s.log_broken();
-                    continue;
+                    continue;  // `dropped` closes outside the lock
                 }
             }
             return pooled_connection(state_, std::move(c));
@@ -348,7 +381,7 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
         ++s.counters.in_use;
         lk.unlock();
         try {
-            auto c = s.connect(s.ep.connect_timeout);
+            auto c = s.connect(within(s.ep.connect_timeout));
             bool again = false;
             {
                 std::lock_guard g(s.mu);

@@ -6,6 +6,8 @@
 
 #include "connection_impl.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,8 +52,20 @@ void check_wait_args(std::size_t replicas, std::chrono::milliseconds timeout, co
 // Writes `argv` and WAIT together, then reads the write's reply (command_timeout) and WAIT's
 // (timeout + command_timeout): Redis answers the write before it blocks on WAIT. Error
 // replies are returned, not thrown, so both are always consumed.
-std::pair<reply, reply> send_with_wait(connection& c, std::span<const std::string_view> argv,
-                                       std::size_t replicas, std::chrono::milliseconds timeout) {
+// `t` shortened to what is left before `until` (if any), at least 1 ms (zero means forever).
+std::chrono::milliseconds clip(std::chrono::milliseconds t,
+                               std::optional<std::chrono::steady_clock::time_point> until) {
+    if (!until) return t;
+    const auto left = std::max(
+        std::chrono::milliseconds(1),
+        std::chrono::ceil<std::chrono::milliseconds>(*until - std::chrono::steady_clock::now()));
+    return t.count() == 0 ? left : std::min(t, left);
+}
+
+std::pair<reply, reply> send_with_wait(
+    connection& c, std::span<const std::string_view> argv, std::size_t replicas,
+    std::chrono::milliseconds timeout,
+    std::optional<std::chrono::steady_clock::time_point> until = std::nullopt) {
     if (argv.empty()) throw invalid_argument("command_then_wait: empty command");
     if (c.poisoned())
         throw connection_error("connection to " + c.where().to_string() +
@@ -59,11 +73,11 @@ std::pair<reply, reply> send_with_wait(connection& c, std::span<const std::strin
     auto& io = detail::connection_access::get(c);
     const std::string n = std::to_string(replicas), t = std::to_string(timeout.count());
     const std::string_view wait[] = {"WAIT", n, t};
-    io.set_timeout(c.where().command_timeout);
+    io.set_timeout(clip(c.where().command_timeout, until));
     io.append(argv);
     io.append(wait);
     reply first = io.read_reply();
-    io.set_timeout(wait_deadline(c, timeout));
+    io.set_timeout(clip(wait_deadline(c, timeout), until));
     reply second = io.read_reply();
     io.set_timeout(c.where().command_timeout);
     return {std::move(first), std::move(second)};
@@ -86,10 +100,10 @@ replicated_reply command_then_wait(connection& c, std::span<const std::string_vi
 }
 
 namespace {
-replicated_reply run_then_wait_unchecked(connection& c, const script& s,
-                                         std::span<const std::string_view> keys,
-                                         std::span<const std::string_view> args,
-                                         std::size_t replicas, std::chrono::milliseconds timeout);
+replicated_reply run_then_wait_unchecked(
+    connection& c, const script& s, std::span<const std::string_view> keys,
+    std::span<const std::string_view> args, std::size_t replicas, std::chrono::milliseconds timeout,
+    std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
 }  // namespace
 
 replicated_reply run_then_wait(connection& c, const script& s,
@@ -104,20 +118,35 @@ replicated_reply run_then_wait(connection& c, const script& s,
     }
 }
 
+namespace detail {
+replicated_reply run_then_wait_until(connection& c, const script& s,
+                                     std::span<const std::string_view> keys,
+                                     std::span<const std::string_view> args, std::size_t replicas,
+                                     std::chrono::milliseconds timeout,
+                                     std::chrono::steady_clock::time_point until) {
+    check_wait_args(replicas, timeout, "run_then_wait");
+    try {
+        return run_then_wait_unchecked(c, s, keys, args, replicas, timeout, until);
+    } catch (const permission_error&) {
+        detail::rethrow_with_script(s);
+    }
+}
+}  // namespace detail
+
 namespace {
-replicated_reply run_then_wait_unchecked(connection& c, const script& s,
-                                         std::span<const std::string_view> keys,
-                                         std::span<const std::string_view> args,
-                                         std::size_t replicas, std::chrono::milliseconds timeout) {
+replicated_reply run_then_wait_unchecked(
+    connection& c, const script& s, std::span<const std::string_view> keys,
+    std::span<const std::string_view> args, std::size_t replicas, std::chrono::milliseconds timeout,
+    std::optional<std::chrono::steady_clock::time_point> until) {
     auto views = [](const std::vector<std::string>& v) {
         return std::vector<std::string_view>(v.begin(), v.end());
     };
     const script& form = s.for_cluster(detail::connection_access::get(c).cluster_node);
     const auto sha = detail::script_command(form, true, keys, args);
-    auto r = send_with_wait(c, views(sha), replicas, timeout);
+    auto r = send_with_wait(c, views(sha), replicas, timeout, until);
     if (r.first.is_error() && is_noscript(r.first)) {
         const auto full = detail::script_command(form, false, keys, args);
-        r = send_with_wait(c, views(full), replicas, timeout);
+        r = send_with_wait(c, views(full), replicas, timeout, until);
         return finish(std::move(r), "EVAL");
     }
     return finish(std::move(r), "EVALSHA");

@@ -3,6 +3,10 @@
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/runtime.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace redcoord {
 
 namespace detail {
@@ -27,7 +31,8 @@ std::string endpoint_key(const endpoint& ep) {
 
 runtime::runtime()
     : callbacks_(std::make_unique<detail::serial_executor>()),
-      timers_(std::make_unique<detail::timer_service>()) {}
+      observers_(std::make_unique<detail::strand>(*callbacks_)),
+      timers_(std::make_unique<detail::timer_service>(observers_.get())) {}
 
 runtime::~runtime() = default;
 
@@ -108,9 +113,24 @@ void runtime::emit(log_level level, std::string_view component, std::string_view
     try {
         // Copied out so the sink runs without the runtime's lock (it may be slow).
         auto s = log();
-        if (s)
-            s->write(log_record{level, component, message,
-                                std::span<const log_field>(fields.begin(), fields.size())});
+        if (!s) return;
+        if (auto* outbox = detail::observer_outbox()) {
+            // A thread that must never run user code (the timer thread): the sink gets a copy
+            // of the record on the callback executor.
+            std::vector<std::pair<std::string, std::string>> kept;
+            kept.reserve(fields.size());
+            for (const auto& f : fields) kept.emplace_back(f.key, f.value);
+            detail::post_observation(*outbox, [s = std::move(s), level, c = std::string(component),
+                                               m = std::string(message), kept = std::move(kept)] {
+                std::vector<log_field> v;
+                v.reserve(kept.size());
+                for (const auto& [k, val] : kept) v.push_back({k, val});
+                s->write(log_record{level, c, m, v});
+            });
+            return;
+        }
+        s->write(log_record{level, component, message,
+                            std::span<const log_field>(fields.begin(), fields.size())});
     } catch (...) {
         // A sink that throws must not cost the operation that logs.
     }

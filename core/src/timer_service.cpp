@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -19,6 +20,8 @@ struct timer_service::state {
             0;  // bumped by every arm()/disarm(): a tick's return is stale then
     };
 
+    explicit state(strand* o) : observers(o) {}
+    strand* const observers;  // the log and metrics outbox of ticks (may be null)
     mutex mu;
     std::condition_variable cv;       // the thread waits here for the earliest due time
     std::condition_variable idle_cv;  // a timer's destructor waits here for its running tick
@@ -38,6 +41,7 @@ struct timer_service::state {
     }
 
     void run() REDCOORD_EXCLUDES(mu) {
+        set_observer_outbox(observers);
         unique_lock l(mu);
         while (!stop) {
             if (queue.empty()) {
@@ -77,7 +81,7 @@ struct timer_service::state {
     }
 };
 
-timer_service::timer_service() : state_(std::make_shared<state>()) {}
+timer_service::timer_service(strand* observers) : state_(std::make_shared<state>(observers)) {}
 
 timer_service::~timer_service() {
     {

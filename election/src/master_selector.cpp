@@ -149,15 +149,24 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         // Counted from before the connect: the lease can only end earlier than the server's.
         out = run_within(pool_, reply_timeout, keys, args);
     } else {
-        conn.emplace(pool_.borrow_for(keys_.selector));
+        const bool bounded = reply_timeout > std::chrono::milliseconds::zero();
+        // A bounded round (the elector's) ends by its lease bound, borrow included: a stalled
+        // master must not hold the leader's step-down, nor the shared timer thread, for the
+        // endpoint's timeouts.
+        const auto until = sent_at + reply_timeout;
+        conn.emplace(bounded ? pool_.borrow_for(keys_.selector, reply_timeout)
+                             : pool_.borrow_for(keys_.selector));
         sent_at = std::chrono::steady_clock::now();
         if (opts_.replicas == 0) {
             out = campaign_script.run(**conn, keys, args);
         } else {
             // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
             // reply may take replica_timeout on top of the command timeout (run_then_wait).
-            auto rr = run_then_wait(**conn, campaign_script, keys, args, opts_.replicas,
-                                    opts_.replica_timeout);
+            auto rr =
+                bounded ? detail::run_then_wait_until(**conn, campaign_script, keys, args,
+                                                      opts_.replicas, opts_.replica_timeout, until)
+                        : run_then_wait(**conn, campaign_script, keys, args, opts_.replicas,
+                                        opts_.replica_timeout);
             out = std::move(rr.result);
             acks = static_cast<int>(rr.acks);
         }

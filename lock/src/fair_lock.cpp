@@ -77,7 +77,7 @@ public:
     }
 
     ~fair_core() override {
-        dog.reset();  // joins the lease timer before anything it touches goes away
+        stop_lease_work();  // no lease tick or loss callback runs past this
         try {
             (void)release();
         } catch (...) {

@@ -98,22 +98,42 @@ void hold_state::observe_as(std::string_view metric_kind) {
 
 void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
     std::string fence;
+    strand* deliver = nullptr;
     {
         detail::lock_guard l(mu);
         if (!held || hold_id != id || lost_flag) return;
         lost_flag = true;
         fence = std::to_string(held->fencing_token);
+        if (rt && !notices) {
+            try {
+                notices = std::make_unique<strand>(rt->callbacks());
+            } catch (...) {
+                // No memory for a strand: the slots run below, on this thread.
+            }
+        }
+        deliver = notices.get();
     }
     obs.lost.inc();
     if (rt)
         rt->emit(
             log_level::warning, "lock", "lock lost",
             {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
-    try {
-        lost_signal(resource);
-    } catch (...) {
-        // A throwing callback must not break the lease timer or extend().
+    auto notify = [this] {
+        try {
+            lost_signal(resource);
+        } catch (...) {
+            // A throwing callback must not break the other callbacks of this object.
+        }
+    };
+    if (deliver) {
+        try {
+            deliver->post(notify);
+            return;
+        } catch (...) {
+            // No callback thread could start: better late on this thread than never.
+        }
     }
+    notify();
 }
 
 extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, milliseconds ttl) {
@@ -206,6 +226,17 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
         case extend_result::budget_spent: return held->valid_until;
         default: return std::nullopt;
     }
+}
+
+void hold_state::stop_lease_work() noexcept {
+    dog.reset();
+    strand* n = nullptr;
+    {
+        detail::lock_guard l(mu);
+        n = notices.get();
+    }
+    // Outside mu: a running slot may read this object's state.
+    if (n) n->close();
 }
 
 std::optional<lock_acquisition> hold_state::take_hold() {

@@ -7,6 +7,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/observe.hpp>
+#include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/lock/acquisition.hpp>
 
@@ -76,6 +77,10 @@ struct hold_state {
     std::shared_ptr<redcoord::runtime> rt;
     // The lease timer; the owner resets it first on destruction (it calls back in).
     std::unique_ptr<watchdog> dog;
+    // Delivers the loss callbacks on the runtime's callback executor, never on the timer thread
+    // that finds the loss (a slow slot would hold up every other object's timers there).
+    // Created on the first loss; declared after what its tasks use, so it closes first.
+    std::unique_ptr<strand> notices REDCOORD_GUARDED_BY(mu);
 
     // Metrics of this object, resolved once (empty handles when metrics are off).
     struct observer {
@@ -114,10 +119,14 @@ struct hold_state {
     // Extends the current holding (hold `expected` when given) to `ttl`: the budget, the
     // validity check, the round, and the validity bookkeeping of every outcome.
     extend_result extend_hold(std::optional<std::uint64_t> expected, std::chrono::milliseconds ttl);
-    // Sets lost() for hold `id` and fires the loss callback once; counts and logs it (`why`).
+    // Sets lost() for hold `id` and has the loss callback fired once, on the runtime's callback
+    // executor (this object's strand); counts and logs it (`why`).
     void mark_lost(std::uint64_t id, std::string_view why);
     // A loss handler was connected: make sure the end of the current validity is reported.
     void arm_loss_notice();
+    // For the owner's destructor, first: joins the lease timer and the loss callbacks (a
+    // running one is waited for, pending ones are dropped), since both reach into the object.
+    void stop_lease_work() noexcept;
     // Clears the local holding and stops the lease timer; nullopt when nothing was held.
     std::optional<lock_acquisition> take_hold();
 

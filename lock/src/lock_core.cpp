@@ -76,8 +76,8 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
 }
 
 lock_core::~lock_core() {
-    dog.reset();     // joins the lease timer before anything it touches goes away
-    flush_.reset();  // likewise the flush timer; what it did not send goes now
+    stop_lease_work();  // no lease tick or loss callback runs past this
+    flush_.reset();     // likewise the flush timer; what it did not send goes now
     try {
         if (flushing_) resend_release(*flushing_);
     } catch (...) {}

@@ -147,6 +147,9 @@ TEST(DistributedLock, ExtensionFindingSomeoneElsesKeyReportsLoss) {
     s.server.command({"SET", a.key(), "someone-else"});
     EXPECT_FALSE(a.extend());
     EXPECT_TRUE(a.lost());
+    // The slot runs on the callback executor, soon after extend() found the loss.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return fired.load() == 1; }, 5s));
+    std::this_thread::sleep_for(50ms);  // a second call would come now
     EXPECT_EQ(fired.load(), 1);
     EXPECT_EQ(what, "stolen");
     EXPECT_FALSE(a.release());

@@ -2,9 +2,11 @@
 
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -144,11 +146,12 @@ TEST(Redlock, ExtendNeedsAMajorityAndFailsAfterExpiry) {
     EXPECT_GT(a.current()->remaining(), 4s);
     // Steal the key on 3 nodes: the next extension lacks a majority and reports loss.
     for (int i = 0; i < 3; ++i) f.servers[i]->command({"SET", a.key(), "thief"});
-    bool fired = false;
+    std::atomic<bool> fired{false};
     const auto lost_slot = a.on_lost([&](const std::string&) { fired = true; });
     EXPECT_FALSE(a.extend());
     EXPECT_TRUE(a.lost());
-    EXPECT_TRUE(fired);
+    // The slot runs on the callback executor, soon after extend() found the loss.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return fired.load(); }, 5s));
     EXPECT_THROW(a.check_held(), lock_lost);
     EXPECT_FALSE(a.release());  // 3 of 5 no longer ours: false, the thief's keys stay
     for (int i = 0; i < 3; ++i) EXPECT_EQ(f.servers[i]->command({"GET", a.key()}).text(), "thief");

@@ -1,10 +1,12 @@
-// The runtime's callback thread, without a server: per-strand order, drain and close.
+// The runtime's callback executor, without a server: per-strand order, drain, close, and
+// workers added only for strands that would wait behind a busy one.
 #include <redcoord/core/detail/serial_executor.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -96,4 +98,69 @@ TEST(SerialExecutor, ATaskMayCloseAndDrainItsOwnStrand) {
     posted = true;
     while (!done) std::this_thread::sleep_for(1ms);
     EXPECT_TRUE(ex.on_executor_thread() == false);
+}
+
+// Issue 35: one strand's blocked task delays only that strand; the others run on another
+// worker, and a worker is added only when every worker is busy.
+TEST(SerialExecutor, ABlockedStrandDelaysOnlyItself) {
+    serial_executor ex;
+    strand slow(ex), fast(ex);
+    std::atomic<bool> release{false}, slow_later{false};
+    std::atomic<int> fast_ran{0};
+    slow.post([&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+    });
+    slow.post([&] { slow_later = true; });
+    for (int i = 0; i < 100; ++i) fast.post([&] { ++fast_ran; });
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (fast_ran.load() < 100 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(fast_ran.load(), 100) << "another strand's blocked task held these up";
+    EXPECT_FALSE(slow_later.load()) << "a strand's tasks ran out of order";
+    EXPECT_LE(ex.threads_started(), 2u);
+    release = true;
+    slow.drain();
+    EXPECT_TRUE(slow_later.load());
+}
+
+TEST(SerialExecutor, QuickTasksOfManyStrandsKeepOneWorker) {
+    serial_executor ex;
+    std::vector<std::unique_ptr<strand>> strands;
+    for (int i = 0; i < 50; ++i) strands.push_back(std::make_unique<strand>(ex));
+    std::atomic<int> ran{0};
+    for (int round = 0; round < 20; ++round) {
+        for (auto& s : strands) s->post([&] { ++ran; });
+        for (auto& s : strands) s->drain();
+    }
+    EXPECT_EQ(ran.load(), 1000);
+    // A worker joins in only when a task waited 10 ms behind a busy one, which a slow machine
+    // may make happen now and then; never one per strand.
+    EXPECT_LE(ex.threads_started(), 8u);
+}
+
+TEST(SerialExecutor, WorkersAreBoundedAndExtraOnesRetireWhenIdle) {
+    serial_executor ex({.max_threads = 3, .idle_retire = 100ms});
+    std::vector<std::unique_ptr<strand>> strands;
+    std::atomic<bool> release{false};
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 6; ++i) {
+        strands.push_back(std::make_unique<strand>(ex));
+        strands.back()->post([&] {
+            while (!release) std::this_thread::sleep_for(1ms);
+            ++ran;
+        });
+    }
+    const auto grown_by = std::chrono::steady_clock::now() + 10s;
+    while (ex.threads_started() < 3 && std::chrono::steady_clock::now() < grown_by)
+        std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(100ms);  // time for a fourth, which must not come
+    EXPECT_EQ(ex.threads_started(), 3u);
+    EXPECT_EQ(ex.threads(), 3u);
+    release = true;
+    for (auto& s : strands) s->drain();
+    EXPECT_EQ(ran.load(), 6);
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (ex.threads() > 1 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(ex.threads(), 1u);
 }

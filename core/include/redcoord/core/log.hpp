@@ -45,7 +45,8 @@ struct log_record {
 /// Receives redcoord's records. Implement write() to forward to your logging library.
 ///
 /// Thread-safety: write() is called from any of redcoord's threads (the caller's, the
-/// runtime's timer and pub/sub threads) and possibly from several at once; it must be
+/// runtime's pub/sub threads and callback executor; never its timer thread, whose records are
+/// queued to the callback executor) and possibly from several at once; it must be
 /// thread-safe. It should be quick and must not call back into the object that logs.
 /// Exceptions thrown by write() are swallowed.
 class log_sink {

@@ -81,7 +81,9 @@ struct metric_desc {
 /// return the same series (the registry does), since several objects may share a resource.
 ///
 /// Thread-safety: the factories and add_collector() may be called from any thread at once;
-/// implementations must allow that.
+/// implementations must allow that. Updates that redcoord makes on a runtime's timer thread
+/// reach the series on that runtime's callback executor (queued, in order), so a slow backend
+/// never delays a watchdog.
 class metrics_backend {
 public:
     virtual ~metrics_backend() = default;

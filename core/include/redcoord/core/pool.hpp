@@ -158,7 +158,13 @@ public:
     /// @throws connection_error, auth_error, timeout_error, protocol_error when a new
     ///         connection cannot be opened.
     [[nodiscard]] pooled_connection borrow();
-    /// Borrows with an explicit wait (zero: do not wait for a free connection).
+    /// Borrows with an explicit wait (zero: do not wait for a free connection). A wait > 0
+    /// bounds the whole call: the wait for a free connection, the health check (PING) of an
+    /// idle connection that predates a failure or idled idle_check_after, and a new connect
+    /// each get what is left of it, capped by the endpoint's command_timeout and
+    /// connect_timeout and never less than 100 ms (a zero wait keeps those timeouts). When a
+    /// health check fails, every other idle connection is dropped unchecked (the server went
+    /// away while they idled).
     [[nodiscard]] pooled_connection borrow(std::chrono::milliseconds wait);
 
     /// Borrows a connection to the server that serves `key`: on a Cluster endpoint the

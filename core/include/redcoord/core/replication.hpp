@@ -103,6 +103,18 @@ struct replicated_reply {
                                              std::size_t replicas,
                                              std::chrono::milliseconds timeout);
 
+namespace detail {
+/// run_then_wait() whose two reads also end by `until` (steady clock), for a round that must
+/// not outlive a lease (an election round with replicas). Internal; not a stable API.
+/// @throws as run_then_wait(); timeout_error (connection poisoned) once `until` passes.
+[[nodiscard]] replicated_reply run_then_wait_until(connection& c, const script& s,
+                                                   std::span<const std::string_view> keys,
+                                                   std::span<const std::string_view> args,
+                                                   std::size_t replicas,
+                                                   std::chrono::milliseconds timeout,
+                                                   std::chrono::steady_clock::time_point until);
+}  // namespace detail
+
 }  // namespace redcoord
 
 REDCOORD_API_END

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The process's shared machinery behind every primitive: pub/sub links, the timer thread,
-/// the callback thread and connection pools, one of each per endpoint or per process instead
+/// the callback executor and connection pools, one of each per endpoint or per process instead
 /// of one per object (as etcd's Session is shared by its mutexes and elections, and as
 /// Redisson shares one pub/sub connection among its locks).
 
@@ -27,6 +27,7 @@ namespace redcoord {
 namespace detail {
 class timer_service;
 class serial_executor;
+class strand;
 class pubsub_mux;
 /// A key that is equal for two endpoints exactly when every field that shapes their
 /// connections is equal (address, credentials, db, timeouts, Sentinel settings).
@@ -48,15 +49,24 @@ struct runtime_stats {
 /// - one pub/sub link per endpoint, multiplexed: every lock waiter, elector, signal hub and
 ///   barrier on that endpoint listens through it, with per-channel reference counts, and it
 ///   resubscribes everything after a reconnect;
-/// - one timer thread for watchdogs, election rounds, queue heartbeats and recovery;
-/// - one callback thread on which user callbacks run, in order per object;
+/// - one timer thread for watchdogs, loss deadlines, election rounds, queue heartbeats and
+///   recovery; it runs no user code: loss notices and other callbacks go to the callback
+///   executor, and log records and metric updates made there are queued to it too, so a slow
+///   `on_lost` slot, log sink or metrics backend never delays a watchdog;
+/// - a callback executor on which user callbacks (`on_lost`, `on_elected`, `on_revoked`, hub
+///   slots) and the timer thread's log records and metric updates run, in order per object
+///   (a strand per object). It starts with one thread; when a ready callback has waited
+///   10 ms behind callbacks of other objects that are still running, one more thread joins
+///   in (at most 16; an extra thread ends after 2 s without work). So one object's slow
+///   callback delays only that object's later callbacks (others by about 10 ms), while quick
+///   callbacks keep one thread (a thread per callback object would cost a thread per lock);
 /// - a registry of connection pools per endpoint (pool()).
 ///
 /// Every pool belongs to a runtime (connection_pool's constructor takes one; by default the
 /// process's shared() runtime), and each primitive uses the runtime of the pool it is given.
 /// So a process normally has one runtime and a few threads, however many locks, elections,
 /// queues and barriers it creates. A separate runtime is useful to isolate a component (its
-/// slow callbacks then delay only its own objects) or in tests.
+/// timer ticks then never wait behind another component's blocking I/O) or in tests.
 ///
 /// Lifetime: pools and primitives hold the runtime by std::shared_ptr, so it lives until the
 /// last of them is gone; its threads stop then (never from a callback's own thread: a
@@ -110,6 +120,8 @@ public:
     [[nodiscard]] std::shared_ptr<log_sink> log() const;
     /// Sends one record to the installed sink, if any; never throws (a throwing sink is
     /// ignored). Used by redcoord's parts; cheap when no sink is installed (one atomic load).
+    /// On the timer thread the record is copied and the sink called on the callback executor
+    /// (in order among those records), so a slow sink never delays a tick.
     void emit(log_level level, std::string_view component, std::string_view message,
               std::initializer_list<log_field> fields = {}) const noexcept;
 
@@ -120,7 +132,7 @@ public:
     [[nodiscard]] std::shared_ptr<detail::pubsub_mux> pubsub(const endpoint& ep);
     /// The timer thread.
     [[nodiscard]] detail::timer_service& timers() noexcept { return *timers_; }
-    /// The callback thread.
+    /// The callback executor.
     [[nodiscard]] detail::serial_executor& callbacks() noexcept { return *callbacks_; }
     /// @}
 
@@ -130,6 +142,8 @@ private:
     std::map<std::string, std::weak_ptr<connection_pool>> pools_;
     std::map<std::string, std::weak_ptr<detail::pubsub_mux>> links_;
     std::unique_ptr<detail::serial_executor> callbacks_;
+    // The timer thread's log records and metric updates, queued off it (outlives timers_).
+    std::unique_ptr<detail::strand> observers_;
     std::unique_ptr<detail::timer_service> timers_;
     // Not under mu_: pool() and pubsub() construct objects under mu_, and those read these.
     mutable std::mutex obs_mu_;

@@ -71,9 +71,10 @@ enum class revoke_reason {
 /// Callbacks (on_elected(), on_revoked(), on_leader_changed()): slots run on the runtime's
 /// callback thread, through a strand of this elector: in the order the events happened, one
 /// at a time, never concurrently (the slots of one event in connection order); `revoked`
-/// only ever follows an `elected` of the same leadership. The thread is
-/// shared with the other objects of the runtime, so a slot that blocks delays their callbacks
-/// too (long work belongs on the application's threads, for example leader_task). A callback
+/// only ever follows an `elected` of the same leadership. The executor is
+/// shared with the other objects of the runtime; a slot that blocks delays this elector's
+/// later events, and others' callbacks only until the executor adds a thread (about 10 ms;
+/// long work belongs on the application's threads, for example leader_task). A callback
 /// may call is_leader(), epoch() and last_known_leader(), but must not call start(), stop(),
 /// resign() or destroy the elector. An exception escaping a slot is swallowed by the elector; as in
 /// Boost.Signals2, it skips the later slots of that one event, never later events.

@@ -108,7 +108,8 @@ public:
     /// The same, bounded: when `replicas` == 0 the whole round (a connect if one is needed, the
     /// send and the reply) ends within `reply_timeout` (milliseconds; zero: as campaign_once()).
     /// A connect still under way then goes on in the pool's background dial and serves the next
-    /// round. With replicas the WAIT rule above applies unchanged. leader_elector bounds its
+    /// round. With replicas the borrow (its wait, health checks and connect), the script's reply
+    /// and WAIT's all end by `reply_timeout` from the call too. leader_elector bounds its
     /// rounds this way (by its retry period and a leader's lease end), so a stalled server never
     /// holds the runtime's shared timer thread for a whole command_timeout.
     /// @throws as campaign_once(); timeout_error when no reply came in time.

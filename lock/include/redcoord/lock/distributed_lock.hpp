@@ -164,10 +164,11 @@ void validate(const lock_options& o);
 /// lock/src/wait_policy.hpp.
 ///
 /// @par Thread safety
-/// All members may be called from any thread. The loss callback runs on the
-/// runtime's timer thread (loss found by the watchdog or at the end of the validity) or on the
-/// thread calling extend() (loss found there); it must not call back into this object's
-/// blocking functions nor destroy it.
+/// All members may be called from any thread. The loss callback runs on the runtime's
+/// callback executor, through a strand of this object (never on the timer thread that finds
+/// the loss, nor on the thread calling extend()): shortly after lost() turns true, in order,
+/// and a slow slot delays only this object's later callbacks. It must not call back into this
+/// object's blocking functions nor destroy it.
 ///
 /// @par Errors
 /// acquire(), lock() and the try_ forms throw connection_error, timeout_error, pool_exhausted or
@@ -229,12 +230,14 @@ public:
     /// @throws lock_lost when not held or lost(); for code that must not go on without it.
     void check_held() const;
 
-    /// Calls `slot` once per holding that is found lost (the moment lost() turns true), until the
+    /// Calls `slot` once per holding that is found lost (just after lost() turns true), until the
     /// returned connection is disconnected or destroyed: dropping it disconnects at once, so keep
-    /// it for as long as the slot should run. Thread: the runtime's timer thread (loss found by the
-    /// watchdog or at the end of an unextended validity) or the thread calling extend() (loss found
-    /// there). Order: the slots run one after another in connection order; a slot connected while a
-    /// holding is already lost is not called for it. Disconnecting does not wait for a call already
+    /// it for as long as the slot should run. Thread: the runtime's callback executor, through
+    /// this object's strand, whether the watchdog, the end of an unextended validity or extend()
+    /// found the loss (extend() may return before the slot runs); never the timer thread, so a
+    /// slow slot delays only this object's later callbacks. Order: the slots run one after
+    /// another in connection order; a slot connected after the loss was found may or may not
+    /// be called for it. Disconnecting does not wait for a call already
     /// running. An exception from a slot is swallowed (it skips the later slots of that loss). The
     /// slot must not call this object's blocking functions nor destroy it.
     [[nodiscard]] boost::signals2::scoped_connection on_lost(lost_slot slot);

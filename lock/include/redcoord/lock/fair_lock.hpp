@@ -125,10 +125,11 @@ void validate(const fair_lock_options& o);
 /// sleeps until it is woken by the hand-off or refreshes its lease every waiter_lease / 3.
 ///
 /// @par Thread safety
-/// All members may be called from any thread. The loss callback runs on the
-/// runtime's timer thread (loss found by the watchdog or at the end of the validity) or on the
-/// thread calling extend() (loss found there); it must not call back into this object's
-/// blocking functions nor destroy it.
+/// All members may be called from any thread. The loss callback runs on the runtime's
+/// callback executor, through a strand of this object (never on the timer thread that finds
+/// the loss, nor on the thread calling extend()): shortly after lost() turns true, in order,
+/// and a slow slot delays only this object's later callbacks. It must not call back into this
+/// object's blocking functions nor destroy it.
 ///
 /// @par Errors
 /// As distributed_lock: acquire() and its forms throw connection_error, timeout_error,

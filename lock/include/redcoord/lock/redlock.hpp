@@ -189,8 +189,10 @@ void validate(const redlock_options& o, std::size_t n);
 /// keeps the turn). The waiting policy is described in lock/src/wait_policy.hpp.
 ///
 /// @par Thread safety
-/// All members may be called from any thread. The loss callback runs on the
-/// runtime's timer thread or the thread calling extend(); it must not call back into this
+/// All members may be called from any thread. The loss callback runs on the runtime's
+/// callback executor, through a strand of this object (never on the timer thread that finds
+/// the loss, nor on the thread calling extend()): shortly after lost() turns true, in order,
+/// and a slow slot delays only this object's later callbacks. It must not call back into this
 /// object's blocking functions nor destroy it.
 ///
 /// @par Errors
@@ -271,13 +273,9 @@ public:
     /// Per-node outcomes of the last acquire/extend/release round, in node order.
     [[nodiscard]] std::vector<node_outcome> last_outcomes() const;
 
-    /// Calls `slot` once per holding that is found lost (the moment lost() turns true), until the
-    /// returned connection is disconnected or destroyed: dropping it disconnects at once, so keep
-    /// it for as long as the slot should run. Thread: the runtime's timer thread or the thread
-    /// calling extend(). Order: the slots run one after another in connection order; a slot
-    /// connected while a holding is already lost is not called for it. Disconnecting does not wait
-    /// for a call already running. An exception from a slot is swallowed (it skips the later slots
-    /// of that loss). The slot must not call this object's blocking functions nor destroy it.
+    /// Calls `slot` once per holding that is found lost, until the returned connection is
+    /// disconnected or destroyed; same thread, order and rules as distributed_lock::on_lost()
+    /// (the runtime's callback executor, through this object's strand, never the timer thread).
     [[nodiscard]] boost::signals2::scoped_connection on_lost(lost_slot slot);
 
     /// Lockable: blocks until acquired, and returns only with the lock held (retry_count

@@ -215,9 +215,10 @@ private:
 /// `validate_name`: non-empty, <= 1024 bytes, no CR/LF/NUL; glob characters are literal).
 /// Unicast channel `c` maps to the per-waiter channels `<prefix>unicast:{c}:<waiter id>`.
 ///
-/// Threads and order of callbacks: slots run on the runtime's callback thread (one for the
-/// process, shared with other primitives' callbacks), each hub's slots one at a time, in
-/// arrival order (a strand per hub); a slow slot delays the other callbacks of the runtime.
+/// Threads and order of callbacks: slots run on the runtime's callback executor (shared with
+/// other primitives' callbacks), each hub's slots one at a time, in arrival order (a strand
+/// per hub); a slow slot delays this hub's later slots, and other objects' callbacks only by
+/// the moment the executor takes to add a thread (about 10 ms; see runtime).
 ///
 /// @par Thread safety
 /// Every member function may be called from any thread. A slot must not destroy

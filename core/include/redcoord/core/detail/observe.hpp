@@ -4,6 +4,7 @@
 /// help texts and types) and null-safe handles, so an instrumented operation costs one null
 /// check when metrics are off. Internal to redcoord; not a stable API.
 
+#include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/metrics.hpp>
 
@@ -47,6 +48,9 @@ enum class metric {
 /// The metric's name, help and (histograms) buckets under `o`.
 [[nodiscard]] metric_desc describe(metric m, const metrics_options& o);
 
+// The handles below hand their update to the calling thread's observer outbox when it has one
+// (the runtime's timer thread): the backend is user code, and must not delay a watchdog.
+
 /// A counter series, or nothing (metrics off).
 class counter_handle {
 public:
@@ -55,7 +59,11 @@ public:
     explicit counter_handle(std::shared_ptr<metric_counter> p) noexcept : p_(std::move(p)) {}
     /// Adds `by` when on.
     void inc(double by = 1.0) const noexcept {
-        if (p_) p_->inc(by);
+        if (!p_) return;
+        if (auto* o = observer_outbox())
+            post_observation(*o, [p = p_, by] { p->inc(by); });
+        else
+            p_->inc(by);
     }
 
 private:
@@ -70,11 +78,19 @@ public:
     explicit gauge_handle(std::shared_ptr<metric_gauge> p) noexcept : p_(std::move(p)) {}
     /// Sets the value when on.
     void set(double v) const noexcept {
-        if (p_) p_->set(v);
+        if (!p_) return;
+        if (auto* o = observer_outbox())
+            post_observation(*o, [p = p_, v] { p->set(v); });
+        else
+            p_->set(v);
     }
     /// Adds `by` when on.
     void add(double by) const noexcept {
-        if (p_) p_->add(by);
+        if (!p_) return;
+        if (auto* o = observer_outbox())
+            post_observation(*o, [p = p_, by] { p->add(by); });
+        else
+            p_->add(by);
     }
     /// True when on.
     [[nodiscard]] explicit operator bool() const noexcept { return p_ != nullptr; }
@@ -91,12 +107,16 @@ public:
     explicit histogram_handle(std::shared_ptr<metric_histogram> p) noexcept : p_(std::move(p)) {}
     /// Records `v` when on.
     void observe(double v) const noexcept {
-        if (p_) p_->observe(v);
+        if (!p_) return;
+        if (auto* o = observer_outbox())
+            post_observation(*o, [p = p_, v] { p->observe(v); });
+        else
+            p_->observe(v);
     }
     /// Records the seconds from `start` to now (steady clock) when on.
     void observe_since(std::chrono::steady_clock::time_point start) const noexcept {
         if (p_)
-            p_->observe(
+            observe(
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     /// True when on.

@@ -15,12 +15,16 @@
 REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
+class strand;
+
 /// Runs timed ticks on one shared thread, started on the first arm() and joined by the
 /// destructor.
 ///
 /// A tick may do blocking Redis I/O bounded by its own timeouts; while it runs, other ticks
 /// that fall due wait for it (they run late, never concurrently). Ticks that must not be
-/// delayed by a stalled server keep their commands' timeouts short.
+/// delayed by a stalled server keep their commands' timeouts short. A tick never runs user
+/// code: callbacks go to the runtime's callback executor, and log records and metric
+/// updates made on this thread are queued to the `observers` strand.
 ///
 /// Thread-safety: every member function may be called from any thread.
 class timer_service {
@@ -28,7 +32,9 @@ public:
     using clock_type = std::chrono::steady_clock;
     using time_point = clock_type::time_point;
 
-    timer_service();
+    /// `observers` (may be null): the strand that log sink and metrics backend calls made by
+    /// ticks are queued on (set_observer_outbox()); it must outlive the service.
+    explicit timer_service(strand* observers = nullptr);
     /// Stops the thread after the tick in progress (if any) returns; armed timers never fire.
     ~timer_service();
     timer_service(const timer_service&) = delete;

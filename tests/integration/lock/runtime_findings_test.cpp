@@ -1,0 +1,216 @@
+// Issue 35: the runtime findings of the 2026-11-28 correctness review that a lock shows (F2,
+// F4, and the log sink and metrics backend of F2's last paragraph): user code and blocking work
+// on the shared timer thread cost another lock its watchdog. Each test failed before its fix.
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/log.hpp>
+#include <redcoord/core/metrics.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using redcoord::testing::local_server;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+// A watchdog lock `name` held through `pool` for `run_for` while `disturb` (started once the
+// lock is held) makes the runtime's shared threads busy with something else. An observer on
+// another runtime tries to take the lock all along: it must never get it, the holder must
+// never see it lost, and the watchdog must keep extending it the whole time.
+void expect_watchdog_holds(connection_pool& pool, const local_server& srv, const std::string& name,
+                           const std::function<void()>& disturb,
+                           std::chrono::milliseconds run_for) {
+    distributed_lock victim(pool, name, {.ttl = 900ms, .watchdog = true});
+    std::atomic<bool> victim_told{false};
+    auto told = victim.on_lost([&](const std::string&) { victim_told = true; });
+    ASSERT_TRUE(victim.try_lock());
+
+    connection_pool other_pool(srv.endpoint(), {}, runtime::create());
+    distributed_lock observer(other_pool, name, {.ttl = 5s});
+
+    disturb();
+    const auto start = clock_type::now();
+    auto last_until = victim.current()->valid_until;
+    int extensions_seen = 0;
+    while (clock_type::now() - start < run_for) {
+        ASSERT_FALSE(observer.try_lock())
+            << "another client took " << name << " after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start)
+                   .count()
+            << " ms while its holder had held()=" << victim.held() << " lost()=" << victim.lost()
+            << " on_lost told: " << victim_told.load();
+        ASSERT_FALSE(victim.lost()) << "the watchdog stopped extending " << name;
+        const auto now_until = victim.current()->valid_until;
+        if (now_until > last_until) ++extensions_seen;
+        last_until = now_until;
+        std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_FALSE(victim_told.load());
+    // ttl/3 = 300 ms between extensions: about 10 in 3 s; 3 leaves room for a loaded machine
+    // while still failing a watchdog that stopped.
+    EXPECT_GE(extensions_seen, static_cast<int>(run_for / 1s)) << "extensions seen";
+    victim.unlock();
+}
+
+}  // namespace
+
+TEST(RuntimeIsolation, F2_ASlowOnLostSlotNeverStarvesAnotherLocksWatchdog) {
+    local_server srv;
+    auto rt = runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    std::atomic<bool> slot_started{false}, slot_done{false};
+    distributed_lock slow(pool, "f2-slow", {.ttl = 200ms});
+    auto conn = slow.on_lost([&](const std::string&) {
+        slot_started = true;
+        std::this_thread::sleep_for(3s);  // the user's cleanup, slow
+        slot_done = true;
+    });
+    expect_watchdog_holds(
+        pool, srv, "f2-victim", [&] { ASSERT_TRUE(slow.try_lock()); }, 3s);
+    EXPECT_TRUE(slot_started.load()) << "the slow lock's loss was never reported";
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return slot_done.load(); }, 10s));
+}
+
+// One lock's slow slot delays only that lock's later callbacks: another lock's loss notice
+// arrives while the slow slot still runs.
+TEST(RuntimeIsolation, F2_ASlowOnLostSlotNeverDelaysAnotherLocksNotice) {
+    local_server srv;
+    auto rt = runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    std::atomic<bool> slow_running{false}, slow_done{false}, other_told{false};
+    distributed_lock slow(pool, "f2-notice-slow", {.ttl = 150ms});
+    distributed_lock other(pool, "f2-notice-other", {.ttl = 600ms});
+    auto c1 = slow.on_lost([&](const std::string&) {
+        slow_running = true;
+        std::this_thread::sleep_for(4s);
+        slow_done = true;
+    });
+    auto c2 = other.on_lost([&](const std::string&) { other_told = true; });
+    ASSERT_TRUE(slow.try_lock());
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return slow_running.load(); }, 5s));
+    ASSERT_TRUE(other.try_lock());  // its validity ends about 600 ms later, unextended
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return other_told.load(); }, 3s));
+    EXPECT_FALSE(slow_done.load()) << "the other lock's notice waited for the slow slot";
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return slow_done.load(); }, 10s));
+}
+
+namespace {
+
+// A sink that takes `pause` over every warning (a lock lost), as a sink writing to a stalled
+// disk or a remote collector does.
+struct slow_sink : log_sink {
+    std::chrono::milliseconds pause;
+    std::atomic<int> warnings{0};
+    explicit slow_sink(std::chrono::milliseconds p) : pause(p) {}
+    void write(const log_record& r) override {
+        if (r.level != log_level::warning) return;
+        ++warnings;
+        std::this_thread::sleep_for(pause);
+    }
+};
+
+// A counter that takes `pause` over every increment.
+struct slow_counter : metric_counter {
+    std::chrono::milliseconds pause;
+    std::atomic<int>* calls;
+    slow_counter(std::chrono::milliseconds p, std::atomic<int>* c) : pause(p), calls(c) {}
+    void inc(double) noexcept override {
+        ++*calls;
+        std::this_thread::sleep_for(pause);
+    }
+};
+
+// The built-in registry, except that lock-loss counters are slow.
+struct slow_backend : metrics_registry {
+    std::atomic<int> lost_calls{0};
+    std::shared_ptr<metric_counter> counter(const metric_desc& d,
+                                            const metric_labels& labels) override {
+        if (d.name == "redcoord_lock_lost_total")
+            return std::make_shared<slow_counter>(3s, &lost_calls);
+        return metrics_registry::counter(d, labels);
+    }
+};
+
+// Loses lock `name` (watchdog on) by deleting its key: the watchdog's next extension finds
+// it gone, on the timer thread, and logs and counts the loss there.
+void lose_by_deletion(distributed_lock& l, const local_server& srv, const std::string& name) {
+    ASSERT_TRUE(l.try_lock());
+    (void)srv.command({"DEL", "redcoord:lock:{" + name + "}"});
+}
+
+}  // namespace
+
+TEST(RuntimeIsolation, F2_ASlowLogSinkNeverDelaysAWatchdog) {
+    local_server srv;
+    auto rt = runtime::create();
+    auto sink = std::make_shared<slow_sink>(3s);
+    rt->set_log_sink(sink);
+    connection_pool pool(srv.endpoint(), {}, rt);
+    distributed_lock doomed(pool, "f2-sink-doomed", {.ttl = 600ms, .watchdog = true});
+    expect_watchdog_holds(
+        pool, srv, "f2-sink-victim", [&] { lose_by_deletion(doomed, srv, "f2-sink-doomed"); }, 3s);
+    EXPECT_TRUE(doomed.lost());
+    EXPECT_GE(sink->warnings.load(), 1) << "the loss was never logged";
+}
+
+TEST(RuntimeIsolation, F2_ASlowMetricsBackendNeverDelaysAWatchdog) {
+    local_server srv;
+    auto rt = runtime::create();
+    auto backend = std::make_shared<slow_backend>();
+    rt->set_metrics(backend);
+    connection_pool pool(srv.endpoint(), {}, rt);
+    distributed_lock doomed(pool, "f2-metrics-doomed", {.ttl = 600ms, .watchdog = true});
+    expect_watchdog_holds(
+        pool, srv, "f2-metrics-victim", [&] { lose_by_deletion(doomed, srv, "f2-metrics-doomed"); },
+        3s);
+    EXPECT_TRUE(doomed.lost());
+    EXPECT_GE(backend->lost_calls.load(), 1) << "the loss was never counted";
+}
+
+// F4: borrow()'s health checks (one PING per idle connection that predates a failure, each
+// with the whole command_timeout) and its connect ignored the caller's budget: against a
+// paused server, try_lock_for(100ms) took 7 s.
+TEST(RuntimeIsolation, F4_TryLockForAStalledServerReturnsNearItsBudget) {
+    local_server srv;
+    connection_pool pool(srv.endpoint(), {}, runtime::create());
+    {
+        std::vector<pooled_connection> warm;  // four idle connections for later borrows
+        for (int i = 0; i < 4; ++i) {
+            warm.push_back(pool.borrow());
+            (void)warm.back()->command({"PING"});
+        }
+    }
+    distributed_lock l(pool, "f4", {.ttl = 5s});
+    srv.pause();
+    for (int i = 0; i < 3; ++i) {
+        const auto t0 = clock_type::now();
+        bool got = false;
+        try {
+            got = l.try_lock_for(100ms);
+        } catch (const error&) {
+            // A failure to reach the server is an answer too; how long it took is the point.
+        }
+        const auto took =
+            std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0);
+        EXPECT_FALSE(got);
+        // 100 ms plus room for a loaded machine; the endpoint's timeouts are 1 s and 2 s.
+        EXPECT_LT(took, 900ms) << "try_lock_for(100ms) #" << i + 1 << " took " << took.count()
+                               << " ms";
+    }
+    srv.resume();
+}
