@@ -1,0 +1,42 @@
+#pragma once
+// What the limiters share: name and cost checks, running a limiter script, and the waiting
+// loop of acquire().
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/script.hpp>
+#include <redcoord/limit/limit_result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace redcoord::detail {
+
+// validate_name, and no '}' anywhere: the name is a key's Cluster hash tag, which ends at the
+// first '}', so "a}b" and "a}c" would share a slot and read as one tag in the key.
+// @throws invalid_argument.
+void validate_limit_name(std::string_view name, std::string_view what);
+
+// 1 <= cost <= most; `most_what` names the bound ("burst", "limit").
+// @throws invalid_argument.
+void validate_cost(std::uint64_t cost, std::uint64_t most, std::string_view most_what);
+
+// Shortest round-trip decimal text of `v` (what the scripts read back with tonumber).
+[[nodiscard]] std::string number_text(double v);
+
+// Runs a limiter script and reads its {allowed, remaining, retry_after us, reset_after us}.
+// @throws as script::run, and protocol_error for a reply of another shape.
+[[nodiscard]] limit_result run_limit_script(connection_pool& pool, const script& s,
+                                            std::span<const std::string_view> keys,
+                                            std::span<const std::string> args);
+
+// acquire(): asks, and while refused sleeps exactly the retry_after it was told and asks
+// again, until admitted or until retry_after exceeds what is left of `wait` (then returns the
+// refusal without sleeping).
+[[nodiscard]] limit_result acquire_waiting(const std::function<limit_result()>& attempt,
+                                           std::chrono::microseconds wait);
+
+}  // namespace redcoord::detail

@@ -1,0 +1,64 @@
+#include <redcoord/core/errors.hpp>
+#include <redcoord/limit/rate_limiter.hpp>
+
+#include "limit_common.hpp"
+#include "limit_scripts.hpp"
+
+#include <cmath>
+
+namespace redcoord {
+
+namespace detail {
+
+void validate(const rate_limiter_options& o) {
+    if (!(o.rate > 0) || !std::isfinite(o.rate))
+        throw invalid_argument("rate_limiter_options::rate must be > 0 and finite");
+    if (o.period <= std::chrono::microseconds::zero())
+        throw invalid_argument("rate_limiter_options::period must be > 0");
+    if (o.burst < 1) throw invalid_argument("rate_limiter_options::burst must be >= 1");
+    const double interval = static_cast<double>(o.period.count()) / o.rate;
+    if (interval < 1e-3)
+        throw invalid_argument("rate_limiter_options: period / rate must be at least 1 ns");
+    if (static_cast<double>(o.burst) * interval > 1e14)
+        throw invalid_argument(
+            "rate_limiter_options: burst * period / rate must be at most 10^14 us");
+}
+
+}  // namespace detail
+
+struct rate_limiter::impl {
+    connection_pool& pool;
+    std::string name;
+    rate_limiter_options opts;
+    std::string key;
+    std::string interval;
+    std::string burst;
+};
+
+rate_limiter::rate_limiter(connection_pool& pool, std::string name, rate_limiter_options opts) {
+    detail::validate_limit_name(name, "rate limiter name");
+    detail::validate(opts);
+    const double interval = static_cast<double>(opts.period.count()) / opts.rate;
+    auto key = make_key(opts.prefix, "rate", name);
+    const auto burst = opts.burst;
+    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts), std::move(key),
+                                           detail::number_text(interval), std::to_string(burst)});
+}
+
+rate_limiter::~rate_limiter() = default;
+
+limit_result rate_limiter::try_acquire(std::uint64_t cost) {
+    detail::validate_cost(cost, impl_->opts.burst, "burst");
+    const std::string_view keys[] = {impl_->key};
+    const std::string args[] = {impl_->interval, impl_->burst, std::to_string(cost)};
+    return detail::run_limit_script(impl_->pool, detail::gcra_script(), keys, args);
+}
+
+limit_result rate_limiter::acquire(std::uint64_t cost, std::chrono::microseconds wait) {
+    detail::validate_cost(cost, impl_->opts.burst, "burst");
+    return detail::acquire_waiting([&] { return try_acquire(cost); }, wait);
+}
+
+const std::string& rate_limiter::name() const noexcept { return impl_->name; }
+
+}  // namespace redcoord
