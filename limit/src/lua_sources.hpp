@@ -6,5 +6,8 @@ namespace redcoord::detail {
 
 extern const char* const gcra_lua;
 extern const char* const window_log_lua;
+extern const char* const semaphore_acquire_lua;
+extern const char* const semaphore_release_lua;
+extern const char* const semaphore_extend_lua;
 
 }  // namespace redcoord::detail

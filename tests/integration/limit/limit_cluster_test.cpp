@@ -1,4 +1,4 @@
-// The limiters on a real three-master Redis Cluster: each name's keys in one slot (a script
+// The limiters and the semaphore on a real three-master Redis Cluster: each name's keys in one slot (a script
 // whose keys left the name's hash tag would fail with CROSSSLOT), on every master.
 
 #include "shared_cluster.hpp"
@@ -7,9 +7,13 @@
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/semaphore.hpp>
 #include <redcoord/limit/sliding_window_limiter.hpp>
 
 #include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
 
 using namespace std::chrono_literals;
 using namespace redcoord;
@@ -49,5 +53,24 @@ TEST_F(LimitCluster, SlidingWindowOnEveryMaster) {
         EXPECT_FALSE(l.try_acquire().allowed) << n;
         EXPECT_EQ(hash_slot(make_key(default_prefix, "window", n)),
                   hash_slot(make_key(default_prefix, "window", n, "seq")));
+    }
+}
+
+TEST_F(LimitCluster, SemaphoreOnEveryMasterWithShardedReleaseWakeUps) {
+    for (const auto& n : names("sem-")) {
+        semaphore sem(*pool_, n, {.permits = 2, .ttl = 60s});
+        auto a = sem.try_acquire(2);
+        ASSERT_TRUE(a) << n;
+        EXPECT_FALSE(sem.try_acquire()) << n;
+        const auto first = a->fencing_token();
+        // The waiter listens on the name's shard; a release there wakes it long before the
+        // 60 s leases would end.
+        auto waiter = std::async(std::launch::async, [&] { return sem.try_acquire_for(1, 30s); });
+        std::this_thread::sleep_for(200ms);
+        EXPECT_TRUE(a->release()) << n;
+        auto got = waiter.get();
+        ASSERT_TRUE(got) << n;
+        EXPECT_TRUE(got->extend()) << n;
+        EXPECT_GT(got->fencing_token(), first) << n;
     }
 }
