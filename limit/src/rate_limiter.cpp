@@ -1,12 +1,40 @@
+#include <redcoord/core/duration.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
 
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 
 namespace redcoord {
+
+rate_spec parse_rate(std::string_view text) {
+    const auto bad = [&](const std::string& why) {
+        return invalid_argument("rate '" + std::string(text) + "': " + why +
+                                " (expected <count>/<period>, e.g. 100/s, 5/m, 20/500ms)");
+    };
+    const auto slash = text.find('/');
+    if (slash == std::string_view::npos) throw bad("no '/'");
+    const auto count = text.substr(0, slash);
+    auto period = std::string(text.substr(slash + 1));
+    rate_spec r;
+    const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), r.rate);
+    if (count.empty() || ec != std::errc() || end != count.data() + count.size())
+        throw bad("the count is not a number");
+    if (!(r.rate > 0) || !std::isfinite(r.rate)) throw bad("the count must be > 0");
+    if (period.empty()) throw bad("no period");
+    if (std::isalpha(static_cast<unsigned char>(period.front())) != 0) period.insert(0, "1");
+    try {
+        r.period = parse_duration(period);
+    } catch (const invalid_argument& e) {
+        throw bad(e.what());
+    }
+    if (r.period <= std::chrono::microseconds::zero()) throw bad("the period must be > 0");
+    return r;
+}
 
 namespace detail {
 

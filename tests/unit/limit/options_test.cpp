@@ -70,3 +70,16 @@ TEST(LimitOptions, SlidingWindowRefusesBadLimitsAndCosts) {
     EXPECT_THROW((void)l.try_acquire(6), invalid_argument);
     EXPECT_THROW((void)l.try_acquire(5), connection_error);
 }
+
+TEST(LimitOptions, ParseRateReadsCountPerPeriod) {
+    EXPECT_EQ(parse_rate("100/s").rate, 100);
+    EXPECT_EQ(parse_rate("100/s").period, 1s);
+    EXPECT_EQ(parse_rate("5/m").period, 60s);
+    EXPECT_EQ(parse_rate("0.5/s").rate, 0.5);
+    EXPECT_EQ(parse_rate("3/1h").period, 1h);
+    EXPECT_EQ(parse_rate("1000/1m30s").period, 90s);
+    EXPECT_EQ(parse_rate("20/500ms").period, 500ms);
+    for (const char* bad :
+         {"", "100", "/s", "100/", "0/s", "-1/s", "x/s", "10/parsec", "10/0s", "1e999/s", "10 /s"})
+        EXPECT_THROW((void)parse_rate(bad), invalid_argument) << bad;
+}

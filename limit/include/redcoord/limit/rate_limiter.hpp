@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -47,6 +48,20 @@ struct rate_limiter_options {
     /// Key prefix; the key is `<prefix>rate:{<name>}`.
     std::string prefix{default_prefix};
 };
+
+/// A rate read from text by parse_rate(): `rate` requests per `period`.
+struct rate_spec {
+    /// Requests per period (> 0).
+    double rate = 0;
+    /// The period (> 0).
+    std::chrono::microseconds period{std::chrono::seconds(1)};
+};
+
+/// Reads a rate as a person types it: `<count>/<period>`, the count a decimal number (a
+/// fraction is allowed) and the period a duration as parse_duration() reads it, whose leading
+/// `1` may be left out: `100/s`, `5/m`, `0.5/s`, `3/1h`, `1000/1m30s`, `20/500ms`.
+/// @throws invalid_argument for anything else, a count <= 0 or a zero period.
+[[nodiscard]] rate_spec parse_rate(std::string_view text);
 
 namespace detail {
 /// Checks `o`. @throws invalid_argument naming the offending field.
