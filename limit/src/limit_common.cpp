@@ -2,6 +2,7 @@
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/runtime.hpp>
 
 #include <charconv>
 #include <thread>
@@ -20,6 +21,14 @@ void validate_cost(std::uint64_t cost, std::uint64_t most, std::string_view most
         throw invalid_argument("cost " + std::to_string(cost) + " exceeds the " +
                                std::string(most_what) + " (" + std::to_string(most) +
                                "): it could never be admitted");
+}
+
+counter_handle refused_counter(const connection_pool& pool, std::string_view kind,
+                               std::string_view name) {
+    const metrics_scope ms(*pool.runtime());
+    if (!ms) return {};
+    return ms.counter(metric::rate_limited_total,
+                      {{"kind", std::string(kind)}, {"name", ms.name(name)}});
 }
 
 std::string number_text(double v) {

@@ -2,6 +2,7 @@
 // What the limiters share: name and cost checks, running a limiter script, and the waiting
 // loop of acquire().
 
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/limit/limit_result.hpp>
@@ -23,6 +24,10 @@ void validate_limit_name(std::string_view name, std::string_view what);
 // 1 <= cost <= most; `most_what` names the bound ("burst", "limit").
 // @throws invalid_argument.
 void validate_cost(std::uint64_t cost, std::uint64_t most, std::string_view most_what);
+
+// redcoord_rate_limited_total{kind, name} of a limiter on `pool`'s runtime (empty when off).
+[[nodiscard]] counter_handle refused_counter(const connection_pool& pool, std::string_view kind,
+                                             std::string_view name);
 
 // Shortest round-trip decimal text of `v` (what the scripts read back with tonumber).
 [[nodiscard]] std::string number_text(double v);

@@ -58,6 +58,7 @@ struct rate_limiter::impl {
     connection_pool& pool;
     std::string name;
     rate_limiter_options opts;
+    detail::counter_handle refused;
     std::string key;
     std::string interval;
     std::string burst;
@@ -69,7 +70,9 @@ rate_limiter::rate_limiter(connection_pool& pool, std::string name, rate_limiter
     const double interval = static_cast<double>(opts.period.count()) / opts.rate;
     auto key = make_key(opts.prefix, "rate", name);
     const auto burst = opts.burst;
-    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts), std::move(key),
+    auto refused = detail::refused_counter(pool, "rate", name);
+    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts),
+                                           std::move(refused), std::move(key),
                                            detail::number_text(interval), std::to_string(burst)});
 }
 
@@ -79,7 +82,9 @@ limit_result rate_limiter::try_acquire(std::uint64_t cost) {
     detail::validate_cost(cost, impl_->opts.burst, "burst");
     const std::string_view keys[] = {impl_->key};
     const std::string args[] = {impl_->interval, impl_->burst, std::to_string(cost)};
-    return detail::run_limit_script(impl_->pool, detail::gcra_script(), keys, args);
+    auto r = detail::run_limit_script(impl_->pool, detail::gcra_script(), keys, args);
+    if (!r.allowed) impl_->refused.inc();
+    return r;
 }
 
 limit_result rate_limiter::acquire(std::uint64_t cost, std::chrono::microseconds wait) {

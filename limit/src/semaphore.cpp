@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/release_waiter.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
@@ -34,6 +35,9 @@ struct semaphore_shared {
     std::string fence_key = make_key(opts.prefix, "semaphore", name, "fence");
     std::string waiting_key = make_key(opts.prefix, "semaphore", name, "waiting");
     std::string channel = make_key(opts.prefix, "semaphore", name, "released");
+    // Metrics (empty handles when off): permits held here, acquire call durations.
+    gauge_handle held{};
+    histogram_handle acquired{}, timed_out{}, failed{};
 };
 
 namespace {
@@ -110,6 +114,7 @@ struct permit_state {
         std::lock_guard l(mu);
         if (released) return false;
         released = true;
+        sem->held.add(-static_cast<double>(n));
         const std::string_view keys[] = {sem->key, sem->waiting_key};
         const auto n_text = std::to_string(n);
         const std::string_view args[] = {token, n_text};
@@ -232,6 +237,7 @@ struct semaphore::impl {
             return out;
         }
         st->fence = static_cast<std::uint64_t>(e[1].integer());
+        s.held.add(static_cast<double>(n));
         st->valid_until = sent_at + s.opts.ttl - detail::drift(s.opts.ttl);
         if (s.opts.watchdog) {
             auto* raw = st.get();
@@ -242,40 +248,66 @@ struct semaphore::impl {
         out.got = std::move(st);
         return out;
     }
+
+    // The acquire loop: attempts, woken by releases or by the awaited lease's end.
+    std::optional<permit> wait_for_permits(std::uint64_t n, steady::time_point deadline);
 };
 
 semaphore::semaphore(connection_pool& pool, std::string name, semaphore_options opts) {
     detail::validate_limit_name(name, "semaphore name");
     detail::validate(opts);
-    impl_ = std::make_shared<impl>();
-    impl_->shared = std::make_shared<const detail::semaphore_shared>(
+    auto shared = std::make_shared<detail::semaphore_shared>(
         detail::semaphore_shared{pool, std::move(name), std::move(opts)});
+    if (const detail::metrics_scope ms(*pool.runtime()); ms) {
+        using detail::metric;
+        const auto n = ms.name(shared->name);
+        shared->held = ms.gauge(metric::semaphore_permits, {{"name", n}, {"state", "held"}});
+        shared->acquired =
+            ms.histogram(metric::semaphore_acquire_seconds, {{"name", n}, {"outcome", "acquired"}});
+        shared->timed_out =
+            ms.histogram(metric::semaphore_acquire_seconds, {{"name", n}, {"outcome", "timeout"}});
+        shared->failed =
+            ms.histogram(metric::semaphore_acquire_seconds, {{"name", n}, {"outcome", "error"}});
+    }
+    impl_ = std::make_shared<impl>();
+    impl_->shared = std::move(shared);
 }
 
 semaphore::~semaphore() = default;
 
 std::optional<permit> semaphore::try_acquire(std::uint64_t n) {
-    detail::validate_cost(n, impl_->shared->opts.permits, "semaphore's permits");
-    auto r = impl_->attempt(n, false);
-    if (!r.got) return std::nullopt;
-    return permit(std::move(r.got));
+    return acquire_until(n, steady::now());
 }
 
 std::optional<permit> semaphore::acquire_until(std::uint64_t n, steady::time_point deadline) {
     detail::validate_cost(n, impl_->shared->opts.permits, "semaphore's permits");
-    const auto& o = impl_->shared->opts;
+    const auto& sh = *impl_->shared;
+    const auto started = steady::now();
+    try {
+        auto got = impl_->wait_for_permits(n, deadline);
+        (got ? sh.acquired : sh.timed_out).observe_since(started);
+        return got;
+    } catch (...) {
+        sh.failed.observe_since(started);
+        throw;
+    }
+}
+
+std::optional<permit> semaphore::impl::wait_for_permits(std::uint64_t n,
+                                                        steady::time_point deadline) {
+    const auto& o = shared->opts;
     for (;;) {
         const auto left = time_left<milliseconds>(deadline);
         if (left <= milliseconds::zero()) {
-            auto r = impl_->attempt(n, false);
+            auto r = attempt(n, false);
             if (r.got) return permit(std::move(r.got));
             return std::nullopt;
         }
         // Listen before the attempt, so a release between the two is not missed.
         bool live = false;
-        auto& w = impl_->release_waiter();
+        auto& w = release_waiter();
         const auto seen = w.arm(std::clamp(left, milliseconds(0), milliseconds(1000)), live);
-        auto r = impl_->attempt(n, true);
+        auto r = attempt(n, true);
         if (r.got) return permit(std::move(r.got));
         // A lease that ends publishes nothing: wake when the one this attempt waits for ends,
         // or on a release; poll no faster than max_retry_interval while the link is down.

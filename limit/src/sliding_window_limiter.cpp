@@ -23,6 +23,7 @@ struct sliding_window_limiter::impl {
     connection_pool& pool;
     std::string name;
     sliding_window_options opts;
+    detail::counter_handle refused;
     std::string key;
     std::string seq_key;
     std::string limit;
@@ -37,8 +38,10 @@ sliding_window_limiter::sliding_window_limiter(connection_pool& pool, std::strin
     auto seq = make_key(opts.prefix, "window", name, "seq");
     auto limit = std::to_string(opts.limit);
     auto window = std::to_string(opts.window.count());
-    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts), std::move(key),
-                                           std::move(seq), std::move(limit), std::move(window)});
+    auto refused = detail::refused_counter(pool, "window", name);
+    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts),
+                                           std::move(refused), std::move(key), std::move(seq),
+                                           std::move(limit), std::move(window)});
 }
 
 sliding_window_limiter::~sliding_window_limiter() = default;
@@ -47,7 +50,9 @@ limit_result sliding_window_limiter::try_acquire(std::uint64_t cost) {
     detail::validate_cost(cost, impl_->opts.limit, "limit");
     const std::string_view keys[] = {impl_->key, impl_->seq_key};
     const std::string args[] = {impl_->limit, impl_->window, std::to_string(cost)};
-    return detail::run_limit_script(impl_->pool, detail::window_log_script(), keys, args);
+    auto r = detail::run_limit_script(impl_->pool, detail::window_log_script(), keys, args);
+    if (!r.allowed) impl_->refused.inc();
+    return r;
 }
 
 limit_result sliding_window_limiter::acquire(std::uint64_t cost, std::chrono::microseconds wait) {
