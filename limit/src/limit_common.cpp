@@ -69,4 +69,18 @@ limit_result acquire_waiting(const std::function<limit_result()>& attempt,
     }
 }
 
+limit_result limiter_call::ask(std::uint64_t cost) const {
+    validate_cost(cost, most_cost, most_what);
+    std::vector<std::string_view> k(keys.begin(), keys.end());
+    const std::string args[] = {arg1, arg2, std::to_string(cost)};
+    auto r = run_limit_script(pool, lua, k, args);
+    if (!r.allowed) refused.inc();
+    return r;
+}
+
+limit_result limiter_call::ask_waiting(std::uint64_t cost, std::chrono::microseconds wait) const {
+    validate_cost(cost, most_cost, most_what);
+    return acquire_waiting([&] { return ask(cost); }, wait);
+}
+
 }  // namespace redcoord::detail

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redcoord::detail {
 
@@ -37,6 +38,24 @@ void validate_cost(std::uint64_t cost, std::uint64_t most, std::string_view most
 [[nodiscard]] limit_result run_limit_script(connection_pool& pool, const script& s,
                                             std::span<const std::string_view> keys,
                                             std::span<const std::string> args);
+
+// One limiter's request, the same for every kind: its script, keys, the two option arguments
+// that precede the cost, the largest cost and the refusal counter.
+struct limiter_call {
+    connection_pool& pool;
+    const script& lua;
+    std::vector<std::string> keys;
+    std::string arg1, arg2;  // ARGV[1], ARGV[2]; the cost is ARGV[3]
+    std::uint64_t most_cost;
+    std::string most_what;  // what bounds the cost ("burst", "limit")
+    counter_handle refused;
+
+    // try_acquire(): checks the cost, runs the script, counts a refusal.
+    [[nodiscard]] limit_result ask(std::uint64_t cost) const;
+    // acquire(): as ask(), waiting as acquire_waiting().
+    [[nodiscard]] limit_result ask_waiting(std::uint64_t cost,
+                                           std::chrono::microseconds wait) const;
+};
 
 // acquire(): asks, and while refused sleeps exactly the retry_after it was told and asks
 // again, until admitted or until retry_after exceeds what is left of `wait` (then returns the

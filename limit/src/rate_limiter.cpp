@@ -55,41 +55,31 @@ void validate(const rate_limiter_options& o) {
 }  // namespace detail
 
 struct rate_limiter::impl {
-    connection_pool& pool;
     std::string name;
-    rate_limiter_options opts;
-    detail::counter_handle refused;
-    std::string key;
-    std::string interval;
-    std::string burst;
+    detail::limiter_call call;
 };
 
 rate_limiter::rate_limiter(connection_pool& pool, std::string name, rate_limiter_options opts) {
     detail::validate_limit_name(name, "rate limiter name");
     detail::validate(opts);
     const double interval = static_cast<double>(opts.period.count()) / opts.rate;
-    auto key = make_key(opts.prefix, "rate", name);
-    const auto burst = opts.burst;
-    auto refused = detail::refused_counter(pool, "rate", name);
-    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts),
-                                           std::move(refused), std::move(key),
-                                           detail::number_text(interval), std::to_string(burst)});
+    detail::limiter_call call{pool,
+                              detail::gcra_script(),
+                              {make_key(opts.prefix, "rate", name)},
+                              detail::number_text(interval),
+                              std::to_string(opts.burst),
+                              opts.burst,
+                              "burst",
+                              detail::refused_counter(pool, "rate", name)};
+    impl_ = std::unique_ptr<impl>(new impl{std::move(name), std::move(call)});
 }
 
 rate_limiter::~rate_limiter() = default;
 
-limit_result rate_limiter::try_acquire(std::uint64_t cost) {
-    detail::validate_cost(cost, impl_->opts.burst, "burst");
-    const std::string_view keys[] = {impl_->key};
-    const std::string args[] = {impl_->interval, impl_->burst, std::to_string(cost)};
-    auto r = detail::run_limit_script(impl_->pool, detail::gcra_script(), keys, args);
-    if (!r.allowed) impl_->refused.inc();
-    return r;
-}
+limit_result rate_limiter::try_acquire(std::uint64_t cost) { return impl_->call.ask(cost); }
 
 limit_result rate_limiter::acquire(std::uint64_t cost, std::chrono::microseconds wait) {
-    detail::validate_cost(cost, impl_->opts.burst, "burst");
-    return detail::acquire_waiting([&] { return try_acquire(cost); }, wait);
+    return impl_->call.ask_waiting(cost, wait);
 }
 
 const std::string& rate_limiter::name() const noexcept { return impl_->name; }

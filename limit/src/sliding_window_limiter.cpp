@@ -20,44 +20,34 @@ void validate(const sliding_window_options& o) {
 }  // namespace detail
 
 struct sliding_window_limiter::impl {
-    connection_pool& pool;
     std::string name;
-    sliding_window_options opts;
-    detail::counter_handle refused;
-    std::string key;
-    std::string seq_key;
-    std::string limit;
-    std::string window;
+    detail::limiter_call call;
 };
 
 sliding_window_limiter::sliding_window_limiter(connection_pool& pool, std::string name,
                                                sliding_window_options opts) {
     detail::validate_limit_name(name, "sliding window limiter name");
     detail::validate(opts);
-    auto key = make_key(opts.prefix, "window", name);
-    auto seq = make_key(opts.prefix, "window", name, "seq");
-    auto limit = std::to_string(opts.limit);
-    auto window = std::to_string(opts.window.count());
-    auto refused = detail::refused_counter(pool, "window", name);
-    impl_ = std::unique_ptr<impl>(new impl{pool, std::move(name), std::move(opts),
-                                           std::move(refused), std::move(key), std::move(seq),
-                                           std::move(limit), std::move(window)});
+    detail::limiter_call call{
+        pool,
+        detail::window_log_script(),
+        {make_key(opts.prefix, "window", name), make_key(opts.prefix, "window", name, "seq")},
+        std::to_string(opts.limit),
+        std::to_string(opts.window.count()),
+        opts.limit,
+        "limit",
+        detail::refused_counter(pool, "window", name)};
+    impl_ = std::unique_ptr<impl>(new impl{std::move(name), std::move(call)});
 }
 
 sliding_window_limiter::~sliding_window_limiter() = default;
 
 limit_result sliding_window_limiter::try_acquire(std::uint64_t cost) {
-    detail::validate_cost(cost, impl_->opts.limit, "limit");
-    const std::string_view keys[] = {impl_->key, impl_->seq_key};
-    const std::string args[] = {impl_->limit, impl_->window, std::to_string(cost)};
-    auto r = detail::run_limit_script(impl_->pool, detail::window_log_script(), keys, args);
-    if (!r.allowed) impl_->refused.inc();
-    return r;
+    return impl_->call.ask(cost);
 }
 
 limit_result sliding_window_limiter::acquire(std::uint64_t cost, std::chrono::microseconds wait) {
-    detail::validate_cost(cost, impl_->opts.limit, "limit");
-    return detail::acquire_waiting([&] { return try_acquire(cost); }, wait);
+    return impl_->call.ask_waiting(cost, wait);
 }
 
 const std::string& sliding_window_limiter::name() const noexcept { return impl_->name; }
