@@ -71,7 +71,7 @@ rate_limiter::rate_limiter(connection_pool& pool, std::string name, rate_limiter
                               opts.burst,
                               "burst",
                               detail::refused_counter(pool, "rate", name)};
-    impl_ = std::unique_ptr<impl>(new impl{std::move(name), std::move(call)});
+    impl_ = std::make_unique<impl>(impl{std::move(name), std::move(call)});
 }
 
 rate_limiter::~rate_limiter() = default;

@@ -37,7 +37,7 @@ sliding_window_limiter::sliding_window_limiter(connection_pool& pool, std::strin
         opts.limit,
         "limit",
         detail::refused_counter(pool, "window", name)};
-    impl_ = std::unique_ptr<impl>(new impl{std::move(name), std::move(call)});
+    impl_ = std::make_unique<impl>(impl{std::move(name), std::move(call)});
 }
 
 sliding_window_limiter::~sliding_window_limiter() = default;

@@ -12,8 +12,8 @@
 #include <redcoord/limit/rate_limiter.hpp>
 
 #include <cerrno>
-#include <cstring>
 #include <memory>
+#include <system_error>
 #include <unistd.h>
 
 namespace redcoord::cli {
@@ -42,7 +42,7 @@ std::string retry_text(std::chrono::microseconds d) {
     argv.push_back(nullptr);
     ::execvp(argv.front(), argv.data());
     const int err = errno;
-    print_note("cannot run '" + command.front() + "': " + std::strerror(err));
+    print_note("cannot run '" + command.front() + "': " + std::system_category().message(err));
     ::_exit(err == ENOENT ? not_found : cannot_execute);
 }
 
