@@ -42,6 +42,9 @@ struct semaphore_shared {
 
 namespace {
 
+// How long a refused waiter's queue entry outlives its sleep: time to wake and ask again.
+constexpr milliseconds waiter_grace{500};
+
 // The locks' drift allowance: the validity ends this long before the lease does in Redis.
 milliseconds drift(milliseconds ttl) { return milliseconds(ttl.count() / 100 + 2); }
 
@@ -212,15 +215,21 @@ struct semaphore::impl {
         milliseconds next_free{0};
     };
 
-    attempt_result attempt(std::uint64_t n, bool will_wait) {
+    // `waiter_id`: "" for a caller that will not wait, else the id it queues under.
+    attempt_result attempt(std::uint64_t n, const std::string& waiter_id) {
         const auto& s = *shared;
         auto st = std::make_shared<detail::permit_state>();
         st->sem = shared;
         st->token = random_token();
         st->n = n;
         const std::string_view keys[] = {s.key, s.fence_key, s.waiting_key};
-        const std::string args[] = {st->token, std::to_string(n), std::to_string(s.opts.permits),
-                                    std::to_string(s.opts.ttl.count()), will_wait ? "1" : "0"};
+        const std::string args[] = {st->token,
+                                    std::to_string(n),
+                                    std::to_string(s.opts.permits),
+                                    std::to_string(s.opts.ttl.count()),
+                                    waiter_id,
+                                    std::to_string(s.opts.max_retry_interval.count()),
+                                    std::to_string(detail::waiter_grace.count())};
         const auto sent_at = steady::now();
         reply r;
         try {
@@ -247,6 +256,14 @@ struct semaphore::impl {
         }
         out.got = std::move(st);
         return out;
+    }
+
+    // Best effort: a caller that gave up stops holding newcomers back at once (else its entry
+    // lapses by itself).
+    void leave_queue(const std::string& waiter_id) noexcept {
+        try {
+            (void)shared->pool.command({"ZREM", shared->waiting_key, waiter_id});
+        } catch (...) {}
     }
 
     // The acquire loop: attempts, woken by releases or by the awaited lease's end.
@@ -296,19 +313,24 @@ std::optional<permit> semaphore::acquire_until(std::uint64_t n, steady::time_poi
 std::optional<permit> semaphore::impl::wait_for_permits(std::uint64_t n,
                                                         steady::time_point deadline) {
     const auto& o = shared->opts;
+    const auto waiter_id = random_token();  // this call's place among the waiters
+    bool queued = false;
     for (;;) {
         const auto left = time_left<milliseconds>(deadline);
         if (left <= milliseconds::zero()) {
-            auto r = attempt(n, false);
+            // A queued caller keeps its place for the last attempt, then leaves the queue.
+            auto r = attempt(n, queued ? waiter_id : std::string());
             if (r.got) return permit(std::move(r.got));
+            if (queued) leave_queue(waiter_id);
             return std::nullopt;
         }
         // Listen before the attempt, so a release between the two is not missed.
         bool live = false;
         auto& w = release_waiter();
         const auto seen = w.arm(std::clamp(left, milliseconds(0), milliseconds(1000)), live);
-        auto r = attempt(n, true);
+        auto r = attempt(n, waiter_id);
         if (r.got) return permit(std::move(r.got));
+        queued = true;
         // A lease that ends publishes nothing: wake when the one this attempt waits for ends,
         // or on a release; poll no faster than max_retry_interval while the link is down.
         auto sleep = r.next_free > milliseconds::zero() ? r.next_free + milliseconds(1)

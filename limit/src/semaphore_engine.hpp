@@ -16,9 +16,22 @@
 namespace redcoord::detail {
 
 struct semaphore_state {
-    std::map<std::string, std::int64_t> leases;  // member -> end of lease (server us)
-    std::int64_t fence = 0;                      // the fencing counter (0: absent)
+    std::map<std::string, std::int64_t> leases;   // member -> end of lease (server us)
+    std::int64_t fence = 0;                       // the fencing counter (0: absent)
+    std::map<std::string, std::int64_t> waiters;  // waiter id -> end of its entry (server us)
 };
+
+// Who asks: a caller that waits names itself (one id per acquire call) so that, once refused,
+// it is queued; a caller that is not queued (a first attempt, try_acquire) does not barge in
+// ahead of queued waiters: it is admitted only if the free permits leave one for each.
+struct semaphore_asker {
+    std::string waiter_id;      // "" for a caller that will not wait
+    std::int64_t retry_us = 0;  // its longest sleep when no lease end is awaited
+    std::int64_t grace_us = 0;  // how long its entry outlives the sleep (time to wake and ask)
+};
+// A refused waiter's entry lives until the end of the lease it waits for (or its longest
+// sleep) plus the grace: as long as it sleeps, so a waiter that died holds newcomers back no
+// longer than that, and a permit comes free at that lease's end anyway.
 
 struct semaphore_acquired {
     bool acquired = false;
@@ -32,7 +45,8 @@ struct semaphore_acquired {
 // Acquires `n` permits of `limit` for `token`, each with a lease of `ttl_us`.
 [[nodiscard]] semaphore_acquired semaphore_acquire(semaphore_state& s, std::int64_t now_us,
                                                    const std::string& token, std::uint64_t n,
-                                                   std::uint64_t limit, std::int64_t ttl_us);
+                                                   std::uint64_t limit, std::int64_t ttl_us,
+                                                   const semaphore_asker& who = {});
 // Releases `token`'s n permits; returns how many were still held.
 std::uint64_t semaphore_release(semaphore_state& s, const std::string& token, std::uint64_t n);
 // Extends `token`'s n leases to now + ttl iff all n are still live; otherwise the holding is

@@ -107,6 +107,22 @@ TEST(Semaphore, WaiterIsWokenByAReleaseNotByItsTimer) {
     EXPECT_LT(std::chrono::steady_clock::now() - released_at, 20s);  // far below the 60 s lease
 }
 
+TEST(Semaphore, ReleasingHolderDoesNotBargeAheadOfAQueuedWaiter) {
+    local_server s;
+    connection_pool pool(s.endpoint());
+    semaphore sem(pool, "nobarge", {.permits = 1, .ttl = 30s});
+    auto held = sem.try_acquire();
+    ASSERT_TRUE(held);
+    auto waiter = std::async(std::launch::async, [&] { return sem.try_acquire_for(1, 20s); });
+    const auto queue = make_key(default_prefix, "semaphore", "nobarge", "waiting");
+    ASSERT_TRUE(eventually([&] { return s.command({"ZCARD", queue}).integer() == 1; }));
+    EXPECT_TRUE(held->release());
+    // At once, before the woken waiter can ask: the free permit is the waiter's.
+    EXPECT_FALSE(sem.try_acquire());
+    EXPECT_TRUE(waiter.get());
+    EXPECT_EQ(s.command({"EXISTS", queue}).integer(), 0);  // it left the queue with its permit
+}
+
 TEST(Semaphore, TimedWaitGivesUp) {
     local_server s;
     connection_pool pool(s.endpoint());
@@ -115,6 +131,10 @@ TEST(Semaphore, TimedWaitGivesUp) {
     ASSERT_TRUE(held);
     EXPECT_FALSE(sem.try_acquire_for(1, 200ms));
     EXPECT_FALSE(sem.try_acquire_until(1, std::chrono::system_clock::now() + 100ms));
+    // A wait that gave up left the queue: newcomers are not held back by it.
+    EXPECT_EQ(
+        s.command({"ZCARD", make_key(default_prefix, "semaphore", "busy", "waiting")}).integer(),
+        0);
 }
 
 TEST(Semaphore, UnextendedLeaseEndsAndItsPermitComesBack) {

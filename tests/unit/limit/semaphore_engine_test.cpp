@@ -20,7 +20,8 @@ namespace {
 
 struct engine {
     std::function<semaphore_acquired(semaphore_state&, std::int64_t, const std::string&,
-                                     std::uint64_t, std::uint64_t, std::int64_t)>
+                                     std::uint64_t, std::uint64_t, std::int64_t,
+                                     const semaphore_asker&)>
         acquire = semaphore_acquire;
     std::function<bool(semaphore_state&, std::int64_t, const std::string&, std::uint64_t,
                        std::int64_t)>
@@ -29,6 +30,7 @@ struct engine {
 
 struct client {
     std::optional<std::string> token;  // holding
+    std::string waiter_id;             // while it waits (queued after a refusal)
     std::uint64_t n = 0;
     std::int64_t valid_until = 0;  // client side: sent_at + ttl - drift
 };
@@ -55,12 +57,17 @@ std::string run_schedule(const engine& e, std::uint64_t permits, std::uint32_t s
         const auto at_server = now + lag(rng);
         if (!c.token) {
             const auto token = "t" + std::to_string(next_token++);
-            const auto n = want(rng);
-            const auto r = e.acquire(s, at_server, token, n, permits, ttl);
+            const auto n = c.waiter_id.empty() ? want(rng) : c.n;
+            // Half the attempts wait (and queue once refused), half are one-shot.
+            if (c.waiter_id.empty() && what < 50) c.waiter_id = "w" + std::to_string(next_token);
+            const semaphore_asker who{c.waiter_id, ttl / 10, ttl / 20};
+            const auto r = e.acquire(s, at_server, token, n, permits, ttl, who);
             if (r.acquired) {
                 if (r.fencing_token <= last_fence) return "fencing token did not increase";
                 last_fence = r.fencing_token;
-                c = {token, n, now + ttl - drift};
+                c = {token, "", n, now + ttl - drift};
+            } else {
+                c.n = n;
             }
         } else if (what < 30) {
             (void)semaphore_release(s, *c.token, c.n);
@@ -92,10 +99,13 @@ bool dead_holders_come_back(const engine& e, std::uint64_t permits) {
     semaphore_state s;
     std::int64_t now = 1'700'000'000'000'000;
     for (std::uint64_t i = 0; i < permits; ++i)
-        if (!e.acquire(s, now, "dead" + std::to_string(i), 1, permits, ttl).acquired) return false;
-    const auto refused = e.acquire(s, now + 10, "late", 1, permits, ttl);
+        if (!e.acquire(s, now, "dead" + std::to_string(i), 1, permits, ttl, {}).acquired)
+            return false;
+    // A waiter queues and dies too: its entry lapses as its leases do.
+    const auto refused =
+        e.acquire(s, now + 10, "late", 1, permits, ttl, {"dead-waiter", ttl / 2, 0});
     if (refused.acquired || refused.next_free_us <= 0 || refused.next_free_us > ttl) return false;
-    return e.acquire(s, now + ttl, "after", permits, permits, ttl).acquired;
+    return e.acquire(s, now + ttl, "after", permits, permits, ttl, {}).acquired;
 }
 
 bool violates(const engine& e, std::uint32_t seeds) {
@@ -132,10 +142,10 @@ TEST(SemaphoreEngine, BrokenExtensionThatRevivesAnEndedLeaseIsCaught) {
 TEST(SemaphoreEngine, BrokenLeasesThatNeverEndAreCaught) {
     engine e;
     e.acquire = [](semaphore_state& s, std::int64_t now, const std::string& token, std::uint64_t n,
-                   std::uint64_t limit, std::int64_t) {
+                   std::uint64_t limit, std::int64_t, const semaphore_asker& who) {
         // As if the leases had no end: a dead holder's permits never come back.
         constexpr std::int64_t never = std::int64_t{1} << 62;
-        return semaphore_acquire(s, now, token, n, limit, never - now);
+        return semaphore_acquire(s, now, token, n, limit, never - now, who);
     };
     EXPECT_FALSE(dead_holders_come_back(e, 1));
     EXPECT_FALSE(dead_holders_come_back(e, 3));
@@ -173,4 +183,29 @@ TEST(SemaphoreEngine, LoweringNRevokesNothingAndHandsOutNothingUntilBelowIt) {
     EXPECT_FALSE(semaphore_acquire(s, 0, "c", 1, 2, ttl).acquired);  // still 2 held
     (void)semaphore_release(s, "b", 2);
     EXPECT_TRUE(semaphore_acquire(s, 0, "c", 1, 2, ttl).acquired);
+}
+
+TEST(SemaphoreEngine, NewcomersDoNotBargeAheadOfQueuedWaiters) {
+    semaphore_state s;
+    const std::int64_t now = 1'000'000;
+    ASSERT_TRUE(semaphore_acquire(s, now, "a", 2, 2, ttl).acquired);
+    // b waits and is refused: it is queued.
+    EXPECT_FALSE(semaphore_acquire(s, now, "b1", 1, 2, ttl, {"b", ttl, 0}).acquired);
+    (void)semaphore_release(s, "a", 2);
+    // Two permits free, one queued waiter: a newcomer may take one, leaving one for b.
+    EXPECT_TRUE(semaphore_acquire(s, now, "c", 1, 2, ttl).acquired);
+    EXPECT_FALSE(semaphore_acquire(s, now, "d", 1, 2, ttl).acquired);  // the last is b's
+    EXPECT_TRUE(semaphore_acquire(s, now, "b2", 1, 2, ttl, {"b", ttl, 0}).acquired);
+    EXPECT_TRUE(s.waiters.empty());
+}
+
+TEST(SemaphoreEngine, ADeadWaitersEntryLapses) {
+    semaphore_state s;
+    ASSERT_TRUE(semaphore_acquire(s, 0, "a", 1, 1, ttl).acquired);
+    // b waits for a's lease (it ends at ttl) plus a grace of 1000 us.
+    EXPECT_FALSE(semaphore_acquire(s, 0, "b1", 1, 1, ttl, {"b", 5000, 1000}).acquired);
+    EXPECT_EQ(s.waiters.at("b"), ttl + 1000);
+    (void)semaphore_release(s, "a", 1);
+    EXPECT_FALSE(semaphore_acquire(s, 500, "c", 1, 1, ttl).acquired);        // b's turn
+    EXPECT_TRUE(semaphore_acquire(s, ttl + 1000, "c", 1, 1, ttl).acquired);  // b never came
 }

@@ -13,9 +13,18 @@
 /// adds n members at once or none. Each acquisition takes a fencing token from the counter
 /// `...:fence`, by the rule the locks use (INCR; a counter created anew starts at the
 /// server's TIME in microseconds), so tokens strictly increase per name. A refused caller
-/// that will wait sets `...:waiting`, and while it exists each release publishes on
-/// `...:released`; waiters listen through the runtime's shared pub/sub link and otherwise
-/// sleep until the next lease would end. An uncontended semaphore never publishes.
+/// that will wait queues in `...:waiting` (a sorted set of waiter ids), and while it exists
+/// each release publishes on `...:released`; waiters listen through the runtime's shared
+/// pub/sub link and otherwise sleep until the lease they wait for would end. An uncontended
+/// semaphore never publishes.
+///
+/// ## Order
+/// No barging: a caller that is not queued (try_acquire(), or the first attempt of a wait)
+/// is admitted only if the free permits leave one for each queued waiter, so a holder that
+/// releases and asks again at once does not beat the waiters its release woke. Among queued
+/// waiters the order is not FIFO (whoever the release wakes first). A waiter's entry lives as
+/// long as it sleeps plus 500 ms; a waiter that died holds newcomers back no longer than
+/// that, and a timed wait that gives up leaves the queue at once.
 ///
 /// ## Changing N
 /// Each call passes its object's `permits`, so N may change at run time by using another
@@ -52,8 +61,8 @@ struct semaphore_options {
     /// Longest single sleep of a waiter, in milliseconds, when no lease end is known or the
     /// pub/sub link is down. Must be > 0. Default 500 ms.
     std::chrono::milliseconds max_retry_interval{500};
-    /// Key prefix; keys are `<prefix>semaphore:{<name>}`, `...:fence`, `...:waiting`, the
-    /// channel `...:released`.
+    /// Key prefix; keys are `<prefix>semaphore:{<name>}`, `...:fence`, `...:waiting` (the
+    /// queued waiters), the channel `...:released`.
     std::string prefix{default_prefix};
 };
 
