@@ -19,4 +19,11 @@ acl_needs election_acl_needs(std::string_view prefix, int db) {
     return n;
 }
 
+acl_needs election_inspect_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = connection_acl_needs(db);
+    n.allow_commands({"multi", "exec", "get", "hmget", "pttl"});
+    n.key_patterns.push_back(prefixed_pattern(prefix, "election:*"));
+    return n;
+}
+
 }  // namespace redcoord

@@ -22,4 +22,12 @@ acl_needs jobs_acl_needs(std::string_view prefix, int db) {
     return n.merge(election_acl_needs(prefix, db));
 }
 
+acl_needs jobs_inspect_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = connection_acl_needs(db);
+    n.allow_script(detail::jobs_inspect_script());
+    n.key_patterns.push_back(prefixed_pattern(prefix, "jobs:*"));
+    n.key_patterns.push_back(prefixed_pattern(prefix, "election:*"));
+    return n;
+}
+
 }  // namespace redcoord

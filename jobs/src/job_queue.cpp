@@ -159,6 +159,10 @@ std::optional<job_info> job_queue::get(std::string_view id) {
     if (fields.empty()) return std::nullopt;
     job_info j;
     j.id = std::string(id);
+    // Server milliseconds since the epoch, as the scripts store them.
+    const auto at = [](const std::string& ms) {
+        return std::chrono::system_clock::time_point(std::chrono::milliseconds(std::stoll(ms)));
+    };
     for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
         const auto& f = fields[i].text();
         const auto& v = fields[i + 1].text();
@@ -178,9 +182,17 @@ std::optional<job_info> job_queue::get(std::string_view id) {
             j.error = v;
         } else if (f == "worker") {
             j.worker = v;
+        } else if (f == "added") {
+            j.added_at = at(v);
+        } else if (f == "started") {
+            j.started_at = at(v);
+        } else if (f == "finished") {
+            j.finished_at = at(v);
         }
     }
     if (const auto& res = r.elements().at(1); res.is_string()) j.result = res.text();
+    if (j.state == job_state::delayed && r.elements().size() > 2 && r.elements()[2].is_string())
+        j.due_at = at(r.elements()[2].text());
     return j;
 }
 

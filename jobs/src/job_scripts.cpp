@@ -446,7 +446,8 @@ return 1
 // ARGV: id. Returns {fields as HGETALL, result or false}.
 const script& job_get_script() {
     static const script s(with_prelude(R"lua(
-return {redis.call('HGETALL', jk(ARGV[1])), redis.call('GET', base .. ':result:' .. ARGV[1])}
+return {redis.call('HGETALL', jk(ARGV[1])), redis.call('GET', base .. ':result:' .. ARGV[1]),
+        redis.call('ZSCORE', base .. ':delayed', ARGV[1])}
 )lua"));
     return s;
 }

@@ -17,4 +17,11 @@ acl_needs lock_acl_needs(std::string_view prefix, int db) {
     return n;
 }
 
+acl_needs lock_inspect_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = connection_acl_needs(db);
+    n.allow_commands({"multi", "exec", "get", "lrange", "pttl"});
+    n.key_patterns.push_back(prefixed_pattern(prefix, "lock:*"));
+    return n;
+}
+
 }  // namespace redcoord

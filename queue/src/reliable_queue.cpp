@@ -591,6 +591,15 @@ reliable_queue_stats reliable_queue::stats() {
     return s;
 }
 
+bool reliable_queue::retire_if_idle() {
+    auto& m = *impl_;
+    const std::string id = consumer_id();
+    auto c = m.pool.borrow_for(m.ready_key);
+    return detail::queue_retire_idle_script()
+               .run(*c, {m.consumers_key, m.processing_key(id), m.heartbeat_key(id)}, {id})
+               .integer() == 1;
+}
+
 std::size_t reliable_queue::size() {
     return static_cast<std::size_t>(impl_->pool.command({"LLEN", impl_->ready_key}).integer());
 }

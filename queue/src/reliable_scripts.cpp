@@ -147,6 +147,18 @@ return {r, d}
     return s;
 }
 
+// KEYS: consumers, processing, heartbeat. ARGV: consumer id. Unregisters the consumer only
+// while its processing list is empty. Returns 1 when it did.
+const script& queue_retire_idle_script() {
+    static const script s(R"lua(
+if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[3])
+redis.call('SREM', KEYS[1], ARGV[1])
+return 1
+)lua");
+    return s;
+}
+
 // KEYS: dead, ready. ARGV: limit (0: all). Oldest dead letter first; attempts reset to 0.
 // Each letter is pushed to the queue before it is popped from the dead list, so a push that
 // fails leaves it dead instead of nowhere (as in the nack script).

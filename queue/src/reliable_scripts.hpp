@@ -8,11 +8,12 @@
 
 namespace redcoord::detail {
 
-const script& queue_pop_script();       // renew the lease, then LMOVE
-const script& queue_register_script();  // SADD consumer + SET heartbeat PX ttl
-const script& queue_nack_script();      // attempts + 1, requeue / dead, then LREM the element
-const script& queue_recover_script();   // reclaim every expired consumer's processing list
-const script& queue_release_script();   // reclaim this consumer's list and unregister
+const script& queue_pop_script();          // renew the lease, then LMOVE
+const script& queue_register_script();     // SADD consumer + SET heartbeat PX ttl
+const script& queue_nack_script();         // attempts + 1, requeue / dead, then LREM the element
+const script& queue_recover_script();      // reclaim every expired consumer's processing list
+const script& queue_release_script();      // reclaim this consumer's list and unregister
+const script& queue_retire_idle_script();  // unregister a consumer whose list is empty
 const script& queue_requeue_dead_script();
 const script& queue_stats_script();
 

@@ -30,4 +30,11 @@ acl_needs signaling_acl_needs(std::string_view prefix, const std::vector<std::st
     return n.merge(user);
 }
 
+acl_needs signaling_inspect_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = connection_acl_needs(db);
+    n.allow_commands({"multi", "exec", "hmget", "zrange", "time"});
+    n.key_patterns.push_back(prefixed_pattern(prefix, "barrier:*"));
+    return n;
+}
+
 }  // namespace redcoord

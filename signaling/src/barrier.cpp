@@ -15,7 +15,7 @@ namespace redcoord {
 namespace {
 
 // KEYS: state hash, arrivals zset, passed zset. ARGV: member, parties (0: any), lease ms,
-// channel, envelope header, mode (arrive | refresh | withdraw | count | reset), generation the
+// channel, envelope header, mode (arrive | refresh | withdraw | count | reset | force), generation the
 // member arrived in, passed-member retention ms, idle TTL ms.
 // Returns {code, generation, arrivals} with a detail::phase_code. Server time (TIME) scores
 // the leases, so all lease math happens on one clock. A member whose generation moved on is
@@ -32,6 +32,19 @@ if mode == 'reset' then
   if live > 0 then return {0, gen, live} end
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
   return {1, 0, 0}
+end
+if mode == 'force' then
+  -- The members inside must learn that they were dropped: their generation moves on while
+  -- the passed set (deleted) does not name them, which reads as `lost`, and the publish wakes
+  -- them now rather than at their next refresh. The party count goes, so any count may start
+  -- the barrier afresh.
+  local live = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  if live == 0 then return {1, 0, 0} end
+  redis.call('HSET', KEYS[1], 'gen', gen + 1)
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[9]))
+  redis.call('PUBLISH', ARGV[4], ARGV[5] .. tostring(gen + 1))
+  return {1, gen + 1, live}
 end
 if mode ~= 'arrive' and gen ~= tonumber(ARGV[7]) then
   local until_ms = redis.call('ZSCORE', KEYS[3], ARGV[1])
@@ -176,5 +189,7 @@ std::size_t barrier::arrived() { return run("", 0, "count", 0).count; }
 std::uint64_t barrier::generation() { return run("", 0, "count", 0).generation; }
 
 bool barrier::reset() { return run("", 0, "reset", 0).code == detail::passed; }
+
+std::size_t barrier::force_reset() { return run("", 0, "force", 0).count; }
 
 }  // namespace redcoord

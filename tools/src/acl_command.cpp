@@ -23,9 +23,22 @@ struct acl_args {
     std::vector<std::string> channels;
     int db = 0;
     bool cluster = false;
+    bool inspect = false;
 };
 
+// The read-only profile: exactly what `redcoord inspect` of every kind reads.
+acl_needs inspect_needs(const acl_args& a, const std::string& prefix) {
+    acl_needs n;
+    n.merge(lock_inspect_acl_needs(prefix, a.db))
+        .merge(election_inspect_acl_needs(prefix, a.db))
+        .merge(signaling_inspect_acl_needs(prefix, a.db))
+        .merge(queue_inspect_acl_needs(prefix, a.db))
+        .merge(jobs_inspect_acl_needs(prefix, a.db));
+    return a.cluster ? cluster_acl_needs(std::move(n)) : n;
+}
+
 acl_needs needs_of(const acl_args& a, const std::string& prefix) {
+    if (a.inspect) return inspect_needs(a, prefix);
     acl_needs n;
     const bool all = a.part == "all";
     if (all || a.part == "lock") n.merge(lock_acl_needs(prefix, a.db));
@@ -53,7 +66,7 @@ int run_acl_rules(const context& ctx, const acl_args& a) {
     }
     print_line(json_object()
                    .add("user", a.user)
-                   .add("part", a.part)
+                   .add("part", a.inspect ? std::string("inspect") : a.part)
                    .add("cluster", a.cluster)
                    .add_raw("commands", json_strings(n.commands))
                    .add_raw("keys", json_strings(n.key_patterns))
@@ -82,10 +95,18 @@ void add_acl_command(CLI::App& app, context& ctx) {
         "used verbatim:\n"
         "name their patterns with --channel. A user missing a permission gets an error naming the "
         "command\n"
-        "(exit 122). Never connects to Redis.");
-    sub->add_option("--part", a->part, "lock, election, signaling, queue, jobs, limit or all")
-        ->check(CLI::IsMember({"lock", "election", "signaling", "queue", "jobs", "limit", "all"}))
-        ->capture_default_str();
+        "(exit 122). Never connects to Redis.\n"
+        "--inspect prints a read-only user for 'redcoord inspect' (every kind): it can read the "
+        "parts'\n"
+        "keys and change nothing.");
+    auto* part =
+        sub->add_option("--part", a->part, "lock, election, signaling, queue, jobs, limit or all")
+            ->check(
+                CLI::IsMember({"lock", "election", "signaling", "queue", "jobs", "limit", "all"}))
+            ->capture_default_str();
+    sub->add_flag("--inspect", a->inspect,
+                  "A read-only user for 'redcoord inspect' instead of a part's user")
+        ->excludes(part);
     sub->add_option("--user", a->user, "ACL user name")->capture_default_str();
     sub->add_option("--channel", a->channels,
                     "Broadcast channel pattern for signaling (repeatable), e.g. 'orders*'")

@@ -150,3 +150,15 @@ CLI::Option* add_optional_duration(CLI::App& app, const std::string& name,
 }
 
 }  // namespace redcoord::cli
+
+namespace redcoord::cli {
+
+std::string global_options_footer() {
+    return "Global options (before or after the subcommand): --redis URL (repeatable; "
+           "rediss:// for TLS),\n"
+           "--json, --prefix P (key prefix, default redcoord:), --connect-timeout D, "
+           "--command-timeout D.\n"
+           "'redcoord --help' lists the URL forms, the environment and the exit statuses.";
+}
+
+}  // namespace redcoord::cli

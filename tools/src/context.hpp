@@ -21,6 +21,16 @@
 
 namespace redcoord::cli {
 
+/// Defaults shared by subcommands, so `queue` and `jobs` agree: deliveries or attempts before a
+/// message or job goes dead (the reliable_queue default, which its workers use too), and how
+/// many entries a listing (`queue dead`, `jobs list`) shows unless --limit says otherwise.
+/// Commands that act on entries (`queue dead --requeue`, `jobs clean`) act on all by default.
+inline constexpr unsigned default_max_attempts = 5;
+inline constexpr std::size_t default_listing_limit = 100;
+
+/// The help text every subcommand ends with: the global options it accepts too.
+[[nodiscard]] std::string global_options_footer();
+
 /// Options that apply to every subcommand.
 struct global_options {
     std::vector<std::string> urls;                             ///< --redis (repeatable).

@@ -59,10 +59,13 @@ std::optional<trouble> campaign_trouble(const leader_elector& e) {
 }
 
 int run_elect(context& ctx, const elect_args& a) {
-    // The library's message for a short term points at retry_period and drift, which the CLI
-    // does not offer; its rule with both defaulted is a term of at least 4 ms.
-    if (a.term < milliseconds(4))
-        throw invalid_argument("--term must be at least 4ms (renewed every term/3)");
+    // The library allows shorter terms (4 ms with its defaults), but under a supervised CMD
+    // they are lost before their first renewal; its message would also name options the CLI
+    // does not have.
+    if (a.term < min_lease)
+        throw invalid_argument("--term must be at least " + format_duration(min_lease) +
+                               " (renewed every term/3 and CMD is stopped when less than "
+                               "term/4 is left: shorter is lost before it is renewed)");
     signal_source signals;
     wakeup wake;
     connection_pool pool(ctx.single_endpoint("elect"));
@@ -296,7 +299,8 @@ void add_election_commands(CLI::App& app, context& ctx) {
     elect->add_option("command", a->command, "CMD ARGS... (after --)")->required();
     elect->add_option("--identity", a->identity,
                       "This candidate's identity (default: host:pid:random)");
-    add_duration(*elect, "--term", a->term, "Leadership term (renewed every term/3)");
+    add_duration(*elect, "--term", a->term,
+                 "Leadership term (renewed every term/3; at least 200ms)");
     add_duration(*elect, "--wait", a->wait_value,
                  "Give up when not elected within this: exit 124, or 120 when the server did not "
                  "answer (default: forever, waiting out outages)",

@@ -14,7 +14,7 @@ namespace redcoord::cli {
 enum exit_code : int {
     ok = 0,                ///< Success.
     no = 1,                ///< A negative answer: queue empty, delivery no longer held, no unicast
-                           ///< waiter, no leader.
+                           ///< waiter, no leader, barrier not reset (parties waiting).
     usage = 2,             ///< Bad option, duration, URL, name or argument.
     connection = 120,      ///< A server could not be reached or did not answer in time (or no
                            ///< Redlock majority could be reached).
@@ -24,6 +24,7 @@ enum exit_code : int {
     timed_out = 124,       ///< A wait ran out: `--wait` (lock not acquired / not elected),
                            ///< `--timeout` of wait, barrier and queue pop.
     lost = 125,            ///< The lock or leadership was lost while CMD ran; CMD was stopped.
+                           ///< A barrier waiter dropped by `barrier --reset --force`.
     cannot_execute = 126,  ///< CMD was found but could not be executed.
     not_found = 127,       ///< CMD was not found.
 };

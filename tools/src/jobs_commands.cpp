@@ -3,12 +3,14 @@
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
+#include "payloads.hpp"
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/jobs/job_queue.hpp>
 
 #include <array>
+#include <ctime>
 #include <memory>
 
 namespace redcoord::cli {
@@ -18,17 +20,18 @@ using std::chrono::milliseconds;
 
 struct jobs_args {
     std::string name;
-    std::vector<std::string> payloads;  // add
-    std::string id;                     // add --id, get/cancel/retry
+    payload_input input;  // add
+    bool base64 = false;  // get: print the payload in base64
+    std::string id;       // add --id, get/cancel/retry
     milliseconds delay{0}, timeout{0}, deadline{0};
     milliseconds backoff{1000}, backoff_max{3'600'000};
     double jitter = 0;
     bool fixed = false;
     int priority = 0;
-    unsigned max_attempts = 3;
-    std::string state = "waiting";  // list, clean
-    std::size_t limit = 100;        // list, clean
-    milliseconds older_than{0};     // clean
+    unsigned max_attempts = default_max_attempts;
+    std::string state = "waiting";              // list, clean
+    std::size_t limit = default_listing_limit;  // list, clean
+    milliseconds older_than{0};                 // clean
 };
 
 job_queue_options queue_options(const context& ctx) {
@@ -57,8 +60,35 @@ job_state state_named(const std::string& s) {
                            "' (waiting, delayed, active, completed, failed, dead)");
 }
 
+// ISO 8601 UTC to the millisecond, and how far from now: what an operator reads at a glance.
+std::string when(std::chrono::system_clock::time_point t) {
+    using namespace std::chrono;
+    const auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();
+    const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    char frac[8];
+    std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms % 1000));
+    auto from_now = duration_cast<milliseconds>(t - system_clock::now());
+    if (from_now >= seconds(10) || from_now <= seconds(-10))
+        from_now = duration_cast<seconds>(from_now);  // milliseconds there are only noise
+    return std::string(buf) + frac +
+           (from_now >= milliseconds(0) ? " (in " + format_duration(from_now) + ")"
+                                        : " (" + format_duration(-from_now) + " ago)");
+}
+
+json_object& add_time(json_object& o, std::string_view key,
+                      const std::optional<std::chrono::system_clock::time_point>& t) {
+    if (!t) return o.add_raw(key, "null");
+    return o.add(key, static_cast<std::int64_t>(
+                          std::chrono::duration_cast<milliseconds>(t->time_since_epoch()).count()));
+}
+
 int run_add(context& ctx, const jobs_args& a) {
-    if (!a.id.empty() && a.payloads.size() != 1)
+    const auto payloads = read_payloads(a.input);
+    if (!a.id.empty() && payloads.size() != 1)
         throw invalid_argument("--id names one job: give exactly one payload");
     // The library's own checks would name job_options members, which the user never typed.
     if (a.priority < 0 || a.priority > 9) throw invalid_argument("--priority must be in 0..9");
@@ -78,7 +108,7 @@ int run_add(context& ctx, const jobs_args& a) {
     o.backoff = a.fixed ? backoff_policy::fixed(a.backoff)
                         : backoff_policy::exponential(a.backoff, a.backoff_max, a.jitter);
     std::vector<std::pair<std::string, job_options>> batch;
-    for (const auto& p : a.payloads) batch.emplace_back(p, o);
+    for (const auto& p : payloads) batch.emplace_back(p, o);
     const auto added = q.add_batch(batch);
     for (const auto& r : added) {
         if (ctx.opts.json)
@@ -106,25 +136,35 @@ int run_get(context& ctx, const jobs_args& a) {
             print_note("job '" + a.id + "' is unknown (never added, or completed long ago)");
         return no;
     }
+    const std::string payload = a.base64 ? base64_encode(j->payload) : j->payload;
     if (ctx.opts.json) {
         json_object o;
         o.add("id", j->id)
             .add("state", std::string(to_string(j->state)))
-            .add("payload", j->payload)
+            .add("payload", payload)
             .add("priority", j->priority)
             .add("attempts", static_cast<std::uint64_t>(j->attempts))
             .add("max_attempts", static_cast<std::uint64_t>(j->max_attempts))
             .add("progress", j->progress)
             .add("error", j->error)
             .add("worker", j->worker);
+        add_time(o, "added_at_ms", j->added_at);
+        add_time(o, "due_at_ms", j->due_at);
+        add_time(o, "started_at_ms", j->started_at);
+        add_time(o, "finished_at_ms", j->finished_at);
         if (j->result) o.add("result", *j->result);
         print_line(o.str());
     } else {
+        print_line("id " + j->id);
         print_line("state " + std::string(to_string(j->state)));
         print_line("attempts " + std::to_string(j->attempts) + "/" +
                    std::to_string(j->max_attempts));
         print_line("priority " + std::to_string(j->priority));
-        print_line("payload " + j->payload);
+        print_line("payload " + payload);
+        if (j->added_at) print_line("added " + when(*j->added_at));
+        if (j->due_at) print_line("due " + when(*j->due_at));
+        if (j->started_at) print_line("started " + when(*j->started_at));
+        if (j->finished_at) print_line("finished " + when(*j->finished_at));
         if (!j->progress.empty()) print_line("progress " + j->progress);
         if (!j->error.empty()) print_line("error " + j->error);
         if (!j->worker.empty()) print_line("worker " + j->worker);
@@ -156,7 +196,9 @@ int run_retry(context& ctx, const jobs_args& a) {
     const bool done = q.retry(a.id);
     if (ctx.opts.json)
         print_line(json_object().add("id", a.id).add("retried", done).str());
-    else if (!done)
+    else if (done)
+        print_line("retried");
+    else
         print_note("job '" + a.id + "' is not dead or failed (or unknown)");
     return done ? ok : no;
 }
@@ -254,7 +296,7 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
     };
     {
         auto [sub, a] = make("add", "Add jobs (one per payload); prints their ids");
-        sub->add_option("payloads", a->payloads, "Payloads")->required();
+        add_payload_options(*sub, a->input);
         sub->add_option("--id", a->id, "The job's id (de-duplicates: a known id adds nothing)");
         add_duration(*sub, "--delay", a->delay, "Run no sooner than this after the add");
         sub->add_option("--priority", a->priority, "0 (lowest) .. 9 (highest)")
@@ -270,16 +312,23 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         sub->add_option("--jitter", a->jitter, "Random fraction of each retry delay, 0..1")
             ->capture_default_str();
         sub->add_flag("--fixed", a->fixed, "The same retry delay every time");
-        sub->footer("JSON: one {\"id\",\"added\",\"state\"} per line.");
+        sub->footer(
+            "PAYLOAD '-' reads one payload from stdin, --file F one from a file, byte for byte.\n"
+            "JSON: one {\"id\",\"added\",\"state\"} per line.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_add(ctx, *a); }; });
     }
     {
         auto [sub, a] =
             make("get", "Show a job: state, attempts, payload, progress, error, result");
         sub->add_option("id", a->id, "Job id")->required();
+        sub->add_flag("--base64", a->base64, "Print the payload in base64 (binary payloads)");
         sub->footer(
+            "Times are the server's, in UTC: added, due (a delayed job), started (last attempt), "
+            "finished.\n"
             "Exit 1 for an unknown job. JSON: {\"id\",\"state\",\"payload\",\"priority\","
-            "\"attempts\",\"max_attempts\",\"progress\",\"error\",\"worker\"[,\"result\"]}.");
+            "\"attempts\",\"max_attempts\",\"progress\",\"error\",\"worker\",\n"
+            "\"added_at_ms\",\"due_at_ms\",\"started_at_ms\",\"finished_at_ms\"[,\"result\"]} "
+            "(Unix ms, or null).");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_get(ctx, *a); }; });
     }
     {
@@ -295,7 +344,9 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
     {
         auto [sub, a] = make("retry", "Make a dead or failed job waiting again (attempts reset)");
         sub->add_option("id", a->id, "Job id")->required();
-        sub->footer("Exit 1 when the job is not dead or failed. JSON: {\"id\",\"retried\"}.");
+        sub->footer(
+            "Prints 'retried'; exit 1 when the job is not dead or failed. JSON: "
+            "{\"id\",\"retried\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_retry(ctx, *a); }; });
     }
     {

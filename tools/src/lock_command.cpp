@@ -95,10 +95,10 @@ private:
 };
 
 int run_lock(context& ctx, const lock_args& a) {
-    // The library's rule (the watchdog extends at ttl/3; the drift allowance is ttl/100 + 2 ms),
-    // said in the CLI's words: its own message names lock_options members.
-    if (a.ttl < milliseconds(3))
-        throw invalid_argument("--ttl must be at least 3ms (the lock is extended every ttl/3)");
+    if (a.ttl < min_lease)
+        throw invalid_argument("--ttl must be at least " + format_duration(min_lease) +
+                               " (the lock is extended every TTL/3 and CMD is stopped when "
+                               "less than TTL/4 is left: shorter is lost before it is extended)");
     signal_source signals;
     wakeup wake;
     const auto eps = ctx.endpoints();
@@ -300,7 +300,7 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "connect or command timeout: outages are not waited out, even with --wait.");
     sub->add_option("name", a->name, "Lock (resource) name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
-    add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock");
+    add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock (at least 200ms)");
     add_duration(*sub, "--wait", a->wait_value,
                  "Give up (exit 124) when another holder keeps the lock this long (default: wait "
                  "forever); an unreachable server is not waited out (exit 120)",

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <exception>
+#include <functional>
 #include <string>
 
 namespace {
@@ -18,23 +19,9 @@ int run(int argc, char** argv) {
     block_signals();
 
     CLI::App app{
-        "redcoord: locks, leader election, signals, barriers and queues on Redis, from the shell.",
+        "redcoord: locks, leader election, signals, barriers, queues and jobs on Redis, from the "
+        "shell.",
         "redcoord"};
-    app.footer(
-        "Servers: --redis URL (one URL each, repeatable; several masters make 'lock' use "
-        "Redlock), else $REDCOORD_REDIS\n"
-        "(comma-separated), else redis://127.0.0.1:6379. URLs: "
-        "redis://[[user]:password@]host[:port][/db],\n"
-        "unix:///path.sock[?db=N], redis-sentinel://h1:p1,h2:p2/service,\n"
-        "redis-cluster://h1:p1,h2:p2 (Redis Cluster seed nodes). A password missing from "
-        "the URL\n"
-        "is taken from $REDCOORD_PASSWORD (keeps it out of ps); the sentinels' own password from\n"
-        "$REDCOORD_SENTINEL_PASSWORD. Passwords are never printed.\n"
-        "Global options go before or after the subcommand. --connect-timeout/--command-timeout "
-        "override\n"
-        "the URL's connect_timeout/command_timeout only when given.\n"
-        "Durations: 500ms, 20s, 2m, 1h, 1m30s.\n\n" +
-        exit_code_table());
     app.require_subcommand(1);
     app.fallthrough();
     // The linked library's number (redcoord::version()), which is what a bug report needs.
@@ -66,6 +53,34 @@ int run(int argc, char** argv) {
     add_jobs_commands(app, ctx);
     add_acl_command(app, ctx);
     add_inspect_command(app, ctx);
+
+    // Set after the subcommands exist, so none inherits it (CLI11 copies a parent's footer into
+    // each new subcommand); each page ends with the same short list of the global options.
+    app.footer(
+        "Servers: --redis URL (one URL each, repeatable; several masters make 'lock' use "
+        "Redlock), else $REDCOORD_REDIS\n"
+        "(comma-separated), else redis://127.0.0.1:6379. URLs: "
+        "redis://[[user]:password@]host[:port][/db],\n"
+        "rediss://... (TLS; ?ca_file=, cert_file=, key_file=...), unix:///path.sock[?db=N],\n"
+        "redis-sentinel://h1:p1,h2:p2/service, redis-cluster://h1:p1,h2:p2 (Redis Cluster seed "
+        "nodes),\n"
+        "rediss-cluster://h1:p1,h2:p2 (Cluster over TLS). A password missing from the URL\n"
+        "is taken from $REDCOORD_PASSWORD (keeps it out of ps); the sentinels' own password from\n"
+        "$REDCOORD_SENTINEL_PASSWORD. Passwords are never printed.\n"
+        "Global options go before or after the subcommand. --connect-timeout/--command-timeout "
+        "override\n"
+        "the URL's connect_timeout/command_timeout only when given.\n"
+        "Durations: 500ms, 20s, 2m, 1h, 1m30s.\n\n" +
+        exit_code_table());
+    const std::function<void(CLI::App&)> add_global_footer = [&](CLI::App& a) {
+        for (CLI::App* sub : a.get_subcommands({})) {
+            const std::string own = sub->get_footer();
+            sub->footer(own.empty() ? global_options_footer()
+                                    : own + "\n\n" + global_options_footer());
+            add_global_footer(*sub);
+        }
+    };
+    add_global_footer(app);
 
     try {
         app.parse(argc, argv);

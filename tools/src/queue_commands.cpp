@@ -8,6 +8,7 @@
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
+#include "payloads.hpp"
 
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
@@ -29,15 +30,16 @@ using std::chrono::milliseconds;
 
 struct queue_args {
     std::string name;
-    std::vector<std::string> payloads;  // push
-    std::string consumer;               // pop (default random), ack/nack (or inside the id)
-    std::string delivery;               // ack/nack
-    milliseconds timeout{0};            // pop
-    milliseconds visibility{30000};     // pop
-    std::uint32_t max_attempts = 5;     // nack/recover/pop
-    bool dead = false;                  // nack --dead
-    std::size_t limit = 0;              // dead
-    bool requeue = false;               // dead --requeue
+    payload_input input;             // push
+    bool base64 = false;             // pop, dead: print payloads in base64
+    std::string consumer;            // pop (default random), ack/nack (or inside the id)
+    std::string delivery;            // ack/nack
+    milliseconds timeout{0};         // pop
+    milliseconds visibility{30000};  // pop
+    std::uint32_t max_attempts = default_max_attempts;  // nack/recover/pop
+    bool dead = false;                                  // nack --dead
+    std::optional<std::size_t> limit;  // dead: listing 100, --requeue all unless given
+    bool requeue = false;              // dead --requeue
 };
 
 reliable_queue_options queue_options(const context& ctx, const queue_args& a) {
@@ -55,10 +57,24 @@ std::string delivery_id(const std::string& consumer, const std::string& message_
     return consumer + "/" + message_id;
 }
 
-std::string message_json(const message& m) {
+// An anonymous `pop` (no --consumer) names its consumer `cli-` + 40 hex digits; such a
+// consumer lives for one delivery, so its ack retires it.
+bool is_anonymous(std::string_view consumer) {
+    constexpr std::string_view mark = "cli-";
+    if (consumer.size() != mark.size() + 40 || consumer.substr(0, mark.size()) != mark)
+        return false;
+    return consumer.substr(mark.size()).find_first_not_of("0123456789abcdef") ==
+           std::string_view::npos;
+}
+
+std::string shown(const queue_args& a, const std::string& payload) {
+    return a.base64 ? base64_encode(payload) : payload;
+}
+
+std::string message_json(const queue_args& a, const message& m) {
     return json_object()
         .add("id", m.id)
-        .add("payload", m.payload)
+        .add("payload", shown(a, m.payload))
         .add("attempts", static_cast<std::uint64_t>(m.attempts))
         .add(
             "enqueued_at_ms",
@@ -69,9 +85,10 @@ std::string message_json(const message& m) {
 
 int run_push(context& ctx, const queue_args& a) {
     exit_on_termination_signal();
+    const auto payloads = read_payloads(a.input);
     connection_pool pool(ctx.single_endpoint("queue push"));
     reliable_queue q(pool, a.name, queue_options(ctx, a));
-    const auto ids = q.push_batch(a.payloads);
+    const auto ids = q.push_batch(payloads);
     if (ctx.opts.json) {
         std::vector<std::string> quoted;
         quoted.reserve(ids.size());
@@ -86,7 +103,8 @@ int run_push(context& ctx, const queue_args& a) {
 int run_pop(context& ctx, const queue_args& a) {
     exit_on_termination_signal();
     queue_args args = a;
-    if (args.consumer.empty()) args.consumer = "cli-" + random_token();
+    const bool anonymous = args.consumer.empty();
+    if (anonymous) args.consumer = "cli-" + random_token();
     // Leaked on purpose and left by _exit: reliable_queue::close() (run by its destructor)
     // would hand the delivery straight back to the queue, but the delivery must stay in
     // flight for a later `queue ack` until the consumer's heartbeat (--visibility) runs out.
@@ -98,7 +116,17 @@ int run_pop(context& ctx, const queue_args& a) {
         if (!d) {
             if (ctx.opts.json)
                 print_line(json_object().add("name", args.name).add("empty", true).str());
+            else if (args.timeout > milliseconds(0))
+                print_note("no message in queue '" + args.name + "' within " +
+                           format_duration(args.timeout));
+            else
+                print_note("queue '" + args.name + "' is empty");
             code = args.timeout > milliseconds(0) ? timed_out : no;
+            // Nothing is in flight: an anonymous consumer has no reason to stay registered.
+            if (anonymous) {
+                delete q;
+                delete pool;
+            }
         } else {
             const std::string id = delivery_id(d->consumer, d->id);
             if (ctx.opts.json) {
@@ -106,12 +134,12 @@ int run_pop(context& ctx, const queue_args& a) {
                                .add("delivery", id)
                                .add("consumer", d->consumer)
                                .add("id", d->id)
-                               .add("payload", d->payload)
+                               .add("payload", shown(args, d->payload))
                                .add("attempts", static_cast<std::uint64_t>(d->attempts))
                                .add("raw", d->raw)
                                .str());
             } else {
-                print_line(id + " " + d->payload);
+                print_line(id + " " + shown(args, d->payload));
             }
         }
     } catch (const std::exception& e) {
@@ -167,6 +195,12 @@ int run_ack(context& ctx, const queue_args& a, bool is_ack) {
         reliable_queue q(pool, a.name, queue_options(ctx, view));
         done = is_ack ? q.ack(*d)
                       : q.nack(*d, a.dead ? nack_action::dead_letter : nack_action::requeue);
+        // Tidying only: when it fails, the consumer's heartbeat lapses and recovery removes it.
+        if (done && is_anonymous(d->consumer)) {
+            try {
+                (void)q.retire_if_idle();
+            } catch (const std::exception&) {}
+        }
     }
     if (ctx.opts.json)
         print_line(
@@ -233,7 +267,7 @@ int run_dead(context& ctx, const queue_args& a) {
     connection_pool pool(ctx.single_endpoint("queue dead"));
     reliable_queue q(pool, a.name, queue_options(ctx, a));
     if (a.requeue) {
-        const std::size_t n = q.requeue_dead(a.limit);
+        const std::size_t n = q.requeue_dead(a.limit.value_or(0));
         if (ctx.opts.json)
             print_line(json_object()
                            .add("name", a.name)
@@ -243,11 +277,11 @@ int run_dead(context& ctx, const queue_args& a) {
             print_line(std::to_string(n));
         return ok;
     }
-    for (const auto& m : q.dead_letters(a.limit)) {
+    for (const auto& m : q.dead_letters(a.limit.value_or(default_listing_limit))) {
         if (ctx.opts.json)
-            print_line(message_json(m));
+            print_line(message_json(a, m));
         else
-            print_line(m.id + " " + std::to_string(m.attempts) + " " + m.payload);
+            print_line(m.id + " " + std::to_string(m.attempts) + " " + shown(a, m.payload));
     }
     return ok;
 }
@@ -274,8 +308,11 @@ void add_queue_commands(CLI::App& app, context& ctx) {
 
     {
         auto [sub, a] = make("push", "Push payloads (one message each); prints their ids");
-        sub->add_option("payloads", a->payloads, "Payloads")->required();
-        sub->footer("JSON: {\"name\",\"ids\":[...]}.");
+        add_payload_options(*sub, a->input);
+        sub->footer(
+            "PAYLOAD '-' reads one payload from stdin, --file F one from a file, byte for byte "
+            "(a 2 MB\n"
+            "payload does not fit a command line). JSON: {\"name\",\"ids\":[...]}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_push(ctx, *a); }; });
     }
     {
@@ -290,8 +327,13 @@ void add_queue_commands(CLI::App& app, context& ctx) {
         sub->add_option("--max-attempts", a->max_attempts,
                         "Deliveries before a message is dead-lettered")
             ->capture_default_str();
+        sub->add_flag("--base64", a->base64, "Print the payload in base64 (binary payloads)");
         sub->footer(
-            "Output: 'CONSUMER/ID PAYLOAD'. JSON: "
+            "Output: 'CONSUMER/ID PAYLOAD'; 'queue NAME is empty' on stderr, exit 1 (124 with "
+            "--timeout).\n"
+            "Without --consumer the consumer is anonymous (cli-<40 hex digits>): an empty pop "
+            "leaves no\n"
+            "consumer behind, and the ack or nack of its delivery retires it. JSON: "
             "{\"delivery\",\"consumer\",\"id\",\"payload\",\"attempts\",\"raw\"}.");
         sub->callback([a = a, &ctx] {
             if (a->visibility < milliseconds(100))
@@ -337,9 +379,11 @@ void add_queue_commands(CLI::App& app, context& ctx) {
     {
         auto [sub, a] =
             make("dead", "List dead letters ('ID ATTEMPTS PAYLOAD'), or --requeue them");
-        sub->add_option("--limit", a->limit, "At most this many, oldest first (0: all)")
-            ->capture_default_str();
+        sub->add_option("--limit", a->limit,
+                        "At most this many, oldest first (0: all; --requeue: all unless given)")
+            ->default_str(std::to_string(default_listing_limit));
         sub->add_flag("--requeue", a->requeue, "Move them back to the queue with attempts reset");
+        sub->add_flag("--base64", a->base64, "Print payloads in base64 (binary payloads)");
         sub->footer(
             "JSON: one {\"id\",\"payload\",\"attempts\",\"enqueued_at_ms\"} per line, or "
             "{\"name\",\"requeued\"}.");

@@ -83,6 +83,10 @@ int run_signal(context& ctx, const signal_args& a) {
                        .str());
     else
         print_line(std::to_string(receivers));
+    // Stdout keeps the bare count for scripts; a person is told what 0 means.
+    if (!ctx.opts.json && receivers == 0)
+        print_note("no receiver on '" + a.channel +
+                   "': nobody was subscribed, so the signal is gone (pub/sub keeps nothing)");
     return ok;
 }
 
@@ -136,18 +140,54 @@ int run_wait(context& ctx, const wait_args& a) {
 
 struct barrier_args {
     std::string name;
-    std::size_t parties = 0;
+    std::optional<std::size_t> parties;
+    bool reset = false;
+    bool force = false;
     milliseconds timeout_value{0};
     std::optional<milliseconds> timeout;
 };
 
-int run_barrier(context& ctx, const barrier_args& a) {
+std::string parties_text(std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " party is" : " parties are");
+}
+
+int run_barrier_reset(context& ctx, const barrier_args& a) {
     exit_on_termination_signal();
-    if (a.parties < 1) throw invalid_argument("--parties must be >= 1");
+    connection_pool pool(ctx.single_endpoint("barrier --reset"));
+    signal_hub hub(pool, {}, hub_options(ctx));
+    barrier b(hub, a.name, 1);  // reset works whatever party count is stored
+    std::size_t dropped = 0, waiting = 0;
+    bool reset = true;
+    if (a.force)
+        dropped = b.force_reset();
+    else if (!(reset = b.reset()))
+        waiting = b.arrived();
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("name", a.name).add("reset", reset);
+        if (a.force) o.add("dropped", static_cast<std::uint64_t>(dropped));
+        if (!reset) o.add("waiting", static_cast<std::uint64_t>(waiting));
+        print_line(o.str());
+    } else if (!reset) {
+        print_note("barrier '" + a.name + "' not reset: " + parties_text(waiting) +
+                   " waiting; --force drops them (they exit 125)");
+    } else {
+        print_note(
+            "barrier '" + a.name + "' reset" +
+            (dropped ? "; dropped " + std::to_string(dropped) + " waiting (they exit 125)" : ""));
+    }
+    return reset ? ok : no;
+}
+
+int run_barrier(context& ctx, const barrier_args& a) {
+    if (a.reset) return run_barrier_reset(ctx, a);
+    exit_on_termination_signal();
+    if (!a.parties) throw invalid_argument("--parties is required (or --reset)");
+    if (*a.parties < 1) throw invalid_argument("--parties must be >= 1");
     connection_pool pool(waiter_endpoint(ctx, "barrier", a.timeout));
     check_server(pool);
     signal_hub hub(pool, {}, waiter_options(ctx, a.timeout));
-    barrier b(hub, a.name, a.parties);
+    barrier b(hub, a.name, *a.parties);
     try {
         const std::uint64_t generation = b.arrive_and_wait(a.timeout.value_or(forever));
         if (ctx.opts.json)
@@ -165,6 +205,17 @@ int run_barrier(context& ctx, const barrier_args& a) {
                            .add("parties", static_cast<std::uint64_t>(e.parties()))
                            .str());
         return timed_out;
+    } catch (const barrier_lease_lost&) {
+        print_note("barrier '" + a.name +
+                   "' was reset (--reset --force), or this party stalled past its lease, while "
+                   "waiting: it did not pass");
+        if (ctx.opts.json) print_line(json_object().add("name", a.name).add("lost", true).str());
+        return lost;
+    } catch (const invalid_argument& e) {
+        // The stored party count differs: say how to start over.
+        throw invalid_argument(std::string(e.what()) +
+                               "; if that count was a mistake: redcoord barrier '" + a.name +
+                               "' --reset");
     }
 }
 
@@ -218,11 +269,18 @@ void add_signal_commands(CLI::App& app, context& ctx) {
         "Prints the generation that passed (0 first). Exit 124 on timeout (the arrival is "
         "withdrawn).\n"
         "JSON: {\"name\",\"generation\"}, or {\"name\",\"timed_out\",\"arrived\",\"parties\"}.\n"
+        "--reset deletes the barrier (its stored party count too), refused with exit 1 while "
+        "parties\n"
+        "wait; --force drops them: they exit 125. JSON: {\"name\",\"reset\"[,\"waiting\"|"
+        "\"dropped\"]}.\n"
         "A refused password exits 121 at once, an unreachable server 120 with the reason, within "
         "--timeout.");
     bar->add_option("name", b->name, "Barrier name")->required();
-    bar->add_option("--parties", b->parties, "Parties that complete the barrier (>= 1)")
-        ->required();
+    bar->add_option("--parties", b->parties, "Parties that complete the barrier (>= 1)");
+    auto* reset = bar->add_flag("--reset", b->reset,
+                                "Delete the barrier (a mistyped party count) instead of arriving");
+    bar->add_flag("--force", b->force, "With --reset: even while parties wait (they exit 125)")
+        ->needs(reset);
     add_duration(*bar, "--timeout", b->timeout_value, "Give up after this long (default: forever)",
                  false);
     bar->callback([b, &ctx, bar] {

@@ -35,6 +35,13 @@ struct supervise_options {
     std::chrono::milliseconds tick{50};
 };
 
+/// The shortest lock TTL or election term `lock` and `elect` accept, in milliseconds. The
+/// lease is renewed every third of it and CMD is stopped once less than a quarter is left,
+/// which leaves about 0.4 of it for a renewal's round trip; supervision looks every 50 ms
+/// (supervise_options::tick). Measured on a loaded 2-core machine: 150 ms held, 120 ms or
+/// less was lost before its first renewal. Below this, the lease would be lost at once.
+inline constexpr std::chrono::milliseconds min_lease{200};
+
 /// Why supervision ended.
 enum class stop_reason {
     exited,  ///< CMD exited on its own.

@@ -133,3 +133,24 @@ TEST_F(AclCli, UserOfAnotherPartGetsExit122NamingTheCommand) {
     EXPECT_EQ(wait.status, code::server) << wait.output;
     EXPECT_TRUE(contains(wait.output, "'subscribe'")) << wait.output;
 }
+
+TEST_F(AclCli, C19_InspectUserReadsEveryPartAndWritesNothing) {
+    // Something to look at, made by the default user.
+    const std::string admin = redis.url();
+    ASSERT_EQ(run(dir, {"--redis", admin, "queue", "push", "jobs", "one"}).status, code::ok);
+    ASSERT_EQ(run(dir, {"--redis", admin, "jobs", "add", "mail", "x"}).status, code::ok);
+    auto rules = run(dir, {"acl-rules", "--inspect"});
+    EXPECT_TRUE(contains(rules.output, "-@all")) << rules.output;
+    for (const char* write : {"+set ", "+del ", "+lpush", "+zadd", "+hset", "+publish"})
+        EXPECT_FALSE(contains(rules.output, write)) << write << ": " << rules.output;
+    const auto url = create_user("cli_inspect", {"--inspect"});
+    for (const char* kind : {"lock", "election", "queue", "barrier", "jobs"}) {
+        auto r = as(url, {"inspect", kind, kind == std::string("queue") ? "jobs" : "mail"});
+        EXPECT_EQ(r.status, code::ok) << kind << ": " << r.output;
+    }
+    auto push = as(url, {"queue", "push", "jobs", "x"});
+    EXPECT_EQ(push.status, code::server) << push.output;
+    EXPECT_TRUE(contains(push.output, "permission denied")) << push.output;
+    // --inspect is a profile of its own: --part does not widen it.
+    EXPECT_EQ(run(dir, {"acl-rules", "--inspect", "--part", "lock"}).status, code::usage);
+}

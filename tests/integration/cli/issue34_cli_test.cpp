@@ -1,7 +1,7 @@
 // Issue 34: the CLI under bad input and broken servers. Each case is named after the finding
 // of the 2026-11-28 user review it pins (C1, C2, ...). Wall times are asserted, because the
 // defects were hangs and overruns, not wrong codes alone.
-#include "cli_harness.hpp"
+#include "issue34_fixture.hpp"
 
 #include <atomic>
 #include <thread>
@@ -59,10 +59,6 @@ struct password_server {
 std::string unreachable_url() {
     return "redis://127.0.0.1:" + std::to_string(redcoord::testing::free_port());
 }
-
-struct Cli : ::testing::Test {
-    temp_dir dir;
-};
 
 }  // namespace
 

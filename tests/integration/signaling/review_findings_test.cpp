@@ -142,6 +142,36 @@ TEST_F(Findings, S8_ResetDoesNotPullTheRugFromAWaitingMember) {
     EXPECT_EQ(*passed, 0u);
 }
 
+// ---- Issue 34 C11: a forced reset drops the waiting members, who are told ----
+
+TEST_F(Findings, C11_ForceResetDropsWaitingMembersWhoGetLeaseLost) {
+    // Leases refreshed every 10 s: only the reset's own wake-up can end the waits sooner.
+    redcoord::barrier b(hub, "c11", 3, {.arrival_lease = 30s});
+    std::atomic<int> lost{0};
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < 2; ++i)
+        waiters.emplace_back([&] {
+            try {
+                (void)b.arrive_and_wait(20s);
+            } catch (const redcoord::barrier_lease_lost&) {
+                ++lost;
+            }
+        });
+    for (int i = 0; i < 1000 && b.arrived() < 2; ++i) std::this_thread::sleep_for(5ms);
+    ASSERT_EQ(b.arrived(), 2u);
+    EXPECT_FALSE(b.reset());
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(b.force_reset(), 2u);
+    for (auto& t : waiters) t.join();
+    EXPECT_EQ(lost.load(), 2);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
+    EXPECT_EQ(b.arrived(), 0u);
+    // The party count is gone: another count can start the barrier afresh, and it passes.
+    redcoord::barrier one(hub, "c11", 1);
+    EXPECT_NO_THROW((void)one.arrive_and_wait(2s));
+    EXPECT_EQ(redcoord::barrier(hub, "c11idle", 2).force_reset(), 0u);
+}
+
 // ---- S4: one envelope on two channels is two deliveries ----
 
 TEST_F(Findings, S4_OneEnvelopeOnTwoChannelsReachesBoth) {

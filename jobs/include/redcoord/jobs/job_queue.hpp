@@ -81,6 +81,15 @@ struct job_info {
     /// The handler's result while it is kept; none for an empty result (not stored).
     std::optional<std::string> result;
     std::string worker;  ///< The worker that ran (or runs) it last.
+    /// When it was added, by the server's clock.
+    std::optional<std::chrono::system_clock::time_point> added_at;
+    /// When a delayed job (a delay, run_at or a retry's back-off) becomes ready, by the
+    /// server's clock; none in other states.
+    std::optional<std::chrono::system_clock::time_point> due_at;
+    /// When its last attempt started, by the server's clock; none before the first.
+    std::optional<std::chrono::system_clock::time_point> started_at;
+    /// When it completed, failed or went dead, by the server's clock; none before that.
+    std::optional<std::chrono::system_clock::time_point> finished_at;
 };
 
 /// Jobs per state, a snapshot.

@@ -20,6 +20,13 @@ namespace redcoord {
 /// @return the needs; pass them to format_acl_setuser(). Thread-safe.
 [[nodiscard]] acl_needs queue_acl_needs(std::string_view prefix = default_prefix, int db = 0);
 
+/// What a read-only ACL user needs to run inspect_queue() (`redcoord inspect`) with key prefix
+/// `prefix` on database `db`: only commands that read (and MULTI/EXEC, which make the reads
+/// one snapshot), the pool's, and keys `<prefix>queue:*`; no channels.
+/// @return the needs; pass them to format_acl_setuser(). Thread-safe.
+[[nodiscard]] acl_needs queue_inspect_acl_needs(std::string_view prefix = default_prefix,
+                                                int db = 0);
+
 }  // namespace redcoord
 
 REDCOORD_API_END

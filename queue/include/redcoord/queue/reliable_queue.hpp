@@ -304,6 +304,15 @@ public:
     /// Idempotent. @throws as pop() when the server cannot be reached (the heartbeat then
     /// simply expires and others recover the messages).
     void close();
+    /// Unregisters this object's consumer id (its heartbeat key and its registry entry) when
+    /// its processing list is empty, in one atomic script; a consumer with messages in flight
+    /// is left alone. For a process that acks the last delivery of a short-lived consumer
+    /// that is not this object's running one (`redcoord queue ack` after an anonymous
+    /// `queue pop`), so the registry does not fill with finished consumers until their
+    /// heartbeats lapse. Do not call it for a consumer that a live process still pops with:
+    /// that process re-registers at its next heartbeat, but until then recovery sees it as
+    /// gone. Returns true when it was unregistered. @throws as pop().
+    bool retire_if_idle();
 
     /// This consumer's current id (see "Transport errors" above for when it changes).
     [[nodiscard]] std::string consumer_id() const;

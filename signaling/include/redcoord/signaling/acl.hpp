@@ -32,6 +32,13 @@ namespace redcoord {
                                             const std::vector<std::string>& channels = {},
                                             int db = 0);
 
+/// What a read-only ACL user needs to run inspect_barrier() (`redcoord inspect`) with key prefix
+/// `prefix` on database `db`: only commands that read (and MULTI/EXEC, which make the reads
+/// one snapshot), the pool's, and keys `<prefix>barrier:*`; no channels.
+/// @return the needs; pass them to format_acl_setuser(). Thread-safe.
+[[nodiscard]] acl_needs signaling_inspect_acl_needs(std::string_view prefix = default_prefix,
+                                                    int db = 0);
+
 }  // namespace redcoord
 
 REDCOORD_API_END

@@ -122,13 +122,14 @@ struct barrier_options {
 /// @par Errors
 /// The constructor throws invalid_argument; arrive_and_wait() throws barrier_timeout,
 /// barrier_lease_lost, invalid_argument (a different party count in Redis) and the master's
-/// connection_error, timeout_error, pool_exhausted or reply_error; arrived(), generation() and
-/// reset() throw the connection and pool errors.
+/// connection_error, timeout_error, pool_exhausted or reply_error; arrived(), generation(),
+/// reset() and force_reset() throw the connection and pool errors.
 ///
 /// @par Cost
 /// arrive_and_wait(): a subscription on the shared links, then one EVALSHA round trip to arrive,
 /// one per wake, and one every arrival_lease / 3 while waiting (lease refresh and re-read); the
-/// last arriver's script publishes once. arrived(), generation() and reset(): one EVALSHA each.
+/// last arriver's script publishes once. arrived(), generation(), reset() and force_reset():
+/// one EVALSHA each.
 class barrier {
 public:
     /// @param hub signal hub (its master pool runs the scripts; its prefix names the keys).
@@ -162,6 +163,16 @@ public:
     /// @return true when the keys were deleted; false (nothing changed) while a member waits.
     /// @throws connection and pool errors.
     bool reset();
+    /// Resets the barrier even while members wait, for example when it was started with a
+    /// mistyped party count (one atomic script). With nobody inside it is reset(). Otherwise
+    /// the party count and the arrivals are deleted and the generation moves on (so
+    /// generation() is not 0 afterwards), and the channel is published: every waiting member
+    /// wakes and gets barrier_lease_lost (it did not pass). The next arrival, with any party
+    /// count, starts the barrier afresh. Meant for operators (`redcoord barrier NAME --reset
+    /// --force`); a program should prefer reset().
+    /// @return how many live arrivals were dropped (0: the barrier was idle).
+    /// @throws connection and pool errors.
+    std::size_t force_reset();
 
     /// The barrier's name, as given.
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
