@@ -84,6 +84,19 @@ metric_desc describe(metric m, const metrics_options& o) {
         case metric::jobs_ticks_total:
             return d("redcoord_jobs_ticks_total",
                      "Ticks of repeatable jobs this process's scheduler added as jobs.");
+        case metric::rate_limited_total:
+            return d("redcoord_rate_limited_total",
+                     "Requests this process's limiters refused (kind: rate, window).");
+        case metric::semaphore_permits:
+            return d("redcoord_semaphore_permits",
+                     "Semaphore permits this process holds (state: held).");
+        case metric::semaphore_acquire_seconds: {
+            auto r = d("redcoord_semaphore_acquire_seconds",
+                       "Time a semaphore acquire call took, from its start to its answer "
+                       "(outcome: acquired, timeout, error).");
+            r.buckets = o.seconds_buckets;
+            return r;
+        }
     }
     return d("redcoord_unknown", "");
 }

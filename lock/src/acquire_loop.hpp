@@ -2,7 +2,8 @@
 // The driver of wait_policy: one acquire call's attempts, release notifications and
 // sleeps (the decisions are the policy's, see wait_policy.hpp).
 
-#include "release_waiter.hpp"
+#include <redcoord/core/detail/release_waiter.hpp>
+
 #include "wait_policy.hpp"
 
 #include <chrono>

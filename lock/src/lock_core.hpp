@@ -4,11 +4,12 @@
 // lifecycle (hold_state: commit, extension, lease timer, loss). The two public classes differ
 // only in their transport and options.
 
+#include <redcoord/core/detail/release_waiter.hpp>
+
 #include "hold_common.hpp"
 #include "lock_engine.hpp"
 #include "lock_transport.hpp"
 #include "release_deferral.hpp"
-#include "release_waiter.hpp"
 #include "wait_policy.hpp"
 
 #include <boost/signals2/connection.hpp>

@@ -10,16 +10,15 @@
 // holder with its next refused attempt, and a waiter sleeping through another owner's turn is
 // not woken by its releases. No script writes a key the caller does not hold (issue 33).
 
+#include <redcoord/core/detail/fence_lua.hpp>
 #include <redcoord/core/script.hpp>
 
 #include <string_view>
 
 namespace redcoord::detail {
 
-// Lua shared by the acquire scripts of every lock kind (prepended to their source): the next
-// fencing token from the counter KEYS[2], which lives for `ttl` ms after it is created; when
-// it is created anew its first token is the server's TIME in microseconds (see acquire_script).
-extern const char* const next_fence_lua;
+// next_fence_lua (prepended to the acquire scripts of every lock kind) comes from
+// <redcoord/core/detail/fence_lua.hpp>: semaphores share its counter rule.
 
 // Lua shared by every script that deletes a holding: notify_release(token) publishes on
 // `KEYS[1]:released` and drops the notice when a waiter asked for the release of `token`.

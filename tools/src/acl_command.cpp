@@ -7,6 +7,7 @@
 #include <redcoord/core/acl.hpp>
 #include <redcoord/election/acl.hpp>
 #include <redcoord/jobs/acl.hpp>
+#include <redcoord/limit/acl.hpp>
 #include <redcoord/lock/acl.hpp>
 #include <redcoord/queue/acl.hpp>
 #include <redcoord/signaling/acl.hpp>
@@ -45,6 +46,7 @@ acl_needs needs_of(const acl_args& a, const std::string& prefix) {
     if (all || a.part == "signaling") n.merge(signaling_acl_needs(prefix, a.channels, a.db));
     if (all || a.part == "queue") n.merge(queue_acl_needs(prefix, a.db));
     if (all || a.part == "jobs") n.merge(jobs_acl_needs(prefix, a.db));
+    if (all || a.part == "limit") n.merge(limit_acl_needs(prefix, a.db));
     return a.cluster ? cluster_acl_needs(std::move(n)) : n;
 }
 
@@ -98,8 +100,9 @@ void add_acl_command(CLI::App& app, context& ctx) {
         "parts'\n"
         "keys and change nothing.");
     auto* part =
-        sub->add_option("--part", a->part, "lock, election, signaling, queue, jobs or all")
-            ->check(CLI::IsMember({"lock", "election", "signaling", "queue", "jobs", "all"}))
+        sub->add_option("--part", a->part, "lock, election, signaling, queue, jobs, limit or all")
+            ->check(
+                CLI::IsMember({"lock", "election", "signaling", "queue", "jobs", "limit", "all"}))
             ->capture_default_str();
     sub->add_flag("--inspect", a->inspect,
                   "A read-only user for 'redcoord inspect' instead of a part's user")

@@ -1,7 +1,8 @@
-// `redcoord lock NAME [--fair] [--ttl D] [--wait D] [--grace D] -- CMD ARGS...`
+// `redcoord lock NAME [--fair | -n N] [--ttl D] [--wait D] [--grace D] -- CMD ARGS...`
 //
 // Runs CMD while holding the lock: one server -> distributed_lock (fair_lock with --fair: runs
-// get the lock in the order they asked), several -> redlock (--fair is then a usage error). The
+// get the lock in the order they asked; with -n N one of N permits of a semaphore, consul's
+// `lock -n`), several -> redlock (--fair and -n are then usage errors). The
 // watchdog extends the lock every ttl/3; CMD's process group is stopped when the lock is lost
 // or its validity is about to run out (by the deadline reaper if redcoord itself is paused),
 // and the lock is released when CMD exits.
@@ -10,6 +11,7 @@
 #include "supervisor.hpp"
 
 #include <redcoord/core/pool.hpp>
+#include <redcoord/limit/semaphore.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
@@ -33,6 +35,7 @@ struct lock_args {
     milliseconds wait_value{0};
     milliseconds grace{5000};
     bool fair = false;
+    std::uint64_t permits = 0;  // -n: 0 means a lock, N a semaphore of N permits
 };
 
 /// distributed_lock, fair_lock and redlock behind one face.
@@ -66,6 +69,31 @@ private:
     Lock lock_;
 };
 
+/// One permit of a semaphore behind the lock's face (`lock -n N`). Its loss is seen by the
+/// supervisor's check (lost() every tick), so on_lost connects nothing.
+class held_permit : public held_lock {
+public:
+    held_permit(connection_pool& pool, std::string name, semaphore_options o)
+        : sem_(pool, std::move(name), std::move(o)) {}
+    std::optional<lock_acquisition> acquire(milliseconds wait) override {
+        auto p = sem_.try_acquire_for(1, wait);
+        if (!p) return std::nullopt;
+        permit_ = std::move(*p);
+        return current();
+    }
+    bool release() override { return permit_.release(); }
+    bool lost() const override { return permit_.lost(); }
+    std::optional<lock_acquisition> current() const override {
+        if (!permit_.held()) return std::nullopt;
+        return lock_acquisition{permit_.token(), permit_.valid_until(), permit_.fencing_token()};
+    }
+    boost::signals2::scoped_connection on_lost(std::function<void()>) override { return {}; }
+
+private:
+    semaphore sem_;
+    permit permit_;
+};
+
 int run_lock(context& ctx, const lock_args& a) {
     if (a.ttl < min_lease)
         throw invalid_argument("--ttl must be at least " + format_duration(min_lease) +
@@ -79,6 +107,10 @@ int run_lock(context& ctx, const lock_args& a) {
             "'lock --fair' takes one server (the queue of a fair lock is one list on one server); "
             "got " +
             std::to_string(eps.size()) + ": drop --fair to use Redlock");
+    if (a.permits > 0 && (a.fair || eps.size() != 1))
+        throw invalid_argument(
+            "'lock -n' takes one server and no --fair (a semaphore's holders "
+            "are one sorted set on one server)");
     std::vector<std::unique_ptr<connection_pool>> pools;
     pools.reserve(eps.size());
     for (const auto& ep : eps) pools.push_back(std::make_unique<connection_pool>(ep));
@@ -90,7 +122,14 @@ int run_lock(context& ctx, const lock_args& a) {
 
     std::unique_ptr<held_lock> lock;
     fair_lock* fair = nullptr;  // the same object as `lock`, with --fair
-    if (a.fair) {
+    if (a.permits > 0) {
+        semaphore_options o;
+        o.permits = a.permits;
+        o.ttl = a.ttl;
+        o.watchdog = true;
+        o.prefix = ctx.opts.prefix;
+        lock = std::make_unique<held_permit>(*pools.front(), a.name, o);
+    } else if (a.fair) {
         fair_lock_options o;
         o.ttl = a.ttl;
         o.watchdog = true;
@@ -251,6 +290,9 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "With --fair (one server only) runs get the lock strictly in the order they asked for it "
         "(a FIFO\n"
         "queue in Redis; a waiter that dies is skipped within a second).\n"
+        "With -n N (one server only) up to N runs hold the name at once, each its own permit of "
+        "a\n"
+        "semaphore (a lease extended every TTL/3; a dead run's permit returns after --ttl).\n"
         "A server that refuses the connection, the password or a command ends 'lock' at once (exit "
         "120,\n"
         "121, 122; with Redlock: too few servers for a majority), one that does not answer after "
@@ -265,6 +307,10 @@ void add_lock_command(CLI::App& app, context& ctx) {
                  false);
     add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
     sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
+    sub->add_option("-n,--permits", a->permits,
+                    "Hold one of N permits of a semaphore instead of a lock (N runs at once; one "
+                    "server only)")
+        ->check(CLI::PositiveNumber);
     sub->callback([a, &ctx, sub] {
         if (sub->count("--wait") > 0) a->wait = a->wait_value;
         ctx.run = [a, &ctx] { return run_lock(ctx, *a); };

@@ -61,7 +61,7 @@ TEST_F(AclCli, PrintsOneSetuserLineForEachPart) {
     ASSERT_EQ(all.status, 0);
     EXPECT_EQ(all.output.rfind("ACL SETUSER redcoord on resetkeys resetchannels -@all +", 0), 0u)
         << all.output;
-    for (const char* part : {"lock", "election", "signaling", "queue"}) {
+    for (const char* part : {"lock", "election", "signaling", "queue", "limit"}) {
         auto one = run(dir, {"acl-rules", "--part", part, "--prefix", "app1:"});
         ASSERT_EQ(one.status, 0) << one.output;
         EXPECT_TRUE(contains(one.output, " ~app1:")) << one.output;

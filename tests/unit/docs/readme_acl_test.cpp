@@ -2,6 +2,7 @@
 // pattern each part's acl_needs() holds (issue 18), so the table cannot fall behind a script.
 #include <redcoord/election/acl.hpp>
 #include <redcoord/jobs/acl.hpp>
+#include <redcoord/limit/acl.hpp>
 #include <redcoord/lock/acl.hpp>
 #include <redcoord/queue/acl.hpp>
 #include <redcoord/signaling/acl.hpp>
@@ -67,4 +68,5 @@ TEST(ReadmeAcl, TableNamesEveryNeedOfEveryPart) {
     expect_row_covers("signaling", redcoord::signaling_acl_needs());
     expect_row_covers("queue", redcoord::queue_acl_needs());
     expect_row_covers("jobs", redcoord::jobs_acl_needs());
+    expect_row_covers("limit", redcoord::limit_acl_needs());
 }

@@ -43,6 +43,9 @@ enum class metric {
     job_run_seconds,                ///< histogram {name, outcome}
     jobs_stalled_total,             ///< counter {name}
     jobs_ticks_total,               ///< counter {name}
+    rate_limited_total,             ///< counter {kind, name}
+    semaphore_permits,              ///< gauge {name, state}
+    semaphore_acquire_seconds,      ///< histogram {name, outcome}
 };
 
 /// The metric's name, help and (histograms) buckets under `o`.

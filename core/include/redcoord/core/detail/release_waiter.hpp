@@ -1,4 +1,7 @@
 #pragma once
+/// @file
+/// Internal to redcoord, not a stable API: shared by the lock and limit parts.
+//
 // Waiting for a lock's release without polling (as Redisson's RLock does): one listener per
 // node on the lock's channel, through the runtime's shared pub/sub link of that node (one
 // connection and no thread of its own, however many locks wait). Each message bumps a
@@ -9,6 +12,7 @@
 
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/endpoint.hpp>
+#include <redcoord/core/export.hpp>
 #include <redcoord/core/runtime.hpp>
 
 #include <chrono>
@@ -19,6 +23,7 @@
 #include <string>
 #include <vector>
 
+REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 class release_waiter {
@@ -57,3 +62,5 @@ private:
 };
 
 }  // namespace redcoord::detail
+
+REDCOORD_API_END

@@ -1,4 +1,4 @@
-#include "release_waiter.hpp"
+#include <redcoord/core/detail/release_waiter.hpp>
 
 #include <redcoord/core/deadline.hpp>
 

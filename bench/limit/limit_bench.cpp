@@ -1,0 +1,212 @@
+// The limiters against plain-hiredis references running the same scripts, in one run
+// (issue 36):
+//   ratio rate_limiter_vs_raw                rate_limiter::try_acquire()/s vs raw EVALSHA of gcra.lua
+//   ratio semaphore_acquire_release_vs_raw   semaphore try_acquire()+release() pairs/s vs raw EVALSHA
+//                                            of semaphore_acquire.lua + semaphore_release.lua
+//   value rate_limiter_error_pct             4 clients asking 10x the rate for 10 s: allowed requests
+//                                            against burst + rate x t (server time), in percent
+//   ratio semaphore_contended_min_share      8 clients looping acquire/release on 3 permits for 5 s:
+//                                            the smallest client's acquisitions over an even share
+//   value semaphore_wait_p99_ms              p99 of the time from calling try_acquire_for() to holding
+// The pairs interleave raw and ours in short blocks (bench::alternate), so both meet the same
+// machine. The contended runs use threads of one process (each its own pool and object), not
+// processes: they share one runtime and so one pub/sub link.
+#include "common.hpp"
+
+#include "limit_scripts.hpp"
+
+#include <redcoord/core/token.hpp>
+#include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/semaphore.hpp>
+#include <redcoord/testing/local_server.hpp>
+
+#include <benchmark/benchmark.h>
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redcoord::bench::side;
+
+namespace {
+
+redcoord::testing::local_server* server;
+side raw_rate, ours_rate, raw_sem, ours_sem;
+
+redisContext* raw_connect() {
+    auto* c = redisConnect("127.0.0.1", server->port());
+    if (c == nullptr || c->err != 0) std::abort();
+    return c;
+}
+
+std::string load(redisContext* c, const redcoord::script& s) {
+    auto* r = static_cast<redisReply*>(redisCommand(c, "SCRIPT LOAD %s", s.source().c_str()));
+    std::string sha(r->str, r->len);
+    freeReplyObject(r);
+    return sha;
+}
+
+// EVALSHA with argv; returns the first element of an array reply (or the integer reply).
+long long evalsha(redisContext* c, const std::vector<std::string>& argv) {
+    std::vector<const char*> v;
+    std::vector<size_t> l;
+    for (const auto& a : argv) {
+        v.push_back(a.data());
+        l.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(v.size()), v.data(), l.data()));
+    long long out = -1;
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements > 0)
+        out = r->element[0]->integer;
+    else if (r != nullptr && r->type == REDIS_REPLY_INTEGER)
+        out = r->integer;
+    freeReplyObject(r);
+    return out;
+}
+
+void rate_pair(benchmark::State& st) {
+    auto* c = raw_connect();
+    const auto sha = load(c, redcoord::detail::gcra_script());
+    // Generous enough that both sides are always admitted (the admitted path writes).
+    const std::vector<std::string> argv{"EVALSHA", sha,          "1", "bench:raw:rate",
+                                        "0.001",   "1000000000", "1"};
+    redcoord::connection_pool pool(server->endpoint());
+    redcoord::rate_limiter ours(pool, "bench", {.rate = 1e9, .burst = 1000000000});
+    redcoord::bench::alternate(
+        st, [&] { (void)evalsha(c, argv); }, [&] { (void)ours.try_acquire(); }, raw_rate,
+        ours_rate);
+    redisFree(c);
+}
+
+void semaphore_pair(benchmark::State& st) {
+    auto* c = raw_connect();
+    const auto acq = load(c, redcoord::detail::semaphore_acquire_script());
+    const auto rel = load(c, redcoord::detail::semaphore_release_script());
+    const std::string key = "bench:raw:sem", fence = key + ":fence", waiting = key + ":waiting";
+    redcoord::connection_pool pool(server->endpoint());
+    redcoord::semaphore sem(pool, "bench", {.permits = 3, .ttl = 30s});
+    redcoord::bench::alternate(
+        st,
+        [&] {
+            const auto token = redcoord::random_token();
+            if (evalsha(c, {"EVALSHA", acq, "3", key, fence, waiting, token, "1", "3", "30000",
+                            "0"}) != 1)
+                st.SkipWithError("raw semaphore not acquired");
+            (void)evalsha(c, {"EVALSHA", rel, "2", key, waiting, token, "1"});
+        },
+        [&] {
+            auto p = sem.try_acquire();
+            if (!p)
+                st.SkipWithError("semaphore not acquired");
+            else
+                (void)p->release();
+        },
+        raw_sem, ours_sem);
+    redisFree(c);
+}
+
+BENCHMARK(rate_pair)->MinTime(3)->UseRealTime();
+BENCHMARK(semaphore_pair)->MinTime(3)->UseRealTime();
+
+std::int64_t server_us() {
+    const auto r = server->command({"TIME"});
+    return std::stoll(r.elements().at(0).text()) * 1'000'000 +
+           std::stoll(r.elements().at(1).text());
+}
+
+// 4 clients, each asking at 2.5x the rate (10x together) for 10 s.
+double rate_error_pct() {
+    const double rate = 200;
+    const std::uint64_t burst = 20;
+    std::atomic<std::uint64_t> allowed{0};
+    std::atomic<bool> stop{false};
+    const auto t0 = server_us();
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 4; ++i)
+        ts.emplace_back([&] {
+            redcoord::connection_pool pool(server->endpoint());
+            redcoord::rate_limiter l(pool, "bench:error", {.rate = rate, .burst = burst});
+            const auto step = std::chrono::microseconds(static_cast<long>(1e6 / (rate * 2.5)));
+            auto next = std::chrono::steady_clock::now();
+            while (!stop) {
+                if (l.try_acquire().allowed) ++allowed;
+                next += step;
+                std::this_thread::sleep_until(next);
+            }
+        });
+    std::this_thread::sleep_for(10s);
+    stop = true;
+    for (auto& t : ts) t.join();
+    const auto t1 = server_us();
+    const double bound = static_cast<double>(burst) + rate * static_cast<double>(t1 - t0) / 1e6;
+    std::fprintf(stderr, "rate_limiter: allowed %llu, burst + rate x t = %.1f\n",
+                 static_cast<unsigned long long>(allowed.load()), bound);
+    return std::abs(static_cast<double>(allowed.load()) - bound) / bound * 100;
+}
+
+// 8 clients on 3 permits for 5 s: smallest share and p99 wait.
+std::pair<double, double> semaphore_contended() {
+    const int clients = 8;
+    std::vector<std::uint64_t> counts(clients);
+    std::vector<std::vector<double>> waits(clients);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < clients; ++i)
+        ts.emplace_back([&, i] {
+            redcoord::connection_pool pool(server->endpoint());
+            redcoord::semaphore sem(pool, "bench:contended", {.permits = 3, .ttl = 10s});
+            while (!stop) {
+                const auto t0 = std::chrono::steady_clock::now();
+                auto p = sem.try_acquire_for(1, 5s);
+                if (!p) continue;
+                waits[static_cast<std::size_t>(i)].push_back(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count());
+                std::this_thread::sleep_for(1ms);  // the section
+                (void)p->release();
+                ++counts[static_cast<std::size_t>(i)];
+            }
+        });
+    std::this_thread::sleep_for(5s);
+    stop = true;
+    for (auto& t : ts) t.join();
+    std::uint64_t total = 0;
+    for (auto n : counts) total += n;
+    const double even = static_cast<double>(total) / clients;
+    const double least = static_cast<double>(*std::min_element(counts.begin(), counts.end()));
+    std::vector<double> all;
+    for (auto& w : waits) all.insert(all.end(), w.begin(), w.end());
+    std::fprintf(stderr, "semaphore contended: %llu acquisitions, least %.0f of even %.1f\n",
+                 static_cast<unsigned long long>(total), least, even);
+    return {even > 0 ? least / even : 0.0, redcoord::bench::percentile(all, 99)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    redcoord::testing::local_server s;
+    server = &s;
+    (void)redcoord::bench::run_benchmarks(argc, argv);
+    auto ratio = [](const side& ours, const side& raw) {
+        return raw.per_second() > 0 ? ours.per_second() / raw.per_second() : 0.0;
+    };
+    std::fprintf(stderr, "calls/s: rate raw %.0f ours %.0f; semaphore pairs raw %.0f ours %.0f\n",
+                 raw_rate.per_second(), ours_rate.per_second(), raw_sem.per_second(),
+                 ours_sem.per_second());
+    using redcoord::bench::print_ratio;
+    using redcoord::bench::print_value;
+    print_ratio("rate_limiter_vs_raw", ratio(ours_rate, raw_rate));
+    print_ratio("semaphore_acquire_release_vs_raw", ratio(ours_sem, raw_sem));
+    print_value("rate_limiter_error_pct", rate_error_pct(), "%");
+    const auto [share, p99] = semaphore_contended();
+    print_ratio("semaphore_contended_min_share", share);
+    print_value("semaphore_wait_p99_ms", p99, "ms");
+    return 0;
+}

@@ -1,0 +1,38 @@
+#include "limit_scripts.hpp"
+
+#include "lua_sources.hpp"
+
+#include <redcoord/core/detail/fence_lua.hpp>
+
+#include <string>
+
+namespace redcoord::detail {
+
+const script& gcra_script() {
+    static const script s(gcra_lua);
+    return s;
+}
+
+const script& window_log_script() {
+    static const script s(window_log_lua);
+    return s;
+}
+
+// The semaphore's scripts publish releases: sharded on a cluster, where the waiters listen.
+const script& semaphore_acquire_script() {
+    static const script s(std::string(next_fence_lua) + semaphore_acquire_lua,
+                          cluster_publish::sharded);
+    return s;
+}
+
+const script& semaphore_release_script() {
+    static const script s(semaphore_release_lua, cluster_publish::sharded);
+    return s;
+}
+
+const script& semaphore_extend_script() {
+    static const script s(semaphore_extend_lua, cluster_publish::sharded);
+    return s;
+}
+
+}  // namespace redcoord::detail

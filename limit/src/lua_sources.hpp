@@ -1,0 +1,13 @@
+#pragma once
+// The limit part's Lua scripts, embedded from limit/src/lua/*.lua at configure time (see
+// limit/CMakeLists.txt). Each file's header comment gives its keys, arguments and reply.
+
+namespace redcoord::detail {
+
+extern const char* const gcra_lua;
+extern const char* const window_log_lua;
+extern const char* const semaphore_acquire_lua;
+extern const char* const semaphore_release_lua;
+extern const char* const semaphore_extend_lua;
+
+}  // namespace redcoord::detail
