@@ -108,6 +108,7 @@ int run_add(context& ctx, const jobs_args& a) {
     o.backoff = a.fixed ? backoff_policy::fixed(a.backoff)
                         : backoff_policy::exponential(a.backoff, a.backoff_max, a.jitter);
     std::vector<std::pair<std::string, job_options>> batch;
+    batch.reserve(payloads.size());
     for (const auto& p : payloads) batch.emplace_back(p, o);
     const auto added = q.add_batch(batch);
     for (const auto& r : added) {
