@@ -86,7 +86,7 @@ void connection::impl::throw_handshake_error(std::string_view verb, const std::s
         detail::throw_reply_error(t, verb, "handshake with " + where());
     if (verb == "AUTH" || t.rfind("NOAUTH", 0) == 0 || t.rfind("WRONGPASS", 0) == 0)
         throw auth_error("authentication failed for " + where() + ": " + t);
-    // Transient: a connection_error, which callers retry, unlike a reply_error (C7).
+    // Transient: a connection_error, which callers retry, unlike a reply_error.
     if (is_transient_refusal(t)) throw connection_error("server " + where() + " not ready: " + t);
     if (verb == "SELECT") throw reply_error("cannot select database on " + where() + ": " + t);
     throw reply_error("handshake with " + where() + " failed: " + t);
@@ -506,7 +506,7 @@ reply connection::command_for(std::chrono::milliseconds timeout,
 
 std::vector<reply> connection::pipeline(const std::vector<std::vector<std::string>>& commands) {
     // All checks before the first append: a throw after it would leave commands buffered
-    // whose replies the next command on this (unpoisoned) connection would read (C6).
+    // whose replies the next command on this (unpoisoned) connection would read.
     for (auto& cmd : commands)
         if (cmd.empty()) throw invalid_argument("empty command in pipeline");
     if (impl_->poisoned)

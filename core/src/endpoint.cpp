@@ -11,7 +11,7 @@ namespace redcoord {
 namespace {
 
 // Messages name the faulty part but never quote the URI's text: a password pasted without
-// percent-encoding can end up in any part (C1), so no fragment is safe to echo.
+// percent-encoding can end up in any part, so no fragment is safe to echo.
 [[noreturn]] void bad(std::string_view why) {
     throw invalid_argument("invalid redis URI: " + std::string(why));
 }

@@ -80,7 +80,7 @@ struct subscriber::impl {
         if (wait.count() <= 0) return done();
         // A link read on demand must watch for the confirmation while someone waits for it.
         adjust_demand(1);
-        // wait_until on a saturated deadline: wait_for(max) overflows now() + wait (C8).
+        // wait_until on a saturated deadline: wait_for(max) overflows now() + wait.
         l.cv.wait_until(lk.native(), deadline_after(wait), [&] {
             l.mu.assert_held();
             return done() || l.book.refused_any(sp, names);

@@ -1,7 +1,7 @@
 #pragma once
 // Private to core: TLS over a socket that hiredis connected, for connection::impl. hiredis
 // 0.14 has no TLS, so it stays the RESP reader and command formatter while the bytes go
-// through OpenSSL here (issue 18).
+// through OpenSSL here.
 
 #include <redcoord/core/endpoint.hpp>
 

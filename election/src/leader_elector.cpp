@@ -45,7 +45,7 @@ struct leader_elector::impl {
     std::shared_ptr<redcoord::runtime> rt;  // outlives the timer, strand and listener below
 
     // lifecycle_mu: serialises start() and stop(), so concurrent stops (the destructor racing an
-    // explicit stop) run one after the other (review m2).
+    // explicit stop) run one after the other.
     std::mutex lifecycle_mu;
     // round_mu: serialises a campaign round (I/O + state update) with resign() and stop(), so a
     // round in flight cannot re-confirm a leadership that resign() just gave up, and stop()
@@ -60,7 +60,7 @@ struct leader_elector::impl {
     bool ticking REDCOORD_GUARDED_BY(mu) = false;
     detail::elector_engine engine REDCOORD_GUARDED_BY(mu);
     // Stopped when the current leadership ends, by the transition itself: neither a user slot
-    // nor a round in flight can skip or delay it (review M3).
+    // nor a round in flight can skip or delay it.
     std::stop_source term_stop REDCOORD_GUARDED_BY(mu);
     // The latest round's failure (null after a round that got an answer): rounds run on the
     // timer thread, so this is how a caller learns that the ACL user lacks a command.
@@ -171,7 +171,7 @@ struct leader_elector::impl {
 
     // One round under round_mu. The engine decides again there whether it is due: a resign()
     // may have run since the tick's check, and the resigner must not win its own handoff at
-    // once (review m1).
+    // once.
     void campaign_round() REDCOORD_EXCLUDES(mu) {
         std::lock_guard round(round_mu);
         const auto started = clock_type::now();

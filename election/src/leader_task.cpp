@@ -29,7 +29,7 @@ struct leader_task::impl {
         : elector(e), period(p), work(std::move(w)) {}
 
     // One call of `work` under the leadership `l`; its token stops when the task stops or when
-    // the elector ends that leadership (directly, not through the `revoked` signal: review M3).
+    // the elector ends that leadership (directly, not through the `revoked` signal).
     void run_once(const leader_elector::leadership& l) {
         std::stop_source src;
         {

@@ -193,8 +193,8 @@ private:
                             step = eng.on_error(clock_type::now());
                             break;
                         }
-                        // The reply is lost, not the attempt: it may have taken the lock
-                        // (issue 33, F8), so leave whatever the mode was.
+                        // The reply is lost, not the attempt: it may have taken the lock,
+                        // so leave whatever the mode was.
                         leave_quietly(eng, token, true);
                         if (cut_by_deadline()) return std::nullopt;
                         throw;

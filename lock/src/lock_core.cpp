@@ -225,7 +225,7 @@ std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point d
     if (!previous) {
         // The flushed release is re-locked only while it may still be in flight: later, its
         // floor is stale, and taking it up long after could hand out a token below one another
-        // holder got meanwhile (issue 33, F3).
+        // holder got meanwhile.
         detail::lock_guard l(held_back_mu_);
         if (flushed_ && clock_type::now() < flushed_until_) previous = std::move(flushed_);
         flushed_.reset();

@@ -20,7 +20,7 @@ namespace {
 // and stands below it. An absent counter is never created from a floor: a floor can be old
 // (a held-back release taken back long after), and a counter created anew starts at the
 // server's TIME (next_fence), which exceeds every token of its previous life; raising it to
-// an old floor instead gave tokens below ones already handed out (issue 33, F3).
+// an old floor instead gave tokens below ones already handed out.
 const char* const raise_fence_lua = R"lua(
 local function raise_fence(floor, ttl)
   local f = tonumber(floor)

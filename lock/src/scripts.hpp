@@ -8,7 +8,7 @@
 // that holding publishes: a lock nobody waits for costs its release no PUBLISH. The notice
 // names one holding, so a waiter that loses the race for a release asks again on the next
 // holder with its next refused attempt, and a waiter sleeping through another owner's turn is
-// not woken by its releases. No script writes a key the caller does not hold (issue 33).
+// not woken by its releases. No script writes a key the caller does not hold.
 
 #include <redcoord/core/detail/fence_lua.hpp>
 #include <redcoord/core/script.hpp>
@@ -52,7 +52,7 @@ extern const char* const release_notice_lua;
 // microsecond), so tokens keep increasing across its expiry unless the server's clock is set
 // back meanwhile. Tokens stay below 2^53 (exact in Lua) until the year 2255.
 //
-// Bounded unfairness (issue 16): the turn key names the owner that took the lock last from
+// Bounded unfairness: the turn key names the owner that took the lock last from
 // someone else, and lives for turn + grace. While the turn lasts (PTTL > grace) its owner
 // re-acquires at will, as with std::mutex. Once it is over, the owner yields: it cannot take
 // the free lock while the waiting key names another owner, so a woken waiter gets it; a

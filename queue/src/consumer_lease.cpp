@@ -101,7 +101,7 @@ std::optional<consumer_lease::time_point> consumer_lease::next_due() const {
 consumer_lease::pop_ticket consumer_lease::begin_pop(time_point now, milliseconds timeout) {
     auto& c = current_identity();
     ++c.outstanding;
-    // Saturating: pop(milliseconds::max()) waits until a message comes (C8).
+    // Saturating: pop(milliseconds::max()) waits until a message comes.
     return {c.who, c.id, deadline_after(timeout, now), true};
 }
 
@@ -143,7 +143,7 @@ bool consumer_lease::moved(const pop_ticket& t, move_kind kind, time_point sent,
         renewed(t.who, sent);
         return false;
     }
-    // The move ran whatever became of the renewal: never drop the message (Q5), register.
+    // The move ran whatever became of the renewal: never drop the message, register.
     return moved;
 }
 
@@ -181,12 +181,12 @@ settle_step consumer_lease::settle(settle_ticket& t, settle_attempt what, time_p
         case settle_attempt::replied: return finish(settle_verdict::done);
         case settle_attempt::reply_lost:
             // Whether it was removed is unknown. If it is still there, the retired identity's
-            // lease runs out and recovery returns it (D1).
+            // lease runs out and recovery returns it.
             return finish(settle_verdict::outcome_unknown);
         case settle_attempt::refused: break;
     }
     // Refused or not sent: retry while the lease surely holds, so the message neither waits
-    // in a live list nor is delivered twice (Q1, Q8). Without a lease known here (popped
+    // in a live list nor is delivered twice. Without a lease known here (popped
     // elsewhere) nothing bounds the wait: the caller decides.
     if (!t.owner) return finish(settle_verdict::give_up);
     const auto next = now + t.backoff;

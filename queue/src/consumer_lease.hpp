@@ -146,7 +146,7 @@ public:
     /// A renewal of `who` sent at `sent` went through. `intact`: the reply said the consumer
     /// was still registered with its heartbeat key present (nullopt: not asked). Returns true
     /// when the server had dropped the lease before the local bound (eviction, clock step,
-    /// manual DEL): from then on every move goes with a renewal (review Q4).
+    /// manual DEL): from then on every move goes with a renewal.
     bool renewed(ref who, time_point sent, std::optional<bool> intact = std::nullopt);
     /// The local lower bound of `who`'s lease (time_point{} when unknown or forgotten).
     [[nodiscard]] time_point lease_until(ref who) const;
@@ -164,7 +164,7 @@ public:
     // --- pops ---------------------------------------------------------------------------
 
     /// A pop of up to `timeout` starts under the current identity, which counts it as
-    /// outstanding before the move (so it is renewed even if retired meanwhile; review Q3).
+    /// outstanding before the move (so it is renewed even if retired meanwhile).
     pop_ticket begin_pop(time_point now, std::chrono::milliseconds timeout);
     /// The next command of the pop; kind none ends it with nothing. `command_timeout` is the
     /// connection's default reply deadline (0: none).
@@ -174,7 +174,7 @@ public:
     /// the renewal part went through (the script ran, or MULTI..EXEC had no error); ignored
     /// for plain. `moved`: a message was moved. Returns true when the driver must renew
     /// `t.who` at once (a message moved while the lease bound was short, or moved although
-    /// its renewal failed; review Q5). For renew_then_move with neither renewal nor move,
+    /// its renewal failed). For renew_then_move with neither renewal nor move,
     /// the driver throws.
     bool moved(const pop_ticket& t, move_kind kind, time_point sent, time_point now,
                bool renewal_ok, bool moved);

@@ -44,7 +44,7 @@ std::optional<std::string> list_queue::pop(milliseconds timeout) {
     // blocking command (and its longer reply deadline).
     auto now = c->command({order_ == queue_order::fifo ? "RPOP" : "LPOP", key_}).maybe_text();
     if (now || timeout < milliseconds(1)) return now;
-    // Saturating: pop(milliseconds::max()) waits "forever" instead of overflowing (review C8).
+    // Saturating: pop(milliseconds::max()) waits "forever" instead of overflowing.
     const auto deadline = deadline_after(timeout);
     const std::string_view cmd = order_ == queue_order::fifo ? "BRPOP" : "BLPOP";
     for (;;) {

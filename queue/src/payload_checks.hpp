@@ -1,5 +1,5 @@
 #pragma once
-// Client-side payload checks shared by list_queue and reliable_queue (review Q9).
+// Client-side payload checks shared by list_queue and reliable_queue.
 // The "protocol error" half belongs in core (connection should poison itself on it, review
 // C11/Q9); core is owned elsewhere for now, so the queue does it at its call sites.
 

@@ -89,7 +89,7 @@ void validate(const reliable_queue_options& o) {
 }
 
 // A retired identity's id. The suffix is random, not a counter, so a restarted process
-// with the same consumer_id never adopts an unexpired list its predecessor retired (Q2).
+// with the same consumer_id never adopts an unexpired list its predecessor retired.
 std::string retired_id(const std::string& consumer_id) {
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(random_u64()));
@@ -193,7 +193,7 @@ reliable_queue::reliable_queue(connection_pool& pool, std::string_view name,
         b = static_cast<std::uint8_t>(r & 0xff);
         r >>= 8;
     }
-    // A random start as well: 128 random bits even for a producer that pushes once (Q6).
+    // A random start as well: 128 random bits even for a producer that pushes once.
     m.id_counter.store(random_u64());
     m.observe();
 }
@@ -338,7 +338,7 @@ void reliable_queue::impl::heartbeat(connection& c, lease_ref who, const std::st
     const auto& e = r.elements();
     const bool intact = e.at(0).integer() == 0 && e.at(1).integer() == 1;
     // The server dropped the lease before the bound we computed (volatile-* eviction, a clock
-    // step, a manual DEL): the engine stops trusting its bound for plain moves (Q4).
+    // step, a manual DEL): the engine stops trusting its bound for plain moves.
     if (locked([&](detail::consumer_lease& l) { return l.renewed(who, sent, intact); }))
         lease_losses.fetch_add(1);
 }
@@ -433,7 +433,7 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
                 {"BLMOVE", ready_key, pkey, "RIGHT", "LEFT", detail::seconds_arg(plan.block)}};
             auto replies = c->pipeline(cmds);
             // The BLMOVE runs whatever became of the transaction: look at its reply first, and
-            // never drop a message it moved (Q5).
+            // never drop a message it moved.
             r = std::move(replies[4]);
             renewal_ok = transaction_renewed(replies);
             if (!renewal_ok && (r.is_nil() || r.is_error())) {
@@ -494,7 +494,7 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
                 unchanged = std::current_exception();
             } else {
                 // Sent, reply lost: whether it was removed is unknown. If it is still there,
-                // the retired identity's lease runs out and recovery returns it (D1).
+                // the retired identity's lease runs out and recovery returns it.
                 step(detail::settle_attempt::reply_lost);
                 throw outcome_unknown(std::string("reliable_queue: ack/nack sent, reply lost (") +
                                       e.what() +
@@ -502,7 +502,7 @@ auto reliable_queue::impl::settling(const delivery& d, F&& f) {
             }
         }
         // Refused (BUSY, LOADING, READONLY, OOM, NOREPLICAS, ...) or not sent: the engine
-        // retries while the lease surely holds (Q1, Q8), then gives the message up to recovery.
+        // retries while the lease surely holds, then gives the message up to recovery.
         const auto s = step(detail::settle_attempt::refused);
         if (for_good || s.verdict != detail::settle_verdict::retry)
             std::rethrow_exception(unchanged);

@@ -9,7 +9,7 @@ namespace {
 // attempts (u32 BE, bytes 21..24 in Lua's 1-based indexing) | enqueued ms (u64 BE) | payload
 // length (u32 BE, bytes 33..36) | check (bytes 37..40: the first 4 bytes of SHA-1 over bytes
 // 1..20 and 33..36) | payload. is_env must agree with decode_envelope byte for byte, or a raw
-// payload that starts with the magic would be rewritten (review Q7).
+// payload that starts with the magic would be rewritten.
 const char* const prelude = R"lua(
 local MAGIC = '\0RQ\1'
 local HDR = 40

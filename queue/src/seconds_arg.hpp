@@ -20,7 +20,7 @@ inline std::string seconds_arg(std::chrono::milliseconds t) {
 /// deadline is `command_timeout`: the default itself when it covers the block with room to
 /// spare (so the socket timeout is not changed, two syscalls saved per switch), else the
 /// block plus the default. Zero (no deadline) stays zero, and so does a sum that would
-/// overflow (callers bound their blocks, so that is only a safety net; review C8).
+/// overflow (callers bound their blocks, so that is only a safety net).
 inline std::chrono::milliseconds blocking_deadline(std::chrono::milliseconds block,
                                                    std::chrono::milliseconds command_timeout) {
     using std::chrono::milliseconds;

@@ -19,7 +19,7 @@ namespace {
 // member arrived in, passed-member retention ms, idle TTL ms.
 // Returns {code, generation, arrivals} with a detail::phase_code. Server time (TIME) scores
 // the leases, so all lease math happens on one clock. A member whose generation moved on is
-// told it passed only when the passed set names it (review S2): a lapsed, uncounted member
+// told it passed only when the passed set names it: a lapsed, uncounted member
 // and a member of a reset barrier get `lost`.
 const script barrier_script(std::string(detail::party_script_preamble) + R"lua(
 local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')

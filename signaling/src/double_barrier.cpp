@@ -18,8 +18,8 @@ namespace {
 // (entering), keep (heartbeat while inside), leave | check (leaving), reset.
 // Returns {code, round, count} with a detail::phase_code. Leases are scored in server time
 // (TIME). Every mode drops members whose lease ran out, in the ready phase too, so a dead
-// member cannot keep a round open (review S1); a member is told it is inside only while the
-// members set names it (review S2).
+// member cannot keep a round open; a member is told it is inside only while the
+// members set names it.
 const script double_barrier_script(std::string(detail::party_script_preamble) + R"lua(
 local round = tonumber(redis.call('HGET', KEYS[1], 'round') or '0')
 local ready = redis.call('HGET', KEYS[1], 'ready') == '1'

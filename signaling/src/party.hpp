@@ -60,7 +60,7 @@ enum phase_code : int {
     waiting = 0,  // not yet: keep waiting
     passed = 1,   // passed / inside / everyone left / reset done
     blocked = 2,  // double_barrier enter: the previous round is still leaving
-    lost = 3,     // this member's lease lapsed and the group went on without it (review S2)
+    lost = 3,     // this member's lease lapsed and the group went on without it
 };
 
 /// {code, generation, count} as the coordination scripts return it.
@@ -116,7 +116,7 @@ inline std::chrono::milliseconds refresh_period(const barrier_options& o) {
     return o.arrival_lease / 3;
 }
 
-// How long a passed generation's member list is kept (review S2): long enough for a counted
+// How long a passed generation's member list is kept: long enough for a counted
 // member that stalled well past its lease to still learn that it passed.
 inline std::chrono::milliseconds passed_retention(const barrier_options& o) {
     return std::min(10 * o.arrival_lease, o.idle_ttl);

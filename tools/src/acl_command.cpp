@@ -1,6 +1,6 @@
 // `redcoord acl-rules [--part lock|election|signaling|queue|jobs|all] [--cluster] [--user NAME]
-// [--channel P]... [--db N]`: prints the ACL SETUSER line that lets a Redis user do exactly what the part needs
-// (issue 18). Prints only; it never connects.
+// [--channel P]... [--db N]`: prints the ACL SETUSER line that lets a Redis user do exactly what the part needs.
+// Prints only; it never connects.
 #include "context.hpp"
 #include "exit_codes.hpp"
 

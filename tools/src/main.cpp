@@ -1,4 +1,4 @@
-// redcoord: coordination primitives on Redis from the shell (issue 7).
+// redcoord: coordination primitives on Redis from the shell.
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "os_signals.hpp"

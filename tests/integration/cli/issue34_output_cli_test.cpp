@@ -277,7 +277,8 @@ TEST_F(Cli, C16_DefaultsAndFootersAreTheSameAcrossSubcommands) {
     }
     auto dead = run(dir, {"queue", "dead", "--help"});
     auto list = run(dir, {"jobs", "list", "--help"});
-    for (const auto* h : {&dead, &list}) EXPECT_TRUE(contains(h->output, "--limit UINT=100 ")) << h->output;
+    for (const auto* h : {&dead, &list})
+        EXPECT_TRUE(contains(h->output, "--limit UINT=100 ")) << h->output;
     // The listing default caps what is shown; --limit 0 shows all.
     for (int i = 0; i < 3; ++i) (void)t.rc({"queue", "push", "d", std::to_string(i)});
     for (int i = 0; i < 3; ++i) {

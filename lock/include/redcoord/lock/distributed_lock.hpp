@@ -91,7 +91,7 @@ struct lock_options {
     /// back the key stays in Redis, so others see the lock free up to 5 ms later, and a
     /// process that dies (SIGKILL, crash, `_exit`) in that window leaves the lock held until
     /// its TTL. Off, every unlock() writes its release before it returns, so a crash right
-    /// after it costs nothing (issue 33, F9). Measured: `./scripts/bench lock`.
+    /// after it costs nothing. Measured: `./scripts/bench lock`.
     bool defer_release = false;
     /// Opt-in watchdog: while held, the runtime's timer thread extends the lock to `ttl` every
     /// ttl/3 (Redisson's lock watchdog). An extension that cannot be confirmed (reply

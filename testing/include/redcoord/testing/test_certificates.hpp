@@ -2,7 +2,7 @@
 /// @file
 /// Certificates for TLS tests, made by the `openssl` command in a temporary directory:
 /// a CA, a server certificate for 127.0.0.1 and localhost, a client certificate, and the bad
-/// ones each TLS failure test needs (issue 18).
+/// ones each TLS failure test needs.
 
 #include <redcoord/core/export.hpp>
 
