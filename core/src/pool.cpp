@@ -284,10 +284,14 @@ namespace {
 constexpr std::chrono::milliseconds borrow_step_minimum{100};
 }  // namespace
 
-pooled_connection connection_pool::borrow() { return borrow(state_->opts.borrow_timeout); }
+pooled_connection connection_pool::borrow() {
+    return borrow_within(state_->opts.borrow_timeout, false);
+}
 
 pooled_connection connection_pool::borrow_for(std::string_view key) {
-    return borrow_for(key, state_->opts.borrow_timeout);
+    if (state_->cluster)
+        return state_->cluster->borrow(hash_slot(key), state_->opts.borrow_timeout);
+    return borrow();
 }
 
 pooled_connection connection_pool::borrow_for(std::string_view key,
@@ -297,6 +301,10 @@ pooled_connection connection_pool::borrow_for(std::string_view key,
 }
 
 pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
+    return borrow_within(wait, true);
+}
+
+pooled_connection connection_pool::borrow_within(std::chrono::milliseconds wait, bool budget) {
     auto& s = *state_;
     if (s.cluster) return s.cluster->borrow(std::nullopt, wait);
     const auto deadline = deadline_after(wait);
@@ -305,7 +313,7 @@ pooled_connection connection_pool::borrow(std::chrono::milliseconds wait) {
     // server left behind. A zero wait only refuses to queue for a free slot: its check and
     // connect keep the endpoint's timeouts (a best-effort leave or release must get through).
     auto within = [&](std::chrono::milliseconds cap) {
-        if (wait.count() <= 0) return cap;
+        if (!budget || wait.count() <= 0) return cap;
         const auto left = std::max(std::chrono::ceil<std::chrono::milliseconds>(
                                        deadline - std::chrono::steady_clock::now()),
                                    borrow_step_minimum);

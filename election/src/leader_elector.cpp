@@ -158,15 +158,20 @@ struct leader_elector::impl {
     // thread, so a stalled server must not hold it for the endpoint's whole command_timeout:
     // other objects' ticks (another elector's renewal) wait behind it. An answer later than one
     // retry period is superseded by the next round anyway, and a leader's answer after its
-    // lease end confirms nothing it could use in time.
+    // lease end confirms nothing it could use in time. With replicas, WAIT's own
+    // replica_timeout belongs to the round: a candidate's round shorter than it could never
+    // count (its WAIT would always be cut off), so it is added to the period and the command
+    // timeout; a leader's round still ends by its lease end.
     [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const
         REDCOORD_REQUIRES(mu) {
-        auto wait = selector.options().retry_period;
+        const auto& o = selector.options();
+        const auto replication = o.replicas > 0 ? o.replica_timeout : milliseconds::zero();
+        auto wait = o.retry_period + replication;
         if (const auto end = engine.lease_end())
             wait = std::min(wait,
                             std::max(milliseconds(1), std::chrono::ceil<milliseconds>(*end - now)));
         const auto command = pool.where().command_timeout;
-        return command > milliseconds::zero() ? std::min(wait, command) : wait;
+        return command > milliseconds::zero() ? std::min(wait, command + replication) : wait;
     }
 
     // One round under round_mu. The engine decides again there whether it is due: a resign()

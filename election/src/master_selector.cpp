@@ -149,13 +149,17 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         // Counted from before the connect: the lease can only end earlier than the server's.
         out = run_within(pool_, reply_timeout, keys, args);
     } else {
-        const bool bounded = reply_timeout > std::chrono::milliseconds::zero();
-        // A bounded round (the elector's) ends by its lease bound, borrow included: a stalled
-        // master must not hold the leader's step-down, nor the shared timer thread, for the
-        // endpoint's timeouts.
+        // A leader's bounded round (the elector's) ends by its lease bound once it has a
+        // connection: a stalled master must not hold the leader's step-down, nor the shared
+        // timer thread, for the endpoint's timeouts. A candidate's round keeps the endpoint's
+        // timeouts and WAIT's own: after a failover its first rounds on the new master pay a
+        // Sentinel lookup, a connect and a NOSCRIPT resend, and cut to one period they never
+        // counted (ElectionFailover.WaitForReplicaPreventsTheUnreplicatedLeadershipRace).
+        // The borrow keeps the endpoint's connect_timeout for the same reason; a leader's
+        // connection is in use every period, so it gets no health check.
+        const bool bounded = continuing && reply_timeout > std::chrono::milliseconds::zero();
         const auto until = sent_at + reply_timeout;
-        conn.emplace(bounded ? pool_.borrow_for(keys_.selector, reply_timeout)
-                             : pool_.borrow_for(keys_.selector));
+        conn.emplace(pool_.borrow_for(keys_.selector));
         sent_at = std::chrono::steady_clock::now();
         if (opts_.replicas == 0) {
             out = campaign_script.run(**conn, keys, args);

@@ -153,7 +153,9 @@ public:
     connection_pool(const connection_pool&) = delete;
     connection_pool& operator=(const connection_pool&) = delete;
 
-    /// Borrows a connection, waiting up to `pool_options::borrow_timeout`.
+    /// Borrows a connection, waiting up to `pool_options::borrow_timeout` for a free one; the
+    /// health check of an idle connection and a new connect keep the endpoint's
+    /// command_timeout and connect_timeout (no caller's budget to share).
     /// @throws pool_exhausted when none becomes free in time;
     /// @throws connection_error, auth_error, timeout_error, protocol_error when a new
     ///         connection cannot be opened.
@@ -222,6 +224,8 @@ private:
     // timeout_error when that failure was a timeout, so a slow node is not reported as a
     // dead one).
     pooled_connection take_idle() noexcept;
+    // borrow() and borrow(wait): `budget` makes the health check and the connect share `wait`.
+    pooled_connection borrow_within(std::chrono::milliseconds wait, bool budget);
     // On a cluster, the lease is on the master of `route_key`'s slot (any master when empty).
     pooled_connection borrow_bounded(std::chrono::milliseconds within,
                                      std::string_view route_key = {});

@@ -108,10 +108,12 @@ public:
     /// The same, bounded: when `replicas` == 0 the whole round (a connect if one is needed, the
     /// send and the reply) ends within `reply_timeout` (milliseconds; zero: as campaign_once()).
     /// A connect still under way then goes on in the pool's background dial and serves the next
-    /// round. With replicas the borrow (its wait, health checks and connect), the script's reply
-    /// and WAIT's all end by `reply_timeout` from the call too. leader_elector bounds its
-    /// rounds this way (by its retry period and a leader's lease end), so a stalled server never
-    /// holds the runtime's shared timer thread for a whole command_timeout.
+    /// round. With replicas, a leader's round (one that continues its lease) ends the script's
+    /// reply and WAIT's by `reply_timeout` from the call too, so a leader whose master stalls
+    /// hears of it by its lease end; a candidate's round keeps the endpoint's timeouts and
+    /// WAIT's (its first rounds on a new master after a failover pay a Sentinel lookup, a
+    /// connect and a NOSCRIPT resend). leader_elector bounds its rounds this way (by its retry
+    /// period plus, with replicas, replica_timeout, and by a leader's lease end).
     /// @throws as campaign_once(); timeout_error when no reply came in time.
     [[nodiscard]] campaign_result campaign_once(std::chrono::milliseconds reply_timeout);
 
