@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <system_error>
 
 namespace redcoord::cli {
 namespace {
@@ -95,7 +95,8 @@ std::vector<std::string> read_payloads(const payload_input& in) {
     if (!in.file.empty()) {
         std::ifstream f(in.file, std::ios::binary);
         if (!f)
-            throw invalid_argument("cannot read --file '" + in.file + "': " + std::strerror(errno));
+            throw invalid_argument("cannot read --file '" + in.file +
+                                   "': " + std::generic_category().message(errno));
         out.push_back(read_all(f));
         if (f.bad()) throw invalid_argument("cannot read --file '" + in.file + "'");
     } else if (has_stdin) {
