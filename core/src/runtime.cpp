@@ -77,6 +77,7 @@ runtime_stats runtime::stats() const {
             s.pubsub_interests += m->interests();
         }
     s.timer_ticks = timers_->ticks_run();
+    s.tick_workers = timers_->worker_threads();
     return s;
 }
 

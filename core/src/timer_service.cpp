@@ -12,23 +12,39 @@
 
 namespace redcoord::detail {
 
-struct timer_service::state {
+namespace {
+// The service whose timer thread or tick worker this is, and the timer whose tick runs here.
+thread_local const timer_service::state* current_service = nullptr;
+thread_local std::uint64_t current_timer = 0;
+
+// Ticks block on stalled servers by design (bounded by their commands' timeouts): enough
+// workers that many stalled objects at once still leave the others theirs.
+constexpr executor_options tick_workers{
+    .max_threads = 32, .grow_after = std::chrono::milliseconds(10), .idle_retire = std::chrono::milliseconds(2000)};
+// A tick that could not be handed to a worker (no thread could start) is tried again then.
+constexpr auto retry_handoff = std::chrono::milliseconds(10);
+}  // namespace
+
+struct timer_service::state : std::enable_shared_from_this<state> {
     struct slot {
         std::shared_ptr<timer::tick_function> tick;
+        std::unique_ptr<strand> lane;  // this timer's queue on the tick workers
         std::optional<time_point> due;
-        std::uint64_t generation =
-            0;  // bumped by every arm()/disarm(): a tick's return is stale then
+        // Bumped by every arm()/disarm(): a tick handed off before it is skipped, and the time
+        // a running tick returns is ignored.
+        std::uint64_t generation = 0;
+        bool running = false;   // handed to a worker and not yet returned
+        bool deferred = false;  // fell due while running: runs again once it returns
     };
 
     explicit state(strand* o) : observers(o) {}
     strand* const observers;  // the log and metrics outbox of ticks (may be null)
     mutex mu;
-    std::condition_variable cv;       // the thread waits here for the earliest due time
+    std::condition_variable cv;       // the timer thread waits here for the earliest due time
     std::condition_variable idle_cv;  // a timer's destructor waits here for its running tick
     std::set<std::pair<time_point, std::uint64_t>> queue REDCOORD_GUARDED_BY(mu);
     std::map<std::uint64_t, slot> slots REDCOORD_GUARDED_BY(mu);
     std::uint64_t next_id REDCOORD_GUARDED_BY(mu) = 1;
-    std::uint64_t running REDCOORD_GUARDED_BY(mu) = 0;  // id whose tick runs now, 0 when none
     std::uint64_t ticks REDCOORD_GUARDED_BY(mu) = 0;
     bool stop REDCOORD_GUARDED_BY(mu) = false;
     // Started under mu by the first arm(); joined by ~timer_service after `stop` is set, when
@@ -40,8 +56,16 @@ struct timer_service::state {
         s.due.reset();
     }
 
+    void enqueue(std::uint64_t id, slot& s, time_point due) REDCOORD_REQUIRES(mu) {
+        s.due = due;
+        queue.emplace(due, id);
+        cv.notify_all();
+    }
+
+    // The timer thread: waits for the earliest due time and hands the tick to its lane. It
+    // never runs a tick, so no tick can delay another timer's due time.
     void run() REDCOORD_EXCLUDES(mu) {
-        set_observer_outbox(observers);
+        current_service = this;
         unique_lock l(mu);
         while (!stop) {
             if (queue.empty()) {
@@ -59,29 +83,67 @@ struct timer_service::state {
             queue.erase(queue.begin());
             auto& s = slots.at(id);
             s.due.reset();
-            const auto generation = s.generation;
-            auto tick = s.tick;
-            running = id;
-            l.unlock();
-            std::optional<time_point> next;
+            if (s.running) {
+                s.deferred = true;
+                continue;
+            }
+            hand_off(id, s);
+        }
+    }
+
+    void hand_off(std::uint64_t id, slot& s) REDCOORD_REQUIRES(mu) {
+        s.running = true;
+        try {
+            s.lane->post([self = shared_from_this(), id, generation = s.generation, tick = s.tick] {
+                self->run_tick(id, generation, *tick);
+            });
+        } catch (...) {
+            s.running = false;  // no worker could start: try again shortly
+            enqueue(id, s, clock_type::now() + retry_handoff);
+        }
+    }
+
+    // On a tick worker.
+    void run_tick(std::uint64_t id, std::uint64_t generation, const timer::tick_function& tick)
+        REDCOORD_EXCLUDES(mu) {
+        set_observer_outbox(observers);
+        current_service = this;
+        bool skip = false;
+        {
+            lock_guard l(mu);
+            auto it = slots.find(id);
+            // Disarmed or re-armed since the hand-off: the tick is not due any more.
+            skip = stop || it == slots.end() || it->second.generation != generation;
+        }
+        std::optional<time_point> next;
+        if (!skip) {
+            current_timer = id;
             try {
-                next = (*tick)();
+                next = tick();
             } catch (...) {
                 next.reset();  // a tick reports its own failures; one that throws stops
             }
-            l.lock();
-            running = 0;
-            ++ticks;
-            idle_cv.notify_all();
-            auto it = slots.find(id);
-            if (it == slots.end() || it->second.generation != generation || !next) continue;
-            it->second.due = *next;
-            queue.emplace(*next, id);
+            current_timer = 0;
+        }
+        lock_guard l(mu);
+        if (!skip) ++ticks;
+        auto it = slots.find(id);
+        if (it == slots.end()) return;
+        auto& s = it->second;
+        s.running = false;
+        idle_cv.notify_all();
+        if (stop) return;
+        if (s.deferred) {
+            s.deferred = false;
+            enqueue(id, s, clock_type::now());
+        } else if (!skip && next && s.generation == generation) {
+            enqueue(id, s, *next);
         }
     }
 };
 
-timer_service::timer_service(strand* observers) : state_(std::make_shared<state>(observers)) {}
+timer_service::timer_service(strand* observers)
+    : state_(std::make_shared<state>(observers)), workers_(std::make_unique<serial_executor>(tick_workers)) {}
 
 timer_service::~timer_service() {
     {
@@ -89,12 +151,13 @@ timer_service::~timer_service() {
         state_->stop = true;
     }
     state_->cv.notify_all();
-    if (state_->thread.joinable()) {
-        if (state_->thread.get_id() == std::this_thread::get_id())
-            state_->thread.detach();
-        else
-            state_->thread.join();
-    }
+    if (state_->thread.joinable()) state_->thread.join();  // it runs no tick: never this thread
+    // Drops the ticks not started, waits for the running ones, joins the workers (a worker
+    // that released the last owner of the runtime detaches itself).
+    workers_.reset();
+    lock_guard l(state_->mu);
+    for (auto& [id, s] : state_->slots) s.running = false;  // a timer outliving the service
+    state_->idle_cv.notify_all();
 }
 
 std::uint64_t timer_service::ticks_run() const {
@@ -102,57 +165,69 @@ std::uint64_t timer_service::ticks_run() const {
     return state_->ticks;
 }
 
+std::size_t timer_service::worker_threads() const { return workers_->threads(); }
+
+bool timer_service::on_timer_thread() const noexcept { return current_service == state_.get(); }
+
 timer::timer(timer_service& service, tick_function tick) : state_(service.state_) {
     if (!tick) throw invalid_argument("timer needs a tick function");
+    auto lane = std::make_unique<strand>(*service.workers_);
     lock_guard l(state_->mu);
     id_ = state_->next_id++;
-    state_->slots[id_].tick = std::make_shared<tick_function>(std::move(tick));
+    auto& s = state_->slots[id_];
+    s.tick = std::make_shared<tick_function>(std::move(tick));
+    s.lane = std::move(lane);
 }
 
 timer::~timer() {
-    unique_lock l(state_->mu);
-    auto it = state_->slots.find(id_);
-    state_->unqueue(id_, it->second);
-    state_->slots.erase(it);
-    // The tick may capture the object that owns this timer: it must be over before that
-    // object goes. From inside the tick itself there is nothing to wait for.
-    if (state_->thread.get_id() != std::this_thread::get_id())
-        state_->idle_cv.wait(l.native(), [&] {
-            state_->mu.assert_held();
-            return state_->running != id_;
-        });
+    std::unique_ptr<strand> lane;
+    {
+        unique_lock l(state_->mu);
+        auto it = state_->slots.find(id_);
+        state_->unqueue(id_, it->second);
+        ++it->second.generation;  // a tick handed off and not started is skipped
+        it->second.deferred = false;
+        // The tick may capture the object that owns this timer: it must be over before that
+        // object goes. From inside the tick itself there is nothing to wait for.
+        const bool own_tick = current_service == state_.get() && current_timer == id_;
+        if (!own_tick)
+            state_->idle_cv.wait(l.native(), [&] {
+                state_->mu.assert_held();
+                return !state_->slots.at(id_).running;
+            });
+        lane = std::move(it->second.lane);
+        state_->slots.erase(it);
+    }
+    // Outside mu: closing waits for the lane's task to return, and its end takes mu.
+    lane.reset();
 }
 
 void timer::arm(time_point due) {
-    {
-        lock_guard l(state_->mu);
-        if (state_->stop) return;
-        if (!state_->thread.joinable())
-            state_->thread =
-                std::thread([s = state_] { s->run(); });  // keeps the state alive if detached
-        auto& s = state_->slots.at(id_);
-        state_->unqueue(id_, s);
-        ++s.generation;
-        s.due = due;
-        state_->queue.emplace(due, id_);
-        // Under the lock: once it is released the tick may run and destroy this timer.
-        state_->cv.notify_all();
-    }
+    lock_guard l(state_->mu);
+    if (state_->stop) return;
+    if (!state_->thread.joinable())
+        state_->thread = std::thread([s = state_] { s->run(); });  // keeps the state alive
+    auto& s = state_->slots.at(id_);
+    state_->unqueue(id_, s);
+    ++s.generation;
+    s.deferred = false;
+    // Under the lock: once it is released the tick may run and destroy this timer.
+    state_->enqueue(id_, s, due);
 }
 
 void timer::disarm() noexcept {
-    {
-        lock_guard l(state_->mu);
-        auto& s = state_->slots.at(id_);
-        state_->unqueue(id_, s);
-        ++s.generation;
-        state_->cv.notify_all();
-    }
+    lock_guard l(state_->mu);
+    auto& s = state_->slots.at(id_);
+    state_->unqueue(id_, s);
+    ++s.generation;
+    s.deferred = false;
+    state_->cv.notify_all();
 }
 
 bool timer::armed() const {
     lock_guard l(state_->mu);
-    return state_->slots.at(id_).due.has_value() || state_->running == id_;
+    const auto& s = state_->slots.at(id_);
+    return s.due.has_value() || s.running;
 }
 
 }  // namespace redcoord::detail

@@ -150,8 +150,8 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         out = run_within(pool_, reply_timeout, keys, args);
     } else {
         // A leader's bounded round (the elector's) ends by its lease bound once it has a
-        // connection: a stalled master must not hold the leader's step-down, nor the shared
-        // timer thread, for the endpoint's timeouts. A candidate's round keeps the endpoint's
+        // connection: a stalled master must not hold the leader's step-down (its timer's lane)
+        // for the endpoint's timeouts. A candidate's round keeps the endpoint's
         // timeouts and WAIT's own: after a failover its first rounds on the new master pay a
         // Sentinel lookup, a connect and a NOSCRIPT resend, and cut to one period they never
         // counted (ElectionFailover.WaitForReplicaPreventsTheUnreplicatedLeadershipRace).

@@ -399,7 +399,7 @@ std::optional<lock_core::held_back> lock_core::take_held_back() {
 
 // The flush timer: sends a held-back release once it is due (a new unlock() moves the due
 // time; an acquire call takes the release and leaves nothing to send). It runs on the
-// runtime's shared timer thread, so it never sleeps there: nodes a busy pool left unsent
+// runtime's tick workers, in this lock's lane, so it never sleeps there: nodes a busy pool left unsent
 // are resent on later ticks, one pacing interval apart, within the engine's window.
 std::optional<lock_clock::time_point> lock_core::flush_tick() {
     try {

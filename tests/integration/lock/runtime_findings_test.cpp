@@ -214,3 +214,66 @@ TEST(RuntimeIsolation, F4_TryLockForAStalledServerReturnsNearItsBudget) {
     }
     srv.resume();
 }
+
+namespace {
+
+// A watchdog lock on `stalled`, held, whose server is then paused: each of its extensions
+// blocks on the server for the endpoint's command timeout (2 s), and its pool's health checks
+// and connects after that. Before the fix such a tick ran on the one shared timer thread.
+void hold_then_stall(distributed_lock& l, local_server& stalled) {
+    ASSERT_TRUE(l.try_lock());
+    stalled.pause();
+}
+
+}  // namespace
+
+// F1: a stalled server used by one object cost a healthy lock its watchdog: the object's tick
+// blocked the shared timer thread for seconds, the healthy lock got no extension, and another
+// client took it before its holder's on_lost fired.
+TEST(RuntimeIsolation, F1_AStalledServerOfOneObjectNeverCostsAHealthyLockItsWatchdog) {
+    local_server healthy, stalled;
+    auto rt = runtime::create();
+    connection_pool pool(healthy.endpoint(), {}, rt);
+    connection_pool stalled_pool(stalled.endpoint(), {}, rt);
+    // Two objects on the stalled server, so two ticks block at once.
+    distributed_lock s1(stalled_pool, "f1-stalled-1", {.ttl = 900ms, .watchdog = true});
+    distributed_lock s2(stalled_pool, "f1-stalled-2", {.ttl = 1200ms, .watchdog = true});
+    expect_watchdog_holds(
+        pool, healthy, "f1-victim",
+        [&] {
+            ASSERT_TRUE(s2.try_lock());
+            hold_then_stall(s1, stalled);
+        },
+        4s);
+    stalled.resume();
+}
+
+// F5: a held-back release (defer_release, unlock() in a re-lock streak) is sent by a timer
+// tick; a blocked tick elsewhere held it back for seconds instead of the documented "at most
+// 5 ms later".
+TEST(RuntimeIsolation, F5_AHeldBackReleaseIsSentOnTimeWhileAnotherObjectsServerStalls) {
+    local_server healthy, stalled;
+    auto rt = runtime::create();
+    connection_pool pool(healthy.endpoint(), {}, rt);
+    connection_pool stalled_pool(stalled.endpoint(), {}, rt);
+    distributed_lock s1(stalled_pool, "f5-stalled", {.ttl = 900ms, .watchdog = true});
+    hold_then_stall(s1, stalled);
+    std::this_thread::sleep_for(400ms);  // its first extension is under way, blocked
+    distributed_lock hot(pool, "f5-hot", {.ttl = 10s, .defer_release = true});
+    for (int i = 0; i < 50; ++i) {
+        hot.lock();
+        hot.unlock();
+    }
+    const auto unlocked = clock_type::now();
+    const std::string key = "redcoord:lock:{f5-hot}";
+    while (healthy.command({"EXISTS", key}).integer() == 1 &&
+           clock_type::now() - unlocked < 5s)
+        std::this_thread::sleep_for(1ms);
+    const auto gone_after =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - unlocked);
+    // Documented: at most 5 ms later than an immediate release; 300 ms is room for a loaded
+    // machine, and the blocked tick takes 2 s.
+    EXPECT_LT(gone_after, 300ms) << "the key of f5-hot was gone " << gone_after.count()
+                                 << " ms after the last unlock() returned";
+    stalled.resume();
+}

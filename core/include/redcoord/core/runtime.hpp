@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The process's shared machinery behind every primitive: pub/sub links, the timer thread,
+/// The process's shared machinery behind every primitive: pub/sub links, the timer service,
 /// the callback executor and connection pools, one of each per endpoint or per process instead
 /// of one per object (as etcd's Session is shared by its mutexes and elections, and as
 /// Redisson shares one pub/sub connection among its locks).
@@ -41,6 +41,7 @@ struct runtime_stats {
         0;                  ///< Channels and patterns with at least one listener, over all links.
     std::size_t pools = 0;  ///< Live pools created through pool().
     std::uint64_t timer_ticks = 0;  ///< Timed ticks run so far (watchdogs, rounds, heartbeats).
+    std::size_t tick_workers = 0;   ///< Tick workers alive now (more than one while ticks block).
 };
 
 /// The shared threads and links of a process's primitives.
@@ -49,12 +50,17 @@ struct runtime_stats {
 /// - one pub/sub link per endpoint, multiplexed: every lock waiter, elector, signal hub and
 ///   barrier on that endpoint listens through it, with per-channel reference counts, and it
 ///   resubscribes everything after a reconnect;
-/// - one timer thread for watchdogs, loss deadlines, election rounds, queue heartbeats and
-///   recovery; it runs no user code: loss notices and other callbacks go to the callback
-///   executor, and log records and metric updates made there are queued to it too, so a slow
-///   `on_lost` slot, log sink or metrics backend never delays a watchdog;
+/// - a timer service for watchdogs, loss deadlines, election rounds, queue heartbeats and
+///   recovery, and held-back releases: one timer thread keeps the due times and never runs a
+///   tick; the ticks run on tick workers, one lane per timer. A tick that blocks on a stalled
+///   server (bounded by its commands' timeouts) holds up only its own timer: once a due tick
+///   has waited 10 ms behind busy workers another worker joins in (at most 32; an extra one
+///   ends after 2 s without work), so a stalled server of one object never costs a healthy
+///   lock its watchdog. Ticks run no user code: loss notices and other callbacks go to the
+///   callback executor, and log records and metric updates made there are queued to it too, so
+///   a slow `on_lost` slot, log sink or metrics backend never delays a watchdog;
 /// - a callback executor on which user callbacks (`on_lost`, `on_elected`, `on_revoked`, hub
-///   slots) and the timer thread's log records and metric updates run, in order per object
+///   slots) and the ticks' log records and metric updates run, in order per object
 ///   (a strand per object). It starts with one thread; when a ready callback has waited
 ///   10 ms behind callbacks of other objects that are still running, one more thread joins
 ///   in (at most 16; an extra thread ends after 2 s without work). So one object's slow
@@ -66,7 +72,8 @@ struct runtime_stats {
 /// process's shared() runtime), and each primitive uses the runtime of the pool it is given.
 /// So a process normally has one runtime and a few threads, however many locks, elections,
 /// queues and barriers it creates. A separate runtime is useful to isolate a component (its
-/// timer ticks then never wait behind another component's blocking I/O) or in tests.
+/// ticks then never wait for a tick worker behind more than 32 blocked ticks of others) or
+/// in tests.
 ///
 /// Lifetime: pools and primitives hold the runtime by std::shared_ptr, so it lives until the
 /// last of them is gone; its threads stop then (never from a callback's own thread: a
@@ -120,7 +127,7 @@ public:
     [[nodiscard]] std::shared_ptr<log_sink> log() const;
     /// Sends one record to the installed sink, if any; never throws (a throwing sink is
     /// ignored). Used by redcoord's parts; cheap when no sink is installed (one atomic load).
-    /// On the timer thread the record is copied and the sink called on the callback executor
+    /// On a tick worker the record is copied and the sink called on the callback executor
     /// (in order among those records), so a slow sink never delays a tick.
     void emit(log_level level, std::string_view component, std::string_view message,
               std::initializer_list<log_field> fields = {}) const noexcept;
@@ -130,7 +137,7 @@ public:
 
     /// The shared pub/sub link to `ep` while anyone holds it, else a new one.
     [[nodiscard]] std::shared_ptr<detail::pubsub_mux> pubsub(const endpoint& ep);
-    /// The timer thread.
+    /// The timer service (its timer thread and tick workers).
     [[nodiscard]] detail::timer_service& timers() noexcept { return *timers_; }
     /// The callback executor.
     [[nodiscard]] detail::serial_executor& callbacks() noexcept { return *callbacks_; }
@@ -142,7 +149,7 @@ private:
     std::map<std::string, std::weak_ptr<connection_pool>> pools_;
     std::map<std::string, std::weak_ptr<detail::pubsub_mux>> links_;
     std::unique_ptr<detail::serial_executor> callbacks_;
-    // The timer thread's log records and metric updates, queued off it (outlives timers_).
+    // The ticks' log records and metric updates, queued off the tick workers (outlives timers_).
     std::unique_ptr<detail::strand> observers_;
     std::unique_ptr<detail::timer_service> timers_;
     // Not under mu_: pool() and pubsub() construct objects under mu_, and those read these.

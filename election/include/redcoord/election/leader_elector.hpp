@@ -50,9 +50,9 @@ enum class revoke_reason {
 /// it lost, on resign()/stop(), and at the local deadline by the elector's timer. So a slow or
 /// throwing slot can delay the *notification* `revoked`, but never is_leader() turning false
 /// or the stop of leader work (client-go cancels OnStartedLeading's context from its renew
-/// loop in the same way). The timer shares the runtime's timer thread: a tick of another
-/// object that is blocked on Redis I/O (bounded by that object's timeouts) can delay the stop
-/// token, never is_leader(), epoch() or current_leadership(), which read the clock themselves.
+/// loop in the same way). The timer has its own lane on the runtime's tick workers: a tick of
+/// another object blocked on Redis I/O never delays the stop token (a leader's own round is
+/// bounded by its lease); is_leader(), epoch() and current_leadership() read the clock.
 ///
 /// Epochs: a new leadership's epoch is max(counter + 1, the server's TIME in microseconds, the
 /// highest epoch this candidate has seen + 1) (see master_selector), so it is strictly greater

@@ -46,9 +46,9 @@ class timer;
 /// stays left.
 ///
 /// @par Cost
-/// No thread of its own; while inside, one script run per arrival_lease/3 on the
-/// runtime's shared timer thread (so a master that stalls past the command timeout delays the
-/// runtime's other timers by up to that long).
+/// No thread of its own; while inside, one script run per arrival_lease/3 in its own lane of
+/// the runtime's tick workers (a master that stalls past the command timeout delays only this
+/// object's heartbeat, never another object's timers).
 ///
 /// @par Thread safety
 /// One object is one party; do not call it from two threads at once.

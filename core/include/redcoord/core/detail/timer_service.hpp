@@ -1,12 +1,14 @@
 #pragma once
 /// @file
-/// The runtime's timer service: one thread that runs every primitive's timed work (lock
+/// The runtime's timer service: one thread that keeps every primitive's due times (lock
 /// watchdogs and loss notices, election rounds, queue heartbeats and recovery, barrier
-/// heartbeats). Internal to redcoord (reached through runtime::timers()); not a stable API.
+/// heartbeats, held-back releases) and a few tick workers that run them. Internal to redcoord
+/// (reached through runtime::timers()); not a stable API.
 
 #include <redcoord/core/export.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,15 +18,22 @@ REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 class strand;
+class serial_executor;
 
-/// Runs timed ticks on one shared thread, started on the first arm() and joined by the
-/// destructor.
+/// Keeps the due times of timers on one thread and runs their ticks on tick workers.
 ///
-/// A tick may do blocking Redis I/O bounded by its own timeouts; while it runs, other ticks
-/// that fall due wait for it (they run late, never concurrently). Ticks that must not be
-/// delayed by a stalled server keep their commands' timeouts short. A tick never runs user
-/// code: callbacks go to the runtime's callback executor, and log records and metric
-/// updates made on this thread are queued to the `observers` strand.
+/// The timer thread only waits for due times and hands each due tick to the tick workers; it
+/// never runs a tick itself, so nothing a tick does can delay another timer's due time. A tick
+/// may do blocking Redis I/O bounded by its own timeouts: the tick workers are a
+/// serial_executor (one strand per timer) of their own, separate from the callback executor,
+/// so a tick that blocks on a stalled server holds up only its own timer; once a due tick has
+/// waited 10 ms behind busy workers another worker joins in (at most 32 at once; an extra one
+/// ends after 2 s without work). A process whose servers answer keeps one tick worker. A tick
+/// never runs user code: callbacks go to the runtime's callback executor, and log records and
+/// metric updates made on a tick worker are queued to the `observers` strand.
+///
+/// One timer's ticks never run at the same time: a due time that passes while its tick runs
+/// is kept and run when the tick returns.
 ///
 /// Thread-safety: every member function may be called from any thread.
 class timer_service {
@@ -35,23 +44,29 @@ public:
     /// `observers` (may be null): the strand that log sink and metrics backend calls made by
     /// ticks are queued on (set_observer_outbox()); it must outlive the service.
     explicit timer_service(strand* observers = nullptr);
-    /// Stops the thread after the tick in progress (if any) returns; armed timers never fire.
+    /// Stops the timer thread, waits for the ticks in progress to return and joins the tick
+    /// workers; armed timers never fire.
     ~timer_service();
     timer_service(const timer_service&) = delete;
     timer_service& operator=(const timer_service&) = delete;
 
     /// Number of ticks run so far (tests and diagnostics).
     [[nodiscard]] std::uint64_t ticks_run() const;
+    /// Tick workers alive now (one while every tick returns promptly; more while ticks block).
+    [[nodiscard]] std::size_t worker_threads() const;
+    /// True on a tick worker of this service, or its timer thread.
+    [[nodiscard]] bool on_timer_thread() const noexcept;
 
     struct state;
 
 private:
     friend class timer;
     std::shared_ptr<state> state_;
+    std::unique_ptr<serial_executor> workers_;
 };
 
-/// One timed task on a timer_service: while armed, `tick()` runs on the service's thread at
-/// the due time and returns when to run next (nullopt: disarm).
+/// One timed task on a timer_service: while armed, `tick()` runs on a tick worker at the due
+/// time and returns when to run next (nullopt: disarm).
 ///
 /// Thread-safety: arm() and disarm() may be called from any thread, also from the tick
 /// itself (an arm() or disarm() during a tick overrides the time the tick returns).
