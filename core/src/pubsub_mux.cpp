@@ -45,12 +45,11 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
                                  {{"endpoint", ep_.to_string()}, {"link", "pubsub"}});
     }
     if (opts_.follow_replicas || ep_.is_cluster()) {
-        discovery_strand_ = std::make_unique<strand>(rt_->callbacks());
-        // The timer thread only schedules; the blocking ask runs on the callback thread, so a
-        // dead master delays neither watchdogs nor rounds.
+        // The blocking ask runs on a tick worker, in this timer's own lane: a dead master delays
+        // neither another object's watchdog or round nor anyone's callbacks.
         discovery_timer_ =
             std::make_unique<timer>(rt_->timers(), [this]() -> std::optional<timer::time_point> {
-                discovery_strand_->post([this] { discover(); });
+                discover();
                 return deadline_after(opts_.replica_refresh);
             });
     }
@@ -72,8 +71,7 @@ pubsub_mux::~pubsub_mux() {
     replicas.clear();
     shards.clear();
     link.reset();
-    discovery_timer_.reset();   // no tick runs or will run
-    discovery_strand_.reset();  // no discovery runs or will run
+    discovery_timer_.reset();  // no tick (so no discovery) runs or will run
 }
 
 std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool master, up_flag up_to,

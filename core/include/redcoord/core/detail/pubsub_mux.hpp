@@ -32,7 +32,6 @@ class connection_pool;
 namespace redcoord::detail {
 
 class timer;
-class strand;
 
 /// How a multiplexer follows the replicas of its endpoint.
 struct pubsub_mux_options {
@@ -76,8 +75,9 @@ struct pubsub_mux_options {
 /// Patterns are refused (sharded pub/sub has none), as are link() and add_replica() (each
 /// shard has its own). Sources: redis.io "Sharded Pub/Sub", SSUBSCRIBE, SPUBLISH.
 ///
-/// Replica discovery runs on the runtime's callback thread (scheduled by its timer thread),
-/// bounded by `discovery_timeout`, never on a caller's thread.
+/// Replica discovery runs on a tick worker of the runtime's timer service, bounded by
+/// `discovery_timeout`: never on a caller's thread, the callback executor or another timer's
+/// lane.
 ///
 /// Handlers run on the thread that reads the link (the process's pub/sub reader, or a
 /// waiter that reads it itself, see subscriber); they must return quickly.
@@ -181,7 +181,7 @@ private:
     void shape_group_locked(shard_group& g, const cluster_shard& shard, retired_links& gone)
         REDCOORD_REQUIRES(mu_);
     // Asks for the map (again, when `fresh`), moves every channel whose home changed or was
-    // refused, drops empty groups, re-arms the tick. Runs on the discovery strand.
+    // refused, drops empty groups, re-arms the tick. Runs in the discovery tick.
     void rehome(bool fresh) noexcept;
     // The entries of `names`, told on_link(true) after a move.
     void relinked(const std::vector<std::string>& names);
@@ -207,14 +207,13 @@ private:
     std::shared_ptr<const cluster_map> map_ REDCOORD_GUARDED_BY(mu_);
     std::atomic<bool> refused_{false};         // a refusal arrived since the last rehome
     std::atomic<std::int64_t> rehomed_ns_{0};  // steady time of the last rehome
-    // Discovery strand only: the ACL refusal of discovery was logged, so each refresh does not
+    // Discovery tick only: the ACL refusal of discovery was logged, so each refresh does not
     // log it again (until one succeeds).
     bool discovery_refusal_logged_ = false;
-    // Discovery: declared last, destroyed first (its tick and job reach the members above).
+    // Discovery: declared last, destroyed first (its tick reaches the members above).
     std::shared_ptr<redcoord::runtime> rt_;
     std::shared_ptr<connection_pool> cluster_pool_;  // cluster mode: the slot map's source
     counter_handle reconnects_;  // redcoord_reconnects_total{link="pubsub"}; empty when off
-    std::unique_ptr<strand> discovery_strand_;
     std::unique_ptr<timer> discovery_timer_;
 };
 
