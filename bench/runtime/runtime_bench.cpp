@@ -8,11 +8,19 @@
 //   value wake_after_release_p50_us           1,000 waiters on 1,000 resources: release one, until its waiter holds it
 //   value lock_handoff_p50_us                 the same with a single waiter, this run
 //   ratio wake_after_release_vs_handoff       the first over the second (goal <= 1.5)
+//   value isolation_extension_gap_max_ms      100 watchdog locks (ttl 1 s) on a healthy server
+//                                             for 30 s, while three paused servers' objects
+//                                             (queue consumer, job worker, elector with a
+//                                             replica) and two 5 s on_lost slots share the
+//                                             runtime: the largest gap between extensions
+//   value isolation_locks_lost                healthy locks lost in that run (goal 0)
+//   value isolation_tick_workers              the runtime's tick workers at its end
 // Each waiter is a thread blocked in acquire() on a resource that a holder (created before
 // the baseline) holds. The baseline is taken with the 1,000 caller threads already started,
 // warmed by one uncontended lock and release each, and parked, so their own stacks and
 // malloc caches are not charged to the lock objects.
 #include "common.hpp"
+#include "isolation_scenario.hpp"
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
@@ -283,5 +291,19 @@ int main(int, char**) {
                 "connections");
     print_value("redlock5_waiters1000_rss_kib_per_waiter", five.rss_kib_per_waiter, "KiB");
     print_value("redlock5_wake_after_release_p50_us", five.wake_p50_us, "us");
+
+    // REDCOORD_BENCH_ISOLATION_S shortens the 30 s isolation run (e.g. for a quick look).
+    auto isolation_run = std::chrono::seconds(30);
+    if (const char* s = std::getenv("REDCOORD_BENCH_ISOLATION_S"))
+        isolation_run = std::chrono::seconds(std::max(1, std::atoi(s)));
+    std::fprintf(stderr,
+                 "isolation: 100 watchdog locks, three paused servers, two 5 s slots, %lld s:\n",
+                 static_cast<long long>(isolation_run.count()));
+    const auto iso = redcoord::scenario::run_isolation(isolation_run, 100);
+    print_value("isolation_extension_gap_max_ms",
+                static_cast<double>(iso.extension_gap_max.count()), "ms");
+    print_value("isolation_locks_lost", static_cast<double>(iso.locks_lost + iso.keys_expired),
+                "locks");
+    print_value("isolation_tick_workers", static_cast<double>(iso.tick_workers), "threads");
     return 0;
 }
