@@ -19,8 +19,9 @@ thread_local std::uint64_t current_timer = 0;
 
 // Ticks block on stalled servers by design (bounded by their commands' timeouts): enough
 // workers that many stalled objects at once still leave the others theirs.
-constexpr executor_options tick_workers{
-    .max_threads = 32, .grow_after = std::chrono::milliseconds(10), .idle_retire = std::chrono::milliseconds(2000)};
+constexpr executor_options tick_workers{.max_threads = 32,
+                                        .grow_after = std::chrono::milliseconds(10),
+                                        .idle_retire = std::chrono::milliseconds(2000)};
 // A tick that could not be handed to a worker (no thread could start) is tried again then.
 constexpr auto retry_handoff = std::chrono::milliseconds(10);
 }  // namespace
@@ -143,7 +144,8 @@ struct timer_service::state : std::enable_shared_from_this<state> {
 };
 
 timer_service::timer_service(strand* observers)
-    : state_(std::make_shared<state>(observers)), workers_(std::make_unique<serial_executor>(tick_workers)) {}
+    : state_(std::make_shared<state>(observers)),
+      workers_(std::make_unique<serial_executor>(tick_workers)) {}
 
 timer_service::~timer_service() {
     {

@@ -266,8 +266,7 @@ TEST(RuntimeIsolation, F5_AHeldBackReleaseIsSentOnTimeWhileAnotherObjectsServerS
     }
     const auto unlocked = clock_type::now();
     const std::string key = "redcoord:lock:{f5-hot}";
-    while (healthy.command({"EXISTS", key}).integer() == 1 &&
-           clock_type::now() - unlocked < 5s)
+    while (healthy.command({"EXISTS", key}).integer() == 1 && clock_type::now() - unlocked < 5s)
         std::this_thread::sleep_for(1ms);
     const auto gone_after =
         std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - unlocked);
