@@ -14,7 +14,7 @@ namespace detail {
 
 // KEYS[1] the queue's base, KEYS[2] its election's selector. Returns {server ms, counts per
 // state, the first waiting job's added ms or false, holder or false, epoch or false,
-// {name, every, cron, zone, missed, last}...}. Reads only.
+// {name, every, cron, zone, missed, last}...}, 1 when paused else 0}. Reads only.
 const script& jobs_inspect_script() {
     static const script s(R"lua(
 local base = KEYS[1]
@@ -33,7 +33,7 @@ for _, name in ipairs(redis.call('SMEMBERS', base .. ':repeats')) do
   local f = redis.call('HMGET', base .. ':repeat:' .. name, 'every', 'cron', 'tz', 'missed', 'last')
   if f[1] then repeats[#repeats + 1] = {name, f[1], f[2], f[3], f[4], f[5]} end
 end
-return {now, counts, added, holder[1], holder[2], repeats}
+return {now, counts, added, holder[1], holder[2], repeats, redis.call('EXISTS', base .. ':paused')}
 )lua");
     return s;
 }
@@ -72,6 +72,7 @@ jobs_inspection inspect_jobs(connection_pool& pool, std::string_view name,
         rep.last_tick_ms = f.at(5).is_string() ? std::stoll(f.at(5).text()) : 0;
         v.repeats.push_back(std::move(rep));
     }
+    v.paused = e.size() > 6 && e.at(6).integer() == 1;
     std::sort(v.repeats.begin(), v.repeats.end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
     return v;

@@ -203,6 +203,19 @@ std::optional<job_state> job_queue::cancel(std::string_view id) {
     return parse_state(r.text());
 }
 
+bool job_queue::pause() {
+    return detail::job_pause_script().run(pool_, {keys_->base}, {"1", keys_->wake}).integer() == 1;
+}
+
+bool job_queue::resume() {
+    return detail::job_pause_script().run(pool_, {keys_->base}, {"0", keys_->wake}).integer() == 1;
+}
+
+bool job_queue::paused() {
+    auto c = pool_.borrow_for(keys_->base);
+    return c->command({"EXISTS", keys_->base + ":paused"}).integer() == 1;
+}
+
 bool job_queue::retry(std::string_view id) {
     validate_name(id, "job id");
     return detail::job_retry_script().run(pool_, {keys_->base}, {id, keys_->wake}).integer() == 1;

@@ -152,6 +152,9 @@ local function claim_next(a, now, skip_housekeeping)
   if not skip_housekeeping then
     stalled = housekeep(now, tonumber(ARGV[a + 3]), ARGV[a + 4], tonumber(ARGV[a + 9]))
   end
+  -- A paused queue hands out nothing (its housekeeping still runs); resume() wakes the
+  -- workers, so they wait for that, not for a due time.
+  if redis.call('EXISTS', base .. ':paused') == 1 then return {0, stalled, -1} end
   local want = tonumber(ARGV[a + 8] or '1')
   local concurrency = tonumber(ARGV[a + 5])
   if concurrency > 0 then
@@ -264,6 +267,22 @@ end
 add_indexed(acc)
 if woke then redis.call('PUBLISH', ARGV[1], 'w') end
 return out
+)lua"),
+                          cluster_publish::sharded);
+    return s;
+}
+
+// Pauses (ARGV[1] '1') or resumes (ARGV[1] '0') the queue: `:paused` exists while paused;
+// resuming publishes on the wake channel ARGV[2] so idle workers claim at once. Returns 1 when
+// the state changed, 0 when it already was so.
+const script& job_pause_script() {
+    static const script s(with_prelude(R"lua(
+if ARGV[1] == '1' then
+  return redis.call('SET', base .. ':paused', '1', 'NX') and 1 or 0
+end
+if redis.call('DEL', base .. ':paused') == 0 then return 0 end
+redis.call('PUBLISH', ARGV[2], 'w')
+return 1
 )lua"),
                           cluster_publish::sharded);
     return s;

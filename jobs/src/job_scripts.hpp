@@ -18,6 +18,7 @@ const script& job_cancel_script();         // waiting/delayed -> failed; active:
 const script& job_retry_script();          // dead/failed -> waiting
 const script& job_get_script();            // the job's fields and its result
 const script& job_remove_script();         // delete a job that is not active
+const script& job_pause_script();          // pause or resume claims (`:paused`)
 const script& job_clean_script();          // delete finished jobs older than a cutoff
 const script& job_repeat_set_script();     // register or replace a repeatable job
 const script& job_repeat_remove_script();  // drop a repeatable job

@@ -215,7 +215,8 @@ void print_jobs(const context& ctx, const std::string& name, const jobs_inspecti
             .add("active", n.active)
             .add("completed", n.completed)
             .add("failed", n.failed)
-            .add("dead", n.dead);
+            .add("dead", n.dead)
+            .add("paused", v.paused);
         add_ms(o, "oldest_waiting_age_ms", v.oldest_waiting_age);
         v.scheduler ? o.add("scheduler", *v.scheduler) : o.add_raw("scheduler", "null");
         o.add("scheduler_epoch", v.scheduler_epoch).add_raw("repeats", json_array(repeats));
@@ -225,7 +226,7 @@ void print_jobs(const context& ctx, const std::string& name, const jobs_inspecti
     print_line("jobs '" + name + "': " + std::to_string(n.waiting) + " waiting, " +
                std::to_string(n.delayed) + " delayed, " + std::to_string(n.active) + " active, " +
                std::to_string(n.completed) + " completed, " + std::to_string(n.failed) +
-               " failed, " + std::to_string(n.dead) + " dead");
+               " failed, " + std::to_string(n.dead) + " dead" + (v.paused ? " (paused)" : ""));
     print_line("  oldest waiting    " + or_none(v.oldest_waiting_age) + " old");
     print_line("  scheduler         " +
                (v.scheduler ? *v.scheduler + " (epoch " + std::to_string(v.scheduler_epoch) + ")"

@@ -1,4 +1,4 @@
-// `redcoord jobs add|get|cancel|retry|remove|clean|list|stats NAME ...` over job_queue: the
+// `redcoord jobs add|get|cancel|retry|remove|clean|list|stats|pause|resume NAME ...` over job_queue: the
 // producer's and the operator's side of a job queue (workers are programs: job_worker).
 #include "context.hpp"
 #include "exit_codes.hpp"
@@ -261,10 +261,27 @@ int run_list(context& ctx, const jobs_args& a) {
     return ok;
 }
 
+// pause / resume: exit 0 when the state changed, 1 when it already was so (as retry's "not
+// dead or failed"), so a script can tell.
+int run_pause(context& ctx, const jobs_args& a, bool pause) {
+    opened_queue opened(ctx, a, pause ? "jobs pause" : "jobs resume");
+    auto& q = opened.queue;
+    const bool changed = pause ? q.pause() : q.resume();
+    if (ctx.opts.json)
+        print_line(
+            json_object().add("name", a.name).add("paused", pause).add("changed", changed).str());
+    else if (changed)
+        print_line(pause ? "paused" : "resumed");
+    else
+        print_note("job queue '" + a.name + "' was already " + (pause ? "paused" : "running"));
+    return changed ? ok : no;
+}
+
 int run_stats(context& ctx, const jobs_args& a) {
     opened_queue opened(ctx, a, "jobs stats");
     auto& q = opened.queue;
     const auto n = q.counts();
+    const bool paused = q.paused();
     const std::array<std::pair<const char*, std::uint64_t>, 6> rows{{{"waiting", n.waiting},
                                                                      {"delayed", n.delayed},
                                                                      {"active", n.active},
@@ -275,9 +292,11 @@ int run_stats(context& ctx, const jobs_args& a) {
         json_object o;
         o.add("name", a.name);
         for (const auto& [k, v] : rows) o.add(k, v);
+        o.add("paused", paused);
         print_line(o.str());
     } else {
         for (const auto& [k, v] : rows) print_line(std::string(k) + " " + std::to_string(v));
+        if (paused) print_line("paused");
     }
     return ok;
 }
@@ -287,7 +306,8 @@ int run_stats(context& ctx, const jobs_args& a) {
 void add_jobs_commands(CLI::App& app, context& ctx) {
     auto* jobs = app.add_subcommand(
         "jobs",
-        "Job queue: add, get, cancel, retry, remove, clean, list, stats (workers are programs)");
+        "Job queue: add, get, cancel, retry, remove, clean, list, stats, pause, resume (workers "
+        "are programs)");
     jobs->require_subcommand(1);
     const auto make = [&](const std::string& verb, const std::string& help) {
         auto a = std::make_shared<jobs_args>();
@@ -380,9 +400,19 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
     {
         auto [sub, a] = make("stats", "Jobs per state");
         sub->footer(
-            "JSON: {\"name\",\"waiting\",\"delayed\",\"active\",\"completed\",\"failed\","
-            "\"dead\"}.");
+            "Prints 'paused' last when the queue is paused. JSON: {\"name\",\"waiting\","
+            "\"delayed\",\"active\",\"completed\",\"failed\",\"dead\",\"paused\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_stats(ctx, *a); }; });
+    }
+    for (const bool pause : {true, false}) {
+        auto [sub, a] = make(pause ? "pause" : "resume",
+                             pause ? "Pause the queue: workers claim nothing (running jobs finish)"
+                                   : "Resume a paused queue; its idle workers claim at once");
+        sub->footer(std::string("Prints '") + (pause ? "paused" : "resumed") +
+                    "'; exit 1 when it already was so. JSON: {\"name\",\"paused\",\"changed\"}.");
+        sub->callback([a = a, &ctx, pause] {
+            ctx.run = [a, &ctx, pause] { return run_pause(ctx, *a, pause); };
+        });
     }
 }
 

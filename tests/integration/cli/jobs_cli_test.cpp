@@ -54,7 +54,7 @@ TEST_F(JobsCli, AddRunGetListAndStats) {
     auto stats = jj({"stats", "mail"});
     EXPECT_EQ(stats.output,
               "{\"name\":\"mail\",\"waiting\":0,\"delayed\":0,\"active\":0,\"completed\":2,"
-              "\"failed\":0,\"dead\":0}\n");
+              "\"failed\":0,\"dead\":0,\"paused\":false}\n");
     EXPECT_EQ(lines_of(j({"list", "mail", "--state", "completed"}).output).size(), 2U);
     EXPECT_EQ(j({"get", "mail", "nope"}).status, code::no);
 }
@@ -120,4 +120,23 @@ TEST_F(JobsCli, InspectShowsCountsTheSchedulerAndTheRepeats) {
         << json.output;
     EXPECT_TRUE(contains(json.output, "\"scheduler\":\"sched-1\"")) << json.output;
     s.stop();
+}
+
+TEST_F(JobsCli, PauseAndResumeAreSharedAndSayWhatChanged) {
+    auto paused = j({"pause", "work"});
+    EXPECT_EQ(paused.status, 0) << paused.output;
+    EXPECT_EQ(paused.output, "paused\n");
+    EXPECT_EQ(j({"pause", "work"}).status, code::no);  // already paused
+    EXPECT_EQ(j({"stats", "work"}).output,
+              "waiting 0\ndelayed 0\nactive 0\ncompleted 0\nfailed 0\ndead 0\npaused\n");
+    auto inspected = run(dir, {"--redis", url, "inspect", "jobs", "work"});
+    EXPECT_TRUE(contains(inspected.output, "(paused)")) << inspected.output;
+    redcoord::connection_pool pool(redcoord::parse_endpoint(url));
+    redcoord::job_queue q(pool, "work");
+    EXPECT_TRUE(q.paused());
+    auto resumed = jj({"resume", "work"});
+    EXPECT_EQ(resumed.status, 0) << resumed.output;
+    EXPECT_EQ(resumed.output, "{\"name\":\"work\",\"paused\":false,\"changed\":true}\n");
+    EXPECT_EQ(j({"resume", "work"}).status, code::no);  // already running
+    EXPECT_FALSE(q.paused());
 }

@@ -7,6 +7,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/replication.hpp>
+#include <redcoord/jobs/inspect.hpp>
 #include <redcoord/jobs/job_events.hpp>
 #include <redcoord/jobs/job_queue.hpp>
 #include <redcoord/jobs/job_scheduler.hpp>
@@ -867,4 +868,43 @@ TEST_F(Jobs, BadRepeatsAreTypedErrors) {
     EXPECT_THROW(q.repeat("r2", "x", with_id), invalid_argument);
     EXPECT_TRUE(q.remove_repeat("r"));
     EXPECT_FALSE(q.remove_repeat("r"));
+}
+
+// Pause and resume: a paused queue hands out nothing (a job added meanwhile waits), a job
+// already running finishes, and resume() wakes the idle workers at once (they do not wait for
+// their poll timeout). Shared by every client: a second queue object sees the pause.
+TEST_F(Jobs, PausedQueueClaimsNothingUntilResumed) {
+    job_queue q(pool_, "pausing");
+    std::atomic<bool> release_first{false};
+    std::atomic<int> runs{0};
+    job_worker w(q,
+                 [&](job_context& j) {
+                     ++runs;
+                     if (j.payload() == "first")
+                         while (!release_first) std::this_thread::sleep_for(5ms);
+                     return std::string("ok");
+                 },
+                 {.poll_timeout = 10s});
+    w.start();
+    const auto first = q.add("first");
+    ASSERT_TRUE(reaches(q, first.id, job_state::active));
+    EXPECT_TRUE(q.pause());
+    EXPECT_FALSE(q.pause()) << "pausing a paused queue changes nothing";
+    job_queue other(pool_, "pausing");
+    EXPECT_TRUE(other.paused());
+    EXPECT_TRUE(inspect_jobs(pool_, "pausing").paused);
+    const auto second = q.add("second");
+    release_first = true;  // the running job finishes while paused
+    ASSERT_TRUE(reaches(q, first.id, job_state::completed));
+    std::this_thread::sleep_for(500ms);
+    EXPECT_EQ(state_of(q, second.id), job_state::waiting) << "a paused queue handed out a job";
+    EXPECT_EQ(runs.load(), 1);
+    const auto resumed_at = std::chrono::steady_clock::now();
+    EXPECT_TRUE(other.resume());
+    EXPECT_FALSE(q.resume()) << "resuming a running queue changes nothing";
+    ASSERT_TRUE(reaches(q, second.id, job_state::completed));
+    // Woken by resume(), not by the 10 s poll.
+    EXPECT_LT(std::chrono::steady_clock::now() - resumed_at, 5s);
+    EXPECT_FALSE(q.paused());
+    w.stop();
 }

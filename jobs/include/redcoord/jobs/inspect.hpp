@@ -29,7 +29,8 @@ struct repeat_inspection {
 
 /// A job queue at one instant (read in one script, so consistent).
 struct jobs_inspection {
-    job_counts counts;  ///< Jobs per state.
+    job_counts counts;    ///< Jobs per state.
+    bool paused = false;  ///< Paused (job_queue::pause()): workers claim nothing.
     /// How long the next job to run has been waiting since it was added (none: no job waits).
     std::optional<std::chrono::milliseconds> oldest_waiting_age;
     /// The scheduler that leads (the election named after the queue), if any.

@@ -219,6 +219,16 @@ public:
     /// @throws invalid_argument for a state other than completed, failed or dead, or a
     ///         negative `older_than`.
     std::size_t clean(job_state state, std::chrono::milliseconds older_than, std::size_t limit = 0);
+    /// Pauses the queue: workers claim nothing until resume() (jobs already running finish,
+    /// jobs can still be added, delayed jobs still fall due, and the leases of stalled workers
+    /// are still taken back). Shared by every client of the queue (a key on the server).
+    /// @return true when it was running, false when it was already paused.
+    bool pause();
+    /// Resumes a paused queue and wakes its idle workers (one publish), who claim at once.
+    /// @return true when it was paused, false when it was already running.
+    bool resume();
+    /// Whether the queue is paused. One EXISTS.
+    [[nodiscard]] bool paused();
     /// Jobs per state.
     [[nodiscard]] job_counts counts();
     /// The ids of up to `limit` jobs in `state` (0: all), in the order they run or ran:
