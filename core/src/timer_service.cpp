@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace redcoord::detail {
 
@@ -19,38 +20,41 @@ thread_local std::uint64_t current_timer = 0;
 
 // Ticks block on stalled servers by design (bounded by their commands' timeouts): enough
 // workers that many stalled objects at once still leave the others theirs.
-constexpr executor_options tick_workers{.max_threads = 32,
-                                        .grow_after = std::chrono::milliseconds(10),
-                                        .idle_retire = std::chrono::milliseconds(2000)};
-// A tick that could not be handed to a worker (no thread could start) is tried again then.
-constexpr auto retry_handoff = std::chrono::milliseconds(10);
+constexpr std::size_t max_workers = 32;
+// How long a due tick waits with every worker busy before another worker starts.
+constexpr auto grow_after = std::chrono::milliseconds(10);
+// A worker beyond the first that has found no work for this long ends.
+constexpr auto idle_retire = std::chrono::milliseconds(2000);
 }  // namespace
 
 struct timer_service::state : std::enable_shared_from_this<state> {
     struct slot {
         std::shared_ptr<timer::tick_function> tick;
-        std::unique_ptr<strand> lane;  // this timer's queue on the tick workers
         std::optional<time_point> due;
-        // Bumped by every arm()/disarm(): a tick handed off before it is skipped, and the time
-        // a running tick returns is ignored.
+        // Bumped by every arm()/disarm(): the time a running tick returns is ignored then.
         std::uint64_t generation = 0;
-        bool running = false;   // handed to a worker and not yet returned
+        bool running = false;   // a worker runs its tick now
         bool deferred = false;  // fell due while running: runs again once it returns
     };
 
     explicit state(strand* o) : observers(o) {}
     strand* const observers;  // the log and metrics outbox of ticks (may be null)
     mutex mu;
-    std::condition_variable cv;       // the timer thread waits here for the earliest due time
-    std::condition_variable idle_cv;  // a timer's destructor waits here for its running tick
+    std::condition_variable work_cv;   // idle workers wait here for the earliest due time
+    std::condition_variable watch_cv;  // the timer thread waits here
+    std::condition_variable idle_cv;   // a timer's destructor waits here for its running tick
     std::set<std::pair<time_point, std::uint64_t>> queue REDCOORD_GUARDED_BY(mu);
     std::map<std::uint64_t, slot> slots REDCOORD_GUARDED_BY(mu);
     std::uint64_t next_id REDCOORD_GUARDED_BY(mu) = 1;
     std::uint64_t ticks REDCOORD_GUARDED_BY(mu) = 0;
     bool stop REDCOORD_GUARDED_BY(mu) = false;
-    // Started under mu by the first arm(); joined by ~timer_service after `stop` is set, when
-    // no arm() can start it any more.
-    std::thread thread;
+    std::size_t idle REDCOORD_GUARDED_BY(mu) = 0;  // workers waiting for a due time
+    // Live workers by id, and workers that retired (returned) and wait to be joined. The
+    // timer thread is started with the first worker; all are joined by ~timer_service after
+    // `stop` is set, when no arm() can start them any more.
+    std::map<std::thread::id, std::thread> workers REDCOORD_GUARDED_BY(mu);
+    std::vector<std::thread> retired REDCOORD_GUARDED_BY(mu);
+    std::thread watcher REDCOORD_GUARDED_BY(mu);
 
     void unqueue(std::uint64_t id, slot& s) REDCOORD_REQUIRES(mu) {
         if (s.due) queue.erase({*s.due, id});
@@ -58,27 +62,54 @@ struct timer_service::state : std::enable_shared_from_this<state> {
     }
 
     void enqueue(std::uint64_t id, slot& s, time_point due) REDCOORD_REQUIRES(mu) {
+        const bool earliest = queue.empty() || due < queue.begin()->first;
         s.due = due;
         queue.emplace(due, id);
-        cv.notify_all();
+        if (earliest) {
+            work_cv.notify_all();
+            watch_cv.notify_all();
+        }
     }
 
-    // The timer thread: waits for the earliest due time and hands the tick to its lane. It
-    // never runs a tick, so no tick can delay another timer's due time.
-    void run() REDCOORD_EXCLUDES(mu) {
+    // @throws std::system_error when the thread cannot be started.
+    void add_worker() REDCOORD_REQUIRES(mu) {
+        std::thread t([self = shared_from_this()] { self->work(); });  // keeps the state alive
+        const auto id = t.get_id();
+        workers.emplace(id, std::move(t));  // before the thread can take mu and look itself up
+    }
+
+    // Starts the first worker and the timer thread (first arm()).
+    // @throws std::system_error when a thread cannot be started.
+    void start() REDCOORD_REQUIRES(mu) {
+        if (workers.empty()) add_worker();
+        if (!watcher.joinable())
+            watcher = std::thread([self = shared_from_this()] { self->watch(); });
+    }
+
+    // A tick worker: waits for the earliest due time and runs that tick itself.
+    void work() REDCOORD_EXCLUDES(mu) {
+        set_observer_outbox(observers);
         current_service = this;
         unique_lock l(mu);
         while (!stop) {
             if (queue.empty()) {
-                cv.wait(l.native(), [&] {
+                ++idle;
+                const bool woke = work_cv.wait_for(l.native(), idle_retire, [&] {
                     mu.assert_held();  // the wait retakes mu before the predicate runs
                     return stop || !queue.empty();
                 });
+                --idle;
+                if (!woke && workers.size() > 1) {
+                    retire_self();
+                    return;
+                }
                 continue;
             }
             const auto [due, id] = *queue.begin();
             if (clock_type::now() < due) {
-                cv.wait_until(l.native(), due);  // woken early by any arm/disarm: look again
+                ++idle;
+                work_cv.wait_until(l.native(), due);  // woken early by an earlier due time
+                --idle;
                 continue;
             }
             queue.erase(queue.begin());
@@ -88,75 +119,95 @@ struct timer_service::state : std::enable_shared_from_this<state> {
                 s.deferred = true;
                 continue;
             }
-            hand_off(id, s);
-        }
-    }
-
-    void hand_off(std::uint64_t id, slot& s) REDCOORD_REQUIRES(mu) {
-        s.running = true;
-        try {
-            s.lane->post([self = shared_from_this(), id, generation = s.generation, tick = s.tick] {
-                self->run_tick(id, generation, *tick);
-            });
-        } catch (...) {
-            s.running = false;  // no worker could start: try again shortly
-            enqueue(id, s, clock_type::now() + retry_handoff);
-        }
-    }
-
-    // On a tick worker.
-    void run_tick(std::uint64_t id, std::uint64_t generation, const timer::tick_function& tick)
-        REDCOORD_EXCLUDES(mu) {
-        set_observer_outbox(observers);
-        current_service = this;
-        bool skip = false;
-        {
-            lock_guard l(mu);
-            auto it = slots.find(id);
-            // Disarmed or re-armed since the hand-off: the tick is not due any more.
-            skip = stop || it == slots.end() || it->second.generation != generation;
-        }
-        std::optional<time_point> next;
-        if (!skip) {
+            s.running = true;
+            const auto generation = s.generation;
+            auto tick = s.tick;
             current_timer = id;
+            l.unlock();
+            std::optional<time_point> next;
             try {
-                next = tick();
+                next = (*tick)();
             } catch (...) {
                 next.reset();  // a tick reports its own failures; one that throws stops
             }
+            tick.reset();  // what it captured dies outside the lock
+            l.lock();
             current_timer = 0;
+            ++ticks;
+            auto it = slots.find(id);
+            if (it == slots.end()) continue;  // destroyed from its own tick
+            auto& done = it->second;
+            done.running = false;
+            idle_cv.notify_all();
+            if (stop) continue;
+            if (done.deferred) {
+                done.deferred = false;
+                enqueue(id, done, clock_type::now());
+            } else if (next && done.generation == generation) {
+                enqueue(id, done, *next);
+            }
         }
-        lock_guard l(mu);
-        if (!skip) ++ticks;
-        auto it = slots.find(id);
-        if (it == slots.end()) return;
-        auto& s = it->second;
-        s.running = false;
-        idle_cv.notify_all();
-        if (stop) return;
-        if (s.deferred) {
-            s.deferred = false;
-            enqueue(id, s, clock_type::now());
-        } else if (!skip && next && s.generation == generation) {
-            enqueue(id, s, *next);
+    }
+
+    void retire_self() REDCOORD_REQUIRES(mu) {
+        auto me = workers.find(std::this_thread::get_id());
+        retired.push_back(std::move(me->second));
+        workers.erase(me);
+    }
+
+    // The timer thread: never runs a tick. When a due tick has waited grow_after with no
+    // worker idle (they all run ticks, some maybe blocked on a stalled server), it starts
+    // another worker, so a blocked tick holds up only its own timer.
+    void watch() REDCOORD_EXCLUDES(mu) {
+        current_service = this;
+        unique_lock l(mu);
+        while (!stop) {
+            for (auto& t : retired) t.join();  // they have returned
+            retired.clear();
+            if (queue.empty()) {
+                watch_cv.wait(l.native());
+                continue;
+            }
+            const auto late = queue.begin()->first + grow_after;
+            if (clock_type::now() < late || idle > 0 || workers.size() >= max_workers) {
+                // Not late yet, or a worker is about to take it, or no more may start: look
+                // again a little later (woken early by an earlier due time).
+                watch_cv.wait_until(l.native(), std::max(late, clock_type::now() + grow_after));
+                continue;
+            }
+            try {
+                add_worker();
+            } catch (...) {
+                // The busy workers run it later.
+            }
+            watch_cv.wait_for(l.native(), grow_after);  // give it time to take the tick
         }
     }
 };
 
-timer_service::timer_service(strand* observers)
-    : state_(std::make_shared<state>(observers)),
-      workers_(std::make_unique<serial_executor>(tick_workers)) {}
+timer_service::timer_service(strand* observers) : state_(std::make_shared<state>(observers)) {}
 
 timer_service::~timer_service() {
+    std::thread watcher;
+    std::map<std::thread::id, std::thread> workers;
+    std::vector<std::thread> retired;
     {
         lock_guard l(state_->mu);
         state_->stop = true;
+        watcher.swap(state_->watcher);
+        workers.swap(state_->workers);
+        retired.swap(state_->retired);
     }
-    state_->cv.notify_all();
-    if (state_->thread.joinable()) state_->thread.join();  // it runs no tick: never this thread
-    // Drops the ticks not started, waits for the running ones, joins the workers (a worker
-    // that released the last owner of the runtime detaches itself).
-    workers_.reset();
+    state_->work_cv.notify_all();
+    state_->watch_cv.notify_all();
+    if (watcher.joinable()) watcher.join();  // it runs no tick: never this thread
+    for (auto& t : retired) t.join();
+    for (auto& [id, t] : workers) {
+        if (id == std::this_thread::get_id())
+            t.detach();  // the last owner of the runtime was released from a tick
+        else
+            t.join();  // after the tick in progress returns
+    }
     lock_guard l(state_->mu);
     for (auto& [id, s] : state_->slots) s.running = false;  // a timer outliving the service
     state_->idle_cv.notify_all();
@@ -167,48 +218,39 @@ std::uint64_t timer_service::ticks_run() const {
     return state_->ticks;
 }
 
-std::size_t timer_service::worker_threads() const { return workers_->threads(); }
+std::size_t timer_service::worker_threads() const {
+    lock_guard l(state_->mu);
+    return state_->workers.size();
+}
 
 bool timer_service::on_timer_thread() const noexcept { return current_service == state_.get(); }
 
 timer::timer(timer_service& service, tick_function tick) : state_(service.state_) {
     if (!tick) throw invalid_argument("timer needs a tick function");
-    auto lane = std::make_unique<strand>(*service.workers_);
     lock_guard l(state_->mu);
     id_ = state_->next_id++;
-    auto& s = state_->slots[id_];
-    s.tick = std::make_shared<tick_function>(std::move(tick));
-    s.lane = std::move(lane);
+    state_->slots[id_].tick = std::make_shared<tick_function>(std::move(tick));
 }
 
 timer::~timer() {
-    std::unique_ptr<strand> lane;
-    {
-        unique_lock l(state_->mu);
-        auto it = state_->slots.find(id_);
-        state_->unqueue(id_, it->second);
-        ++it->second.generation;  // a tick handed off and not started is skipped
-        it->second.deferred = false;
-        // The tick may capture the object that owns this timer: it must be over before that
-        // object goes. From inside the tick itself there is nothing to wait for.
-        const bool own_tick = current_service == state_.get() && current_timer == id_;
-        if (!own_tick)
-            state_->idle_cv.wait(l.native(), [&] {
-                state_->mu.assert_held();
-                return !state_->slots.at(id_).running;
-            });
-        lane = std::move(it->second.lane);
-        state_->slots.erase(it);
-    }
-    // Outside mu: closing waits for the lane's task to return, and its end takes mu.
-    lane.reset();
+    unique_lock l(state_->mu);
+    auto it = state_->slots.find(id_);
+    state_->unqueue(id_, it->second);
+    // The tick may capture the object that owns this timer: it must be over before that
+    // object goes. From inside the tick itself there is nothing to wait for.
+    const bool own_tick = current_service == state_.get() && current_timer == id_;
+    if (!own_tick)
+        state_->idle_cv.wait(l.native(), [&] {
+            state_->mu.assert_held();
+            return !state_->slots.at(id_).running;
+        });
+    state_->slots.erase(id_);
 }
 
 void timer::arm(time_point due) {
     lock_guard l(state_->mu);
     if (state_->stop) return;
-    if (!state_->thread.joinable())
-        state_->thread = std::thread([s = state_] { s->run(); });  // keeps the state alive
+    state_->start();
     auto& s = state_->slots.at(id_);
     state_->unqueue(id_, s);
     ++s.generation;
@@ -223,7 +265,6 @@ void timer::disarm() noexcept {
     state_->unqueue(id_, s);
     ++s.generation;
     s.deferred = false;
-    state_->cv.notify_all();
 }
 
 bool timer::armed() const {

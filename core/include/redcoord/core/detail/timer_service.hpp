@@ -18,19 +18,18 @@ REDCOORD_API_BEGIN
 namespace redcoord::detail {
 
 class strand;
-class serial_executor;
 
-/// Keeps the due times of timers on one thread and runs their ticks on tick workers.
+/// Keeps the due times of timers and runs their ticks on tick workers.
 ///
-/// The timer thread only waits for due times and hands each due tick to the tick workers; it
-/// never runs a tick itself, so nothing a tick does can delay another timer's due time. A tick
-/// may do blocking Redis I/O bounded by its own timeouts: the tick workers are a
-/// serial_executor (one strand per timer) of their own, separate from the callback executor,
-/// so a tick that blocks on a stalled server holds up only its own timer; once a due tick has
-/// waited 10 ms behind busy workers another worker joins in (at most 32 at once; an extra one
-/// ends after 2 s without work). A process whose servers answer keeps one tick worker. A tick
-/// never runs user code: callbacks go to the runtime's callback executor, and log records and
-/// metric updates made on a tick worker are queued to the `observers` strand.
+/// Idle tick workers wait for the earliest due time themselves and run the tick that falls
+/// due (no hand-off between threads on the way to a watchdog). A tick may do blocking Redis
+/// I/O bounded by its own timeouts: while it blocks, the other workers go on, and when a due
+/// tick has waited 10 ms with every worker busy the timer thread (which only watches, and
+/// never runs a tick) starts another worker (at most 32 at once; an extra one ends after 2 s
+/// without work). So a tick that blocks on a stalled server holds up only its own timer, and a
+/// process whose servers answer keeps one tick worker. A tick never runs user code:
+/// callbacks go to the runtime's callback executor, and log records and metric updates made on
+/// a tick worker are queued to the `observers` strand.
 ///
 /// One timer's ticks never run at the same time: a due time that passes while its tick runs
 /// is kept and run when the tick returns.
@@ -44,8 +43,8 @@ public:
     /// `observers` (may be null): the strand that log sink and metrics backend calls made by
     /// ticks are queued on (set_observer_outbox()); it must outlive the service.
     explicit timer_service(strand* observers = nullptr);
-    /// Stops the timer thread, waits for the ticks in progress to return and joins the tick
-    /// workers; armed timers never fire.
+    /// Stops the timer thread and the tick workers after the ticks in progress return, and
+    /// joins them; armed timers never fire.
     ~timer_service();
     timer_service(const timer_service&) = delete;
     timer_service& operator=(const timer_service&) = delete;
@@ -62,7 +61,6 @@ public:
 private:
     friend class timer;
     std::shared_ptr<state> state_;
-    std::unique_ptr<serial_executor> workers_;
 };
 
 /// One timed task on a timer_service: while armed, `tick()` runs on a tick worker at the due
