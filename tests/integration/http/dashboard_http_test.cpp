@@ -1,7 +1,7 @@
 // The dashboard's page and /api routes against live servers holding a lock, a leader, a queue
 // with a dead message and failed jobs; discovery by paged SCAN, on one server and on a
 // three-master cluster; escaping, truncation and the read-only rules.
-#include "http_client.hpp"
+#include <redcoord/testing/http_client.hpp>
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/election/leader_elector.hpp>
@@ -23,8 +23,8 @@
 namespace {
 
 using namespace std::chrono_literals;
-using redcoord::test_http::client;
-namespace http = redcoord::test_http::http;
+using redcoord::testing::http_test::client;
+namespace http = redcoord::testing::http_test::http;
 
 bool has(const std::string& hay, const std::string& needle) {
     return hay.find(needle) != std::string::npos;

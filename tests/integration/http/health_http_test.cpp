@@ -1,6 +1,6 @@
 // /healthz and /readyz of metrics_server against live redis-server processes, and the
 // server's answers to requests it does not serve (unknown route, oversized request).
-#include "http_client.hpp"
+#include <redcoord/testing/http_client.hpp>
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/http/metrics_server.hpp>
@@ -15,8 +15,8 @@
 namespace {
 
 using namespace std::chrono_literals;
-using redcoord::test_http::client;
-namespace http = redcoord::test_http::http;
+using redcoord::testing::http_test::client;
+namespace http = redcoord::testing::http_test::http;
 using redcoord::testing::local_server;
 
 redcoord::metrics_server serve(redcoord::metrics_server_options o = {}) {
