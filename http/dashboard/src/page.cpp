@@ -51,6 +51,7 @@ function duration(ms) {
 // A cell's content as DOM nodes: scalars as text, lists as list items, objects as key: value.
 function render(key, v) {
   if (v === null || v === undefined) return el('span', '\u2014', 'none');
+  if (key.endsWith('_at_ms')) return el('span', new Date(v).toISOString().slice(0, 19) + 'Z');
   if (key.endsWith('_ms')) return el('span', duration(v));
   if (Array.isArray(v)) {
     if (v.length === 0) return el('span', '\u2014', 'none');
@@ -164,7 +165,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left;
          vertical-align: top; }
 th { background: #f4f4f4; }
-td { font-family: ui-monospace, monospace; font-size: 0.92em; word-break: break-all; }
+td { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: anywhere; }
 ul { margin: 0; padding-left: 1em; }
 .kv { margin-right: 0.8em; }
 .k { color: #777; }
