@@ -4,12 +4,17 @@
 
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/election/acl.hpp>
 #include <redcoord/election/inspect.hpp>
 #include <redcoord/http/dashboard.hpp>
+#include <redcoord/jobs/acl.hpp>
 #include <redcoord/jobs/inspect.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/lock/acl.hpp>
 #include <redcoord/lock/inspect.hpp>
+#include <redcoord/queue/acl.hpp>
 #include <redcoord/queue/inspect.hpp>
+#include <redcoord/signaling/acl.hpp>
 #include <redcoord/signaling/inspect.hpp>
 
 #include <array>
@@ -144,17 +149,21 @@ struct dashboard::impl {
         json_out j(opts.max_value_bytes);
         j.begin_object().field("prefix", opts.prefix).key("items").begin_array();
         for (const auto& ref : page.found) {
-            j.begin_object().field("kind", ref.kind).field("name", ref.name);
+            // Each primitive is written apart and inserted whole, so one that fails halfway
+            // (an ACL refusal of one key) leaves valid JSON: its name and the error.
+            json_out item(opts.max_value_bytes);
+            item.begin_object().field("kind", ref.kind).field("name", ref.name);
             try {
-                write(j, ref);
+                write(item, ref);
+                j.raw(item.end_object().text());
             } catch (const connection_error&) {
                 throw;  // the server is gone: the whole page fails (502)
             } catch (const timeout_error&) {
                 throw;
             } catch (const std::exception& e) {
-                j.field("error", std::string_view(e.what()));
+                j.begin_object().field("kind", ref.kind).field("name", ref.name);
+                j.field("error", std::string_view(e.what())).end_object();
             }
-            j.end_object();
         }
         j.end_array().field("next", page.next).end_object();
         http_response r = text(200, j.text());
@@ -213,18 +222,32 @@ struct dashboard::impl {
         j.key("repeats").begin_array();
         for (const auto& r : v.repeats) {
             j.begin_object().field("name", r.name).field("every_ms", r.every).field("cron", r.cron);
-            j.field("time_zone", r.time_zone).field("last_tick_ms", r.last_tick_ms).end_object();
+            j.field("time_zone", r.time_zone).field("last_tick_at_ms", r.last_tick_ms).end_object();
         }
         j.end_array();
-        job_queue_options qo;
-        qo.prefix = opts.prefix;
-        job_queue q(*pool, name, qo);
-        for (const auto st : {job_state::failed, job_state::dead}) {
-            j.key(st == job_state::failed ? "failed_jobs" : "dead_jobs").begin_array();
-            if ((st == job_state::failed ? c.failed : c.dead) > 0 && opts.jobs_listed > 0)
-                for (const auto& id : q.list(st, opts.jobs_listed))
-                    if (auto info = q.get(id)) write_job(j, *info);
-            j.end_array();
+        // The lists read each job through job_queue (its get script): a user limited to
+        // what `redcoord inspect` reads may not run it, and then only the lists are missing.
+        try {
+            job_queue_options qo;
+            qo.prefix = opts.prefix;
+            job_queue q(*pool, name, qo);
+            auto listed = [&](job_state st, std::uint64_t n) {
+                json_out list(opts.max_value_bytes);
+                list.begin_array();
+                if (n > 0 && opts.jobs_listed > 0)
+                    for (const auto& id : q.list(st, opts.jobs_listed))
+                        if (auto info = q.get(id)) write_job(list, *info);
+                return list.end_array().text();
+            };
+            const auto failed = listed(job_state::failed, c.failed);
+            const auto dead = listed(job_state::dead, c.dead);
+            j.key("failed_jobs").raw(failed).key("dead_jobs").raw(dead);
+        } catch (const connection_error&) {
+            throw;
+        } catch (const timeout_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            j.field("jobs_error", std::string_view(e.what()));
         }
     }
 
@@ -305,5 +328,15 @@ http_handler dashboard::handler() const {
 }
 
 const dashboard_options& dashboard::options() const noexcept { return impl_->opts; }
+
+acl_needs dashboard_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = lock_inspect_acl_needs(prefix, db);
+    n.merge(election_inspect_acl_needs(prefix, db))
+        .merge(signaling_inspect_acl_needs(prefix, db))
+        .merge(queue_inspect_acl_needs(prefix, db))
+        .merge(jobs_inspect_acl_needs(prefix, db))
+        .allow_commands({"scan"});
+    return n;
+}
 
 }  // namespace redcoord

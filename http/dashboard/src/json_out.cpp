@@ -109,6 +109,12 @@ json_out& json_out::null() {
     return *this;
 }
 
+json_out& json_out::raw(std::string_view json) {
+    separate();
+    out_.append(json);
+    return *this;
+}
+
 void json_out::quoted(std::string_view s) {
     out_ += '"';
     std::size_t i = 0;

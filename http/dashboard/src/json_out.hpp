@@ -35,6 +35,8 @@ public:
     json_out& value(unsigned n) { return value(static_cast<std::uint64_t>(n)); }
     json_out& value(bool b);
     json_out& null();
+    // Inserts `json`, a complete value another json_out wrote, as the next value.
+    json_out& raw(std::string_view json);
     template <class T>
     json_out& value(const std::optional<T>& v) {
         return v ? value(*v) : null();

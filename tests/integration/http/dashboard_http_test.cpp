@@ -1,6 +1,8 @@
 // The dashboard's page and /api routes against live servers holding a lock, a leader, a queue
 // with a dead message and failed jobs; discovery by paged SCAN, on one server and on a
 // three-master cluster; escaping, truncation and the read-only rules.
+#include "../acl_support.hpp"
+
 #include <redcoord/testing/http_client.hpp>
 
 #include <redcoord/core/errors.hpp>
@@ -233,6 +235,41 @@ TEST_F(DashboardHttp, AStoppedServerIs502NamingItWithoutItsPassword) {
     const auto body = d.get("/api/locks", http::status::bad_gateway);
     EXPECT_TRUE(has(body, ":***@127.0.0.1:" + std::to_string(locked.port()))) << body;
     EXPECT_FALSE(has(body, "hunter2-secret")) << body;
+}
+
+TEST_F(DashboardHttp, AReadOnlyUserSeesEverythingButTheJobLists) {
+    redcoord::distributed_lock lock(*pool, "orders");
+    ASSERT_TRUE(lock.acquire(5s));
+    redcoord::job_queue q(*pool, "reports");
+    redcoord::job_options jo;
+    jo.id = "j1";
+    (void)q.add("x", jo);
+    ASSERT_TRUE(q.cancel("j1"));
+    const auto ep = redcoord::testing::make_acl_user(server, "dashboard-viewer",
+                                                     redcoord::dashboard_acl_needs());
+    served d(std::make_shared<redcoord::connection_pool>(ep));
+    EXPECT_TRUE(has(d.get("/api/locks"), R"("name":"orders","held":true)"));
+    const auto jobs = d.get("/api/jobs");
+    EXPECT_TRUE(has(jobs, R"("failed":1)")) << jobs;
+    EXPECT_TRUE(has(jobs, R"("jobs_error":"permission denied)")) << jobs;
+    EXPECT_FALSE(has(jobs, R"("failed_jobs")")) << jobs;
+    for (const char* route : {"/api/elections", "/api/queues", "/api/barriers", "/api/limits"})
+        EXPECT_TRUE(has(d.get(route), R"("items":[)")) << route;
+    // A primitive that cannot be read is listed with its error, the answer still whole.
+    const auto no_pttl = redcoord::testing::make_acl_user(
+        server, "dashboard-no-pttl",
+        redcoord::testing::without_command(redcoord::dashboard_acl_needs(), "pttl"));
+    served partial(std::make_shared<redcoord::connection_pool>(no_pttl));
+    const auto locks = partial.get("/api/locks");
+    EXPECT_TRUE(has(locks, R"({"kind":"lock","name":"orders","error":"permission denied)"))
+        << locks;
+    EXPECT_TRUE(has(locks, R"("}],"next":null})")) << locks;
+    // Without SCAN nothing can be found: the page says so (502, the server's refusal).
+    const auto no_scan = redcoord::testing::make_acl_user(
+        server, "dashboard-blind",
+        redcoord::testing::without_command(redcoord::dashboard_acl_needs(), "scan"));
+    served blind(std::make_shared<redcoord::connection_pool>(no_scan));
+    EXPECT_TRUE(has(blind.get("/api/locks", http::status::bad_gateway), "'scan'"));
 }
 
 TEST_F(DashboardHttp, BadOptionsAreRefused) {

@@ -64,6 +64,9 @@ TEST(DashboardJson, NestedContainersGetTheirCommas) {
     j.begin_object().key("x").begin_array().begin_object().field("a", 1).end_object();
     j.begin_object().end_object().end_array().field("y", true).end_object();
     EXPECT_EQ(j.text(), R"({"x":[{"a":1},{}],"y":true})");
+    json_out k(10);
+    k.begin_array().value(1).raw(j.text()).raw("[]").end_array();
+    EXPECT_EQ(k.text(), R"([1,{"x":[{"a":1},{}],"y":true},[]])");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 /// Mount it on metrics_server next to `/metrics` (metrics_server_options::handlers), or serve
 /// it with `redcoord dashboard --listen 127.0.0.1:8080`.
 
+#include <redcoord/core/acl.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/http/route.hpp>
@@ -91,6 +92,15 @@ private:
     struct impl;
     std::shared_ptr<impl> impl_;
 };
+
+/// What a read-only ACL user needs to serve the dashboard: what `redcoord inspect` reads of
+/// every part (lock_inspect_acl_needs() and the others, as `redcoord acl-rules --inspect`
+/// prints) plus SCAN for discovery. The lists of failed and dead jobs read each job through
+/// job_queue's get script, which these needs do not grant: under such a user each job queue
+/// shows its counts and a `jobs_error` instead of the lists.
+/// @param prefix the key prefix of the primitives shown (dashboard_options::prefix).
+/// @param db the database number the endpoint selects (SELECT is granted when it is not 0).
+[[nodiscard]] acl_needs dashboard_acl_needs(std::string_view prefix = "redcoord:", int db = 0);
 
 }  // namespace redcoord
 REDCOORD_API_END
