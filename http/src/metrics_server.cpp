@@ -106,6 +106,7 @@ private:
             hr.path = std::string(path);
             if (q != std::string_view::npos) hr.query = std::string(target.substr(q + 1));
             hr.body = req_.body();
+            hr.host = std::string(req_[http::field::host]);
             std::optional<http_response> r;
             try {
                 for (const auto& h : st_.opts.handlers)

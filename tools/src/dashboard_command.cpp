@@ -10,6 +10,8 @@
 #include <redcoord/http/metrics_server.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace redcoord::cli {
 namespace {
@@ -17,6 +19,7 @@ namespace {
 struct dashboard_args {
     std::string listen = "127.0.0.1:8080";
     std::chrono::milliseconds refresh{2000};
+    std::vector<std::string> allowed_hosts;
 };
 
 int run_dashboard(context& ctx, const dashboard_args& a) {
@@ -28,6 +31,7 @@ int run_dashboard(context& ctx, const dashboard_args& a) {
     dashboard_options d;
     d.prefix = ctx.opts.prefix;
     d.refresh = a.refresh;
+    d.allowed_hosts = a.allowed_hosts;
     const dashboard board(pool, d);
     auto registry = std::make_shared<metrics_registry>();
     metrics_server_options o;
@@ -66,6 +70,12 @@ void add_dashboard_command(CLI::App& app, context& ctx) {
                     "port; the URL is printed)")
         ->capture_default_str();
     add_duration(*sub, "--refresh", a->refresh, "How often the page fetches fresh data");
+    sub->add_option("--allow-host", a->allowed_hosts,
+                    "A host name the page may be reached by (repeatable; localhost and IP "
+                    "addresses always are; other names get 403, against DNS rebinding)")
+        ->type_name("NAME")
+        ->expected(1)
+        ->allow_extra_args(false);
     sub->callback([a, &ctx] { ctx.run = [a, &ctx] { return run_dashboard(ctx, *a); }; });
 }
 

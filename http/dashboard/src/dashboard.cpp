@@ -1,3 +1,4 @@
+#include "host_check.hpp"
 #include "json_out.hpp"
 #include "key_scan.hpp"
 #include "page.hpp"
@@ -262,6 +263,10 @@ struct dashboard::impl {
         const bool asset = rest == "app.js" || rest == "app.css";
         const bool api_route = rest.substr(0, 4) == "api/";
         if (!page && !asset && !api_route) return std::nullopt;
+        if (!detail::host_allowed(req.host, opts.allowed_hosts))
+            return text(403,
+                        "host not allowed: reach the dashboard by an IP address or localhost, or "
+                        "add this name to its allowed hosts (--allow-host)\n");
         if (req.method != "GET" && req.method != "HEAD") {
             auto r = text(405, "the dashboard is read-only\n");
             r.headers.emplace_back("Allow", "GET, HEAD");

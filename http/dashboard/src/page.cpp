@@ -117,7 +117,7 @@ function table(section, items) {
       td.appendChild(render(key, item[key]));
       tr.appendChild(td);
     }
-    tr.appendChild(el('td', item.error || '', 'error'));
+    tr.appendChild(el('td', item.error || item.jobs_error || '', 'error'));
     body.appendChild(tr);
   }
   return t;

@@ -203,6 +203,23 @@ TEST_F(DashboardHttp, BadRequestsAreRefused) {
     EXPECT_EQ(c.request(http::verb::delete_, "/").result(), http::status::method_not_allowed);
 }
 
+TEST_F(DashboardHttp, AForeignHostNameIs403UnlessAllowed) {
+    auto ask = [](std::uint16_t port, const std::string& host) {
+        redcoord::testing::http_test::client c(port);
+        http::request<http::string_body> req{http::verb::get, "/api/locks", 11};
+        auto res = c.send(req, host);
+        return res.result();
+    };
+    served d(pool);
+    EXPECT_EQ(ask(d.server.port(), "rebound.example:8080"), http::status::forbidden);
+    EXPECT_EQ(ask(d.server.port(), "127.0.0.1:8080"), http::status::ok);
+    redcoord::dashboard_options o;
+    o.allowed_hosts = {"ops.example"};
+    served allowed(pool, o);
+    EXPECT_EQ(ask(allowed.server.port(), "OPS.example"), http::status::ok);
+    EXPECT_EQ(ask(allowed.server.port(), "rebound.example"), http::status::forbidden);
+}
+
 TEST_F(DashboardHttp, MountsUnderABasePathNextToMetricsAndHealth) {
     redcoord::distributed_lock lock(*pool, "x");
     ASSERT_TRUE(lock.acquire(5s));
@@ -308,6 +325,13 @@ TEST(DashboardCluster, ScansEveryMaster) {
     for (const auto& n : names) EXPECT_TRUE(n.rfind("res", 0) == 0) << n;
     const auto body = d.get("/api/locks");
     EXPECT_TRUE(has(body, R"("held":true)")) << body;
+    // /readyz PINGs a cluster pool too (one master).
+    redcoord::metrics_server_options so;
+    so.ready_pools = {pool};
+    redcoord::metrics_server s(std::make_shared<redcoord::metrics_registry>(), so);
+    redcoord::testing::http_test::client c(s.port());
+    auto ready = c.get("/readyz");
+    EXPECT_EQ(ready.result(), http::status::ok) << ready.body();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The dashboard's pieces without a server: which primitive a key names, the page cursor, and
 // the JSON writer's escaping and cut (white-box, through the part's private headers).
+#include "host_check.hpp"
 #include "json_out.hpp"
 #include "key_scan.hpp"
 
@@ -67,6 +68,18 @@ TEST(DashboardJson, NestedContainersGetTheirCommas) {
     json_out k(10);
     k.begin_array().value(1).raw(j.text()).raw("[]").end_array();
     EXPECT_EQ(k.text(), R"([1,{"x":[{"a":1},{}],"y":true},[]])");
+}
+
+TEST(DashboardHosts, LoopbackNamesAndAddressesPassOtherNamesOnlyWhenAllowed) {
+    using redcoord::detail::host_allowed;
+    for (const char* ok :
+         {"", "127.0.0.1:8080", "127.0.0.1", "[::1]:80", "LocalHost:9", "localhost", "10.1.2.3:80"})
+        EXPECT_TRUE(host_allowed(ok, {})) << ok;
+    for (const char* bad : {"evil.example", "evil.example:8080", "localhost.evil.example:80",
+                            "[evil]:80", "[::1", "127.0.0.1.evil.example"})
+        EXPECT_FALSE(host_allowed(bad, {})) << bad;
+    EXPECT_TRUE(host_allowed("Ops.Example:443", {"ops.example"}));
+    EXPECT_FALSE(host_allowed("ops.example.evil:443", {"ops.example"}));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ struct http_request {
     std::string path;    ///< The target's path, without the query (`/api/locks`).
     std::string query;   ///< What follows `?` in the target, undecoded; empty when none.
     std::string body;    ///< The request body (bounded by metrics_server_options).
+    std::string host;    ///< The `Host` header as sent (`127.0.0.1:8080`); empty when absent.
 
     /// The value of query parameter `name` (percent-decoded, `+` as space), or empty when the
     /// query does not name it.

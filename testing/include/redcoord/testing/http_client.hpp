@@ -28,9 +28,10 @@ struct client {
     explicit client(std::uint16_t port) {
         sock.connect({net::ip::make_address("127.0.0.1"), port});
     }
-    /// Sends `req` (with a Host field) and reads the answer (bodies up to 64 MiB).
-    http::response<http::string_body> send(http::request<http::string_body>& req) {
-        req.set(http::field::host, "localhost");
+    /// Sends `req` with the Host field `host` and reads the answer (bodies up to 64 MiB).
+    http::response<http::string_body> send(http::request<http::string_body>& req,
+                                           const std::string& host = "localhost") {
+        req.set(http::field::host, host);
         http::write(sock, req);
         http::response_parser<http::string_body> p;
         p.body_limit(64 * 1024 * 1024);

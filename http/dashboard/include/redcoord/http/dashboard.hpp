@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
@@ -42,6 +43,12 @@ struct dashboard_options {
     std::size_t jobs_listed = 10;
     /// How often the page fetches fresh data, in milliseconds. > 0.
     std::chrono::milliseconds refresh{2000};
+    /// Host names the page may be asked for (the `Host` header, port ignored, compared
+    /// without regard to case), besides `localhost` and IP literals, which are always served.
+    /// Any other name gets 403: a web page elsewhere cannot reach the dashboard through a
+    /// name of its own that resolves to loopback (DNS rebinding). Add the name a proxy or
+    /// users reach the dashboard by.
+    std::vector<std::string> allowed_hosts;
 };
 
 /// Serves the dashboard page and its JSON, read-only.
@@ -57,7 +64,8 @@ struct dashboard_options {
 /// inspect function yet). A primitive that cannot be read (an ACL refusal) is listed with an
 /// `error` instead of failing the page.
 ///
-/// Security: read-only (GET and HEAD only; anything else is 405); lock tokens are never
+/// Security: read-only (GET and HEAD only; anything else is 405); a `Host` that is neither
+/// `localhost`, an IP literal nor in `allowed_hosts` gets 403; lock tokens are never
 /// shown, only holder fingerprints (lock_holder_fingerprint()); every string in the JSON is
 /// escaped, `<`, `>` and `&` included, and cut at max_value_bytes; the page builds its DOM
 /// with `textContent` only and is served with a Content-Security-Policy that allows no inline
