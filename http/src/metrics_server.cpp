@@ -1,3 +1,5 @@
+#include "readiness_prober.hpp"
+
 #include <redcoord/core/errors.hpp>
 #include <redcoord/http/metrics_server.hpp>
 
@@ -7,6 +9,7 @@
 #include <boost/beast/http.hpp>
 
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace redcoord {
@@ -18,54 +21,118 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+constexpr const char* text_plain = "text/plain; charset=utf-8";
+
+// What every session shares with the server (owned by metrics_server::impl, which outlives
+// the sessions: they die with the io_context or the prober's queue, both stopped first).
+struct server_state {
+    metrics_server_options opts;
+    std::function<std::string()> body;
+    std::unique_ptr<detail::readiness_prober> prober;  // null: no endpoints to probe
+};
+
 // One client connection: read a request, answer, and again while the client keeps it alive.
 // Lives through the shared_ptr its pending operation holds; a stopped io_context drops it.
 class session : public std::enable_shared_from_this<session> {
 public:
-    session(tcp::socket s, const std::function<std::string()>& body,
-            const metrics_server_options& o)
-        : stream_(std::move(s)), body_(body), o_(o) {}
+    session(tcp::socket s, const server_state& st) : stream_(std::move(s)), st_(st) {}
 
     void read() {
-        req_ = {};
-        stream_.expires_after(o_.io_timeout);
-        http::async_read(stream_, buf_, req_,
+        parser_.emplace();
+        parser_->body_limit(st_.opts.max_body_bytes);
+        parser_->header_limit(static_cast<std::uint32_t>(st_.opts.max_header_bytes));
+        stream_.expires_after(st_.opts.io_timeout);
+        http::async_read(stream_, buf_, *parser_,
                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                             if (ec == http::error::body_limit)
+                                 return self->refuse(http::status::payload_too_large);
+                             if (ec == http::error::header_limit)
+                                 return self->refuse(http::status::request_header_fields_too_large);
                              if (ec) return self->close();
+                             self->req_ = self->parser_->release();
                              self->answer();
                          });
     }
 
 private:
+    // A request too large to read: answered, then the connection closed (the rest of it is
+    // still on the wire, so the stream cannot serve another request).
+    void refuse(http::status st) {
+        res_ = {};
+        res_.version(11);
+        res_.keep_alive(false);
+        res_.set(http::field::server, "redcoord");
+        reply(st, text_plain, std::string(http::obsolete_reason(st)) + "\n");
+        write();
+    }
+
     void answer() {
         res_ = {};
         res_.version(req_.version());
         res_.keep_alive(req_.keep_alive());
         res_.set(http::field::server, "redcoord");
         std::string_view target(req_.target().data(), req_.target().size());
-        target =
-            target.substr(0, target.find('?'));  // `?name[]=...` filters are not supported: ignored
-        if (target != o_.path) {
-            reply(http::status::not_found, "text/plain; charset=utf-8",
-                  "not found; metrics are at " + o_.path + "\n");
-        } else if (req_.method() != http::verb::get && req_.method() != http::verb::head) {
+        const auto q = target.find('?');
+        const std::string_view path = target.substr(0, q);
+        const bool read_only =
+            req_.method() == http::verb::get || req_.method() == http::verb::head;
+        const bool builtin = path == st_.opts.path || path == "/healthz" || path == "/readyz";
+        if (builtin && !read_only) {
             res_.set(http::field::allow, "GET, HEAD");
-            reply(http::status::method_not_allowed, "text/plain; charset=utf-8",
-                  "method not allowed\n");
-        } else {
+            reply(http::status::method_not_allowed, text_plain, "method not allowed\n");
+        } else if (path == st_.opts.path) {
             try {
-                reply(http::status::ok, std::string(metrics_registry::content_type), body_());
+                reply(http::status::ok, std::string(metrics_registry::content_type), st_.body());
             } catch (const std::exception& e) {
-                reply(http::status::internal_server_error, "text/plain; charset=utf-8",
+                reply(http::status::internal_server_error, text_plain,
                       std::string(e.what()) + "\n");
             }
+        } else if (path == "/healthz") {
+            reply(http::status::ok, text_plain, "ok\n");
+        } else if (path == "/readyz") {
+            if (!st_.prober) {
+                reply(http::status::ok, text_plain, "ready\n");
+            } else {
+                // The answer comes back to this session's strand (the server's one thread).
+                auto ex = stream_.get_executor();
+                st_.prober->request([self = shared_from_this(), ex](http_response r) {
+                    net::post(ex, [self, r = std::move(r)]() mutable { self->send(r); });
+                });
+                return;
+            }
+        } else {
+            http_request hr;
+            hr.method = std::string(req_.method_string());
+            hr.path = std::string(path);
+            if (q != std::string_view::npos) hr.query = std::string(target.substr(q + 1));
+            hr.body = req_.body();
+            hr.host = std::string(req_[http::field::host]);
+            std::optional<http_response> r;
+            try {
+                for (const auto& h : st_.opts.handlers)
+                    if ((r = h(hr))) break;
+            } catch (const std::exception& e) {
+                r = http_response{500, text_plain, std::string(e.what()) + "\n", {}};
+            }
+            if (!r) r = http_response{404, text_plain, "not found\n", {}};
+            return send(*r);
         }
+        write();
+    }
+
+    void send(const http_response& r) {
+        for (const auto& [name, value] : r.headers) res_.set(name, value);
+        reply(static_cast<http::status>(r.status), r.content_type, r.body);
+        write();
+    }
+
+    void write() {
         if (req_.method() == http::verb::head) {
             // The length of the GET answer, without its body (RFC 9110 9.3.2).
             res_.content_length(res_.body().size());
             res_.body().clear();
         }
-        stream_.expires_after(o_.io_timeout);
+        stream_.expires_after(st_.opts.io_timeout);
         http::async_write(stream_, res_,
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
                               if (ec || !self->res_.keep_alive()) return self->close();
@@ -88,27 +155,43 @@ private:
 
     beast::tcp_stream stream_;
     beast::flat_buffer buf_;
+    std::optional<http::request_parser<http::string_body>> parser_;
     http::request<http::string_body> req_;
     http::response<http::string_body> res_;
-    const std::function<std::string()>& body_;
-    const metrics_server_options& o_;
+    const server_state& st_;
 };
 
 }  // namespace
 
 struct metrics_server::impl {
-    metrics_server_options opts;
-    std::function<std::string()> body;
+    server_state st;
     net::io_context ioc{1};
     tcp::acceptor acceptor{ioc};
     std::uint16_t port = 0;
     std::mutex stop_mu;
     std::thread thread;
+    bool stopped = false;
 
-    impl(std::function<std::string()> b, metrics_server_options o)
-        : opts(std::move(o)), body(std::move(b)) {
+    impl(std::function<std::string()> b, metrics_server_options o) {
+        st.opts = std::move(o);
+        st.body = std::move(b);
+        const auto& opts = st.opts;
         if (opts.path.empty() || opts.path.front() != '/')
             throw invalid_argument("metrics_server: path must start with '/'");
+        if (opts.ready_timeout.count() <= 0)
+            throw invalid_argument("metrics_server: ready_timeout must be > 0");
+        for (const auto& h : opts.handlers)
+            if (!h) throw invalid_argument("metrics_server: empty handler");
+        std::vector<std::shared_ptr<connection_pool>> pools;
+        for (const auto& p : opts.ready_pools) {
+            if (!p) throw invalid_argument("metrics_server: null ready pool");
+            pools.push_back(p);
+        }
+        pool_options po;
+        po.max_size = 2;  // one probe at a time, and one connect in the background
+        po.max_idle = 1;
+        for (const auto& ep : opts.ready_endpoints)
+            pools.push_back(std::make_shared<connection_pool>(ep, po));
         beast::error_code ec;
         const auto addr = net::ip::make_address(opts.address, ec);
         if (ec) throw invalid_argument("metrics_server: invalid address '" + opts.address + "'");
@@ -121,21 +204,28 @@ struct metrics_server::impl {
             throw error("metrics_server: cannot listen on " + opts.address + ":" +
                         std::to_string(opts.port) + ": " + ec.message());
         port = acceptor.local_endpoint().port();
+        if (!pools.empty())
+            st.prober =
+                std::make_unique<detail::readiness_prober>(std::move(pools), opts.ready_timeout);
         accept();
         thread = std::thread([this] { ioc.run(); });
     }
 
+    // The sessions waiting for a probe hold sockets of `ioc`: the prober goes first.
+    ~impl() { stop(); }
+
     void accept() {
         acceptor.async_accept([this](beast::error_code ec, tcp::socket s) {
             if (ec == net::error::operation_aborted || !acceptor.is_open()) return;  // stopping
-            if (!ec) std::make_shared<session>(std::move(s), body, opts)->read();
+            if (!ec) std::make_shared<session>(std::move(s), st)->read();
             accept();  // other errors (too many files) concern one connection: keep serving
         });
     }
 
     void stop() noexcept {
         std::lock_guard l(stop_mu);
-        if (!thread.joinable()) return;
+        if (stopped) return;
+        stopped = true;
         // The acceptor belongs to the server's thread: closed there. Then every pending
         // operation is dropped with the io_context's stop, so no client is waited for.
         net::post(ioc, [this] {
@@ -143,7 +233,8 @@ struct metrics_server::impl {
             acceptor.close(ec);
             ioc.stop();
         });
-        thread.join();
+        if (thread.joinable()) thread.join();
+        if (st.prober) st.prober->stop();
     }
 };
 
@@ -164,9 +255,10 @@ metrics_server::~metrics_server() { stop(); }
 std::uint16_t metrics_server::port() const noexcept { return impl_->port; }
 
 std::string metrics_server::url() const {
-    const bool v6 = impl_->opts.address.find(':') != std::string::npos;
-    return "http://" + (v6 ? "[" + impl_->opts.address + "]" : impl_->opts.address) + ":" +
-           std::to_string(impl_->port) + impl_->opts.path;
+    const auto& a = impl_->st.opts.address;
+    const bool v6 = a.find(':') != std::string::npos;
+    return "http://" + (v6 ? "[" + a + "]" : a) + ":" + std::to_string(impl_->port) +
+           impl_->st.opts.path;
 }
 
 void metrics_server::stop() noexcept { impl_->stop(); }

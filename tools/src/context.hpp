@@ -89,5 +89,6 @@ void add_queue_commands(CLI::App& app, context& ctx);
 void add_jobs_commands(CLI::App& app, context& ctx);
 void add_acl_command(CLI::App& app, context& ctx);
 void add_inspect_command(CLI::App& app, context& ctx);
+void add_dashboard_command(CLI::App& app, context& ctx);
 
 }  // namespace redcoord::cli

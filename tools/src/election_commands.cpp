@@ -2,6 +2,7 @@
 // `redcoord leader NAME`, `redcoord observe NAME [--timeout D] [--interval D]`.
 #include "context.hpp"
 #include "exit_codes.hpp"
+#include "metrics_listen.hpp"
 #include "supervisor.hpp"
 
 #include <redcoord/core/detail/refusal.hpp>
@@ -30,6 +31,7 @@ struct elect_args {
     milliseconds wait_value{0};
     std::optional<milliseconds> wait;
     milliseconds grace{5000};
+    std::string metrics_listen;
 };
 
 // The elector campaigns on the runtime's threads, where a failed round goes unseen: without
@@ -68,7 +70,9 @@ int run_elect(context& ctx, const elect_args& a) {
                                "term/4 is left: shorter is lost before it is renewed)");
     signal_source signals;
     wakeup wake;
-    connection_pool pool(ctx.single_endpoint("elect"));
+    const auto ep = ctx.single_endpoint("elect");
+    const auto metrics = start_metrics_listen(ctx, a.metrics_listen, {ep});
+    connection_pool pool(ep);
     election_options o;
     o.identity = a.identity;
     o.term = a.term;
@@ -306,6 +310,7 @@ void add_election_commands(CLI::App& app, context& ctx) {
                  "answer (default: forever, waiting out outages)",
                  false);
     add_duration(*elect, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
+    add_metrics_listen(*elect, a->metrics_listen);
     elect->callback([a, &ctx, elect] {
         if (elect->count("--wait") > 0) a->wait = a->wait_value;
         ctx.run = [a, &ctx] { return run_elect(ctx, *a); };

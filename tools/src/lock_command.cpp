@@ -8,6 +8,7 @@
 // and the lock is released when CMD exits.
 #include "context.hpp"
 #include "exit_codes.hpp"
+#include "metrics_listen.hpp"
 #include "supervisor.hpp"
 
 #include <redcoord/core/pool.hpp>
@@ -36,6 +37,7 @@ struct lock_args {
     milliseconds grace{5000};
     bool fair = false;
     std::uint64_t permits = 0;  // -n: 0 means a lock, N a semaphore of N permits
+    std::string metrics_listen;
 };
 
 /// distributed_lock, fair_lock and redlock behind one face.
@@ -102,6 +104,7 @@ int run_lock(context& ctx, const lock_args& a) {
     signal_source signals;
     wakeup wake;
     const auto eps = ctx.endpoints();
+    const auto metrics = start_metrics_listen(ctx, a.metrics_listen, eps);
     if (a.fair && eps.size() != 1)
         throw invalid_argument(
             "'lock --fair' takes one server (the queue of a fair lock is one list on one server); "
@@ -311,6 +314,7 @@ void add_lock_command(CLI::App& app, context& ctx) {
                     "Hold one of N permits of a semaphore instead of a lock (N runs at once; one "
                     "server only)")
         ->check(CLI::PositiveNumber);
+    add_metrics_listen(*sub, a->metrics_listen);
     sub->callback([a, &ctx, sub] {
         if (sub->count("--wait") > 0) a->wait = a->wait_value;
         ctx.run = [a, &ctx] { return run_lock(ctx, *a); };

@@ -53,6 +53,7 @@ int run(int argc, char** argv) {
     add_jobs_commands(app, ctx);
     add_acl_command(app, ctx);
     add_inspect_command(app, ctx);
+    add_dashboard_command(app, ctx);
 
     // Set after the subcommands exist, so none inherits it (CLI11 copies a parent's footer into
     // each new subcommand); each page ends with the same short list of the global options.

@@ -2,6 +2,7 @@
 // keep-alive; port 0 picks one; a stop with a client still connected does not hang.
 #include <redcoord/core/errors.hpp>
 #include <redcoord/http/metrics_server.hpp>
+#include <redcoord/testing/http_client.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -19,23 +20,7 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-struct client {
-    net::io_context ioc;
-    tcp::socket sock{ioc};
-    beast::flat_buffer buf;
-    explicit client(std::uint16_t port) {
-        sock.connect({net::ip::make_address("127.0.0.1"), port});
-    }
-    http::response<http::string_body> request(http::verb v, std::string target) {
-        http::request<http::empty_body> req{v, target, 11};
-        req.set(http::field::host, "localhost");
-        http::write(sock, req);
-        http::response_parser<http::string_body> p;
-        if (v == http::verb::head) p.skip(true);
-        http::read(sock, buf, p);
-        return p.release();
-    }
-};
+using client = redcoord::testing::http_test::client;
 
 std::shared_ptr<redcoord::metrics_registry> sample_registry() {
     auto r = std::make_shared<redcoord::metrics_registry>();

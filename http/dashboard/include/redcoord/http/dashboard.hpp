@@ -1,0 +1,114 @@
+#pragma once
+/// @file
+/// A read-only web dashboard of every redcoord primitive under a key prefix: one HTML page
+/// and a small script, embedded (no CDN, works offline), refreshed through JSON under `api/`.
+/// Mount it on metrics_server next to `/metrics` (metrics_server_options::handlers), or serve
+/// it with `redcoord dashboard --listen 127.0.0.1:8080`.
+
+#include <redcoord/core/acl.hpp>
+#include <redcoord/core/export.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/http/route.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+REDCOORD_API_BEGIN
+namespace redcoord {
+
+/// What the dashboard shows and how much it reads per request.
+struct dashboard_options {
+    /// The key prefix of the primitives shown (the `prefix` of their options).
+    std::string prefix = "redcoord:";
+    /// The path the dashboard is mounted at, starting and ending with `/`: the page is served
+    /// at `base_path`, its JSON at `base_path + "api/locks"` and so on.
+    std::string base_path = "/";
+    /// Names gathered per `api/` page before it is answered (a last SCAN batch may add a few
+    /// more). The answer's `next` cursor continues the scan. > 0.
+    std::size_t page_size = 50;
+    /// The `COUNT` hint of each SCAN call. > 0.
+    std::size_t scan_count = 100;
+    /// Most SCAN calls per page, over all masters (a prefix holding many other keys yields a
+    /// short page and a `next` cursor rather than a long request). > 0.
+    std::size_t max_scan_calls = 20;
+    /// Most bytes of any one value shown (a payload, an error, an identity); a longer value
+    /// is cut and followed by ` … [N bytes]`. > 0.
+    std::size_t max_value_bytes = 512;
+    /// Failed and dead jobs listed per job queue (newest last), each with its error,
+    /// attempts and payload preview.
+    std::size_t jobs_listed = 10;
+    /// How often the page fetches fresh data, in milliseconds. > 0.
+    std::chrono::milliseconds refresh{2000};
+    /// Host names the page may be asked for (the `Host` header, port ignored, compared
+    /// without regard to case), besides `localhost` and IP literals, which are always served.
+    /// Any other name gets 403: a web page elsewhere cannot reach the dashboard through a
+    /// name of its own that resolves to loopback (DNS rebinding). Add the name a proxy or
+    /// users reach the dashboard by.
+    std::vector<std::string> allowed_hosts;
+};
+
+/// Serves the dashboard page and its JSON, read-only.
+///
+/// Routes (under `base_path`): the page (`""` and `index.html`), `app.js`, `app.css`, and
+/// `api/locks`, `api/elections`, `api/queues`, `api/jobs`, `api/barriers`, `api/limits`.
+/// Each `api/` route answers `{"prefix":..,"items":[..],"next":CURSOR|null}`; pass
+/// `?cursor=CURSOR` for the next page. Primitives are discovered by SCAN with MATCH over the
+/// prefix (a cursor per page, never KEYS; on a Redis Cluster every master is scanned in
+/// turn), and each is read with its part's inspect function (inspect_lock(),
+/// inspect_election(), inspect_queue(), inspect_jobs() with job_queue::list() and get(),
+/// inspect_barrier()); rate limiters and semaphores are listed by name (the limit part has no
+/// inspect function yet). A primitive that cannot be read (an ACL refusal) is listed with an
+/// `error` instead of failing the page.
+///
+/// Security: read-only (GET and HEAD only; anything else is 405); a `Host` that is neither
+/// `localhost`, an IP literal nor in `allowed_hosts` gets 403; lock tokens are never
+/// shown, only holder fingerprints (lock_holder_fingerprint()); every string in the JSON is
+/// escaped, `<`, `>` and `&` included, and cut at max_value_bytes; the page builds its DOM
+/// with `textContent` only and is served with a Content-Security-Policy that allows no inline
+/// script, so a payload such as `<script>alert(1)</script>` shows as text. Bind the server to
+/// loopback (the default of metrics_server and of `redcoord dashboard`).
+///
+/// Thread-safety: handle() may be called from any thread, concurrently; each call borrows
+/// from the pool (and from one pool per Cluster master, made on first use). Errors reaching
+/// Redis become 502 answers naming the endpoint (password masked).
+class dashboard {
+public:
+    /// A dashboard of the primitives under `opts.prefix` on the server (Sentinel service, or
+    /// Cluster) behind `pool`.
+    /// @throws invalid_argument for a null pool, a `base_path` that does not start and end
+    ///         with `/`, or a zero size, count or interval.
+    explicit dashboard(std::shared_ptr<connection_pool> pool, dashboard_options opts = {});
+    ~dashboard();
+    dashboard(const dashboard&) = delete;
+    dashboard& operator=(const dashboard&) = delete;
+
+    /// Answers a request for one of the dashboard's routes; nothing for other paths.
+    [[nodiscard]] std::optional<http_response> handle(const http_request& req) const;
+
+    /// handle() as an http_handler for metrics_server_options::handlers; it keeps the
+    /// dashboard's state alive (the dashboard object itself may go first).
+    [[nodiscard]] http_handler handler() const;
+
+    /// The options given at construction.
+    [[nodiscard]] const dashboard_options& options() const noexcept;
+
+private:
+    struct impl;
+    std::shared_ptr<impl> impl_;
+};
+
+/// What a read-only ACL user needs to serve the dashboard: what `redcoord inspect` reads of
+/// every part (lock_inspect_acl_needs() and the others, as `redcoord acl-rules --inspect`
+/// prints) plus SCAN for discovery. The lists of failed and dead jobs read each job through
+/// job_queue's get script, which these needs do not grant: under such a user each job queue
+/// shows its counts and a `jobs_error` instead of the lists.
+/// @param prefix the key prefix of the primitives shown (dashboard_options::prefix).
+/// @param db the database number the endpoint selects (SELECT is granted when it is not 0).
+[[nodiscard]] acl_needs dashboard_acl_needs(std::string_view prefix = "redcoord:", int db = 0);
+
+}  // namespace redcoord
+REDCOORD_API_END

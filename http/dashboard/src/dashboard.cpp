@@ -1,0 +1,347 @@
+#include "host_check.hpp"
+#include "json_out.hpp"
+#include "key_scan.hpp"
+#include "page.hpp"
+
+#include <redcoord/core/cluster.hpp>
+#include <redcoord/core/errors.hpp>
+#include <redcoord/election/acl.hpp>
+#include <redcoord/election/inspect.hpp>
+#include <redcoord/http/dashboard.hpp>
+#include <redcoord/jobs/acl.hpp>
+#include <redcoord/jobs/inspect.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/lock/acl.hpp>
+#include <redcoord/lock/inspect.hpp>
+#include <redcoord/queue/acl.hpp>
+#include <redcoord/queue/inspect.hpp>
+#include <redcoord/signaling/acl.hpp>
+#include <redcoord/signaling/inspect.hpp>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <mutex>
+
+namespace redcoord {
+
+namespace {
+
+using detail::json_out;
+
+std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+void write_lock(json_out& j, const lock_inspection& v) {
+    j.field("held", v.held).field("holder", v.holder).field("ttl_left_ms", v.ttl_left);
+    j.field("fencing_counter", v.fencing_counter).field("release_notice", v.release_notice);
+    j.field("turn_owner", v.turn_owner).field("turn_left_ms", v.turn_left);
+    j.field("next_in_turn", v.next_in_turn);
+    j.field("fair_queue_length", static_cast<std::uint64_t>(v.fair_queue.size()));
+    j.key("fair_queue").begin_array();
+    for (std::size_t i = 0; i < v.fair_queue.size() && i < 20; ++i) j.value(v.fair_queue[i]);
+    j.end_array();
+}
+
+void write_election(json_out& j, const election_inspection& v) {
+    j.field("leader", v.leader).field("epoch", v.epoch).field("term_left_ms", v.term_left);
+    j.field("rounds", v.rounds).field("last_epoch", v.last_epoch);
+}
+
+void write_queue(json_out& j, const queue_inspection& v) {
+    j.field("ready", static_cast<std::uint64_t>(v.ready));
+    j.field("dead", static_cast<std::uint64_t>(v.dead));
+    j.field("in_flight", static_cast<std::uint64_t>(v.in_flight()));
+    j.field("expired_consumers", static_cast<std::uint64_t>(v.expired()));
+    j.field("oldest_ready_age_ms", v.oldest_ready_age);
+    j.key("consumers").begin_array();
+    for (const auto& c : v.consumers) {
+        j.begin_object()
+            .field("id", c.id)
+            .field("in_flight", static_cast<std::uint64_t>(c.in_flight));
+        j.field("lease_left_ms", c.lease_left)
+            .field("oldest_in_flight_age_ms", c.oldest_in_flight_age);
+        j.end_object();
+    }
+    j.end_array();
+}
+
+void write_job(json_out& j, const job_info& v) {
+    j.begin_object().field("id", v.id).field("state", to_string(v.state));
+    j.field("attempts", v.attempts).field("max_attempts", v.max_attempts);
+    j.field("error", v.error).field("payload", v.payload).field("worker", v.worker);
+    j.field("payload_bytes", static_cast<std::uint64_t>(v.payload.size()));
+    j.key("finished_at_ms");
+    if (v.finished_at)
+        j.value(epoch_ms(*v.finished_at));
+    else
+        j.null();
+    j.end_object();
+}
+
+void write_barrier(json_out& j, const barrier_inspection& v) {
+    j.field("generation", v.generation);
+    j.key("parties");
+    if (v.parties)
+        j.value(static_cast<std::uint64_t>(*v.parties));
+    else
+        j.null();
+    for (const auto* list : {&v.arrivals, &v.lapsed}) {
+        j.key(list == &v.arrivals ? "arrivals" : "lapsed").begin_array();
+        for (const auto& a : *list)
+            j.begin_object()
+                .field("member", a.member)
+                .field("lease_left_ms", a.lease_left)
+                .end_object();
+        j.end_array();
+    }
+}
+
+http_response text(int status, std::string body) {
+    http_response r;
+    r.status = status;
+    r.body = std::move(body);
+    r.headers.emplace_back("Cache-Control", "no-store");
+    r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    return r;
+}
+
+}  // namespace
+
+struct dashboard::impl {
+    std::shared_ptr<connection_pool> pool;
+    dashboard_options opts;
+    std::mutex mu;
+    std::map<std::string, std::shared_ptr<connection_pool>> masters;  // cluster: by host:port
+
+    // The pools to scan: the one server, or each master of the cluster as the pool last
+    // learned the slot map.
+    std::vector<std::shared_ptr<connection_pool>> scan_nodes() {
+        if (!pool->where().is_cluster()) return {pool};
+        const auto map = pool->slot_map();
+        std::vector<std::shared_ptr<connection_pool>> out;
+        std::lock_guard l(mu);
+        for (const auto& shard : map->shards()) {
+            const auto id = shard.master.host + ":" + std::to_string(shard.master.port);
+            auto& p = masters[id];
+            if (!p)
+                p = std::make_shared<connection_pool>(pool->where().with_address(shard.master),
+                                                      pool->options(), pool->runtime());
+            out.push_back(p);
+        }
+        return out;
+    }
+
+    using item_writer = std::function<void(json_out&, const detail::primitive_ref&)>;
+
+    // One `api/` page: discover names of `kinds`, then write each with `write`.
+    http_response api_page(const http_request& req, std::string_view pattern_kind,
+                           std::span<const std::string_view> kinds, const item_writer& write) {
+        const auto from = detail::parse_scan_position(req.param("cursor").value_or(""));
+        if (!from) return text(400, "bad cursor\n");
+        const auto nodes = scan_nodes();
+        std::vector<connection_pool*> raw;
+        for (const auto& n : nodes) raw.push_back(n.get());
+        if (from->node > raw.size()) return text(400, "bad cursor\n");
+        detail::scan_limits lim{opts.page_size, opts.scan_count, opts.max_scan_calls};
+        const auto page = detail::discover(
+            raw, opts.prefix, detail::scan_pattern(opts.prefix, pattern_kind), kinds, *from, lim);
+        json_out j(opts.max_value_bytes);
+        j.begin_object().field("prefix", opts.prefix).key("items").begin_array();
+        for (const auto& ref : page.found) {
+            // Each primitive is written apart and inserted whole, so one that fails halfway
+            // (an ACL refusal of one key) leaves valid JSON: its name and the error.
+            json_out item(opts.max_value_bytes);
+            item.begin_object().field("kind", ref.kind).field("name", ref.name);
+            try {
+                write(item, ref);
+                j.raw(item.end_object().text());
+            } catch (const connection_error&) {
+                throw;  // the server is gone: the whole page fails (502)
+            } catch (const timeout_error&) {
+                throw;
+            } catch (const std::exception& e) {
+                j.begin_object().field("kind", ref.kind).field("name", ref.name);
+                j.field("error", std::string_view(e.what())).end_object();
+            }
+        }
+        j.end_array().field("next", page.next).end_object();
+        http_response r = text(200, j.text());
+        r.content_type = "application/json";
+        return r;
+    }
+
+    http_response api(const http_request& req, std::string_view what) {
+        const auto& pre = opts.prefix;
+        connection_pool& p = *pool;
+        if (what == "locks") {
+            static constexpr std::array<std::string_view, 1> k{"lock"};
+            return api_page(req, "lock", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_lock(j, inspect_lock(p, r.name, pre));
+            });
+        }
+        if (what == "elections") {
+            static constexpr std::array<std::string_view, 1> k{"election"};
+            return api_page(req, "election", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_election(j, inspect_election(p, r.name, pre));
+            });
+        }
+        if (what == "queues") {
+            static constexpr std::array<std::string_view, 1> k{"queue"};
+            return api_page(req, "queue", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_queue(j, inspect_queue(p, r.name, pre));
+            });
+        }
+        if (what == "barriers") {
+            static constexpr std::array<std::string_view, 1> k{"barrier"};
+            return api_page(req, "barrier", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_barrier(j, inspect_barrier(p, r.name, pre));
+            });
+        }
+        if (what == "jobs") {
+            static constexpr std::array<std::string_view, 1> k{"jobs"};
+            return api_page(req, "jobs", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_jobs(j, r.name);
+            });
+        }
+        if (what == "limits") {
+            static constexpr std::array<std::string_view, 3> k{"semaphore", "rate", "window"};
+            return api_page(req, "", k, [](json_out&, const detail::primitive_ref&) {});
+        }
+        return text(404, "not found\n");
+    }
+
+    void write_jobs(json_out& j, const std::string& name) {
+        const auto v = inspect_jobs(*pool, name, opts.prefix);
+        const auto& c = v.counts;
+        j.key("counts").begin_object().field("waiting", c.waiting).field("delayed", c.delayed);
+        j.field("active", c.active).field("completed", c.completed).field("failed", c.failed);
+        j.field("dead", c.dead).end_object();
+        j.field("oldest_waiting_age_ms", v.oldest_waiting_age);
+        j.field("scheduler", v.scheduler).field("scheduler_epoch", v.scheduler_epoch);
+        j.key("repeats").begin_array();
+        for (const auto& r : v.repeats) {
+            j.begin_object().field("name", r.name).field("every_ms", r.every).field("cron", r.cron);
+            j.field("time_zone", r.time_zone).field("last_tick_at_ms", r.last_tick_ms).end_object();
+        }
+        j.end_array();
+        // The lists read each job through job_queue (its get script): a user limited to
+        // what `redcoord inspect` reads may not run it, and then only the lists are missing.
+        try {
+            job_queue_options qo;
+            qo.prefix = opts.prefix;
+            job_queue q(*pool, name, qo);
+            auto listed = [&](job_state st, std::uint64_t n) {
+                json_out list(opts.max_value_bytes);
+                list.begin_array();
+                if (n > 0 && opts.jobs_listed > 0)
+                    for (const auto& id : q.list(st, opts.jobs_listed))
+                        if (auto info = q.get(id)) write_job(list, *info);
+                return list.end_array().text();
+            };
+            const auto failed = listed(job_state::failed, c.failed);
+            const auto dead = listed(job_state::dead, c.dead);
+            j.key("failed_jobs").raw(failed).key("dead_jobs").raw(dead);
+        } catch (const connection_error&) {
+            throw;
+        } catch (const timeout_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            j.field("jobs_error", std::string_view(e.what()));
+        }
+    }
+
+    std::optional<http_response> handle(const http_request& req) {
+        const auto& base = opts.base_path;
+        if (req.path.compare(0, base.size(), base) != 0 &&
+            req.path + "/" != base)  // `/ops` for a base of `/ops/`
+            return std::nullopt;
+        const std::string_view rest =
+            req.path.size() >= base.size() ? std::string_view(req.path).substr(base.size()) : "";
+        const bool page = rest.empty() || rest == "index.html";
+        const bool asset = rest == "app.js" || rest == "app.css";
+        const bool api_route = rest.substr(0, 4) == "api/";
+        if (!page && !asset && !api_route) return std::nullopt;
+        if (!detail::host_allowed(req.host, opts.allowed_hosts))
+            return text(403,
+                        "host not allowed: reach the dashboard by an IP address or localhost, or "
+                        "add this name to its allowed hosts (--allow-host)\n");
+        if (req.method != "GET" && req.method != "HEAD") {
+            auto r = text(405, "the dashboard is read-only\n");
+            r.headers.emplace_back("Allow", "GET, HEAD");
+            return r;
+        }
+        if (page && req.path + "/" == base) {
+            auto r = text(308, "");
+            r.headers.emplace_back("Location", base);
+            return r;
+        }
+        if (page || asset) {
+            http_response r;
+            if (page) {
+                r.content_type = "text/html; charset=utf-8";
+                r.body = detail::dashboard_html(opts.refresh);
+            } else if (rest == "app.js") {
+                r.content_type = "text/javascript; charset=utf-8";
+                r.body = detail::dashboard_js();
+            } else {
+                r.content_type = "text/css; charset=utf-8";
+                r.body = detail::dashboard_css();
+            }
+            r.headers.emplace_back("Content-Security-Policy",
+                                   "default-src 'none'; script-src 'self'; style-src 'self'; "
+                                   "connect-src 'self'; img-src 'self'; base-uri 'none'; "
+                                   "form-action 'none'; frame-ancestors 'none'");
+            r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+            r.headers.emplace_back("Referrer-Policy", "no-referrer");
+            return r;
+        }
+        try {
+            return api(req, rest.substr(4));
+        } catch (const invalid_argument& e) {
+            return text(400, std::string(e.what()) + "\n");
+        } catch (const std::exception& e) {
+            return text(502, "redis at " + pool->where().to_string() + ": " + e.what() + "\n");
+        }
+    }
+};
+
+dashboard::dashboard(std::shared_ptr<connection_pool> pool, dashboard_options opts) {
+    if (!pool) throw invalid_argument("dashboard: null pool");
+    const auto& b = opts.base_path;
+    if (b.empty() || b.front() != '/' || b.back() != '/')
+        throw invalid_argument("dashboard: base_path must start and end with '/'");
+    if (opts.page_size == 0 || opts.scan_count == 0 || opts.max_scan_calls == 0 ||
+        opts.max_value_bytes == 0 || opts.refresh.count() <= 0)
+        throw invalid_argument(
+            "dashboard: page_size, scan_count, max_scan_calls, max_value_bytes and refresh "
+            "must be > 0");
+    impl_ = std::make_shared<impl>();
+    impl_->pool = std::move(pool);
+    impl_->opts = std::move(opts);
+}
+
+dashboard::~dashboard() = default;
+
+std::optional<http_response> dashboard::handle(const http_request& req) const {
+    return impl_->handle(req);
+}
+
+http_handler dashboard::handler() const {
+    return [i = impl_](const http_request& req) { return i->handle(req); };
+}
+
+const dashboard_options& dashboard::options() const noexcept { return impl_->opts; }
+
+acl_needs dashboard_acl_needs(std::string_view prefix, int db) {
+    acl_needs n = lock_inspect_acl_needs(prefix, db);
+    n.merge(election_inspect_acl_needs(prefix, db))
+        .merge(signaling_inspect_acl_needs(prefix, db))
+        .merge(queue_inspect_acl_needs(prefix, db))
+        .merge(jobs_inspect_acl_needs(prefix, db))
+        .allow_commands({"scan"});
+    return n;
+}
+
+}  // namespace redcoord

@@ -1,0 +1,57 @@
+#include "readiness_prober.hpp"
+
+#include <redcoord/http/health.hpp>
+
+namespace redcoord::detail {
+
+readiness_prober::readiness_prober(std::vector<std::shared_ptr<connection_pool>> pools,
+                                   std::chrono::milliseconds timeout)
+    : pools_(std::move(pools)), timeout_(timeout) {
+    for (const auto& p : pools_) raw_.push_back(p.get());
+    thread_ = std::thread([this] { loop(); });
+}
+
+readiness_prober::~readiness_prober() { stop(); }
+
+void readiness_prober::request(done_fn done) {
+    {
+        std::lock_guard l(mu_);
+        if (stopping_) return;
+        waiting_.push_back(std::move(done));
+    }
+    cv_.notify_one();
+}
+
+void readiness_prober::stop() noexcept {
+    {
+        std::lock_guard l(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard l(mu_);
+    waiting_.clear();
+}
+
+void readiness_prober::loop() {
+    for (;;) {
+        std::vector<done_fn> batch;
+        {
+            std::unique_lock l(mu_);
+            cv_.wait(l, [this] { return stopping_ || !waiting_.empty(); });
+            if (stopping_) return;
+            batch.swap(waiting_);
+        }
+        http_response answer;
+        try {
+            const auto entries = check_readiness(raw_, timeout_);
+            answer = readiness_answer(entries);
+        } catch (const std::exception& e) {
+            answer.status = 503;
+            answer.body = std::string("not ready\nprobe failed: ") + e.what() + "\n";
+        }
+        for (auto& done : batch) done(answer);
+    }
+}
+
+}  // namespace redcoord::detail

@@ -1,0 +1,137 @@
+// `redcoord dashboard` in a real browser: headless chromium loads the page, runs its script
+// against live servers holding a lock, a leader, a queue with a dead message and failed jobs,
+// and the DOM it builds is checked; stored markup must show as text and never run. Skips
+// when chromium is absent (scripts/bootstrap installs it).
+#include "cli_harness.hpp"
+
+#include <redcoord/election/leader_elector.hpp>
+#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/inspect.hpp>
+#include <redcoord/queue/reliable_queue.hpp>
+#include <redcoord/testing/http_client.hpp>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+
+using namespace cli_test;
+
+namespace {
+
+std::optional<std::string> find_chromium() {
+    for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+        if (::access(p, X_OK) == 0) return std::string(p);
+    return std::nullopt;
+}
+
+// Runs headless chromium on `url` with `mode` (`--dump-dom`, `--screenshot=F`), letting the
+// page's script run for `budget` of virtual time; returns what it printed on stdout.
+std::string chromium(const std::string& exe, const temp_dir& dir, const std::string& url,
+                     const std::string& mode, const std::string& budget_ms) {
+    static int n = 0;
+    const std::string out = dir.file("chromium-" + std::to_string(++n) + ".out");
+    const std::string err = dir.file("chromium-" + std::to_string(n) + ".err");
+    redcoord::testing::process_options o;
+    o.own_process_group = true;
+    redcoord::testing::process p(
+        {"/bin/sh", "-c",
+         "exec \"$0\" --headless --no-sandbox --disable-gpu --no-first-run "
+         "--user-data-dir=\"$1\" --window-size=1280,1500 --virtual-time-budget=\"$2\" \"$3\" "
+         "\"$4\" > \"$5\" 2> \"$6\"",
+         exe, dir.file("profile"), budget_ms, mode, url, out, err},
+        o);
+    const auto st = p.wait_for(120s);
+    EXPECT_TRUE(st.has_value()) << "chromium did not finish: " << read_file(err);
+    if (!st) p.kill();
+    EXPECT_EQ(st.value_or(-1), 0) << read_file(err);
+    return read_file(out);
+}
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
+    const auto exe = find_chromium();
+    if (!exe) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    redcoord::connection_pool pool(server.endpoint());
+
+    redcoord::distributed_lock lock(pool, "orders");
+    const auto held = lock.acquire(5s);
+    ASSERT_TRUE(held);
+
+    redcoord::election_options eo;
+    eo.identity = "<img src=x onerror=\"document.title='pwned'\">";
+    eo.term = 10s;
+    redcoord::leader_elector elector(pool, "scheduler", eo);
+    elector.start();
+    ASSERT_TRUE(eventually([&] { return elector.is_leader(); }));
+
+    redcoord::reliable_queue_options qo;
+    qo.max_attempts = 1;
+    redcoord::reliable_queue queue(pool, "mail", qo);
+    queue.push("ok");
+    queue.push("poison");
+    auto m = queue.pop(2s);
+    ASSERT_TRUE(m);
+    ASSERT_TRUE(queue.nack(*m, redcoord::nack_action::dead_letter));
+
+    redcoord::job_queue jobs(pool, "reports");
+    redcoord::job_options jo;
+    jo.id = "xss";
+    (void)jobs.add("<script>document.body.dataset.pwned='yes'</script>", jo);
+    ASSERT_TRUE(jobs.cancel("xss"));
+
+    cli_process board(
+        {"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh", "500ms"},
+        dir.file("board.out"));
+    std::optional<std::uint16_t> port;
+    ASSERT_TRUE(eventually([&] {
+        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
+            .has_value();
+    })) << board.output();
+    const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/";
+
+    const auto dom = chromium(*exe, dir, url, "--dump-dom", "4000");
+    // The script ran and filled every section from /api.
+    ASSERT_TRUE(contains(dom, "data-loaded=\"true\"")) << dom;
+    EXPECT_TRUE(contains(dom, "<tr data-name=\"orders\">")) << dom;
+    EXPECT_TRUE(
+        contains(dom, "<span>" + redcoord::lock_holder_fingerprint(held->token) + "</span>"))
+        << dom;
+    EXPECT_FALSE(contains(dom, held->token)) << "a lock token reached the page";
+    EXPECT_TRUE(contains(dom, "<tr data-name=\"scheduler\">")) << dom;
+    EXPECT_TRUE(contains(dom, "<td data-col=\"epoch\"><span>" + std::to_string(elector.epoch())))
+        << dom;
+    EXPECT_TRUE(contains(dom, "<tr data-name=\"mail\">")) << dom;
+    EXPECT_TRUE(contains(dom, "<td data-col=\"dead\"><span>1</span></td>")) << dom;
+    EXPECT_TRUE(contains(dom, "<tr data-name=\"reports\">")) << dom;
+    // Stored markup is shown as text (escaped in the serialized DOM), never as elements...
+    EXPECT_TRUE(contains(dom, "&lt;img src=x onerror=\"document.title='pwned'\"&gt;")) << dom;
+    EXPECT_TRUE(contains(dom, "&lt;script&gt;document.body.dataset.pwned='yes'&lt;/script&gt;"))
+        << dom;
+    EXPECT_FALSE(contains(dom, "<img")) << dom;
+    EXPECT_EQ(count(dom, "<script"), 1u) << "only the page's own app.js";
+    // ...and never runs: the title and the body are as the page left them.
+    EXPECT_TRUE(contains(dom, "<title>redcoord dashboard</title>")) << dom;
+    EXPECT_FALSE(contains(dom, "pwned=\"yes\"")) << dom;
+    EXPECT_FALSE(contains(dom, "data-pwned")) << dom;
+
+    // A picture of the page for people (README, docs/dashboard.md).
+    const std::string png = std::string(REDCOORD_BROWSER_OUT) + "/dashboard.png";
+    std::filesystem::remove(png);
+    (void)chromium(*exe, dir, url, "--screenshot=" + png, "4000");
+    ASSERT_TRUE(std::filesystem::exists(png));
+    EXPECT_GT(std::filesystem::file_size(png), 10000u);
+
+    board.signal(SIGTERM);
+    EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
+}
