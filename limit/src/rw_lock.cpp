@@ -425,6 +425,15 @@ std::uint64_t rw_lock::shared_fencing_token() const {
     return (it == rs.rend() ? rs.back() : *it)->fence;
 }
 
+std::chrono::steady_clock::time_point rw_lock::valid_until() const {
+    std::optional<steady::time_point> until;
+    for (const auto& h : impl_->all_holds()) {
+        std::lock_guard l(h->mu);
+        until = std::min(until.value_or(h->valid_until), h->valid_until);
+    }
+    return until.value_or(steady::time_point{});
+}
+
 bool rw_lock::lost() const {
     const auto now = steady::now();
     for (const auto& h : impl_->all_holds()) {

@@ -158,6 +158,9 @@ public:
     /// The fencing token of the calling thread's latest share, else of the latest share; 0
     /// when no share is held.
     [[nodiscard]] std::uint64_t shared_fencing_token() const;
+    /// The earliest steady-clock instant until which every hold of this object may be trusted
+    /// as held (a default time_point when it holds nothing).
+    [[nodiscard]] std::chrono::steady_clock::time_point valid_until() const;
     /// True when a hold of this object can no longer be trusted: an extension found its lease
     /// ended, or its validity passed without extension.
     [[nodiscard]] bool lost() const;
