@@ -7,6 +7,7 @@
 #include <redcoord/core/token.hpp>
 #include <redcoord/limit/rw_lock.hpp>
 
+#include "lease.hpp"
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
 #include "rw_engine.hpp"
@@ -37,12 +38,6 @@ void validate(const rw_lock_options& o) {
 }
 
 namespace {
-
-// How long a waiter's entry outlives its sleep: time to wake and ask again.
-constexpr milliseconds waiter_grace{500};
-
-// The locks' drift allowance: the validity ends this long before the lease does in Redis.
-milliseconds drift(milliseconds ttl) { return milliseconds(ttl.count() / 100 + 2); }
 
 const char* mode_arg(rw_mode m) { return m == rw_mode::read ? "r" : "w"; }
 const char* mode_label(rw_mode m) { return m == rw_mode::read ? "read" : "write"; }
@@ -80,10 +75,9 @@ struct rw_hold {
     std::uint64_t fence = 0;
     std::thread::id thread;  // the thread that took it
     std::mutex mu;
-    steady::time_point valid_until;  // guarded by mu
-    bool lost = false;               // guarded by mu
-    bool released = false;           // guarded by mu
-    std::unique_ptr<timer> dog;      // last: destroyed (and its tick awaited) first
+    lease_clock lease;           // guarded by mu
+    bool released = false;       // guarded by mu
+    std::unique_ptr<timer> dog;  // last: destroyed (and its tick awaited) first
 
     // Sends the extension; true when extended. Call with mu held.
     bool extend_locked(milliseconds ttl) {
@@ -91,43 +85,27 @@ struct rw_hold {
         const auto r =
             rwlock_extend_script().run(sh->pool, {sh->key, sh->writer_key},
                                        {token, mode_arg(mode), std::to_string(ttl.count())});
-        if (r.integer() == 1) {
-            valid_until = sent_at + ttl - drift(ttl);
-            return true;
-        }
-        lost = true;
-        return false;
+        return lease.settle(r.integer() == 1, sent_at, ttl);
     }
 
-    // The lease timer's tick: with the watchdog, extend at a third of the ttl and retry a
-    // failed extension while the validity lasts; report the loss at the validity's end.
+    // The lease timer's tick: the watchdog's (lease_clock::watchdog_tick), or without it
+    // the loss at the validity's end; a loss is reported outside mu.
     std::optional<steady::time_point> tick() {
-        bool now_lost = false;
         std::optional<steady::time_point> next;
         {
             std::lock_guard l(mu);
-            if (released || lost) return std::nullopt;
+            if (released || lease.lost) return std::nullopt;
             const auto ttl = sh->opts.ttl;
-            if (sh->opts.watchdog && steady::now() < valid_until) {
-                try {
-                    if (extend_locked(ttl)) return steady::now() + ttl / 3;
-                    now_lost = true;  // the lease had ended
-                } catch (...) {
-                    // Unconfirmed (reply lost, server away): retry while the validity lasts.
-                }
-            }
-            const auto now = steady::now();
-            if (!now_lost && now >= valid_until) {
-                lost = true;
-                now_lost = true;
-            }
-            if (!now_lost)
-                next = sh->opts.watchdog
-                           ? std::min(valid_until, now + std::max(ttl / 10, milliseconds(1)))
-                           : valid_until;
+            if (sh->opts.watchdog)
+                next = lease.watchdog_tick(ttl, [&] { return extend_locked(ttl); });
+            else if (steady::now() < lease.valid_until)
+                next = lease.valid_until;
+            else
+                lease.lost = true;
+            if (!lease.lost) return next;
         }
-        if (now_lost) report_lost(*this);
-        return next;
+        report_lost(*this);
+        return std::nullopt;
     }
 
     // Arms the lease timer (the watchdog's first extension, or the validity's end).
@@ -135,7 +113,7 @@ struct rw_hold {
         std::lock_guard l(mu);
         if (dog || released) return;
         dog = std::make_unique<timer>(timers, [this] { return tick(); });
-        dog->arm(sh->opts.watchdog ? steady::now() + sh->opts.ttl / 3 : valid_until);
+        dog->arm(sh->opts.watchdog ? steady::now() + sh->opts.ttl / 3 : lease.valid_until);
     }
 
     // Releases (once), best effort; true when the lease was still held.
@@ -256,7 +234,7 @@ struct rw_lock::impl {
             return out;
         }
         h->fence = static_cast<std::uint64_t>(e[1].integer());
-        h->valid_until = sent_at + s.opts.ttl - detail::drift(s.opts.ttl);
+        h->lease.start(sent_at, s.opts.ttl);
         s.of(mode).held.add(1);
         out.got = std::move(h);
         return out;
@@ -270,31 +248,20 @@ struct rw_lock::impl {
         } catch (...) {}
     }
 
-    // The acquire loop: attempts, woken by releases, by the awaited lease's end, and (a
-    // writer) at least every max_retry_interval to refresh its intent.
+    // The acquire loop (wait_for_release); a waiting writer wakes at least every
+    // max_retry_interval to refresh its intent.
     std::shared_ptr<detail::rw_hold> wait_for(rw_mode mode, steady::time_point deadline) {
-        const auto& o = shared.opts;
-        const auto waiter_id = random_token();
-        bool queued = false;
-        for (;;) {
-            const auto left = time_left<milliseconds>(deadline);
-            if (left <= milliseconds::zero()) {
-                auto r = attempt(mode, queued ? waiter_id : std::string());
-                if (!r.got && queued) leave_queue(waiter_id);
-                return r.got;
-            }
-            // Listen before the attempt, so a release between the two is not missed.
-            bool live = false;
-            auto& w = release_waiter();
-            const auto seen = w.arm(std::clamp(left, milliseconds(0), milliseconds(1000)), live);
-            auto r = attempt(mode, waiter_id);
-            if (r.got) return r.got;
-            queued = true;
-            auto sleep = r.next_free > milliseconds::zero() ? r.next_free + milliseconds(1)
-                                                            : o.max_retry_interval;
-            if (!live || mode == rw_mode::write) sleep = std::min(sleep, o.max_retry_interval);
-            (void)w.wait(seen, std::min(deadline, steady::now() + sleep));
-        }
+        std::shared_ptr<detail::rw_hold> got;
+        (void)detail::wait_for_release(
+            [this]() -> detail::release_waiter& { return release_waiter(); }, deadline,
+            {shared.opts.max_retry_interval, mode == rw_mode::write},
+            [&](const std::string& waiter_id) {
+                auto r = attempt(mode, waiter_id);
+                got = std::move(r.got);
+                return detail::wait_attempt{got != nullptr, r.next_free};
+            },
+            [this](const std::string& waiter_id) { leave_queue(waiter_id); });
+        return got;
     }
 
     bool acquire(rw_mode mode, steady::time_point deadline) {
@@ -429,7 +396,7 @@ std::chrono::steady_clock::time_point rw_lock::valid_until() const {
     std::optional<steady::time_point> until;
     for (const auto& h : impl_->all_holds()) {
         std::lock_guard l(h->mu);
-        until = std::min(until.value_or(h->valid_until), h->valid_until);
+        until = std::min(until.value_or(h->lease.valid_until), h->lease.valid_until);
     }
     return until.value_or(steady::time_point{});
 }
@@ -438,7 +405,7 @@ bool rw_lock::lost() const {
     const auto now = steady::now();
     for (const auto& h : impl_->all_holds()) {
         std::lock_guard l(h->mu);
-        if (h->lost || now >= h->valid_until) return true;
+        if (h->lease.lost || now >= h->lease.valid_until) return true;
     }
     return false;
 }
@@ -450,8 +417,8 @@ bool rw_lock::extend(milliseconds ttl) {
         bool lost_now = false;
         {
             std::lock_guard l(h->mu);
-            if (h->released || h->lost) {
-                all = all && !h->lost;
+            if (h->released || h->lease.lost) {
+                all = all && !h->lease.lost;
                 continue;
             }
             lost_now = !h->extend_locked(ttl);

@@ -23,8 +23,11 @@ struct RwlockCli : ::testing::Test {
 }  // namespace
 
 TEST_F(RwlockCli, ReadersShareAndAWriterWaitsForThem) {
-    const std::string flag = dir.file("reading");
-    auto reader = start("--read", "touch " + flag + "; sleep 3", "reader");
+    const std::string flag = dir.file("reading"), done = dir.file("done");
+    // The reader holds until the test says it is done, however slow the machine.
+    auto reader = start("--read",
+                        "touch " + flag + "; while [ ! -e " + done + " ]; do sleep 0.05; done",
+                        "reader");
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(flag); }));
     // Another reader gets in while the first holds...
     const auto second = run(dir, {"--redis", url, "rwlock", "doc", "--read", "--", "echo", "in"});
@@ -35,6 +38,7 @@ TEST_F(RwlockCli, ReadersShareAndAWriterWaitsForThem) {
         dir, {"--redis", url, "rwlock", "doc", "--write", "--wait", "300ms", "--", "echo", "w"});
     EXPECT_EQ(writer.status, code::timed_out) << writer.output;
     EXPECT_FALSE(contains(writer.output, "w\n")) << writer.output;
+    std::ofstream(done).put('x');
     const auto st = reader->wait_for(30s);
     ASSERT_TRUE(st.has_value());
     EXPECT_EQ(*st, 0) << reader->output();

@@ -195,9 +195,10 @@ TEST(RwLock, PausedWriterLosesItsLeaseAndHearsOfIt) {
 TEST(RwLock, WatchdogKeepsTheHoldPastItsTtl) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock w(pool, "watched", {.ttl = 300ms, .watchdog = true}), r(pool, "watched");
+    // Extensions every 500 ms on a 1.5 s lease: a loaded machine's delays stay far inside it.
+    rw_lock w(pool, "watched", {.ttl = 1500ms, .watchdog = true}), r(pool, "watched");
     ASSERT_TRUE(w.try_lock());
-    std::this_thread::sleep_for(1200ms);
+    std::this_thread::sleep_for(4s);
     EXPECT_FALSE(w.lost());
     EXPECT_FALSE(r.try_lock_shared());
     w.unlock();
@@ -231,11 +232,12 @@ TEST(RwLock, UnextendedLeaseEndsAndOnLostIsCalled) {
 TEST(RwLock, ExtendKeepsTheHolds) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock r(pool, "extended", {.ttl = 500ms}), w(pool, "extended");
+    rw_lock r(pool, "extended", {.ttl = 3s}), w(pool, "extended");
     ASSERT_TRUE(r.try_lock_shared());
+    // Past the first lease's end only by the extensions.
     for (int i = 0; i < 4; ++i) {
-        std::this_thread::sleep_for(200ms);
-        ASSERT_TRUE(r.extend());
+        std::this_thread::sleep_for(1s);
+        ASSERT_TRUE(r.extend()) << i;
     }
     EXPECT_FALSE(w.try_lock());
     EXPECT_FALSE(r.lost());
