@@ -49,11 +49,12 @@ std::vector<lease_view> leases(const std::vector<std::pair<std::string, double>>
         if (end <= static_cast<double>(now_us)) continue;
         const auto token = holder_of(member);
         const auto left = left_of(end, now_us);
-        auto [it, fresh] = by_holder.try_emplace(token, lease_view{fingerprint(token), 0, left});
+        auto it = by_holder.try_emplace(token, lease_view{fingerprint(token), 0, left}).first;
         it->second.count += 1;
         it->second.ttl_left = std::min(it->second.ttl_left, left);
     }
     std::vector<lease_view> out;
+    out.reserve(by_holder.size());
     for (auto& [token, v] : by_holder) out.push_back(std::move(v));
     std::sort(out.begin(), out.end(),
               [](const auto& a, const auto& b) { return a.ttl_left < b.ttl_left; });

@@ -267,9 +267,17 @@ struct rw_lock::impl {
     bool acquire(rw_mode mode, steady::time_point deadline) {
         {
             std::lock_guard l(mu);
-            if (writer && writer->thread == std::this_thread::get_id())
+            const auto me = std::this_thread::get_id();
+            if (writer && writer->thread == me)
                 throw invalid_argument("rw_lock '" + shared.name +
                                        "' already held exclusively by this thread (not recursive)");
+            // A writer would wait for its own thread's share.
+            if (mode == rw_mode::write &&
+                std::any_of(readers.begin(), readers.end(),
+                            [&](const auto& h) { return h->thread == me; }))
+                throw invalid_argument("rw_lock '" + shared.name +
+                                       "': lock() from a thread that holds a share of it (no "
+                                       "upgrade: it would wait for itself)");
         }
         const auto& m = shared.of(mode);
         const auto started = steady::now();
@@ -433,8 +441,8 @@ bool rw_lock::extend(milliseconds ttl) {
 
 bool rw_lock::extend() { return extend(impl_->shared.opts.ttl); }
 
-boost::signals2::scoped_connection rw_lock::on_lost(lost_slot slot) {
-    boost::signals2::scoped_connection c = impl_->lost_signal.connect(std::move(slot));
+boost::signals2::scoped_connection rw_lock::on_lost(const lost_slot& slot) {
+    boost::signals2::scoped_connection c = impl_->lost_signal.connect(slot);
     for (const auto& h : impl_->all_holds()) h->watch(impl_->rt->timers());
     return c;
 }

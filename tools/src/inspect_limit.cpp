@@ -1,5 +1,7 @@
 #include "inspect_limit.hpp"
 
+#include "limit_options.hpp"
+
 #include <redcoord/limit/inspect.hpp>
 
 #include <vector>
@@ -131,12 +133,7 @@ std::function<void()> make_limit_printer(const context& ctx, const std::string& 
         return [&ctx, &pool, name, prefix] {
             print_rwlock(ctx, name, inspect_rw_lock(pool, name, prefix));
         };
-    const auto spec = parse_rate(a.rate);
-    rate_limiter_options o;
-    o.rate = spec.rate;
-    o.period = spec.period;
-    o.burst = a.burst;
-    o.prefix = prefix;
+    const auto o = limit_options(ctx, a.rate, a.burst);
     detail::validate(o);
     return [&ctx, &pool, name, o] {
         print_limiter(ctx, name, o, inspect_rate_limiter(pool, name, o));

@@ -258,6 +258,9 @@ TEST(RwLock, BadInputIsATypedErrorBeforeAnythingIsSent) {
     EXPECT_THROW(rw.lock(), invalid_argument);  // not recursive: it would wait for itself
     EXPECT_THROW(rw.lock_shared(), invalid_argument);
     rw.unlock();
+    ASSERT_TRUE(rw.try_lock_shared());
+    EXPECT_THROW(rw.lock(), invalid_argument);  // no upgrade: it would wait for its own share
+    rw.unlock_shared();
 }
 
 TEST(RwLock, ThreadsNeverOverlapAWriter) {

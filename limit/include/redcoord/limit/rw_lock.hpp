@@ -85,9 +85,10 @@ void validate(const rw_lock_options& o);
 /// the lease does in Redis.
 ///
 /// @par Thread safety
-/// Every member may be called from any thread at once. Not recursive: lock() or
-/// lock_shared() from the thread that holds this object's exclusive hold throws
-/// invalid_argument (it would wait for itself).
+/// Every member may be called from any thread at once. Not recursive, and no upgrade: lock()
+/// or lock_shared() from the thread that holds this object's exclusive hold, and lock() from
+/// a thread that holds a share of it, throw invalid_argument (they would wait for
+/// themselves).
 ///
 /// @par Errors
 /// The acquire functions throw connection_error, timeout_error, pool_exhausted or
@@ -176,7 +177,7 @@ public:
     /// finds the loss). Holds taken while a slot is connected (or held when it connects) are
     /// watched until their validity ends even without the watchdog. A throwing slot does not
     /// stop the others. Disconnected when the returned connection is destroyed.
-    [[nodiscard]] boost::signals2::scoped_connection on_lost(lost_slot slot);
+    [[nodiscard]] boost::signals2::scoped_connection on_lost(const lost_slot& slot);
 
     /// The name given at construction.
     [[nodiscard]] const std::string& name() const noexcept;
