@@ -25,9 +25,8 @@ struct RwlockCli : ::testing::Test {
 TEST_F(RwlockCli, ReadersShareAndAWriterWaitsForThem) {
     const std::string flag = dir.file("reading"), done = dir.file("done");
     // The reader holds until the test says it is done, however slow the machine.
-    auto reader = start("--read",
-                        "touch " + flag + "; while [ ! -e " + done + " ]; do sleep 0.05; done",
-                        "reader");
+    auto reader = start(
+        "--read", "touch " + flag + "; while [ ! -e " + done + " ]; do sleep 0.05; done", "reader");
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(flag); }));
     // Another reader gets in while the first holds...
     const auto second = run(dir, {"--redis", url, "rwlock", "doc", "--read", "--", "echo", "in"});
