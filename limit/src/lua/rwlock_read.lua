@@ -21,9 +21,11 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 local wait_us = 0
+-- PTTL: -2 when no writer holds (-1, a writer key without expiry, is never written by redcoord
+-- but still counts as held).
 local writer_left = redis.call('PTTL', KEYS[3])
-if writer_left > 0 then
-  wait_us = writer_left * 1000
+if writer_left ~= -2 then
+  wait_us = math.max(writer_left, 0) * 1000
 elseif redis.call('ZCARD', KEYS[4]) > 0 then
   local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
   wait_us = tonumber(last[2]) - now

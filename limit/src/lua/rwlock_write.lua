@@ -15,14 +15,14 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local readers = redis.call('ZCARD', KEYS[1])
 local writer_left = redis.call('PTTL', KEYS[3])
-if writer_left <= 0 and readers == 0 then
+if writer_left == -2 and readers == 0 then
   if id ~= '' then redis.call('ZREM', KEYS[4], id) end
   redis.call('SET', KEYS[3], ARGV[1], 'PX', ttl)
   return {1, next_fence(ttl), 0}
 end
 local wait_us = 0
-if writer_left > 0 then
-  wait_us = writer_left * 1000
+if writer_left ~= -2 then
+  wait_us = math.max(writer_left, 0) * 1000
 else
   local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
   wait_us = tonumber(last[2]) - now
