@@ -8,6 +8,9 @@
 //   ratio semaphore_contended_min_share      8 clients looping acquire/release on 3 permits for 5 s:
 //                                            the smallest client's acquisitions over an even share
 //   value semaphore_wait_p99_ms              p99 of the time from calling try_acquire_for() to holding
+//   value rwlock_writer_wait_max_ms          6 readers holding shares back to back (each 5 ms) for 5 s
+//                                            while a writer asks every 100 ms: its longest wait
+//                                            (writer preference bounds it; without, readers starve it)
 // The pairs interleave raw and ours in short blocks (bench::alternate), so both meet the same
 // machine. The contended runs use threads of one process (each its own pool and object), not
 // processes: they share one runtime and so one pub/sub link.
@@ -17,6 +20,7 @@
 
 #include <redcoord/core/token.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -27,6 +31,8 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -188,6 +194,46 @@ std::pair<double, double> semaphore_contended() {
     return {even > 0 ? least / even : 0.0, redcoord::bench::percentile(all, 99)};
 }
 
+// 6 readers that overlap all the time and one writer asking every 100 ms, for 5 s: the
+// writer's longest wait in milliseconds (-1 when it was ever refused within 10 s).
+double rwlock_writer_wait_max() {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 6; ++i)
+        ts.emplace_back([&] {
+            redcoord::connection_pool pool(server->endpoint());
+            redcoord::rw_lock rw(pool, "bench:rw", {.ttl = 10s});
+            while (!stop) {
+                std::shared_lock<redcoord::rw_lock> l(rw, 10s);
+                if (l.owns_lock()) std::this_thread::sleep_for(5ms);
+            }
+        });
+    double most = 0;
+    int writes = 0;
+    {
+        redcoord::connection_pool pool(server->endpoint());
+        redcoord::rw_lock rw(pool, "bench:rw", {.ttl = 10s});
+        const auto end = std::chrono::steady_clock::now() + 5s;
+        while (std::chrono::steady_clock::now() < end) {
+            std::this_thread::sleep_for(100ms);
+            const auto t0 = std::chrono::steady_clock::now();
+            if (!rw.try_lock_for(10s)) {
+                most = -1;
+                break;
+            }
+            most = std::max(most, std::chrono::duration<double, std::milli>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count());
+            rw.unlock();
+            ++writes;
+        }
+    }
+    stop = true;
+    for (auto& t : ts) t.join();
+    std::fprintf(stderr, "rw_lock: %d writes among 6 readers\n", writes);
+    return most;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,5 +254,6 @@ int main(int argc, char** argv) {
     const auto [share, p99] = semaphore_contended();
     print_ratio("semaphore_contended_min_share", share);
     print_value("semaphore_wait_p99_ms", p99, "ms");
+    print_value("rwlock_writer_wait_max_ms", rwlock_writer_wait_max(), "ms");
     return 0;
 }

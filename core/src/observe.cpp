@@ -97,6 +97,16 @@ metric_desc describe(metric m, const metrics_options& o) {
             r.buckets = o.seconds_buckets;
             return r;
         }
+        case metric::rwlock_holds:
+            return d("redcoord_rwlock_holds",
+                     "Read-write lock holds this process has (mode: read, write).");
+        case metric::rwlock_acquire_seconds: {
+            auto r = d("redcoord_rwlock_acquire_seconds",
+                       "Time a read-write lock acquire call took, from its start to its answer "
+                       "(mode: read, write; outcome: acquired, timeout, error).");
+            r.buckets = o.seconds_buckets;
+            return r;
+        }
     }
     return d("redcoord_unknown", "");
 }

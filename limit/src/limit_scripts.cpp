@@ -35,4 +35,30 @@ const script& semaphore_extend_script() {
     return s;
 }
 
+// The rw_lock's scripts publish releases too (sharded on a cluster).
+const script& rwlock_read_script() {
+    static const script s(std::string(next_fence_lua) + rwlock_read_lua, cluster_publish::sharded);
+    return s;
+}
+
+const script& rwlock_write_script() {
+    static const script s(std::string(next_fence_lua) + rwlock_write_lua, cluster_publish::sharded);
+    return s;
+}
+
+const script& rwlock_release_script() {
+    static const script s(rwlock_release_lua, cluster_publish::sharded);
+    return s;
+}
+
+const script& rwlock_extend_script() {
+    static const script s(rwlock_extend_lua, cluster_publish::sharded);
+    return s;
+}
+
+const script& rwlock_leave_script() {
+    static const script s(rwlock_leave_lua, cluster_publish::sharded);
+    return s;
+}
+
 }  // namespace redcoord::detail

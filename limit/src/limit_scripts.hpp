@@ -16,5 +16,15 @@ const script& semaphore_acquire_script();
 const script& semaphore_release_script();
 // semaphore_extend.lua: KEYS holders, waiting flag; ARGV token, n, ttl ms. Publishes.
 const script& semaphore_extend_script();
+// rwlock_read.lua / rwlock_write.lua (after next_fence): KEYS readers, fence, writer, intents,
+// waiting readers; ARGV token, ttl ms, waiter id, longest sleep ms, grace ms.
+const script& rwlock_read_script();
+const script& rwlock_write_script();
+// rwlock_release.lua: KEYS readers, writer, intents, waiting; ARGV token, 'r'|'w'. Publishes.
+const script& rwlock_release_script();
+// rwlock_extend.lua: KEYS readers, writer; ARGV token, 'r'|'w', ttl ms.
+const script& rwlock_extend_script();
+// rwlock_leave.lua: KEYS readers, intents, waiting; ARGV waiter id. Publishes.
+const script& rwlock_leave_script();
 
 }  // namespace redcoord::detail

@@ -6,6 +6,7 @@
 #include <redcoord/core/token.hpp>
 #include <redcoord/limit/semaphore.hpp>
 
+#include "lease.hpp"
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
 
@@ -42,12 +43,6 @@ struct semaphore_shared {
 
 namespace {
 
-// How long a refused waiter's queue entry outlives its sleep: time to wake and ask again.
-constexpr milliseconds waiter_grace{500};
-
-// The locks' drift allowance: the validity ends this long before the lease does in Redis.
-milliseconds drift(milliseconds ttl) { return milliseconds(ttl.count() / 100 + 2); }
-
 // Runs a write whose effect the caller must know: one that was sent and lost its reply is
 // outcome_unknown; one that could not be sent (borrow, connect) throws as it came.
 reply run_known(const semaphore_shared& s, const script& lua,
@@ -70,8 +65,7 @@ struct permit_state {
     std::uint64_t n = 0;
     std::uint64_t fence = 0;
     std::mutex mu;
-    steady::time_point valid_until;   // guarded by mu
-    bool lost = false;                // guarded by mu
+    lease_clock lease;                // guarded by mu
     bool released = false;            // guarded by mu
     std::unique_ptr<timer> watchdog;  // last: destroyed (and its tick awaited) first
 
@@ -83,32 +77,16 @@ struct permit_state {
         const auto ttl_text = std::to_string(ttl.count());
         const std::string_view args[] = {token, n_text, ttl_text};
         const auto r = run_known(*sem, semaphore_extend_script(), keys, args);
-        if (r.integer() == 1) {
-            valid_until = sent_at + ttl - drift(ttl);
-            return true;
-        }
-        lost = true;
-        return false;
+        return lease.settle(r.integer() == 1, sent_at, ttl);
     }
 
     // The watchdog's tick: extend at a third of the ttl, retry a failed extension while the
     // validity lasts, report the loss at its end.
     std::optional<steady::time_point> tick() {
         std::lock_guard l(mu);
-        if (released || lost) return std::nullopt;
+        if (released || lease.lost) return std::nullopt;
         const auto ttl = sem->opts.ttl;
-        try {
-            if (extend_locked(ttl)) return steady::now() + ttl / 3;
-            return std::nullopt;  // a lease had ended: lost
-        } catch (...) {
-            // Unconfirmed (reply lost, server away): retry while the validity lasts.
-        }
-        const auto now = steady::now();
-        if (now >= valid_until) {
-            lost = true;
-            return std::nullopt;
-        }
-        return std::min(valid_until, now + std::max(ttl / 10, milliseconds(1)));
+        return lease.watchdog_tick(ttl, [&] { return extend_locked(ttl); });
     }
 
     // Releases (once); true when all n leases were still held.
@@ -169,20 +147,20 @@ const std::string& permit::token() const noexcept {
 std::chrono::steady_clock::time_point permit::valid_until() const noexcept {
     if (!state_) return {};
     std::lock_guard l(state_->mu);
-    return state_->valid_until;
+    return state_->lease.valid_until;
 }
 
 bool permit::lost() const noexcept {
     if (!state_) return false;
     std::lock_guard l(state_->mu);
-    return !state_->released && (state_->lost || steady::now() >= state_->valid_until);
+    return !state_->released && (state_->lease.lost || steady::now() >= state_->lease.valid_until);
 }
 
 bool permit::extend(std::chrono::milliseconds ttl) {
     if (ttl <= milliseconds::zero()) throw invalid_argument("permit::extend: ttl must be > 0");
     if (!state_) return false;
     std::lock_guard l(state_->mu);
-    if (state_->released || state_->lost) return false;
+    if (state_->released || state_->lease.lost) return false;
     return state_->extend_locked(ttl);
 }
 
@@ -247,7 +225,7 @@ struct semaphore::impl {
         }
         st->fence = static_cast<std::uint64_t>(e[1].integer());
         s.held.add(static_cast<double>(n));
-        st->valid_until = sent_at + s.opts.ttl - detail::drift(s.opts.ttl);
+        st->lease.start(sent_at, s.opts.ttl);
         if (s.opts.watchdog) {
             auto* raw = st.get();
             st->watchdog = std::make_unique<detail::timer>(s.pool.runtime()->timers(),
@@ -312,32 +290,18 @@ std::optional<permit> semaphore::acquire_until(std::uint64_t n, steady::time_poi
 
 std::optional<permit> semaphore::impl::wait_for_permits(std::uint64_t n,
                                                         steady::time_point deadline) {
-    const auto& o = shared->opts;
-    const auto waiter_id = random_token();  // this call's place among the waiters
-    bool queued = false;
-    for (;;) {
-        const auto left = time_left<milliseconds>(deadline);
-        if (left <= milliseconds::zero()) {
-            // A queued caller keeps its place for the last attempt, then leaves the queue.
-            auto r = attempt(n, queued ? waiter_id : std::string());
-            if (r.got) return permit(std::move(r.got));
-            if (queued) leave_queue(waiter_id);
-            return std::nullopt;
-        }
-        // Listen before the attempt, so a release between the two is not missed.
-        bool live = false;
-        auto& w = release_waiter();
-        const auto seen = w.arm(std::clamp(left, milliseconds(0), milliseconds(1000)), live);
-        auto r = attempt(n, waiter_id);
-        if (r.got) return permit(std::move(r.got));
-        queued = true;
-        // A lease that ends publishes nothing: wake when the one this attempt waits for ends,
-        // or on a release; poll no faster than max_retry_interval while the link is down.
-        auto sleep = r.next_free > milliseconds::zero() ? r.next_free + milliseconds(1)
-                                                        : o.max_retry_interval;
-        if (!live) sleep = std::min(sleep, o.max_retry_interval);
-        (void)w.wait(seen, std::min(deadline, steady::now() + sleep));
-    }
+    std::shared_ptr<detail::permit_state> got;
+    const bool ok =
+        detail::wait_for_release([this]() -> detail::release_waiter& { return release_waiter(); },
+                                 deadline, {shared->opts.max_retry_interval},
+                                 [&](const std::string& waiter_id) {
+                                     auto r = attempt(n, waiter_id);
+                                     got = std::move(r.got);
+                                     return detail::wait_attempt{got != nullptr, r.next_free};
+                                 },
+                                 [this](const std::string& waiter_id) { leave_queue(waiter_id); });
+    if (!ok) return std::nullopt;
+    return permit(std::move(got));
 }
 
 permit semaphore::acquire(std::uint64_t n) { return *acquire_until(n, forever()); }

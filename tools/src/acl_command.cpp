@@ -33,7 +33,8 @@ acl_needs inspect_needs(const acl_args& a, const std::string& prefix) {
         .merge(election_inspect_acl_needs(prefix, a.db))
         .merge(signaling_inspect_acl_needs(prefix, a.db))
         .merge(queue_inspect_acl_needs(prefix, a.db))
-        .merge(jobs_inspect_acl_needs(prefix, a.db));
+        .merge(jobs_inspect_acl_needs(prefix, a.db))
+        .merge(limit_inspect_acl_needs(prefix, a.db));
     return a.cluster ? cluster_acl_needs(std::move(n)) : n;
 }
 

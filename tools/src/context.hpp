@@ -83,6 +83,7 @@ CLI::Option* add_optional_duration(CLI::App& app, const std::string& name,
 /// Registers the subcommands of each group (one file per group).
 void add_lock_command(CLI::App& app, context& ctx);
 void add_limit_command(CLI::App& app, context& ctx);
+void add_rwlock_command(CLI::App& app, context& ctx);
 void add_election_commands(CLI::App& app, context& ctx);
 void add_signal_commands(CLI::App& app, context& ctx);
 void add_queue_commands(CLI::App& app, context& ctx);

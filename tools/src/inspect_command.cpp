@@ -1,7 +1,9 @@
-// `redcoord inspect lock|election|queue|barrier|jobs NAME [--watch [--interval D]]`: what an operator
+// `redcoord inspect lock|election|queue|barrier|jobs|semaphore|rwlock|limit NAME [--watch
+// [--interval D]]`: what an operator
 // needs to see of a live primitive, read without taking part (the parts' inspect_* functions).
 #include "context.hpp"
 #include "exit_codes.hpp"
+#include "inspect_limit.hpp"
 #include "os_signals.hpp"
 
 #include <redcoord/core/pool.hpp>
@@ -25,6 +27,7 @@ struct inspect_args {
     std::string name;
     bool watch = false;
     milliseconds interval{1000};
+    limit_inspect_args limit;  // the limiters' own options
 };
 
 std::int64_t ms(milliseconds d) { return static_cast<std::int64_t>(d.count()); }
@@ -256,6 +259,7 @@ printer make_printer(const context& ctx, const std::string& kind, const inspect_
     }
     pools.push_back(std::make_unique<connection_pool>(ctx.single_endpoint("inspect " + kind)));
     connection_pool& pool = *pools.front();
+    if (is_limit_kind(kind)) return make_limit_printer(ctx, kind, a.name, a.limit, pool);
     if (kind == "election")
         return [&ctx, &pool, a, prefix] {
             print_election(ctx, a.name, inspect_election(pool, a.name, prefix));
@@ -300,7 +304,7 @@ int run_inspect(context& ctx, const std::string& kind, const inspect_args& a) {
 
 void add_inspect_command(CLI::App& app, context& ctx) {
     auto* inspect = app.add_subcommand(
-        "inspect", "Show the live state of a lock, election, queue, barrier or job queue");
+        "inspect", "Show the live state of a lock, election, queue, barrier, job queue or limiter");
     inspect->require_subcommand(1);
     inspect->footer(
         "Reads only (one MULTI/EXEC per snapshot); needs a user that may read the primitive's "
@@ -319,12 +323,17 @@ void add_inspect_command(CLI::App& app, context& ctx) {
           kind_desc{"election", "Leader identity, epoch and term left"},
           kind_desc{"queue", "Ready, in flight per consumer, dead, expired consumers, oldest age"},
           kind_desc{"barrier", "Generation, parties and arrivals"},
-          kind_desc{"jobs", "Jobs per state, oldest waiting age, the scheduler and the repeats"}}) {
+          kind_desc{"jobs", "Jobs per state, oldest waiting age, the scheduler and the repeats"},
+          kind_desc{"semaphore", "Holders with their TTLs left, waiters, permits left"},
+          kind_desc{"rwlock",
+                    "Writer and readers with their TTLs left, waiting writers and readers"},
+          kind_desc{"limit", "A rate limiter's units left and time until full (give --rate)"}}) {
         auto a = std::make_shared<inspect_args>();
         auto* sub = inspect->add_subcommand(kind, what);
         sub->add_option("name", a->name, std::string(kind) + " name")->required();
         sub->add_flag("--watch", a->watch, "Print a snapshot every --interval until interrupted");
         add_duration(*sub, "--interval", a->interval, "Time between --watch snapshots");
+        add_limit_inspect_options(*sub, kind, a->limit);
         const std::string k = kind;
         sub->callback([a, &ctx, k] {
             if (a->interval <= milliseconds(0))

@@ -7,6 +7,7 @@
 // while the wait covers it, and exits 124 when it does not.
 #include "context.hpp"
 #include "exit_codes.hpp"
+#include "limit_options.hpp"
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
@@ -47,12 +48,7 @@ std::string retry_text(std::chrono::microseconds d) {
 }
 
 int run_limit(context& ctx, const limit_args& a) {
-    const auto spec = parse_rate(a.rate);
-    rate_limiter_options o;
-    o.rate = spec.rate;
-    o.period = spec.period;
-    o.burst = a.burst;
-    o.prefix = ctx.opts.prefix;
+    const auto o = limit_options(ctx, a.rate, a.burst);
     connection_pool pool(ctx.single_endpoint("limit"));
     rate_limiter limiter(pool, a.name, o);
     const auto r = a.wait > milliseconds::zero() ? limiter.acquire(a.cost, a.wait)
@@ -77,6 +73,17 @@ int run_limit(context& ctx, const limit_args& a) {
 }
 
 }  // namespace
+
+rate_limiter_options limit_options(const context& ctx, const std::string& rate,
+                                   std::uint64_t burst) {
+    const auto spec = parse_rate(rate);
+    rate_limiter_options o;
+    o.rate = spec.rate;
+    o.period = spec.period;
+    o.burst = burst;
+    o.prefix = ctx.opts.prefix;
+    return o;
+}
 
 void add_limit_command(CLI::App& app, context& ctx) {
     auto a = std::make_shared<limit_args>();

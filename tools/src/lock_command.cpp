@@ -8,6 +8,7 @@
 // and the lock is released when CMD exits.
 #include "context.hpp"
 #include "exit_codes.hpp"
+#include "held_run.hpp"
 #include "metrics_listen.hpp"
 #include "supervisor.hpp"
 
@@ -28,29 +29,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct lock_args {
-    std::string name;
-    std::vector<std::string> command;
-    milliseconds ttl{30000};
-    std::optional<milliseconds> wait;  // nullopt: wait forever
-    milliseconds wait_value{0};
-    milliseconds grace{5000};
+struct lock_args : held_args {
     bool fair = false;
     std::uint64_t permits = 0;  // -n: 0 means a lock, N a semaphore of N permits
     std::string metrics_listen;
 };
 
-/// distributed_lock, fair_lock and redlock behind one face.
-class held_lock {
-public:
-    virtual ~held_lock() = default;
-    [[nodiscard]] virtual std::optional<lock_acquisition> acquire(milliseconds wait) = 0;
-    virtual bool release() = 0;
-    [[nodiscard]] virtual bool lost() const = 0;
-    [[nodiscard]] virtual std::optional<lock_acquisition> current() const = 0;
-    [[nodiscard]] virtual boost::signals2::scoped_connection on_lost(std::function<void()> f) = 0;
-};
-
+// distributed_lock, fair_lock and redlock behind held_lock's face.
 template <class Lock>
 class held_lock_of : public held_lock {
 public:
@@ -97,10 +82,7 @@ private:
 };
 
 int run_lock(context& ctx, const lock_args& a) {
-    if (a.ttl < min_lease)
-        throw invalid_argument("--ttl must be at least " + format_duration(min_lease) +
-                               " (the lock is extended every TTL/3 and CMD is stopped when "
-                               "less than TTL/4 is left: shorter is lost before it is extended)");
+    check_held_ttl(a);
     signal_source signals;
     wakeup wake;
     const auto eps = ctx.endpoints();
@@ -161,17 +143,12 @@ int run_lock(context& ctx, const lock_args& a) {
     }
     const auto lost_slot = lock->on_lost([&wake] { wake.notify(); });
 
-    // Acquire in slices so SIGINT/SIGTERM are noticed while waiting. A fair lock waits in one
-    // call instead (each slice would re-queue at the back) and is stopped by the signal.
-    const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
+    // A fair lock waits in one call (each slice would re-queue it at the back) and is
+    // stopped by the signal; the others acquire in slices (acquire_sliced).
     std::optional<lock_acquisition> got;
-    const auto not_acquired = [&] {
-        print_note("lock '" + a.name + "' not acquired within " +
-                   format_duration(a.wait.value_or(forever)));
-        emit_event(ctx, json_object().add("event", "not_acquired").add("name", a.name));
-        return timed_out;
-    };
+    int status = 0;
     if (fair) {
+        const auto deadline = std::chrono::steady_clock::now() + a.wait.value_or(forever);
         std::stop_source stop;
         wakeup done;
         auto pending = std::async(std::launch::async, [&] {
@@ -189,84 +166,18 @@ int run_lock(context& ctx, const lock_args& a) {
             }
         }
         got = pending.get();
-        if (!got) return not_acquired();
-    }
-    for (; !got;) {
-        const auto left =
-            std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-        got = lock->acquire(std::clamp(left, milliseconds(0), milliseconds(250)));
-        if (got) break;
-        if (auto sig = signals.wait_termination(milliseconds(0))) return signal_exit(*sig);
-        if (left <= milliseconds(0)) return not_acquired();
-    }
-    if (auto sig = signals.wait_termination(milliseconds(0))) {
-        lock->release();
-        return signal_exit(*sig);
-    }
-    emit_event(ctx, json_object()
-                        .add("event", "acquired")
-                        .add("name", a.name)
-                        .add("fencing_token", got->fencing_token)
-                        .add("servers", static_cast<std::uint64_t>(pools.size())));
-
-    supervise_result r;
-    try {
-        supervise_options so;
-        so.grace = a.grace;
-        so.early_window = std::min(a.grace, a.ttl / 4);
-        r = supervise(
-            a.command,
-            {"REDCOORD_LOCK=" + a.name,
-             "REDCOORD_FENCING_TOKEN=" + std::to_string(got->fencing_token)},
-            signals, wake,
-            [&] {
-                hold_state st;
-                st.lost = lock->lost();
-                if (auto c = lock->current())
-                    st.valid_until = c->valid_until;
-                else
-                    st.lost = true;
-                return st;
-            },
-            so);
-    } catch (const exec_failure& e) {
-        try {
+        if (!got) return not_acquired(ctx, a);
+        if (auto sig = signals.wait_termination(milliseconds(0))) {
             lock->release();
-        } catch (...) {}
-        print_note(e.what());
-        return e.code();
+            return signal_exit(*sig);
+        }
+    } else {
+        got = acquire_sliced(ctx, a, *lock, signals, status);
+        if (!got) return status;
     }
-
-    bool released = false;
-    try {
-        released = lock->release();
-    } catch (const std::exception& e) {
-        print_note(std::string("release of lock '") + a.name + "' failed: " + e.what());
-    }
-    switch (r.reason) {
-        case stop_reason::exited:
-            emit_event(ctx, json_object()
-                                .add("event", "released")
-                                .add("name", a.name)
-                                .add("status", r.status)
-                                .add("released", released));
-            return r.status;
-        case stop_reason::lost:
-            print_note("lock '" + a.name + "' lost; CMD was stopped (its status " +
-                       std::to_string(r.status) + ")");
-            emit_event(
-                ctx,
-                json_object().add("event", "lost").add("name", a.name).add("status", r.status));
-            return lost;
-        case stop_reason::signal:
-            emit_event(ctx, json_object()
-                                .add("event", "interrupted")
-                                .add("name", a.name)
-                                .add("signal", r.signo)
-                                .add("status", r.status));
-            return signal_exit(r.signo);
-    }
-    return internal;
+    const auto servers = static_cast<std::uint64_t>(pools.size());
+    return run_held(ctx, a, *lock, *got, signals, wake,
+                    [servers](json_object& e) { e.add("servers", servers); }, {});
 }
 
 }  // namespace
@@ -301,14 +212,7 @@ void add_lock_command(CLI::App& app, context& ctx) {
         "121, 122; with Redlock: too few servers for a majority), one that does not answer after "
         "its\n"
         "connect or command timeout: outages are not waited out, even with --wait.");
-    sub->add_option("name", a->name, "Lock (resource) name")->required();
-    sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
-    add_duration(*sub, "--ttl", a->ttl, "Lease time of the lock (at least 200ms)");
-    add_duration(*sub, "--wait", a->wait_value,
-                 "Give up (exit 124) when another holder keeps the lock this long (default: wait "
-                 "forever); an unreachable server is not waited out (exit 120)",
-                 false);
-    add_duration(*sub, "--grace", a->grace, "Time between SIGTERM and SIGKILL when stopping CMD");
+    add_held_options(*sub, *a, "Lock (resource)");
     sub->add_flag("--fair", a->fair, "Grant in request order (fair_lock; one server only)");
     sub->add_option("-n,--permits", a->permits,
                     "Hold one of N permits of a semaphore instead of a lock (N runs at once; one "

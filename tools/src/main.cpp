@@ -46,6 +46,7 @@ int run(int argc, char** argv) {
         ->capture_default_str();
 
     add_lock_command(app, ctx);
+    add_rwlock_command(app, ctx);
     add_limit_command(app, ctx);
     add_election_commands(app, ctx);
     add_signal_commands(app, ctx);

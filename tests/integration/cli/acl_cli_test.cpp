@@ -144,10 +144,13 @@ TEST_F(AclCli, C19_InspectUserReadsEveryPartAndWritesNothing) {
     for (const char* write : {"+set ", "+del ", "+lpush", "+zadd", "+hset", "+publish"})
         EXPECT_FALSE(contains(rules.output, write)) << write << ": " << rules.output;
     const auto url = create_user("cli_inspect", {"--inspect"});
-    for (const char* kind : {"lock", "election", "queue", "barrier", "jobs"}) {
+    for (const char* kind :
+         {"lock", "election", "queue", "barrier", "jobs", "semaphore", "rwlock"}) {
         auto r = as(url, {"inspect", kind, kind == std::string("queue") ? "jobs" : "mail"});
         EXPECT_EQ(r.status, code::ok) << kind << ": " << r.output;
     }
+    auto limit = as(url, {"inspect", "limit", "mail", "--rate", "5/s"});
+    EXPECT_EQ(limit.status, code::ok) << limit.output;
     auto push = as(url, {"queue", "push", "jobs", "x"});
     EXPECT_EQ(push.status, code::server) << push.output;
     EXPECT_TRUE(contains(push.output, "permission denied")) << push.output;

@@ -1,4 +1,4 @@
-// The limiters and the semaphore on a real three-master Redis Cluster: each name's keys in one slot (a script
+// The limiters, the semaphore and the rw_lock on a real three-master Redis Cluster: each name's keys in one slot (a script
 // whose keys left the name's hash tag would fail with CROSSSLOT), on every master.
 
 #include "shared_cluster.hpp"
@@ -7,8 +7,10 @@
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
 #include <redcoord/limit/sliding_window_limiter.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -72,5 +74,28 @@ TEST_F(LimitCluster, SemaphoreOnEveryMasterWithShardedReleaseWakeUps) {
         ASSERT_TRUE(got) << n;
         EXPECT_TRUE(got->extend()) << n;
         EXPECT_GT(got->fencing_token(), first) << n;
+    }
+}
+
+TEST_F(LimitCluster, RwLockOnEveryMasterWithShardedReleaseWakeUps) {
+    for (const auto& n : names("rw-")) {
+        rw_lock reader(*pool_, n, {.ttl = 60s}), writer(*pool_, n, {.ttl = 60s});
+        ASSERT_TRUE(reader.try_lock_shared()) << n;
+        const auto first = reader.shared_fencing_token();
+        // The writer's intent and wake-up live in the name's slot; the release there wakes it
+        // long before the 60 s lease would end, and the withdrawn intent lets readers in again.
+        auto w = std::async(std::launch::async, [&] { return writer.try_lock_for(30s); });
+        const auto intents = make_key(default_prefix, "rwlock", n, "writers");
+        ASSERT_TRUE(redcoord::testing::eventually([&] {
+            return pool_->command({"ZCARD", intents}).integer() == 1;
+        })) << n;
+        EXPECT_FALSE(reader.try_lock_shared()) << n;  // the waiting writer's intent
+        reader.unlock_shared();
+        ASSERT_TRUE(w.get()) << n;
+        EXPECT_TRUE(writer.extend()) << n;
+        EXPECT_GT(writer.fencing_token(), first) << n;
+        writer.unlock();
+        EXPECT_TRUE(reader.try_lock_shared()) << n;
+        reader.unlock_shared();
     }
 }

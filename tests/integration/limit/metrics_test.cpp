@@ -1,12 +1,15 @@
 // The limiters' metrics move when they act: refusals counted per kind and name, semaphore
-// permits held by this process, and semaphore acquire durations by outcome.
+// permits held by this process, semaphore acquire durations by outcome, and the rw_lock's
+// holds, acquire durations by mode and outcome, and losses.
 
 #include "../metrics_support.hpp"
 
 #include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
 #include <redcoord/limit/sliding_window_limiter.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
@@ -46,4 +49,41 @@ TEST(LimitMetrics, SemaphorePermitsHeldAndAcquireDurations) {
     EXPECT_EQ(o.value("redcoord_semaphore_acquire_seconds_count{name=\"m-slots\",outcome="
                       "\"timeout\"}"),
               1);
+}
+
+TEST(LimitMetrics, RwLockHoldsAcquireDurationsAndLosses) {
+    local_server server;
+    metrics_test::observed_runtime o;
+    redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
+    redcoord::rw_lock a(pool, "m-doc", {.ttl = 10s}), b(pool, "m-doc", {.ttl = 10s});
+    const std::string reads = "redcoord_rwlock_holds{name=\"m-doc\",mode=\"read\"}";
+    const std::string writes = "redcoord_rwlock_holds{name=\"m-doc\",mode=\"write\"}";
+    ASSERT_TRUE(a.try_lock_shared());
+    ASSERT_TRUE(a.try_lock_shared());
+    EXPECT_EQ(o.value(reads), 2);
+    EXPECT_FALSE(b.try_lock_for(50ms));
+    a.unlock_shared();
+    a.unlock_shared();
+    EXPECT_EQ(o.value(reads), 0);
+    ASSERT_TRUE(b.try_lock());
+    EXPECT_EQ(o.value(writes), 1);
+    b.unlock();
+    EXPECT_EQ(o.value(writes), 0);
+    EXPECT_EQ(o.value("redcoord_rwlock_acquire_seconds_count{name=\"m-doc\",mode=\"read\","
+                      "outcome=\"acquired\"}"),
+              2);
+    EXPECT_EQ(o.value("redcoord_rwlock_acquire_seconds_count{name=\"m-doc\",mode=\"write\","
+                      "outcome=\"timeout\"}"),
+              1);
+    EXPECT_EQ(o.value("redcoord_rwlock_acquire_seconds_count{name=\"m-doc\",mode=\"write\","
+                      "outcome=\"acquired\"}"),
+              1);
+    // A hold whose lease lapses unextended is counted lost once on_lost watches it.
+    redcoord::rw_lock c(pool, "m-lapsed", {.ttl = 200ms});
+    auto watch = c.on_lost([](const std::string&) {});
+    ASSERT_TRUE(c.try_lock());
+    EXPECT_TRUE(redcoord::testing::eventually([&] {
+        return o.value("redcoord_lock_lost_total{kind=\"rw_lock\",name=\"m-lapsed\"}") == 1;
+    }));
+    c.unlock();
 }

@@ -46,6 +46,8 @@ enum class metric {
     rate_limited_total,             ///< counter {kind, name}
     semaphore_permits,              ///< gauge {name, state}
     semaphore_acquire_seconds,      ///< histogram {name, outcome}
+    rwlock_holds,                   ///< gauge {name, mode}
+    rwlock_acquire_seconds,         ///< histogram {name, mode, outcome}
 };
 
 /// The metric's name, help and (histograms) buckets under `o`.

@@ -1,0 +1,106 @@
+// `redcoord inspect semaphore|rwlock|limit`: holders with their TTLs and fingerprints (never
+// tokens), waiters, permits and units left, in text and JSON.
+#include "cli_harness.hpp"
+
+#include <redcoord/core/detail/sha1.hpp>
+#include <redcoord/core/pool.hpp>
+#include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/rw_lock.hpp>
+#include <redcoord/limit/semaphore.hpp>
+
+#include <future>
+
+using namespace cli_test;
+
+namespace {
+
+struct InspectLimitCli : ::testing::Test {
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    std::string url = server.url();
+    redcoord::connection_pool pool{server.endpoint()};
+
+    result inspect(std::vector<std::string> args, bool json = false) {
+        args.insert(args.begin(), "inspect");
+        if (json) args.insert(args.begin(), "--json");
+        args.insert(args.begin(), {"--redis", url});
+        return run(dir, args);
+    }
+};
+
+std::string fingerprint(const std::string& token) {
+    return redcoord::detail::sha1_hex(token).substr(0, 16);
+}
+
+}  // namespace
+
+TEST_F(InspectLimitCli, SemaphoreShowsHoldersWaitersAndPermitsLeft) {
+    redcoord::semaphore sem(pool, "slots", {.permits = 3, .ttl = 30s});
+    auto two = sem.try_acquire(2);
+    ASSERT_TRUE(two);
+    const auto t = inspect({"semaphore", "slots", "--permits", "3"});
+    EXPECT_EQ(t.status, code::ok) << t.output;
+    EXPECT_TRUE(contains(t.output, "semaphore 'slots': 2 held of 3, 1 left, 0 waiting"))
+        << t.output;
+    EXPECT_TRUE(contains(t.output, fingerprint(two->token()) + " x2 (ttl ")) << t.output;
+    EXPECT_FALSE(contains(t.output, two->token())) << t.output;  // never the token itself
+    // A waiter for two permits queues.
+    auto waiter = std::async(std::launch::async, [&] { return sem.try_acquire_for(2, 20s); });
+    ASSERT_TRUE(eventually([&] {
+        return contains(inspect({"semaphore", "slots"}).output, "1 waiting");
+    }));
+    const auto j = inspect({"semaphore", "slots"}, true);
+    EXPECT_TRUE(contains(j.output, R"("kind":"semaphore","name":"slots","held":2,"permits":null)"))
+        << j.output;
+    EXPECT_TRUE(contains(j.output, R"("holders":[{"holder":")" + fingerprint(two->token()) +
+                                       R"(","count":2,"ttl_ms":)"))
+        << j.output;
+    EXPECT_TRUE(contains(j.output, R"("waiters":1)")) << j.output;
+    EXPECT_FALSE(contains(j.output, R"("fencing_counter":null)")) << j.output;
+    two->release();
+    EXPECT_TRUE(waiter.get());
+}
+
+TEST_F(InspectLimitCli, RwlockShowsTheWriterReadersAndWaitingWriters) {
+    redcoord::rw_lock readers(pool, "doc", {.ttl = 30s}), writer(pool, "doc", {.ttl = 30s});
+    ASSERT_TRUE(readers.try_lock_shared());
+    ASSERT_TRUE(readers.try_lock_shared());
+    auto w = std::async(std::launch::async, [&] { return writer.try_lock_for(20s); });
+    ASSERT_TRUE(eventually([&] {
+        return contains(inspect({"rwlock", "doc"}).output,
+                        "rwlock 'doc': 2 readers, 1 writers and 0 readers waiting");
+    }));
+    const auto j = inspect({"rwlock", "doc"}, true);
+    EXPECT_TRUE(contains(j.output, R"("kind":"rwlock","name":"doc","writer":null,"readers":[{)"))
+        << j.output;
+    EXPECT_TRUE(contains(j.output, R"("waiting_writers":1,"waiting_readers":0)")) << j.output;
+    readers.unlock_shared();
+    readers.unlock_shared();
+    ASSERT_TRUE(w.get());
+    const auto t = inspect({"rwlock", "doc"});
+    EXPECT_TRUE(contains(t.output, "rwlock 'doc': held by a writer")) << t.output;
+    EXPECT_TRUE(contains(t.output, "  writer            ")) << t.output;
+    const auto held = inspect({"rwlock", "doc"}, true);
+    EXPECT_TRUE(contains(held.output, R"("writer":{"holder":")")) << held.output;
+    writer.unlock();
+    const auto freed = inspect({"rwlock", "doc"});
+    EXPECT_TRUE(contains(freed.output, "rwlock 'doc': free")) << freed.output;
+}
+
+TEST_F(InspectLimitCli, LimitShowsUnitsLeftAndTimeUntilFull) {
+    const auto idle = inspect({"limit", "api", "--rate", "1/m", "--burst", "5"});
+    EXPECT_EQ(idle.status, code::ok) << idle.output;
+    EXPECT_TRUE(contains(idle.output, "limit 'api': 5 of 5 left (idle)")) << idle.output;
+    redcoord::rate_limiter lim(pool, "api", {.rate = 1, .period = 60s, .burst = 5});
+    ASSERT_TRUE(lim.try_acquire(2).allowed);
+    const auto t = inspect({"limit", "api", "--rate", "1/m", "--burst", "5"});
+    EXPECT_TRUE(contains(t.output, "limit 'api': 3 of 5 left, full again in ")) << t.output;
+    const auto j = inspect({"limit", "api", "--rate", "1/m", "--burst", "5"}, true);
+    EXPECT_TRUE(contains(j.output, R"("kind":"limit","name":"api","burst":5,"remaining":3,)"))
+        << j.output;
+    EXPECT_TRUE(contains(j.output, R"("idle":false)")) << j.output;
+    // The rate is required (the state holds none), and must be a rate.
+    EXPECT_EQ(inspect({"limit", "api"}).status, code::usage);
+    EXPECT_EQ(inspect({"limit", "api", "--rate", "fast"}).status, code::usage);
+    EXPECT_EQ(inspect({"semaphore", "a}b"}).status, code::usage);
+}
