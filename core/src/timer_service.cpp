@@ -236,6 +236,8 @@ timer::~timer() {
     unique_lock l(state_->mu);
     auto it = state_->slots.find(id_);
     state_->unqueue(id_, it->second);
+    ++it->second.generation;  // a tick running now is not queued again when it returns
+    it->second.deferred = false;
     // The tick may capture the object that owns this timer: it must be over before that
     // object goes. From inside the tick itself there is nothing to wait for.
     const bool own_tick = current_service == state_.get() && current_timer == id_;

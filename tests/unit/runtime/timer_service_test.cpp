@@ -1,5 +1,6 @@
-// The runtime's timer thread, without a server: order, re-arming, disarming, and the
-// destructor's promise that no tick runs once it returns.
+// The runtime's timer service, without a server: order, re-arming, disarming, the
+// destructor's promise that no tick runs once it returns, and a blocked tick holding up only
+// its own timer.
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/testing/wait.hpp>
 
@@ -123,6 +124,71 @@ TEST(TimerService, ATickMayDestroyItsOwnTimer) {
     t->arm(clock_type::now());
     armed = true;
     EXPECT_TRUE(eventually([&] { return done.load(); }));
+}
+
+// A tick that blocks (as one waiting on a stalled server does) holds up only its own timer:
+// another timer's ticks keep their due times, run by another worker. One worker alone (the
+// single timer thread this replaced) would have run them 1 s late.
+TEST(TimerService, ABlockedTickDelaysNoOtherTimer) {
+    timer_service svc;
+    std::atomic<bool> release{false}, blocking{false};
+    timer blocked(svc, [&]() -> std::optional<timer::time_point> {
+        blocking = true;
+        const auto until = clock_type::now() + 5s;
+        while (!release && clock_type::now() < until) std::this_thread::sleep_for(1ms);
+        return std::nullopt;
+    });
+    std::mutex mu;
+    std::vector<clock_type::duration> lateness;
+    clock_type::time_point due;
+    timer periodic(svc, [&]() -> std::optional<timer::time_point> {
+        std::lock_guard l(mu);
+        lateness.push_back(clock_type::now() - due);
+        if (lateness.size() == 10) return std::nullopt;
+        due = clock_type::now() + 20ms;
+        return due;
+    });
+    blocked.arm(clock_type::now());
+    ASSERT_TRUE(eventually([&] { return blocking.load(); }));
+    {
+        std::lock_guard l(mu);
+        due = clock_type::now() + 20ms;
+        periodic.arm(due);
+    }
+    ASSERT_TRUE(eventually(
+        [&] {
+            std::lock_guard l(mu);
+            return lateness.size() == 10;
+        },
+        3s))
+        << "the periodic timer waited behind the blocked tick";
+    EXPECT_TRUE(blocking.load());
+    EXPECT_FALSE(release.load());  // all ten ran while the other tick still blocked
+    release = true;
+    EXPECT_GE(svc.worker_threads(), 2U);
+}
+
+// One timer's ticks never overlap, even when it is re-armed while its tick runs and workers
+// are free: the due time passing meanwhile runs once the tick returns.
+TEST(TimerService, ATimersTicksNeverOverlap) {
+    timer_service svc;
+    std::atomic<int> inside{0}, most{0}, runs{0};
+    std::unique_ptr<timer> t;
+    t = std::make_unique<timer>(svc, [&]() -> std::optional<timer::time_point> {
+        const int now_inside = ++inside;
+        most = std::max(most.load(), now_inside);
+        std::this_thread::sleep_for(20ms);
+        --inside;
+        ++runs;
+        return std::nullopt;
+    });
+    for (int i = 0; i < 10; ++i) {
+        t->arm(clock_type::now());
+        std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_TRUE(eventually([&] { return runs.load() >= 2 && !t->armed(); }, 3s));
+    EXPECT_EQ(most.load(), 1);
+    t.reset();
 }
 
 TEST(TimerService, AThrowingTickStopsOnlyItself) {
