@@ -134,7 +134,32 @@ TEST(ElectionFailover, WaitForReplicaPreventsTheUnreplicatedLeadershipRace) {
             (void)cut.kill_master_and_resume();
         }
         b.start();
-        ASSERT_TRUE(wait_for(failover_bound, [&] { return b.is_leader(); }));
+        // Without WAIT, b (back early) leads while a still believes in its lost grant: the
+        // race. With WAIT, a's grant never counted, and whoever's round the promoted master
+        // confirms first leads: usually b, but a's round can reach the new master first when
+        // the failover ends just before it (both are fresh, replicated campaigns).
+        const auto someone_leads = [&] {
+            return replicas == 0 ? b.is_leader() : (a.is_leader() || b.is_leader());
+        };
+        ASSERT_TRUE(wait_for(failover_bound, someone_leads)) << [&] {
+            std::string why = "b ran " + std::to_string(b.rounds()) + " rounds; last error: ";
+            try {
+                if (auto e = b.last_error()) std::rethrow_exception(e);
+                why += "none";
+            } catch (const std::exception& ex) {
+                why += ex.what();
+            }
+            try {
+                why += "; holder on the master: " +
+                       svc.master()
+                           .command({"HGET", make_election_keys(default_prefix, "race").selector,
+                                     "holder"})
+                           .text();
+            } catch (const std::exception& ex) {
+                why += std::string("; master unknown: ") + ex.what();
+            }
+            return why;
+        }();
         std::this_thread::sleep_for(200ms);
         const long overlaps = watch.overlaps.load();
         a.stop();
