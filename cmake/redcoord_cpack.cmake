@@ -67,9 +67,17 @@ file (redcoord.pc) and the static libraries.")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME ${REDCOORD_DEB_TOOLS_NAME})
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
-# Every part's build directory (a new part is found without editing this list), and http's.
-list(TRANSFORM REDCOORD_PARTS PREPEND ${PROJECT_BINARY_DIR}/ OUTPUT_VARIABLE redcoord_deb_private_dirs)
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${redcoord_deb_private_dirs} ${PROJECT_BINARY_DIR}/http)
+# The build directory of every installed library (each part's, http's, the dashboard's), taken
+# from the targets, so a new library is found without editing a list here.
+set(redcoord_deb_private_dirs "")
+foreach(t IN LISTS REDCOORD_PART_TARGETS REDCOORD_EXTRA_TARGETS)
+  if(TARGET ${t})
+    get_target_property(dir ${t} BINARY_DIR)
+    list(APPEND redcoord_deb_private_dirs ${dir})
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES redcoord_deb_private_dirs)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${redcoord_deb_private_dirs})
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${REDCOORD_DEB_RUNTIME_NAME} ${redcoord_deb_exact}")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "redis-tools")
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION

@@ -142,6 +142,7 @@ struct dashboard::impl {
         if (!from) return text(400, "bad cursor\n");
         const auto nodes = scan_nodes();
         std::vector<connection_pool*> raw;
+        raw.reserve(nodes.size());
         for (const auto& n : nodes) raw.push_back(n.get());
         if (from->node > raw.size()) return text(400, "bad cursor\n");
         detail::scan_limits lim{opts.page_size, opts.scan_count, opts.max_scan_calls};

@@ -49,9 +49,9 @@ struct metrics_server_options {
     std::vector<http_handler> handlers;
     /// Largest request body read, in bytes; a request announcing or sending more gets 413 and
     /// the connection is closed.
-    std::size_t max_body_bytes = 64 * 1024;
+    std::size_t max_body_bytes = std::size_t{64} * 1024;
     /// Largest request line plus header fields, in bytes; more gets 431 and a close.
-    std::size_t max_header_bytes = 16 * 1024;
+    std::size_t max_header_bytes = std::size_t{16} * 1024;
 };
 
 /// Serves `GET` (and `HEAD`) of the metrics path with `text/plain; version=0.0.4`; 404 for
