@@ -1,5 +1,7 @@
 #include "context.hpp"
 
+#include "exit_codes.hpp"
+
 #include <redcoord/core/errors.hpp>
 
 #include <fcntl.h>
@@ -117,6 +119,15 @@ void print_note(std::string_view message) {
 
 void emit_event(const context& ctx, const json_object& event) {
     if (ctx.opts.json) write_stderr(event.str() + "\n");
+}
+
+int interrupted_exit(const context& ctx, const std::string& name, int signo, int status) {
+    emit_event(ctx, json_object()
+                        .add("event", "interrupted")
+                        .add("name", name)
+                        .add("signal", signo)
+                        .add("status", status));
+    return signal_exit(signo);
 }
 
 namespace {

@@ -60,6 +60,9 @@ void print_line(std::string_view line);
 void print_note(std::string_view message);
 /// With --json, writes `event` as one line to stderr (stdout belongs to CMD), never blocking.
 void emit_event(const context& ctx, const json_object& event);
+/// A supervising command whose CMD a signal `signo` interrupted: emits the `interrupted` event
+/// for `name` with CMD's `status`, and returns the exit code (128 + signo).
+int interrupted_exit(const context& ctx, const std::string& name, int signo, int status);
 /// Writes `text` to stderr without ever blocking, so a reader that does not keep up (a full
 /// pipe, a terminal stopped with Ctrl-S) cannot hold up redcoord while it holds a lease. A pipe,
 /// FIFO or terminal is written through its own non-blocking open file description (stderr's

@@ -193,13 +193,7 @@ int run_elect(context& ctx, const elect_args& a) {
                                 .add("status", r.status));
             return lost;
         }
-        case stop_reason::signal:
-            emit_event(ctx, json_object()
-                                .add("event", "interrupted")
-                                .add("name", a.name)
-                                .add("signal", r.signo)
-                                .add("status", r.status));
-            return signal_exit(r.signo);
+        case stop_reason::signal: return interrupted_exit(ctx, a.name, r.signo, r.status);
     }
     return internal;
 }

@@ -121,13 +121,7 @@ int run_held(const context& ctx, const held_args& a, held_lock& lock, const lock
                 ctx,
                 json_object().add("event", "lost").add("name", a.name).add("status", r.status));
             return lost;
-        case stop_reason::signal:
-            emit_event(ctx, json_object()
-                                .add("event", "interrupted")
-                                .add("name", a.name)
-                                .add("signal", r.signo)
-                                .add("status", r.status));
-            return signal_exit(r.signo);
+        case stop_reason::signal: return interrupted_exit(ctx, a.name, r.signo, r.status);
     }
     return internal;
 }
