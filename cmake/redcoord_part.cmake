@@ -6,15 +6,27 @@
 # Shared libraries: SONAME libredcoord_<part>.so.<REDCOORD_SOVERSION>, and hidden symbols
 # except what the installed headers declare (redcoord/core/export.hpp says how), unless
 # REDCOORD_EXPOSE_INTERNALS is on (see the top-level CMakeLists.txt).
+#
+# A part's Lua scripts are files <part>/src/lua/<name>.lua, embedded as
+# `redcoord::detail::<name>_lua` and declared in <redcoord_lua/<part>.hpp> (redcoord_lua.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/redcoord_lua.cmake)
+
 function(redcoord_add_part part)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   set(target redcoord_${part})
-  add_library(${target} ${ARG_SOURCES})
+  set(lua_source "")
+  if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/src/lua)
+    redcoord_embed_lua(${part} lua_source)
+  endif()
+  add_library(${target} ${ARG_SOURCES} ${lua_source})
   add_library(redcoord::${part} ALIAS ${target})
   file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/include/*.hpp)
   target_sources(${target} PUBLIC FILE_SET HEADERS
                  BASE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/include FILES ${headers})
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  if(lua_source)
+    target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated/include)
+  endif()
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
   if(REDCOORD_THREAD_SAFETY)

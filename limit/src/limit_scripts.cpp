@@ -1,6 +1,6 @@
 #include "limit_scripts.hpp"
 
-#include "lua_sources.hpp"
+#include <redcoord_lua/limit.hpp>
 
 #include <redcoord/core/detail/fence_lua.hpp>
 
