@@ -1,4 +1,5 @@
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/election_options.hpp>
@@ -64,11 +65,7 @@ void check_replicas(const election_options& opts, milliseconds retry, millisecon
 }  // namespace
 
 std::string default_identity() {
-    std::array<char, 256> host{};
-    if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
-    std::string h(host.data());
-    if (h.empty()) h = "host";
-    return h + ":" + std::to_string(::getpid()) + ":" + random_token().substr(0, 8);
+    return default_holder_label() + ":" + random_token().substr(0, 8);
 }
 
 resolved_election_options resolve(std::string_view name, const election_options& opts) {

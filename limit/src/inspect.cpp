@@ -1,6 +1,7 @@
 #include <redcoord/core/detail/sha1.hpp>
 #include <redcoord/core/detail/snapshot.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/limit/inspect.hpp>
 
 #include "limit_common.hpp"
@@ -49,7 +50,10 @@ std::vector<lease_view> leases(const std::vector<std::pair<std::string, double>>
         if (end <= static_cast<double>(now_us)) continue;
         const auto token = holder_of(member);
         const auto left = left_of(end, now_us);
-        auto it = by_holder.try_emplace(token, lease_view{fingerprint(token), 0, left}).first;
+        auto it = by_holder
+                      .try_emplace(token, lease_view{fingerprint(token),
+                                                     std::string(holder_label_of(token)), 0, left})
+                      .first;
         it->second.count += 1;
         it->second.ttl_left = std::min(it->second.ttl_left, left);
     }
@@ -105,7 +109,8 @@ rw_lock_inspection inspect_rw_lock(connection_pool& pool, std::string_view name,
     rw_lock_inspection out;
     out.readers = leases(scored(r[1], "the readers"), now, [](const std::string& m) { return m; });
     if (auto w = r[2].maybe_text())
-        out.writer = lease_view{fingerprint(*w), 1, detail::ttl_of(r[3]).value_or(milliseconds(0))};
+        out.writer = lease_view{fingerprint(*w), std::string(holder_label_of(*w)), 1,
+                                detail::ttl_of(r[3]).value_or(milliseconds(0))};
     out.fencing_counter = detail::counter_of(r[4], "the fencing counter");
     out.waiting_writers = live(scored(r[5], "the writers' intents"), now);
     out.waiting_readers = live(scored(r[6], "the waiting readers"), now);

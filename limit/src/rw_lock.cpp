@@ -3,6 +3,7 @@
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/limit/rw_lock.hpp>
@@ -57,6 +58,7 @@ struct rw_shared {
     std::string intents_key = make_key(opts.prefix, "rwlock", name, "writers");
     std::string waiting_key = make_key(opts.prefix, "rwlock", name, "waiting");
     std::string channel = make_key(opts.prefix, "rwlock", name, "released");
+    std::string label = resolve_holder_label(opts.label);  // in each hold's token
     // Metrics (empty handles when off), by mode: holds here, acquire call durations.
     struct by_mode {
         gauge_handle held;
@@ -209,7 +211,7 @@ struct rw_lock::impl {
         h->sh = &shared;
         h->report_lost = [this](detail::rw_hold& lost) { report_lost(lost); };
         h->mode = mode;
-        h->token = random_token();
+        h->token = labelled_token(s.label);
         h->thread = std::this_thread::get_id();
         const std::string_view keys[] = {s.key, s.fence_key, s.writer_key, s.intents_key,
                                          s.waiting_key};

@@ -2,6 +2,7 @@
 #include <redcoord/core/detail/release_waiter.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/limit/semaphore.hpp>
@@ -36,6 +37,7 @@ struct semaphore_shared {
     std::string fence_key = make_key(opts.prefix, "semaphore", name, "fence");
     std::string waiting_key = make_key(opts.prefix, "semaphore", name, "waiting");
     std::string channel = make_key(opts.prefix, "semaphore", name, "released");
+    std::string label = resolve_holder_label(opts.label);  // in each acquisition's token
     // Metrics (empty handles when off): permits held here, acquire call durations.
     gauge_handle held{};
     histogram_handle acquired{}, timed_out{}, failed{};
@@ -198,7 +200,7 @@ struct semaphore::impl {
         const auto& s = *shared;
         auto st = std::make_shared<detail::permit_state>();
         st->sem = shared;
-        st->token = random_token();
+        st->token = labelled_token(s.label);
         st->n = n;
         const std::string_view keys[] = {s.key, s.fence_key, s.waiting_key};
         const std::string args[] = {st->token,

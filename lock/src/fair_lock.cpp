@@ -10,6 +10,7 @@
 
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
@@ -66,8 +67,9 @@ public:
     fair_core(connection_pool& pool, std::string resource, fair_lock_options o)
         : hold_state(std::move(resource), "fair lock", (validate(o), o.prefix),
                      {o.ttl, o.drift_factor, o.watchdog, o.max_extensions}),
-          o_(std::move(o)), pool_(pool), id_(random_token()), queue_key_(fair_queue_key),
-          wake_channel_(key + ":wake:" + id_), ttl_ms_(std::to_string(o_.ttl.count())),
+          o_(std::move(o)), label_(resolve_holder_label(o_.label)), pool_(pool),
+          id_(random_token()), queue_key_(fair_queue_key), wake_channel_(key + ":wake:" + id_),
+          ttl_ms_(std::to_string(o_.ttl.count())),
           lease_ms_(std::to_string(o_.waiter_lease.count())) {
         rt = pool_.runtime();
         observe_as("fair_lock");
@@ -161,8 +163,8 @@ private:
     // The engine's loop for one call; the acquisition, or nullopt when the wait passed.
     std::optional<lock_acquisition> wait_in_turn(clock_type::time_point deadline, bool unlimited,
                                                  const std::stop_token& stop) {
-        const std::string token =
-            random_token();  // one per call: a retry after a lost reply finds it
+        // One per call: a retry after a lost reply finds it.
+        const std::string token = labelled_token(label_);
         fair_engine eng(settings(), clock_type::now(), deadline, unlimited,
                         static_cast<bool>(listener_));
         // A stop request wakes the wait and ends the call as its deadline would.
@@ -366,6 +368,7 @@ private:
     }
 
     fair_lock_options o_;
+    const std::string label_;  // resolved: carried in each call's token
     connection_pool& pool_;
     const std::string id_;
     const std::string queue_key_;

@@ -3,6 +3,7 @@
 #include <redcoord/core/detail/sha1.hpp>
 #include <redcoord/core/detail/snapshot.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/lock/inspect.hpp>
 
@@ -42,6 +43,7 @@ lock_inspection inspect_lock(connection_pool& pool, std::string_view resource,
         out.held = true;
         out.release_notice = r[7].maybe_text() == *v;
         out.holder = lock_holder_fingerprint(*v);
+        out.label = std::string(holder_label_of(*v));
         out.ttl_left = detail::ttl_of(r[1]);
     }
     out.fencing_counter = detail::counter_of(r[2], "the fencing counter " + k.fence_key);

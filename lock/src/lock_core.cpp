@@ -4,6 +4,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/lock/errors.hpp>
 
@@ -128,7 +129,7 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
     const round_io io{attempt_timed ? std::optional(attempt_deadline) : std::nullopt};
     const attempt_context ctx{previous ? &previous->held : nullptr, previous && previous->floor,
                               registered_};
-    auto round = engine_.acquire(random_token(), what, clock_type::now(), ctx);
+    auto round = engine_.acquire(labelled_token(c_.label), what, clock_type::now(), ctx);
     const auto failure = run(round, io);
     const auto now = clock_type::now();
     auto v = engine_.decide_acquire(round, now);

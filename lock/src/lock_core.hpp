@@ -5,6 +5,7 @@
 // only in their transport and options.
 
 #include <redcoord/core/detail/release_waiter.hpp>
+#include <redcoord/core/holder_label.hpp>
 
 #include "hold_common.hpp"
 #include "lock_engine.hpp"
@@ -30,6 +31,7 @@ struct lock_core_config {
     std::string_view kind;          // "lock" or "redlock", for messages
     std::string_view options_name;  // "lock_options" or "redlock_options", for messages
     std::string prefix;
+    std::string label;  // resolved (resolve_holder_label): carried in each attempt's token
     std::chrono::milliseconds ttl{30000};
     double drift_factor = 0.01;
     bool watchdog = false;
@@ -49,6 +51,7 @@ template <class Options>
 lock_core_config shared_config(const Options& o) {
     lock_core_config c;
     c.prefix = o.prefix;
+    c.label = resolve_holder_label(o.label);
     c.ttl = o.ttl;
     c.drift_factor = o.drift_factor;
     c.watchdog = o.watchdog;

@@ -1,4 +1,5 @@
 #include <redcoord/core/detail/refusal.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include <redcoord/core/deadline.hpp>
@@ -140,10 +141,13 @@ struct reliable_queue::impl {
 
     impl(connection_pool& p, std::string_view n, reliable_queue_options o)
         : pool(p), opts(std::move(o)), name(n),
-          lease({opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval,
-                 opts.recover_on_start},
-                opts.consumer_id.empty() ? random_token() : opts.consumer_id,
-                [id = opts.consumer_id] { return id.empty() ? random_token() : retired_id(id); }),
+          lease(
+              {opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval,
+               opts.recover_on_start},
+              opts.consumer_id.empty() ? labelled_token(default_holder_label()) : opts.consumer_id,
+              [id = opts.consumer_id] {
+                  return id.empty() ? labelled_token(default_holder_label()) : retired_id(id);
+              }),
           rt(p.runtime()) {}
 
     std::string processing_key(const std::string& id) const { return processing_prefix + id; }

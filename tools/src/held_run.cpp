@@ -20,6 +20,9 @@ void add_held_options(CLI::App& sub, held_args& a, const std::string& what) {
                  "unreachable server is not waited out (exit 120)",
                  false);
     add_duration(sub, "--grace", a.grace, "Time between SIGTERM and SIGKILL when stopping CMD");
+    sub.add_option("--label", a.label,
+                   "Who holds it, as inspect and the dashboard show it (default <host>:<pid>; '' "
+                   "for none; informative only)");
 }
 
 void check_held_ttl(const held_args& a) {

@@ -44,9 +44,10 @@ struct held_args {
     std::optional<std::chrono::milliseconds> wait;  ///< nullopt: wait forever
     std::chrono::milliseconds wait_value{0};
     std::chrono::milliseconds grace{5000};
+    std::optional<std::string> label;  ///< --label: nullopt gives <host>:<pid>
 };
 
-/// Adds NAME, CMD, --ttl, --wait and --grace to `sub` (`what` names the thing: "Lock").
+/// Adds NAME, CMD, --ttl, --wait, --grace and --label to `sub` (`what` names the thing: "Lock").
 void add_held_options(CLI::App& sub, held_args& a, const std::string& what);
 
 /// @throws invalid_argument when --ttl is below min_lease (it would be lost before extended).

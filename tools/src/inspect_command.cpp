@@ -56,18 +56,24 @@ std::string quoted_list(const std::vector<std::string>& items) {
 void print_lock(const context& ctx, const std::string& name, const std::vector<endpoint>& eps,
                 const std::vector<lock_inspection>& views) {
     std::map<std::string, std::size_t> votes;
+    std::map<std::string, std::string> labels;  // by holder fingerprint
     for (const auto& v : views)
-        if (v.held) ++votes[v.holder];
+        if (v.held) {
+            ++votes[v.holder];
+            labels[v.holder] = v.label;
+        }
     std::string majority;
     const std::size_t quorum = views.size() / 2 + 1;
     for (const auto& [holder, n] : votes)
         if (n >= quorum) majority = holder;
+    const std::string majority_label = majority.empty() ? "" : labels[majority];
     if (ctx.opts.json) {
         std::vector<std::string> nodes;
         for (std::size_t i = 0; i < views.size(); ++i) {
             const auto& v = views[i];
             json_object o;
             o.add("server", eps[i].to_string()).add("held", v.held).add("holder", v.holder);
+            o.add("label", v.label);
             add_ms(o, "ttl_ms", v.ttl_left).add("release_notice", v.release_notice);
             v.fencing_counter ? o.add("fencing_counter", *v.fencing_counter)
                               : o.add_raw("fencing_counter", "null");
@@ -80,13 +86,17 @@ void print_lock(const context& ctx, const std::string& name, const std::vector<e
         top.add("kind", "lock")
             .add("name", name)
             .add("held", !majority.empty())
-            .add("holder", majority);
+            .add("holder", majority)
+            .add("label", majority_label);
         top.add("quorum", static_cast<std::uint64_t>(quorum)).add_raw("servers", json_array(nodes));
         print_line(top.str());
         return;
     }
-    print_line("lock '" + name +
-               "': " + (majority.empty() ? std::string("free") : "held by " + majority) +
+    print_line("lock '" + name + "': " +
+               (majority.empty()
+                    ? std::string("free")
+                    : "held by " + majority +
+                          (majority_label.empty() ? "" : " (" + majority_label + ")")) +
                (views.size() > 1
                     ? " (Redlock: " + std::to_string(votes.empty() ? 0 : votes.rbegin()->second) +
                           " of " + std::to_string(views.size()) + " masters hold a key, quorum " +
@@ -96,8 +106,9 @@ void print_lock(const context& ctx, const std::string& name, const std::vector<e
         const auto& v = views[i];
         print_line("  server " + eps[i].to_string());
         if (v.held)
-            print_line("    holder            " + v.holder + " (ttl " + or_none(v.ttl_left) + ")" +
-                       (v.release_notice ? ", a waiter wants the release notice" : ""));
+            print_line("    holder            " + v.holder +
+                       (v.label.empty() ? "" : " " + v.label) + " (ttl " + or_none(v.ttl_left) +
+                       ")" + (v.release_notice ? ", a waiter wants the release notice" : ""));
         else
             print_line("    holder            -");
         print_line("    fencing counter   " +

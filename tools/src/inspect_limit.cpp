@@ -14,6 +14,7 @@ using std::chrono::milliseconds;
 std::string lease_json(const lease_view& v) {
     return json_object()
         .add("holder", v.holder)
+        .add("label", v.label)
         .add("count", v.count)
         .add("ttl_ms", static_cast<std::int64_t>(v.ttl_left.count()))
         .str();
@@ -35,7 +36,8 @@ std::string counter_text(const std::optional<std::uint64_t>& c) {
 }
 
 std::string lease_text(const lease_view& v) {
-    return v.holder + (v.count > 1 ? " x" + std::to_string(v.count) : "") + " (ttl " +
+    return v.holder + (v.label.empty() ? "" : " " + v.label) +
+           (v.count > 1 ? " x" + std::to_string(v.count) : "") + " (ttl " +
            format_duration(v.ttl_left) + ")";
 }
 

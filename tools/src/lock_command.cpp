@@ -113,6 +113,7 @@ int run_lock(context& ctx, const lock_args& a) {
         o.ttl = a.ttl;
         o.watchdog = true;
         o.prefix = ctx.opts.prefix;
+        o.label = a.label;
         lock = std::make_unique<held_permit>(*pools.front(), a.name, o);
     } else if (a.fair) {
         fair_lock_options o;
@@ -120,6 +121,7 @@ int run_lock(context& ctx, const lock_args& a) {
         o.watchdog = true;
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;
+        o.label = a.label;
         auto l = std::make_unique<held_lock_of<fair_lock>>(*pools.front(), a.name, o);
         fair = &l->get();
         lock = std::move(l);
@@ -129,6 +131,7 @@ int run_lock(context& ctx, const lock_args& a) {
         o.watchdog = true;
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;
+        o.label = a.label;
         lock = std::make_unique<held_lock_of<distributed_lock>>(*pools.front(), a.name, o);
     } else {
         redlock_options o;
@@ -136,6 +139,7 @@ int run_lock(context& ctx, const lock_args& a) {
         o.watchdog = true;
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;
+        o.label = a.label;
         std::vector<connection_pool*> nodes;
         nodes.reserve(pools.size());
         for (auto& p : pools) nodes.push_back(p.get());

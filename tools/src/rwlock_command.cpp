@@ -68,6 +68,7 @@ int run_rwlock(context& ctx, const rwlock_args& a) {
     o.ttl = a.ttl;
     o.watchdog = true;
     o.prefix = ctx.opts.prefix;
+    o.label = a.label;
     held_rw lock(pool, a.name, o, a.write);
     const auto lost_slot = lock.on_lost([&wake] { wake.notify(); });
     int status = 0;

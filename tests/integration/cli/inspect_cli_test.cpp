@@ -29,7 +29,8 @@ struct InspectCli : ::testing::Test {
 }  // namespace
 
 TEST_F(InspectCli, LockHeldByAnotherProcess) {
-    auto holder = start({"lock", "job", "--ttl", "10s", "--", "sleep", "20"});
+    auto holder =
+        start({"lock", "job", "--ttl", "10s", "--label", "nightly@box-3", "--", "sleep", "20"});
     ASSERT_TRUE(eventually([&] { return contains(inspect({"lock", "job"}).output, "held by"); }));
     const auto j = inspect({"lock", "job"}, true);
     EXPECT_EQ(j.status, code::ok) << j.output;
@@ -37,7 +38,10 @@ TEST_F(InspectCli, LockHeldByAnotherProcess) {
         << j.output;
     EXPECT_TRUE(contains(j.output, R"("fencing_counter":)")) << j.output;
     EXPECT_FALSE(contains(j.output, R"("fencing_counter":null)")) << j.output;
+    // --label names the holder (issue 38's holder labels), in both forms.
+    EXPECT_TRUE(contains(j.output, R"("label":"nightly@box-3")")) << j.output;
     const auto t = inspect({"lock", "job"});
+    EXPECT_TRUE(contains(t.output, "nightly@box-3")) << t.output;
     EXPECT_TRUE(contains(t.output, "fencing counter")) << t.output;
     EXPECT_TRUE(contains(t.output, "ttl ")) << t.output;
     holder->signal(SIGTERM);

@@ -3,6 +3,7 @@
 #include "cli_harness.hpp"
 
 #include <redcoord/core/detail/sha1.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
 #include <redcoord/limit/rw_lock.hpp>
@@ -42,7 +43,10 @@ TEST_F(InspectLimitCli, SemaphoreShowsHoldersWaitersAndPermitsLeft) {
     EXPECT_EQ(t.status, code::ok) << t.output;
     EXPECT_TRUE(contains(t.output, "semaphore 'slots': 2 held of 3, 1 left, 0 waiting"))
         << t.output;
-    EXPECT_TRUE(contains(t.output, fingerprint(two->token()) + " x2 (ttl ")) << t.output;
+    // The holder is its fingerprint and its label (this process's <host>:<pid> by default).
+    EXPECT_TRUE(contains(
+        t.output, fingerprint(two->token()) + " " + redcoord::default_holder_label() + " x2 (ttl "))
+        << t.output;
     EXPECT_FALSE(contains(t.output, two->token())) << t.output;  // never the token itself
     // A waiter for two permits queues.
     auto waiter = std::async(std::launch::async, [&] { return sem.try_acquire_for(2, 20s); });
@@ -53,6 +57,7 @@ TEST_F(InspectLimitCli, SemaphoreShowsHoldersWaitersAndPermitsLeft) {
     EXPECT_TRUE(contains(j.output, R"("kind":"semaphore","name":"slots","held":2,"permits":null)"))
         << j.output;
     EXPECT_TRUE(contains(j.output, R"("holders":[{"holder":")" + fingerprint(two->token()) +
+                                       R"(","label":")" + redcoord::default_holder_label() +
                                        R"(","count":2,"ttl_ms":)"))
         << j.output;
     EXPECT_TRUE(contains(j.output, R"("waiters":1)")) << j.output;

@@ -1,5 +1,6 @@
 // distributed_lock against a real redis-server: semantics, fencing, waking, watchdog.
 
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
@@ -26,7 +27,9 @@ TEST(DistributedLock, AcquireSetsKeyWithTokenAndTtlReleaseDeletesIt) {
     distributed_lock a(s.pool, "res", {.ttl = 10s});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
-    EXPECT_EQ(got->token.size(), 40u);
+    // 40 random hex digits, then the holder label (this process's <host>:<pid> by default).
+    EXPECT_EQ(got->token.size(), 41u + default_holder_label().size());
+    EXPECT_EQ(holder_label_of(got->token), default_holder_label());
     EXPECT_GT(got->remaining(), 9s);
     EXPECT_LE(got->remaining(), 10s);
     EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);

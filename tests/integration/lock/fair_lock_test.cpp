@@ -1,6 +1,7 @@
 // fair_lock against a real redis-server: semantics, FIFO order across processes, timed-out
 // waiters leaving, fencing, extension, watchdog, bad input.
 
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/testing/local_server.hpp>
@@ -51,7 +52,9 @@ TEST(FairLock, AcquireSetsKeyAndReleaseDeletesIt) {
     fair_lock a(s.pool, "res", {.ttl = 10s});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
-    EXPECT_EQ(got->token.size(), 40u);
+    // 40 random hex digits, then the holder label (this process's <host>:<pid> by default).
+    EXPECT_EQ(got->token.size(), 41u + default_holder_label().size());
+    EXPECT_EQ(holder_label_of(got->token), default_holder_label());
     EXPECT_GT(got->remaining(), 9s);
     EXPECT_EQ(s.server.command({"GET", a.key()}).text(), got->token);
     EXPECT_EQ(a.key(),

@@ -1,5 +1,6 @@
 // redlock over 5 real masters: the algorithm's observable steps.
 
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
@@ -44,7 +45,9 @@ TEST(Redlock, SameKeyAndTokenOnEveryNodeAndReleaseClearsAll) {
     redlock a(f.nodes, "res", {.ttl = 10s});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
-    EXPECT_EQ(got->token.size(), 40u);
+    // 40 random hex digits, then the holder label (this process's <host>:<pid> by default).
+    EXPECT_EQ(got->token.size(), 41u + default_holder_label().size());
+    EXPECT_EQ(holder_label_of(got->token), default_holder_label());
     EXPECT_GT(got->remaining(), 9s);
     EXPECT_LE(got->remaining(), 10s - 100ms);  // drift: 10 s * 0.01 + 2 ms
     // Decided at a majority; the rest were sent at the same time and land right after.

@@ -1,4 +1,5 @@
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/queue/list_queue.hpp>
 #include <redcoord/queue/queue_worker.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -40,10 +41,11 @@ TEST(QueueOptions, KeysFollowTheNamingScheme) {
     EXPECT_EQ(rq.consumer_id(), "c1");
 }
 
-TEST(QueueOptions, RandomConsumerIdsDiffer) {
+TEST(QueueOptions, RandomConsumerIdsDifferAndCarryTheHolderLabel) {
     connection_pool pool(nowhere());
     reliable_queue a(pool, "jobs"), b(pool, "jobs");
-    EXPECT_EQ(a.consumer_id().size(), 40u);
+    EXPECT_EQ(a.consumer_id().size(), 41u + default_holder_label().size());
+    EXPECT_EQ(holder_label_of(a.consumer_id()), default_holder_label());
     EXPECT_NE(a.consumer_id(), b.consumer_id());
 }
 

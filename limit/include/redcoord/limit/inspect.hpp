@@ -27,6 +27,9 @@ struct lease_view {
     /// lock_holder_fingerprint()). The token itself is never shown: whoever has it can release
     /// or extend the holding.
     std::string holder;
+    /// The holder's label (semaphore_options::label, rw_lock_options::label; by default
+    /// `<host>:<pid>`); empty when it has none. Informative only.
+    std::string label;
     /// Permits this holding has (1 for an rw_lock hold).
     std::uint64_t count = 1;
     /// Time until its lease ends, in milliseconds (the earliest of its leases).

@@ -34,6 +34,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/export.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 
@@ -44,6 +45,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 REDCOORD_API_BEGIN
@@ -67,6 +69,11 @@ struct rw_lock_options {
     /// `...:writers` (waiting writers' intents), `...:waiting` (waiting readers), the channel
     /// `...:released`.
     std::string prefix{default_prefix};
+    /// Holder label carried in each holding's token (core/holder_label.hpp), shown by
+    /// `inspect`, the dashboard and the CLI: nullopt (the default) gives `<host>:<pid>`, an
+    /// empty string none. At most max_holder_label bytes, no CR, LF or NUL (invalid_argument
+    /// from the constructor). Informative only: ownership is the whole token.
+    std::optional<std::string> label;
 };
 
 namespace detail {

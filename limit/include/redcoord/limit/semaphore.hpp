@@ -34,6 +34,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/export.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 
@@ -64,6 +65,11 @@ struct semaphore_options {
     /// Key prefix; keys are `<prefix>semaphore:{<name>}`, `...:fence`, `...:waiting` (the
     /// queued waiters), the channel `...:released`.
     std::string prefix{default_prefix};
+    /// Holder label carried in each holding's token (core/holder_label.hpp), shown by
+    /// `inspect`, the dashboard and the CLI: nullopt (the default) gives `<host>:<pid>`, an
+    /// empty string none. At most max_holder_label bytes, no CR, LF or NUL (invalid_argument
+    /// from the constructor). Informative only: ownership is the whole token.
+    std::optional<std::string> label;
 };
 
 namespace detail {
@@ -105,7 +111,8 @@ public:
     /// The fencing token of this acquisition: strictly larger than every earlier
     /// acquisition's on the same name (see the file comment). 0 when empty.
     [[nodiscard]] std::uint64_t fencing_token() const noexcept;
-    /// The random token naming this acquisition's leases (40 hex characters).
+    /// The random token naming this acquisition's leases: 40 hex characters, then `/` and the
+    /// holder label unless semaphore_options::label is empty (core/holder_label.hpp).
     [[nodiscard]] const std::string& token() const noexcept;
     /// Steady-clock instant until which the permits may be trusted as held.
     [[nodiscard]] std::chrono::steady_clock::time_point valid_until() const noexcept;

@@ -15,8 +15,9 @@ namespace redcoord {
 ///
 /// Thread-safety: a plain value type.
 struct lock_acquisition {
-    /// The random value stored under the lock key (40 hex characters, 20 bytes from the
-    /// kernel CSPRNG); only its owner can release or extend the lock.
+    /// The value stored under the lock key: 40 hex characters (20 bytes from the kernel
+    /// CSPRNG), then `/` and the holder label unless the lock's `label` option is empty
+    /// (core/holder_label.hpp); only its owner can release or extend the lock.
     std::string token;
     /// Steady-clock instant until which the lock may be trusted as held:
     /// `start + ttl - drift`, where `start` was taken before the first request was sent.

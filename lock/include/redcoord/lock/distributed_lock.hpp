@@ -36,6 +36,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/export.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
@@ -133,6 +134,11 @@ struct lock_options {
     /// else (a holder of another client's standard SET NX PX / compare-and-delete lock can
     /// share the resource); a waiter asks for a release notice in `...:notice`.
     std::string prefix{default_prefix};
+    /// Holder label carried in each holding's token (core/holder_label.hpp), shown by
+    /// `inspect`, the dashboard and the CLI: nullopt (the default) gives `<host>:<pid>`, an
+    /// empty string none. At most max_holder_label bytes, no CR, LF or NUL (invalid_argument
+    /// from the constructor). Informative only: ownership is the whole token.
+    std::optional<std::string> label;
 };
 
 namespace detail {

@@ -28,6 +28,10 @@ struct lock_inspection {
     /// Fingerprint of the holder's token (lock_holder_fingerprint()); empty when free. The
     /// token itself is never shown: whoever has it can release or extend the lock.
     std::string holder;
+    /// The holder's label (lock_options::label and the like; by default `<host>:<pid>`);
+    /// empty when free or when the holding carries none (a holder of another client).
+    /// Informative only: it is read from the token, never trusted for ownership.
+    std::string label;
     /// Time until the holding expires on this server, in milliseconds (PTTL); nullopt when
     /// free (or, never by redcoord, a key without TTL).
     std::optional<std::chrono::milliseconds> ttl_left;

@@ -35,6 +35,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/export.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
@@ -118,6 +119,11 @@ struct redlock_options {
     std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
     /// Key prefix (same key layout as distributed_lock).
     std::string prefix{default_prefix};
+    /// Holder label carried in each holding's token (core/holder_label.hpp), shown by
+    /// `inspect`, the dashboard and the CLI: nullopt (the default) gives `<host>:<pid>`, an
+    /// empty string none. At most max_holder_label bytes, no CR, LF or NUL (invalid_argument
+    /// from the constructor). Informative only: ownership is the whole token.
+    std::optional<std::string> label;
     /// Log sink, optional: called on the acquiring thread when an attempt found no majority
     /// reachable and the call waits for nodes to come back (lock(), or acquire() with time
     /// left), with what it waits for (counts of down and slow nodes and one node's error; no

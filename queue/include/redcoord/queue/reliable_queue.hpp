@@ -33,7 +33,9 @@ namespace redcoord {
 /// Options of a reliable_queue. Durations are milliseconds.
 struct reliable_queue_options {
     /// This consumer's id (its processing list and heartbeat key are named after it).
-    /// Empty means a random 40-hex-digit id. Otherwise a valid name (core/keys.hpp), unique
+    /// Empty means a random 40-hex-digit id followed by `/<host>:<pid>`, the process's holder
+    /// label (core/holder_label.hpp), so `inspect queue` and the dashboard show whose
+    /// consumer it is. Otherwise a valid name (core/keys.hpp), unique
     /// among live consumers of the queue; a restarted process may reuse its id: whatever its
     /// previous incarnation left in flight is returned to the queue when it starts.
     std::string consumer_id;
