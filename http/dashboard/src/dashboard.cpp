@@ -1,3 +1,5 @@
+#include "action_gate.hpp"
+#include "actions.hpp"
 #include "host_check.hpp"
 #include "json_out.hpp"
 #include "key_scan.hpp"
@@ -5,6 +7,9 @@
 
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/log.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/core/token.hpp>
 #include <redcoord/election/acl.hpp>
 #include <redcoord/election/inspect.hpp>
 #include <redcoord/http/dashboard.hpp>
@@ -18,6 +23,7 @@
 #include <redcoord/signaling/acl.hpp>
 #include <redcoord/signaling/inspect.hpp>
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
@@ -112,6 +118,7 @@ http_response text(int status, std::string body) {
 struct dashboard::impl {
     std::shared_ptr<connection_pool> pool;
     dashboard_options opts;
+    std::string csrf = random_token();  // per process: embedded in the page
     std::mutex mu;
     std::map<std::string, std::shared_ptr<connection_pool>> masters;  // cluster: by host:port
 
@@ -219,6 +226,7 @@ struct dashboard::impl {
         j.key("counts").begin_object().field("waiting", c.waiting).field("delayed", c.delayed);
         j.field("active", c.active).field("completed", c.completed).field("failed", c.failed);
         j.field("dead", c.dead).end_object();
+        j.field("paused", v.paused);
         j.field("oldest_waiting_age_ms", v.oldest_waiting_age);
         j.field("scheduler", v.scheduler).field("scheduler_epoch", v.scheduler_epoch);
         j.key("repeats").begin_array();
@@ -253,6 +261,47 @@ struct dashboard::impl {
         }
     }
 
+    bool actions_on() const { return opts.allow_actions && !opts.action_token.empty(); }
+
+    void log_action(log_level level, std::string_view what, std::string_view name,
+                    std::string_view id, std::string_view key, std::string_view outcome) const {
+        pool->runtime()->emit(level, "dashboard", "dashboard action",
+                              {{"action", what}, {"name", name}, {"id", id}, {key, outcome}});
+    }
+
+    // `POST api/actions/<what>`: judged by the gate, then run and logged.
+    http_response action(const http_request& req, std::string_view what) {
+        const auto& names = detail::action_names();
+        if (std::find(names.begin(), names.end(), what) == names.end())
+            return text(404, "no such action\n");
+        const detail::action_settings gate{actions_on(), opts.action_token, csrf,
+                                           opts.max_action_body_bytes};
+        const auto name = detail::form_param(req, "name").value_or("");
+        const auto id = detail::form_param(req, "id").value_or("");
+        if (const auto no = detail::check_action(req, gate)) {
+            // Refusals after the method and size checks are someone trying: worth a record.
+            if (no->status == 403 && actions_on())
+                log_action(log_level::warning, what, name, id, "refused", no->message);
+            auto r = text(no->status, no->message);
+            if (no->status == 405) r.headers.emplace_back("Allow", "POST");
+            return r;
+        }
+        try {
+            const auto done =
+                detail::run_action(*pool, opts.prefix, what, req, opts.max_value_bytes);
+            log_action(log_level::info, what, name, id, "outcome", done.outcome);
+            auto r = text(200, done.json);
+            r.content_type = "application/json";
+            return r;
+        } catch (const invalid_argument& e) {
+            log_action(log_level::warning, what, name, id, "outcome", e.what());
+            return text(400, std::string(e.what()) + "\n");
+        } catch (const std::exception& e) {
+            log_action(log_level::error, what, name, id, "outcome", e.what());
+            return text(502, "redis at " + pool->where().to_string() + ": " + e.what() + "\n");
+        }
+    }
+
     std::optional<http_response> handle(const http_request& req) {
         const auto& base = opts.base_path;
         if (req.path.compare(0, base.size(), base) != 0 &&
@@ -268,9 +317,25 @@ struct dashboard::impl {
             return text(403,
                         "host not allowed: reach the dashboard by an IP address or localhost, or "
                         "add this name to its allowed hosts (--allow-host)\n");
+        if (rest.substr(0, 12) == "api/actions/") return action(req, rest.substr(12));
         if (req.method != "GET" && req.method != "HEAD") {
-            auto r = text(405, "the dashboard is read-only\n");
+            auto r = text(405, "the dashboard is read-only here (actions: POST api/actions/)\n");
             r.headers.emplace_back("Allow", "GET, HEAD");
+            return r;
+        }
+        if (rest == "api/actions") {
+            json_out j(opts.max_value_bytes);
+            j.begin_object().field("enabled", actions_on()).key("csrf");
+            if (actions_on())
+                j.value(csrf);
+            else
+                j.null();
+            j.key("actions").begin_array();
+            if (actions_on())
+                for (const auto a : detail::action_names()) j.value(a);
+            j.end_array().end_object();
+            auto r = text(200, j.text());
+            r.content_type = "application/json";
             return r;
         }
         if (page && req.path + "/" == base) {
@@ -282,7 +347,7 @@ struct dashboard::impl {
             http_response r;
             if (page) {
                 r.content_type = "text/html; charset=utf-8";
-                r.body = detail::dashboard_html(opts.refresh);
+                r.body = detail::dashboard_html(opts.refresh, actions_on() ? csrf : "");
             } else if (rest == "app.js") {
                 r.content_type = "text/javascript; charset=utf-8";
                 r.body = detail::dashboard_js();
@@ -314,10 +379,12 @@ dashboard::dashboard(std::shared_ptr<connection_pool> pool, dashboard_options op
     if (b.empty() || b.front() != '/' || b.back() != '/')
         throw invalid_argument("dashboard: base_path must start and end with '/'");
     if (opts.page_size == 0 || opts.scan_count == 0 || opts.max_scan_calls == 0 ||
-        opts.max_value_bytes == 0 || opts.refresh.count() <= 0)
+        opts.max_value_bytes == 0 || opts.refresh.count() <= 0 || opts.max_action_body_bytes == 0)
         throw invalid_argument(
             "dashboard: page_size, scan_count, max_scan_calls, max_value_bytes and refresh "
             "must be > 0");
+    if (opts.allow_actions && opts.action_token.empty())
+        throw invalid_argument("dashboard: allow_actions needs an action_token");
     impl_ = std::make_shared<impl>();
     impl_->pool = std::move(pool);
     impl_->opts = std::move(opts);
