@@ -1,8 +1,11 @@
 // `redcoord dashboard` in a real browser: headless chromium loads the page, runs its script
 // against live servers holding a lock, a leader, a queue with a dead message and failed jobs,
-// and the DOM it builds is checked; stored markup must show as text and never run. Skips
+// and the DOM it builds is checked; stored markup must show as text and never run. With
+// actions allowed, chromium is driven over the DevTools protocol: buttons are clicked without
+// and then with the token, and the page must show the refusal, then the new state. Skips
 // when chromium is absent (scripts/bootstrap installs it).
 #include "cli_harness.hpp"
+#include "devtools.hpp"
 
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/jobs/job_queue.hpp>
@@ -134,4 +137,116 @@ TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
 
     board.signal(SIGTERM);
     EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
+}
+
+// A PNG of the whole page, written to the build folder for people (README, docs).
+void shot(browser_test::devtools_browser& b, const std::string& name) {
+    const std::string png = std::string(REDCOORD_BROWSER_OUT) + "/" + name;
+    std::filesystem::remove(png);
+    b.screenshot(png);
+    ASSERT_TRUE(std::filesystem::exists(png));
+    EXPECT_GT(std::filesystem::file_size(png), 10000u);
+}
+
+TEST(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt) {
+    const auto exe = find_chromium();
+    if (!exe) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    redcoord::connection_pool pool(server.endpoint());
+
+    redcoord::job_queue jobs(pool, "reports");
+    redcoord::job_options jo;
+    jo.id = "xss";
+    (void)jobs.add("<img src=x onerror=alert(1)><script>alert(2)</script>", jo);
+    ASSERT_TRUE(jobs.cancel("xss"));
+    redcoord::reliable_queue_options qo;
+    qo.max_attempts = 1;
+    redcoord::reliable_queue queue(pool, "mail", qo);
+    queue.push("<script>alert(3)</script>");
+    auto m = queue.pop(2s);
+    ASSERT_TRUE(m);
+    ASSERT_TRUE(queue.nack(*m, redcoord::nack_action::dead_letter));
+
+    const std::string token = "browser-test-token-" + redcoord::random_token().substr(0, 16);
+    { std::ofstream(dir.file("token")) << token << "\n"; }
+    cli_process board({"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh",
+                       "500ms", "--allow-actions", "--token-file", dir.file("token")},
+                      dir.file("board.out"));
+    std::optional<std::uint16_t> port;
+    ASSERT_TRUE(eventually([&] {
+        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
+            .has_value();
+    })) << board.output();
+    const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/";
+
+    browser_test::devtools_browser b(*exe, dir);
+    b.navigate(url);
+    ASSERT_TRUE(b.wait_true("document.body.dataset.loaded === 'true'")) << board.output();
+    const std::string retry =
+        "document.querySelector('#jobs button[data-action=\"job/retry\"]"
+        "[data-id=\"xss\"]')";
+    ASSERT_TRUE(b.wait_true(retry + " !== null"));
+    EXPECT_EQ(b.eval("document.getElementById('token-state').textContent"),
+              "no token: actions will be refused");
+
+    // Without the token: refused, said on the page, nothing changed.
+    b.eval(retry + ".click()");
+    ASSERT_TRUE(b.wait_true("document.getElementById('action-status').dataset.result === '403'"))
+        << b.eval("document.getElementById('action-status').textContent");
+    EXPECT_EQ(jobs.get("xss")->state, redcoord::job_state::failed);
+
+    // With the token: it is kept out of the DOM, and the retry shows at once.
+    b.eval("(() => { const t = document.getElementById('token'); t.value = " +
+           browser_test::json_quote(token) +
+           "; document.getElementById('token-use').click(); })()");
+    EXPECT_EQ(b.eval("document.getElementById('token').value"), "");
+    EXPECT_EQ(b.eval("document.getElementById('token-state').textContent"), "token set");
+    EXPECT_EQ(b.eval("document.documentElement.outerHTML.includes(" +
+                     browser_test::json_quote(token) + ")"),
+              "false");
+    shot(b, "dashboard-actions.png");  // the buttons, before anything changed
+    b.eval(retry + ".click()");
+    ASSERT_TRUE(b.wait_true("document.getElementById('action-status').dataset.result === 'ok'"))
+        << b.eval("document.getElementById('action-status').textContent");
+    EXPECT_EQ(jobs.get("xss")->state, redcoord::job_state::waiting);
+    EXPECT_TRUE(b.wait_true(retry + " === null"));
+    EXPECT_TRUE(
+        b.wait_true("document.querySelector('#jobs tr[data-name=\"reports\"] "
+                    "td[data-col=\"counts\"]').textContent.includes('waiting: 1')"))
+        << b.eval("document.querySelector('#jobs').textContent");
+
+    // Requeue the queue's dead letter from its row.
+    const std::string requeue =
+        "document.querySelector('#queues button[data-action=\"queue/requeue-dead\"]')";
+    ASSERT_TRUE(b.wait_true(requeue + " !== null"));
+    b.eval(requeue + ".click()");
+    EXPECT_TRUE(
+        b.wait_true("document.querySelector('#queues tr[data-name=\"mail\"] "
+                    "td[data-col=\"dead\"]').textContent === '0'"));
+    EXPECT_EQ(queue.stats().dead, 0u);
+
+    // Pause from the jobs row: the button turns into Resume.
+    b.eval("document.querySelector('#jobs button[data-action=\"jobs/pause\"]').click()");
+    EXPECT_TRUE(
+        b.wait_true("document.querySelector('#jobs button[data-action=\"jobs/resume\"]') !== "
+                    "null"));
+    EXPECT_TRUE(jobs.paused());
+
+    // The stored markup never ran: no dialog opened, and it shows as text.
+    EXPECT_TRUE(b.events("Page.javascriptDialogOpening").empty());
+    EXPECT_EQ(b.eval("document.querySelectorAll('img').length"), "0");
+    EXPECT_EQ(b.eval("document.querySelectorAll('script').length"), "1");
+    EXPECT_EQ(b.eval("document.title"), "redcoord dashboard");
+
+    shot(b, "dashboard-after-actions.png");
+
+    board.signal(SIGTERM);
+    EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
+    // Every action was logged, the refused one too, never with the token.
+    const auto log = board.output();
+    EXPECT_TRUE(contains(log, "action=job/retry name=reports id=xss refused=")) << log;
+    EXPECT_TRUE(contains(log, "action=job/retry name=reports id=xss outcome=retried")) << log;
+    EXPECT_TRUE(contains(log, "action=queue/requeue-dead name=mail")) << log;
+    EXPECT_FALSE(contains(log, token)) << log;
 }
