@@ -16,6 +16,8 @@
 #include <redcoord/jobs/acl.hpp>
 #include <redcoord/jobs/inspect.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/limit/acl.hpp>
+#include <redcoord/limit/inspect.hpp>
 #include <redcoord/lock/acl.hpp>
 #include <redcoord/lock/inspect.hpp>
 #include <redcoord/queue/acl.hpp>
@@ -101,6 +103,55 @@ void write_barrier(json_out& j, const barrier_inspection& v) {
                 .field("lease_left_ms", a.lease_left)
                 .end_object();
         j.end_array();
+    }
+}
+
+void write_leases(json_out& j, std::string_view key, const std::vector<lease_view>& leases) {
+    j.key(key).begin_array();
+    for (const auto& l : leases)
+        j.begin_object()
+            .field("holder", l.holder)
+            .field("count", l.count)
+            .field("ttl_left_ms", l.ttl_left)
+            .end_object();
+    j.end_array();
+}
+
+// A limiter's state as the limit part reads it for `redcoord inspect` (inspect_semaphore()
+// and the others); a sliding window limiter has no inspect function and is listed by name.
+void write_limiter(json_out& j, connection_pool& pool, const detail::primitive_ref& r,
+                   const std::string& prefix) {
+    if (r.kind == "semaphore") {
+        const auto v = inspect_semaphore(pool, r.name, prefix);
+        // The permit limit is not stored: each caller passes its own.
+        j.field("held", v.held);
+        write_leases(j, "holders", v.holders);
+        j.field("waiters", static_cast<std::uint64_t>(v.waiters));
+        j.field("fencing_counter", v.fencing_counter);
+    } else if (r.kind == "rwlock") {
+        const auto v = inspect_rw_lock(pool, r.name, prefix);
+        j.key("writer");
+        if (v.writer) {
+            j.begin_object().field("holder", v.writer->holder);
+            j.field("ttl_left_ms", v.writer->ttl_left).end_object();
+        } else {
+            j.null();
+        }
+        write_leases(j, "readers", v.readers);
+        j.field("waiting_writers", static_cast<std::uint64_t>(v.waiting_writers));
+        j.field("waiting_readers", static_cast<std::uint64_t>(v.waiting_readers));
+        j.field("fencing_counter", v.fencing_counter);
+    } else if (r.kind == "rate") {
+        // The rate and burst are not stored either; how long until the limiter is full again
+        // does not depend on them, what is left now does (`redcoord inspect limit --rate`).
+        rate_limiter_options o;
+        o.rate = 1;
+        o.prefix = prefix;
+        const auto v = inspect_rate_limiter(pool, r.name, o);
+        j.field("idle", v.idle);
+        j.field("full_after_ms",
+                static_cast<std::int64_t>(
+                    std::chrono::ceil<std::chrono::milliseconds>(v.full_after).count()));
     }
 }
 
@@ -214,8 +265,11 @@ struct dashboard::impl {
             });
         }
         if (what == "limits") {
-            static constexpr std::array<std::string_view, 3> k{"semaphore", "rate", "window"};
-            return api_page(req, "", k, [](json_out&, const detail::primitive_ref&) {});
+            static constexpr std::array<std::string_view, 4> k{"semaphore", "rwlock", "rate",
+                                                               "window"};
+            return api_page(req, "", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_limiter(j, p, r, pre);
+            });
         }
         return text(404, "not found\n");
     }
@@ -408,7 +462,10 @@ acl_needs dashboard_acl_needs(std::string_view prefix, int db) {
         .merge(signaling_inspect_acl_needs(prefix, db))
         .merge(queue_inspect_acl_needs(prefix, db))
         .merge(jobs_inspect_acl_needs(prefix, db))
-        .allow_commands({"scan"});
+        .merge(limit_inspect_acl_needs(prefix, db))
+        // SCAN finds the primitives; the failed and dead job lists are job_queue::list()
+        // (ZRANGE) and get(), whose script reads with HGETALL, GET and ZSCORE.
+        .allow_commands({"scan", "zrange", "hgetall", "get", "zscore"});
     return n;
 }
 

@@ -42,8 +42,8 @@ const SECTIONS = [
   {id: 'barriers', title: 'Barriers', cols: [
     ['name', 'Name'], ['generation', 'Generation'], ['parties', 'Parties'],
     ['arrivals', 'Arrived'], ['lapsed', 'Lapsed']]},
-  {id: 'limits', title: 'Semaphores and rate limiters', cols: [
-    ['kind', 'Kind'], ['name', 'Name']]},
+  {id: 'limits', title: 'Semaphores, read-write locks and rate limiters', cols: [
+    ['kind', 'Kind'], ['name', 'Name'], ['*', 'State']]},
 ];
 
 function el(tag, text, cls) {
@@ -114,6 +114,14 @@ function dedupe(items) {
   });
 }
 
+// What an item holds besides its kind, name and error (the limiters differ per kind).
+function rest(item) {
+  const out = {};
+  for (const [k, v] of Object.entries(item))
+    if (k !== 'kind' && k !== 'name' && k !== 'error') out[k] = v;
+  return out;
+}
+
 function table(section, items) {
   const t = el('table');
   const head = el('tr');
@@ -128,7 +136,9 @@ function table(section, items) {
     for (const [key] of section.cols) {
       const td = el('td');
       td.dataset.col = key;
-      if (ACTIONS && section.id === 'jobs' && key.endsWith('_jobs') && Array.isArray(item[key]))
+      if (key === '*')
+        td.appendChild(render('', rest(item)));
+      else if (ACTIONS && section.id === 'jobs' && key.endsWith('_jobs') && Array.isArray(item[key]))
         td.appendChild(jobList(item.name, item[key]));
       else
         td.appendChild(render(key, item[key]));

@@ -7,8 +7,10 @@
 #include "cli_harness.hpp"
 #include "devtools.hpp"
 
+#include <redcoord/core/connection.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/limit/semaphore.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/inspect.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -249,4 +251,84 @@ TEST(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt) {
     EXPECT_TRUE(contains(log, "action=job/retry name=reports id=xss outcome=retried")) << log;
     EXPECT_TRUE(contains(log, "action=queue/requeue-dead name=mail")) << log;
     EXPECT_FALSE(contains(log, token)) << log;
+}
+
+// The read-only user of `redcoord acl-rules --inspect`: `redcoord dashboard` logged in as it
+// serves the page and every api/ route, the failed job lists included, and chromium shows them.
+TEST(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    redcoord::connection_pool pool(server.endpoint());
+    redcoord::distributed_lock lock(pool, "orders");
+    ASSERT_TRUE(lock.acquire(5s));
+    redcoord::job_queue jobs(pool, "reports");
+    redcoord::job_options jo;
+    jo.id = "broken";
+    (void)jobs.add("x", jo);
+    ASSERT_TRUE(jobs.cancel("broken"));
+    redcoord::semaphore sem(pool, "workers");
+    auto permit = sem.try_acquire();
+    ASSERT_TRUE(permit);
+    redcoord::reliable_queue_options qo;
+    qo.max_attempts = 1;
+    redcoord::reliable_queue queue(pool, "mail", qo);
+    queue.push("m");
+    auto m = queue.pop(2s);
+    ASSERT_TRUE(m);
+    ASSERT_TRUE(queue.nack(*m, redcoord::nack_action::dead_letter));
+
+    // The line an administrator pastes, word by word (none holds a space).
+    const auto rules = run(dir, {"acl-rules", "--inspect", "--user", "viewer"});
+    ASSERT_EQ(rules.status, code::ok) << rules.output;
+    std::vector<std::string> argv;
+    std::istringstream words(rules.output);
+    for (std::string w; words >> w;) argv.push_back(w);
+    argv.push_back(">viewer-pass");
+    redcoord::connection admin(server.endpoint());
+    ASSERT_EQ(admin.command(argv).text(), "OK");
+    auto ep = server.endpoint();
+    ep.user = "viewer";
+    ep.password = "viewer-pass";
+
+    // The server's own URL (TLS options included) with the user's password, which
+    // endpoint::to_string() masks.
+    auto bare = ep;
+    bare.password.clear();
+    std::string url = bare.to_string();
+    url.insert(url.find("viewer@") + 6, ":viewer-pass");
+    cli_process board({"--redis", url, "dashboard", "--listen", "127.0.0.1:0"},
+                      dir.file("board.out"));
+    std::optional<std::uint16_t> port;
+    ASSERT_TRUE(eventually([&] {
+        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
+            .has_value();
+    })) << board.output();
+    for (const char* route :
+         {"/", "/app.js", "/app.css", "/api/locks", "/api/elections", "/api/queues", "/api/jobs",
+          "/api/barriers", "/api/limits", "/api/actions", "/healthz", "/readyz", "/metrics"}) {
+        const auto r = redcoord::testing::http_test::get(*port, route);
+        EXPECT_EQ(r.result(), redcoord::testing::http_test::http::status::ok) << route;
+        EXPECT_FALSE(contains(r.body(), "permission denied")) << route << ": " << r.body();
+        EXPECT_FALSE(contains(r.body(), "NOPERM")) << route << ": " << r.body();
+        EXPECT_FALSE(contains(r.body(), "\"jobs_error\":")) << route << ": " << r.body();
+    }
+    const auto jobs_json = redcoord::testing::http_test::get(*port, "/api/jobs").body();
+    EXPECT_TRUE(contains(jobs_json, R"("failed_jobs":[{"id":"broken")")) << jobs_json;
+    EXPECT_TRUE(contains(redcoord::testing::http_test::get(*port, "/api/queues").body(),
+                         R"("name":"mail","ready":0,"dead":1)"));
+    // The user can read and nothing else: an action through its own connection is refused.
+    redcoord::connection viewer(ep);
+    EXPECT_THROW((void)viewer.command({"DEL", "redcoord:jobs:{reports}:failed"}), redcoord::error);
+
+    if (const auto exe = find_chromium()) {
+        const auto page = "http://127.0.0.1:" + std::to_string(*port) + "/";
+        const auto dom = chromium(*exe, dir, page, "--dump-dom", "3000");
+        ASSERT_TRUE(contains(dom, "data-loaded=\"true\"")) << dom;
+        EXPECT_TRUE(contains(dom, "<tr data-name=\"reports\">")) << dom;
+        EXPECT_TRUE(contains(dom, "<span>broken</span>")) << dom;
+        EXPECT_TRUE(contains(dom, "<tr data-name=\"workers\">")) << dom;
+        EXPECT_FALSE(contains(dom, "cannot read")) << dom;
+    }
+    board.signal(SIGTERM);
+    EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
 }

@@ -69,8 +69,12 @@ struct dashboard_options {
 /// prefix (a cursor per page, never KEYS; on a Redis Cluster every master is scanned in
 /// turn), and each is read with its part's inspect function (inspect_lock(),
 /// inspect_election(), inspect_queue(), inspect_jobs() with job_queue::list() and get(),
-/// inspect_barrier()); rate limiters and semaphores are listed by name (the limit part has no
-/// inspect function yet). A primitive that cannot be read (an ACL refusal) is listed with an
+/// inspect_barrier(), and for `api/limits` inspect_semaphore() (held, holders with fingerprint,
+/// count and lease left, waiters, fencing counter; the permit limit is not stored),
+/// inspect_rw_lock() (writer, readers, waiting writers and readers, fencing counter) and
+/// inspect_rate_limiter() (idle, time until full again; what is left depends on the rate, which
+/// is not stored); a sliding window limiter is listed by name). A primitive that cannot be
+/// read (an ACL refusal) is listed with an
 /// `error` instead of failing the page.
 ///
 /// Actions (dashboard_options::allow_actions): `POST api/actions/<action>` with a form-encoded
@@ -126,11 +130,12 @@ private:
     std::shared_ptr<impl> impl_;
 };
 
-/// What a read-only ACL user needs to serve the dashboard: what `redcoord inspect` reads of
-/// every part (lock_inspect_acl_needs() and the others, as `redcoord acl-rules --inspect`
-/// prints) plus SCAN for discovery. The lists of failed and dead jobs read each job through
-/// job_queue's get script, which these needs do not grant: under such a user each job queue
-/// shows its counts and a `jobs_error` instead of the lists.
+/// What a read-only ACL user needs to serve the dashboard's page and every `api/` route
+/// (`redcoord acl-rules --inspect` prints these): what `redcoord inspect` reads of every part
+/// (lock_inspect_acl_needs(), limit_inspect_acl_needs() and the others), SCAN for discovery,
+/// and ZRANGE, HGETALL, GET and ZSCORE for the lists of failed and dead jobs
+/// (job_queue::list() and the read-only script of job_queue::get()). Only commands that
+/// read: actions need the parts' own needs (jobs_acl_needs(), queue_acl_needs()).
 /// @param prefix the key prefix of the primitives shown (dashboard_options::prefix).
 /// @param db the database number the endpoint selects (SELECT is granted when it is not 0).
 [[nodiscard]] acl_needs dashboard_acl_needs(std::string_view prefix = "redcoord:", int db = 0);
