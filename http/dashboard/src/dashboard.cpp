@@ -5,9 +5,9 @@
 #include "key_scan.hpp"
 #include "page.hpp"
 
-#include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/log.hpp>
+#include <redcoord/core/master_pools.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/acl.hpp>
@@ -28,8 +28,6 @@
 #include <algorithm>
 #include <array>
 #include <functional>
-#include <map>
-#include <mutex>
 
 namespace redcoord {
 
@@ -169,27 +167,8 @@ http_response text(int status, std::string body) {
 struct dashboard::impl {
     std::shared_ptr<connection_pool> pool;
     dashboard_options opts;
-    std::string csrf = random_token();  // per process: embedded in the page
-    std::mutex mu;
-    std::map<std::string, std::shared_ptr<connection_pool>> masters;  // cluster: by host:port
-
-    // The pools to scan: the one server, or each master of the cluster as the pool last
-    // learned the slot map.
-    std::vector<std::shared_ptr<connection_pool>> scan_nodes() {
-        if (!pool->where().is_cluster()) return {pool};
-        const auto map = pool->slot_map();
-        std::vector<std::shared_ptr<connection_pool>> out;
-        std::lock_guard l(mu);
-        for (const auto& shard : map->shards()) {
-            const auto id = shard.master.host + ":" + std::to_string(shard.master.port);
-            auto& p = masters[id];
-            if (!p)
-                p = std::make_shared<connection_pool>(pool->where().with_address(shard.master),
-                                                      pool->options(), pool->runtime());
-            out.push_back(p);
-        }
-        return out;
-    }
+    std::string csrf = random_token();      // per process: embedded in the page
+    std::unique_ptr<master_pools> masters;  // the nodes to scan: each master of a cluster
 
     using item_writer = std::function<void(json_out&, const detail::primitive_ref&)>;
 
@@ -198,7 +177,7 @@ struct dashboard::impl {
                            std::span<const std::string_view> kinds, const item_writer& write) {
         const auto from = detail::parse_scan_position(req.param("cursor").value_or(""));
         if (!from) return text(400, "bad cursor\n");
-        const auto nodes = scan_nodes();
+        const auto nodes = masters->get();
         std::vector<connection_pool*> raw;
         raw.reserve(nodes.size());
         for (const auto& n : nodes) raw.push_back(n.get());
@@ -442,6 +421,7 @@ dashboard::dashboard(std::shared_ptr<connection_pool> pool, dashboard_options op
     impl_ = std::make_shared<impl>();
     impl_->pool = std::move(pool);
     impl_->opts = std::move(opts);
+    impl_->masters = std::make_unique<master_pools>(impl_->pool);
 }
 
 dashboard::~dashboard() = default;

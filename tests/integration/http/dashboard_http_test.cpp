@@ -377,13 +377,31 @@ TEST(DashboardCluster, ScansEveryMaster) {
     for (const auto& n : names) EXPECT_TRUE(n.rfind("res", 0) == 0) << n;
     const auto body = d.get("/api/locks");
     EXPECT_TRUE(has(body, R"("held":true)")) << body;
-    // /readyz PINGs a cluster pool too (one master).
+    // /readyz PINGs every master of a cluster pool: one line each, and a dead one fails it.
     redcoord::metrics_server_options so;
     so.ready_pools = {pool};
+    so.handlers = {d.board.handler()};
     redcoord::metrics_server s(std::make_shared<redcoord::metrics_registry>(), so);
-    redcoord::testing::http_test::client c(s.port());
-    auto ready = c.get("/readyz");
+    auto ready = redcoord::testing::http_test::get(s.port(), "/readyz");
     EXPECT_EQ(ready.result(), http::status::ok) << ready.body();
+    for (std::size_t n = 0; n < 3; ++n)
+        EXPECT_TRUE(has(ready.body(),
+                        "ok   redis://127.0.0.1:" + std::to_string(cluster.node(n).port()) + " "))
+            << ready.body();
+    const auto dead_port = std::to_string(cluster.node(1).port());
+    cluster.node(1).kill();
+    std::string answer;
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] {
+            auto r = redcoord::testing::http_test::get(s.port(), "/readyz");
+            answer = r.body();
+            return r.result() == http::status::service_unavailable;
+        },
+        10s))
+        << answer;
+    EXPECT_TRUE(has(answer, "FAIL redis://127.0.0.1:" + dead_port + " ")) << answer;
+    EXPECT_TRUE(has(answer, "ok   redis://127.0.0.1:" + std::to_string(cluster.node(0).port())))
+        << answer;
 }
 
 }  // namespace
