@@ -10,6 +10,7 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/inspect.hpp>
@@ -95,6 +96,14 @@ TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     (void)jobs.add("<script>document.body.dataset.pwned='yes'</script>", jo);
     ASSERT_TRUE(jobs.cancel("xss"));
 
+    redcoord::semaphore_options so;
+    so.permits = 4;
+    redcoord::semaphore sem(pool, "workers", so);
+    auto permits = sem.try_acquire(3);
+    ASSERT_TRUE(permits);
+    redcoord::rw_lock rw(pool, "config");
+    ASSERT_TRUE(rw.try_lock_shared());
+
     cli_process board(
         {"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh", "500ms"},
         dir.file("board.out"));
@@ -119,6 +128,11 @@ TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     EXPECT_TRUE(contains(dom, "<tr data-name=\"mail\">")) << dom;
     EXPECT_TRUE(contains(dom, "<td data-col=\"dead\"><span>1</span></td>")) << dom;
     EXPECT_TRUE(contains(dom, "<tr data-name=\"reports\">")) << dom;
+    // The limiters with their state: held permits and holders, readers.
+    EXPECT_TRUE(contains(dom, "<tr data-name=\"workers\">")) << dom;
+    EXPECT_TRUE(contains(dom, "<span class=\"k\">held: </span><span>3</span>")) << dom;
+    EXPECT_TRUE(contains(dom, "<tr data-name=\"config\">")) << dom;
+    EXPECT_TRUE(contains(dom, "<span class=\"k\">readers: </span><ul><li>")) << dom;
     // Stored markup is shown as text (escaped in the serialized DOM), never as elements...
     EXPECT_TRUE(contains(dom, "&lt;img src=x onerror=\"document.title='pwned'\"&gt;")) << dom;
     EXPECT_TRUE(contains(dom, "&lt;script&gt;document.body.dataset.pwned='yes'&lt;/script&gt;"))

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// A read-only web dashboard of every redcoord primitive under a key prefix: one HTML page
-/// and a small script, embedded (no CDN, works offline), refreshed through JSON under `api/`.
+/// A web dashboard of every redcoord primitive under a key prefix: one HTML page and a small
+/// script, embedded (no CDN, works offline), refreshed through JSON under `api/`; read-only
+/// unless actions are turned on with a token (dashboard_options::allow_actions).
 /// Mount it on metrics_server next to `/metrics` (metrics_server_options::handlers), or serve
 /// it with `redcoord dashboard --listen 127.0.0.1:8080`.
 
