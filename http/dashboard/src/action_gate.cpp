@@ -1,23 +1,13 @@
 #include "action_gate.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include "host_check.hpp"
 
 namespace redcoord::detail {
-
-namespace {
-bool iequal(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-}  // namespace
 
 bool same_origin(std::string_view origin, std::string_view host) {
     for (std::string_view scheme : {"http://", "https://"})
         if (origin.substr(0, scheme.size()) == scheme)
-            return !host.empty() && iequal(origin.substr(scheme.size()), host);
+            return !host.empty() && same_name(origin.substr(scheme.size()), host);
     return false;
 }
 
@@ -47,7 +37,8 @@ std::optional<refusal> check_action(const http_request& req, const action_settin
         return refusal{403, "cross-origin action refused\n"};
     const auto auth = req.header("authorization");
     constexpr std::string_view bearer = "Bearer ";
-    if (!auth || auth->size() <= bearer.size() || !iequal(auth->substr(0, bearer.size()), bearer) ||
+    if (!auth || auth->size() <= bearer.size() ||
+        !same_name(auth->substr(0, bearer.size()), bearer) ||
         !constant_time_equal(auth->substr(bearer.size()), s.token))
         return refusal{403, "missing or bad token (Authorization: Bearer TOKEN)\n"};
     const auto csrf = req.header(csrf_header);

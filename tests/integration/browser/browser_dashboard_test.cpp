@@ -61,14 +61,50 @@ std::size_t count(const std::string& hay, const std::string& needle) {
     return n;
 }
 
-}  // namespace
+// The port a `redcoord dashboard` printed, once it has (nothing after 10 s).
+std::optional<std::uint16_t> served_port(const cli_process& board) {
+    std::optional<std::uint16_t> port;
+    eventually([&] {
+        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
+            .has_value();
+    });
+    return port;
+}
 
-TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
-    const auto exe = find_chromium();
-    if (!exe) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+// A live server and chromium, when installed (the cases that need it skip without).
+struct BrowserDashboard : ::testing::Test {
     redcoord::testing::local_server server;
     temp_dir dir;
-    redcoord::connection_pool pool(server.endpoint());
+    redcoord::connection_pool pool{server.endpoint()};
+    std::optional<std::string> exe = find_chromium();
+
+    // Job `id` with `payload`, failed (cancelled while waiting).
+    static void fail_job(redcoord::job_queue& jobs, const std::string& id,
+                         const std::string& payload) {
+        redcoord::job_options jo;
+        jo.id = id;
+        (void)jobs.add(payload, jo);
+        ASSERT_TRUE(jobs.cancel(id));
+    }
+    // Queue `mail` whose dead-letter list holds `dead`, and `ready` (when given) waiting.
+    std::unique_ptr<redcoord::reliable_queue> queue_with_dead_letter(
+        const std::string& dead, const std::string& ready = {}) {
+        redcoord::reliable_queue_options qo;
+        qo.max_attempts = 1;
+        auto q = std::make_unique<redcoord::reliable_queue>(pool, "mail", qo);
+        q->push(dead);  // popped first: the list is FIFO
+        if (!ready.empty()) q->push(ready);
+        auto m = q->pop(2s);
+        EXPECT_TRUE(m && m->payload == dead);
+        if (m) EXPECT_TRUE(q->nack(*m, redcoord::nack_action::dead_letter));
+        return q;
+    }
+};
+
+}  // namespace
+
+TEST_F(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
+    if (!exe) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
 
     redcoord::distributed_lock lock(pool, "orders");
     const auto held = lock.acquire(5s);
@@ -81,20 +117,9 @@ TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     elector.start();
     ASSERT_TRUE(eventually([&] { return elector.is_leader(); }));
 
-    redcoord::reliable_queue_options qo;
-    qo.max_attempts = 1;
-    redcoord::reliable_queue queue(pool, "mail", qo);
-    queue.push("ok");
-    queue.push("poison");
-    auto m = queue.pop(2s);
-    ASSERT_TRUE(m);
-    ASSERT_TRUE(queue.nack(*m, redcoord::nack_action::dead_letter));
-
+    auto queue = queue_with_dead_letter("poison", "ok");
     redcoord::job_queue jobs(pool, "reports");
-    redcoord::job_options jo;
-    jo.id = "xss";
-    (void)jobs.add("<script>document.body.dataset.pwned='yes'</script>", jo);
-    ASSERT_TRUE(jobs.cancel("xss"));
+    fail_job(jobs, "xss", "<script>document.body.dataset.pwned='yes'</script>");
 
     redcoord::semaphore_options so;
     so.permits = 4;
@@ -107,11 +132,8 @@ TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     cli_process board(
         {"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh", "500ms"},
         dir.file("board.out"));
-    std::optional<std::uint16_t> port;
-    ASSERT_TRUE(eventually([&] {
-        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
-            .has_value();
-    })) << board.output();
+    const auto port = served_port(board);
+    ASSERT_TRUE(port) << board.output();
     const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/";
 
     const auto dom = chromium(*exe, dir, url, "--dump-dom", "4000");
@@ -155,6 +177,8 @@ TEST(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
 }
 
+namespace {
+
 // A PNG of the whole page, written to the build folder for people (README, docs).
 void shot(browser_test::devtools_browser& b, const std::string& name) {
     const std::string png = std::string(REDCOORD_BROWSER_OUT) + "/" + name;
@@ -164,36 +188,22 @@ void shot(browser_test::devtools_browser& b, const std::string& name) {
     EXPECT_GT(std::filesystem::file_size(png), 10000u);
 }
 
-TEST(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt) {
-    const auto exe = find_chromium();
+}  // namespace
+
+TEST_F(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt) {
     if (!exe) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
-    redcoord::testing::local_server server;
-    temp_dir dir;
-    redcoord::connection_pool pool(server.endpoint());
 
     redcoord::job_queue jobs(pool, "reports");
-    redcoord::job_options jo;
-    jo.id = "xss";
-    (void)jobs.add("<img src=x onerror=alert(1)><script>alert(2)</script>", jo);
-    ASSERT_TRUE(jobs.cancel("xss"));
-    redcoord::reliable_queue_options qo;
-    qo.max_attempts = 1;
-    redcoord::reliable_queue queue(pool, "mail", qo);
-    queue.push("<script>alert(3)</script>");
-    auto m = queue.pop(2s);
-    ASSERT_TRUE(m);
-    ASSERT_TRUE(queue.nack(*m, redcoord::nack_action::dead_letter));
+    fail_job(jobs, "xss", "<img src=x onerror=alert(1)><script>alert(2)</script>");
+    auto queue = queue_with_dead_letter("<script>alert(3)</script>");
 
     const std::string token = "browser-test-token-" + redcoord::random_token().substr(0, 16);
     { std::ofstream(dir.file("token")) << token << "\n"; }
     cli_process board({"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh",
                        "500ms", "--allow-actions", "--token-file", dir.file("token")},
                       dir.file("board.out"));
-    std::optional<std::uint16_t> port;
-    ASSERT_TRUE(eventually([&] {
-        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
-            .has_value();
-    })) << board.output();
+    const auto port = served_port(board);
+    ASSERT_TRUE(port) << board.output();
     const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/";
 
     browser_test::devtools_browser b(*exe, dir);
@@ -240,7 +250,7 @@ TEST(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt) {
     EXPECT_TRUE(
         b.wait_true("document.querySelector('#queues tr[data-name=\"mail\"] "
                     "td[data-col=\"dead\"]').textContent === '0'"));
-    EXPECT_EQ(queue.stats().dead, 0u);
+    EXPECT_EQ(queue->stats().dead, 0u);
 
     // Pause from the jobs row: the button turns into Resume.
     b.eval("document.querySelector('#jobs button[data-action=\"jobs/pause\"]').click()");
@@ -269,27 +279,15 @@ TEST(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt) {
 
 // The read-only user of `redcoord acl-rules --inspect`: `redcoord dashboard` logged in as it
 // serves the page and every api/ route, the failed job lists included, and chromium shows them.
-TEST(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
-    redcoord::testing::local_server server;
-    temp_dir dir;
-    redcoord::connection_pool pool(server.endpoint());
+TEST_F(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
     redcoord::distributed_lock lock(pool, "orders");
     ASSERT_TRUE(lock.acquire(5s));
     redcoord::job_queue jobs(pool, "reports");
-    redcoord::job_options jo;
-    jo.id = "broken";
-    (void)jobs.add("x", jo);
-    ASSERT_TRUE(jobs.cancel("broken"));
+    fail_job(jobs, "broken", "x");
     redcoord::semaphore sem(pool, "workers");
     auto permit = sem.try_acquire();
     ASSERT_TRUE(permit);
-    redcoord::reliable_queue_options qo;
-    qo.max_attempts = 1;
-    redcoord::reliable_queue queue(pool, "mail", qo);
-    queue.push("m");
-    auto m = queue.pop(2s);
-    ASSERT_TRUE(m);
-    ASSERT_TRUE(queue.nack(*m, redcoord::nack_action::dead_letter));
+    auto queue = queue_with_dead_letter("m");
 
     // The line an administrator pastes, word by word (none holds a space).
     const auto rules = run(dir, {"acl-rules", "--inspect", "--user", "viewer"});
@@ -312,11 +310,8 @@ TEST(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
     url.insert(url.find("viewer@") + 6, ":viewer-pass");
     cli_process board({"--redis", url, "dashboard", "--listen", "127.0.0.1:0"},
                       dir.file("board.out"));
-    std::optional<std::uint16_t> port;
-    ASSERT_TRUE(eventually([&] {
-        return (port = redcoord::testing::http_test::printed_port(board.output(), "' at "))
-            .has_value();
-    })) << board.output();
+    const auto port = served_port(board);
+    ASSERT_TRUE(port) << board.output();
     for (const char* route :
          {"/", "/app.js", "/app.css", "/api/locks", "/api/elections", "/api/queues", "/api/jobs",
           "/api/barriers", "/api/limits", "/api/actions", "/healthz", "/readyz", "/metrics"}) {
@@ -334,7 +329,7 @@ TEST(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
     redcoord::connection viewer(ep);
     EXPECT_THROW((void)viewer.command({"DEL", "redcoord:jobs:{reports}:failed"}), redcoord::error);
 
-    if (const auto exe = find_chromium()) {
+    if (exe) {
         const auto page = "http://127.0.0.1:" + std::to_string(*port) + "/";
         const auto dom = chromium(*exe, dir, page, "--dump-dom", "3000");
         ASSERT_TRUE(contains(dom, "data-loaded=\"true\"")) << dom;

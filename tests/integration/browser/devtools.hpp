@@ -3,6 +3,8 @@
 // page, run JavaScript in it (clicks, typing) and read back values, watch for JavaScript
 // dialogs (an injected `alert` would open one), and take screenshots. Test code only.
 #include "cli_harness.hpp"
+#include "json.hpp"      // tools/src: json_quote()
+#include "payloads.hpp"  // tools/src: base64_decode()
 
 #include <redcoord/testing/process.hpp>
 
@@ -21,28 +23,13 @@
 
 namespace browser_test {
 
+using redcoord::cli::base64_decode;
+using redcoord::cli::json_quote;
+
 using namespace std::chrono_literals;
 namespace beast = boost::beast;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-// `text` quoted as a JSON (and JavaScript) string literal.
-inline std::string json_quote(std::string_view text) {
-    std::string out = "\"";
-    for (const char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
 
 // The JSON string that starts at `at` (its opening quote), decoded (\uXXXX kept below 0x80).
 inline std::string unquote_at(const std::string& json, std::size_t at) {
@@ -68,31 +55,6 @@ inline std::string unquote_at(const std::string& json, std::size_t at) {
                 break;
             }
             default: out += e;
-        }
-    }
-    return out;
-}
-
-inline std::string base64_decode(std::string_view in) {
-    auto val = [](char c) -> int {
-        if (c >= 'A' && c <= 'Z') return c - 'A';
-        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-        if (c >= '0' && c <= '9') return c - '0' + 52;
-        if (c == '+') return 62;
-        if (c == '/') return 63;
-        return -1;
-    };
-    std::string out;
-    unsigned buf = 0;
-    int bits = 0;
-    for (const char c : in) {
-        const int v = val(c);
-        if (v < 0) continue;
-        buf = (buf << 6) | static_cast<unsigned>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out += static_cast<char>((buf >> bits) & 0xff);
         }
     }
     return out;
