@@ -312,9 +312,13 @@ struct dashboard::impl {
         const auto name = detail::form_param(req, "name").value_or("");
         const auto id = detail::form_param(req, "id").value_or("");
         if (const auto no = detail::check_action(req, gate)) {
-            // Refusals after the method and size checks are someone trying: worth a record.
-            if (no->status == 403 && actions_on())
-                log_action(log_level::warning, what, name, id, "refused", no->message);
+            // Past the method check, with actions on, a refusal is someone trying: worth a
+            // record (its answer's line, without the newline).
+            if (no->status != 405 && actions_on()) {
+                std::string_view why = no->message;
+                if (!why.empty() && why.back() == '\n') why.remove_suffix(1);
+                log_action(log_level::warning, what, name, id, "refused", why);
+            }
             auto r = text(no->status, no->message);
             if (no->status == 405) r.headers.emplace_back("Allow", "POST");
             return r;

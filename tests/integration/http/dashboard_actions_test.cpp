@@ -159,6 +159,11 @@ TEST_F(DashboardActions, EveryRouteRefusesNoTokenABadTokenGetAndAnOversizedBody)
     const auto log = sink->all();
     EXPECT_TRUE(has(log, "dashboard dashboard action action=job/retry name=reports id=j1 refused="))
         << log;
+    EXPECT_TRUE(has(log,
+                    "action=job/retry name=reports id=j1 refused=\"missing or bad token "
+                    "(Authorization: Bearer TOKEN)\"\n"))
+        << log;
+    EXPECT_TRUE(has(log, "refused=\"action request too large\"\n")) << log;
     EXPECT_FALSE(has(log, "wrong-token")) << log;
     EXPECT_FALSE(has(log, good_token)) << log;
 }

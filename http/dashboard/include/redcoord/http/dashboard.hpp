@@ -88,9 +88,9 @@ struct dashboard_options {
 /// `GET api/actions`), and an `Origin` header, when sent, must name the `Host` it was sent to.
 /// Answers: 405 for a method other than POST (with actions off too), 403 when actions are off,
 /// the origin is foreign, or the token or the CSRF token is missing or wrong, 413 for a body
-/// over max_action_body_bytes, 400 for a bad parameter. Every action request that reaches the
-/// token check, refused or run, is logged through the pool's runtime log sink (component
-/// `dashboard`: `action`, `name`, `id`, `outcome` or `refused`; never a token).
+/// over max_action_body_bytes, 400 for a bad parameter. With actions on, every POST to an
+/// action route, refused or run, is logged through the pool's runtime log sink (component
+/// `dashboard`: `action`, `name`, `id`, and `outcome` or `refused`; never a token).
 ///
 /// Security: read-only unless actions are on (GET and HEAD only; anything else is 405); a
 /// `Host` that is neither `localhost`, an IP literal nor in `allowed_hosts` gets 403 (action
