@@ -377,6 +377,33 @@ TEST(DashboardCluster, ScansEveryMaster) {
     for (const auto& n : names) EXPECT_TRUE(n.rfind("res", 0) == 0) << n;
     const auto body = d.get("/api/locks");
     EXPECT_TRUE(has(body, R"("held":true)")) << body;
+    // Job lists and limiter state read through the cluster pool (each name's keys share a
+    // slot), and an action runs there too.
+    redcoord::job_queue jobs(*pool, "reports");
+    redcoord::job_options jo;
+    jo.id = "j1";
+    (void)jobs.add("x", jo);
+    ASSERT_TRUE(jobs.cancel("j1"));
+    redcoord::semaphore sem(*pool, "workers");
+    auto permit = sem.try_acquire();
+    ASSERT_TRUE(permit);
+    EXPECT_TRUE(has(d.get("/api/jobs"), R"("failed_jobs":[{"id":"j1")"));
+    EXPECT_TRUE(has(d.get("/api/limits"), R"({"kind":"semaphore","name":"workers","held":1,)"));
+    redcoord::dashboard_options ao;
+    ao.allow_actions = true;
+    ao.action_token = "cluster-action-token-0123";
+    served acting(pool, ao);
+    redcoord::testing::http_test::client ac(acting.server.port());
+    const auto csrf_body = ac.get("/api/actions").body();
+    const auto at = csrf_body.find(R"("csrf":")");
+    ASSERT_NE(at, std::string::npos) << csrf_body;
+    http::request<http::string_body> retry{http::verb::post, "/api/actions/job/retry", 11};
+    retry.set(http::field::authorization, "Bearer cluster-action-token-0123");
+    retry.set("X-Redcoord-CSRF", csrf_body.substr(at + 8, 40));
+    retry.body() = "name=reports&id=j1";
+    retry.prepare_payload();
+    EXPECT_EQ(ac.send(retry).result(), http::status::ok);
+    EXPECT_EQ(jobs.get("j1")->state, redcoord::job_state::waiting);
     // /readyz PINGs every master of a cluster pool: one line each, and a dead one fails it.
     redcoord::metrics_server_options so;
     so.ready_pools = {pool};
