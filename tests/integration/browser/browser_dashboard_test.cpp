@@ -153,6 +153,9 @@ TEST_F(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     // The limiters with their state: held permits and holders, readers.
     EXPECT_TRUE(contains(dom, "<tr data-name=\"workers\">")) << dom;
     EXPECT_TRUE(contains(dom, "<span class=\"k\">held: </span><span>3</span>")) << dom;
+    // Read-only: no button, no token box (the bar stays hidden and empty).
+    EXPECT_FALSE(contains(dom, "<button")) << dom;
+    EXPECT_TRUE(contains(dom, "<div id=\"actionbar\" hidden=\"\"></div>")) << dom;
     EXPECT_TRUE(contains(dom, "<tr data-name=\"config\">")) << dom;
     EXPECT_TRUE(contains(dom, "<span class=\"k\">readers: </span><ul><li>")) << dom;
     // Stored markup is shown as text (escaped in the serialized DOM), never as elements...
@@ -228,6 +231,9 @@ TEST_F(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt)
            "; document.getElementById('token-use').click(); })()");
     EXPECT_EQ(b.eval("document.getElementById('token').value"), "");
     EXPECT_EQ(b.eval("document.getElementById('token-state').textContent"), "token set");
+    EXPECT_EQ(b.eval("sessionStorage.getItem('redcoord-dashboard-token') === " +
+                     browser_test::json_quote(token)),
+              "true");
     EXPECT_EQ(b.eval("document.documentElement.outerHTML.includes(" +
                      browser_test::json_quote(token) + ")"),
               "false");
