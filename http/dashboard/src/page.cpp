@@ -274,10 +274,11 @@ function actionBar() {
     b.addEventListener('click', () => act(action, {name: queue.value, id: id.value}));
     byId.appendChild(b);
   }
+  const state = el('span', null, 'none');
+  state.id = 'token-state';
   const status = el('span', null, 'none');
   status.id = 'action-status';
-  bar.append(input, use, forget, el('span', null, 'none'), byId, status);
-  bar.children[3].id = 'token-state';
+  bar.append(input, use, forget, state, byId, status);
   bar.hidden = false;
   showTokenState();
 }
