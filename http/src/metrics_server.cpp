@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <cctype>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -107,6 +108,12 @@ private:
             if (q != std::string_view::npos) hr.query = std::string(target.substr(q + 1));
             hr.body = req_.body();
             hr.host = std::string(req_[http::field::host]);
+            for (const auto& f : req_) {
+                std::string name(f.name_string());
+                for (auto& c : name)
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                hr.headers.emplace_back(std::move(name), std::string(f.value()));
+            }
             std::optional<http_response> r;
             try {
                 for (const auto& h : st_.opts.handlers)

@@ -6,8 +6,9 @@ namespace redcoord::detail {
 
 readiness_prober::readiness_prober(std::vector<std::shared_ptr<connection_pool>> pools,
                                    std::chrono::milliseconds timeout)
-    : pools_(std::move(pools)), timeout_(timeout) {
-    for (const auto& p : pools_) raw_.push_back(p.get());
+    : timeout_(timeout) {
+    pools_.reserve(pools.size());
+    for (auto& p : pools) pools_.push_back(std::make_unique<master_pools>(std::move(p)));
     thread_ = std::thread([this] { loop(); });
 }
 
@@ -44,7 +45,20 @@ void readiness_prober::loop() {
         }
         http_response answer;
         try {
-            const auto entries = check_readiness(raw_, timeout_);
+            // Every master of a cluster: one that is down fails the probe by name. A cluster
+            // whose map cannot be learned is probed through its pool (and fails there).
+            std::vector<std::shared_ptr<connection_pool>> held;
+            for (auto& p : pools_) {
+                try {
+                    for (auto& m : p->get()) held.push_back(std::move(m));
+                } catch (const std::exception&) {
+                    held.push_back(p->pool());
+                }
+            }
+            std::vector<connection_pool*> raw;
+            raw.reserve(held.size());
+            for (const auto& p : held) raw.push_back(p.get());
+            const auto entries = check_readiness(raw, timeout_);
             answer = readiness_answer(entries);
         } catch (const std::exception& e) {
             answer.status = 503;

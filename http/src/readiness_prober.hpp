@@ -3,6 +3,7 @@
 // answering /healthz and /metrics while a probe waits out a hung Redis. Requests that arrive
 // during a probe are answered by the next one (each answer is at most one probe old).
 
+#include <redcoord/core/master_pools.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/http/route.hpp>
 
@@ -35,8 +36,8 @@ public:
 private:
     void loop();
 
-    std::vector<std::shared_ptr<connection_pool>> pools_;
-    std::vector<connection_pool*> raw_;
+    // The pools to probe; a Cluster pool stands for every master of its slot map.
+    std::vector<std::unique_ptr<master_pools>> pools_;
     std::chrono::milliseconds timeout_;
     std::mutex mu_;
     std::condition_variable cv_;

@@ -1,5 +1,8 @@
 #include <redcoord/http/route.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 namespace redcoord {
 
 namespace {
@@ -39,6 +42,17 @@ std::optional<std::string> http_request::param(const std::string& name) const {
         if (percent_decode(pair.substr(0, eq)) != name) continue;
         return eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1));
     }
+    return std::nullopt;
+}
+
+std::optional<std::string_view> http_request::header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+        if (k.size() == name.size() &&
+            std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) ==
+                       std::tolower(static_cast<unsigned char>(b));
+            }))
+            return std::string_view(v);
     return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 
 #include <redcoord/core/acl.hpp>
 #include <redcoord/election/acl.hpp>
+#include <redcoord/http/dashboard.hpp>
 #include <redcoord/jobs/acl.hpp>
 #include <redcoord/limit/acl.hpp>
 #include <redcoord/lock/acl.hpp>
@@ -26,15 +27,10 @@ struct acl_args {
     bool inspect = false;
 };
 
-// The read-only profile: exactly what `redcoord inspect` of every kind reads.
+// The read-only profile: what `redcoord inspect` of every kind and the dashboard's page and
+// api/ routes read (dashboard_acl_needs(), the inspect needs of every part and SCAN).
 acl_needs inspect_needs(const acl_args& a, const std::string& prefix) {
-    acl_needs n;
-    n.merge(lock_inspect_acl_needs(prefix, a.db))
-        .merge(election_inspect_acl_needs(prefix, a.db))
-        .merge(signaling_inspect_acl_needs(prefix, a.db))
-        .merge(queue_inspect_acl_needs(prefix, a.db))
-        .merge(jobs_inspect_acl_needs(prefix, a.db))
-        .merge(limit_inspect_acl_needs(prefix, a.db));
+    acl_needs n = dashboard_acl_needs(prefix, a.db);
     return a.cluster ? cluster_acl_needs(std::move(n)) : n;
 }
 
@@ -97,16 +93,18 @@ void add_acl_command(CLI::App& app, context& ctx) {
         "name their patterns with --channel. A user missing a permission gets an error naming the "
         "command\n"
         "(exit 122). Never connects to Redis.\n"
-        "--inspect prints a read-only user for 'redcoord inspect' (every kind): it can read the "
-        "parts'\n"
-        "keys and change nothing.");
+        "--inspect prints a read-only user for 'redcoord inspect' (every kind) and 'redcoord "
+        "dashboard'\n"
+        "(every page and api/ route, without actions): it can read the parts' keys and change "
+        "nothing.");
     auto* part =
         sub->add_option("--part", a->part, "lock, election, signaling, queue, jobs, limit or all")
             ->check(
                 CLI::IsMember({"lock", "election", "signaling", "queue", "jobs", "limit", "all"}))
             ->capture_default_str();
     sub->add_flag("--inspect", a->inspect,
-                  "A read-only user for 'redcoord inspect' instead of a part's user")
+                  "A read-only user for 'redcoord inspect' and 'redcoord dashboard' instead of a "
+                  "part's user")
         ->excludes(part);
     sub->add_option("--user", a->user, "ACL user name")->capture_default_str();
     sub->add_option("--channel", a->channels,

@@ -1,16 +1,23 @@
+#include "action_gate.hpp"
+#include "actions.hpp"
 #include "host_check.hpp"
 #include "json_out.hpp"
 #include "key_scan.hpp"
 #include "page.hpp"
 
-#include <redcoord/core/cluster.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/log.hpp>
+#include <redcoord/core/master_pools.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/core/token.hpp>
 #include <redcoord/election/acl.hpp>
 #include <redcoord/election/inspect.hpp>
 #include <redcoord/http/dashboard.hpp>
 #include <redcoord/jobs/acl.hpp>
 #include <redcoord/jobs/inspect.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/limit/acl.hpp>
+#include <redcoord/limit/inspect.hpp>
 #include <redcoord/lock/acl.hpp>
 #include <redcoord/lock/inspect.hpp>
 #include <redcoord/queue/acl.hpp>
@@ -18,10 +25,9 @@
 #include <redcoord/signaling/acl.hpp>
 #include <redcoord/signaling/inspect.hpp>
 
+#include <algorithm>
 #include <array>
 #include <functional>
-#include <map>
-#include <mutex>
 
 namespace redcoord {
 
@@ -98,6 +104,55 @@ void write_barrier(json_out& j, const barrier_inspection& v) {
     }
 }
 
+void write_leases(json_out& j, std::string_view key, const std::vector<lease_view>& leases) {
+    j.key(key).begin_array();
+    for (const auto& l : leases)
+        j.begin_object()
+            .field("holder", l.holder)
+            .field("count", l.count)
+            .field("ttl_left_ms", l.ttl_left)
+            .end_object();
+    j.end_array();
+}
+
+// A limiter's state as the limit part reads it for `redcoord inspect` (inspect_semaphore()
+// and the others); a sliding window limiter has no inspect function and is listed by name.
+void write_limiter(json_out& j, connection_pool& pool, const detail::primitive_ref& r,
+                   const std::string& prefix) {
+    if (r.kind == "semaphore") {
+        const auto v = inspect_semaphore(pool, r.name, prefix);
+        // The permit limit is not stored: each caller passes its own.
+        j.field("held", v.held);
+        write_leases(j, "holders", v.holders);
+        j.field("waiters", static_cast<std::uint64_t>(v.waiters));
+        j.field("fencing_counter", v.fencing_counter);
+    } else if (r.kind == "rwlock") {
+        const auto v = inspect_rw_lock(pool, r.name, prefix);
+        j.key("writer");
+        if (v.writer) {
+            j.begin_object().field("holder", v.writer->holder);
+            j.field("ttl_left_ms", v.writer->ttl_left).end_object();
+        } else {
+            j.null();
+        }
+        write_leases(j, "readers", v.readers);
+        j.field("waiting_writers", static_cast<std::uint64_t>(v.waiting_writers));
+        j.field("waiting_readers", static_cast<std::uint64_t>(v.waiting_readers));
+        j.field("fencing_counter", v.fencing_counter);
+    } else if (r.kind == "rate") {
+        // The rate and burst are not stored either; how long until the limiter is full again
+        // does not depend on them, what is left now does (`redcoord inspect limit --rate`).
+        rate_limiter_options o;
+        o.rate = 1;
+        o.prefix = prefix;
+        const auto v = inspect_rate_limiter(pool, r.name, o);
+        j.field("idle", v.idle);
+        j.field("full_after_ms",
+                static_cast<std::int64_t>(
+                    std::chrono::ceil<std::chrono::milliseconds>(v.full_after).count()));
+    }
+}
+
 http_response text(int status, std::string body) {
     http_response r;
     r.status = status;
@@ -112,26 +167,8 @@ http_response text(int status, std::string body) {
 struct dashboard::impl {
     std::shared_ptr<connection_pool> pool;
     dashboard_options opts;
-    std::mutex mu;
-    std::map<std::string, std::shared_ptr<connection_pool>> masters;  // cluster: by host:port
-
-    // The pools to scan: the one server, or each master of the cluster as the pool last
-    // learned the slot map.
-    std::vector<std::shared_ptr<connection_pool>> scan_nodes() {
-        if (!pool->where().is_cluster()) return {pool};
-        const auto map = pool->slot_map();
-        std::vector<std::shared_ptr<connection_pool>> out;
-        std::lock_guard l(mu);
-        for (const auto& shard : map->shards()) {
-            const auto id = shard.master.host + ":" + std::to_string(shard.master.port);
-            auto& p = masters[id];
-            if (!p)
-                p = std::make_shared<connection_pool>(pool->where().with_address(shard.master),
-                                                      pool->options(), pool->runtime());
-            out.push_back(p);
-        }
-        return out;
-    }
+    std::string csrf = random_token();      // per process: embedded in the page
+    std::unique_ptr<master_pools> masters;  // the nodes to scan: each master of a cluster
 
     using item_writer = std::function<void(json_out&, const detail::primitive_ref&)>;
 
@@ -140,7 +177,7 @@ struct dashboard::impl {
                            std::span<const std::string_view> kinds, const item_writer& write) {
         const auto from = detail::parse_scan_position(req.param("cursor").value_or(""));
         if (!from) return text(400, "bad cursor\n");
-        const auto nodes = scan_nodes();
+        const auto nodes = masters->get();
         std::vector<connection_pool*> raw;
         raw.reserve(nodes.size());
         for (const auto& n : nodes) raw.push_back(n.get());
@@ -207,8 +244,11 @@ struct dashboard::impl {
             });
         }
         if (what == "limits") {
-            static constexpr std::array<std::string_view, 3> k{"semaphore", "rate", "window"};
-            return api_page(req, "", k, [](json_out&, const detail::primitive_ref&) {});
+            static constexpr std::array<std::string_view, 4> k{"semaphore", "rwlock", "rate",
+                                                               "window"};
+            return api_page(req, "", k, [&](json_out& j, const detail::primitive_ref& r) {
+                write_limiter(j, p, r, pre);
+            });
         }
         return text(404, "not found\n");
     }
@@ -219,6 +259,7 @@ struct dashboard::impl {
         j.key("counts").begin_object().field("waiting", c.waiting).field("delayed", c.delayed);
         j.field("active", c.active).field("completed", c.completed).field("failed", c.failed);
         j.field("dead", c.dead).end_object();
+        j.field("paused", v.paused);
         j.field("oldest_waiting_age_ms", v.oldest_waiting_age);
         j.field("scheduler", v.scheduler).field("scheduler_epoch", v.scheduler_epoch);
         j.key("repeats").begin_array();
@@ -253,6 +294,51 @@ struct dashboard::impl {
         }
     }
 
+    bool actions_on() const { return opts.allow_actions && !opts.action_token.empty(); }
+
+    void log_action(log_level level, std::string_view what, std::string_view name,
+                    std::string_view id, std::string_view key, std::string_view outcome) const {
+        pool->runtime()->emit(level, "dashboard", "dashboard action",
+                              {{"action", what}, {"name", name}, {"id", id}, {key, outcome}});
+    }
+
+    // `POST api/actions/<what>`: judged by the gate, then run and logged.
+    http_response action(const http_request& req, std::string_view what) {
+        const auto& names = detail::action_names();
+        if (std::find(names.begin(), names.end(), what) == names.end())
+            return text(404, "no such action\n");
+        const detail::action_settings gate{actions_on(), opts.action_token, csrf,
+                                           opts.max_action_body_bytes};
+        const auto name = detail::form_param(req, "name").value_or("");
+        const auto id = detail::form_param(req, "id").value_or("");
+        if (const auto no = detail::check_action(req, gate)) {
+            // Past the method check, with actions on, a refusal is someone trying: worth a
+            // record (its answer's line, without the newline).
+            if (no->status != 405 && actions_on()) {
+                std::string_view why = no->message;
+                if (!why.empty() && why.back() == '\n') why.remove_suffix(1);
+                log_action(log_level::warning, what, name, id, "refused", why);
+            }
+            auto r = text(no->status, no->message);
+            if (no->status == 405) r.headers.emplace_back("Allow", "POST");
+            return r;
+        }
+        try {
+            const auto done =
+                detail::run_action(*pool, opts.prefix, what, req, opts.max_value_bytes);
+            log_action(log_level::info, what, name, id, "outcome", done.outcome);
+            auto r = text(200, done.json);
+            r.content_type = "application/json";
+            return r;
+        } catch (const invalid_argument& e) {
+            log_action(log_level::warning, what, name, id, "outcome", e.what());
+            return text(400, std::string(e.what()) + "\n");
+        } catch (const std::exception& e) {
+            log_action(log_level::error, what, name, id, "outcome", e.what());
+            return text(502, "redis at " + pool->where().to_string() + ": " + e.what() + "\n");
+        }
+    }
+
     std::optional<http_response> handle(const http_request& req) {
         const auto& base = opts.base_path;
         if (req.path.compare(0, base.size(), base) != 0 &&
@@ -268,9 +354,25 @@ struct dashboard::impl {
             return text(403,
                         "host not allowed: reach the dashboard by an IP address or localhost, or "
                         "add this name to its allowed hosts (--allow-host)\n");
+        if (rest.substr(0, 12) == "api/actions/") return action(req, rest.substr(12));
         if (req.method != "GET" && req.method != "HEAD") {
-            auto r = text(405, "the dashboard is read-only\n");
+            auto r = text(405, "the dashboard is read-only here (actions: POST api/actions/)\n");
             r.headers.emplace_back("Allow", "GET, HEAD");
+            return r;
+        }
+        if (rest == "api/actions") {
+            json_out j(opts.max_value_bytes);
+            j.begin_object().field("enabled", actions_on()).key("csrf");
+            if (actions_on())
+                j.value(csrf);
+            else
+                j.null();
+            j.key("actions").begin_array();
+            if (actions_on())
+                for (const auto a : detail::action_names()) j.value(a);
+            j.end_array().end_object();
+            auto r = text(200, j.text());
+            r.content_type = "application/json";
             return r;
         }
         if (page && req.path + "/" == base) {
@@ -282,7 +384,7 @@ struct dashboard::impl {
             http_response r;
             if (page) {
                 r.content_type = "text/html; charset=utf-8";
-                r.body = detail::dashboard_html(opts.refresh);
+                r.body = detail::dashboard_html(opts.refresh, actions_on() ? csrf : "");
             } else if (rest == "app.js") {
                 r.content_type = "text/javascript; charset=utf-8";
                 r.body = detail::dashboard_js();
@@ -314,13 +416,16 @@ dashboard::dashboard(std::shared_ptr<connection_pool> pool, dashboard_options op
     if (b.empty() || b.front() != '/' || b.back() != '/')
         throw invalid_argument("dashboard: base_path must start and end with '/'");
     if (opts.page_size == 0 || opts.scan_count == 0 || opts.max_scan_calls == 0 ||
-        opts.max_value_bytes == 0 || opts.refresh.count() <= 0)
+        opts.max_value_bytes == 0 || opts.refresh.count() <= 0 || opts.max_action_body_bytes == 0)
         throw invalid_argument(
             "dashboard: page_size, scan_count, max_scan_calls, max_value_bytes and refresh "
             "must be > 0");
+    if (opts.allow_actions && opts.action_token.empty())
+        throw invalid_argument("dashboard: allow_actions needs an action_token");
     impl_ = std::make_shared<impl>();
     impl_->pool = std::move(pool);
     impl_->opts = std::move(opts);
+    impl_->masters = std::make_unique<master_pools>(impl_->pool);
 }
 
 dashboard::~dashboard() = default;
@@ -341,7 +446,10 @@ acl_needs dashboard_acl_needs(std::string_view prefix, int db) {
         .merge(signaling_inspect_acl_needs(prefix, db))
         .merge(queue_inspect_acl_needs(prefix, db))
         .merge(jobs_inspect_acl_needs(prefix, db))
-        .allow_commands({"scan"});
+        .merge(limit_inspect_acl_needs(prefix, db))
+        // SCAN finds the primitives; the failed and dead job lists are job_queue::list()
+        // (ZRANGE) and get(), whose script reads with HGETALL, GET and ZSCORE.
+        .allow_commands({"scan", "zrange", "hgetall", "get", "zscore"});
     return n;
 }
 

@@ -7,14 +7,12 @@
 
 namespace redcoord::detail {
 
-namespace {
 bool same_name(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
                return std::tolower(static_cast<unsigned char>(x)) ==
                       std::tolower(static_cast<unsigned char>(y));
            });
 }
-}  // namespace
 
 bool host_allowed(std::string_view host, const std::vector<std::string>& allowed) {
     if (host.empty()) return true;

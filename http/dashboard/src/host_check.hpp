@@ -12,4 +12,7 @@ namespace redcoord::detail {
 // literal or a bracketed IPv6 literal, or a name in `allowed` (case-insensitive); any port.
 [[nodiscard]] bool host_allowed(std::string_view host, const std::vector<std::string>& allowed);
 
+// `a == b` without regard to ASCII case (host names, header values such as `Bearer`).
+[[nodiscard]] bool same_name(std::string_view a, std::string_view b);
+
 }  // namespace redcoord::detail

@@ -9,6 +9,11 @@ namespace {
 constexpr std::string_view script = R"JS('use strict';
 const REFRESH = Number(document.body.dataset.refresh) || 2000;
 const MAX_PAGES = 10;
+// Present only when the server allows actions; sent back in a custom header (CSRF).
+const CSRF = document.body.dataset.csrf || '';
+const ACTIONS = CSRF !== '';
+// The action token stays in this tab's sessionStorage and is only ever sent in a header.
+const TOKEN_KEY = 'redcoord-dashboard-token';
 
 const SECTIONS = [
   {id: 'locks', title: 'Locks', cols: [
@@ -21,16 +26,24 @@ const SECTIONS = [
     ['rounds', 'Rounds this term'], ['last_epoch', 'Last epoch']]},
   {id: 'queues', title: 'Queues', cols: [
     ['name', 'Name'], ['ready', 'Ready'], ['in_flight', 'In flight'], ['dead', 'Dead'],
-    ['oldest_ready_age_ms', 'Oldest ready'], ['consumers', 'Consumers']]},
+    ['oldest_ready_age_ms', 'Oldest ready'], ['consumers', 'Consumers']],
+   actions: item => item.dead > 0 ? [button('Requeue dead', 'queue/requeue-dead',
+                                            {name: item.name})] : []},
   {id: 'jobs', title: 'Jobs', cols: [
     ['name', 'Queue'], ['counts', 'Counts'], ['oldest_waiting_age_ms', 'Oldest waiting'],
     ['scheduler', 'Scheduler'], ['repeats', 'Repeats'], ['failed_jobs', 'Failed jobs'],
-    ['dead_jobs', 'Dead jobs']]},
+    ['dead_jobs', 'Dead jobs'], ['paused', 'Paused']],
+   actions: item => [
+     item.paused ? button('Resume', 'jobs/resume', {name: item.name})
+                 : button('Pause', 'jobs/pause', {name: item.name}),
+     button('Clean failed', 'jobs/clean', {name: item.name, state: 'failed'}),
+     button('Clean dead', 'jobs/clean', {name: item.name, state: 'dead'}),
+     button('Clean completed', 'jobs/clean', {name: item.name, state: 'completed'})]},
   {id: 'barriers', title: 'Barriers', cols: [
     ['name', 'Name'], ['generation', 'Generation'], ['parties', 'Parties'],
     ['arrivals', 'Arrived'], ['lapsed', 'Lapsed']]},
-  {id: 'limits', title: 'Semaphores and rate limiters', cols: [
-    ['kind', 'Kind'], ['name', 'Name']]},
+  {id: 'limits', title: 'Semaphores, read-write locks and rate limiters', cols: [
+    ['kind', 'Kind'], ['name', 'Name'], ['*', 'State']]},
 ];
 
 function el(tag, text, cls) {
@@ -101,11 +114,20 @@ function dedupe(items) {
   });
 }
 
+// What an item holds besides its kind, name and error (the limiters differ per kind).
+function rest(item) {
+  const out = {};
+  for (const [k, v] of Object.entries(item))
+    if (k !== 'kind' && k !== 'name' && k !== 'error') out[k] = v;
+  return out;
+}
+
 function table(section, items) {
   const t = el('table');
   const head = el('tr');
   for (const [, title] of section.cols) head.appendChild(el('th', title));
   head.appendChild(el('th', 'Error'));
+  if (ACTIONS && section.actions) head.appendChild(el('th', 'Actions'));
   t.appendChild(el('thead')).appendChild(head);
   const body = t.appendChild(el('tbody'));
   for (const item of items) {
@@ -114,10 +136,20 @@ function table(section, items) {
     for (const [key] of section.cols) {
       const td = el('td');
       td.dataset.col = key;
-      td.appendChild(render(key, item[key]));
+      if (key === '*')
+        td.appendChild(render('', rest(item)));
+      else if (ACTIONS && section.id === 'jobs' && key.endsWith('_jobs') && Array.isArray(item[key]))
+        td.appendChild(jobList(item.name, item[key]));
+      else
+        td.appendChild(render(key, item[key]));
       tr.appendChild(td);
     }
     tr.appendChild(el('td', item.error || item.jobs_error || '', 'error'));
+    if (ACTIONS && section.actions) {
+      const td = el('td', null, 'actions');
+      for (const b of section.actions(item)) td.appendChild(b);
+      tr.appendChild(td);
+    }
     body.appendChild(tr);
   }
   return t;
@@ -137,14 +169,121 @@ async function refreshSection(section) {
   box.replaceChildren(el('h2', section.title), content);
 }
 
-async function refresh() {
+async function refreshNow() {
   await Promise.all(SECTIONS.map(refreshSection));
   document.getElementById('updated').textContent =
       'updated ' + new Date().toLocaleTimeString();
   document.body.dataset.loaded = 'true';
+}
+
+async function refresh() {
+  await refreshNow();
   setTimeout(refresh, REFRESH);
 }
 
+function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
+
+function showTokenState() {
+  document.getElementById('token-state').textContent =
+      token() ? 'token set' : 'no token: actions will be refused';
+}
+
+// Runs one action, says what came back, and shows the new state at once.
+async function act(action, params) {
+  const status = document.getElementById('action-status');
+  const what = action + ' ' + params.name + (params.id ? ' ' + params.id : '');
+  const headers = {'X-Redcoord-CSRF': CSRF};
+  if (token()) headers['Authorization'] = 'Bearer ' + token();
+  try {
+    const res = await fetch('api/actions/' + action,
+                            {method: 'POST', headers: headers, cache: 'no-store',
+                             body: new URLSearchParams(params)});
+    const answer = await res.text();
+    status.textContent = what + (res.ok ? ': ' : ': refused (' + res.status + ') ') + answer;
+    status.className = res.ok ? 'ok' : 'error';
+    status.dataset.result = res.ok ? 'ok' : String(res.status);
+  } catch (e) {
+    status.textContent = what + ': ' + e.message;
+    status.className = 'error';
+    status.dataset.result = 'failed';
+  }
+  await refreshNow();
+}
+
+function button(label, action, params) {
+  const b = el('button', label, 'action');
+  b.type = 'button';
+  b.dataset.action = action;
+  b.dataset.name = params.name;
+  if (params.id) b.dataset.id = params.id;
+  b.addEventListener('click', () => act(action, params));
+  return b;
+}
+
+// A failed or dead job list with a retry and a remove button per job.
+function jobList(queue, jobs) {
+  if (jobs.length === 0) return el('span', '\u2014', 'none');
+  const ul = el('ul');
+  for (const job of jobs) {
+    const li = el('li');
+    li.appendChild(render('', job));
+    li.appendChild(button('Retry', 'job/retry', {name: queue, id: job.id}));
+    li.appendChild(button('Remove', 'job/remove', {name: queue, id: job.id}));
+    ul.appendChild(li);
+  }
+  return ul;
+}
+
+// The token box and a form for a job by id, outside the refreshed sections so that nothing
+// typed is wiped by a refresh.
+function actionBar() {
+  const bar = document.getElementById('actionbar');
+  const input = el('input');
+  input.type = 'password';
+  input.id = 'token';
+  input.autocomplete = 'off';
+  input.placeholder = 'action token';
+  const use = el('button', 'Use token');
+  use.type = 'button';
+  use.id = 'token-use';
+  use.addEventListener('click', () => {
+    if (input.value) sessionStorage.setItem(TOKEN_KEY, input.value);
+    input.value = '';
+    showTokenState();
+  });
+  const forget = el('button', 'Forget token');
+  forget.type = 'button';
+  forget.id = 'token-forget';
+  forget.addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showTokenState();
+  });
+  const queue = el('input');
+  queue.id = 'job-queue';
+  queue.placeholder = 'job queue';
+  const id = el('input');
+  id.id = 'job-id';
+  id.placeholder = 'job id';
+  const byId = el('span', null, 'by-id');
+  byId.append(queue, id);
+  for (const [label, action] of [['Cancel job', 'job/cancel'], ['Retry job', 'job/retry'],
+                                 ['Remove job', 'job/remove']]) {
+    const b = el('button', label);
+    b.type = 'button';
+    b.dataset.form = action;
+    b.addEventListener('click', () => act(action, {name: queue.value, id: id.value}));
+    byId.appendChild(b);
+  }
+  const state = el('span', null, 'none');
+  state.id = 'token-state';
+  const status = el('span', null, 'none');
+  status.id = 'action-status';
+  bar.append(input, use, forget, state, byId, status);
+  bar.hidden = false;
+  showTokenState();
+}
+
+if (ACTIONS) actionBar();
 const main = document.getElementById('sections');
 for (const s of SECTIONS) {
   const box = el('section');
@@ -170,11 +309,17 @@ ul { margin: 0; padding-left: 1em; }
 .kv { margin-right: 0.8em; }
 .k { color: #777; }
 .error { color: #b00020; }
+.ok { color: #1b5e20; }
+#actionbar { display: flex; flex-wrap: wrap; gap: 0.5em; align-items: center;
+             margin: 0.8em 0; padding: 0.5em; background: #fff8e1; border: 1px solid #f0d080; }
+#actionbar[hidden] { display: none; }
+button.action { margin: 0 0.3em 0.2em 0; font-size: 0.85em; }
+.by-id { display: inline-flex; gap: 0.3em; }
 )CSS";
 
 }  // namespace
 
-std::string dashboard_html(std::chrono::milliseconds refresh) {
+std::string dashboard_html(std::chrono::milliseconds refresh, std::string_view csrf) {
     return R"(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -184,8 +329,10 @@ std::string dashboard_html(std::chrono::milliseconds refresh) {
 <link rel="stylesheet" href="app.css">
 </head>
 <body data-refresh=")" +
-           std::to_string(refresh.count()) + R"(">
+           std::to_string(refresh.count()) + "\"" +
+           (csrf.empty() ? std::string() : " data-csrf=\"" + std::string(csrf) + "\"") + R"(>
 <header><h1>redcoord</h1><span id="updated">loading&hellip;</span></header>
+<div id="actionbar" hidden></div>
 <main id="sections"></main>
 <script src="app.js"></script>
 </body>

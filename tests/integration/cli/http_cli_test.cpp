@@ -136,3 +136,23 @@ TEST(DashboardCli, AWrongPasswordEndsItAtOnce) {
     EXPECT_EQ(r.status, code::auth) << r.output;
     EXPECT_FALSE(contains(r.output, "wrong@")) << r.output;
 }
+
+TEST(DashboardCli, ActionsNeedATokenFileOfSixteenCharactersOrMore) {
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    auto none =
+        run(dir, {"--redis", server.url(), "dashboard", "--listen", "0", "--allow-actions"});
+    EXPECT_EQ(none.status, code::usage) << none.output;
+    EXPECT_TRUE(contains(none.output, "--allow-actions needs --token-file")) << none.output;
+    { std::ofstream(dir.file("short")) << "tooshort\n"; }
+    auto short_token = run(dir, {"--redis", server.url(), "dashboard", "--listen", "0",
+                                 "--allow-actions", "--token-file", dir.file("short")});
+    EXPECT_EQ(short_token.status, code::usage) << short_token.output;
+    EXPECT_FALSE(contains(short_token.output, "tooshort")) << "the token is never printed";
+    auto missing = run(dir, {"--redis", server.url(), "dashboard", "--listen", "0",
+                             "--allow-actions", "--token-file", dir.file("absent")});
+    EXPECT_EQ(missing.status, code::usage) << missing.output;
+    auto alone = run(dir, {"--redis", server.url(), "dashboard", "--listen", "0", "--token-file",
+                           dir.file("short")});
+    EXPECT_EQ(alone.status, code::usage) << alone.output;
+}

@@ -10,6 +10,10 @@
 #include <redcoord/http/dashboard.hpp>
 #include <redcoord/http/metrics_server.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/limit/inspect.hpp>
+#include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/rw_lock.hpp>
+#include <redcoord/limit/semaphore.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/inspect.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -19,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -125,14 +130,55 @@ TEST_F(DashboardHttp, ApiJobsListsFailedJobsWithTheirPayloadEscapedAndCut) {
     EXPECT_LT(body.size(), 8000u);
 }
 
-TEST_F(DashboardHttp, ApiBarriersAndLimitsAnswerEvenWhenEmpty) {
+TEST_F(DashboardHttp, ApiBarriersAnswerEvenWhenEmpty) {
     served d(pool);
     EXPECT_EQ(d.get("/api/barriers"), R"({"prefix":"redcoord:","items":[],"next":null})");
-    server.command({"ZADD", "redcoord:semaphore:{workers}", "1", "a"});
-    server.command({"SET", "redcoord:rate:{api}", "1"});
+    EXPECT_EQ(d.get("/api/limits"), R"({"prefix":"redcoord:","items":[],"next":null})");
+}
+
+TEST_F(DashboardHttp, ApiLimitsShowsSemaphoreHoldersRwLockHoldsAndRateLimiterState) {
+    redcoord::semaphore_options so;
+    so.permits = 3;
+    redcoord::semaphore sem(*pool, "workers", so);
+    auto p1 = sem.try_acquire(2);
+    ASSERT_TRUE(p1);
+    redcoord::rw_lock rw(*pool, "config");
+    ASSERT_TRUE(rw.try_lock_shared());
+    redcoord::rw_lock rw2(*pool, "config");
+    ASSERT_TRUE(rw2.try_lock_shared());
+    redcoord::rw_lock writer(*pool, "schema");
+    ASSERT_TRUE(writer.try_lock());
+    redcoord::rate_limiter_options ro;
+    ro.rate = 1;
+    ro.period = std::chrono::minutes(1);
+    ro.burst = 5;
+    redcoord::rate_limiter rl(*pool, "api", ro);
+    ASSERT_TRUE(rl.try_acquire(3).allowed);
+    server.command({"ZADD", "redcoord:window:{logins}", "1", "a"});
+    served d(pool);
     const auto body = d.get("/api/limits");
-    EXPECT_TRUE(has(body, R"({"kind":"semaphore","name":"workers"})")) << body;
-    EXPECT_TRUE(has(body, R"({"kind":"rate","name":"api"})")) << body;
+    // What `redcoord inspect` shows, from the same functions of the limit part.
+    const auto s = redcoord::inspect_semaphore(*pool, "workers");
+    ASSERT_EQ(s.holders.size(), 1u);
+    EXPECT_TRUE(
+        has(body, R"({"kind":"semaphore","name":"workers","held":2,"holders":[{"holder":")" +
+                      s.holders[0].holder + R"(","count":2,"ttl_left_ms":)"))
+        << body;
+    EXPECT_TRUE(has(body, R"("waiters":0,"fencing_counter":)")) << body;
+    EXPECT_TRUE(has(body, R"({"kind":"rwlock","name":"config","writer":null,"readers":[{)"))
+        << body;
+    EXPECT_TRUE(has(body, R"("waiting_writers":0,"waiting_readers":0)")) << body;
+    const auto w = redcoord::inspect_rw_lock(*pool, "schema");
+    ASSERT_TRUE(w.writer);
+    EXPECT_TRUE(has(
+        body, R"({"kind":"rwlock","name":"schema","writer":{"holder":")" + w.writer->holder + "\""))
+        << body;
+    EXPECT_TRUE(has(body, R"({"kind":"rate","name":"api","idle":false,"full_after_ms":)")) << body;
+    EXPECT_TRUE(has(body, R"({"kind":"window","name":"logins"})")) << body;
+    const auto config = body.substr(body.find(R"("name":"config")"));
+    EXPECT_EQ(std::count(config.begin(), config.begin() + config.find('}', config.find("]")), '{'),
+              2)
+        << "two readers: " << config;
 }
 
 // Follows `next` from the first page; returns every name seen and the number of pages.
@@ -254,7 +300,7 @@ TEST_F(DashboardHttp, AStoppedServerIs502NamingItWithoutItsPassword) {
     EXPECT_FALSE(has(body, "hunter2-secret")) << body;
 }
 
-TEST_F(DashboardHttp, AReadOnlyUserSeesEverythingButTheJobLists) {
+TEST_F(DashboardHttp, AReadOnlyUserSeesEveryRouteAndTheJobLists) {
     redcoord::distributed_lock lock(*pool, "orders");
     ASSERT_TRUE(lock.acquire(5s));
     redcoord::job_queue q(*pool, "reports");
@@ -262,16 +308,22 @@ TEST_F(DashboardHttp, AReadOnlyUserSeesEverythingButTheJobLists) {
     jo.id = "j1";
     (void)q.add("x", jo);
     ASSERT_TRUE(q.cancel("j1"));
+    redcoord::semaphore sem(*pool, "workers");
+    auto permit = sem.try_acquire();
+    ASSERT_TRUE(permit);
     const auto ep = redcoord::testing::make_acl_user(server, "dashboard-viewer",
                                                      redcoord::dashboard_acl_needs());
     served d(std::make_shared<redcoord::connection_pool>(ep));
     EXPECT_TRUE(has(d.get("/api/locks"), R"("name":"orders","held":true)"));
     const auto jobs = d.get("/api/jobs");
     EXPECT_TRUE(has(jobs, R"("failed":1)")) << jobs;
-    EXPECT_TRUE(has(jobs, R"("jobs_error":"permission denied)")) << jobs;
-    EXPECT_FALSE(has(jobs, R"("failed_jobs")")) << jobs;
-    for (const char* route : {"/api/elections", "/api/queues", "/api/barriers", "/api/limits"})
-        EXPECT_TRUE(has(d.get(route), R"("items":[)")) << route;
+    EXPECT_TRUE(has(jobs, R"("failed_jobs":[{"id":"j1","state":"failed")")) << jobs;
+    EXPECT_FALSE(has(jobs, "jobs_error")) << jobs;
+    const auto limits = d.get("/api/limits");
+    EXPECT_TRUE(has(limits, R"({"kind":"semaphore","name":"workers","held":1,)")) << limits;
+    for (const char* route : {"/", "/app.js", "/app.css", "/api/elections", "/api/queues",
+                              "/api/barriers", "/api/actions"})
+        EXPECT_FALSE(has(d.get(route), "\"error\":")) << route;
     // A primitive that cannot be read is listed with its error, the answer still whole.
     const auto no_pttl = redcoord::testing::make_acl_user(
         server, "dashboard-no-pttl",
@@ -325,13 +377,58 @@ TEST(DashboardCluster, ScansEveryMaster) {
     for (const auto& n : names) EXPECT_TRUE(n.rfind("res", 0) == 0) << n;
     const auto body = d.get("/api/locks");
     EXPECT_TRUE(has(body, R"("held":true)")) << body;
-    // /readyz PINGs a cluster pool too (one master).
+    // Job lists and limiter state read through the cluster pool (each name's keys share a
+    // slot), and an action runs there too.
+    redcoord::job_queue jobs(*pool, "reports");
+    redcoord::job_options jo;
+    jo.id = "j1";
+    (void)jobs.add("x", jo);
+    ASSERT_TRUE(jobs.cancel("j1"));
+    redcoord::semaphore sem(*pool, "workers");
+    auto permit = sem.try_acquire();
+    ASSERT_TRUE(permit);
+    EXPECT_TRUE(has(d.get("/api/jobs"), R"("failed_jobs":[{"id":"j1")"));
+    EXPECT_TRUE(has(d.get("/api/limits"), R"({"kind":"semaphore","name":"workers","held":1,)"));
+    redcoord::dashboard_options ao;
+    ao.allow_actions = true;
+    ao.action_token = "cluster-action-token-0123";
+    served acting(pool, ao);
+    redcoord::testing::http_test::client ac(acting.server.port());
+    const auto csrf_body = ac.get("/api/actions").body();
+    const auto at = csrf_body.find(R"("csrf":")");
+    ASSERT_NE(at, std::string::npos) << csrf_body;
+    http::request<http::string_body> retry{http::verb::post, "/api/actions/job/retry", 11};
+    retry.set(http::field::authorization, "Bearer cluster-action-token-0123");
+    retry.set("X-Redcoord-CSRF", csrf_body.substr(at + 8, 40));
+    retry.body() = "name=reports&id=j1";
+    retry.prepare_payload();
+    EXPECT_EQ(ac.send(retry).result(), http::status::ok);
+    EXPECT_EQ(jobs.get("j1")->state, redcoord::job_state::waiting);
+    // /readyz PINGs every master of a cluster pool: one line each, and a dead one fails it.
     redcoord::metrics_server_options so;
     so.ready_pools = {pool};
+    so.handlers = {d.board.handler()};
     redcoord::metrics_server s(std::make_shared<redcoord::metrics_registry>(), so);
-    redcoord::testing::http_test::client c(s.port());
-    auto ready = c.get("/readyz");
+    auto ready = redcoord::testing::http_test::get(s.port(), "/readyz");
     EXPECT_EQ(ready.result(), http::status::ok) << ready.body();
+    for (std::size_t n = 0; n < 3; ++n)
+        EXPECT_TRUE(has(ready.body(),
+                        "ok   redis://127.0.0.1:" + std::to_string(cluster.node(n).port()) + " "))
+            << ready.body();
+    const auto dead_port = std::to_string(cluster.node(1).port());
+    cluster.node(1).kill();
+    std::string answer;
+    EXPECT_TRUE(redcoord::testing::eventually(
+        [&] {
+            auto r = redcoord::testing::http_test::get(s.port(), "/readyz");
+            answer = r.body();
+            return r.result() == http::status::service_unavailable;
+        },
+        10s))
+        << answer;
+    EXPECT_TRUE(has(answer, "FAIL redis://127.0.0.1:" + dead_port + " ")) << answer;
+    EXPECT_TRUE(has(answer, "ok   redis://127.0.0.1:" + std::to_string(cluster.node(0).port())))
+        << answer;
 }
 
 }  // namespace

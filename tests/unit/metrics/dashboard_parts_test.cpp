@@ -1,5 +1,6 @@
 // The dashboard's pieces without a server: which primitive a key names, the page cursor, and
 // the JSON writer's escaping and cut (white-box, through the part's private headers).
+#include "action_gate.hpp"
 #include "host_check.hpp"
 #include "json_out.hpp"
 #include "key_scan.hpp"
@@ -80,6 +81,81 @@ TEST(DashboardHosts, LoopbackNamesAndAddressesPassOtherNamesOnlyWhenAllowed) {
         EXPECT_FALSE(host_allowed(bad, {})) << bad;
     EXPECT_TRUE(host_allowed("Ops.Example:443", {"ops.example"}));
     EXPECT_FALSE(host_allowed("ops.example.evil:443", {"ops.example"}));
+}
+
+// A request that passes every check of the action gate; each test spoils one thing.
+redcoord::http_request good_action() {
+    redcoord::http_request r;
+    r.method = "POST";
+    r.host = "127.0.0.1:8080";
+    r.body = "name=reports&id=j1";
+    r.headers = {{"authorization", "Bearer tok-0123456789abcdef"},
+                 {"x-redcoord-csrf", "c5rf"},
+                 {"origin", "http://127.0.0.1:8080"}};
+    return r;
+}
+
+const redcoord::detail::action_settings gate{true, "tok-0123456789abcdef", "c5rf", 64};
+
+TEST(DashboardActionGate, ARequestWithEverythingRightPasses) {
+    using redcoord::detail::check_action;
+    EXPECT_FALSE(check_action(good_action(), gate));
+    auto no_origin = good_action();
+    no_origin.headers.pop_back();  // curl sends none: judged by the tokens alone
+    EXPECT_FALSE(check_action(no_origin, gate));
+    auto https = good_action();
+    https.headers.back().second = "https://127.0.0.1:8080";
+    EXPECT_FALSE(check_action(https, gate));
+}
+
+TEST(DashboardActionGate, EachFaultGetsItsAnswer) {
+    using redcoord::detail::check_action;
+    auto status = [](const redcoord::http_request& r, const redcoord::detail::action_settings& s) {
+        const auto no = check_action(r, s);
+        return no ? no->status : 200;
+    };
+    auto get = good_action();
+    get.method = "GET";
+    EXPECT_EQ(status(get, gate), 405);
+    auto off = gate;
+    off.enabled = false;
+    EXPECT_EQ(status(good_action(), off), 403);
+    auto big = good_action();
+    big.body.assign(65, 'x');
+    EXPECT_EQ(status(big, gate), 413);
+    auto foreign = good_action();
+    foreign.headers.back().second = "http://127.0.0.1:8081";
+    EXPECT_EQ(status(foreign, gate), 403);
+    foreign.headers.back().second = "null";
+    EXPECT_EQ(status(foreign, gate), 403);
+    for (const char* auth : {"Bearer tok-0123456789abcdeg", "Bearer tok-0123456789abcde",
+                             "Basic tok-0123456789abcdef", "Bearer ", "tok-0123456789abcdef"}) {
+        auto bad = good_action();
+        bad.headers[0].second = auth;
+        EXPECT_EQ(status(bad, gate), 403) << auth;
+    }
+    auto no_token = good_action();
+    no_token.headers.erase(no_token.headers.begin());
+    EXPECT_EQ(status(no_token, gate), 403);
+    auto no_csrf = good_action();
+    no_csrf.headers.erase(no_csrf.headers.begin() + 1);
+    EXPECT_EQ(status(no_csrf, gate), 403);
+    auto bad_csrf = good_action();
+    bad_csrf.headers[1].second = "c5rg";
+    EXPECT_EQ(status(bad_csrf, gate), 403);
+}
+
+TEST(DashboardActionGate, HeadersAreFoundInAnyCaseAndFormsAreDecoded) {
+    auto r = good_action();
+    EXPECT_EQ(r.header("Authorization").value_or(""), "Bearer tok-0123456789abcdef");
+    EXPECT_EQ(r.header("X-Redcoord-CSRF").value_or(""), "c5rf");
+    EXPECT_FALSE(r.header("cookie"));
+    r.body = "name=a%20b&id=x+y";
+    EXPECT_EQ(redcoord::detail::form_param(r, "name").value_or(""), "a b");
+    EXPECT_EQ(redcoord::detail::form_param(r, "id").value_or(""), "x y");
+    EXPECT_TRUE(redcoord::detail::constant_time_equal("abc", "abc"));
+    EXPECT_FALSE(redcoord::detail::constant_time_equal("abc", "abd"));
+    EXPECT_FALSE(redcoord::detail::constant_time_equal("abc", "ab"));
 }
 
 }  // namespace

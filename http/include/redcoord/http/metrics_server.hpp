@@ -38,8 +38,9 @@ struct metrics_server_options {
     /// (on the process's shared runtime). Passwords never appear in its answers.
     std::vector<endpoint> ready_endpoints;
     /// Pools that `/readyz` PINGs as well, shared with the service (the probe then borrows
-    /// the service's own connections). On a Cluster pool the PING goes to one master (that of
-    /// hash slot 0).
+    /// the service's own connections). A Cluster pool (or endpoint) is probed on every master
+    /// of the slot map it last learned, each through a pool of its own (master_pools); when
+    /// the map cannot be learned, through the cluster pool itself.
     std::vector<std::shared_ptr<connection_pool>> ready_pools;
     /// How long `/readyz` waits for every PONG: one deadline for all endpoints, which are
     /// PINGed at once. Must be > 0.

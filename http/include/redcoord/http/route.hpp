@@ -24,6 +24,11 @@ struct http_request {
     std::string query;   ///< What follows `?` in the target, undecoded; empty when none.
     std::string body;    ///< The request body (bounded by metrics_server_options).
     std::string host;    ///< The `Host` header as sent (`127.0.0.1:8080`); empty when absent.
+    /// Every header field as sent, in order, names in lower case (`authorization`, `origin`).
+    std::vector<std::pair<std::string, std::string>> headers;
+
+    /// The value of the first header field `name` (any case), or nothing when absent.
+    [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;
 
     /// The value of query parameter `name` (percent-decoded, `+` as space), or empty when the
     /// query does not name it.

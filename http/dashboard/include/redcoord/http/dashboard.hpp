@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// A read-only web dashboard of every redcoord primitive under a key prefix: one HTML page
-/// and a small script, embedded (no CDN, works offline), refreshed through JSON under `api/`.
+/// A web dashboard of every redcoord primitive under a key prefix: one HTML page and a small
+/// script, embedded (no CDN, works offline), refreshed through JSON under `api/`; read-only
+/// unless actions are turned on with a token (dashboard_options::allow_actions).
 /// Mount it on metrics_server next to `/metrics` (metrics_server_options::handlers), or serve
 /// it with `redcoord dashboard --listen 127.0.0.1:8080`.
 
@@ -49,9 +50,18 @@ struct dashboard_options {
     /// name of its own that resolves to loopback (DNS rebinding). Add the name a proxy or
     /// users reach the dashboard by.
     std::vector<std::string> allowed_hosts;
+    /// Serve the actions (retry, cancel or remove a job, clean a job state, pause or resume a
+    /// job queue, requeue a reliable queue's dead letters) under `api/actions/`. Off by
+    /// default: every action route then answers 403. Needs a non-empty `action_token`.
+    bool allow_actions = false;
+    /// The secret an action request must carry as `Authorization: Bearer <token>` (compared
+    /// in constant time). Never shown by the dashboard nor written to its log.
+    std::string action_token;
+    /// Largest action request body, in bytes; a larger one gets 413. > 0.
+    std::size_t max_action_body_bytes = 4096;
 };
 
-/// Serves the dashboard page and its JSON, read-only.
+/// Serves the dashboard page and its JSON, and, when enabled, the operator's actions.
 ///
 /// Routes (under `base_path`): the page (`""` and `index.html`), `app.js`, `app.css`, and
 /// `api/locks`, `api/elections`, `api/queues`, `api/jobs`, `api/barriers`, `api/limits`.
@@ -60,12 +70,31 @@ struct dashboard_options {
 /// prefix (a cursor per page, never KEYS; on a Redis Cluster every master is scanned in
 /// turn), and each is read with its part's inspect function (inspect_lock(),
 /// inspect_election(), inspect_queue(), inspect_jobs() with job_queue::list() and get(),
-/// inspect_barrier()); rate limiters and semaphores are listed by name (the limit part has no
-/// inspect function yet). A primitive that cannot be read (an ACL refusal) is listed with an
+/// inspect_barrier(), and for `api/limits` inspect_semaphore() (held, holders with fingerprint,
+/// count and lease left, waiters, fencing counter; the permit limit is not stored),
+/// inspect_rw_lock() (writer, readers, waiting writers and readers, fencing counter) and
+/// inspect_rate_limiter() (idle, time until full again; what is left depends on the rate, which
+/// is not stored); a sliding window limiter is listed by name). A primitive that cannot be
+/// read (an ACL refusal) is listed with an
 /// `error` instead of failing the page.
 ///
-/// Security: read-only (GET and HEAD only; anything else is 405); a `Host` that is neither
-/// `localhost`, an IP literal nor in `allowed_hosts` gets 403; lock tokens are never
+/// Actions (dashboard_options::allow_actions): `POST api/actions/<action>` with a form-encoded
+/// body, for `job/retry`, `job/cancel`, `job/remove` (`name`, `id`), `jobs/clean` (`name`,
+/// `state` completed|failed|dead, `older_than_ms`, `limit`), `jobs/pause`, `jobs/resume`
+/// (`name`) and `queue/requeue-dead` (`name`, `limit`; 0 or absent: all). Each runs one
+/// call of job_queue or reliable_queue and answers its outcome as JSON. A request must carry
+/// `Authorization: Bearer <action_token>` and the header `X-Redcoord-CSRF` with this
+/// process's CSRF token (random, made at construction, embedded in the page and answered by
+/// `GET api/actions`), and an `Origin` header, when sent, must name the `Host` it was sent to.
+/// Answers: 405 for a method other than POST (with actions off too), 403 when actions are off,
+/// the origin is foreign, or the token or the CSRF token is missing or wrong, 413 for a body
+/// over max_action_body_bytes, 400 for a bad parameter. With actions on, every POST to an
+/// action route, refused or run, is logged through the pool's runtime log sink (component
+/// `dashboard`: `action`, `name`, `id`, and `outcome` or `refused`; never a token).
+///
+/// Security: read-only unless actions are on (GET and HEAD only; anything else is 405); a
+/// `Host` that is neither `localhost`, an IP literal nor in `allowed_hosts` gets 403 (action
+/// routes included); lock tokens are never
 /// shown, only holder fingerprints (lock_holder_fingerprint()); every string in the JSON is
 /// escaped, `<`, `>` and `&` included, and cut at max_value_bytes; the page builds its DOM
 /// with `textContent` only and is served with a Content-Security-Policy that allows no inline
@@ -80,7 +109,8 @@ public:
     /// A dashboard of the primitives under `opts.prefix` on the server (Sentinel service, or
     /// Cluster) behind `pool`.
     /// @throws invalid_argument for a null pool, a `base_path` that does not start and end
-    ///         with `/`, or a zero size, count or interval.
+    ///         with `/`, a zero size, count or interval, or allow_actions without an
+    ///         action_token.
     explicit dashboard(std::shared_ptr<connection_pool> pool, dashboard_options opts = {});
     ~dashboard();
     dashboard(const dashboard&) = delete;
@@ -101,11 +131,12 @@ private:
     std::shared_ptr<impl> impl_;
 };
 
-/// What a read-only ACL user needs to serve the dashboard: what `redcoord inspect` reads of
-/// every part (lock_inspect_acl_needs() and the others, as `redcoord acl-rules --inspect`
-/// prints) plus SCAN for discovery. The lists of failed and dead jobs read each job through
-/// job_queue's get script, which these needs do not grant: under such a user each job queue
-/// shows its counts and a `jobs_error` instead of the lists.
+/// What a read-only ACL user needs to serve the dashboard's page and every `api/` route
+/// (`redcoord acl-rules --inspect` prints these): what `redcoord inspect` reads of every part
+/// (lock_inspect_acl_needs(), limit_inspect_acl_needs() and the others), SCAN for discovery,
+/// and ZRANGE, HGETALL, GET and ZSCORE for the lists of failed and dead jobs
+/// (job_queue::list() and the read-only script of job_queue::get()). Only commands that
+/// read: actions need the parts' own needs (jobs_acl_needs(), queue_acl_needs()).
 /// @param prefix the key prefix of the primitives shown (dashboard_options::prefix).
 /// @param db the database number the endpoint selects (SELECT is granted when it is not 0).
 [[nodiscard]] acl_needs dashboard_acl_needs(std::string_view prefix = "redcoord:", int db = 0);
