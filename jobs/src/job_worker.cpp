@@ -455,10 +455,13 @@ struct job_worker::state {
     // Runs a claimed job; returns its settlement.
     settlement run_job(const claimed& c) {
         std::stop_token stop;
+        std::optional<clock_type::time_point> deadline;
         {
             std::lock_guard lk(mu);
-            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token)
+            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token) {
                 stop = it->second.stop.get_token();
+                if (it->second.stop_at) deadline = *it->second.stop_at + opts.timeout_margin;
+            }
         }
         if (stop.stop_requested()) return unstarted(c);
         job_context ctx;
@@ -468,6 +471,7 @@ struct job_worker::state {
         ctx.max_attempts_ = c.options.max_attempts;
         ctx.priority_ = c.options.priority;
         ctx.stop_ = stop;
+        ctx.deadline_ = deadline;
         ctx.progress_ = [this, job = c.id, token = c.token](std::string_view progress) {
             return detail::job_progress_script()
                        .run(queue.pool(), {keys->base},

@@ -1,5 +1,6 @@
-// `redcoord jobs add|get|cancel|retry|remove|clean|list|stats|pause|resume NAME ...` over job_queue: the
-// producer's and the operator's side of a job queue (workers are programs: job_worker).
+// `redcoord jobs add|get|cancel|retry|remove|clean|list|stats|pause|resume NAME ...` over
+// job_queue: the producer's and the operator's side of a job queue (`jobs work`, the worker
+// side, is jobs_work.cpp).
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
@@ -306,9 +307,10 @@ int run_stats(context& ctx, const jobs_args& a) {
 void add_jobs_commands(CLI::App& app, context& ctx) {
     auto* jobs = app.add_subcommand(
         "jobs",
-        "Job queue: add, get, cancel, retry, remove, clean, list, stats, pause, resume (workers "
-        "are programs)");
+        "Job queue: add, get, cancel, retry, remove, clean, list, stats, pause, resume, and work "
+        "(run a command for each job)");
     jobs->require_subcommand(1);
+    add_jobs_work_command(*jobs, ctx);
     const auto make = [&](const std::string& verb, const std::string& help) {
         auto a = std::make_shared<jobs_args>();
         auto* sub = jobs->add_subcommand(verb, help);
