@@ -153,8 +153,12 @@ std::string run_job(work_state& w, job_context& c, milliseconds timeout_margin) 
         return n;
     };
 
+    // SIGTERM when less than this is left of the lease, as `lock` does with its TTL: renewals
+    // normally keep far more than that left.
+    const auto early = std::min(a.grace, a.lease / 4);
     supervise_options so;
     so.grace = a.grace;
+    so.early_window = early;
     so.stdio.fds = {stdin_file.fd, out.write_end.fd, err.write_end.fd, progress.write_end.fd};
     so.deadline_env = false;
     so.watch = {out.read_end.fd, err.read_end.fd, progress.read_end.fd};
@@ -170,17 +174,19 @@ std::string run_job(work_state& w, job_context& c, milliseconds timeout_margin) 
             a.command, std::move(env), nullptr, wake,
             [&] {
                 const auto now = clock_type::now();
+                const auto held = c.held_until();
                 if (why == job_stop::none) {
                     if (w.force_stop)
                         why = job_stop::drained;
                     else if (now >= term_at)
                         why = job_stop::timed_out;
-                    else if (c.stop_token().stop_requested())
+                    else if (c.stop_token().stop_requested() || !held || *held - now <= early)
                         why = c.deadline() && now >= *c.deadline() - timeout_margin
                                   ? job_stop::timed_out
                                   : job_stop::stopped;
                 }
-                return hold_state{why != job_stop::none, kill_at};
+                // The reaper SIGKILLs CMD at the lease's end even while this process is paused.
+                return hold_state{why != job_stop::none, held ? std::min(kill_at, *held) : kill_at};
             },
             so);
     } catch (const exec_failure& e) {

@@ -34,8 +34,14 @@ struct JobsWorkCli : ::testing::Test {
     }
 };
 
-// True when no process with `pid` exists any more (the worker reaps what it started).
-bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+// True when the process `pid` has ended: it no longer exists, or is a zombie (its parent, the
+// worker, may be paused and not reap it yet).
+bool gone(pid_t pid) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    const auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+}
 
 std::vector<pid_t> pids_in(const std::string& file) {
     std::vector<pid_t> out;
@@ -119,6 +125,29 @@ TEST_F(JobsWorkCli, TheJobsOwnTimeoutStopsCmdAndItIsRetried) {
     const auto started = pids_in(pids);
     ASSERT_EQ(started.size(), 2U);
     EXPECT_TRUE(eventually([&] { return gone(started[0]); }));
+    p.signal(SIGTERM);
+    EXPECT_EQ(p.wait_for(20s), std::optional<int>(0)) << p.output();
+}
+
+TEST_F(JobsWorkCli, ALeaseLostWhileTheWorkerIsPausedStopsCmdAtItsEnd) {
+    const std::string pids = dir.file("pids");
+    const auto id =
+        q.add("x", {.max_attempts = 2, .backoff = redcoord::backoff_policy::fixed(10ms)}).id;
+    // The first attempt ignores SIGTERM and never ends; the second completes.
+    auto p = work({"--lease", "1s", "--grace", "300ms"},
+                  "echo $$ >> " + pids +
+                      "; [ \"$REDCOORD_JOB_ATTEMPT\" = 2 ] && exit 0; "
+                      "trap '' TERM; exec sleep 1000");
+    ASSERT_TRUE(eventually([&] { return pids_in(pids).size() == 1; }, 30s)) << p.output();
+    // Paused, the worker renews nothing: its deadline reaper kills CMD when the lease ends,
+    // before another worker may take the job.
+    p.signal(SIGSTOP);
+    const pid_t first = pids_in(pids).at(0);
+    EXPECT_TRUE(eventually([&] { return gone(first); }, 15s));
+    p.signal(SIGCONT);
+    ASSERT_TRUE(eventually([&] { return in_state(id, redcoord::job_state::completed); }, 30s))
+        << p.output() << (job(id) ? job(id)->error : "");
+    EXPECT_EQ(job(id)->attempts, 2U);
     p.signal(SIGTERM);
     EXPECT_EQ(p.wait_for(20s), std::optional<int>(0)) << p.output();
 }

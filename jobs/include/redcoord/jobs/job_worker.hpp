@@ -49,6 +49,13 @@ public:
     [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> deadline() const noexcept {
         return deadline_;
     }
+    /// Until when this worker surely still holds the job, by the steady clock: the local bound
+    /// of its lease (job_worker_options::lease, less a drift allowance, from the send time of
+    /// the claim or of the last confirmed heartbeat). Each confirmed heartbeat moves it on;
+    /// past it, stop_token() fires and another worker may take the job. nullopt once the
+    /// bound has passed (the server may also take the job away sooner: stop_token() tells).
+    /// Thread-safe; takes the worker's lock, no I/O.
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> held_until() const;
     /// Stores `progress` with the job (job_info::progress; any bytes) and announces it
     /// (job_event_kind::progress). One round trip.
     /// @return false when this worker no longer holds the job.
@@ -62,6 +69,7 @@ private:
     friend class job_worker;
     job_context() = default;
     std::function<bool(std::string_view)> progress_;
+    std::function<std::optional<std::chrono::steady_clock::time_point>()> held_until_;
     std::string id_, payload_;
     unsigned attempt_ = 0, max_attempts_ = 0;
     int priority_ = 0;
