@@ -290,8 +290,10 @@ void add_jobs_work_command(CLI::App& jobs, context& ctx) {
         "completes the job, another status fails the attempt (retried per the job's back-off)\n"
         "with the status and the end of CMD's stderr as its error. Lines 'progress TEXT' written\n"
         "to descriptor 3 record the job's progress. When --timeout or the job's timeout passes,\n"
-        "the job is cancelled or its lease lost, CMD's group gets SIGTERM, then SIGKILL after\n"
-        "--grace (at the latest when the job's timeout ends), and the attempt fails.\n"
+        "the job is cancelled, or its lease is lost or comes within min(--grace, --lease/4) of\n"
+        "its end unrenewed, CMD's group gets SIGTERM, then SIGKILL after --grace (at the latest\n"
+        "when the lease or the job's timeout ends: a reaper process enforces that even while\n"
+        "redcoord is paused), and the attempt fails.\n"
         "SIGTERM/SIGINT drain: no new claims, running jobs finish (stopped after --drain, or at\n"
         "a second signal), then exit 0. A CMD that cannot be started ends the worker (126/127).\n"
         "With --json, 'working' and 'stopped' events are JSON lines on stderr.");
