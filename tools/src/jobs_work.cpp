@@ -10,6 +10,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_scheduler.hpp>
 #include <redcoord/jobs/job_worker.hpp>
 
 #include <fcntl.h>
@@ -38,6 +39,7 @@ struct work_args {
     milliseconds grace{5000};
     milliseconds drain{30000};
     milliseconds lease{10000};
+    bool scheduler = false;
     std::vector<std::string> command;
 };
 
@@ -225,6 +227,12 @@ int run_work(context& ctx, const work_args& a) {
     job_worker worker(
         queue, [&w, margin](job_context& c) { return run_job(w, c, margin); }, wo);
     worker.start();
+    // The queue's repeats (`jobs repeat`) are added by whichever scheduler leads.
+    std::optional<job_scheduler> scheduler;
+    if (a.scheduler) {
+        scheduler.emplace(queue);
+        scheduler->start();
+    }
     emit_event(ctx, json_object()
                         .add("event", "working")
                         .add("name", a.name)
@@ -252,6 +260,7 @@ int run_work(context& ctx, const work_args& a) {
         if (sig || clock_type::now() >= drain_end) w.force_stop = true;
     }
     stopper.join();
+    if (scheduler) scheduler->stop();
     const auto st = worker.stats();
     emit_event(ctx, json_object()
                         .add("event", "stopped")
@@ -282,6 +291,9 @@ void add_jobs_work_command(CLI::App& jobs, context& ctx) {
                  "On SIGTERM/SIGINT, how long running jobs may still take");
     add_duration(*sub, "--lease", a->lease,
                  "How long a claimed job stays this worker's without a heartbeat");
+    sub->add_flag("--scheduler", a->scheduler,
+                  "Also campaign to run the queue's scheduler, which adds the ticks of its "
+                  "repeats (jobs repeat)");
     sub->footer(
         "Each job runs CMD in its own process group, with the job's payload on stdin and\n"
         "REDCOORD_JOB_ID, REDCOORD_JOB_ATTEMPT (from 1), REDCOORD_JOB_QUEUE and, when the run is\n"
