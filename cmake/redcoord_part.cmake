@@ -1,4 +1,4 @@
-# redcoord_add_part(<part> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# redcoord_add_part(<part> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...] [LUA_EXPORTS <header>...])
 # Makes the library redcoord_<part> (alias redcoord::<part>; static, or shared with
 # BUILD_SHARED_LIBS) whose public headers are <part>/include/redcoord/<part>/*.hpp, spelled the
 # same in-tree and installed.
@@ -8,15 +8,16 @@
 # REDCOORD_EXPOSE_INTERNALS is on (see the top-level CMakeLists.txt).
 #
 # A part's Lua scripts are files <part>/src/lua/<name>.lua, embedded as
-# `redcoord::detail::<name>_lua` and declared in <redcoord_lua/<part>.hpp> (redcoord_lua.cmake).
+# `redcoord::detail::<name>_lua` and declared in <redcoord_lua/<part>.hpp> (redcoord_lua.cmake);
+# LUA_EXPORTS names the installed headers that declare the ones other parts use.
 include(${CMAKE_CURRENT_LIST_DIR}/redcoord_lua.cmake)
 
 function(redcoord_add_part part)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS;LUA_EXPORTS" ${ARGN})
   set(target redcoord_${part})
   set(lua_source "")
   if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/src/lua)
-    redcoord_embed_lua(${part} lua_source)
+    redcoord_embed_lua(${part} lua_source ${ARG_LUA_EXPORTS})
   endif()
   add_library(${target} ${ARG_SOURCES} ${lua_source})
   add_library(redcoord::${part} ALIAS ${target})
@@ -25,7 +26,7 @@ function(redcoord_add_part part)
                  BASE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/include FILES ${headers})
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   if(lua_source)
-    target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated/include)
+    target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated_lua/include)
   endif()
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)

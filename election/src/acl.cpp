@@ -1,13 +1,11 @@
+#include "election_scripts.hpp"
+
 #include <redcoord/core/script.hpp>
 #include <redcoord/election/acl.hpp>
 
 #include <vector>
 
 namespace redcoord {
-
-namespace detail {
-std::vector<const script*> election_scripts();  // master_selector.cpp
-}  // namespace detail
 
 acl_needs election_acl_needs(std::string_view prefix, int db) {
     acl_needs n = pubsub_acl_needs(false, db);

@@ -6,72 +6,30 @@
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/master_selector.hpp>
 
+#include "election_scripts.hpp"
 #include "round.hpp"
+
+#include <redcoord_lua/election.hpp>
 
 namespace redcoord {
 namespace {
 
-// KEYS[1] selector hash {round, holder, nonce, epoch}; KEYS[2] epoch counter.
-// ARGV[1] identity, ARGV[2] term in ms, ARGV[3] highest epoch the caller has seen,
-// ARGV[4] the caller's instance nonce, ARGV[5] the epoch counter's TTL in ms, ARGV[6] "1" when
-// the caller still relies on a lease from its last round (it continues its term), else "0".
-// Returns {is_holder, epoch, round, holder, new_term}.
-// Redis does not roll a script back on a runtime error, so the selector's expiry is set right
-// after the HINCRBY that may create it and before anything that can fail (a corrupt counter):
-// no error can leave a selector without expiry. Only the holder's own rounds push the expiry
-// out; others merely repair a missing one. The holder is the identity AND the nonce: a restarted
-// process (same identity, new nonce) waits for a new term and so gets a new epoch. A holder whose
-// local lease ran out has stepped down (its leader work stopped) although the selector still
-// names it for up to the drift: its win is a new term with a new epoch, so no two terms share
-// a fencing token.
+// One campaign round (election/src/lua/election_campaign.lua gives its keys, arguments and
+// reply). Redis does not roll a script back on a runtime error, so the selector's expiry is set
+// right after the HINCRBY that may create it and before anything that can fail (a corrupt
+// counter): no error can leave a selector without expiry. Only the holder's own rounds push the
+// expiry out; others merely repair a missing one. The holder is the identity AND the nonce: a
+// restarted process (same identity, new nonce) waits for a new term and so gets a new epoch. A
+// holder whose local lease ran out has stepped down (its leader work stopped) although the
+// selector still names it for up to the drift: its win is a new term with a new epoch, so no
+// two terms share a fencing token.
 // A new epoch is the largest of the counter + 1, the server clock in microseconds and the
 // caller's floor + 1, so epochs keep increasing after the counter expired or was lost; they
 // stay below 2^53, where Lua numbers stop being exact.
-const script campaign_script(R"lua(
-local round = redis.call('HINCRBY', KEYS[1], 'round', 1)
-local f = redis.call('HMGET', KEYS[1], 'holder', 'epoch', 'nonce')
-local fresh = round == 1 or not f[1]
-local ours = f[1] == ARGV[1] and f[3] == ARGV[4]
-if ours and ARGV[6] ~= '1' then fresh = true end
-if fresh or ours or redis.call('PTTL', KEYS[1]) < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-if fresh then
-  local stored = redis.call('GET', KEYS[2])
-  local last = 0
-  if stored then
-    last = tonumber(stored)
-    if not last then return redis.error_reply('ERR election epoch counter is not an integer: ' .. KEYS[2]) end
-  end
-  local now = redis.call('TIME')
-  local epoch = math.max(last + 1, tonumber(now[1]) * 1000000 + tonumber(now[2]), tonumber(ARGV[3]) + 1)
-  if epoch >= 9007199254740992 then
-    return redis.error_reply('ERR election epoch would reach 2^53: ' .. KEYS[2])
-  end
-  local text = string.format('%d', epoch)
-  redis.call('SET', KEYS[2], text, 'PX', ARGV[5])
-  redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'nonce', ARGV[4], 'epoch', text)
-  return {1, epoch, round, ARGV[1], 1}
-end
-local epoch = tonumber(f[2]) or 0
-if ours then
-  redis.call('PEXPIRE', KEYS[2], ARGV[5])
-  return {1, epoch, round, f[1], 0}
-end
-return {0, epoch, round, f[1], 0}
-)lua");
+const script campaign_script(detail::election_campaign_lua);
 
-// KEYS[1] selector; ARGV[1] identity, ARGV[2] handoff channel, ARGV[3] instance nonce.
-const script resign_script(R"lua(
-local f = redis.call('HMGET', KEYS[1], 'holder', 'nonce')
-if f[1] == ARGV[1] and f[2] == ARGV[3] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
-  return 1
-end
-return 0
-)lua",
-                           cluster_publish::sharded);
+// The holder resigns: election/src/lua/election_resign.lua.
+const script resign_script(detail::election_resign_lua, cluster_publish::sharded);
 
 // The campaign script on one node through fan_out(): connect, send and reply all end by
 // `within`, so a stalled or unreachable server costs the caller at most that (a connect still

@@ -61,4 +61,17 @@ const script& rwlock_leave_script() {
     return s;
 }
 
+std::vector<const script*> limit_scripts() {
+    return {&gcra_script(),
+            &window_log_script(),
+            &semaphore_acquire_script(),
+            &semaphore_release_script(),
+            &semaphore_extend_script(),
+            &rwlock_read_script(),
+            &rwlock_write_script(),
+            &rwlock_release_script(),
+            &rwlock_extend_script(),
+            &rwlock_leave_script()};
+}
+
 }  // namespace redcoord::detail

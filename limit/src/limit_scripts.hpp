@@ -3,6 +3,8 @@
 
 #include <redcoord/core/script.hpp>
 
+#include <vector>
+
 namespace redcoord::detail {
 
 // gcra.lua: KEYS[1] the TAT; ARGV interval us, burst, cost.
@@ -26,5 +28,8 @@ const script& rwlock_release_script();
 const script& rwlock_extend_script();
 // rwlock_leave.lua: KEYS readers, intents, waiting; ARGV waiter id. Publishes.
 const script& rwlock_leave_script();
+
+// All of the above: for the test that loads every script on a server.
+std::vector<const script*> limit_scripts();
 
 }  // namespace redcoord::detail

@@ -7,10 +7,7 @@ namespace redcoord {
 
 acl_needs lock_acl_needs(std::string_view prefix, int db) {
     acl_needs n = pubsub_acl_needs(false, db);
-    for (const script* s : {&detail::acquire_script(), &detail::release_script(),
-                            &detail::extend_script(), &detail::fair_acquire_script(),
-                            &detail::fair_release_script(), &detail::fair_leave_script()})
-        n.allow_script(*s);
+    for (const script* s : detail::lock_scripts()) n.allow_script(*s);
     n.allow_commands({"wait"});
     n.key_patterns.push_back(prefixed_pattern(prefix, "lock:*"));
     n.channel_patterns.push_back(prefixed_pattern(prefix, "lock:*"));

@@ -14,15 +14,14 @@
 #include <redcoord/core/script.hpp>
 
 #include <string_view>
+#include <vector>
 
 namespace redcoord::detail {
 
-// next_fence_lua (prepended to the acquire scripts of every lock kind) comes from
-// <redcoord/core/detail/fence_lua.hpp>: semaphores share its counter rule.
-
-// Lua shared by every script that deletes a holding: notify_release(token) publishes on
-// `KEYS[1]:released` and drops the notice when a waiter asked for the release of `token`.
-extern const char* const release_notice_lua;
+// The sources are the files lock/src/lua/lock_*.lua (each one's header gives its keys,
+// arguments and reply). Every script that deletes a holding starts with the fragment
+// lock_release_notice.lua; the acquire scripts of every lock kind start with core's
+// next_fence.lua (<redcoord/core/detail/fence_lua.hpp>), which the semaphores share.
 
 // KEYS[1] lock key, KEYS[2] fencing counter, with fairness KEYS[3] turn key and KEYS[4]
 // waiting key; ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] what a refusal reports: "1" when
@@ -85,5 +84,9 @@ const script& release_script();
 // (and the notice a waiter asked for on it). Returns 1 when extended, 0 when the key is no
 // longer ours.
 const script& extend_script();
+
+// Every script of the lock part (these and fair_scripts.hpp's): for the ACL rules and the test
+// that loads every script on a server.
+std::vector<const script*> lock_scripts();
 
 }  // namespace redcoord::detail

@@ -8,11 +8,7 @@ acl_needs queue_acl_needs(std::string_view prefix, int db) {
     acl_needs n = connection_acl_needs(db);
     n.allow_commands({"lpush", "rpop", "lpop", "brpop", "blpop", "llen", "lmove", "blmove", "lrem",
                       "lrange", "multi", "sadd", "set", "exec", "wait"});
-    for (const script* s : {&detail::queue_pop_script(), &detail::queue_register_script(),
-                            &detail::queue_nack_script(), &detail::queue_recover_script(),
-                            &detail::queue_release_script(), &detail::queue_retire_idle_script(),
-                            &detail::queue_requeue_dead_script(), &detail::queue_stats_script()})
-        n.allow_script(*s);
+    for (const script* s : detail::queue_scripts()) n.allow_script(*s);
     n.key_patterns.push_back(prefixed_pattern(prefix, "queue:*"));
     return n;
 }

@@ -6,6 +6,8 @@
 
 #include <redcoord/core/script.hpp>
 
+#include <vector>
+
 namespace redcoord::detail {
 
 const script& queue_pop_script();          // renew the lease, then LMOVE
@@ -16,5 +18,8 @@ const script& queue_release_script();      // reclaim this consumer's list and u
 const script& queue_retire_idle_script();  // unregister a consumer whose list is empty
 const script& queue_requeue_dead_script();
 const script& queue_stats_script();
+
+// All of the above: for the ACL rules and the test that loads every script on a server.
+std::vector<const script*> queue_scripts();
 
 }  // namespace redcoord::detail

@@ -1,21 +1,20 @@
+#include "signaling_scripts.hpp"
+
 #include <redcoord/core/script.hpp>
 #include <redcoord/signaling/acl.hpp>
 
 namespace redcoord {
 
 namespace detail {
-const script& unicast_lua();         // signal_hub.cpp
-const script& barrier_lua();         // barrier.cpp
-const script& double_barrier_lua();  // double_barrier.cpp
-const script& latch_lua();           // latch.cpp
+std::vector<const script*> signaling_scripts() {
+    return {&unicast_script(), &barrier_script(), &double_barrier_script(), &latch_script()};
+}
 }  // namespace detail
 
 acl_needs signaling_acl_needs(std::string_view prefix, const std::vector<std::string>& channels,
                               int db) {
     acl_needs n = pubsub_acl_needs(true, db);
-    for (const script* s : {&detail::unicast_lua(), &detail::barrier_lua(),
-                            &detail::double_barrier_lua(), &detail::latch_lua()})
-        n.allow_script(*s);
+    for (const script* s : detail::signaling_scripts()) n.allow_script(*s);
     n.allow_commands({"publish", "set", "get"});
     for (std::string_view kind : {"barrier:*", "double_barrier:*", "latch:*"}) {
         n.key_patterns.push_back(prefixed_pattern(prefix, kind));

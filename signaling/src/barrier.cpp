@@ -2,11 +2,14 @@
 #include "hub_core.hpp"
 #include "party.hpp"
 
+#include "signaling_scripts.hpp"
+
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/signaling/barrier.hpp>
+#include <redcoord_lua/signaling.hpp>
 
 #include <thread>
 
@@ -14,69 +17,17 @@ namespace redcoord {
 
 namespace {
 
-// KEYS: state hash, arrivals zset, passed zset. ARGV: member, parties (0: any), lease ms,
-// channel, envelope header, mode (arrive | refresh | withdraw | count | reset | force), generation the
-// member arrived in, passed-member retention ms, idle TTL ms.
-// Returns {code, generation, arrivals} with a detail::phase_code. Server time (TIME) scores
+// signaling/src/lua/barrier_phase.lua after the party fragment. Server time (TIME) scores
 // the leases, so all lease math happens on one clock. A member whose generation moved on is
-// told it passed only when the passed set names it: a lapsed, uncounted member
-// and a member of a reset barrier get `lost`.
-const script barrier_script(std::string(detail::party_script_preamble) + R"lua(
-local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
-local mode = ARGV[6]
-if mode == 'count' then
-  return {0, gen, redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')}
-end
-if mode == 'reset' then
-  local live = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-  if live > 0 then return {0, gen, live} end
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  return {1, 0, 0}
-end
-if mode == 'force' then
-  -- The members inside must learn that they were dropped: their generation moves on while
-  -- the passed set (deleted) does not name them, which reads as `lost`, and the publish wakes
-  -- them now rather than at their next refresh. The party count goes, so any count may start
-  -- the barrier afresh.
-  local live = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  if live == 0 then return {1, 0, 0} end
-  redis.call('HSET', KEYS[1], 'gen', gen + 1)
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[9]))
-  redis.call('PUBLISH', ARGV[4], ARGV[5] .. tostring(gen + 1))
-  return {1, gen + 1, live}
-end
-if mode ~= 'arrive' and gen ~= tonumber(ARGV[7]) then
-  local until_ms = redis.call('ZSCORE', KEYS[3], ARGV[1])
-  if until_ms and tonumber(until_ms) > now then return {1, gen, 0} end
-  return {3, gen, 0}
-end
-local n = live()
-if mode == 'withdraw' then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return {0, gen, n}
-end
-n = join(tonumber(ARGV[9]))
-if n >= parties then
-  local keep = tonumber(ARGV[8])
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-    redis.call('ZADD', KEYS[3], now + keep, m)
-  end
-  redis.call('PEXPIRE', KEYS[3], keep)
-  redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[1], 'gen', gen + 1)
-  redis.call('PUBLISH', ARGV[4], ARGV[5] .. tostring(gen + 1))
-  return {1, gen, n}
-end
-return {0, gen, n}
-)lua",
-                            cluster_publish::sharded);
+// told it passed only when the passed set names it: a lapsed, uncounted member and a member
+// of a reset barrier get `lost`.
+const script phase_script(std::string(detail::party_lua) + detail::barrier_phase_lua,
+                          cluster_publish::sharded);
 
 }  // namespace
 
 namespace detail {
-const script& barrier_lua() { return barrier_script; }
+const script& barrier_script() { return phase_script; }
 
 barrier_keys make_barrier_keys(std::string_view prefix, std::string_view name) {
     return {make_key(prefix, "barrier", name), make_key(prefix, "barrier", name, "arrived"),
@@ -111,7 +62,7 @@ barrier::barrier(signal_hub& hub, std::string name, std::size_t parties, barrier
 detail::phase_reply barrier::run(const std::string& member, std::size_t parties, const char* mode,
                                  std::uint64_t gen) {
     return detail::run_phase(
-        barrier_script, hub_.master(), {state_key_, arrived_key_, passed_key_},
+        phase_script, hub_.master(), {state_key_, arrived_key_, passed_key_},
         {member, std::to_string(parties), std::to_string(opts_.arrival_lease.count()), channel_,
          hub_.envelope({}), mode, std::to_string(gen),
          std::to_string(detail::passed_retention(opts_).count()),

@@ -1,7 +1,10 @@
 #include "party.hpp"
 
+#include "signaling_scripts.hpp"
+
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/runtime.hpp>
+#include <redcoord_lua/signaling.hpp>
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/keys.hpp>
@@ -13,88 +16,24 @@ namespace redcoord {
 
 namespace {
 
-// KEYS: state hash, members zset. ARGV: member, parties (0: any), lease ms, channel, envelope
-// header, mode, round the member entered in, idle TTL ms. Modes: enter | refresh | withdraw
-// (entering), keep (heartbeat while inside), leave | check (leaving), reset.
-// Returns {code, round, count} with a detail::phase_code. Leases are scored in server time
-// (TIME). Every mode drops members whose lease ran out, in the ready phase too, so a dead
-// member cannot keep a round open; a member is told it is inside only while the
-// members set names it.
-const script double_barrier_script(std::string(detail::party_script_preamble) + R"lua(
-local round = tonumber(redis.call('HGET', KEYS[1], 'round') or '0')
-local ready = redis.call('HGET', KEYS[1], 'ready') == '1'
-local mode = ARGV[6]
-local mine = tonumber(ARGV[7])
-local idle = tonumber(ARGV[8])
-local function end_round()
-  redis.call('HSET', KEYS[1], 'round', round + 1, 'ready', '0')
-  redis.call('PEXPIRE', KEYS[1], idle)
-  redis.call('PUBLISH', ARGV[4], ARGV[5] .. 'empty')
-end
-if mode == 'reset' then
-  local n = live()
-  if n > 0 then return {0, round, n} end
-  redis.call('DEL', KEYS[1], KEYS[2])
-  return {1, 0, 0}
-end
-if mode == 'leave' or mode == 'check' then
-  if round ~= mine or not ready then
-    if mode == 'leave' then return {3, round, 0} end
-    return {1, round, 0}
-  end
-  local was = 1
-  if mode == 'leave' then was = redis.call('ZREM', KEYS[2], ARGV[1]) end
-  local n = live()
-  if n == 0 then end_round() else touch(idle) end
-  if was == 0 then return {3, round, n} end
-  if n == 0 then return {1, round, 0} end
-  return {0, round, n}
-end
-if ready then
-  if mode == 'enter' then
-    local n = live()
-    if n > 0 then return {2, round, n} end
-    end_round()
-    round = round + 1
-  else
-    if round ~= mine or not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {3, round, 0} end
-    if mode == 'keep' then
-      redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[3]), ARGV[1])
-      touch(idle)
-    end
-    return {1, round, 0}
-  end
-elseif mode ~= 'enter' and round ~= mine then
-  return {3, round, 0}
-elseif mode == 'keep' then
-  return {3, round, 0}
-end
-local n = live()
-if mode == 'withdraw' then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return {0, round, n}
-end
-n = join(idle)
-if n >= parties then
-  redis.call('HSET', KEYS[1], 'ready', '1')
-  redis.call('PUBLISH', ARGV[4], ARGV[5] .. 'ready')
-  return {1, round, n}
-end
-return {0, round, n}
-)lua",
-                                   cluster_publish::sharded);
+// signaling/src/lua/double_barrier_phase.lua after the party fragment. Leases are scored in
+// server time (TIME). Every mode drops members whose lease ran out, in the ready phase too, so
+// a dead member cannot keep a round open; a member is told it is inside only while the members
+// set names it.
+const script phase_script(std::string(detail::party_lua) + detail::double_barrier_phase_lua,
+                          cluster_publish::sharded);
 
 }  // namespace
 
 namespace detail {
-const script& double_barrier_lua() { return double_barrier_script; }
+const script& double_barrier_script() { return phase_script; }
 }  // namespace detail
 
 struct double_barrier::phase {
     // One run of the script; `any_parties` skips the party-count check (reset).
     static detail::phase_reply run(double_barrier& b, const char* mode, bool any_parties = false) {
         return detail::run_phase(
-            double_barrier_script, b.hub_.master(), {b.state_key_, b.members_key_},
+            phase_script, b.hub_.master(), {b.state_key_, b.members_key_},
             {b.member_, any_parties ? "0" : std::to_string(b.parties_),
              std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
              std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())},

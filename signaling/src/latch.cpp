@@ -1,33 +1,21 @@
 #include "party.hpp"
 
+#include "signaling_scripts.hpp"
+
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/snapshot.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/signaling/latch.hpp>
+#include <redcoord_lua/signaling.hpp>
 
 namespace redcoord {
 
 namespace {
-// KEYS: count key. ARGV: decrement, channel, envelope header, TTL ms. Returns the count left,
-// or an error when the latch does not exist. Counts stay <= 2^53 (checked by the caller), so
-// the Lua doubles and the integer text Redis writes for them are exact.
-const script count_down_script(R"lua(
-local v = redis.call('GET', KEYS[1])
-if not v then return redis.error_reply('ERR latch does not exist') end
-v = tonumber(v)
-if v <= 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  return 0
-end
-v = v - tonumber(ARGV[1])
-if v < 0 then v = 0 end
-redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
-if v == 0 then redis.call('PUBLISH', ARGV[2], ARGV[3] .. 'open') end
-return v
-)lua",
-                               cluster_publish::sharded);
+// signaling/src/lua/latch_count_down.lua. Counts stay <= 2^53 (checked by the caller), so the
+// Lua doubles and the integer text Redis writes for them are exact.
+const script count_down_script(detail::latch_count_down_lua, cluster_publish::sharded);
 
 void check_count(std::uint64_t n, const char* what) {
     if (n > latch_max_count)
@@ -37,7 +25,7 @@ void check_count(std::uint64_t n, const char* what) {
 }  // namespace
 
 namespace detail {
-const script& latch_lua() { return count_down_script; }
+const script& latch_script() { return count_down_script; }
 }  // namespace detail
 
 latch::latch(signal_hub& hub, std::string name, std::uint64_t count, latch_options opts)

@@ -20,40 +20,10 @@
 
 namespace redcoord::detail {
 
-// The opening of the barrier and double_barrier scripts (KEYS[1] the state hash, KEYS[2] the
-// members' leases, ARGV[1] the member, ARGV[2] the party count, ARGV[3] the lease in ms).
-//
-// Preamble: server time in ms as `now`, `parties`, and a refusal when the stored party count
-// differs. One clock (the server's) scores every lease. ARGV[2] = 0 (count, reset) works on
-// whatever party count is stored.
-//
-// Membership leases: KEYS[2] scores each member with the server time its lease ends.
-// live() drops the lapsed ones and counts the rest; touch(idle) renews the idle TTL of the
-// state and the leases; join() starts or renews ARGV[1]'s lease, records the party count of
-// a new barrier and returns how many are live.
-inline constexpr std::string_view party_script_preamble = R"lua(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local parties = tonumber(ARGV[2])
-local stored = redis.call('HGET', KEYS[1], 'parties')
-if stored and parties > 0 and tonumber(stored) ~= parties then
-  return redis.error_reply('ERR barrier parties mismatch: it has ' .. stored)
-end
-local function live()
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  return redis.call('ZCARD', KEYS[2])
-end
-local function touch(idle)
-  redis.call('PEXPIRE', KEYS[1], idle)
-  redis.call('PEXPIRE', KEYS[2], idle)
-end
-local function join(idle)
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
-  if not stored then redis.call('HSET', KEYS[1], 'parties', parties) end
-  touch(idle)
-  return redis.call('ZCARD', KEYS[2])
-end
-)lua";
+// The opening of the barrier and double_barrier scripts is the fragment
+// signaling/src/lua/party.lua: server time in ms as `now` (one clock, the server's, scores
+// every lease), `parties`, a refusal when the stored party count differs, and the membership
+// leases (live, touch, join).
 
 /// Status codes of the barrier and double_barrier scripts.
 enum phase_code : int {

@@ -1,10 +1,13 @@
 #include "hub_core.hpp"
 
+#include "signaling_scripts.hpp"
+
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/bytes.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/token.hpp>
+#include <redcoord_lua/signaling.hpp>
 
 #include <algorithm>
 #include <map>
@@ -24,18 +27,7 @@ namespace {
 // skipped. ARGV[5] is the PUBSUB subcommand: CHANNELS, or SHARDCHANNELS on a cluster, where the
 // script runs on the shard of KEYS[1] (the unicast prefix, whose hash tag `{channel}` every
 // waiter channel shares) and, as cluster_publish::sharded, publishes with SPUBLISH.
-const script unicast_script(R"lua(
-local channels = redis.call('PUBSUB', ARGV[5], ARGV[1] .. '*')
-local want = tonumber(ARGV[4])
-local picked = {}
-for _, c in ipairs(channels) do
-  if #c == want then picked[#picked + 1] = c end
-end
-if #picked == 0 then return 0 end
-local index = math.floor(tonumber(ARGV[2])) % #picked + 1
-return redis.call('PUBLISH', picked[index], ARGV[3])
-)lua",
-                            cluster_publish::sharded);
+const script unicast_publish(detail::unicast_publish_lua, cluster_publish::sharded);
 
 constexpr std::size_t waiter_id_length = 16;
 
@@ -79,7 +71,7 @@ std::chrono::microseconds spin_for(std::chrono::microseconds spin,
 }  // namespace
 
 namespace detail {
-const script& unicast_lua() { return unicast_script; }
+const script& unicast_script() { return unicast_publish; }
 }  // namespace detail
 
 // ---- waiter ----
@@ -205,9 +197,9 @@ bool signal_hub::unicast(std::string_view channel, std::string_view payload) {
     // On a cluster every waiter channel of `channel` hashes by the tag `{channel}` of the
     // prefix: the shard that serves the prefix's slot lists them all (SHARDCHANNELS).
     auto r = core_->pool.where().is_cluster()
-                 ? unicast_script.run(core_->pool, {prefix},
-                                      {pattern, index, wire, length, "SHARDCHANNELS"})
-                 : unicast_script.run(core_->pool, {}, {pattern, index, wire, length, "CHANNELS"});
+                 ? unicast_publish.run(core_->pool, {prefix},
+                                       {pattern, index, wire, length, "SHARDCHANNELS"})
+                 : unicast_publish.run(core_->pool, {}, {pattern, index, wire, length, "CHANNELS"});
     return r.integer() > 0;
 }
 

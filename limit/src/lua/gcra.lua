@@ -4,6 +4,7 @@
 -- ARGV[1]  emission interval in microseconds (period / rate; may be fractional)
 -- ARGV[2]  burst: how many cost-1 requests may pass at once from idle
 -- ARGV[3]  cost of this request (1 <= cost <= burst)
+-- Cost     O(1)
 -- Reply    {allowed 1|0, remaining, retry_after us, reset_after us}
 -- The TAT is kept as whole microseconds plus a fraction, and the arithmetic runs on its lead
 -- over now: a double holding the TAT itself (~1.7e15 us) would round each step to a quarter

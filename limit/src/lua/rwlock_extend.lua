@@ -2,6 +2,7 @@
 -- (see rw_engine.hpp).
 -- KEYS[1]  readers, KEYS[2] the writer (as rwlock_read.lua)
 -- ARGV[1]  token, ARGV[2] 'r' or 'w', ARGV[3] ttl in ms
+-- Cost     O(log readers)
 -- Reply    1 when extended, 0 when the hold was lost
 local ttl = tonumber(ARGV[3])
 if ARGV[2] == 'w' then

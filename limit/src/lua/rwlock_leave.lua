@@ -2,6 +2,7 @@
 -- a withdrawn intent may let the waiting readers in, so they are told.
 -- KEYS[1]  readers (for the channel), KEYS[2] the intents, KEYS[3] the waiting readers
 -- ARGV[1]  the waiter id
+-- Cost     O(log waiters)
 -- Reply    1 when an intent was withdrawn, else 0
 local intent = redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

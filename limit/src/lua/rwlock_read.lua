@@ -12,6 +12,7 @@
 -- ARGV[1]  token, ARGV[2] ttl in ms, ARGV[3] the caller's waiter id ("" when it will not
 --          wait), ARGV[4] its longest sleep in ms, ARGV[5] the grace in ms its entry outlives
 --          its sleep
+-- Cost     O(log readers), plus lapsed leases dropped
 -- Reply    {1, fencing token, readers} when acquired;
 --          {0, ms until what refuses it ends (0: unknown), readers} when refused
 local t = redis.call('TIME')

@@ -3,6 +3,7 @@
 --          rwlock_read.lua); while KEYS[3] or KEYS[4] exists, a release publishes on
 --          KEYS[1] .. ':released'
 -- ARGV[1]  token, ARGV[2] 'r' for a share, 'w' for the exclusive hold
+-- Cost     O(log readers)
 -- Reply    1 when it was still held, 0 when its lease had ended (or another writer holds)
 local removed = 0
 if ARGV[2] == 'r' then

@@ -1,9 +1,11 @@
 -- rw_lock: take the exclusive hold (the writer's lease); limit/src/rw_engine.hpp is the same
 -- decision, tested without a server: keep the two in step. Prepended at load time:
 -- next_fence(ttl) from <redcoord/core/detail/fence_lua.hpp>.
--- KEYS     as rwlock_read.lua: readers, fencing counter, writer, intents, waiting readers
+-- KEYS[1]  readers   KEYS[2]  fencing counter   KEYS[3]  writer   KEYS[4]  intents
+-- KEYS[5]  waiting readers (all as rwlock_read.lua)
 -- ARGV[1]  token, ARGV[2] ttl in ms, ARGV[3] the caller's waiter id ("" when it will not
 --          wait), ARGV[4] its longest sleep in ms, ARGV[5] the grace in ms
+-- Cost     O(log readers), plus lapsed leases dropped
 -- Reply    {1, fencing token, 0} when acquired;
 --          {0, ms until what refuses it ends (0: unknown), readers} when refused
 -- A refused caller that waits (re)registers its intent, which refuses new readers; the entry

@@ -9,6 +9,7 @@
 -- ARGV[1]  token, ARGV[2] n, ARGV[3] permits (the semaphore's N), ARGV[4] ttl in ms,
 -- ARGV[5]  the caller's waiter id ("" when it will not wait), ARGV[6] its longest sleep in ms,
 -- ARGV[7]  the grace in ms its entry outlives its sleep
+-- Cost     O(n log holders), plus lapsed leases dropped
 -- Reply    {1, fencing token, permits held} when acquired;
 --          {0, ms until enough leases end (0: none awaited), permits held} when refused
 -- No barging: a caller that is not queued leaves a free permit for each queued waiter, so a

@@ -3,6 +3,7 @@
 -- KEYS[1]  holders (see semaphore_acquire.lua)
 -- KEYS[2]  the waiting flag (as semaphore_release.lua)
 -- ARGV[1]  token, ARGV[2] n, ARGV[3] ttl in ms
+-- Cost     O(n log holders)
 -- Reply    1 when extended, 0 when the holding was lost
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])

@@ -6,6 +6,7 @@
 -- ARGV[1]  limit (>= 1)
 -- ARGV[2]  window in microseconds (> 0)
 -- ARGV[3]  cost of this request (1 <= cost <= limit)
+-- Cost     O(log units + cost), plus the units that left the window dropped
 -- Reply    {allowed 1|0, remaining, retry_after us, reset_after us}
 -- A unit admitted at s counts while now < s + window. Both keys expire a window after the
 -- last admission, so an idle limiter leaves no key.

@@ -14,6 +14,7 @@ namespace redcoord::detail {
 // life's first TIME plus one per acquisition, and a script takes more than a microsecond), so
 // tokens keep increasing across its expiry unless the server's clock is set back meanwhile.
 // Tokens stay below 2^53 (exact in Lua) until the year 2255. Prepend it to a script's source.
+// The source is core/src/lua/next_fence.lua.
 extern const char* const next_fence_lua;
 
 }  // namespace redcoord::detail
