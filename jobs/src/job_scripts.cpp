@@ -90,4 +90,13 @@ const script& job_tick_script() {
     return s;
 }
 
+std::vector<const script*> jobs_scripts() {
+    return {&job_add_script(),           &job_claim_script(),       &job_settle_script(),
+            &job_heartbeat_script(),     &job_progress_script(),    &job_cancel_script(),
+            &job_retry_script(),         &job_get_script(),         &job_remove_script(),
+            &job_clean_script(),         &job_pause_script(),       &job_repeat_set_script(),
+            &job_repeat_remove_script(), &job_repeat_list_script(), &job_tick_script(),
+            &jobs_inspect_script()};
+}
+
 }  // namespace redcoord::detail

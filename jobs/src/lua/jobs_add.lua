@@ -1,4 +1,4 @@
--- jobs_add: adds jobs (format 1, docs/jobs-wire.md); a known id adds nothing (dedup).
+-- Adds jobs (format 1, docs/jobs-wire.md); a known id adds nothing (dedup).
 -- Runs after jobs_prelude.lua.
 -- KEYS[1]  the queue's base key `<prefix>jobs:{<name>}`
 -- ARGV[1]  the wake channel `<base>:wake` (published once when any job was added)
@@ -7,7 +7,7 @@
 --   jitter", kind `e` exponential or `f` fixed); timeout ms ('0': none); delay ms; run-at
 --   epoch ms ('0': none, else overrides the delay); deadline ms from now ('0': none)
 -- Reply    per job two entries: 1 (added) | 0 (an earlier job with this id exists), its state
--- Complexity O(n log N) for n jobs on a queue of N.
+-- Cost     O(n log N) for n jobs on a queue of N.
 local out = {}
 local now = now_ms()
 local woke = false

@@ -1,9 +1,9 @@
--- jobs_cancel: a waiting or delayed job fails at once; an active one is flagged (`cancel` 1)
+-- A waiting or delayed job fails at once; an active one is flagged (`cancel` 1)
 -- and its id published on the cancel channel, so its worker stops it.
 -- KEYS[1]  the queue's base key
 -- ARGV[1]  job id   ARGV[2]  cancel channel `<base>:cancel`
 -- Reply    the state the job was in, or false for no such job
--- Complexity O(log N).
+-- Cost     O(log N).
 local k = jk(ARGV[1])
 local state = redis.call('HGET', k, 'state')
 if not state then return false end

@@ -1,9 +1,9 @@
--- jobs_clean: deletes finished jobs of one state that finished at least `age` ago (their
+-- Deletes finished jobs of one state that finished at least `age` ago (their
 -- index score), oldest first, with their results.
 -- KEYS[1]  the queue's base key
 -- ARGV[1]  state ('completed' | 'failed' | 'dead')   ARGV[2]  age ms   ARGV[3]  at most (<= 1000)
 -- Reply    how many were deleted
--- Complexity O(n log N) for n deleted.
+-- Cost     O(n log N) for n deleted.
 local index = base .. ':' .. ARGV[1]
 local ids = redis.call('ZRANGEBYSCORE', index, '-inf', int(now_ms() - tonumber(ARGV[2])),
                        'LIMIT', 0, tonumber(ARGV[3]))

@@ -1,4 +1,4 @@
--- jobs_heartbeat: extends the visibility of a worker's held jobs to min(now + lease, the
+-- Extends the visibility of a worker's held jobs to min(now + lease, the
 -- job's timeout end). A lapsed lease is not renewed: it is the next claim's to take back
 -- (the worker has fired the job's stop token by then, and a heartbeat that waited out a pause
 -- in a socket buffer would otherwise make the job its own again).
@@ -6,7 +6,7 @@
 -- ARGV[1]  lease ms, then pairs ARGV[i] job id, ARGV[i+1] claim token
 -- Reply    per pair: 1 held, 0 lost (reclaimed, settled elsewhere, lease lapsed), 2 held but
 --          cancelled (stop it)
--- Complexity O(n log N) for n pairs.
+-- Cost     O(n log N) for n pairs.
 local now = now_ms()
 local out = {}
 for i = 2, #ARGV, 2 do

@@ -1,11 +1,11 @@
--- jobs_inspect: one queue at a glance for `redcoord inspect jobs`. Reads only; self-contained
+-- One queue at a glance for `redcoord inspect jobs`. Reads only; self-contained
 -- (no jobs_prelude.lua).
 -- KEYS[1]  the queue's base key `<prefix>jobs:{<name>}`
 -- KEYS[2]  its scheduler election's selector hash (same hash tag)
 -- Reply    {server ms, {counts: waiting, delayed, active, completed, failed, dead}, the first
 --           waiting job's added ms or false, scheduler holder or false, epoch or false,
 --           {{name, every, cron, zone, missed, last}...}, 1 when paused else 0}
--- Complexity O(R) for R repeats (ZCARDs are O(1)).
+-- Cost     O(R) for R repeats (ZCARDs are O(1)).
 local base = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

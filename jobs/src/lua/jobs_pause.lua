@@ -1,9 +1,9 @@
--- jobs_pause: pauses or resumes claims: `<base>:paused` exists while paused.
+-- Pauses or resumes claims: `<base>:paused` exists while paused.
 -- KEYS[1]  the queue's base key
 -- ARGV[1]  '1' pause, '0' resume
 -- ARGV[2]  the wake channel (published on resume, so idle workers claim at once)
 -- Reply    1 when the state changed, 0 when it already was so
--- Complexity O(1).
+-- Cost     O(1).
 if ARGV[1] == '1' then
   return redis.call('SET', base .. ':paused', '1', 'NX') and 1 or 0
 end

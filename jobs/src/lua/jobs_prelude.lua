@@ -1,6 +1,5 @@
--- jobs_prelude: helpers shared by every job queue script; the build (and a producer in
--- another language, see docs/jobs-wire.md) prepends this file to each jobs_*.lua script but
--- jobs_inspect. Not a script on its own.
+-- Fragment, prepended to every jobs_*.lua script but jobs_inspect (by the build, and by a
+-- producer in another language: docs/jobs-wire.md). Defines the helpers they share.
 -- KEYS[1]  the queue's base key `<prefix>jobs:{<name>}`: every other key of the queue is built
 --          from it here (`:job:<id>`, `:waiting`, `:delayed`, `:active`, `:completed`,
 --          `:failed`, `:dead`, `:result:<id>`, `:seq`, `:paused`, `:rate`, `:repeats`,
@@ -10,6 +9,7 @@
 -- (jobs/backoff.hpp) with the policy stored in the job's options field `o`.
 -- Times are the server's (TIME, in ms): due times and visibility deadlines are compared by
 -- every process of the queue. Values arrive as ARGV only.
+-- Cost     O(1) (defines functions; their costs are the including scripts')
 local base = KEYS[1]
 local function jk(id) return base .. ':job:' .. id end
 -- Numbers go to redis.call as integer text: Lua's own conversion of a number argument is a

@@ -1,7 +1,7 @@
--- jobs_repeat_list: the repeatable jobs and the server's time. Reads only.
+-- The repeatable jobs and the server's time. Reads only.
 -- KEYS[1]  the queue's base key
 -- Reply    {server now ms, {{name, every ms, cron, zone, missed, last tick ms}...}}
--- Complexity O(R) for R repeats.
+-- Cost     O(R) for R repeats.
 local out = {}
 for _, name in ipairs(redis.call('SMEMBERS', base .. ':repeats')) do
   local f = redis.call('HMGET', base .. ':repeat:' .. name, 'every', 'cron', 'tz', 'missed', 'last')

@@ -1,7 +1,7 @@
--- jobs_repeat_remove: drops a repeatable job.
+-- Drops a repeatable job.
 -- KEYS[1]  the queue's base key
 -- ARGV[1]  repeat name
 -- Reply    1 when it existed, else 0
--- Complexity O(1).
+-- Cost     O(1).
 redis.call('DEL', base .. ':repeat:' .. ARGV[1])
 return redis.call('SREM', base .. ':repeats', ARGV[1])

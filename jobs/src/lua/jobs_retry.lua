@@ -1,8 +1,8 @@
--- jobs_retry: makes a dead or failed job waiting again, its attempts reset.
+-- Makes a dead or failed job waiting again, its attempts reset.
 -- KEYS[1]  the queue's base key
 -- ARGV[1]  job id   ARGV[2]  wake channel
 -- Reply    1, or 0 when the job is in another state (or unknown)
--- Complexity O(log N).
+-- Cost     O(log N).
 local k = jk(ARGV[1])
 local f = redis.call('HMGET', k, 'state', 'o')
 if f[1] ~= 'dead' and f[1] ~= 'failed' then return 0 end

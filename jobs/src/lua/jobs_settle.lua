@@ -1,4 +1,4 @@
--- jobs_settle: completes, fails or releases a worker's jobs (token-checked), and optionally
+-- Completes, fails or releases a worker's jobs (token-checked), and optionally
 -- claims its next ones in the same call.
 -- KEYS[1]  the queue's base key
 -- ARGV[1]  result TTL ms (0: results not stored; empty ones never are)
@@ -12,7 +12,7 @@
 --          then optionally '1' to skip the housekeeping, and jobs_claim's ARGV
 -- Reply    {{per settlement: 'c' 1 | 0 (token no longer holds the job), 'f' new state |
 --           false, 'r' 1 | 0}, then jobs_claim's reply when a claim was asked}
--- Complexity O(S log N) plus the claim's.
+-- Cost     O(S log N) plus the claim's.
 local now = now_ms()
 local at = int(now)
 local result_ttl, keep, events, wake = ARGV[1], ARGV[2], ARGV[3], ARGV[4]

@@ -1,11 +1,11 @@
--- jobs_tick: adds a repeat's due ticks as jobs `repeat:<name>:<tick ms>`, fenced by the
+-- Adds a repeat's due ticks as jobs `repeat:<name>:<tick ms>`, fenced by the
 -- scheduler's election epoch, and moves the repeat's last tick on.
 -- KEYS[1]  the queue's base key
 -- KEYS[2]  the election's selector hash (same hash tag)
 -- ARGV[1]  identity   ARGV[2]  epoch   ARGV[3]  repeat name   ARGV[4]  wake channel
 -- ARGV[5..] tick times (ms, ascending)
 -- Reply    the number of jobs added; error `FENCED ...` unless the caller leads under the epoch
--- Complexity O(t log N) for t ticks.
+-- Cost     O(t log N) for t ticks.
 local f = redis.call('HMGET', KEYS[2], 'holder', 'epoch')
 if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] then
   return redis.error_reply('FENCED the scheduler is not the leader under epoch ' .. ARGV[2])
