@@ -403,7 +403,8 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         add_payload_options(*sub, a->input);
         add_duration(*sub, "--every", a->every,
                      "Tick at every multiple of this interval since the epoch", false);
-        sub->add_option("--cron", a->cron, "A cron expression: minute hour day-of-month month day-of-week");
+        sub->add_option("--cron", a->cron,
+                        "A cron expression: minute hour day-of-month month day-of-week");
         sub->add_option("--tz", a->zone, "The zone --cron is read in (IANA name)")
             ->capture_default_str();
         sub->add_flag("--skip-missed", a->skip_missed,
