@@ -244,6 +244,8 @@ int run_work(context& ctx, const work_args& a) {
         got = signals.wait_termination(milliseconds(1000), w.main_wake.fd());
         w.main_wake.drain();
     }
+    // The scheduler resigns at once, so that another process's takes over the ticks.
+    if (scheduler) scheduler->stop();
     // Drain: no new claims; running jobs finish within --drain, then their CMDs are stopped.
     std::atomic<bool> stopped{false};
     std::thread stopper([&] {
@@ -260,7 +262,6 @@ int run_work(context& ctx, const work_args& a) {
         if (sig || clock_type::now() >= drain_end) w.force_stop = true;
     }
     stopper.join();
-    if (scheduler) scheduler->stop();
     const auto st = worker.stats();
     emit_event(ctx, json_object()
                         .add("event", "stopped")
