@@ -152,6 +152,26 @@ TEST_F(JobsWorkCli, ALeaseLostWhileTheWorkerIsPausedStopsCmdAtItsEnd) {
     EXPECT_EQ(p.wait_for(20s), std::optional<int>(0)) << p.output();
 }
 
+TEST_F(JobsWorkCli, AKilledWorkersCommandsDoNotOutliveIt) {
+    const std::string pids = dir.file("pids");
+    const auto id =
+        q.add("x", {.max_attempts = 2, .backoff = redcoord::backoff_policy::fixed(10ms)}).id;
+    auto p = work({"--lease", "1s", "--grace", "300ms"},
+                  "echo $$ >> " + pids +
+                      "; [ \"$REDCOORD_JOB_ATTEMPT\" = 2 ] && exit 0; "
+                      "trap '' TERM; exec sleep 1000");
+    ASSERT_TRUE(eventually([&] { return pids_in(pids).size() == 1; }, 30s)) << p.output();
+    p.kill();  // SIGKILL: no drain, no settlement
+    EXPECT_TRUE(eventually([&] { return gone(pids_in(pids).at(0)); }, 15s));
+    // Its job is taken back once the lease lapses, by the next worker.
+    auto next = work({"--lease", "1s"}, "echo $$ >> " + pids + "; exit 0");
+    ASSERT_TRUE(eventually([&] { return in_state(id, redcoord::job_state::completed); }, 30s))
+        << next.output() << (job(id) ? job(id)->error : "");
+    EXPECT_EQ(job(id)->attempts, 2U);
+    next.signal(SIGTERM);
+    EXPECT_EQ(next.wait_for(20s), std::optional<int>(0)) << next.output();
+}
+
 TEST_F(JobsWorkCli, CancelStopsTheRunningCmd) {
     const std::string pids = dir.file("pids");
     const auto id = q.add("x").id;
