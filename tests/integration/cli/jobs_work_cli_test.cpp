@@ -14,26 +14,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct JobsWorkCli : ::testing::Test {
-    redcoord::testing::local_server server;
-    temp_dir dir;
-    std::string url = server.url();
-    redcoord::connection_pool pool{redcoord::parse_endpoint(url)};
-    redcoord::job_queue q{pool, "work"};
-
-    cli_process work(std::vector<std::string> options, const std::string& script) {
-        std::vector<std::string> args{"--redis", url, "jobs", "work", "work"};
-        args.insert(args.end(), options.begin(), options.end());
-        args.insert(args.end(), {"--", "sh", "-c", script});
-        return cli_process(args, dir.file("worker.out"));
-    }
-    std::optional<redcoord::job_info> job(const std::string& id) { return q.get(id); }
-    bool in_state(const std::string& id, redcoord::job_state s) {
-        auto j = q.get(id);
-        return j && j->state == s;
-    }
-};
-
 // True when the process `pid` has ended: it no longer exists, or is a zombie (its parent, the
 // worker, may be paused and not reap it yet).
 bool gone(pid_t pid) {
@@ -49,6 +29,39 @@ std::vector<pid_t> pids_in(const std::string& file) {
         if (!l.empty()) out.push_back(static_cast<pid_t>(std::stol(l)));
     return out;
 }
+
+struct JobsWorkCli : ::testing::Test {
+    redcoord::testing::local_server server;
+    temp_dir dir;
+    std::string url = server.url();
+    redcoord::connection_pool pool{redcoord::parse_endpoint(url)};
+    redcoord::job_queue q{pool, "work"};
+
+    cli_process work(std::vector<std::string> options, const std::string& script) {
+        std::vector<std::string> args{"--redis", url, "jobs", "work", "work"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {"--", "sh", "-c", script});
+        return cli_process(args, dir.file("worker.out"));
+    }
+    std::optional<redcoord::job_info> job(const std::string& id) { return q.get(id); }
+    // Adds a job of two attempts whose first ignores SIGTERM and never ends (its pid is the
+    // first line of `pids`) and whose second completes, and starts a worker with a 1 s lease;
+    // returns the job's id and the worker once the first attempt runs.
+    std::pair<std::string, cli_process> hang_first_attempt(const std::string& pids) {
+        const auto id =
+            q.add("x", {.max_attempts = 2, .backoff = redcoord::backoff_policy::fixed(10ms)}).id;
+        auto p = work({"--lease", "1s", "--grace", "300ms"},
+                      "echo $$ >> " + pids +
+                          "; [ \"$REDCOORD_JOB_ATTEMPT\" = 2 ] && exit 0; "
+                          "trap '' TERM; exec sleep 1000");
+        EXPECT_TRUE(eventually([&] { return pids_in(pids).size() == 1; }, 30s)) << p.output();
+        return {id, std::move(p)};
+    }
+    bool in_state(const std::string& id, redcoord::job_state s) {
+        auto j = q.get(id);
+        return j && j->state == s;
+    }
+};
 
 }  // namespace
 
@@ -131,14 +144,7 @@ TEST_F(JobsWorkCli, TheJobsOwnTimeoutStopsCmdAndItIsRetried) {
 
 TEST_F(JobsWorkCli, ALeaseLostWhileTheWorkerIsPausedStopsCmdAtItsEnd) {
     const std::string pids = dir.file("pids");
-    const auto id =
-        q.add("x", {.max_attempts = 2, .backoff = redcoord::backoff_policy::fixed(10ms)}).id;
-    // The first attempt ignores SIGTERM and never ends; the second completes.
-    auto p = work({"--lease", "1s", "--grace", "300ms"},
-                  "echo $$ >> " + pids +
-                      "; [ \"$REDCOORD_JOB_ATTEMPT\" = 2 ] && exit 0; "
-                      "trap '' TERM; exec sleep 1000");
-    ASSERT_TRUE(eventually([&] { return pids_in(pids).size() == 1; }, 30s)) << p.output();
+    auto [id, p] = hang_first_attempt(pids);
     // Paused, the worker renews nothing: its deadline reaper kills CMD when the lease ends,
     // before another worker may take the job.
     p.signal(SIGSTOP);
@@ -154,13 +160,7 @@ TEST_F(JobsWorkCli, ALeaseLostWhileTheWorkerIsPausedStopsCmdAtItsEnd) {
 
 TEST_F(JobsWorkCli, AKilledWorkersCommandsDoNotOutliveIt) {
     const std::string pids = dir.file("pids");
-    const auto id =
-        q.add("x", {.max_attempts = 2, .backoff = redcoord::backoff_policy::fixed(10ms)}).id;
-    auto p = work({"--lease", "1s", "--grace", "300ms"},
-                  "echo $$ >> " + pids +
-                      "; [ \"$REDCOORD_JOB_ATTEMPT\" = 2 ] && exit 0; "
-                      "trap '' TERM; exec sleep 1000");
-    ASSERT_TRUE(eventually([&] { return pids_in(pids).size() == 1; }, 30s)) << p.output();
+    auto [id, p] = hang_first_attempt(pids);
     p.kill();  // SIGKILL: no drain, no settlement
     EXPECT_TRUE(eventually([&] { return gone(pids_in(pids).at(0)); }, 15s));
     // Its job is taken back once the lease lapses, by the next worker.
