@@ -4,6 +4,8 @@
 
 #include <poll.h>
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <vector>
@@ -51,6 +53,16 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
     child_process child(argv, env, &reaper, opts.stdio);
     std::vector<int> watched = opts.watch;
     reaper.set_target(child.pid());
+    // Without a signalfd (whose SIGCHLD wakes the loop), a pidfd tells when CMD exits; on a
+    // kernel without pidfd_open the loop notices it within a tick.
+    const int exited_fd =
+        signals ? -1 : static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0));
+    struct close_on_exit {
+        int fd;
+        ~close_on_exit() {
+            if (fd >= 0) ::close(fd);
+        }
+    } exited_guard{exited_fd};
 
     bool stopping = false;
     bool killed = false;
@@ -112,7 +124,8 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
         // 4. Sleep until something happens (SIGCHLD also reports the reaper's exit).
         auto next = clock_type::now() + opts.tick;
         if (stopping && !killed) next = std::min(next, kill_at);
-        std::vector<pollfd> fds{{signals ? signals->fd() : -1, POLLIN, 0}, {wake.fd(), POLLIN, 0}};
+        std::vector<pollfd> fds{{signals ? signals->fd() : exited_fd, POLLIN, 0},
+                                {wake.fd(), POLLIN, 0}};
         for (int fd : watched) fds.push_back({fd, POLLIN, 0});
         if (::poll(fds.data(), fds.size(), poll_ms(next)) > 0) {
             if (fds[1].revents & POLLIN) wake.drain();
