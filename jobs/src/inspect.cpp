@@ -1,6 +1,8 @@
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
+#include <redcoord_lua/jobs.hpp>
+
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/election/election_options.hpp>
@@ -12,29 +14,8 @@ namespace redcoord {
 
 namespace detail {
 
-// KEYS[1] the queue's base, KEYS[2] its election's selector. Returns {server ms, counts per
-// state, the first waiting job's added ms or false, holder or false, epoch or false,
-// {name, every, cron, zone, missed, last}...}, 1 when paused else 0}. Reads only.
 const script& jobs_inspect_script() {
-    static const script s(R"lua(
-local base = KEYS[1]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local counts = {}
-for _, s in ipairs({'waiting', 'delayed', 'active', 'completed', 'failed', 'dead'}) do
-  counts[#counts + 1] = redis.call('ZCARD', base .. ':' .. s)
-end
-local added = false
-local first = redis.call('ZRANGE', base .. ':waiting', 0, 0)
-if #first > 0 then added = redis.call('HGET', base .. ':job:' .. first[1], 'added') end
-local holder = redis.call('HMGET', KEYS[2], 'holder', 'epoch')
-local repeats = {}
-for _, name in ipairs(redis.call('SMEMBERS', base .. ':repeats')) do
-  local f = redis.call('HMGET', base .. ':repeat:' .. name, 'every', 'cron', 'tz', 'missed', 'last')
-  if f[1] then repeats[#repeats + 1] = {name, f[1], f[2], f[3], f[4], f[5]} end
-end
-return {now, counts, added, holder[1], holder[2], repeats, redis.call('EXISTS', base .. ':paused')}
-)lua");
+    static const script s(jobs_inspect_lua);
     return s;
 }
 

@@ -7,6 +7,8 @@
 
 #include <redcoord/core/script.hpp>
 
+#include <vector>
+
 namespace redcoord::detail {
 
 const script& job_add_script();            // add one or more jobs (dedup by id)
@@ -25,6 +27,9 @@ const script& job_repeat_remove_script();  // drop a repeatable job
 const script& job_repeat_list_script();    // the repeats and the server's time
 const script& job_tick_script();           // add due ticks, fenced by the election's epoch
 const script& jobs_inspect_script();       // counts, oldest waiting, scheduler (inspect.cpp)
+
+// All of the above: for the ACL rules and the test that loads every script on a server.
+std::vector<const script*> jobs_scripts();
 
 // Priority levels: 0 (lowest) .. max_priority (highest).
 inline constexpr int max_job_priority = 9;

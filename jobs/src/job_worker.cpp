@@ -455,10 +455,13 @@ struct job_worker::state {
     // Runs a claimed job; returns its settlement.
     settlement run_job(const claimed& c) {
         std::stop_token stop;
+        std::optional<clock_type::time_point> deadline;
         {
             std::lock_guard lk(mu);
-            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token)
+            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token) {
                 stop = it->second.stop.get_token();
+                if (it->second.stop_at) deadline = *it->second.stop_at + opts.timeout_margin;
+            }
         }
         if (stop.stop_requested()) return unstarted(c);
         job_context ctx;
@@ -468,6 +471,15 @@ struct job_worker::state {
         ctx.max_attempts_ = c.options.max_attempts;
         ctx.priority_ = c.options.priority;
         ctx.stop_ = stop;
+        ctx.deadline_ = deadline;
+        ctx.held_until_ = [this, job = c.id,
+                           token = c.token]() -> std::optional<clock_type::time_point> {
+            std::lock_guard lk(mu);
+            auto it = jobs.find(job);
+            if (it == jobs.end() || it->second.token != token || it->second.lease.gone())
+                return std::nullopt;
+            return it->second.lease.until();
+        };
         ctx.progress_ = [this, job = c.id, token = c.token](std::string_view progress) {
             return detail::job_progress_script()
                        .run(queue.pool(), {keys->base},
@@ -560,6 +572,10 @@ struct job_worker::state {
 };
 
 bool job_context::report_progress(std::string_view progress) { return progress_(progress); }
+
+std::optional<std::chrono::steady_clock::time_point> job_context::held_until() const {
+    return held_until_();
+}
 
 job_worker::job_worker(job_queue& queue, job_handler handler, job_worker_options opts) {
     if (!handler) throw invalid_argument("job_worker needs a handler");

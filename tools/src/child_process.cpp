@@ -36,11 +36,21 @@ int decode_status(int st) {
     return 1;
 }
 
+// Moves the replacement descriptors out of the way first (one may be numbered 0..3 itself),
+// then onto 0..3; dup2 clears close-on-exec on the copies CMD keeps. Async-signal-safe.
+void redirect_in_child(const child_stdio& stdio) noexcept {
+    std::array<int, 4> moved{-1, -1, -1, -1};
+    for (std::size_t i = 0; i < moved.size(); ++i)
+        if (stdio.fds[i] >= 0) moved[i] = ::fcntl(stdio.fds[i], F_DUPFD_CLOEXEC, 10);
+    for (std::size_t i = 0; i < moved.size(); ++i)
+        if (moved[i] >= 0) ::dup2(moved[i], static_cast<int>(i));
+}
+
 }  // namespace
 
 child_process::child_process(const std::vector<std::string>& argv,
                              const std::vector<std::string>& extra_env,
-                             const deadline_reaper* reaper) {
+                             const deadline_reaper* reaper, const child_stdio& stdio) {
     if (argv.empty()) throw invalid_argument("no command given after --");
     // Everything the child needs is built before fork: after fork in a threaded process only
     // async-signal-safe calls are allowed.
@@ -70,7 +80,8 @@ child_process::child_process(const std::vector<std::string>& argv,
         throw error(std::string("pipe: ") + std::generic_category().message(errno));
     // When redcoord runs in the terminal's foreground, CMD's group takes the foreground (as a
     // shell does for a job), so an interactive CMD can read the terminal and gets Ctrl-C itself.
-    const bool foreground = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    const bool foreground =
+        stdio.fds[0] < 0 && ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -88,9 +99,12 @@ child_process::child_process(const std::vector<std::string>& argv,
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(128 + SIGTERM);  // parent died before prctl
         restore_signals_in_child();
+        // The report pipe may be numbered 3: out of the way of CMD's descriptors first.
+        const int rep = stdio.fds[3] >= 0 ? ::fcntl(report[1], F_DUPFD_CLOEXEC, 10) : report[1];
+        redirect_in_child(stdio);
         ::execvpe(args[0], args.data(), envp.data());
         const int err = errno;
-        [[maybe_unused]] auto n = ::write(report[1], &err, sizeof err);
+        [[maybe_unused]] auto n = ::write(rep, &err, sizeof err);
         ::_exit(127);
     }
     ::close(report[1]);

@@ -7,6 +7,7 @@
 
 #include "reaper.hpp"
 
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,13 @@ private:
     int code_;
 };
 
+/// Descriptors CMD gets in place of redcoord's: its stdin, stdout, stderr and descriptor 3, in
+/// that order; -1 leaves redcoord's own (and no descriptor 3). They should be close-on-exec in
+/// redcoord, so that CMDs started at the same time by other threads do not inherit them.
+struct child_stdio {
+    std::array<int, 4> fds{-1, -1, -1, -1};
+};
+
 /// A running CMD. Thread-safety: none; use from the thread that started it (the main thread,
 /// which must outlive the child: PR_SET_PDEATHSIG fires when the forking *thread* ends).
 class child_process {
@@ -35,11 +43,13 @@ public:
     /// CMD's group becomes the foreground until the child_process is destroyed. redcoord
     /// becomes a child subreaper, so members of CMD's group that outlive their parent are
     /// reaped here. With a `reaper`, the child announces its group to it before exec
-    /// (deadline_reaper::announce_in_child), so CMD never runs unguarded.
+    /// (deadline_reaper::announce_in_child), so CMD never runs unguarded. `stdio` replaces
+    /// CMD's standard descriptors (and gives it descriptor 3); with its stdin replaced, CMD
+    /// never takes the terminal's foreground.
     /// @throws exec_failure when exec fails (reported through a close-on-exec pipe);
     /// @throws redcoord::error when fork fails.
     child_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
-                  const deadline_reaper* reaper = nullptr);
+                  const deadline_reaper* reaper = nullptr, const child_stdio& stdio = {});
     /// If CMD was not reaped: SIGKILL to its group and reap. Never throws.
     ~child_process();
     child_process(const child_process&) = delete;

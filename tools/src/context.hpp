@@ -91,6 +91,8 @@ void add_election_commands(CLI::App& app, context& ctx);
 void add_signal_commands(CLI::App& app, context& ctx);
 void add_queue_commands(CLI::App& app, context& ctx);
 void add_jobs_commands(CLI::App& app, context& ctx);
+/// `jobs work` (jobs_work.cpp), under the `jobs` subcommand `jobs`.
+void add_jobs_work_command(CLI::App& jobs, context& ctx);
 void add_acl_command(CLI::App& app, context& ctx);
 void add_inspect_command(CLI::App& app, context& ctx);
 void add_dashboard_command(CLI::App& app, context& ctx);

@@ -160,7 +160,7 @@ int run_elect(context& ctx, const elect_args& a) {
             a.command,
             {"REDCOORD_ELECTION=" + a.name, "REDCOORD_IDENTITY=" + elector.identity(),
              "REDCOORD_EPOCH=" + std::to_string(epoch)},
-            signals, wake,
+            &signals, wake,
             [&] {
                 hold_state st;
                 st.lost = revoked.load() || !elector.is_leader() || elector.epoch() != epoch;

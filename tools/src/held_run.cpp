@@ -84,7 +84,7 @@ int run_held(const context& ctx, const held_args& a, held_lock& lock, const lock
         so.grace = a.grace;
         so.early_window = std::min(a.grace, a.ttl / 4);
         r = supervise(
-            a.command, std::move(env), signals, wake,
+            a.command, std::move(env), &signals, wake,
             [&] {
                 hold_state st;
                 st.lost = lock.lost();

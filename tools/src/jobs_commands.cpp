@@ -1,5 +1,6 @@
-// `redcoord jobs add|get|cancel|retry|remove|clean|list|stats|pause|resume NAME ...` over job_queue: the
-// producer's and the operator's side of a job queue (workers are programs: job_worker).
+// `redcoord jobs add|repeat|get|cancel|retry|remove|clean|list|stats|pause|resume NAME ...` over
+// job_queue: the producer's and the operator's side of a job queue (`jobs work`, the worker
+// side, is jobs_work.cpp).
 #include "context.hpp"
 #include "exit_codes.hpp"
 #include "os_signals.hpp"
@@ -32,6 +33,10 @@ struct jobs_args {
     std::string state = "waiting";              // list, clean
     std::size_t limit = default_listing_limit;  // list, clean
     milliseconds older_than{0};                 // clean
+    std::string repeat;                         // repeat: its name
+    milliseconds every{0};                      // repeat
+    std::string cron, zone = "UTC";             // repeat
+    bool skip_missed = false, remove = false;   // repeat
 };
 
 job_queue_options queue_options(const context& ctx) {
@@ -86,27 +91,33 @@ json_object& add_time(json_object& o, std::string_view key,
                           std::chrono::duration_cast<milliseconds>(t->time_since_epoch()).count()));
 }
 
-int run_add(context& ctx, const jobs_args& a) {
-    const auto payloads = read_payloads(a.input);
-    if (!a.id.empty() && payloads.size() != 1)
-        throw invalid_argument("--id names one job: give exactly one payload");
-    // The library's own checks would name job_options members, which the user never typed.
+// The job options of `add` and `repeat`, checked here: the library's own checks would name
+// job_options members, which the user never typed.
+job_options job_options_of(const jobs_args& a) {
     if (a.priority < 0 || a.priority > 9) throw invalid_argument("--priority must be in 0..9");
     if (a.max_attempts < 1) throw invalid_argument("--max-attempts must be >= 1");
     if (!(a.jitter >= 0 && a.jitter <= 1)) throw invalid_argument("--jitter must be in 0..1");
     if (!a.fixed && a.backoff_max < a.backoff)
         throw invalid_argument("--backoff-max must be >= --backoff");
-    opened_queue opened(ctx, a, "jobs add");
-    auto& q = opened.queue;
     job_options o;
-    o.id = a.id;
-    o.delay = a.delay;
     o.priority = a.priority;
     o.max_attempts = a.max_attempts;
     o.timeout = a.timeout;
     o.deadline = a.deadline;
     o.backoff = a.fixed ? backoff_policy::fixed(a.backoff)
                         : backoff_policy::exponential(a.backoff, a.backoff_max, a.jitter);
+    return o;
+}
+
+int run_add(context& ctx, const jobs_args& a) {
+    const auto payloads = read_payloads(a.input);
+    if (!a.id.empty() && payloads.size() != 1)
+        throw invalid_argument("--id names one job: give exactly one payload");
+    job_options o = job_options_of(a);
+    o.id = a.id;
+    o.delay = a.delay;
+    opened_queue opened(ctx, a, "jobs add");
+    auto& q = opened.queue;
     std::vector<std::pair<std::string, job_options>> batch;
     batch.reserve(payloads.size());
     for (const auto& p : payloads) batch.emplace_back(p, o);
@@ -123,6 +134,48 @@ int run_add(context& ctx, const jobs_args& a) {
                                    ? ""
                                    : " (already known, " + std::string(to_string(r.state)) + ")"));
     }
+    return ok;
+}
+
+// repeat: registers (or replaces) a repeatable job, or drops it with --remove; exit 1 when
+// --remove names an unknown repeat.
+int run_repeat(context& ctx, const jobs_args& a) {
+    if (a.remove) {
+        if (a.every.count() > 0 || !a.cron.empty() || !a.input.args.empty() ||
+            !a.input.file.empty())
+            throw invalid_argument("--remove takes no schedule and no payload");
+        opened_queue opened(ctx, a, "jobs repeat");
+        const bool removed = opened.queue.remove_repeat(a.repeat);
+        if (ctx.opts.json)
+            print_line(json_object()
+                           .add("name", a.name)
+                           .add("repeat", a.repeat)
+                           .add("removed", removed)
+                           .str());
+        else if (removed)
+            print_line("removed");
+        else
+            print_note("repeat '" + a.repeat + "' of job queue '" + a.name + "' is unknown");
+        return removed ? ok : no;
+    }
+    if ((a.every.count() > 0) == !a.cron.empty())
+        throw invalid_argument("give one of --every and --cron");
+    if (a.every.count() < 0) throw invalid_argument("--every must be > 0");
+    const auto payloads = read_payloads(a.input);
+    if (payloads.size() != 1) throw invalid_argument("a repeat has exactly one payload");
+    repeat_options r;
+    r.every = a.every;
+    r.cron = a.cron;
+    r.time_zone = a.zone;
+    r.missed =
+        a.skip_missed ? repeat_options::missed_ticks::skip : repeat_options::missed_ticks::catch_up;
+    r.job = job_options_of(a);
+    opened_queue opened(ctx, a, "jobs repeat");
+    opened.queue.repeat(a.repeat, payloads.front(), r);
+    if (ctx.opts.json)
+        print_line(json_object().add("name", a.name).add("repeat", a.repeat).str());
+    else
+        print_line("repeat " + a.repeat + " registered");
     return ok;
 }
 
@@ -301,14 +354,30 @@ int run_stats(context& ctx, const jobs_args& a) {
     return ok;
 }
 
+// The options of each job that `add` and `repeat` share.
+void add_job_option_flags(CLI::App& sub, jobs_args& a) {
+    sub.add_option("--priority", a.priority, "0 (lowest) .. 9 (highest)")->capture_default_str();
+    sub.add_option("--max-attempts", a.max_attempts, "Attempts before the job goes dead")
+        ->capture_default_str();
+    add_duration(sub, "--timeout", a.timeout, "Longest run of one attempt (0: none)");
+    add_duration(sub, "--deadline", a.deadline,
+                 "Fail the job if it has not started this long after the add (0: never)");
+    add_duration(sub, "--backoff", a.backoff, "First retry delay (or every one with --fixed)");
+    add_duration(sub, "--backoff-max", a.backoff_max, "Longest retry delay");
+    sub.add_option("--jitter", a.jitter, "Random fraction of each retry delay, 0..1")
+        ->capture_default_str();
+    sub.add_flag("--fixed", a.fixed, "The same retry delay every time");
+}
+
 }  // namespace
 
 void add_jobs_commands(CLI::App& app, context& ctx) {
     auto* jobs = app.add_subcommand(
         "jobs",
-        "Job queue: add, get, cancel, retry, remove, clean, list, stats, pause, resume (workers "
-        "are programs)");
+        "Job queue: add, repeat, get, cancel, retry, remove, clean, list, stats, pause, resume, "
+        "and work (run a command for each job)");
     jobs->require_subcommand(1);
+    add_jobs_work_command(*jobs, ctx);
     const auto make = [&](const std::string& verb, const std::string& help) {
         auto a = std::make_shared<jobs_args>();
         auto* sub = jobs->add_subcommand(verb, help);
@@ -320,23 +389,35 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         add_payload_options(*sub, a->input);
         sub->add_option("--id", a->id, "The job's id (de-duplicates: a known id adds nothing)");
         add_duration(*sub, "--delay", a->delay, "Run no sooner than this after the add");
-        sub->add_option("--priority", a->priority, "0 (lowest) .. 9 (highest)")
-            ->capture_default_str();
-        sub->add_option("--max-attempts", a->max_attempts, "Attempts before the job goes dead")
-            ->capture_default_str();
-        add_duration(*sub, "--timeout", a->timeout, "Longest run of one attempt (0: none)");
-        add_duration(*sub, "--deadline", a->deadline,
-                     "Fail the job if it has not started this long after the add (0: never)");
-        add_duration(*sub, "--backoff", a->backoff,
-                     "First retry delay (or every one with --fixed)");
-        add_duration(*sub, "--backoff-max", a->backoff_max, "Longest retry delay");
-        sub->add_option("--jitter", a->jitter, "Random fraction of each retry delay, 0..1")
-            ->capture_default_str();
-        sub->add_flag("--fixed", a->fixed, "The same retry delay every time");
+        add_job_option_flags(*sub, *a);
         sub->footer(
             "PAYLOAD '-' reads one payload from stdin, --file F one from a file, byte for byte.\n"
             "JSON: one {\"id\",\"added\",\"state\"} per line.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_add(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] = make("repeat",
+                             "Register a repeatable job (every interval, or cron in a zone), or "
+                             "--remove one");
+        sub->add_option("repeat", a->repeat, "The repeat's name")->required();
+        add_payload_options(*sub, a->input);
+        add_duration(*sub, "--every", a->every,
+                     "Tick at every multiple of this interval since the epoch", false);
+        sub->add_option("--cron", a->cron,
+                        "A cron expression: minute hour day-of-month month day-of-week");
+        sub->add_option("--tz", a->zone, "The zone --cron is read in (IANA name)")
+            ->capture_default_str();
+        sub->add_flag("--skip-missed", a->skip_missed,
+                      "Add only the latest of the ticks missed while no scheduler ran "
+                      "(default: catch up, at most 1000)");
+        sub->add_flag("--remove", a->remove, "Drop the repeat (jobs already added stay)");
+        add_job_option_flags(*sub, *a);
+        sub->footer(
+            "Each tick adds a job 'repeat:NAME:TICK_MS' with the payload, exactly once, by the\n"
+            "queue's scheduler: a job_scheduler in a program, or 'jobs work --scheduler'.\n"
+            "Registering a known name replaces it (keeping its last tick). 'inspect jobs NAME'\n"
+            "lists the repeats. --remove exits 1 for an unknown repeat.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_repeat(ctx, *a); }; });
     }
     {
         auto [sub, a] =

@@ -4,8 +4,11 @@
 
 #include <poll.h>
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill, sigaction, sigset_t
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace redcoord::cli {
 namespace {
@@ -29,7 +32,7 @@ hold_state checked(const std::function<hold_state()>& check) {
 }  // namespace
 
 supervise_result supervise(const std::vector<std::string>& argv, std::vector<std::string> env,
-                           signal_source& signals, const wakeup& wake,
+                           signal_source* signals, const wakeup& wake,
                            const std::function<hold_state()>& check, supervise_options opts) {
     supervise_result result;
     const hold_state first = checked(check);
@@ -41,12 +44,25 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
     clock_type::time_point valid_until = *first.valid_until;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clock_type::now());
-    env.push_back("REDCOORD_DEADLINE_MS=" + std::to_string(std::max<long long>(left.count(), 0)));
+    if (opts.deadline_env)
+        env.push_back("REDCOORD_DEADLINE_MS=" +
+                      std::to_string(std::max<long long>(left.count(), 0)));
 
     // The reaper before CMD (destroyed after it): CMD never runs without one.
     deadline_reaper reaper(valid_until, reaper_options{opts.grace, opts.early_window});
-    child_process child(argv, env, &reaper);
+    child_process child(argv, env, &reaper, opts.stdio);
+    std::vector<int> watched = opts.watch;
     reaper.set_target(child.pid());
+    // Without a signalfd (whose SIGCHLD wakes the loop), a pidfd tells when CMD exits; on a
+    // kernel without pidfd_open the loop notices it within a tick.
+    const int exited_fd =
+        signals ? -1 : static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0));
+    struct close_on_exit {
+        int fd;
+        ~close_on_exit() {
+            if (fd >= 0) ::close(fd);
+        }
+    } exited_guard{exited_fd};
 
     bool stopping = false;
     bool killed = false;
@@ -65,7 +81,7 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
 
     for (;;) {
         // 1. Signals: SIGCHLD only wakes us; termination signals stop CMD.
-        while (auto sig = signals.read()) {
+        while (auto sig = signals ? signals->read() : std::nullopt) {
             if (*sig != SIGCHLD && !stopping) {
                 result.signo = *sig;
                 begin_stop(stop_reason::signal, clock_type::time_point::max());
@@ -108,8 +124,15 @@ supervise_result supervise(const std::vector<std::string>& argv, std::vector<std
         // 4. Sleep until something happens (SIGCHLD also reports the reaper's exit).
         auto next = clock_type::now() + opts.tick;
         if (stopping && !killed) next = std::min(next, kill_at);
-        pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {wake.fd(), POLLIN, 0}};
-        if (::poll(fds, 2, poll_ms(next)) > 0 && (fds[1].revents & POLLIN)) wake.drain();
+        std::vector<pollfd> fds{{signals ? signals->fd() : exited_fd, POLLIN, 0},
+                                {wake.fd(), POLLIN, 0}};
+        for (int fd : watched) fds.push_back({fd, POLLIN, 0});
+        if (::poll(fds.data(), fds.size(), poll_ms(next)) > 0) {
+            if (fds[1].revents & POLLIN) wake.drain();
+            for (std::size_t i = 2; i < fds.size(); ++i)
+                if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && !opts.on_readable(fds[i].fd))
+                    std::erase(watched, fds[i].fd);
+        }
     }
     reaper.disarm();
     // CMD "exited" because the reaper stopped it while this process was paused: the holding

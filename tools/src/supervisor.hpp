@@ -33,6 +33,16 @@ struct supervise_options {
     std::chrono::milliseconds early_window{0};
     /// How often `check` runs (milliseconds; > 0).
     std::chrono::milliseconds tick{50};
+    /// CMD's stdin, stdout, stderr and descriptor 3 (child_stdio; -1: redcoord's own).
+    child_stdio stdio;
+    /// Adds `REDCOORD_DEADLINE_MS` to CMD's environment; false: the caller's `env` says it.
+    bool deadline_env = true;
+    /// Descriptors to read while CMD runs (redcoord's ends of CMD's output pipes, non-blocking):
+    /// `on_readable` is called with each one that is readable or hung up, on the supervising
+    /// thread; it returns false once the descriptor is done with (end of file).
+    std::vector<int> watch;
+    /// See `watch`.
+    std::function<bool(int)> on_readable;
 };
 
 /// The shortest lock TTL or election term `lock` and `elect` accept, in milliseconds. The
@@ -63,7 +73,8 @@ struct supervise_result {
 /// before and SIGKILLed at the last validity even while this process is paused or stuck.
 ///
 /// Calls `check` every tick and whenever `wake` is notified. When the holding is lost or runs
-/// out, or a termination signal arrives on `signals`: SIGTERM to the group, SIGKILL after the
+/// out, or a termination signal arrives on `signals` (null: the caller watches signals itself,
+/// and reports through `check` what should stop CMD): SIGTERM to the group, SIGKILL after the
 /// grace period or when the validity ends, whichever is first. When CMD exits on its own,
 /// members of its group still running get the same treatment, so nothing of CMD's keeps
 /// working after the holding is released. A stop by the reaper counts as stop_reason::lost.
@@ -72,7 +83,7 @@ struct supervise_result {
 /// `check` (an exception from it counts as lost).
 /// @throws exec_failure when CMD cannot be started; redcoord::error when fork or pipe fails.
 [[nodiscard]] supervise_result supervise(const std::vector<std::string>& argv,
-                                         std::vector<std::string> env, signal_source& signals,
+                                         std::vector<std::string> env, signal_source* signals,
                                          const wakeup& wake,
                                          const std::function<hold_state()>& check,
                                          supervise_options opts);

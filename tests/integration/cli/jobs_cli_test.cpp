@@ -7,6 +7,8 @@
 #include <redcoord/jobs/job_scheduler.hpp>
 #include <redcoord/jobs/job_worker.hpp>
 
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX signal numbers
+
 using namespace cli_test;
 using namespace std::chrono_literals;
 
@@ -139,4 +141,51 @@ TEST_F(JobsCli, PauseAndResumeAreSharedAndSayWhatChanged) {
     EXPECT_EQ(resumed.output, "{\"name\":\"work\",\"paused\":false,\"changed\":true}\n");
     EXPECT_EQ(j({"resume", "work"}).status, code::no);  // already running
     EXPECT_FALSE(q.paused());
+}
+
+TEST_F(JobsCli, RepeatRegistersReplacesAndRemovesARepeatableJob) {
+    auto r = j({"repeat", "rep", "nightly", "backup", "--cron", "0 3 * * *", "--tz",
+                "Europe/Berlin", "--priority", "2", "--skip-missed"});
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(r.output, "repeat nightly registered\n");
+    auto text = run(dir, {"--redis", url, "inspect", "jobs", "rep"});
+    EXPECT_TRUE(contains(text.output,
+                         "repeat nightly: cron '0 3 * * *' in Europe/Berlin, "
+                         "missed ticks skip"))
+        << text.output;
+    EXPECT_EQ(jj({"repeat", "rep", "nightly", "backup", "--every", "1h"}).output,
+              "{\"name\":\"rep\",\"repeat\":\"nightly\"}\n");
+    text = run(dir, {"--redis", url, "inspect", "jobs", "rep"});
+    EXPECT_TRUE(contains(text.output, "repeat nightly: every 1h")) << text.output;
+    EXPECT_EQ(j({"repeat", "rep", "nightly", "--remove"}).output, "removed\n");
+    EXPECT_EQ(j({"repeat", "rep", "nightly", "--remove"}).status, code::no);
+    text = run(dir, {"--redis", url, "inspect", "jobs", "rep"});
+    EXPECT_FALSE(contains(text.output, "repeat nightly")) << text.output;
+}
+
+TEST_F(JobsCli, RepeatRefusesBadSchedules) {
+    EXPECT_EQ(j({"repeat", "rep", "r", "x"}).status, code::usage);  // neither
+    EXPECT_EQ(j({"repeat", "rep", "r", "x", "--every", "1h", "--cron", "* * * * *"}).status,
+              code::usage);
+    EXPECT_EQ(j({"repeat", "rep", "r", "x", "--cron", "61 * * * *"}).status, code::usage);
+    EXPECT_EQ(j({"repeat", "rep", "r", "x", "--cron", "* * * * *", "--tz", "Mars/Olympus"}).status,
+              code::usage);
+    EXPECT_EQ(j({"repeat", "rep", "r", "--every", "1h"}).status, code::usage);  // no payload
+    EXPECT_EQ(j({"repeat", "rep", "r", "--remove", "--every", "1h"}).status, code::usage);
+}
+
+TEST_F(JobsCli, WorkWithTheSchedulerRunsTheRepeatsTicks) {
+    ASSERT_EQ(j({"repeat", "ticks", "often", "tick", "--every", "200ms"}).status, 0);
+    const std::string ran = dir.file("ran");
+    cli_process p({"--redis", url, "jobs", "work", "ticks", "--scheduler", "--", "sh", "-c",
+                   "cat >> " + ran + "; echo >> " + ran},
+                  dir.file("worker.out"));
+    ASSERT_TRUE(eventually([&] { return lines_of(read_file(ran)).size() >= 3; }, 30s))
+        << p.output();
+    for (const auto& l : lines_of(read_file(ran))) EXPECT_EQ(l, "tick");
+    const auto ids = lines_of(j({"list", "ticks", "--state", "completed"}).output);
+    ASSERT_FALSE(ids.empty());
+    EXPECT_EQ(ids[0].rfind("repeat:often:", 0), 0U) << ids[0];
+    p.signal(SIGTERM);
+    EXPECT_EQ(p.wait_for(20s), std::optional<int>(0)) << p.output();
 }

@@ -908,3 +908,38 @@ TEST_F(Jobs, PausedQueueClaimsNothingUntilResumed) {
     EXPECT_FALSE(q.paused());
     w.stop();
 }
+
+TEST_F(Jobs, TheContextTellsTheTimeoutsEndAndTheLeasesBound) {
+    job_queue q(pool_, "bounds");
+    const auto timed = q.add("t", {.timeout = 20s}).id;
+    const auto free = q.add("f").id;
+    std::mutex mu;
+    std::map<std::string,
+             std::pair<std::optional<steady::time_point>, std::optional<steady::time_point>>>
+        seen;
+    job_worker_options o;
+    o.lease = 3s;
+    const auto before = steady::now();
+    job_worker w(
+        q,
+        [&](job_context& c) {
+            std::lock_guard lk(mu);
+            seen[c.id()] = {c.deadline(), c.held_until()};
+            return std::string();
+        },
+        o);
+    w.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 2; }));
+    w.stop();
+    const auto after = steady::now();
+    std::lock_guard lk(mu);
+    const auto& [deadline, held] = seen.at(timed);
+    ASSERT_TRUE(deadline.has_value());
+    EXPECT_GE(*deadline, before + 20s);
+    EXPECT_LE(*deadline, after + 20s);
+    ASSERT_TRUE(held.has_value());
+    EXPECT_GE(*held, before + 2900ms);  // less the drift allowance
+    EXPECT_LE(*held, after + 3s);
+    EXPECT_FALSE(seen.at(free).first.has_value());
+    EXPECT_TRUE(seen.at(free).second.has_value());
+}

@@ -2,6 +2,7 @@
 // (fragments prepended) and in its Cluster form, and every script file is one of them.
 #include "election_scripts.hpp"
 #include "fair_scripts.hpp"
+#include "job_scripts.hpp"
 #include "limit_scripts.hpp"
 #include "lua_files.hpp"
 #include "reliable_scripts.hpp"
@@ -19,11 +20,9 @@ using namespace redcoord;
 namespace {
 
 std::map<std::string, std::vector<const script*>> scripts_by_part() {
-    return {{"lock", detail::lock_scripts()},
-            {"election", detail::election_scripts()},
-            {"signaling", detail::signaling_scripts()},
-            {"queue", detail::queue_scripts()},
-            {"limit", detail::limit_scripts()}};
+    return {{"lock", detail::lock_scripts()},           {"election", detail::election_scripts()},
+            {"signaling", detail::signaling_scripts()}, {"queue", detail::queue_scripts()},
+            {"limit", detail::limit_scripts()},         {"jobs", detail::jobs_scripts()}};
 }
 
 TEST(Scripts, EveryScriptLoadsOnARealServerWithTheHashTheLibrarySends) {

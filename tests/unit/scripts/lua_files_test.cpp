@@ -23,7 +23,7 @@ TEST(LuaFiles, EveryPartsScriptsAreFilesWithUniqueNames) {
         EXPECT_TRUE(names.insert(f.name).second) << f.name << " is in two parts";
         EXPECT_TRUE(std::regex_match(f.name, std::regex("[a-z][a-z0-9_]*"))) << f.name;
     }
-    for (const char* p : {"core", "lock", "election", "signaling", "queue", "limit"})
+    for (const char* p : {"core", "lock", "election", "signaling", "queue", "limit", "jobs"})
         EXPECT_TRUE(parts.count(p)) << "no script files in " << p << "/src/lua";
     EXPECT_GE(files.size(), 35u);
     // No script source is left in C++ (the raw-string delimiter the parts used for Lua).

@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -42,6 +43,19 @@ public:
     /// was unreachable. The handler should then return soon; what it returns is then not
     /// recorded as a completion unless the job is still held.
     [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_; }
+    /// When this attempt's timeout (job_options::timeout) ends, by the steady clock: past it
+    /// the job counts as stalled and another worker may run it; stop_token() fires
+    /// job_worker_options::timeout_margin before it. nullopt for a job without a timeout.
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> deadline() const noexcept {
+        return deadline_;
+    }
+    /// Until when this worker surely still holds the job, by the steady clock: the local bound
+    /// of its lease (job_worker_options::lease, less a drift allowance, from the send time of
+    /// the claim or of the last confirmed heartbeat). Each confirmed heartbeat moves it on;
+    /// past it, stop_token() fires and another worker may take the job. nullopt once the
+    /// bound has passed (the server may also take the job away sooner: stop_token() tells).
+    /// Thread-safe; takes the worker's lock, no I/O.
+    [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> held_until() const;
     /// Stores `progress` with the job (job_info::progress; any bytes) and announces it
     /// (job_event_kind::progress). One round trip.
     /// @return false when this worker no longer holds the job.
@@ -55,10 +69,12 @@ private:
     friend class job_worker;
     job_context() = default;
     std::function<bool(std::string_view)> progress_;
+    std::function<std::optional<std::chrono::steady_clock::time_point>()> held_until_;
     std::string id_, payload_;
     unsigned attempt_ = 0, max_attempts_ = 0;
     int priority_ = 0;
     std::stop_token stop_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 /// The handler: returns the job's result (stored for job_queue_options::result_ttl) or throws

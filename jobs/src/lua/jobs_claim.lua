@@ -1,0 +1,11 @@
+-- Housekeeping (promote due delayed jobs, reclaim stalled ones), then claims the
+-- best ready jobs for one worker (claim_next() in jobs_prelude.lua).
+-- KEYS[1]  the queue's base key
+-- ARGV[1]  worker id            ARGV[2]  lease ms           ARGV[3]  claim token (hex)
+-- ARGV[4]  uniform random in [0, 1) for back-off jitter    ARGV[5]  wake channel
+-- ARGV[6]  concurrency limit (0: none)   ARGV[7]  rate limit (0: none)   ARGV[8]  rate window ms
+-- ARGV[9]  optional: most jobs to claim (default 1)   ARGV[10] optional: keep_completed ms
+-- Reply    {jobs claimed, {stalled ids reclaimed}, ms to wait when none (-1: unknown),
+--           then per job {id, payload, attempt, options `o`, timeout ms, score}}
+-- Cost     O((k + 100) log N): k claimed, at most 100 promoted and 100 reclaimed per call.
+return claim_next(1)

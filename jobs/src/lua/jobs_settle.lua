@@ -1,0 +1,76 @@
+-- Completes, fails or releases a worker's jobs (token-checked), and optionally
+-- claims its next ones in the same call.
+-- KEYS[1]  the queue's base key
+-- ARGV[1]  result TTL ms (0: results not stored; empty ones never are)
+-- ARGV[2]  keep ms (how long a completed job stays readable and its id deduplicates)
+-- ARGV[3]  events channel      ARGV[4]  wake channel
+-- ARGV[5]  '1' when the queue has a concurrency limit (a settlement wakes the workers)
+-- ARGV[6]  the number of settlements S, then S times 6 values: kind ('c' completed, 'f'
+--          failed, 'r' released: claimed, never started, back to waiting with its attempt
+--          undone), id, claim token, text (result or failure reason), event (enveloped; ''
+--          for 'r'), score for 'r' (its place in `:waiting`) or a uniform random for 'f';
+--          then optionally '1' to skip the housekeeping, and jobs_claim's ARGV
+-- Reply    {{per settlement: 'c' 1 | 0 (token no longer holds the job), 'f' new state |
+--           false, 'r' 1 | 0}, then jobs_claim's reply when a claim was asked}
+-- Cost     O(S log N) plus the claim's.
+local now = now_ms()
+local at = int(now)
+local result_ttl, keep, events, wake = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local results = {}
+local completed = {}
+local freed = false
+local released = false
+local n = tonumber(ARGV[6])
+-- The token check: the settlements whose member is in :active (each member once). A job
+-- leaves :active only after it is in its next index (see housekeep()).
+local held = {}
+local seen = {}
+for j = 0, n - 1 do
+  local i = 7 + j * 6
+  local m = active_member(ARGV[i + 2], ARGV[i + 1])
+  if not seen[m] and redis.call('ZSCORE', base .. ':active', m) then
+    held[j] = m
+    if ARGV[i] == 'c' then
+      completed[#completed + 1] = at
+      completed[#completed + 1] = ARGV[i + 1]
+    end
+  end
+  seen[m] = true
+end
+-- The index is trimmed by the claims' housekeeping (claim_next()).
+if #completed > 0 then redis.call('ZADD', base .. ':completed', unpack(completed)) end
+for j = 0, n - 1 do
+  local i = 7 + j * 6
+  local kind, id = ARGV[i], ARGV[i + 1]
+  local r = 0
+  if held[j] then
+    local k = jk(id)
+    freed = true
+    if kind == 'c' then
+      redis.call('HSET', k, 'state', 'completed', 'finished', at, 'error', '')
+      if ARGV[i + 3] ~= '' and result_ttl ~= '0' then
+        redis.call('SET', base .. ':result:' .. id, ARGV[i + 3], 'PX', result_ttl)
+      end
+      redis.call('PEXPIRE', k, keep)
+      redis.call('PUBLISH', events, ARGV[i + 4])
+      r = 1
+    elseif kind == 'f' then
+      r = settle_failure(id, ARGV[i + 3], now, tonumber(ARGV[i + 5]), wake)
+      redis.call('PUBLISH', events, ARGV[i + 4])
+    else
+      local attempts = tonumber(redis.call('HGET', k, 'attempts')) or 1
+      redis.call('ZADD', base .. ':waiting', ARGV[i + 5], id)
+      redis.call('HSET', k, 'state', 'waiting', 'attempts', int(attempts - 1))
+      released = true
+      r = 1
+    end
+    redis.call('ZREM', base .. ':active', held[j])
+  elseif kind == 'f' then
+    r = false
+  end
+  results[#results + 1] = r
+end
+if released or (freed and ARGV[5] == '1') then redis.call('PUBLISH', wake, 'w') end
+local c = 7 + n * 6
+if #ARGV > c then return {results, claim_next(c + 1, now, ARGV[c] == '1')} end
+return {results}
