@@ -3,6 +3,7 @@
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/detail/observe.hpp>
@@ -48,8 +49,8 @@ constexpr auto housekeeping_interval = std::chrono::milliseconds(10);
 
 struct job_worker::state {
     state(job_queue& q, job_handler h, job_worker_options o)
-        : queue(q), keys(q.keys_), handler(std::move(h)), opts(o), id(random_token()),
-          rt(q.pool().runtime()), hub(q.pool()) {
+        : queue(q), keys(q.keys_), handler(std::move(h)), opts(o),
+          id(labelled_token(resolve_holder_label(o.label))), rt(q.pool().runtime()), hub(q.pool()) {
         const detail::metrics_scope ms(*rt);
         if (!ms) return;
         const auto name = ms.name(q.name());

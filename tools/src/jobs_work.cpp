@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cerrno>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -40,6 +41,7 @@ struct work_args {
     milliseconds drain{30000};
     milliseconds lease{10000};
     bool scheduler = false;
+    std::optional<std::string> label;  // --label: nullopt gives <host>:<pid>
     std::vector<std::string> command;
 };
 
@@ -223,6 +225,7 @@ int run_work(context& ctx, const work_args& a) {
     job_worker_options wo;
     wo.threads = a.concurrency;
     wo.lease = a.lease;
+    wo.label = a.label;
     const auto margin = wo.timeout_margin;
     job_worker worker(
         queue, [&w, margin](job_context& c) { return run_job(w, c, margin); }, wo);
@@ -282,6 +285,8 @@ void add_jobs_work_command(CLI::App& jobs, context& ctx) {
                                     "language)");
     sub->add_option("name", a->name, "Job queue name")->required();
     sub->add_option("command", a->command, "CMD ARGS... (after --)")->required();
+    sub->add_option("--label", a->label,
+                    "Who runs the jobs, recorded as each job's worker (default <host>:<pid>)");
     sub->add_option("--concurrency", a->concurrency, "Jobs run at once (threads)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);

@@ -40,7 +40,8 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
 }
 
 void write_lock(json_out& j, const lock_inspection& v) {
-    j.field("held", v.held).field("holder", v.holder).field("ttl_left_ms", v.ttl_left);
+    j.field("held", v.held).field("holder", v.holder).field("label", v.label);
+    j.field("ttl_left_ms", v.ttl_left);
     j.field("fencing_counter", v.fencing_counter).field("release_notice", v.release_notice);
     j.field("turn_owner", v.turn_owner).field("turn_left_ms", v.turn_left);
     j.field("next_in_turn", v.next_in_turn);
@@ -109,6 +110,7 @@ void write_leases(json_out& j, std::string_view key, const std::vector<lease_vie
     for (const auto& l : leases)
         j.begin_object()
             .field("holder", l.holder)
+            .field("label", l.label)
             .field("count", l.count)
             .field("ttl_left_ms", l.ttl_left)
             .end_object();
@@ -130,7 +132,7 @@ void write_limiter(json_out& j, connection_pool& pool, const detail::primitive_r
         const auto v = inspect_rw_lock(pool, r.name, prefix);
         j.key("writer");
         if (v.writer) {
-            j.begin_object().field("holder", v.writer->holder);
+            j.begin_object().field("holder", v.writer->holder).field("label", v.writer->label);
             j.field("ttl_left_ms", v.writer->ttl_left).end_object();
         } else {
             j.null();

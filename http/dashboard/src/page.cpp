@@ -18,7 +18,7 @@ const TOKEN_KEY = 'redcoord-dashboard-token';
 const SECTIONS = [
   {id: 'locks', title: 'Locks', cols: [
     ['name', 'Name'], ['held', 'Held'], ['holder', 'Holder (fingerprint)'],
-    ['ttl_left_ms', 'TTL left'], ['fencing_counter', 'Fencing counter'],
+    ['label', 'Held by'], ['ttl_left_ms', 'TTL left'], ['fencing_counter', 'Fencing counter'],
     ['release_notice', 'Waiter notified'], ['fair_queue_length', 'Fair queue'],
     ['turn_owner', 'Turn']]},
   {id: 'elections', title: 'Elections', cols: [

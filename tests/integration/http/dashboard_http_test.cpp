@@ -3,6 +3,7 @@
 // three-master cluster; escaping, truncation and the read-only rules.
 #include "../acl_support.hpp"
 
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/testing/http_client.hpp>
 
 #include <redcoord/core/errors.hpp>
@@ -62,7 +63,7 @@ struct DashboardHttp : ::testing::Test {
 };
 
 TEST_F(DashboardHttp, ApiLocksShowsTheHolderFingerprintNeverTheToken) {
-    redcoord::distributed_lock lock(*pool, "orders");
+    redcoord::distributed_lock lock(*pool, "orders", {.label = "billing <7>"});
     auto got = lock.acquire(5s);
     ASSERT_TRUE(got);
     served d(pool);
@@ -71,6 +72,8 @@ TEST_F(DashboardHttp, ApiLocksShowsTheHolderFingerprintNeverTheToken) {
     EXPECT_TRUE(has(body, R"("holder":")" + redcoord::lock_holder_fingerprint(got->token) + "\""))
         << body;
     EXPECT_TRUE(has(body, R"("fencing_counter":)" + std::to_string(got->fencing_token))) << body;
+    // Who holds it: the holder label, escaped as every value from Redis.
+    EXPECT_TRUE(has(body, R"("label":"billing \u003c7\u003e")")) << body;
     EXPECT_FALSE(has(body, got->token)) << "the token itself must never be shown";
     EXPECT_TRUE(has(body, R"("next":null)")) << body;
 }
@@ -162,7 +165,8 @@ TEST_F(DashboardHttp, ApiLimitsShowsSemaphoreHoldersRwLockHoldsAndRateLimiterSta
     ASSERT_EQ(s.holders.size(), 1u);
     EXPECT_TRUE(
         has(body, R"({"kind":"semaphore","name":"workers","held":2,"holders":[{"holder":")" +
-                      s.holders[0].holder + R"(","count":2,"ttl_left_ms":)"))
+                      s.holders[0].holder + R"(","label":")" + s.holders[0].label +
+                      R"(","count":2,"ttl_left_ms":)"))
         << body;
     EXPECT_TRUE(has(body, R"("waiters":0,"fencing_counter":)")) << body;
     EXPECT_TRUE(has(body, R"({"kind":"rwlock","name":"config","writer":null,"readers":[{)"))
@@ -170,8 +174,9 @@ TEST_F(DashboardHttp, ApiLimitsShowsSemaphoreHoldersRwLockHoldsAndRateLimiterSta
     EXPECT_TRUE(has(body, R"("waiting_writers":0,"waiting_readers":0)")) << body;
     const auto w = redcoord::inspect_rw_lock(*pool, "schema");
     ASSERT_TRUE(w.writer);
-    EXPECT_TRUE(has(
-        body, R"({"kind":"rwlock","name":"schema","writer":{"holder":")" + w.writer->holder + "\""))
+    EXPECT_TRUE(has(body, R"({"kind":"rwlock","name":"schema","writer":{"holder":")" +
+                              w.writer->holder + R"(","label":")" +
+                              redcoord::default_holder_label() + "\""))
         << body;
     EXPECT_TRUE(has(body, R"({"kind":"rate","name":"api","idle":false,"full_after_ms":)")) << body;
     EXPECT_TRUE(has(body, R"({"kind":"window","name":"logins"})")) << body;

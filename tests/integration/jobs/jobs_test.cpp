@@ -5,6 +5,7 @@
 #include "job_scripts.hpp"
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/jobs/inspect.hpp>
@@ -69,6 +70,28 @@ TEST_F(Jobs, RunsToCompletionAndKeepsTheResult) {
     const auto n = q.counts();
     EXPECT_EQ(n.completed, 1U);
     EXPECT_EQ(n.waiting + n.active + n.delayed, 0U);
+}
+
+// Holder labels (issue 38): the job records which worker ran it, by the worker's label
+// (<host>:<pid> by default).
+TEST_F(Jobs, TheJobNamesItsWorkerByTheWorkersLabel) {
+    job_queue q(pool_, "labelled");
+    const auto a = q.add("x");
+    const auto b = q.add("y");
+    {
+        job_worker w(q, [](job_context&) { return std::string("ok"); }, {.label = "etl-3"});
+        w.start();
+        ASSERT_TRUE(reaches(q, a.id, job_state::completed));
+        ASSERT_TRUE(reaches(q, b.id, job_state::completed));
+        EXPECT_EQ(holder_label_of(q.get(a.id)->worker), "etl-3");
+    }
+    const auto c = q.add("z");
+    job_worker d(q, [](job_context&) { return std::string("ok"); });
+    d.start();
+    ASSERT_TRUE(reaches(q, c.id, job_state::completed));
+    EXPECT_EQ(holder_label_of(q.get(c.id)->worker), default_holder_label());
+    EXPECT_THROW(job_worker(q, [](job_context&) { return std::string(); }, {.label = "a\nb"}),
+                 invalid_argument);
 }
 
 TEST_F(Jobs, HighestPriorityFirstAndFifoWithinALevel) {

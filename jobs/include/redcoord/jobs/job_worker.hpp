@@ -117,6 +117,11 @@ struct job_worker_options {
     /// With prefetch > 1: the longest a finished job's settlement waits to be sent with the
     /// thread's next claim before it is sent alone (by the worker's upkeep thread). >= 0.
     std::chrono::milliseconds settle_delay{5};
+    /// Holder label carried in this worker's id, which each job it claims records as its
+    /// `worker` (shown by `jobs get`, `inspect` and the dashboard; core/holder_label.hpp):
+    /// nullopt (the default) gives `<host>:<pid>`, an empty string none. At most
+    /// max_holder_label bytes, no CR, LF or NUL (invalid_argument from the constructor).
+    std::optional<std::string> label;
 };
 
 /// Counters of a job_worker, a snapshot.
