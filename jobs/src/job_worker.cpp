@@ -3,13 +3,13 @@
 #include "job_queue_keys.hpp"
 #include "job_scripts.hpp"
 
-#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/jobs/job_events.hpp>
