@@ -54,7 +54,7 @@ set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "${redcoord_deb_summary} - shared libraries
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME ${REDCOORD_DEB_DEV_NAME})
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "${REDCOORD_DEB_RUNTIME_NAME} ${redcoord_deb_exact}, libboost-dev (>= 1.74), libhiredis-dev, libssl-dev")
+    "${REDCOORD_DEB_RUNTIME_NAME} ${redcoord_deb_exact}, libboost1.81-dev, libhiredis-dev, libssl-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "pkg-config, cmake")
 set(CPACK_DEBIAN_DEV_DESCRIPTION
     "${redcoord_deb_summary} - development files\n${redcoord_deb_long}\n

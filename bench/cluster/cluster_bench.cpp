@@ -76,9 +76,9 @@ void lock_pair(benchmark::State& st) {
     std::vector<std::unique_ptr<redcoord::distributed_lock>> cl, sl;
     for (const auto& n : spread("bench:lock:", 30)) {
         cl.push_back(std::make_unique<redcoord::distributed_lock>(
-            cp, n, redcoord::lock_options{.ttl = 30s}));
+            cp, n, redcoord::lock_options{.timing = {.ttl = 30s}}));
         sl.push_back(std::make_unique<redcoord::distributed_lock>(
-            sp, n, redcoord::lock_options{.ttl = 30s}));
+            sp, n, redcoord::lock_options{.timing = {.ttl = 30s}}));
     }
     std::size_t i = 0, j = 0;
     redcoord::bench::alternate(
@@ -203,7 +203,7 @@ void resources_run(std::chrono::milliseconds for_how_long) {
                 for (std::uint64_t i = static_cast<std::uint64_t>(p) * 2500;
                      std::chrono::steady_clock::now() < until; ++i) {
                     const auto name = "bench:res:" + std::to_string(i % 10000);
-                    redcoord::distributed_lock l(pool, name, {.ttl = 30s});
+                    redcoord::distributed_lock l(pool, name, {.timing = {.ttl = 30s}});
                     if (!l.acquire(0ms)) continue;
                     l.release();
                     ++shared->pairs;
@@ -263,7 +263,7 @@ void failover_run() {
         });
     };
     auto lock_at = until_works([&] {
-        redcoord::distributed_lock l(pool, lock_name, {.ttl = 2s});
+        redcoord::distributed_lock l(pool, lock_name, {.timing = {.ttl = 2s}});
         if (!l.acquire(0ms)) return false;
         l.release();
         return true;

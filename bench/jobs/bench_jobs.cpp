@@ -8,7 +8,12 @@
 //   cron_tick_lateness_p99_ms: from a repeat's tick to its job's start (every 100 ms);
 //   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers;
 //   jobs_{1,4}w_server_cpu_per_job, reliable_queue_{1,4}w_server_cpu_per_message: the server's
-//     CPU time (user + system) per item in those runs, in microseconds.
+//     CPU time (user + system) per item in those runs, in microseconds;
+//   jobs_redis_us_per_job: the time Redis spent running the jobs scripts (INFO commandstats,
+//     `usec` of EVAL and EVALSHA, which includes the commands the scripts call) per job (add,
+//     claim, settle, heartbeats) in the runs with job_worker defaults, 1 and 4 workers (the
+//     median of the runs), in microseconds: what the scripts cost, without the polls and the
+//     event loop that the CPU figures include.
 // Throughput pairs run interleaved, three rounds; each ratio is the median of the rounds'.
 
 #include "common.hpp"
@@ -172,11 +177,26 @@ int run_child(const std::string& role, const std::string& url, const std::string
     return 0;
 }
 
+// The time Redis spent in scripts so far (INFO commandstats: the `usec` of eval, evalsha and
+// their _ro forms; a script's own calls are inside it), in microseconds.
+double server_script_us() {
+    const auto info = server->command({"INFO", "commandstats"}).text();
+    double total = 0;
+    for (std::size_t at = info.find("cmdstat_eval"); at != std::string::npos;
+         at = info.find("cmdstat_eval", at + 1)) {
+        const auto usec = info.find("usec=", at);
+        if (usec != std::string::npos) total += std::stod(info.substr(usec + 5));
+    }
+    return total;
+}
+std::vector<double> redis_us_per_job;  // the runs with job_worker defaults
+
 // kind: "reliable", "jobs" (job_worker defaults) or "prefetch" (job_worker with prefetch).
 void throughput(benchmark::State& state, const std::string& kind, int workers) {
     for (auto _ : state) {
         const auto t0 = clock_type::now();
         const double cpu0 = server_cpu_seconds();
+        const double us0 = server_script_us();
         const double r = kind == "reliable" ? reliable_run(workers, jobs_per_run)
                                             : jobs_run(workers, jobs_per_run,
                                                        kind == "prefetch" ? prefetch_jobs : 1);
@@ -184,6 +204,7 @@ void throughput(benchmark::State& state, const std::string& kind, int workers) {
         const auto key = kind + "/" + std::to_string(workers);
         rates[key].push_back(r);
         server_cpu[key].push_back((server_cpu_seconds() - cpu0) * 1e6 / jobs_per_run);
+        if (kind == "jobs") redis_us_per_job.push_back((server_script_us() - us0) / jobs_per_run);
         state.counters["items_per_second"] = r;
     }
 }
@@ -309,6 +330,7 @@ int main(int argc, char** argv) {
         redcoord::bench::print_value("reliable_queue_" + w + "w_server_cpu_per_message",
                                      median(server_cpu["reliable/" + w]), "us");
     }
+    redcoord::bench::print_value("jobs_redis_us_per_job", median(redis_us_per_job), "us");
     if (std::getenv("REDCOORD_BENCH_STATS")) {
         const auto info = server->command({"INFO", "commandstats"}).text();
         std::fprintf(stderr, "%s\n", info.c_str());

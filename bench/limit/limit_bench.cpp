@@ -5,15 +5,15 @@
 //                                            of semaphore_acquire.lua + semaphore_release.lua
 //   value rate_limiter_error_pct             4 clients asking 10x the rate for 10 s: allowed requests
 //                                            against burst + rate x t (server time), in percent
-//   ratio semaphore_contended_min_share      8 clients looping acquire/release on 3 permits for 5 s:
-//                                            the smallest client's acquisitions over an even share
+//   ratio semaphore_contended_min_share      8 processes looping acquire/release on 3 permits for
+//                                            5 s: the smallest one's acquisitions over an even share
 //   value semaphore_wait_p99_ms              p99 of the time from calling try_acquire_for() to holding
 //   value rwlock_writer_wait_max_ms          6 readers holding shares back to back (each 5 ms) for 5 s
 //                                            while a writer asks every 100 ms: its longest wait
 //                                            (writer preference bounds it; without, readers starve it)
 // The pairs interleave raw and ours in short blocks (bench::alternate), so both meet the same
-// machine. The contended runs use threads of one process (each its own pool and object), not
-// processes: they share one runtime and so one pub/sub link.
+// machine. The semaphore's contended run uses processes (this program started again as each
+// contender), each with its own runtime and pub/sub link; the rw_lock's uses threads.
 #include "common.hpp"
 
 #include "limit_scripts.hpp"
@@ -27,13 +27,19 @@
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -95,15 +101,17 @@ void semaphore_pair(benchmark::State& st) {
     auto* c = raw_connect();
     const auto acq = load(c, redcoord::detail::semaphore_acquire_script());
     const auto rel = load(c, redcoord::detail::semaphore_release_script());
-    const std::string key = "bench:raw:sem", fence = key + ":fence", waiting = key + ":waiting";
+    const std::string key = "bench:raw:sem", fence = key + ":fence", waiting = key + ":waiting",
+                      queue = key + ":queue";
     redcoord::connection_pool pool(server->endpoint());
-    redcoord::semaphore sem(pool, "bench", {.permits = 3, .ttl = 30s});
+    redcoord::semaphore sem(pool, "bench", {.permits = 3, .timing = {.ttl = 30s}});
     redcoord::bench::alternate(
         st,
         [&] {
             const auto token = redcoord::random_token();
-            if (evalsha(c, {"EVALSHA", acq, "3", key, fence, waiting, token, "1", "3", "30000",
-                            "0"}) != 1)
+            // The arguments semaphore::try_acquire() sends (no waiter id, no fifo).
+            if (evalsha(c, {"EVALSHA", acq, "4", key, fence, waiting, queue, token, "1", "3",
+                            "30000", "", "500", "500", "0"}) != 1)
                 st.SkipWithError("raw semaphore not acquired");
             (void)evalsha(c, {"EVALSHA", rel, "2", key, waiting, token, "1"});
         },
@@ -157,39 +165,93 @@ double rate_error_pct() {
     return std::abs(static_cast<double>(allowed.load()) - bound) / bound * 100;
 }
 
-// 8 clients on 3 permits for 5 s: smallest share and p99 wait.
+// One contending process (bench_limit --semaphore-contender PORT START_NS END_NS OUT): loops
+// acquire / 1 ms section / release on 3 permits from START_NS to END_NS (steady clock, which is
+// CLOCK_MONOTONIC and so the same in every process), then writes its acquisitions and each
+// wait in milliseconds to OUT, one number a line.
+int semaphore_contender(char** argv) {
+    redcoord::endpoint e;
+    e.port = static_cast<std::uint16_t>(std::stoul(argv[2]));
+    const std::chrono::steady_clock::time_point start{
+        std::chrono::nanoseconds(std::stoll(argv[3]))};
+    const std::chrono::steady_clock::time_point end{std::chrono::nanoseconds(std::stoll(argv[4]))};
+    redcoord::connection_pool pool(e);
+    redcoord::semaphore sem(pool, "bench:contended", {.permits = 3, .timing = {.ttl = 10s}});
+    std::vector<double> waits;
+    std::this_thread::sleep_until(start);
+    while (std::chrono::steady_clock::now() < end) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto p = sem.try_acquire_for(1, 5s);
+        if (!p) continue;
+        waits.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+        std::this_thread::sleep_for(1ms);  // the section
+        (void)p->release();
+    }
+    std::FILE* out = std::fopen(argv[5], "w");
+    if (out == nullptr) return 1;
+    std::fprintf(out, "%zu\n", waits.size());
+    for (double w : waits) std::fprintf(out, "%.3f\n", w);
+    return std::fclose(out) == 0 ? 0 : 1;
+}
+
+// 8 processes on 3 permits for 5 s (this program run again as each contender: a process of
+// its own, with its own runtime and pub/sub link): smallest share and p99 wait.
 std::pair<double, double> semaphore_contended() {
     const int clients = 8;
-    std::vector<std::uint64_t> counts(clients);
-    std::vector<std::vector<double>> waits(clients);
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> ts;
-    for (int i = 0; i < clients; ++i)
-        ts.emplace_back([&, i] {
-            redcoord::connection_pool pool(server->endpoint());
-            redcoord::semaphore sem(pool, "bench:contended", {.permits = 3, .ttl = 10s});
-            while (!stop) {
-                const auto t0 = std::chrono::steady_clock::now();
-                auto p = sem.try_acquire_for(1, 5s);
-                if (!p) continue;
-                waits[static_cast<std::size_t>(i)].push_back(
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count());
-                std::this_thread::sleep_for(1ms);  // the section
-                (void)p->release();
-                ++counts[static_cast<std::size_t>(i)];
-            }
-        });
-    std::this_thread::sleep_for(5s);
-    stop = true;
-    for (auto& t : ts) t.join();
+    const auto ns = [](std::chrono::steady_clock::time_point t) {
+        return std::to_string(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    };
+    // The start leaves every process time to exec and connect.
+    const auto start = std::chrono::steady_clock::now() + 1s;
+    const auto end = start + 5s;
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("bench_limit_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::vector<pid_t> kids;
+    std::vector<std::string> outs;
+    for (int i = 0; i < clients; ++i) {
+        outs.push_back((dir / ("contender" + std::to_string(i))).string());
+        const std::vector<std::string> args{"bench_limit",
+                                            "--semaphore-contender",
+                                            std::to_string(server->port()),
+                                            ns(start),
+                                            ns(end),
+                                            outs.back()};
+        std::vector<char*> argv;
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        const pid_t pid = ::fork();
+        if (pid < 0) std::abort();
+        if (pid == 0) {
+            ::execv("/proc/self/exe", argv.data());
+            ::_exit(127);
+        }
+        kids.push_back(pid);
+    }
+    for (auto pid : kids) {
+        int status = 0;
+        if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            std::abort();
+    }
+    std::vector<std::uint64_t> counts;
+    std::vector<double> all;
+    for (const auto& path : outs) {
+        std::ifstream in(path);
+        std::uint64_t n = 0;
+        in >> n;
+        counts.push_back(n);
+        for (double w = 0; in >> w;) all.push_back(w);
+    }
+    std::filesystem::remove_all(dir);
     std::uint64_t total = 0;
     for (auto n : counts) total += n;
     const double even = static_cast<double>(total) / clients;
     const double least = static_cast<double>(*std::min_element(counts.begin(), counts.end()));
-    std::vector<double> all;
-    for (auto& w : waits) all.insert(all.end(), w.begin(), w.end());
-    std::fprintf(stderr, "semaphore contended: %llu acquisitions, least %.0f of even %.1f\n",
+    std::fprintf(stderr,
+                 "semaphore contended (8 processes): %llu acquisitions, least %.0f of even %.1f\n",
                  static_cast<unsigned long long>(total), least, even);
     return {even > 0 ? least / even : 0.0, redcoord::bench::percentile(all, 99)};
 }
@@ -202,7 +264,7 @@ double rwlock_writer_wait_max() {
     for (int i = 0; i < 6; ++i)
         ts.emplace_back([&] {
             redcoord::connection_pool pool(server->endpoint());
-            redcoord::rw_lock rw(pool, "bench:rw", {.ttl = 10s});
+            redcoord::rw_lock rw(pool, "bench:rw", {.timing = {.ttl = 10s}});
             while (!stop) {
                 std::shared_lock<redcoord::rw_lock> l(rw, 10s);
                 if (l.owns_lock()) std::this_thread::sleep_for(5ms);
@@ -212,7 +274,7 @@ double rwlock_writer_wait_max() {
     int writes = 0;
     {
         redcoord::connection_pool pool(server->endpoint());
-        redcoord::rw_lock rw(pool, "bench:rw", {.ttl = 10s});
+        redcoord::rw_lock rw(pool, "bench:rw", {.timing = {.ttl = 10s}});
         const auto end = std::chrono::steady_clock::now() + 5s;
         while (std::chrono::steady_clock::now() < end) {
             std::this_thread::sleep_for(100ms);
@@ -237,6 +299,8 @@ double rwlock_writer_wait_max() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 6 && std::string_view(argv[1]) == "--semaphore-contender")
+        return semaphore_contender(argv);
     redcoord::testing::local_server s;
     server = &s;
     (void)redcoord::bench::run_benchmarks(argc, argv);

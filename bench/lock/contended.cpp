@@ -220,7 +220,7 @@ contended_result lock_contended_single(std::uint16_t port, int procs, std::chron
     return run_processes(procs, run, port, [port, defer_release](contender& me) {
         redcoord::connection_pool pool(local(port));
         redcoord::distributed_lock lock(pool, "bench:contended1",
-                                        {.ttl = 10s, .defer_release = defer_release});
+                                        {.timing = {.ttl = 10s}, .defer_release = defer_release});
         lock_loop(me, lock, waits::ours1);
     });
 }
@@ -260,7 +260,7 @@ contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int 
             pools.push_back(std::make_unique<redcoord::connection_pool>(local(p)));
             nodes.push_back(pools.back().get());
         }
-        redcoord::redlock lock(nodes, "bench:contended5", {.ttl = 10s});
+        redcoord::redlock lock(nodes, "bench:contended5", {.timing = {.ttl = 10s}});
         lock_loop(me, lock, waits::ours5);
     });
 }
@@ -268,7 +268,7 @@ contended_result redlock_contended(const std::vector<std::uint16_t>& ports, int 
 contended_result fair_contended(std::uint16_t port, int procs, std::chrono::milliseconds run) {
     return run_processes(procs, run, port, [port](contender& me) {
         redcoord::connection_pool pool(local(port));
-        redcoord::fair_lock lock(pool, "bench:fair:contended", {.ttl = 10s});
+        redcoord::fair_lock lock(pool, "bench:fair:contended", {.timing = {.ttl = 10s}});
         lock_loop(me, lock, waits::fair);
     });
 }
@@ -313,13 +313,13 @@ std::vector<double> handoffs_us(std::uint16_t port, const std::string& resource,
 }  // namespace
 
 std::vector<double> single_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
-    return handoffs_us<redcoord::distributed_lock>(port, "bench:handoff",
-                                                   redcoord::lock_options{.ttl = 10s}, run);
+    return handoffs_us<redcoord::distributed_lock>(
+        port, "bench:handoff", redcoord::lock_options{.timing = {.ttl = 10s}}, run);
 }
 
 std::vector<double> fair_handoffs_us(std::uint16_t port, std::chrono::milliseconds run) {
-    return handoffs_us<redcoord::fair_lock>(port, "bench:fair:handoff",
-                                            redcoord::fair_lock_options{.ttl = 10s}, run);
+    return handoffs_us<redcoord::fair_lock>(
+        port, "bench:fair:handoff", redcoord::fair_lock_options{.timing = {.ttl = 10s}}, run);
 }
 
 }  // namespace lock_bench

@@ -68,7 +68,7 @@ std::unique_ptr<redcoord::redlock> make_redlock(
         nodes.push_back(pools.back().get());
     }
     return std::make_unique<redcoord::redlock>(nodes, resource,
-                                               redcoord::redlock_options{.ttl = 30s});
+                                               redcoord::redlock_options{.timing = {.ttl = 30s}});
 }
 
 // Raw SET NX PX + EVALSHA pairs against distributed_lock acquire + release(), interleaved.
@@ -77,7 +77,7 @@ void single_pair(benchmark::State& st) {
     const auto sha = lock_bench::raw_load_release(c);
     const std::string key = "bench:raw:single", token = redcoord::random_token(), ttl = "30000";
     redcoord::connection_pool pool((*servers)[0]->endpoint());
-    redcoord::distributed_lock lock(pool, "bench:single", {.ttl = 30s});
+    redcoord::distributed_lock lock(pool, "bench:single", {.timing = {.ttl = 30s}});
     redcoord::bench::alternate(
         st,
         [&] {
@@ -146,8 +146,8 @@ void sequential5_pair(benchmark::State& st) {
 void tls_pair(benchmark::State& st) {
     const auto both = redcoord::bench::start_tls_and_plain();
     redcoord::connection_pool plain_pool(both->plain), tls_pool(both->tls);
-    redcoord::distributed_lock plain(plain_pool, "bench:plain", {.ttl = 30s}),
-        tls(tls_pool, "bench:tls", {.ttl = 30s});
+    redcoord::distributed_lock plain(plain_pool, "bench:plain", {.timing = {.ttl = 30s}}),
+        tls(tls_pool, "bench:tls", {.timing = {.ttl = 30s}});
     auto pair = [&](redcoord::distributed_lock& l) {
         if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");
         (void)l.release();
@@ -178,8 +178,8 @@ void metrics_pair(benchmark::State& st) {
     on_rt->set_metrics(std::make_shared<redcoord::metrics_registry>());
     redcoord::connection_pool off_pool((*servers)[0]->endpoint(), {}, off_rt),
         on_pool((*servers)[0]->endpoint(), {}, on_rt);
-    redcoord::distributed_lock off(off_pool, "bench:metrics:off", {.ttl = 30s}),
-        on(on_pool, "bench:metrics:on", {.ttl = 30s});
+    redcoord::distributed_lock off(off_pool, "bench:metrics:off", {.timing = {.ttl = 30s}}),
+        on(on_pool, "bench:metrics:on", {.timing = {.ttl = 30s}});
     auto pair = [&](redcoord::distributed_lock& l) {
         if (!l.acquire(0ms)) st.SkipWithError("lock not acquired");
         (void)l.release();

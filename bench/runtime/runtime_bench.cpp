@@ -15,12 +15,24 @@
 //                                             runtime: the largest gap between extensions
 //   value isolation_locks_lost                healthy locks lost in that run (goal 0)
 //   value isolation_tick_workers              the runtime's tick workers at its end
+//   value async_waiters10000_threads          extra threads, 10,000 async_acquire waiters on
+//                                             10,000 held locks, started from one thread
+//   value async_waiters10000_connections      extra server connections for the same
+//   value async_waiters10000_rss_kib_per_waiter
+//   value async_wake_after_release_p50_us     a release until its async waiter holds the lock
+//   ratio async_wake_vs_handoff               the above over lock_handoff_p50_us (goal <= 1.5)
+//   ratio pipelined_lock_vs_raw_pipelined     64 coroutines looping async_acquire + async_release
+//                                             through one runtime, over a raw hiredis client
+//                                             pipelining SET NX PX and the compare-and-delete
+//                                             64 deep on one connection (goal >= 0.7)
 // Each waiter is a thread blocked in acquire() on a resource that a holder (created before
 // the baseline) holds. The baseline is taken with the 1,000 caller threads already started,
 // warmed by one uncontended lock and release each, and parked, so their own stacks and
 // malloc caches are not charged to the lock objects.
+#include "async_bench.hpp"
 #include "common.hpp"
 #include "isolation_scenario.hpp"
+#include "process_stats.hpp"
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
@@ -33,54 +45,27 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <malloc.h>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 using redcoord::testing::local_server;
+using runtime_bench::channels;
+using runtime_bench::clients;
+using runtime_bench::heap_kib;
+using runtime_bench::rss_kib;
+using runtime_bench::threads_now;
 
 namespace {
 
 // REDCOORD_BENCH_WAITERS overrides the count (the names keep "1000"); e.g. a smaller run on a
 // build whose waiters cost a thread each.
 int waiters = 1000;
-
-long threads_now() {
-    long n = 0;
-    for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-    return n;
-}
-
-// Resident memory after the allocator has handed its free pages back (malloc_trim): what the
-// live objects hold, not what a burst of a thousand threads left cached in malloc's arenas.
-double rss_kib() {
-    ::malloc_trim(0);
-    std::ifstream f("/proc/self/statm");
-    long size = 0, resident = 0;
-    f >> size >> resident;
-    return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / 1024.0;
-}
-
-double heap_kib() { return static_cast<double>(mallinfo2().uordblks) / 1024.0; }
-
-long long clients(const local_server& s) {
-    const auto info = s.command({"INFO", "clients"}).text();
-    const auto at = info.find("connected_clients:");
-    return std::stoll(info.substr(at + 18)) - 1;  // not the INFO's own connection
-}
-
-long long channels(const local_server& s) {
-    return static_cast<long long>(s.command({"PUBSUB", "CHANNELS", "*"}).elements().size());
-}
 
 // A lock of either kind, as the bench uses it.
 struct lockish {
@@ -203,11 +188,11 @@ double single_handoff_p50_us(local_server& node, int n) {
     redcoord::connection_pool pool(node.endpoint());
     std::vector<double> us;
     for (int i = 0; i < n; ++i) {
-        redcoord::distributed_lock holder(pool, "bench:handoff", {.ttl = 60s});
+        redcoord::distributed_lock holder(pool, "bench:handoff", {.timing = {.ttl = 60s}});
         if (!holder.acquire(0ms)) throw std::runtime_error("handoff holder failed");
         std::atomic<std::int64_t> held_at{0};
         std::thread waiter([&] {
-            redcoord::distributed_lock lock(pool, "bench:handoff", {.ttl = 60s});
+            redcoord::distributed_lock lock(pool, "bench:handoff", {.timing = {.ttl = 60s}});
             if (lock.acquire(10s)) {
                 held_at = clock_type::now().time_since_epoch().count();
                 lock.release();
@@ -240,6 +225,13 @@ int main(int, char**) {
     }
     using redcoord::bench::print_ratio;
     using redcoord::bench::print_value;
+    // REDCOORD_BENCH_PIPELINED_ONLY=1 prints only pipelined_lock_vs_raw_pipelined (a quick look
+    // at the async lock path without the minutes of the waiter and isolation runs).
+    if (const char* p = std::getenv("REDCOORD_BENCH_PIPELINED_ONLY"); p && *p == '1') {
+        print_ratio("pipelined_lock_vs_raw_pipelined",
+                    runtime_bench::pipelined_vs_raw(*nodes[2], 3.0));
+        return 0;
+    }
 
     const double handoff = single_handoff_p50_us(*nodes[0], 200);
 
@@ -251,7 +243,7 @@ int main(int, char**) {
             nodes[0]->endpoint());  // the waiters' pool, as a service would have one
         auto kind = [](redcoord::connection_pool& p, int i) {
             auto l = std::make_shared<redcoord::distributed_lock>(
-                p, "bench:r" + std::to_string(i), redcoord::lock_options{.ttl = 120s});
+                p, "bench:r" + std::to_string(i), redcoord::lock_options{.timing = {.ttl = 120s}});
             return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
                            [l] { l->release(); }};
         };
@@ -278,8 +270,9 @@ int main(int, char**) {
             wp.push_back(pools.back().get());
         }
         auto kind = [](const std::vector<redcoord::connection_pool*>& p, int i) {
-            auto l = std::make_shared<redcoord::redlock>(p, "bench:q" + std::to_string(i),
-                                                         redcoord::redlock_options{.ttl = 120s});
+            auto l = std::make_shared<redcoord::redlock>(
+                p, "bench:q" + std::to_string(i),
+                redcoord::redlock_options{.timing = {.ttl = 120s}});
             return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
                            [l] { l->release(); }};
         };
@@ -291,6 +284,18 @@ int main(int, char**) {
                 "connections");
     print_value("redlock5_waiters1000_rss_kib_per_waiter", five.rss_kib_per_waiter, "KiB");
     print_value("redlock5_wake_after_release_p50_us", five.wake_p50_us, "us");
+
+    std::fprintf(stderr, "async_acquire, 10000 waiters on the runtime's event loop:\n");
+    const auto async = runtime_bench::async_waiters(*nodes[1], 10000, 200);
+    std::fprintf(stderr, "  %ld threads, %lld connections, %.2f KiB per waiter\n", async.threads,
+                 async.connections, async.rss_kib_per_waiter);
+    print_value("async_waiters10000_threads", static_cast<double>(async.threads), "threads");
+    print_value("async_waiters10000_connections", static_cast<double>(async.connections),
+                "connections");
+    print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
+    print_value("async_wake_after_release_p50_us", async.wake_p50_us, "us");
+    print_ratio("async_wake_vs_handoff", handoff > 0 ? async.wake_p50_us / handoff : 0.0);
+    print_ratio("pipelined_lock_vs_raw_pipelined", runtime_bench::pipelined_vs_raw(*nodes[2], 3.0));
 
     // REDCOORD_BENCH_ISOLATION_S shortens the 30 s isolation run (e.g. for a quick look).
     auto isolation_run = std::chrono::seconds(30);

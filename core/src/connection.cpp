@@ -1,4 +1,5 @@
 #include "connection_impl.hpp"
+#include "handshake.hpp"
 
 #include "tls_stream.hpp"
 
@@ -70,28 +71,6 @@ timeval to_timeval(std::chrono::milliseconds t) {
 }
 }  // namespace
 
-namespace {
-// Error replies that mean "not now" rather than "no": the server is loading its dataset,
-// running a script past busy-reply-threshold, or a replica refusing while its master is down.
-// PING is refused with them (it has no `loading`/`stale` flag), so they surface here.
-bool is_transient_refusal(std::string_view t) noexcept {
-    for (std::string_view code : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN"})
-        if (detail::error_code_is(t, code)) return true;
-    return false;
-}
-}  // namespace
-
-void connection::impl::throw_handshake_error(std::string_view verb, const std::string& t) const {
-    if (detail::is_permission_refusal(t))
-        detail::throw_reply_error(t, verb, "handshake with " + where());
-    if (verb == "AUTH" || t.rfind("NOAUTH", 0) == 0 || t.rfind("WRONGPASS", 0) == 0)
-        throw auth_error("authentication failed for " + where() + ": " + t);
-    // Transient: a connection_error, which callers retry, unlike a reply_error.
-    if (is_transient_refusal(t)) throw connection_error("server " + where() + " not ready: " + t);
-    if (verb == "SELECT") throw reply_error("cannot select database on " + where() + ": " + t);
-    throw reply_error("handshake with " + where() + " failed: " + t);
-}
-
 connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_timeout) : ep(e) {
     if (ep.is_sentinel() || ep.is_cluster())
         throw invalid_argument("a connection needs one server; use a connection_pool for " +
@@ -124,15 +103,7 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
         set_timeout(std::max(std::chrono::ceil<std::chrono::milliseconds>(
                                  deadline - std::chrono::steady_clock::now()),
                              std::chrono::milliseconds(1)));
-        std::vector<std::vector<std::string>> hs;
-        if (!ep.password.empty()) {
-            if (ep.user.empty())
-                hs.push_back({"AUTH", ep.password});
-            else
-                hs.push_back({"AUTH", ep.user, ep.password});
-        }
-        if (ep.db != 0) hs.push_back({"SELECT", std::to_string(ep.db)});
-        hs.push_back({"PING"});
+        const auto hs = detail::handshake_commands(ep);
         for (auto& cmd : hs) {
             std::vector<std::string_view> v(cmd.begin(), cmd.end());
             append(v);
@@ -140,7 +111,7 @@ connection::impl::impl(const endpoint& e, std::chrono::milliseconds connect_time
         try {
             for (std::size_t i = 0; i < hs.size(); ++i) {
                 reply r = read_reply();
-                if (r.is_error()) throw_handshake_error(hs[i][0], r.text());
+                if (r.is_error()) detail::throw_handshake_error(hs[i][0], r.text(), where());
             }
         } catch (const tls_error&) {
             throw;
@@ -257,6 +228,10 @@ bool connection::impl::knows_script(std::string_view sha) const noexcept {
 
 void connection::impl::learned_script(const std::string& sha) {
     if (!knows_script(sha)) known_scripts.push_back(sha);
+}
+
+void connection::impl::forgot_script(std::string_view sha) noexcept {
+    std::erase_if(known_scripts, [&](const std::string& k) { return k == sha; });
 }
 
 std::optional<reply> connection::impl::adopt(void* raw) {

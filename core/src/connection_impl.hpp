@@ -115,7 +115,6 @@ struct connection::impl {
     void dispatch_buffered(const std::function<bool(reply&)>& on_reply);
     [[noreturn]] void fail(std::string_view during);
     // The typed error for an error reply `text` to handshake command `verb` (AUTH, SELECT, PING).
-    [[noreturn]] void throw_handshake_error(std::string_view verb, const std::string& text) const;
     // A failed send()/recv() of our own (not through hiredis): `kind` REDIS_ERR_IO or
     // REDIS_ERR_EOF, then as fail().
     [[noreturn]] void fail_io(int kind, int saved_errno, std::string_view during);
@@ -129,6 +128,8 @@ struct connection::impl {
     void skip_owed(bool noscript);
     [[nodiscard]] bool knows_script(std::string_view sha) const noexcept;
     void learned_script(const std::string& sha);
+    /// The EVAL that taught it was refused (ACL): the script was never loaded by it.
+    void forgot_script(std::string_view sha) noexcept;
 };
 
 namespace detail {

@@ -2,6 +2,7 @@
 #include "pool_access.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/detail/script_argv.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
@@ -93,7 +94,8 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                                            !io[i].conn->knows_script(*what.sha));
             io[i].conn->append_formatted(full ? eval_resp() : encoded.resp());
             io[i].by_sha = !full && what.eval;
-            // An EVAL that reaches the server loads the script whatever the reply.
+            // An EVAL that reaches the server loads the script whatever the reply, unless the
+            // ACL refuses it (unlearned when that reply comes).
             if (full) io[i].conn->learned_script(*what.sha);
             io[i].sent = true;  // appended: it may reach the server even if the flush fails
             io[i].conn->flush();
@@ -152,6 +154,11 @@ std::vector<node_result> run(std::span<connection_pool* const> pools, const payl
                         // A cluster node's MOVED is the caller's reply, but the slot map learns it.
                         if (r.is_error())
                             if (auto f = c.cluster.lock()) f->seen(c, r);
+                        // A refused EVAL loaded nothing: EVALSHA next time would run the script
+                        // from a cache someone else filled, for a user who may not run it.
+                        if (what.sha && !io[i].by_sha && r.is_error() &&
+                            detail::is_permission_refusal(r.text()))
+                            c.forgot_script(*what.sha);
                         results[i].state = node_result::status::answered;
                         results[i].value = std::move(r);
                         results[i].latency = elapsed();

@@ -65,6 +65,10 @@ metric_desc describe(metric m, const metrics_options& o) {
             return d("redcoord_jobs",
                      "Jobs of a job queue in each state (waiting, delayed, active, completed, "
                      "failed, dead), sampled (ZCARD) at each scrape.");
+        case metric::jobs_paused:
+            return d("redcoord_jobs_paused",
+                     "1 while a job queue is paused (job_queue::pause(): no new claims), else 0; "
+                     "sampled (EXISTS) at each scrape.");
         case metric::jobs_settled_total:
             return d("redcoord_jobs_settled_total",
                      "Job attempts this process's workers settled (outcome: completed; retried, "

@@ -12,6 +12,7 @@
 #include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -449,8 +450,11 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
     const auto dial_until = deadline_after(within, start);
     std::unique_lock lk(s.mu);
     bool waited = false;
-    // The background dial this call waits for ends when dials_done passes this.
-    std::optional<std::uint64_t> waiting_for;
+    // The background dial this call waits for ends when dials_done passes this (no_dial: none).
+    // A plain value: GCC at -O1 reports a std::optional here as maybe uninitialised (a false
+    // positive that fails a -Werror build).
+    constexpr std::uint64_t no_dial = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t waiting_for = no_dial;
     for (;;) {
         // An idle connection (returned by another thread, or our dial's) serves at once,
         // however the dial backoff stands.
@@ -472,13 +476,13 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             c.reset();  // closed outside the lock
             lk.lock();
         }
-        if (waiting_for && s.dials_done != *waiting_for) {
+        if (waiting_for != no_dial && s.dials_done != waiting_for) {
             // The dial we waited for ended without leaving us a connection.
             if (!s.dial_error.empty()) {
                 if (s.last_connect_timed_out) throw timeout_error(s.dial_error);
                 throw connection_error(s.dial_error);
             }
-            waiting_for.reset();  // it connected, but another thread took it first: go again
+            waiting_for = no_dial;  // it connected, but another thread took it first: go again
             continue;
         }
         if (s.dialing) {
@@ -487,7 +491,7 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
             // A dial already older than `within` has shown itself slow: waiting for it again
             // would make every round (a detached release included) pay the whole wait until
             // the connect_timeout ends, so it is waited for only up to that age.
-            if (!waiting_for) waiting_for = s.dials_done;
+            if (waiting_for == no_dial) waiting_for = s.dials_done;
             const auto until = std::min(dial_until, s.dial_started + (dial_until - start));
             if (s.cv.wait_until(lk, until) == std::cv_status::timeout && s.idle.empty() &&
                 s.dialing)
@@ -516,13 +520,18 @@ pooled_connection connection_pool::borrow_bounded(std::chrono::milliseconds with
         const auto now = std::chrono::steady_clock::now();
         if (now < s.retry_after) {
             // Same kind as the failure behind it: a server that was only slow is not "down".
-            const std::string why =
-                "cannot connect to " + s.ep.to_string() + ": " +
-                (s.last_connect_timed_out ? "timed out" : "failed") + " recently, retrying in " +
+            // The last dial's own reason leads, so "Connection refused" or a refused password
+            // is what the caller reads, whichever attempt it happened to make.
+            const std::string retry =
+                std::string(s.last_connect_timed_out ? "timed out" : "failed") +
+                " recently, retrying in " +
                 std::to_string(
                     std::chrono::duration_cast<std::chrono::milliseconds>(s.retry_after - now)
                         .count()) +
                 " ms";
+            const std::string why = s.dial_error.empty()
+                                        ? "cannot connect to " + s.ep.to_string() + ": " + retry
+                                        : s.dial_error + " (" + retry + ")";
             if (s.last_connect_timed_out) throw timeout_error(why);
             throw connection_error(why);
         }

@@ -23,6 +23,25 @@ void release_waiter::notify() {
         ++generation_;
     }
     cv_.notify_all();
+    std::lock_guard w(watch_mu_);
+    for (auto& [id, wake] : watchers_) {
+        try {
+            wake();
+        } catch (...) {
+            // A wake that throws costs only its own waiter a notice (its timer still runs).
+        }
+    }
+}
+
+std::uint64_t release_waiter::watch(std::function<void()> wake) {
+    std::lock_guard w(watch_mu_);
+    watchers_.emplace(++next_watch_, std::move(wake));
+    return next_watch_;
+}
+
+void release_waiter::unwatch(std::uint64_t id) noexcept {
+    std::lock_guard w(watch_mu_);
+    watchers_.erase(id);
 }
 
 std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live) {

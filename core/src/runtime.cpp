@@ -1,3 +1,5 @@
+#include <redcoord/core/detail/async_link.hpp>
+#include <redcoord/core/detail/io_loop.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
@@ -29,14 +31,34 @@ std::string endpoint_key(const endpoint& ep) {
 
 }  // namespace detail
 
-runtime::runtime()
+runtime::runtime(boost::asio::io_context* io)
     : callbacks_(std::make_unique<detail::serial_executor>()),
       observers_(std::make_unique<detail::strand>(*callbacks_)),
-      timers_(std::make_unique<detail::timer_service>(observers_.get())) {}
+      timers_(std::make_unique<detail::timer_service>(observers_.get())),
+      io_(io ? std::make_unique<detail::io_loop>(*io) : std::make_unique<detail::io_loop>()) {}
 
 runtime::~runtime() = default;
 
 std::shared_ptr<runtime> runtime::create() { return std::shared_ptr<runtime>(new runtime()); }
+
+std::shared_ptr<runtime> runtime::create(boost::asio::io_context& io) {
+    return std::shared_ptr<runtime>(new runtime(&io));
+}
+
+boost::asio::io_context& runtime::io() { return io_->context(); }
+
+bool runtime::io_is_callers() const noexcept { return io_->external(); }
+
+std::shared_ptr<detail::async_link> runtime::link(const endpoint& ep) {
+    const auto key = detail::endpoint_key(ep);
+    std::lock_guard l(mu_);
+    if (auto k = async_links_[key].lock()) return k;
+    auto k = detail::async_link::create(io_->context(), ep);
+    async_links_[key] = k;
+    for (auto it = async_links_.begin(); it != async_links_.end();)
+        it = it->second.expired() ? async_links_.erase(it) : std::next(it);
+    return k;
+}
 
 std::shared_ptr<runtime> runtime::shared() {
     // Never destroyed before the objects that use it: they hold it too.

@@ -54,12 +54,12 @@ void check_retry(const election_options& opts, milliseconds retry, milliseconds 
 // whole replica_timeout, and it still has to be confirmed before the deadline.
 void check_replicas(const election_options& opts, milliseconds retry, milliseconds term,
                     milliseconds drift) {
-    if (opts.replicas == 0) return;
+    if (opts.replication.replicas == 0) return;
     const auto room = term - drift - retry;
-    if (opts.replica_timeout > milliseconds::zero() && opts.replica_timeout < room) return;
-    reject("replica_timeout must be in (0, term - drift - retry_period) = (0, " + ms(room) +
+    if (opts.replication.timeout > milliseconds::zero() && opts.replication.timeout < room) return;
+    reject("replication.timeout must be in (0, term - drift - retry_period) = (0, " + ms(room) +
            ") when replicas > 0, so a renewal's WAIT ends before the leadership deadline; got " +
-           ms(opts.replica_timeout));
+           ms(opts.replication.timeout));
 }
 
 }  // namespace
@@ -84,8 +84,7 @@ resolved_election_options resolve(std::string_view name, const election_options&
     check_drift(r.drift, r.term);
     check_retry(opts, r.retry_period, r.term, r.drift);
     check_replicas(opts, r.retry_period, r.term, r.drift);
-    r.replicas = opts.replicas;
-    r.replica_timeout = opts.replica_timeout;
+    r.replication = opts.replication;
     if (opts.epoch_ttl < r.term || opts.epoch_ttl > max_epoch_ttl)
         reject(
             "epoch_ttl must be in [term, 10 years] (the counter must outlive the selector it "

@@ -77,9 +77,19 @@ void elector_engine::handoff(std::string_view resigned_identity) {
     handoff_ = true;
 }
 
+void elector_engine::resubscribed() {
+    // Whoever resigned meanwhile went unheard: check now rather than at the next round. A
+    // leader has nothing to learn, and a resigner's hold still runs (next_round_due()).
+    handoff_ = true;
+}
+
 elector_command elector_engine::resign(time_point now) {
     expire(now);
-    hold_until_ = now + retry_;
+    // Two periods, not one: a follower whose round went out just before this resign is due
+    // again one period later, and under load its timer may fire late while its handoff
+    // notice is lost (its channel not yet confirmed). Were the resigner to campaign first, it
+    // would win its own selector back and renew it, and the hand-over would never happen.
+    hold_until_ = now + 2 * retry_;
     if (in_flight_) ignore_in_flight_ = true;
     if (leader_) step_down(revoke_reason::resigned);
     resigning_ = true;

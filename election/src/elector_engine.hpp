@@ -74,8 +74,10 @@ public:
     void round_done(time_point now, time_point started, const std::optional<campaign_result>& r);
     /// A handoff signal arrived: `resigned_identity` gave up leadership.
     void handoff(std::string_view resigned_identity);
+    /// The handoff channel was (re)subscribed: a notice sent while it was not may be lost.
+    void resubscribed();
     /// resign(): steps down at once (`resigned` when leading), holds back from campaigning for
-    /// one retry period (or until another candidate's handoff signal) and returns `resign`.
+    /// two retry periods (or until another candidate's handoff signal) and returns `resign`.
     [[nodiscard]] elector_command resign(time_point now);
     /// The resign script ran: `deleted` when the selector was ours and is gone.
     void resign_done(bool deleted);

@@ -9,6 +9,7 @@
 #include <redcoord/election/leader_elector.hpp>
 
 #include "elector_engine.hpp"
+#include "leadership_watch.hpp"
 #include "test_hooks.hpp"
 
 #include <algorithm>
@@ -65,6 +66,10 @@ struct leader_elector::impl {
     // The latest round's failure (null after a round that got an answer): rounds run on the
     // timer thread, so this is how a caller learns that the ACL user lacks a command.
     std::exception_ptr round_error REDCOORD_GUARDED_BY(mu);
+    // The asynchronous waits (async_wait_until_leader): told of every transition under mu, so
+    // none is missed between a wait's first look and its registration.
+    const std::shared_ptr<detail::leadership_watchers> watchers =
+        std::make_shared<detail::leadership_watchers>();
 
     // Destroyed first (reverse order): no tick, callback or handoff handler outlives the rest.
     detail::strand callbacks;
@@ -110,7 +115,8 @@ struct leader_elector::impl {
     // order. A leadership's stop token is stopped before its `revoked` is queued, so leader
     // work hears of the end first.
     void publish() REDCOORD_REQUIRES(mu) {
-        for (auto& e : engine.take_events()) {
+        auto events = engine.take_events();
+        for (auto& e : events) {
             observe(e);
             if (e.what == elector_event::kind::elected) term_stop = std::stop_source{};
             if (e.what == elector_event::kind::revoked) term_stop.request_stop();
@@ -121,6 +127,22 @@ struct leader_elector::impl {
                 // the state (and the stop token) is not.
             }
         }
+        // After the stop token: a wait never completes with a leadership already ended.
+        if (!events.empty() || round_error) tell_watchers(false);
+    }
+
+    // The leadership at `now`: epoch and token of the same leadership.
+    [[nodiscard]] leadership leadership_at(clock_type::time_point now) const REDCOORD_REQUIRES(mu) {
+        if (engine.is_leader(now)) return {engine.epoch(now), term_stop.get_token()};
+        std::stop_source ended;
+        ended.request_stop();
+        return {0, ended.get_token()};
+    }
+
+    // With mu held: hands the state to the asynchronous waits (each only posts it).
+    void tell_watchers(bool stopped) REDCOORD_REQUIRES(mu) {
+        if (watchers->size() == 0) return;
+        watchers->notify({leadership_at(clock_type::now()), stopped, round_error});
     }
 
     // With mu held, after an input from outside the tick: the timer follows the engine.
@@ -165,7 +187,8 @@ struct leader_elector::impl {
     [[nodiscard]] milliseconds reply_timeout(clock_type::time_point now) const
         REDCOORD_REQUIRES(mu) {
         const auto& o = selector.options();
-        const auto replication = o.replicas > 0 ? o.replica_timeout : milliseconds::zero();
+        const auto replication =
+            o.replication.replicas > 0 ? o.replication.timeout : milliseconds::zero();
         auto wait = o.retry_period + replication;
         if (const auto end = engine.lease_end())
             wait = std::min(wait,
@@ -217,6 +240,14 @@ struct leader_elector::impl {
     void on_handoff(const pubsub_message& m) REDCOORD_EXCLUDES(mu) {
         detail::lock_guard g(mu);
         engine.handoff(m.payload);
+        publish();
+        rearm();
+    }
+
+    void on_handoff_link(bool up) REDCOORD_EXCLUDES(mu) {
+        if (!up) return;
+        detail::lock_guard g(mu);
+        engine.resubscribed();
         publish();
         rearm();
     }
@@ -290,7 +321,8 @@ void leader_elector::start() {
     // handler takes mu on the link's reader thread.
     impl_->handoff = impl_->rt->pubsub(impl_->pool.where())
                          ->listen(impl_->selector.keys().channel,
-                                  {[this](const pubsub_message& m) { impl_->on_handoff(m); }, {}});
+                                  {[this](const pubsub_message& m) { impl_->on_handoff(m); },
+                                   [this](bool up) { impl_->on_handoff_link(up); }});
     detail::lock_guard g(impl_->mu);
     impl_->running = true;
     impl_->engine.start(clock_type::now());
@@ -309,7 +341,10 @@ void leader_elector::stop() noexcept {
     std::lock_guard life(impl_->lifecycle_mu);
     {
         detail::lock_guard g(impl_->mu);
-        if (!impl_->running) return;
+        if (!impl_->running) {
+            impl_->tell_watchers(true);  // a wait begun before start() ends too
+            return;
+        }
         impl_->engine.halt();  // no round starts from here on
     }
     impl_->handoff.reset();  // waits for a handler running now
@@ -317,6 +352,7 @@ void leader_elector::stop() noexcept {
     {
         detail::lock_guard g(impl_->mu);
         impl_->running = false;
+        impl_->tell_watchers(true);
         // Through rearm(): a tick still finishing returns the stopped engine's "nothing due"
         // itself; a disarm now would also discard what it returns after a quick restart.
         impl_->rearm();
@@ -338,12 +374,7 @@ std::uint64_t leader_elector::epoch() const noexcept {
 
 leader_elector::leadership leader_elector::current_leadership() const {
     detail::lock_guard g(impl_->mu);
-    const auto now = clock_type::now();
-    if (impl_->engine.is_leader(now))
-        return {impl_->engine.epoch(now), impl_->term_stop.get_token()};
-    std::stop_source ended;
-    ended.request_stop();
-    return {0, ended.get_token()};
+    return impl_->leadership_at(clock_type::now());
 }
 
 std::optional<std::chrono::steady_clock::time_point> leader_elector::deadline() const {
@@ -393,4 +424,23 @@ boost::signals2::scoped_connection leader_elector::on_leader_changed(leader_chan
     return leader_changed_.connect(slot);
 }
 
+namespace detail {
+
+runtime& elector_access::runtime_of(leader_elector& e) { return *e.impl_->rt; }
+
+std::shared_ptr<runtime> elector_access::shared_runtime(leader_elector& e) { return e.impl_->rt; }
+
+std::shared_ptr<leadership_watchers> elector_access::watchers(leader_elector& e) {
+    return e.impl_->watchers;
+}
+
+leadership_news elector_access::watch(leader_elector& e, std::uint64_t& id,
+                                      leadership_watchers::watcher w) {
+    auto& i = *e.impl_;
+    detail::lock_guard g(i.mu);
+    id = i.watchers->add(std::move(w));
+    return {i.leadership_at(clock_type::now()), false, i.round_error};
+}
+
+}  // namespace detail
 }  // namespace redcoord

@@ -103,7 +103,7 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     int acks = -1;
     std::optional<pooled_connection> conn;
     auto sent_at = std::chrono::steady_clock::now();
-    if (opts_.replicas == 0 && reply_timeout > std::chrono::milliseconds::zero()) {
+    if (opts_.replication.replicas == 0 && reply_timeout > std::chrono::milliseconds::zero()) {
         // Counted from before the connect: the lease can only end earlier than the server's.
         out = run_within(pool_, reply_timeout, keys, args);
     } else {
@@ -119,16 +119,17 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         const auto until = sent_at + reply_timeout;
         conn.emplace(pool_.borrow_for(keys_.selector));
         sent_at = std::chrono::steady_clock::now();
-        if (opts_.replicas == 0) {
+        if (opts_.replication.replicas == 0) {
             out = campaign_script.run(**conn, keys, args);
         } else {
             // EVALSHA and WAIT in one write: the round counts only once replicas hold it. WAIT's
             // reply may take replica_timeout on top of the command timeout (run_then_wait).
-            auto rr =
-                bounded ? detail::run_then_wait_until(**conn, campaign_script, keys, args,
-                                                      opts_.replicas, opts_.replica_timeout, until)
-                        : run_then_wait(**conn, campaign_script, keys, args, opts_.replicas,
-                                        opts_.replica_timeout);
+            auto rr = bounded
+                          ? detail::run_then_wait_until(**conn, campaign_script, keys, args,
+                                                        opts_.replication.replicas,
+                                                        opts_.replication.timeout, until)
+                          : run_then_wait(**conn, campaign_script, keys, args,
+                                          opts_.replication.replicas, opts_.replication.timeout);
             out = std::move(rr.result);
             acks = static_cast<int>(rr.acks);
         }
@@ -137,7 +138,7 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     conn.reset();
 
     auto res = detail::judge_round(detail::parse_round_reply(out), sent_at, received_at, acks,
-                                   opts_.term, opts_.drift, opts_.replicas);
+                                   opts_.term, opts_.drift, opts_.replication.replicas);
     if (res.leader && continuing && !detail::renewal_in_time(res.new_term, lease_end, received_at))
         res.leader = false;
     lease_end_.store(res.leader ? res.deadline.time_since_epoch().count() : 0);

@@ -117,7 +117,7 @@ int redlock_phase(const options& o, std::vector<std::unique_ptr<redcoord::connec
     std::vector<redcoord::connection_pool*> nodes;
     for (auto& p : pools) nodes.push_back(p.get());
     redcoord::redlock_options ro;
-    ro.ttl = demo::redlock_ttl;
+    ro.timing.ttl = demo::redlock_ttl;
     redcoord::redlock lock(nodes, k.resource(), ro);
     auto& main = *pools.front();
     for (int i = 0; i < demo::increments_per_worker; ++i) {

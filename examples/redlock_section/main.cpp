@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
                 nodes.push_back(pools.back().get());
             }
             redcoord::redlock lock(nodes, "example:section",
-                                   {.ttl = std::chrono::milliseconds(ttl_ms)});
+                                   {.timing = {.ttl = std::chrono::milliseconds(ttl_ms)}});
             for (int i = 0; i < rounds; ++i) {
                 // Lockable: std::unique_lock blocks until a majority granted the lock and
                 // releases on every node at scope exit (never throwing).

@@ -33,7 +33,7 @@ struct document {
 };
 
 void reader(redcoord::connection_pool& pool, const std::string& name, int rounds, document& d) {
-    redcoord::rw_lock rw(pool, name, {.ttl = 10s});
+    redcoord::rw_lock rw(pool, name, {.timing = {.ttl = 10s}});
     for (int i = 0; i < rounds; ++i) {
         std::shared_lock<redcoord::rw_lock> l(rw);
         ++d.inside;
@@ -45,7 +45,7 @@ void reader(redcoord::connection_pool& pool, const std::string& name, int rounds
 }
 
 void writer(redcoord::connection_pool& pool, const std::string& name, int rounds, document& d) {
-    redcoord::rw_lock rw(pool, name, {.ttl = 10s});
+    redcoord::rw_lock rw(pool, name, {.timing = {.ttl = 10s}});
     for (int i = 0; i < rounds; ++i) {
         std::unique_lock<redcoord::rw_lock> l(rw);
         if (d.inside.fetch_add(1) != 0) ++d.overlaps;

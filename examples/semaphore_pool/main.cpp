@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
         auto worker = [&] {
             redcoord::connection_pool pool(ep);  // as if each worker were its own process
             redcoord::semaphore sem(pool, "example:downstream",
-                                    {.permits = permits, .ttl = 10s, .watchdog = true});
+                                    {.permits = permits, .timing = {.ttl = 10s}, .watchdog = true});
             for (int r = 0; r < rounds; ++r) {
                 const auto floor = released_max.load();
                 auto p = sem.acquire();  // blocks, woken by pub/sub when a permit frees

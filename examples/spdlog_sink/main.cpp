@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     }
     {
         redcoord::lock_options o;
-        o.ttl = 600ms;
+        o.timing.ttl = 600ms;
         o.watchdog = true;
         redcoord::distributed_lock lock(pool, "spdlog-example", o);
         auto lost = lock.on_lost([](const std::string&) {});

@@ -7,7 +7,7 @@ namespace redcoord {
 
 acl_needs jobs_acl_needs(std::string_view prefix, int db) {
     acl_needs n = pubsub_acl_needs(false, db);
-    n.allow_commands({"zrange", "zcard", "exists", "wait", "publish"});
+    n.allow_commands({"zrange", "zcard", "get", "exists", "wait", "publish"});
     for (const script* s : detail::jobs_scripts()) n.allow_script(*s);
     n.key_patterns.push_back(prefixed_pattern(prefix, "jobs:*"));
     n.channel_patterns.push_back(prefixed_pattern(prefix, "jobs:*"));

@@ -28,7 +28,8 @@ job_options_field decode_job_options(std::string_view field) {
     else
         r.ec = std::errc::invalid_argument;
     if (r.ec != std::errc() || r.ptr == end || *r.ptr != ' ')
-        throw error("job_queue: malformed job options on the server: '" + std::string(field) + "'");
+        throw protocol_error("job_queue: malformed job options on the server: '" +
+                             std::string(field) + "'");
     return f;
 }
 

@@ -1,4 +1,5 @@
 #include "job_queue_keys.hpp"
+#include "job_replies.hpp"
 #include "job_scripts.hpp"
 #include "replicated_run.hpp"
 #include "tick_plan.hpp"
@@ -34,7 +35,7 @@ struct job_scheduler::state {
 
     job_queue& queue;
     job_scheduler_options opts;
-    job_queue::keys keys;
+    detail::job_keys keys;
     std::string selector;
     std::unique_ptr<leader_elector> elector;
     std::unique_ptr<leader_task> task;
@@ -45,16 +46,16 @@ struct job_scheduler::state {
     std::map<std::string, cron_schedule> crons;
     std::map<std::string, time_zone> zones;
 
-    detail::tick_rule rule_of(const std::vector<reply>& f) {
+    detail::tick_rule rule_of(const detail::repeat_entry& f) {
         detail::tick_rule r;
-        r.every = std::chrono::milliseconds(std::stoll(f.at(1).text()));
-        r.catch_up = f.at(4).text() != "skip";
+        r.every = f.every;
+        r.catch_up = f.missed != "skip";
         if (r.every.count() <= 0) {
-            const auto& expr = f.at(2).text();
+            const auto& expr = f.cron;
             auto c = crons.find(expr);
             if (c == crons.end()) c = crons.emplace(expr, cron_schedule(expr)).first;
             r.cron = c->second;
-            const auto& zone = f.at(3).text();
+            const auto& zone = f.time_zone;
             auto z = zones.find(zone);
             if (z == zones.end()) z = zones.emplace(zone, time_zone::load(zone)).first;
             r.zone = z->second;
@@ -67,13 +68,13 @@ struct job_scheduler::state {
     // failover then neither loses a tick a worker may have run nor adds it again. An
     // unconfirmed pass counts as an error; its ticks stand on the master.
     // Counts the ticks added, confirmed or not.
-    std::int64_t add_ticks(std::span<const std::string_view> k,
-                           const std::vector<std::string>& argv) {
+    std::uint64_t add_ticks(std::span<const std::string_view> k,
+                            const std::vector<std::string>& argv) {
         const std::vector<std::string_view> args(argv.begin(), argv.end());
         const auto& qo = queue.options();
         auto w = detail::run_replicated(queue.pool(), qo, detail::job_tick_script(), k, args);
-        const auto n = w.result.integer();
-        added.fetch_add(static_cast<std::uint64_t>(n));
+        const auto n = detail::decode_count(w.result, "jobs_tick");
+        added.fetch_add(n);
         ticks.inc(static_cast<double>(n));
         if (!w.confirmed)
             detail::throw_unconfirmed("job_scheduler: ticks of '" + queue.name() + "'", w.acks, qo);
@@ -82,20 +83,19 @@ struct job_scheduler::state {
 
     // One pass of the leader under `epoch` (on the leader task's thread).
     void pass(std::uint64_t epoch) {
-        reply list;
+        detail::repeat_list_reply list;
         try {
-            list = detail::job_repeat_list_script().run(queue.pool(), {keys.base}, {});
+            list = detail::decode_repeat_list(
+                detail::job_repeat_list_script().run(queue.pool(), {keys.base}, {}));
         } catch (const std::exception&) {
             errors.record();
             return;
         }
-        const auto now = list.elements().at(0).integer();
-        for (const auto& item : list.elements().at(1).elements()) {
-            const auto& f = item.elements();
+        for (const auto& f : list.repeats) {
             try {
-                const auto ticks = detail::due_ticks(rule_of(f), std::stoll(f.at(5).text()), now);
+                const auto ticks = detail::due_ticks(rule_of(f), f.last_tick_ms, list.now_ms);
                 if (ticks.empty()) continue;
-                std::vector<std::string> argv{opts.identity, std::to_string(epoch), f.at(0).text(),
+                std::vector<std::string> argv{opts.identity, std::to_string(epoch), f.name,
                                               keys.wake};
                 for (auto t : ticks) argv.push_back(std::to_string(t));
                 const std::array<std::string_view, 2> k{keys.base, selector};

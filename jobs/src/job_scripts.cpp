@@ -20,6 +20,21 @@ const script& job_add_script() {
     return s;
 }
 
+const script& job_add_flow_script() {
+    static const script s(with_prelude(jobs_add_flow_lua), cluster_publish::sharded);
+    return s;
+}
+
+const script& job_add2_script() {
+    static const script s(with_prelude(jobs_add2_lua), cluster_publish::sharded);
+    return s;
+}
+
+const script& job_group_limit_script() {
+    static const script s(with_prelude(jobs_group_limit_lua), cluster_publish::sharded);
+    return s;
+}
+
 const script& job_pause_script() {
     static const script s(with_prelude(jobs_pause_lua), cluster_publish::sharded);
     return s;
@@ -61,7 +76,7 @@ const script& job_get_script() {
 }
 
 const script& job_remove_script() {
-    static const script s(with_prelude(jobs_remove_lua));
+    static const script s(with_prelude(jobs_remove_lua), cluster_publish::sharded);
     return s;
 }
 
@@ -96,7 +111,8 @@ std::vector<const script*> jobs_scripts() {
             &job_retry_script(),         &job_get_script(),         &job_remove_script(),
             &job_clean_script(),         &job_pause_script(),       &job_repeat_set_script(),
             &job_repeat_remove_script(), &job_repeat_list_script(), &job_tick_script(),
-            &jobs_inspect_script()};
+            &jobs_inspect_script(),      &job_add_flow_script(),    &job_add2_script(),
+            &job_group_limit_script()};
 }
 
 }  // namespace redcoord::detail

@@ -12,11 +12,14 @@
 namespace redcoord::detail {
 
 const script& job_add_script();            // add one or more jobs (dedup by id)
+const script& job_add_flow_script();       // the same, with dependencies (flows)
+const script& job_add2_script();           // format 2: flows, groups, dedupe windows, debounce
+const script& job_group_limit_script();    // set or clear a group's concurrency limit
 const script& job_claim_script();          // promote due, reclaim stalled, pop the best ready jobs
 const script& job_settle_script();         // complete / fail / release jobs (token-checked), claim
 const script& job_heartbeat_script();      // extend the visibility of a worker's jobs
 const script& job_progress_script();       // record progress (token-checked)
-const script& job_cancel_script();         // waiting/delayed -> failed; active: flagged
+const script& job_cancel_script();         // waiting/delayed/waiting_children -> failed
 const script& job_retry_script();          // dead/failed -> waiting
 const script& job_get_script();            // the job's fields and its result
 const script& job_remove_script();         // delete a job that is not active

@@ -1,12 +1,15 @@
 #include "job_fields.hpp"
-#include "job_lease.hpp"
+#include "job_queue_impl.hpp"
 #include "job_queue_keys.hpp"
+#include "job_replies.hpp"
 #include "job_scripts.hpp"
+#include "worker_engine.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
+#include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/holder_label.hpp>
@@ -40,17 +43,23 @@ std::string unit_random() {
 
 constexpr std::size_t max_error_text = 1000;
 
-// A settlement's claim of the next job leaves out the housekeeping (promoting due delayed jobs,
-// reclaiming stalled ones) when this worker did it less than this long ago: two range reads on
-// every job cost more than the claim itself, and due jobs wait at most this much longer.
-constexpr auto housekeeping_interval = std::chrono::milliseconds(10);
+detail::worker_settings settings_of(const job_worker_options& o) {
+    detail::worker_settings s;
+    s.lease = o.lease;
+    s.poll_timeout = o.poll_timeout;
+    s.timeout_margin = o.timeout_margin;
+    s.settle_delay = o.settle_delay;
+    s.prefetch = o.prefetch;
+    return s;
+}
 
 }  // namespace
 
 struct job_worker::state {
     state(job_queue& q, job_handler h, job_worker_options o)
-        : queue(q), keys(q.keys_), handler(std::move(h)), opts(o),
-          id(labelled_token(resolve_holder_label(o.label))), rt(q.pool().runtime()), hub(q.pool()) {
+        : queue(q), keys(q.impl_->keys), handler(std::move(h)), opts(o),
+          id(labelled_token(resolve_holder_label(o.label))), rt(q.pool().runtime()), hub(q.pool()),
+          engine(settings_of(o), clock_type::now()) {
         const detail::metrics_scope ms(*rt);
         if (!ms) return;
         const auto name = ms.name(q.name());
@@ -70,22 +79,10 @@ struct job_worker::state {
         meters.stalled = ms.counter(detail::metric::jobs_stalled_total, {{"name", name}});
     }
 
-    // A job this worker holds: claimed and not yet started, running, or settled but not yet
-    // sent. The heartbeat renews its lease until its settlement is sent, or until the lease's
-    // local bound passes: then its stop token fires and it is renewed no more.
-    struct held {
-        std::string token;
-        std::stop_source stop;
-        std::optional<clock_type::time_point> stop_at;  // the timeout's margin, if any
-        detail::job_lease lease;
-    };
-
     // A claimed job waiting its turn on the thread that claimed it.
     struct claimed {
-        std::string id, payload, token, score;
-        unsigned attempt = 0;
-        detail::job_options_field options;
-        milliseconds timeout{0};
+        detail::claimed_job_reply job;
+        std::string token;
     };
 
     // A finished (or released) job's settlement for job_settle_script().
@@ -95,24 +92,23 @@ struct job_worker::state {
     };
 
     job_queue& queue;
-    std::shared_ptr<const job_queue::keys> keys;
+    std::shared_ptr<const detail::job_keys> keys;
     job_handler handler;
     job_worker_options opts;
     std::string id;
     std::shared_ptr<runtime> rt;
     signal_hub hub;  // envelopes of the events (exactly once per slot), stalled events
 
-    std::mutex mu;
+    detail::mutex mu;
     std::condition_variable wake_cv;
-    bool woken = false;                // under mu: a wake-up arrived since the waiter last looked
-    bool stopping = false;             // under mu
-    std::map<std::string, held> jobs;  // under mu: id -> this worker's attempt
-    std::vector<settlement> pending;   // under mu: settlements not yet sent
-    // under mu: when the upkeep thread sends `pending` (none: not armed)
-    std::optional<clock_type::time_point> flush_at;
-    bool upkeep_done = false;             // under mu: the upkeep thread returns
-    std::condition_variable upkeep_cv;    // the upkeep thread waits here (flush armed, done)
-    clock_type::time_point watch_next{};  // under mu: when the watch timer runs next
+    bool woken REDCOORD_GUARDED_BY(mu) = false;  // a wake-up arrived since the waiter last looked
+    bool stopping REDCOORD_GUARDED_BY(mu) = false;
+    // The decisions: the held jobs (claimed and not yet started, running, or settled but not
+    // yet sent), their leases and stop tokens, heartbeats, settlement batching.
+    detail::worker_engine engine REDCOORD_GUARDED_BY(mu);
+    std::vector<settlement> pending REDCOORD_GUARDED_BY(mu);  // settlements not yet sent
+    bool upkeep_done REDCOORD_GUARDED_BY(mu) = false;         // the upkeep thread returns
+    std::condition_variable upkeep_cv;  // the upkeep thread waits here (flush armed, done)
 
     std::atomic<std::uint64_t> completed{0}, failed{0}, lost{0};
     struct {
@@ -120,7 +116,6 @@ struct job_worker::state {
         detail::histogram_handle run_completed, run_failed;
     } meters;                   // redcoord_jobs_* (runtime metrics); empty handles when off
     detail::error_slot errors;  // claims, settlements and heartbeats that threw
-    std::atomic<clock_type::rep> last_housekeeping{0};  // steady clock ticks
 
     std::vector<std::thread> threads;
     // Heartbeats and batched settlements wait on the server; the watch timer, which fires the
@@ -130,39 +125,32 @@ struct job_worker::state {
     detail::pubsub_mux::listener wake_listener, cancel_listener;
     std::unique_ptr<detail::timer> watcher;
 
-    void wake() {
+    void wake() REDCOORD_EXCLUDES(mu) {
         {
-            std::lock_guard lk(mu);
+            detail::lock_guard lk(mu);
             woken = true;
         }
         wake_cv.notify_all();
     }
 
-    void cancelled(const std::string& job) {
-        std::lock_guard lk(mu);
-        if (auto it = jobs.find(job); it != jobs.end()) it->second.stop.request_stop();
+    void cancelled(const std::string& job) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        (void)engine.cancel(job);
     }
 
     // Sleeps until a wake-up, `wait` passes, or stop.
-    void idle(milliseconds wait) {
-        std::unique_lock lk(mu);
-        wake_cv.wait_for(lk, wait, [&] { return woken || stopping; });
+    void idle(milliseconds wait) REDCOORD_EXCLUDES(mu) {
+        detail::unique_lock lk(mu);
+        wake_cv.wait_for(lk.native(), wait, [&] {
+            mu.assert_held();  // the wait retakes mu before the predicate runs
+            return woken || stopping;
+        });
         woken = false;
     }
 
-    bool stopped() {
-        std::lock_guard lk(mu);
+    bool stopped() REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
         return stopping;
-    }
-
-    // Whether a claim made now should do the housekeeping; if so, it counts as done.
-    bool housekeeping_due(clock_type::time_point now) {
-        auto last = last_housekeeping.load();
-        const auto t = now.time_since_epoch().count();
-        const auto interval =
-            std::chrono::duration_cast<clock_type::duration>(housekeeping_interval).count();
-        if (t - last < interval) return false;
-        return last_housekeeping.compare_exchange_strong(last, t);
     }
 
     // The claim arguments of claim_next() (job_scripts.cpp) for a new claim token.
@@ -176,10 +164,20 @@ struct job_worker::state {
                      std::to_string(qo.keep_completed.count())});
     }
 
-    std::vector<settlement> take_pending() {
-        std::lock_guard lk(mu);
+    // The settlements not yet sent, for a claim sent at `now` to carry; `housekeep`: whether
+    // that claim does the housekeeping.
+    std::vector<settlement> take_pending(clock_type::time_point now, bool& housekeep)
+        REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
         std::vector<settlement> out;
         out.swap(pending);
+        engine.flushed();
+        if (out.empty()) {
+            engine.housekeeping_done(now);
+            housekeep = true;
+        } else {
+            housekeep = engine.housekeeping_due(now);
+        }
         return out;
     }
 
@@ -187,15 +185,15 @@ struct job_worker::state {
     // housekeeping unless `skip_housekeeping`). Returns the claim's reply, if one was asked.
     // Settled jobs leave `jobs` whether or not the call succeeded: when it failed, their
     // leases lapse and they are retried (never lost). @throws as the pool's commands.
-    std::optional<reply> send(std::vector<settlement> batch, const std::string* claim_token,
-                              bool skip_housekeeping, std::size_t want = 1) {
+    std::optional<detail::claim_reply> send(std::vector<settlement> batch,
+                                            const std::string* claim_token, bool skip_housekeeping,
+                                            std::size_t want = 1) REDCOORD_EXCLUDES(mu) {
         const std::array<std::string_view, 1> k{keys->base};
         if (batch.empty()) {
             if (!claim_token) return std::nullopt;
             std::vector<std::string> args;
             append_claim_args(args, *claim_token, want);
-            last_housekeeping.store(clock_type::now().time_since_epoch().count());
-            return detail::job_claim_script().run(queue.pool(), k, args);
+            return detail::decode_claim(detail::job_claim_script().run(queue.pool(), k, args));
         }
         const auto& qo = queue.options();
         std::vector<std::string> args{std::to_string(qo.result_ttl.count()),
@@ -215,7 +213,7 @@ struct job_worker::state {
             args.emplace_back(skip_housekeeping ? "1" : "0");
             append_claim_args(args, *claim_token, want);
         }
-        std::optional<reply> r;
+        reply r;
         try {
             r = detail::job_settle_script().run(queue.pool(), k, args);
         } catch (...) {
@@ -223,28 +221,25 @@ struct job_worker::state {
             throw;
         }
         forget(batch);
-        const auto& results = r->elements().at(0).elements();
-        for (std::size_t i = 0; i < batch.size() && i < results.size(); ++i)
-            count_settled(batch[i], results[i]);
-        if (!claim_token) return std::nullopt;
-        return r->elements().at(1);
+        auto answer = detail::decode_settle(r, batch.size(), claim_token != nullptr);
+        for (std::size_t i = 0; i < batch.size(); ++i) count_settled(batch[i], answer.outcomes[i]);
+        return std::move(answer.claim);
     }
 
-    // Counts one settlement by the script's answer: 'c' 1, or 0 when the token no longer
-    // held the job; 'f' the job's new state, or 0 likewise.
-    void count_settled(const settlement& b, const reply& v) {
+    // Counts one settlement by the script's answer: held (completed, failed to its new
+    // state, released), or not (the token no longer held the job).
+    void count_settled(const settlement& b, const detail::settle_outcome& v) {
         if (b.kind == 'c') {
-            const bool ok = v.is_integer() && v.integer() == 1;
-            (ok ? completed : lost).fetch_add(1);
-            (ok ? meters.completed : meters.lost).inc();
+            (v.held ? completed : lost).fetch_add(1);
+            (v.held ? meters.completed : meters.lost).inc();
         } else if (b.kind == 'f') {
-            if (!v.is_string()) {
+            if (!v.held) {
                 lost.fetch_add(1);
                 meters.lost.inc();
                 return;
             }
             failed.fetch_add(1);
-            const auto& to = v.text();
+            const auto& to = v.new_state;
             if (to == "dead") {
                 meters.dead.inc();
                 rt->emit(log_level::warning, "jobs", "a job went dead after its last attempt",
@@ -255,34 +250,29 @@ struct job_worker::state {
         }
     }
 
-    void forget(const std::vector<settlement>& batch) {
-        std::lock_guard lk(mu);
-        for (const auto& b : batch)
-            if (auto it = jobs.find(b.id); it != jobs.end() && it->second.token == b.token)
-                jobs.erase(it);
+    void forget(const std::vector<settlement>& batch) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        for (const auto& b : batch) engine.forget(b.id, b.token);
     }
 
     // Queues a settlement. While the thread still holds claimed jobs it is sent by the
     // upkeep thread within settle_delay (or earlier, with the thread's next claim).
-    void settle_later(settlement s, bool more_to_run) {
+    void settle_later(settlement s, bool more_to_run) REDCOORD_EXCLUDES(mu) {
         bool arm = false;
         {
-            std::lock_guard lk(mu);
+            detail::lock_guard lk(mu);
             pending.push_back(std::move(s));
-            if (more_to_run && !flush_at) {
-                flush_at = clock_type::now() + opts.settle_delay;
-                arm = true;
-            }
+            arm = engine.settlement_queued(clock_type::now(), more_to_run);
         }
         if (arm) upkeep_cv.notify_all();
     }
 
     // On the upkeep thread: sends the settlements that waited settle_delay.
-    void flush() noexcept {
+    void flush() noexcept REDCOORD_EXCLUDES(mu) {
         std::vector<settlement> batch;
         {
-            std::lock_guard lk(mu);
-            flush_at.reset();
+            detail::lock_guard lk(mu);
+            engine.flushed();
             batch.swap(pending);
         }
         try {
@@ -292,43 +282,39 @@ struct job_worker::state {
         }
     }
 
-    // The upkeep thread: a heartbeat every lease / 3 and the armed flushes, until stop().
-    void upkeep() noexcept {
-        auto next_beat = clock_type::now() + opts.lease / 3;
-        std::unique_lock lk(mu);
+    // The upkeep thread: the engine's heartbeats and armed flushes, until stop().
+    void upkeep() noexcept REDCOORD_EXCLUDES(mu) {
+        detail::unique_lock lk(mu);
         while (!upkeep_done) {
-            const auto due = flush_at ? std::min(next_beat, *flush_at) : next_beat;
+            const auto due = engine.upkeep_due();
             if (clock_type::now() < due) {
-                upkeep_cv.wait_until(lk, due);
+                upkeep_cv.wait_until(lk.native(), due);
                 continue;
             }
-            const bool flush_due = flush_at && *flush_at <= clock_type::now();
+            const auto now = clock_type::now();
+            const auto flush_at = engine.flush_at();
+            const bool flush_due = flush_at && *flush_at <= now;
+            auto beat_jobs = engine.beat(now);
             lk.unlock();
             if (flush_due) flush();
-            if (clock_type::now() >= next_beat) {
-                next_beat = clock_type::now() + opts.lease / 3;
-                beat();
-            }
+            if (beat_jobs && !beat_jobs->jobs.empty()) beat(*beat_jobs);
             lk.lock();
         }
     }
 
-    // How many jobs to claim: with prefetch > 1, as many as this thread's recent handler
-    // times (`average_us`; < 0: none yet) say it finishes within settle_delay, 1..prefetch.
-    std::size_t batch_size(double average_us) const {
-        if (opts.prefetch == 1 || average_us < 0) return 1;
-        const double window_us =
-            std::chrono::duration<double, std::micro>(opts.settle_delay).count();
-        const double n = window_us / std::max(average_us, 1.0);
-        return static_cast<std::size_t>(std::clamp(n, 1.0, static_cast<double>(opts.prefetch)));
+    std::size_t claim_size(double average_us) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        return engine.claim_size(average_us);
     }
 
-    void run_thread() {
+    void run_thread() REDCOORD_EXCLUDES(mu) {
         std::deque<claimed> local;  // claimed by this thread, not yet started
         double average_us = -1;     // of the handler's recent runs (moving average)
         while (true) {
             if (local.empty()) {
-                auto batch = take_pending();
+                const auto sent = clock_type::now();
+                bool housekeep = true;
+                auto batch = take_pending(sent, housekeep);
                 if (stopped()) {
                     try {
                         (void)send(std::move(batch), nullptr, true);
@@ -338,34 +324,28 @@ struct job_worker::state {
                     return;
                 }
                 const auto token = random_token();
-                const auto sent = clock_type::now();
-                const bool skip = !batch.empty() && !housekeeping_due(sent);
-                reply r;
+                detail::claim_reply r;
                 try {
-                    r = *send(std::move(batch), &token, skip, batch_size(average_us));
+                    // A reply of another shape (not this version's scripts) throws
+                    // protocol_error here: its jobs, if any, lapse and are retried; never
+                    // the end of the thread.
+                    r = *send(std::move(batch), &token, !housekeep, claim_size(average_us));
                 } catch (const std::exception&) {
                     errors.record();
                     idle(opts.retry_delay);
                     continue;
                 }
-                try {
-                    const auto& e = r.elements();
-                    announce_stalled(e.at(1));
-                    if (e.at(0).integer() == 0) {
-                        const auto due = e.at(2).integer();
-                        auto wait = opts.poll_timeout;
-                        if (due >= 0) wait = std::min(wait, milliseconds(due));
-                        if (wait.count() > 0) idle(wait);
-                        continue;
+                announce_stalled(r.stalled);
+                if (r.jobs.empty()) {
+                    milliseconds wait{0};
+                    {
+                        detail::lock_guard lk(mu);
+                        wait = engine.idle_wait(r.wait_ms);
                     }
-                    take(e, token, sent, local);
-                } catch (const std::exception&) {
-                    // A reply of another shape (not this version's scripts): its jobs, if
-                    // any, lapse and are retried; never the end of the thread.
-                    errors.record();
-                    idle(opts.retry_delay);
+                    if (wait.count() > 0) idle(wait);
                     continue;
                 }
+                take(std::move(r.jobs), token, sent, local);
             }
             if (stopped()) {
                 // Unstarted jobs go back to waiting (their attempts undone), cancelled or
@@ -385,68 +365,42 @@ struct job_worker::state {
         }
     }
 
-    // Records the jobs of a claim reply as held and queues them on `local`.
-    void take(const std::vector<reply>& e, const std::string& token, clock_type::time_point sent,
-              std::deque<claimed>& local) {
-        auto earliest = clock_type::time_point::max();
-        std::lock_guard lk(mu);
-        for (std::size_t i = 3; i < e.size(); ++i) {
-            const auto& j = e[i].elements();
-            claimed c;
-            c.id = j.at(0).text();
-            c.payload = j.at(1).text();
-            c.attempt = static_cast<unsigned>(j.at(2).integer());
-            c.options = detail::decode_job_options(j.at(3).text());
-            c.timeout = milliseconds(std::stoll(j.at(4).text()));
-            c.score = j.at(5).text();
-            c.token = token;
-            held h{token, {}, {}, detail::job_lease(opts.lease, sent)};
-            earliest = std::min(earliest, h.lease.until());
-            // Only a claim's first job may have a timeout (claim_next() keeps the others
-            // free of them), so it starts at once and its timeout counts from the claim.
-            if (c.timeout.count() > 0) {
-                h.stop_at = sent + c.timeout - opts.timeout_margin;
-                earliest = std::min(earliest, *h.stop_at);
-            }
-            jobs.insert_or_assign(c.id, std::move(h));
-            local.push_back(std::move(c));
-        }
-        // Its timeout, or the lease of a claim whose reply came late, may end before the
-        // watch timer's next run.
-        if (earliest < watch_next && watcher) {
-            watch_next = earliest;
-            watcher->arm(earliest);
-        }
+    // Records the jobs of a claim as held and queues them on `local`.
+    void take(std::vector<detail::claimed_job_reply> jobs, const std::string& token,
+              clock_type::time_point sent, std::deque<claimed>& local) REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        if (const auto rearm = engine.on_claimed(jobs, token, sent); rearm && watcher)
+            watcher->arm(*rearm);
+        for (auto& j : jobs) local.push_back({std::move(j), token});
     }
 
     // The settlement of a claimed job that will not run: released back to waiting, or failed
     // when its stop token fired (cancelled, or the lease was lost) before it started.
-    settlement unstarted(const claimed& c) {
+    settlement unstarted(const claimed& c) REDCOORD_EXCLUDES(mu) {
         bool stop = false;
         {
-            std::lock_guard lk(mu);
-            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token)
-                stop = it->second.stop.stop_requested();
+            detail::lock_guard lk(mu);
+            stop = engine.stop_requested(c.job.id, c.token);
         }
-        if (!stop) return {'r', c.id, c.token, {}, {}, c.score};
+        if (!stop) return {'r', c.job.id, c.token, {}, {}, c.job.score};
         const std::string reason = "cancelled before it started";
         return {'f',
-                c.id,
+                c.job.id,
                 c.token,
                 reason,
-                hub.envelope(job_events::encode(job_event_kind::failed, c.id, reason)),
+                hub.envelope(job_events::encode(job_event_kind::failed, c.job.id, reason)),
                 unit_random()};
     }
 
-    void announce_stalled(const reply& ids) noexcept {
-        if (!ids.is_array() || ids.elements().empty()) return;
-        meters.stalled.inc(static_cast<double>(ids.elements().size()));
+    void announce_stalled(const std::vector<std::string>& ids) noexcept {
+        if (ids.empty()) return;
+        meters.stalled.inc(static_cast<double>(ids.size()));
         rt->emit(log_level::warning, "jobs", "took back the jobs of stalled workers",
-                 {{"queue", queue.name()}, {"jobs", std::to_string(ids.elements().size())}});
-        for (const auto& i : ids.elements()) {
+                 {{"queue", queue.name()}, {"jobs", std::to_string(ids.size())}});
+        for (const auto& i : ids) {
             try {
                 (void)hub.broadcast(keys->events,
-                                    job_events::encode(job_event_kind::stalled, i.text(), {}));
+                                    job_events::encode(job_event_kind::stalled, i, {}));
             } catch (const std::exception&) {
                 // An event lost with its link, as pub/sub loses them; the job itself is safe.
             }
@@ -454,40 +408,36 @@ struct job_worker::state {
     }
 
     // Runs a claimed job; returns its settlement.
-    settlement run_job(const claimed& c) {
+    settlement run_job(claimed& c) REDCOORD_EXCLUDES(mu) {
         std::stop_token stop;
         std::optional<clock_type::time_point> deadline;
         {
-            std::lock_guard lk(mu);
-            if (auto it = jobs.find(c.id); it != jobs.end() && it->second.token == c.token) {
-                stop = it->second.stop.get_token();
-                if (it->second.stop_at) deadline = *it->second.stop_at + opts.timeout_margin;
-            }
+            detail::lock_guard lk(mu);
+            stop = engine.stop_token(c.job.id, c.token);
+            deadline = engine.deadline(c.job.id, c.token);
         }
         if (stop.stop_requested()) return unstarted(c);
         job_context ctx;
-        ctx.id_ = c.id;
-        ctx.payload_ = c.payload;
-        ctx.attempt_ = c.attempt;
-        ctx.max_attempts_ = c.options.max_attempts;
-        ctx.priority_ = c.options.priority;
+        ctx.id_ = c.job.id;
+        ctx.payload_ = std::move(c.job.payload);
+        ctx.attempt_ = c.job.attempt;
+        ctx.max_attempts_ = c.job.options.max_attempts;
+        ctx.priority_ = c.job.options.priority;
         ctx.stop_ = stop;
         ctx.deadline_ = deadline;
-        ctx.held_until_ = [this, job = c.id,
+        ctx.dependency_results_ = std::move(c.job.dependency_results);
+        ctx.held_until_ = [this, job = c.job.id,
                            token = c.token]() -> std::optional<clock_type::time_point> {
-            std::lock_guard lk(mu);
-            auto it = jobs.find(job);
-            if (it == jobs.end() || it->second.token != token || it->second.lease.gone())
-                return std::nullopt;
-            return it->second.lease.until();
+            detail::lock_guard lk(mu);
+            return engine.held_until(job, token);
         };
-        ctx.progress_ = [this, job = c.id, token = c.token](std::string_view progress) {
-            return detail::job_progress_script()
-                       .run(queue.pool(), {keys->base},
-                            {job, token, progress, keys->events,
-                             hub.envelope(
-                                 job_events::encode(job_event_kind::progress, job, progress))})
-                       .integer() == 1;
+        ctx.progress_ = [this, job = c.job.id, token = c.token](std::string_view progress) {
+            return detail::decode_flag(
+                detail::job_progress_script().run(
+                    queue.pool(), {keys->base},
+                    {job, token, progress, keys->events,
+                     hub.envelope(job_events::encode(job_event_kind::progress, job, progress))}),
+                "jobs_progress");
         };
         std::optional<std::string> result;
         std::string failure;
@@ -504,44 +454,32 @@ struct job_worker::state {
         if (failure.size() > max_error_text) failure.resize(max_error_text);
         if (result)
             return {'c',
-                    c.id,
+                    c.job.id,
                     c.token,
                     std::move(*result),
-                    hub.envelope(job_events::encode(job_event_kind::completed, c.id, {})),
+                    hub.envelope(job_events::encode(job_event_kind::completed, c.job.id, {})),
                     {}};
-        auto event = hub.envelope(job_events::encode(job_event_kind::failed, c.id, failure));
-        return {'f', c.id, c.token, std::move(failure), std::move(event), unit_random()};
+        auto event = hub.envelope(job_events::encode(job_event_kind::failed, c.job.id, failure));
+        return {'f', c.job.id, c.token, std::move(failure), std::move(event), unit_random()};
     }
 
-    // On the upkeep thread: renews the leases of the held jobs whose local bound has not
-    // passed, and fires the stop tokens of those the server says are cancelled or lost.
-    void beat() noexcept {
+    // On the upkeep thread: renews the leases the engine chose; the engine fires the stop
+    // tokens of those the server says are cancelled or lost.
+    void beat(const detail::beat_request& jobs) noexcept REDCOORD_EXCLUDES(mu) {
         const auto sent = clock_type::now();
         std::vector<std::string> argv{std::to_string(opts.lease.count())};
-        {
-            std::lock_guard lk(mu);
-            for (auto& [job, h] : jobs) {
-                // A job given up is not made ours again: it lapses for another worker.
-                if (h.lease.gone(sent)) continue;
-                argv.push_back(job);
-                argv.push_back(h.token);
-            }
+        argv.reserve(1 + 2 * jobs.jobs.size());
+        for (const auto& [job, token] : jobs.jobs) {
+            argv.push_back(job);
+            argv.push_back(token);
         }
-        if (argv.size() == 1) return;
         try {
             const std::array<std::string_view, 1> k{keys->base};
-            const auto r = detail::job_heartbeat_script().run(queue.pool(), k, argv);
-            const auto& e = r.elements();
+            const auto answers = detail::decode_heartbeat(
+                detail::job_heartbeat_script().run(queue.pool(), k, argv), jobs.jobs.size());
             const auto now = clock_type::now();
-            std::lock_guard lk(mu);
-            for (std::size_t i = 0; i < e.size() && 1 + 2 * i + 1 < argv.size(); ++i) {
-                auto it = jobs.find(argv[1 + 2 * i]);
-                if (it == jobs.end() || it->second.token != argv[2 + 2 * i]) continue;
-                if (e[i].integer() == 1)
-                    it->second.lease.renewed(sent, now);
-                else
-                    it->second.stop.request_stop();
-            }
+            detail::lock_guard lk(mu);
+            (void)engine.on_beat_reply(jobs, answers, sent, now);
         } catch (const std::exception&) {
             // The bounds stay where the last confirmed renewals set them; watch() fires the
             // stop tokens when they pass, however long the server stays away.
@@ -551,24 +489,9 @@ struct job_worker::state {
 
     // On the runtime's timer thread, with no I/O, so no stalled server delays it: fires the
     // stop tokens of the jobs whose lease's local bound or timeout margin has passed.
-    std::optional<clock_type::time_point> watch() noexcept {
-        const auto now = clock_type::now();
-        auto next = now + opts.lease / 3;
-        std::lock_guard lk(mu);
-        for (auto& [job, h] : jobs) {
-            if (h.lease.gone(now))
-                h.stop.request_stop();
-            else
-                next = std::min(next, h.lease.until());
-            if (h.stop_at) {
-                if (*h.stop_at <= now)
-                    h.stop.request_stop();
-                else
-                    next = std::min(next, *h.stop_at);
-            }
-        }
-        watch_next = next;
-        return next;
+    std::optional<clock_type::time_point> watch() noexcept REDCOORD_EXCLUDES(mu) {
+        detail::lock_guard lk(mu);
+        return engine.watch(clock_type::now()).next;
     }
 };
 
@@ -602,7 +525,7 @@ void job_worker::start() {
     auto& s = *s_;
     if (!s.threads.empty()) return;
     {
-        std::lock_guard lk(s.mu);
+        detail::lock_guard lk(s.mu);
         s.stopping = false;
     }
     auto mux = s.rt->pubsub(s.queue.pool().where());
@@ -617,10 +540,9 @@ void job_worker::start() {
     (void)s.wake_listener.wait_confirmed(std::min(s.opts.poll_timeout, milliseconds(1000)));
     s.watcher = std::make_unique<detail::timer>(s.rt->timers(), [raw] { return raw->watch(); });
     {
-        std::lock_guard lk(s.mu);
+        detail::lock_guard lk(s.mu);
         s.upkeep_done = false;
-        s.watch_next = clock_type::now() + s.opts.lease / 3;
-        s.watcher->arm(s.watch_next);
+        s.watcher->arm(s.engine.watch(clock_type::now()).next);
     }
     try {
         s.upkeeper = std::thread([raw] { raw->upkeep(); });
@@ -635,7 +557,7 @@ void job_worker::start() {
 void job_worker::stop() noexcept {
     auto& s = *s_;
     {
-        std::lock_guard lk(s.mu);
+        detail::lock_guard lk(s.mu);
         s.stopping = true;
     }
     s.wake_cv.notify_all();
@@ -645,7 +567,7 @@ void job_worker::stop() noexcept {
     // Every job is settled (or left to its lease): no more heartbeats. The threads sent what
     // was pending; a flush or heartbeat in progress finishes first.
     {
-        std::lock_guard lk(s.mu);
+        detail::lock_guard lk(s.mu);
         s.upkeep_done = true;
     }
     s.upkeep_cv.notify_all();

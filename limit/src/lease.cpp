@@ -10,10 +10,8 @@ namespace redcoord::detail {
 using std::chrono::milliseconds;
 using steady = std::chrono::steady_clock;
 
-milliseconds lease_drift(milliseconds ttl) { return milliseconds(ttl.count() / 100 + 2); }
-
 void lease_clock::start(steady::time_point sent_at, milliseconds ttl) {
-    valid_until = sent_at + ttl - lease_drift(ttl);
+    valid_until = sent_at + ttl - clock_drift(ttl, drift_factor);
 }
 
 bool lease_clock::settle(bool extended, steady::time_point sent_at, milliseconds ttl) {

@@ -4,6 +4,7 @@
 // waits for releases over pub/sub.
 
 #include <redcoord/core/detail/release_waiter.hpp>
+#include <redcoord/core/options.hpp>
 
 #include <chrono>
 #include <functional>
@@ -15,13 +16,13 @@ namespace redcoord::detail {
 // How long a refused waiter's queue entry outlives its sleep: time to wake and ask again.
 inline constexpr std::chrono::milliseconds waiter_grace{500};
 
-// The locks' drift allowance: a validity ends this long before the lease does in Redis.
-[[nodiscard]] std::chrono::milliseconds lease_drift(std::chrono::milliseconds ttl);
-
 // One lease as its holder sees it. Not synchronised: its owner guards it.
 struct lease_clock {
     std::chrono::steady_clock::time_point valid_until;
     bool lost = false;
+    // The owner's lock_timing::drift_factor: a validity ends clock_drift(ttl, drift_factor)
+    // before the lease does in Redis.
+    double drift_factor = 0.01;
 
     // Starts the validity of a lease of `ttl` whose request was sent at `sent_at`.
     void start(std::chrono::steady_clock::time_point sent_at, std::chrono::milliseconds ttl);

@@ -3,6 +3,7 @@
 #include <redcoord_lua/limit.hpp>
 
 #include <redcoord/core/detail/fence_lua.hpp>
+#include <redcoord/core/detail/queue_lua.hpp>
 
 #include <string>
 
@@ -20,8 +21,13 @@ const script& window_log_script() {
 
 // The semaphore's scripts publish releases: sharded on a cluster, where the waiters listen.
 const script& semaphore_acquire_script() {
-    static const script s(std::string(next_fence_lua) + semaphore_acquire_lua,
+    static const script s(std::string(next_fence_lua) + queue_head_lua + semaphore_acquire_lua,
                           cluster_publish::sharded);
+    return s;
+}
+
+const script& semaphore_leave_script() {
+    static const script s(semaphore_leave_lua, cluster_publish::sharded);
     return s;
 }
 
@@ -67,6 +73,7 @@ std::vector<const script*> limit_scripts() {
             &semaphore_acquire_script(),
             &semaphore_release_script(),
             &semaphore_extend_script(),
+            &semaphore_leave_script(),
             &rwlock_read_script(),
             &rwlock_write_script(),
             &rwlock_release_script(),

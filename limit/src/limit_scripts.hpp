@@ -11,9 +11,11 @@ namespace redcoord::detail {
 const script& gcra_script();
 // window_log.lua: KEYS[1] the log, KEYS[2] its sequence; ARGV limit, window us, cost.
 const script& window_log_script();
-// semaphore_acquire.lua (after next_fence): KEYS holders, fence, waiting flag; ARGV token, n,
-// permits, ttl ms, "1" to wait.
+// semaphore_acquire.lua (after next_fence and queue_head): KEYS holders, fence, waiters, fifo
+// list; ARGV token, n, permits, ttl ms, waiter id, longest sleep ms, grace ms, "1" for fifo.
 const script& semaphore_acquire_script();
+// semaphore_leave.lua: KEYS holders, waiters, fifo list; ARGV waiter id. Publishes.
+const script& semaphore_leave_script();
 // semaphore_release.lua: KEYS holders, waiting flag; ARGV token, n. Publishes.
 const script& semaphore_release_script();
 // semaphore_extend.lua: KEYS holders, waiting flag; ARGV token, n, ttl ms. Publishes.

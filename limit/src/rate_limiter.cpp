@@ -4,6 +4,7 @@
 
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
+#include "options_check.hpp"
 
 #include <cctype>
 #include <charconv>

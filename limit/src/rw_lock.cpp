@@ -1,4 +1,5 @@
 #include <redcoord/core/detail/observe.hpp>
+#include <redcoord/core/detail/options_check.hpp>
 #include <redcoord/core/detail/release_waiter.hpp>
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
@@ -6,11 +7,14 @@
 #include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
+#include <redcoord/limit/detail/async_start.hpp>
 #include <redcoord/limit/rw_lock.hpp>
 
+#include "async_wait_loop.hpp"
 #include "lease.hpp"
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
+#include "options_check.hpp"
 #include "rw_engine.hpp"
 
 #include <boost/signals2/signal.hpp>
@@ -30,12 +34,9 @@ using detail::rw_mode;
 namespace detail {
 
 void validate(const rw_lock_options& o) {
-    if (o.ttl < milliseconds(10))
-        throw invalid_argument(
-            "rw_lock_options::ttl must be >= 10 ms (a shorter lease ends before its reply "
-            "can be trusted)");
-    if (o.max_retry_interval <= milliseconds::zero())
-        throw invalid_argument("rw_lock_options::max_retry_interval must be > 0");
+    require_option(o.timing.ttl >= milliseconds(10), "rw_lock_options", "timing.ttl",
+                   "be >= 10 ms (a shorter lease ends before its reply can be trusted)");
+    check_timing(o.timing, "rw_lock_options");
 }
 
 namespace {
@@ -97,7 +98,7 @@ struct rw_hold {
         {
             std::lock_guard l(mu);
             if (released || lease.lost) return std::nullopt;
-            const auto ttl = sh->opts.ttl;
+            const auto ttl = sh->opts.timing.ttl;
             if (sh->opts.watchdog)
                 next = lease.watchdog_tick(ttl, [&] { return extend_locked(ttl); });
             else if (steady::now() < lease.valid_until)
@@ -115,7 +116,7 @@ struct rw_hold {
         std::lock_guard l(mu);
         if (dog || released) return;
         dog = std::make_unique<timer>(timers, [this] { return tick(); });
-        dog->arm(sh->opts.watchdog ? steady::now() + sh->opts.ttl / 3 : lease.valid_until);
+        dog->arm(sh->opts.watchdog ? steady::now() + sh->opts.timing.ttl / 3 : lease.valid_until);
     }
 
     // Releases (once), best effort; true when the lease was still held.
@@ -204,29 +205,39 @@ struct rw_lock::impl {
         milliseconds next_free{0};
     };
 
-    // One attempt; `waiter_id` "" for a caller that will not wait.
-    attempt_result attempt(rw_mode mode, const std::string& waiter_id) {
+    // The acquire script's call for `token` in `mode`; `waiter_id` "" for a caller that will
+    // not wait.
+    [[nodiscard]] detail::script_call acquire_call(rw_mode mode, const std::string& token,
+                                                   const std::string& waiter_id) const {
         const auto& s = shared;
-        auto h = std::make_shared<detail::rw_hold>();
-        h->sh = &shared;
-        h->report_lost = [this](detail::rw_hold& lost) { report_lost(lost); };
-        h->mode = mode;
-        h->token = labelled_token(s.label);
-        h->thread = std::this_thread::get_id();
-        const std::string_view keys[] = {s.key, s.fence_key, s.writer_key, s.intents_key,
-                                         s.waiting_key};
-        const std::string args[] = {h->token, std::to_string(s.opts.ttl.count()), waiter_id,
-                                    std::to_string(s.opts.max_retry_interval.count()),
-                                    std::to_string(detail::waiter_grace.count())};
-        const auto& lua =
-            mode == rw_mode::read ? detail::rwlock_read_script() : detail::rwlock_write_script();
-        const auto sent_at = steady::now();
-        reply r;
-        try {
-            r = lua.run(s.pool, keys, args);
-        } catch (...) {
-            detail::rethrow_with_script(lua);
-        }
+        return {
+            mode == rw_mode::read ? &detail::rwlock_read_script() : &detail::rwlock_write_script(),
+            {s.key, s.fence_key, s.writer_key, s.intents_key, s.waiting_key},
+            {token, std::to_string(s.opts.timing.ttl.count()), waiter_id,
+             std::to_string(s.opts.timing.max_retry_interval.count()),
+             std::to_string(detail::waiter_grace.count())}};
+    }
+
+    // The release script's call for `token`'s hold in `mode`.
+    [[nodiscard]] detail::script_call release_call(rw_mode mode, const std::string& token) const {
+        const auto& s = shared;
+        return {&detail::rwlock_release_script(),
+                {s.key, s.writer_key, s.intents_key, s.waiting_key},
+                {token, detail::mode_arg(mode)}};
+    }
+
+    // The leave script's call for `waiter_id`.
+    [[nodiscard]] detail::script_call leave_call(const std::string& waiter_id) const {
+        return {&detail::rwlock_leave_script(),
+                {shared.key, shared.intents_key, shared.waiting_key},
+                {waiter_id}};
+    }
+
+    // Reads the acquire script's reply to an attempt sent at `sent_at`: on a grant, the hold
+    // (its lease started), taken by `thread`.
+    // @throws protocol_error for a reply of another shape.
+    attempt_result settle(rw_mode mode, const std::string& token, const reply& r,
+                          steady::time_point sent_at, std::thread::id thread) {
         if (!r.is_array() || r.elements().size() != 3)
             throw protocol_error("rw_lock acquire: unexpected reply shape");
         const auto& e = r.elements();
@@ -235,11 +246,33 @@ struct rw_lock::impl {
             out.next_free = milliseconds(std::max<std::int64_t>(0, e[1].integer()));
             return out;
         }
+        auto h = std::make_shared<detail::rw_hold>();
+        h->sh = &shared;
+        h->report_lost = [this](detail::rw_hold& lost) { report_lost(lost); };
+        h->mode = mode;
+        h->token = token;
+        h->thread = thread;
         h->fence = static_cast<std::uint64_t>(e[1].integer());
-        h->lease.start(sent_at, s.opts.ttl);
-        s.of(mode).held.add(1);
+        h->lease.drift_factor = shared.opts.timing.drift_factor;
+        h->lease.start(sent_at, shared.opts.timing.ttl);
+        shared.of(mode).held.add(1);
         out.got = std::move(h);
         return out;
+    }
+
+    // One attempt; `waiter_id` "" for a caller that will not wait.
+    attempt_result attempt(rw_mode mode, const std::string& waiter_id) {
+        const auto token = labelled_token(shared.label);
+        const auto call = acquire_call(mode, token, waiter_id);
+        const std::vector<std::string_view> keys(call.keys.begin(), call.keys.end());
+        const auto sent_at = steady::now();
+        reply r;
+        try {
+            r = call.lua->run(shared.pool, keys, call.args);
+        } catch (...) {
+            detail::rethrow_with_script(*call.lua);
+        }
+        return settle(mode, token, r, sent_at, std::this_thread::get_id());
     }
 
     // Best effort: a caller that gave up withdraws its intent at once (else it lapses).
@@ -256,7 +289,7 @@ struct rw_lock::impl {
         std::shared_ptr<detail::rw_hold> got;
         (void)detail::wait_for_release(
             [this]() -> detail::release_waiter& { return release_waiter(); }, deadline,
-            {shared.opts.max_retry_interval, mode == rw_mode::write},
+            {shared.opts.timing.max_retry_interval, mode == rw_mode::write},
             [&](const std::string& waiter_id) {
                 auto r = attempt(mode, waiter_id);
                 got = std::move(r.got);
@@ -266,21 +299,39 @@ struct rw_lock::impl {
         return got;
     }
 
-    bool acquire(rw_mode mode, steady::time_point deadline) {
+    // Refuses what would wait for itself: a second hold of a thread's exclusive hold, or an
+    // exclusive one from a thread holding a share (no upgrade).
+    // @throws invalid_argument.
+    void check_not_recursive(rw_mode mode) const {
+        std::lock_guard l(mu);
+        const auto me = std::this_thread::get_id();
+        if (writer && writer->thread == me)
+            throw invalid_argument("rw_lock '" + shared.name +
+                                   "' already held exclusively by this thread (not recursive)");
+        // A writer would wait for its own thread's share.
+        if (mode == rw_mode::write && std::any_of(readers.begin(), readers.end(),
+                                                  [&](const auto& h) { return h->thread == me; }))
+            throw invalid_argument("rw_lock '" + shared.name +
+                                   "': lock() from a thread that holds a share of it (no "
+                                   "upgrade: it would wait for itself)");
+    }
+
+    // Records a granted hold in the object and arms its lease timer when needed.
+    void commit(rw_mode mode, const std::shared_ptr<detail::rw_hold>& got) {
+        bool watch = false;
         {
             std::lock_guard l(mu);
-            const auto me = std::this_thread::get_id();
-            if (writer && writer->thread == me)
-                throw invalid_argument("rw_lock '" + shared.name +
-                                       "' already held exclusively by this thread (not recursive)");
-            // A writer would wait for its own thread's share.
-            if (mode == rw_mode::write &&
-                std::any_of(readers.begin(), readers.end(),
-                            [&](const auto& h) { return h->thread == me; }))
-                throw invalid_argument("rw_lock '" + shared.name +
-                                       "': lock() from a thread that holds a share of it (no "
-                                       "upgrade: it would wait for itself)");
+            watch = shared.opts.watchdog || !lost_signal.empty();
+            if (mode == rw_mode::write)
+                writer = got;
+            else
+                readers.push_back(got);
         }
+        if (watch) got->watch(rt->timers());
+    }
+
+    bool acquire(rw_mode mode, steady::time_point deadline) {
+        check_not_recursive(mode);
         const auto& m = shared.of(mode);
         const auto started = steady::now();
         std::shared_ptr<detail::rw_hold> got;
@@ -292,16 +343,7 @@ struct rw_lock::impl {
         }
         (got ? m.acquired : m.timed_out).observe_since(started);
         if (!got) return false;
-        bool watch = false;
-        {
-            std::lock_guard l(mu);
-            watch = shared.opts.watchdog || !lost_signal.empty();
-            if (mode == rw_mode::write)
-                writer = got;
-            else
-                readers.push_back(got);
-        }
-        if (watch) got->watch(rt->timers());
+        commit(mode, got);
         return true;
     }
 
@@ -441,7 +483,7 @@ bool rw_lock::extend(milliseconds ttl) {
     return all;
 }
 
-bool rw_lock::extend() { return extend(impl_->shared.opts.ttl); }
+bool rw_lock::extend() { return extend(impl_->shared.opts.timing.ttl); }
 
 boost::signals2::scoped_connection rw_lock::on_lost(const lost_slot& slot) {
     boost::signals2::scoped_connection c = impl_->lost_signal.connect(slot);
@@ -454,3 +496,65 @@ const std::string& rw_lock::name() const noexcept { return impl_->shared.name; }
 const rw_lock_options& rw_lock::options() const noexcept { return impl_->shared.opts; }
 
 }  // namespace redcoord
+
+namespace redcoord::detail {
+
+struct rw_lock_access {
+    static rw_lock::impl& impl(rw_lock& l) { return *l.impl_; }
+};
+
+std::shared_ptr<async_operation> start_async_lock(rw_lock& lock, bool exclusive, milliseconds wait,
+                                                  async_completion<std::uint64_t> done) {
+    auto* im = &rw_lock_access::impl(lock);
+    const auto mode = exclusive ? rw_mode::write : rw_mode::read;
+    const char* what = exclusive ? "async_lock" : "async_lock_shared";
+    if (wait.count() < 0) throw invalid_argument(std::string(what) + ": wait must be >= 0");
+    im->check_not_recursive(mode);
+    // The hold belongs to the initiating thread, as lock()'s to its caller.
+    const auto me = std::this_thread::get_id();
+    auto token = std::make_shared<std::string>(labelled_token(im->shared.label));
+    auto got = std::make_shared<std::shared_ptr<rw_hold>>();
+    async_wait_spec spec;
+    spec.rt = im->rt.get();
+    spec.where = im->shared.pool.where();
+    spec.waiter = &im->release_waiter();
+    spec.deadline = deadline_after(wait);
+    // A waiting writer wakes at least every max_retry_interval to refresh its intent.
+    spec.policy = {im->shared.opts.timing.max_retry_interval, exclusive};
+    spec.what = "rw_lock '" + im->shared.name + "'";
+    spec.attempt = [im, mode, token](const std::string& id) {
+        return im->acquire_call(mode, *token, id);
+    };
+    spec.settle = [im, mode, token, got, me](const reply& r, steady::time_point sent_at) {
+        auto a = im->settle(mode, *token, r, sent_at, me);
+        *got = std::move(a.got);
+        return wait_attempt{*got != nullptr, a.next_free};
+    };
+    spec.leave = [im](const std::string& id) { return im->leave_call(id); };
+    spec.give_back = [im, mode, token, got] {
+        if (*got) im->shared.of(mode).held.add(-1);
+        got->reset();
+        return im->release_call(mode, *token);
+    };
+    const auto started = steady::now();
+    return start_async_wait(std::move(spec), [im, mode, got, started, done = std::move(done)](
+                                                 const std::exception_ptr& e, bool ok) {
+        const auto& m = im->shared.of(mode);
+        if (e) {
+            m.failed.observe_since(started);
+            return done(e, std::nullopt);
+        }
+        if (!ok) {
+            m.timed_out.observe_since(started);
+            return done(nullptr, std::nullopt);
+        }
+        m.acquired.observe_since(started);
+        const auto fence = (*got)->fence;
+        im->commit(mode, *got);
+        done(nullptr, fence);
+    });
+}
+
+runtime& runtime_of(rw_lock& lock) { return *rw_lock_access::impl(lock).rt; }
+
+}  // namespace redcoord::detail

@@ -1,15 +1,26 @@
+#include <redcoord/core/detail/async_script.hpp>
 #include <redcoord/core/detail/observe.hpp>
+#include <redcoord/core/detail/options_check.hpp>
+#include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/detail/release_waiter.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/holder_label.hpp>
+#include <redcoord/core/replication.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
+#include <redcoord/limit/detail/async_start.hpp>
 #include <redcoord/limit/semaphore.hpp>
+
+#include "async_wait_loop.hpp"
 
 #include "lease.hpp"
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
+#include "options_check.hpp"
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -23,9 +34,8 @@ namespace detail {
 
 void validate(const semaphore_options& o) {
     if (o.permits < 1) throw invalid_argument("semaphore_options::permits must be >= 1");
-    if (o.ttl <= milliseconds::zero()) throw invalid_argument("semaphore_options::ttl must be > 0");
-    if (o.max_retry_interval <= milliseconds::zero())
-        throw invalid_argument("semaphore_options::max_retry_interval must be > 0");
+    check_timing(o.timing, "semaphore_options");
+    check_replication(o.replication, o.timing.ttl, "semaphore_options");
 }
 
 // What a permit needs of its semaphore, kept alive by the permits themselves.
@@ -36,6 +46,7 @@ struct semaphore_shared {
     std::string key = make_key(opts.prefix, "semaphore", name);
     std::string fence_key = make_key(opts.prefix, "semaphore", name, "fence");
     std::string waiting_key = make_key(opts.prefix, "semaphore", name, "waiting");
+    std::string queue_key = make_key(opts.prefix, "semaphore", name, "queue");  // fifo
     std::string channel = make_key(opts.prefix, "semaphore", name, "released");
     std::string label = resolve_holder_label(opts.label);  // in each acquisition's token
     // Metrics (empty handles when off): permits held here, acquire call durations.
@@ -47,11 +58,17 @@ namespace {
 
 // Runs a write whose effect the caller must know: one that was sent and lost its reply is
 // outcome_unknown; one that could not be sent (borrow, connect) throws as it came.
+// With `replicas` > 0 the write is followed by WAIT in the same write, and `acks` gets the
+// count.
 reply run_known(const semaphore_shared& s, const script& lua,
-                std::span<const std::string_view> keys, std::span<const std::string_view> args) {
+                std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                std::size_t replicas = 0, std::size_t* acks = nullptr) {
     auto c = s.pool.borrow_for(s.key);
     try {
-        return lua.run(*c, keys, args);
+        if (replicas == 0) return lua.run(*c, keys, args);
+        auto rr = run_then_wait(*c, lua, keys, args, replicas, s.opts.replication.timeout);
+        *acks = rr.acks;
+        return std::move(rr.result);
     } catch (const reply_error&) {
         rethrow_with_script(lua);
     } catch (const error& e) {
@@ -72,13 +89,22 @@ struct permit_state {
     std::unique_ptr<timer> watchdog;  // last: destroyed (and its tick awaited) first
 
     // Sends the extension; true when extended. Call with mu held.
+    // @throws replication_timeout when it extended but too few replicas acknowledged: not
+    // lost, the validity not moved (the watchdog retries).
     bool extend_locked(milliseconds ttl) {
         const auto sent_at = steady::now();
         const std::string_view keys[] = {sem->key, sem->waiting_key};
         const auto n_text = std::to_string(n);
         const auto ttl_text = std::to_string(ttl.count());
         const std::string_view args[] = {token, n_text, ttl_text};
-        const auto r = run_known(*sem, semaphore_extend_script(), keys, args);
+        const auto replicas = sem->opts.replication.replicas;
+        std::size_t acks = 0;
+        const auto r = run_known(*sem, semaphore_extend_script(), keys, args, replicas, &acks);
+        if (r.integer() == 1 && acks < replicas)
+            throw replication_timeout("semaphore '" + sem->name + "': extension acknowledged by " +
+                                          std::to_string(acks) + " of " + std::to_string(replicas) +
+                                          " replicas",
+                                      acks, replicas);
         return lease.settle(r.integer() == 1, sent_at, ttl);
     }
 
@@ -87,7 +113,7 @@ struct permit_state {
     std::optional<steady::time_point> tick() {
         std::lock_guard l(mu);
         if (released || lease.lost) return std::nullopt;
-        const auto ttl = sem->opts.ttl;
+        const auto ttl = sem->opts.timing.ttl;
         return lease.watchdog_tick(ttl, [&] { return extend_locked(ttl); });
     }
 
@@ -163,10 +189,14 @@ bool permit::extend(std::chrono::milliseconds ttl) {
     if (!state_) return false;
     std::lock_guard l(state_->mu);
     if (state_->released || state_->lease.lost) return false;
-    return state_->extend_locked(ttl);
+    try {
+        return state_->extend_locked(ttl);
+    } catch (const replication_timeout&) {
+        return false;
+    }
 }
 
-bool permit::extend() { return state_ && extend(state_->sem->opts.ttl); }
+bool permit::extend() { return state_ && extend(state_->sem->opts.timing.ttl); }
 
 bool permit::release() {
     if (!state_) return false;
@@ -195,28 +225,41 @@ struct semaphore::impl {
         milliseconds next_free{0};
     };
 
-    // `waiter_id`: "" for a caller that will not wait, else the id it queues under.
-    attempt_result attempt(std::uint64_t n, const std::string& waiter_id) {
+    // The acquire script's call for `token`; `waiter_id`: "" for a caller that will not wait,
+    // else the id it queues under.
+    [[nodiscard]] detail::script_call acquire_call(const std::string& token, std::uint64_t n,
+                                                   const std::string& waiter_id) const {
         const auto& s = *shared;
-        auto st = std::make_shared<detail::permit_state>();
-        st->sem = shared;
-        st->token = labelled_token(s.label);
-        st->n = n;
-        const std::string_view keys[] = {s.key, s.fence_key, s.waiting_key};
-        const std::string args[] = {st->token,
-                                    std::to_string(n),
-                                    std::to_string(s.opts.permits),
-                                    std::to_string(s.opts.ttl.count()),
-                                    waiter_id,
-                                    std::to_string(s.opts.max_retry_interval.count()),
-                                    std::to_string(detail::waiter_grace.count())};
-        const auto sent_at = steady::now();
-        reply r;
-        try {
-            r = detail::semaphore_acquire_script().run(s.pool, keys, args);
-        } catch (...) {
-            detail::rethrow_with_script(detail::semaphore_acquire_script());
-        }
+        return {&detail::semaphore_acquire_script(),
+                {s.key, s.fence_key, s.waiting_key, s.queue_key},
+                {token, std::to_string(n), std::to_string(s.opts.permits),
+                 std::to_string(s.opts.timing.ttl.count()), waiter_id,
+                 std::to_string(s.opts.timing.max_retry_interval.count()),
+                 std::to_string(detail::waiter_grace.count()), s.opts.fifo ? "1" : "0"}};
+    }
+
+    // The release script's call that gives `token`'s n permits back.
+    [[nodiscard]] detail::script_call release_call(const std::string& token,
+                                                   std::uint64_t n) const {
+        const auto& s = *shared;
+        return {&detail::semaphore_release_script(),
+                {s.key, s.waiting_key},
+                {token, std::to_string(n)}};
+    }
+
+    // The leave script's call for `waiter_id`.
+    [[nodiscard]] detail::script_call leave_call(const std::string& waiter_id) const {
+        const auto& s = *shared;
+        return {
+            &detail::semaphore_leave_script(), {s.key, s.waiting_key, s.queue_key}, {waiter_id}};
+    }
+
+    // Reads the acquire script's reply to an attempt sent at `sent_at`: on a grant, the
+    // permit's state (lease started, watchdog armed).
+    // @throws protocol_error for a reply of another shape.
+    attempt_result settle(const reply& r, const std::string& token, std::uint64_t n,
+                          steady::time_point sent_at) {
+        const auto& s = *shared;
         if (!r.is_array() || r.elements().size() != 3)
             throw protocol_error("semaphore acquire: unexpected reply shape");
         const auto& e = r.elements();
@@ -225,24 +268,74 @@ struct semaphore::impl {
             out.next_free = milliseconds(std::max<std::int64_t>(0, e[1].integer()));
             return out;
         }
+        auto st = std::make_shared<detail::permit_state>();
+        st->sem = shared;
+        st->token = token;
+        st->n = n;
         st->fence = static_cast<std::uint64_t>(e[1].integer());
         s.held.add(static_cast<double>(n));
-        st->lease.start(sent_at, s.opts.ttl);
+        st->lease.drift_factor = s.opts.timing.drift_factor;
+        st->lease.start(sent_at, s.opts.timing.ttl);
         if (s.opts.watchdog) {
             auto* raw = st.get();
             st->watchdog = std::make_unique<detail::timer>(s.pool.runtime()->timers(),
                                                            [raw] { return raw->tick(); });
-            st->watchdog->arm(steady::now() + s.opts.ttl / 3);
+            st->watchdog->arm(steady::now() + s.opts.timing.ttl / 3);
         }
         out.got = std::move(st);
         return out;
+    }
+
+    // `waiter_id`: "" for a caller that will not wait, else the id it queues under.
+    attempt_result attempt(std::uint64_t n, const std::string& waiter_id) {
+        const auto& s = *shared;
+        const auto token = labelled_token(s.label);
+        const auto call = acquire_call(token, n, waiter_id);
+        std::vector<std::string_view> keys(call.keys.begin(), call.keys.end());
+        std::vector<std::string_view> views(call.args.begin(), call.args.end());
+        const auto sent_at = steady::now();
+        const auto& lua = *call.lua;
+        reply r;
+        std::size_t acks = 0;
+        try {
+            if (s.opts.replication.replicas == 0) {
+                r = lua.run(s.pool, keys, call.args);
+            } else {
+                auto c = s.pool.borrow_for(s.key);
+                auto rr = run_then_wait(*c, lua, keys, views, s.opts.replication.replicas,
+                                        s.opts.replication.timeout);
+                r = std::move(rr.result);
+                acks = rr.acks;
+            }
+        } catch (...) {
+            detail::rethrow_with_script(lua);
+        }
+        if (r.is_array() && r.elements().size() == 3 && r.elements()[0].integer() == 1 &&
+            acks < s.opts.replication.replicas) {
+            // Not durable: a failover could hand these permits out again. Give them back at
+            // once and try again after replica_timeout.
+            const std::string_view rkeys[] = {s.key, s.waiting_key};
+            const std::string_view rargs[] = {token, views[1]};
+            try {
+                (void)detail::run_known(s, detail::semaphore_release_script(), rkeys, rargs);
+            } catch (const error&) {
+                // Best effort: the leases end by their TTL.
+            }
+            attempt_result out;
+            out.next_free = s.opts.replication.timeout;
+            return out;
+        }
+        return settle(r, token, n, sent_at);
     }
 
     // Best effort: a caller that gave up stops holding newcomers back at once (else its entry
     // lapses by itself).
     void leave_queue(const std::string& waiter_id) noexcept {
         try {
-            (void)shared->pool.command({"ZREM", shared->waiting_key, waiter_id});
+            const auto& s = *shared;
+            const std::string_view keys[] = {s.key, s.waiting_key, s.queue_key};
+            const std::string args[] = {waiter_id};
+            (void)detail::semaphore_leave_script().run(s.pool, keys, args);
         } catch (...) {}
     }
 
@@ -295,7 +388,7 @@ std::optional<permit> semaphore::impl::wait_for_permits(std::uint64_t n,
     std::shared_ptr<detail::permit_state> got;
     const bool ok =
         detail::wait_for_release([this]() -> detail::release_waiter& { return release_waiter(); },
-                                 deadline, {shared->opts.max_retry_interval},
+                                 deadline, {shared->opts.timing.max_retry_interval},
                                  [&](const std::string& waiter_id) {
                                      auto r = attempt(n, waiter_id);
                                      got = std::move(r.got);
@@ -313,3 +406,156 @@ const std::string& semaphore::name() const noexcept { return impl_->shared->name
 const semaphore_options& semaphore::options() const noexcept { return impl_->shared->opts; }
 
 }  // namespace redcoord
+
+namespace redcoord::detail {
+
+struct semaphore_access {
+    static std::shared_ptr<semaphore::impl> impl(semaphore& s) { return s.impl_; }
+    static permit make_permit(std::shared_ptr<permit_state> st) { return permit(std::move(st)); }
+    static std::shared_ptr<permit_state> state(const permit& p) { return p.state_; }
+};
+
+std::shared_ptr<async_operation> start_async_acquire(semaphore& sem, std::uint64_t n,
+                                                     milliseconds wait,
+                                                     async_completion<permit> done) {
+    auto im = semaphore_access::impl(sem);
+    const auto& sh = *im->shared;
+    validate_cost(n, sh.opts.permits, "semaphore's permits");
+    if (wait.count() < 0) throw invalid_argument("async_acquire: wait must be >= 0");
+    if (sh.opts.replication.replicas > 0)
+        throw invalid_argument("semaphore '" + sh.name +
+                               "': async_acquire does not wait for replicas");
+    // One token for the whole call: a give-back names the permits the last attempt got.
+    auto token = std::make_shared<std::string>(labelled_token(sh.label));
+    auto got = std::make_shared<std::shared_ptr<permit_state>>();
+    async_wait_spec spec;
+    spec.rt = sh.pool.runtime().get();
+    spec.where = sh.pool.where();
+    spec.waiter = &im->release_waiter();
+    spec.deadline = deadline_after(wait);
+    spec.policy = {sh.opts.timing.max_retry_interval};
+    spec.what = "semaphore '" + sh.name + "'";
+    spec.attempt = [im, token, n](const std::string& id) {
+        return im->acquire_call(*token, n, id);
+    };
+    spec.settle = [im, token, n, got](const reply& r, steady::time_point sent_at) {
+        auto a = im->settle(r, *token, n, sent_at);
+        *got = std::move(a.got);
+        return wait_attempt{*got != nullptr, a.next_free};
+    };
+    spec.leave = [im](const std::string& id) { return im->leave_call(id); };
+    spec.give_back = [im, token, n, got] {
+        if (*got) {
+            std::lock_guard l((*got)->mu);
+            (*got)->released = true;
+            im->shared->held.add(-static_cast<double>(n));
+        }
+        got->reset();
+        return im->release_call(*token, n);
+    };
+    const auto started = steady::now();
+    return start_async_wait(std::move(spec), [im, got, started, done = std::move(done)](
+                                                 const std::exception_ptr& e, bool ok) {
+        const auto& s = *im->shared;
+        if (e) {
+            s.failed.observe_since(started);
+            return done(e, std::nullopt);
+        }
+        if (!ok) {
+            s.timed_out.observe_since(started);
+            return done(nullptr, std::nullopt);
+        }
+        s.acquired.observe_since(started);
+        done(nullptr, semaphore_access::make_permit(std::move(*got)));
+    });
+}
+
+namespace {
+
+// The release of one permit over the pipelined link: cancellation ends only the wait for its
+// reply (the release is sent regardless).
+class async_permit_release final : public async_operation,
+                                   public std::enable_shared_from_this<async_permit_release> {
+public:
+    explicit async_permit_release(async_completion<bool> done) : done_(std::move(done)) {}
+
+    void start(const std::shared_ptr<permit_state>& st) {
+        const auto& s = *st->sem;
+        const auto cap = s.pool.where().command_timeout;
+        exec_script(s.pool.runtime()->link(s.pool.where()),
+                    {&semaphore_release_script(),
+                     {s.key, s.waiting_key},
+                     {st->token, std::to_string(st->n)}},
+                    cap.count() > 0 ? steady::now() + cap : steady::time_point::max(),
+                    [self = shared_from_this(), n = st->n, what = s.name](link_outcome o) {
+                        if (o.result.answered() && !o.result.value->is_error())
+                            return self->finish(nullptr, static_cast<std::uint64_t>(
+                                                             o.result.value->integer()) == n);
+                        if (o.result.answered())
+                            return self->finish(reply_exception(o.result.value->text(), "EVALSHA",
+                                                                "semaphore '" + what + "'"),
+                                                std::nullopt);
+                        self->finish(
+                            std::make_exception_ptr(outcome_unknown(
+                                "semaphore '" + what + "': release reply lost: " + o.result.error)),
+                            std::nullopt);
+                    });
+    }
+
+    void cancel() noexcept override { finish(operation_aborted("async_release"), std::nullopt); }
+
+    // Nothing was held: completes with nullopt.
+    void nothing() { finish(nullptr, std::nullopt); }
+
+private:
+    void finish(std::exception_ptr e, std::optional<bool> released) {
+        async_completion<bool> done;
+        {
+            std::lock_guard l(mu_);
+            if (!done_) return;
+            done = std::move(done_);
+            done_ = nullptr;
+        }
+        done(std::move(e), released);
+    }
+
+    std::mutex mu_;
+    async_completion<bool> done_;
+};
+
+}  // namespace
+
+std::shared_ptr<async_operation> start_async_release(permit& p, async_completion<bool> done) {
+    auto st = semaphore_access::state(p);
+    if (!st) throw invalid_argument("async_release: an empty permit (moved from or default)");
+    const auto& ep = st->sem->pool.where();
+    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
+        throw invalid_argument(
+            "semaphore: async_release supports plain TCP and unix-socket endpoints; not " +
+            ep.to_string());
+    auto op = std::make_shared<async_permit_release>(std::move(done));
+    st->watchdog.reset();  // outside mu: waits for a tick in progress, which takes mu
+    bool send = false;
+    {
+        std::lock_guard l(st->mu);
+        send = !std::exchange(st->released, true);
+    }
+    if (send) {
+        st->sem->held.add(-static_cast<double>(st->n));
+        op->start(st);
+    } else {
+        // Released before: nothing is sent; completes with nullopt, never before this returns.
+        boost::asio::post(st->sem->pool.runtime()->io(), [op] { op->nothing(); });
+    }
+    return op;
+}
+
+runtime& runtime_of(permit& p) {
+    auto st = semaphore_access::state(p);
+    if (!st) throw invalid_argument("async_release: an empty permit (moved from or default)");
+    return *st->sem->pool.runtime();
+}
+
+runtime& runtime_of(semaphore& sem) { return *semaphore_access::impl(sem)->shared->pool.runtime(); }
+
+}  // namespace redcoord::detail

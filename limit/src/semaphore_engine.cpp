@@ -22,12 +22,24 @@ semaphore_acquired semaphore_acquire(semaphore_state& s, std::int64_t now_us,
     std::erase_if(s.waiters, [&](const auto& w) { return w.second <= now_us; });
     const auto used = static_cast<std::uint64_t>(s.leases.size());
     const bool queued = !who.waiter_id.empty() && s.waiters.contains(who.waiter_id);
-    const auto others = static_cast<std::uint64_t>(s.waiters.size()) - (queued ? 1 : 0);
-    // A queued waiter takes what is free; anyone else leaves a permit for each queued waiter.
-    const auto room = queued ? n : n + others;
+    bool admit = false;
+    if (who.fifo) {
+        // queue_head(): dead waiters other than the asker leave the head.
+        while (!s.queue.empty() && s.queue.front() != who.waiter_id &&
+               !s.waiters.contains(s.queue.front()))
+            s.queue.erase(s.queue.begin());
+        admit = used + n <= limit && (s.queue.empty() || s.queue.front() == who.waiter_id);
+    } else {
+        const auto others = static_cast<std::uint64_t>(s.waiters.size()) - (queued ? 1 : 0);
+        // A queued waiter takes what is free; anyone else leaves a permit for each queued
+        // waiter.
+        admit = used + (queued ? n : n + others) <= limit;
+    }
     semaphore_acquired r;
-    if (used + room <= limit) {
+    if (admit) {
         if (queued) s.waiters.erase(who.waiter_id);
+        if (who.fifo && !s.queue.empty() && s.queue.front() == who.waiter_id)
+            s.queue.erase(s.queue.begin());
         for (std::uint64_t i = 1; i <= n; ++i)
             s.leases[semaphore_member(token, i)] = now_us + ttl_us;
         // next_fence: a counter created anew starts at the server's time.
@@ -46,9 +58,15 @@ semaphore_acquired semaphore_acquire(semaphore_state& s, std::int64_t now_us,
     // Refused with room (others queued): no lease end to wait for, only their turns.
     const auto i = used + n > limit ? static_cast<std::size_t>(used + n - limit - 1) : ends.size();
     r.next_free_us = i < ends.size() ? ends[i] - now_us : 0;
-    if (!who.waiter_id.empty())
+    if (!who.waiter_id.empty()) {
         s.waiters[who.waiter_id] =
             now_us + (r.next_free_us > 0 ? r.next_free_us : who.retry_us) + who.grace_us;
+        // A waiter not queued (new, or whose entry lapsed) goes to the back.
+        if (who.fifo && !queued) {
+            std::erase(s.queue, who.waiter_id);
+            s.queue.push_back(who.waiter_id);
+        }
+    }
     return r;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace redcoord::detail {
 
@@ -19,6 +20,7 @@ struct semaphore_state {
     std::map<std::string, std::int64_t> leases;   // member -> end of lease (server us)
     std::int64_t fence = 0;                       // the fencing counter (0: absent)
     std::map<std::string, std::int64_t> waiters;  // waiter id -> end of its entry (server us)
+    std::vector<std::string> queue;  // the fifo option's list of waiter ids, in arrival order
 };
 
 // Who asks: a caller that waits names itself (one id per acquire call) so that, once refused,
@@ -28,6 +30,10 @@ struct semaphore_asker {
     std::string waiter_id;      // "" for a caller that will not wait
     std::int64_t retry_us = 0;  // its longest sleep when no lease end is awaited
     std::int64_t grace_us = 0;  // how long its entry outlives the sleep (time to wake and ask)
+    // The fifo option: waiters also join `queue` in arrival order, and only its live head (the
+    // first whose entry has not lapsed; dead ones are dropped, queue_head.lua) or a caller
+    // when none is queued may take permits.
+    bool fifo = false;
 };
 // A refused waiter's entry lives until the end of the lease it waits for (or its longest
 // sleep) plus the grace: as long as it sleeps, so a waiter that died holds newcomers back no

@@ -3,6 +3,7 @@
 
 #include "limit_common.hpp"
 #include "limit_scripts.hpp"
+#include "options_check.hpp"
 
 namespace redcoord {
 

@@ -1,6 +1,12 @@
 #include <redcoord/lock/distributed_lock.hpp>
 
+#include "lock_access.hpp"
 #include "lock_core.hpp"
+#include "options_check.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/lock/async.hpp>
 
 #include <redcoord/core/deadline.hpp>
 
@@ -15,10 +21,10 @@ detail::lock_core_config core_config(const lock_options& o) {
     auto c = detail::shared_config(o);
     c.kind = "lock";
     c.options_name = "lock_options";
-    c.replicas = o.replicas;
+    c.replicas = o.replication.replicas;
     // A refusal without a holder is an attempt given back (too few replicas acknowledged, or
-    // validity used up): retry after replica_timeout, or soon.
-    c.waiting.retry_delay = o.replicas > 0 ? o.replica_timeout : milliseconds(1);
+    // validity used up): retry after the replication timeout, or soon.
+    c.waiting.retry_delay = o.replication.replicas > 0 ? o.replication.timeout : milliseconds(1);
     return c;
 }
 
@@ -30,9 +36,9 @@ struct distributed_lock::impl : detail::lock_core {
 
 distributed_lock::distributed_lock(connection_pool& pool, std::string resource, lock_options opts) {
     auto c = core_config(opts);
-    impl_ =
-        std::make_unique<impl>(detail::single_transport(pool, opts.replicas, opts.replica_timeout),
-                               std::move(resource), std::move(c));
+    impl_ = std::make_unique<impl>(
+        detail::single_transport(pool, opts.replication.replicas, opts.replication.timeout),
+        std::move(resource), std::move(c));
 }
 
 distributed_lock::~distributed_lock() = default;
@@ -64,5 +70,24 @@ bool distributed_lock::try_lock() {
 void distributed_lock::unlock() noexcept { impl_->unlock(); }
 const std::string& distributed_lock::resource() const noexcept { return impl_->resource; }
 const std::string& distributed_lock::key() const noexcept { return impl_->key; }
+
+namespace detail {
+
+lock_core& lock_access::core(distributed_lock& l) { return *l.impl_; }
+
+std::shared_ptr<async_operation> start_async_acquire(distributed_lock& lock, milliseconds wait,
+                                                     acquire_completion done) {
+    if (wait.count() < 0) throw invalid_argument("async_acquire: wait must be >= 0");
+    return lock_access::core(lock).async_acquire_until(deadline_after(wait), std::move(done));
+}
+
+std::shared_ptr<async_operation> start_async_release(distributed_lock& lock,
+                                                     async_completion<bool> done) {
+    return lock_access::core(lock).async_release(std::move(done));
+}
+
+runtime& runtime_of(distributed_lock& lock) { return *lock_access::core(lock).rt; }
+
+}  // namespace detail
 
 }  // namespace redcoord

@@ -4,6 +4,8 @@
 
 #include <redcoord_lua/lock.hpp>
 
+#include <redcoord/core/detail/queue_lua.hpp>
+
 #include <string>
 
 namespace redcoord::detail {
@@ -12,7 +14,8 @@ namespace {
 
 // Every fair script may hand out a token or delete a holding, and decides on the queue's head.
 std::string with_fragments(const char* body) {
-    return std::string(next_fence_lua) + lock_release_notice_lua + fair_waiters_lua + body;
+    return std::string(next_fence_lua) + lock_release_notice_lua + queue_head_lua +
+           fair_waiters_lua + body;
 }
 
 }  // namespace

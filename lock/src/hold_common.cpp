@@ -23,6 +23,14 @@ bool local_gate::enter(std::chrono::steady_clock::time_point deadline) {
     return true;
 }
 
+bool local_gate::try_enter() noexcept {
+    std::lock_guard l(mu_);
+    if (busy_) return false;
+    busy_ = true;
+    owner_ = {};  // no thread owns an asynchronous acquire
+    return true;
+}
+
 void local_gate::leave() noexcept {
     {
         std::lock_guard l(mu_);

@@ -32,6 +32,9 @@ public:
     // Waits until free or `deadline`; false on timeout.
     // @throws invalid_argument when the calling thread already holds the gate (not recursive).
     bool enter(std::chrono::steady_clock::time_point deadline);
+    // Enters when free, without waiting (an asynchronous acquire, which has no thread to
+    // block); false when busy.
+    bool try_enter() noexcept;
     void leave() noexcept;
 
 private:

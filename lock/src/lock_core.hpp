@@ -6,6 +6,7 @@
 
 #include <redcoord/core/detail/release_waiter.hpp>
 #include <redcoord/core/holder_label.hpp>
+#include <redcoord/lock/detail/async_start.hpp>
 
 #include "hold_common.hpp"
 #include "lock_engine.hpp"
@@ -52,13 +53,13 @@ lock_core_config shared_config(const Options& o) {
     lock_core_config c;
     c.prefix = o.prefix;
     c.label = resolve_holder_label(o.label);
-    c.ttl = o.ttl;
-    c.drift_factor = o.drift_factor;
+    c.ttl = o.timing.ttl;
+    c.drift_factor = o.timing.drift_factor;
     c.watchdog = o.watchdog;
     c.max_extensions = o.max_extensions;
-    c.waiting.retry_jitter = o.retry_jitter;
-    c.waiting.wake_jitter = o.wake_jitter;
-    c.waiting.max_retry_interval = o.max_retry_interval;
+    c.waiting.retry_jitter = o.timing.retry_jitter;
+    c.waiting.wake_jitter = o.timing.wake_jitter;
+    c.waiting.max_retry_interval = o.timing.max_retry_interval;
     c.handoff_after = o.handoff_after;
     c.defer_release = o.defer_release;
     return c;
@@ -80,6 +81,15 @@ public:
     }
     // Lockable::lock(): see distributed_lock::lock().
     void lock();
+    // The asynchronous acquire (async.hpp) until `deadline`: `done` runs once on the event
+    // loop. @throws invalid_argument for a lock it does not support, or when the gate is
+    // taken (an acquire under way, or held).
+    std::shared_ptr<async_operation> async_acquire_until(lock_clock::time_point deadline,
+                                                         acquire_completion done);
+    // The asynchronous release (async.hpp): `done` runs once on the event loop with true
+    // (released), false (not ours any more) or nullopt (nothing held: nothing sent).
+    // @throws invalid_argument for a lock async_acquire() does not support.
+    std::shared_ptr<async_operation> async_release(async_completion<bool> done);
     // @throws invalid_argument for ttl <= 0.
     bool extend(std::chrono::milliseconds ttl);
     bool release();
@@ -91,6 +101,10 @@ public:
     [[nodiscard]] const lock_core_config& config() const noexcept { return c_; }
 
 private:
+    friend class async_acquire_op;
+    friend class async_release_op;
+    template <class>
+    friend class async_lock_io;
     struct attempt_result {
         std::optional<lock_acquisition> got;
         refusal why;
@@ -125,6 +139,8 @@ private:
     static void pace_resend();
     release_waiter& waiter();
     std::optional<lock_acquisition> take_hold(bool& floor);
+    // @throws invalid_argument for a TLS, Sentinel or Cluster node (the pipelined link's limits).
+    void require_async_endpoints(std::string_view what) const;
 
     lock_core_config c_;
     std::unique_ptr<lock_transport> transport_;

@@ -15,11 +15,6 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using status = node_outcome::status;
 
-std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl, double drift_factor) noexcept {
-    const double us = static_cast<double>(ttl.count()) * 1000.0 * drift_factor;
-    return microseconds(static_cast<std::int64_t>(std::ceil(us))) + milliseconds(2);
-}
-
 std::chrono::microseconds validity(std::chrono::milliseconds ttl, std::chrono::microseconds elapsed,
                                    double drift_factor) noexcept {
     return std::chrono::duration_cast<microseconds>(ttl) - elapsed - clock_drift(ttl, drift_factor);

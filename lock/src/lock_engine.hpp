@@ -8,6 +8,7 @@
 // drivers (lock_transport.hpp) do the I/O, tests feed scripted replies and a fake clock.
 
 #include <redcoord/core/fan_out.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/redlock.hpp>
@@ -26,9 +27,8 @@ namespace redcoord::detail {
 
 using lock_clock = std::chrono::steady_clock;
 
-/// Clock drift allowance of the Redlock page: `ttl * drift_factor + 2 ms`, in microseconds.
-[[nodiscard]] std::chrono::microseconds clock_drift(std::chrono::milliseconds ttl,
-                                                    double drift_factor) noexcept;
+// The Redlock page's drift allowance, shared with the limit part (core/options.hpp).
+using redcoord::clock_drift;
 
 /// `ttl - elapsed - drift`, in microseconds; zero or negative means "not valid".
 [[nodiscard]] std::chrono::microseconds validity(std::chrono::milliseconds ttl,

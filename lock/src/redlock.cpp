@@ -1,6 +1,11 @@
 #include <redcoord/lock/redlock.hpp>
 
+#include "lock_access.hpp"
 #include "lock_core.hpp"
+#include "options_check.hpp"
+
+#include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
 
 #include <redcoord/core/deadline.hpp>
 
@@ -73,5 +78,23 @@ void redlock::unlock() noexcept { impl_->unlock(); }
 const std::string& redlock::resource() const noexcept { return impl_->resource; }
 const std::string& redlock::key() const noexcept { return impl_->key; }
 std::size_t redlock::size() const noexcept { return impl_->size(); }
+
+namespace detail {
+
+lock_core& lock_access::core(redlock& l) { return *l.impl_; }
+
+std::shared_ptr<async_operation> start_async_acquire(redlock& lock, milliseconds wait,
+                                                     acquire_completion done) {
+    if (wait.count() < 0) throw invalid_argument("async_acquire: wait must be >= 0");
+    return lock_access::core(lock).async_acquire_until(deadline_after(wait), std::move(done));
+}
+
+std::shared_ptr<async_operation> start_async_release(redlock& lock, async_completion<bool> done) {
+    return lock_access::core(lock).async_release(std::move(done));
+}
+
+runtime& runtime_of(redlock& lock) { return *lock_access::core(lock).rt; }
+
+}  // namespace detail
 
 }  // namespace redcoord

@@ -14,6 +14,7 @@
 #include "consumer_lease.hpp"
 #include "payload_checks.hpp"
 #include "queue_keys.hpp"
+#include "reliable_queue_impl.hpp"
 #include "reliable_scripts.hpp"
 #include "seconds_arg.hpp"
 
@@ -85,6 +86,8 @@ void validate(const reliable_queue_options& o) {
     if (o.max_attempts < 1) throw invalid_argument("reliable_queue: max_attempts must be >= 1");
     if (o.replicas > 0 && o.replica_timeout <= milliseconds(0))
         throw invalid_argument("reliable_queue: replica_timeout must be > 0 when replicas > 0");
+    if (o.async_pop_recheck <= milliseconds(0))
+        throw invalid_argument("reliable_queue: async_pop_recheck must be > 0");
     if (!o.consumer_id.empty()) validate_name(o.consumer_id, "consumer id");
     detail::validate_max_payload(o.max_payload, "reliable_queue");
 }
@@ -102,81 +105,24 @@ std::string nonce_arg() { return be64(random_u64()); }
 }  // namespace
 
 using clock_type = std::chrono::steady_clock;
-using lease_ref = detail::consumer_lease::ref;
 
-// The driver: keys, scripts and connections around the consumer lease engine, which makes
-// every lease decision (detail::consumer_lease). `mu` serialises the engine; no I/O happens
-// while it is held.
-struct reliable_queue::impl {
-    connection_pool& pool;
-    reliable_queue_options opts;
-    std::string name;
-    std::string ready_key, dead_key, consumers_key;
-    std::string processing_prefix, heartbeat_prefix;
-    std::string ttl_ms, max_attempts;
+reliable_queue::impl::impl(connection_pool& p, std::string_view n, reliable_queue_options o)
+    : pool(p), opts(std::move(o)), name(n),
+      lease({opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval,
+             opts.recover_on_start},
+            opts.consumer_id.empty() ? labelled_token(default_holder_label()) : opts.consumer_id,
+            [id = opts.consumer_id] {
+                return id.empty() ? labelled_token(default_holder_label()) : retired_id(id);
+            }),
+      rt(p.runtime()) {}
 
-    // Message ids: 8 random bytes fixed per queue object, then a counter.
-    std::array<std::uint8_t, 8> id_prefix{};
-    std::atomic<std::uint64_t> id_counter{0};
-
-    mutable detail::mutex mu;
-    // Every lease decision; reached only through locked().
-    detail::consumer_lease lease REDCOORD_GUARDED_BY(mu);
-
-    // Held so the runtime outlives the upkeep timer (declared before it).
-    std::shared_ptr<redcoord::runtime> rt;
-    std::mutex start_mu;  // serialises start_consumer() and close(); guards upkeep
-    std::atomic<bool> started{false};
-    // Heartbeats and periodic recovery, on the runtime's shared timer thread while the
-    // consumer is started (no thread of its own).
-    std::unique_ptr<detail::timer> upkeep;
-
-    std::atomic<std::uint64_t> hb_failures{0}, settle_retries{0}, lease_losses{0};
-
-    // Metrics (empty when off): counters moved by this object's replies; the ready, dead and
-    // in-flight gauges sampled at each scrape (one script, as stats()). Declared last: the
-    // sampling stops before anything it reads goes away.
-    detail::counter_handle redeliveries, dead_letters;
-    detail::sampled_gauges gauges;
-
-    impl(connection_pool& p, std::string_view n, reliable_queue_options o)
-        : pool(p), opts(std::move(o)), name(n),
-          lease(
-              {opts.visibility_timeout, opts.heartbeat_interval, opts.recover_interval,
-               opts.recover_on_start},
-              opts.consumer_id.empty() ? labelled_token(default_holder_label()) : opts.consumer_id,
-              [id = opts.consumer_id] {
-                  return id.empty() ? labelled_token(default_holder_label()) : retired_id(id);
-              }),
-          rt(p.runtime()) {}
-
-    std::string processing_key(const std::string& id) const { return processing_prefix + id; }
-    std::string heartbeat_key(const std::string& id) const { return heartbeat_prefix + id; }
-
-    // Runs f(lease) with mu held. No I/O happens inside.
-    template <class F>
-    auto locked(F&& f) REDCOORD_EXCLUDES(mu) {
-        detail::lock_guard lk(mu);
-        return f(lease);
-    }
-    template <class F>
-    auto locked(F&& f) const REDCOORD_EXCLUDES(mu) {
-        detail::lock_guard lk(mu);
-        return f(lease);
-    }
-
-    void start_consumer();
-    std::optional<clock_type::time_point> upkeep_tick();
-    void heartbeat(connection& c, lease_ref who, const std::string& id);
-    void register_after_move(connection& c, lease_ref who, const std::string& id) noexcept;
-    void release(connection& c, const std::string& id);
-    std::optional<delivery> pop_as(detail::consumer_lease::pop_ticket& t,
-                                   const std::stop_token& stop);
-    template <class F>
-    auto settling(const delivery& d, F&& f);
-    recovery_result recover();
-    void observe();
-};
+delivery reliable_queue::impl::make_delivery(std::string element, const std::string& id) {
+    delivery d;
+    static_cast<message&>(d) = to_message(element);
+    d.consumer = id;
+    d.element = std::move(element);
+    return d;
+}
 
 reliable_queue::reliable_queue(connection_pool& pool, std::string_view name,
                                reliable_queue_options opts) {
@@ -190,6 +136,7 @@ reliable_queue::reliable_queue(connection_pool& pool, std::string_view name,
     m.consumers_key = std::move(k.consumers);
     m.processing_prefix = std::move(k.processing_prefix);
     m.heartbeat_prefix = std::move(k.heartbeat_prefix);
+    m.push_channel = m.ready_key + ":pushed";
     m.ttl_ms = std::to_string(m.opts.visibility_timeout.count());
     m.max_attempts = std::to_string(m.opts.max_attempts);
     auto r = random_u64();
@@ -276,19 +223,34 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
         elements.push_back(encode_envelope(e));
         ids.push_back(to_hex(e.id));
     }
-    std::vector<std::string_view> argv;
-    argv.reserve(elements.size() + 2);
-    argv.emplace_back("LPUSH");
-    argv.emplace_back(m.ready_key);
-    for (const auto& el : elements) argv.push_back(el);
     auto c = m.pool.borrow_for(m.ready_key);
     replicated_reply r{};
     try {
         if (m.opts.replicas == 0) {
-            c->command(std::span<const std::string_view>(argv));
+            // The notice for pending async_pops goes in the same write: no extra round trip.
+            std::vector<std::vector<std::string>> cmds(2);
+            cmds[0].reserve(elements.size() + 2);
+            cmds[0].emplace_back("LPUSH");
+            cmds[0].push_back(m.ready_key);
+            for (auto& el : elements) cmds[0].push_back(std::move(el));
+            cmds[1] = {"PUBLISH", m.push_channel, ""};
+            const auto replies = c->pipeline(cmds);
+            if (replies.front().is_error())
+                detail::throw_reply_error(replies.front().text(), "LPUSH");
+            // A refused notice is not a failed push (the message is in): pops re-check.
             return ids;
         }
+        std::vector<std::string_view> argv;
+        argv.reserve(elements.size() + 2);
+        argv.emplace_back("LPUSH");
+        argv.emplace_back(m.ready_key);
+        for (const auto& el : elements) argv.push_back(el);
         r = command_then_wait(*c, argv, m.opts.replicas, m.opts.replica_timeout);
+        try {
+            (void)c->pipeline({{"PUBLISH", m.push_channel, ""}});  // error replies: ignored
+        } catch (const error&) {
+            // Not a failed push either: the message is in (and the connection is poisoned).
+        }
     } catch (const reply_error& e) {
         detail::poison_if_desynchronised(*c, e);
         throw;
@@ -308,6 +270,14 @@ void reliable_queue::impl::release(connection& c, const std::string& id) {
     detail::queue_release_script().run(
         c, {consumers_key, ready_key, dead_key, processing_key(id), heartbeat_key(id)},
         {id, max_attempts, nonce, now});
+}
+
+detail::release_waiter& reliable_queue::impl::push_notices() {
+    std::lock_guard l(start_mu);
+    if (!pushes)
+        pushes = std::make_unique<detail::release_waiter>(rt, std::vector<endpoint>{pool.where()},
+                                                          push_channel);
+    return *pushes;
 }
 
 void reliable_queue::impl::start_consumer() {

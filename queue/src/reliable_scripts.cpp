@@ -55,10 +55,15 @@ const script& queue_stats_script() {
     return s;
 }
 
+const script& queue_give_back_script() {
+    static const script s(queue_give_back_lua);
+    return s;
+}
+
 std::vector<const script*> queue_scripts() {
     return {&queue_pop_script(),          &queue_register_script(), &queue_nack_script(),
             &queue_recover_script(),      &queue_release_script(),  &queue_retire_idle_script(),
-            &queue_requeue_dead_script(), &queue_stats_script()};
+            &queue_requeue_dead_script(), &queue_stats_script(),    &queue_give_back_script()};
 }
 
 }  // namespace redcoord::detail

@@ -18,6 +18,7 @@ const script& queue_release_script();      // reclaim this consumer's list and u
 const script& queue_retire_idle_script();  // unregister a consumer whose list is empty
 const script& queue_requeue_dead_script();
 const script& queue_stats_script();
+const script& queue_give_back_script();  // a cancelled async pop's move, back to the head
 
 // All of the above: for the ACL rules and the test that loads every script on a server.
 std::vector<const script*> queue_scripts();

@@ -120,6 +120,7 @@ void hub_core::on_message(const pubsub_message& m) {
             if (!st->unicast_channel.empty()) pushed.channel = st->unicast_channel;
             st->queued.store(st->queue.size(), std::memory_order_release);
             st->cv.notify_one();
+            for (auto& [id, wake] : st->wakers) wake();
         }
     }
     auto& slots = pattern ? slots_pattern : slots_channel;
@@ -137,7 +138,10 @@ void hub_core::shutdown() noexcept {
         closed = true;
         for (auto* routes : {&by_channel, &by_pattern})
             for (auto& [name, states] : *routes)
-                for (auto& st : states) st->cv.notify_all();
+                for (auto& st : states) {
+                    st->cv.notify_all();
+                    for (auto& [id, wake] : st->wakers) wake();
+                }
     }
     // Drops queued slot runs and waits for a running one (not when a slot destroys the hub,
     // which is documented as unsupported: then it only stops further runs).
@@ -252,6 +256,19 @@ void hub_core::sweep_slots_locked() {
     for (auto* slots : {&slots_channel, &slots_pattern})
         for (auto it = slots->begin(); it != slots->end();)
             it = it->second->empty() ? slots->erase(it) : std::next(it);
+}
+
+queue_wake::queue_wake(std::shared_ptr<hub_core> core, std::shared_ptr<waiter_state> st,
+                       std::function<void()> wake)
+    : core_(std::move(core)), st_(std::move(st)) {
+    std::lock_guard lk(core_->mu);
+    id_ = st_->next_waker++;
+    st_->wakers.emplace(id_, std::move(wake));
+}
+
+queue_wake::~queue_wake() {
+    std::lock_guard lk(core_->mu);
+    st_->wakers.erase(id_);
 }
 
 std::shared_ptr<void> hold_channel(const signal_hub& hub, const std::string& channel) {

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -39,6 +40,11 @@ struct waiter_state {
     std::atomic<std::size_t> queued{0};  // queue.size(), readable without the lock (spinning)
     std::condition_variable cv;
     bool registered = false;
+    // Asynchronous waits have no thread to wake through `cv`: each registers a wake-up, called
+    // under hub_core::mu after every push and at shutdown (on the reading thread: it must only
+    // post).
+    std::map<std::uint64_t, std::function<void()>> wakers;
+    std::uint64_t next_waker = 0;
 };
 
 struct hub_core : std::enable_shared_from_this<hub_core> {
@@ -114,6 +120,29 @@ struct hub_core : std::enable_shared_from_this<hub_core> {
 
     void register_waiter(const std::shared_ptr<waiter_state>& st);
     void unregister_waiter(const std::shared_ptr<waiter_state>& st) noexcept;
+};
+
+/// An asynchronous wait's wake-up on a waiter's queue, for its lifetime: `wake` is called
+/// under hub_core::mu after every push and at the hub's shutdown, on the reading thread, so it
+/// must only post.
+class queue_wake {
+public:
+    queue_wake(std::shared_ptr<hub_core> core, std::shared_ptr<waiter_state> st,
+               std::function<void()> wake);
+    ~queue_wake();
+    queue_wake(const queue_wake&) = delete;
+    queue_wake& operator=(const queue_wake&) = delete;
+
+private:
+    std::shared_ptr<hub_core> core_;
+    std::shared_ptr<waiter_state> st_;
+    std::uint64_t id_;
+};
+
+/// Reaches the core and queue of a public waiter (the asynchronous waits).
+struct waiter_access {
+    static const std::shared_ptr<hub_core>& core(const waiter& w) noexcept { return w.core_; }
+    static const std::shared_ptr<waiter_state>& state(const waiter& w) noexcept { return w.state_; }
 };
 
 /// Reaches the core of a public signal_hub (barrier keeps its channel subscribed through it).

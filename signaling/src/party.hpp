@@ -51,6 +51,19 @@ inline phase_reply parse_phase(const reply& r) {
             static_cast<std::size_t>(std::max<std::int64_t>(0, e[2].integer()))};
 }
 
+/// True when error reply `text` is the preamble's refusal of a different party count.
+inline bool is_parties_mismatch(std::string_view text) {
+    return text.find("parties mismatch") != std::string_view::npos;
+}
+
+/// The invalid_argument for that refusal: names `kind` ("barrier", "double_barrier") and the
+/// party count the caller asked for.
+inline invalid_argument parties_mismatch(const char* kind, std::string_view text,
+                                         const std::string& asked) {
+    return invalid_argument(std::string(kind) + ": " + std::string(text) + ", not " + asked +
+                            " parties");
+}
+
 /// Runs a barrier or double_barrier script and parses its phase reply. The preamble's
 /// refusal becomes invalid_argument naming `kind` ("barrier", "double_barrier") and the
 /// party count the caller asked for (ARGV[2]).
@@ -60,9 +73,8 @@ inline phase_reply run_phase(const script& s, connection_pool& pool,
     try {
         return parse_phase(s.run(pool, keys, argv));
     } catch (const reply_error& e) {
-        if (std::string(e.what()).find("parties mismatch") != std::string::npos)
-            throw invalid_argument(std::string(kind) + ": " + e.what() + ", not " +
-                                   std::string(argv.begin()[1]) + " parties");
+        if (is_parties_mismatch(e.what()))
+            throw parties_mismatch(kind, e.what(), std::string(argv.begin()[1]));
         throw;
     }
 }

@@ -143,6 +143,133 @@ std::vector<violation> check_lock(const std::vector<event>& h) {
     return out;
 }
 
+namespace {
+
+// `hold` events ended at their client's `release` of the same token, when that came first.
+std::vector<event> leased_holdings(const std::vector<event>& h) {
+    std::map<std::pair<std::string, std::uint64_t>, std::int64_t> released;
+    for (const event* r : select(h, "release", false)) {
+        auto [it, fresh] = released.try_emplace({r->client, r->token}, r->start_ns);
+        if (!fresh) it->second = std::min(it->second, r->start_ns);
+    }
+    std::vector<event> out;
+    for (const event* e : select(h, "hold")) {
+        out.push_back(*e);
+        const auto it = released.find({e->client, e->token});
+        if (it != released.end()) out.back().end_ns = std::min(out.back().end_ns, it->second);
+    }
+    return out;
+}
+
+void unique_tokens(const std::vector<event>& holds, std::vector<violation>& out) {
+    std::map<std::uint64_t, const event*> seen;
+    for (const auto& e : holds) {
+        auto [it, fresh] = seen.emplace(e.token, &e);
+        if (!fresh)
+            out.push_back({"fencing tokens unique", describe(*it->second) + " and " + describe(e)});
+    }
+}
+
+std::uint64_t units(const event& e, bool from_id) {
+    if (from_id) {
+        std::uint64_t n = 0;
+        const auto* end = e.id.data() + e.id.size();
+        return std::from_chars(e.id.data(), end, n).ec == std::errc{} && n > 0 ? n : 1;
+    }
+    return e.token > 0 ? e.token : 1;
+}
+
+}  // namespace
+
+std::vector<violation> check_semaphore(const std::vector<event>& h, std::uint64_t permits) {
+    std::vector<violation> out;
+    const auto holds = leased_holdings(h);
+    // A sweep over the holdings' ends and beginnings (an end before a beginning at the same
+    // instant: a hand-over is not an overlap); one violation per excess episode.
+    struct point {
+        std::int64_t at;
+        bool begins;
+        const event* e;
+    };
+    std::vector<point> points;
+    for (const auto& e : holds) {
+        if (e.end_ns <= e.start_ns) continue;
+        points.push_back({e.start_ns, true, &e});
+        points.push_back({e.end_ns, false, &e});
+    }
+    std::sort(points.begin(), points.end(), [](const point& a, const point& b) {
+        return a.at != b.at ? a.at < b.at : a.begins < b.begins;
+    });
+    std::set<const event*> open;
+    std::uint64_t held = 0;
+    bool over = false;
+    for (const auto& p : points) {
+        if (!p.begins) {
+            open.erase(p.e);
+            held -= units(*p.e, true);
+            over = held > permits && over;
+            continue;
+        }
+        open.insert(p.e);
+        held += units(*p.e, true);
+        if (held > permits && !over) {
+            std::string what =
+                std::to_string(held) + " permits of " + std::to_string(permits) + " held at once:";
+            for (const event* e : open) what += "\n  " + describe(*e);
+            out.push_back({"at most N permits", what});
+        }
+        over = held > permits;
+    }
+    unique_tokens(holds, out);
+    return out;
+}
+
+std::vector<violation> check_rw_lock(const std::vector<event>& h) {
+    std::vector<violation> out;
+    const auto holds = leased_holdings(h);
+    for (const auto& w : holds) {
+        if (w.id != "write") continue;
+        for (const auto& o : holds)
+            if (&o != &w && o.client != w.client && overlap(w, o) &&
+                (o.id != "write" || o.start_ns > w.start_ns ||
+                 (o.start_ns == w.start_ns && &o > &w)))
+                out.push_back({"writer alone", describe(w) + " overlaps " + describe(o)});
+    }
+    unique_tokens(holds, out);
+    return out;
+}
+
+std::vector<violation> check_rate(const std::vector<event>& h, double rate_per_second,
+                                  std::uint64_t burst) {
+    std::vector<violation> out;
+    auto allowed = select(h, "request");
+    std::sort(allowed.begin(), allowed.end(),
+              [](const event* a, const event* b) { return a->start_ns < b->start_ns; });
+    // For each earliest start a, the requests that began at or after it, by completion: the
+    // k-th completion b closes the tightest span [a, b] that holds the first k of them.
+    for (std::size_t i = 0; i < allowed.size(); ++i) {
+        const std::int64_t a = allowed[i]->start_ns;
+        std::vector<const event*> later(allowed.begin() + static_cast<std::ptrdiff_t>(i),
+                                        allowed.end());
+        std::sort(later.begin(), later.end(),
+                  [](const event* x, const event* y) { return x->end_ns < y->end_ns; });
+        std::uint64_t cost = 0;
+        for (const event* e : later) {
+            cost += units(*e, false);
+            const double span_s = static_cast<double>(e->end_ns - a) / 1e9;
+            const double bound = static_cast<double>(burst) + rate_per_second * span_s;
+            if (static_cast<double>(cost) > bound + 1e-9) {
+                out.push_back({"within the rate",
+                               std::to_string(cost) + " allowed in " + std::to_string(span_s) +
+                                   " s (bound " + std::to_string(bound) + "), from " +
+                                   describe(*allowed[i]) + " to " + describe(*e)});
+                return out;  // one counter-example is enough
+            }
+        }
+    }
+    return out;
+}
+
 std::vector<violation> check_election(const std::vector<event>& h) {
     std::vector<violation> out;
     const auto terms = select(h, "term");

@@ -154,6 +154,29 @@ TEST(FanOut, ScriptRunsAsEvalOnceThenEvalshaAndSurvivesAFlush) {
     }
 }
 
+// An EVAL the ACL refuses loads nothing: the connection must not switch to EVALSHA, which
+// would run the script from a cache someone else filled and let a user without `eval` act
+// (ElectionAcl.MissingAnyNeededCommandIsPermissionErrorNamingIt, once rounds came quickly).
+TEST(FanOut, AnEvalTheAclRefusesTeachesTheConnectionNothing) {
+    local_server srv;
+    script s("return redis.call('INCR', KEYS[1])");
+    (void)srv.command({"SCRIPT", "LOAD", "return redis.call('INCR', KEYS[1])"});
+    srv.command({"ACL", "SETUSER", "noeval", "on", ">pw", "~*", "+@all", "-eval"});
+    auto e = srv.endpoint();
+    e.user = "noeval";
+    e.password = "pw";
+    connection_pool pool(e);
+    connection_pool* pools[] = {&pool};
+    std::vector<std::string_view> keys{"n"}, args;
+    for (int round = 0; round < 3; ++round) {
+        auto r = fan_out(pools, s, keys, args, {.timeout = 2s});
+        ASSERT_TRUE(r[0].answered()) << r[0].error;
+        ASSERT_TRUE(r[0].value->is_error()) << round;
+        EXPECT_EQ(r[0].value->text().rfind("NOPERM", 0), 0U) << r[0].value->text();
+    }
+    EXPECT_TRUE(srv.command({"GET", "n"}).is_nil());  // the script never ran
+}
+
 TEST(FanOut, DetachedSendsEverywhereAndNextUsersSkipTheReplies) {
     five f;
     script s("return redis.call('SET', KEYS[1], ARGV[1])");

@@ -30,7 +30,7 @@ int exit_code_for(const std::exception& e) noexcept {
     if (dynamic_cast<const timeout_error*>(&e)) return connection;
     if (dynamic_cast<const pool_exhausted*>(&e)) return connection;
     if (dynamic_cast<const outcome_unknown*>(&e)) return connection;
-    if (dynamic_cast<const invalid_argument*>(&e)) return usage;
+    if (dynamic_cast<const usage_error*>(&e)) return usage;
     if (dynamic_cast<const reply_error*>(&e)) return server;
     if (dynamic_cast<const protocol_error*>(&e)) return server;
     return internal;

@@ -221,6 +221,14 @@ void print_jobs(const context& ctx, const std::string& name, const jobs_inspecti
                 .add("last_tick_ms", r.last_tick_ms);
             repeats.push_back(o.str());
         }
+        std::vector<std::string> groups;
+        for (const auto& g : v.groups)
+            groups.push_back(json_object()
+                                 .add("name", g.name)
+                                 .add("waiting", g.waiting)
+                                 .add("active", g.active)
+                                 .add("limit", static_cast<std::uint64_t>(g.limit))
+                                 .str());
         json_object o;
         o.add("kind", "jobs")
             .add("name", name)
@@ -230,17 +238,22 @@ void print_jobs(const context& ctx, const std::string& name, const jobs_inspecti
             .add("completed", n.completed)
             .add("failed", n.failed)
             .add("dead", n.dead)
+            .add("waiting_children", n.waiting_children)
             .add("paused", v.paused);
         add_ms(o, "oldest_waiting_age_ms", v.oldest_waiting_age);
         v.scheduler ? o.add("scheduler", *v.scheduler) : o.add_raw("scheduler", "null");
-        o.add("scheduler_epoch", v.scheduler_epoch).add_raw("repeats", json_array(repeats));
+        o.add("scheduler_epoch", v.scheduler_epoch)
+            .add_raw("repeats", json_array(repeats))
+            .add_raw("groups", json_array(groups));
         print_line(o.str());
         return;
     }
     print_line("jobs '" + name + "': " + std::to_string(n.waiting) + " waiting, " +
                std::to_string(n.delayed) + " delayed, " + std::to_string(n.active) + " active, " +
                std::to_string(n.completed) + " completed, " + std::to_string(n.failed) +
-               " failed, " + std::to_string(n.dead) + " dead" + (v.paused ? " (paused)" : ""));
+               " failed, " + std::to_string(n.dead) + " dead, " +
+               std::to_string(n.waiting_children) + " waiting_children" +
+               (v.paused ? " (paused)" : ""));
     print_line("  oldest waiting    " + or_none(v.oldest_waiting_age) + " old");
     print_line("  scheduler         " +
                (v.scheduler ? *v.scheduler + " (epoch " + std::to_string(v.scheduler_epoch) + ")"
@@ -250,6 +263,10 @@ void print_jobs(const context& ctx, const std::string& name, const jobs_inspecti
                    (r.every.count() > 0 ? "every " + format_duration(r.every)
                                         : "cron '" + r.cron + "' in " + r.time_zone) +
                    ", missed ticks " + r.missed + ", last tick " + std::to_string(r.last_tick_ms));
+    for (const auto& g : v.groups)
+        print_line("    group " + g.name + ": " + std::to_string(g.waiting) + " waiting, " +
+                   std::to_string(g.active) + " active, limit " +
+                   (g.limit > 0 ? std::to_string(g.limit) : std::string("none")));
 }
 
 // One snapshot printer per kind; pools are made once so --watch reuses their connections.
@@ -338,7 +355,9 @@ void add_inspect_command(CLI::App& app, context& ctx) {
           kind_desc{"semaphore", "Holders with their TTLs left, waiters, permits left"},
           kind_desc{"rwlock",
                     "Writer and readers with their TTLs left, waiting writers and readers"},
-          kind_desc{"limit", "A rate limiter's units left and time until full (give --rate)"}}) {
+          kind_desc{
+              "limit",
+              "A rate limiter's units left and time until full (--window: a sliding window's)"}}) {
         auto a = std::make_shared<inspect_args>();
         auto* sub = inspect->add_subcommand(kind, what);
         sub->add_option("name", a->name, std::string(kind) + " name")->required();

@@ -2,7 +2,9 @@
 
 #include "limit_options.hpp"
 
+#include <redcoord/core/errors.hpp>
 #include <redcoord/limit/inspect.hpp>
+#include <redcoord/limit/rate_limiter.hpp>
 
 #include <vector>
 
@@ -41,8 +43,10 @@ std::string lease_text(const lease_view& v) {
            format_duration(v.ttl_left) + ")";
 }
 
-void print_semaphore(const context& ctx, const std::string& name, std::uint64_t permits,
+void print_semaphore(const context& ctx, const std::string& name, std::uint64_t given,
                      const semaphore_inspection& v) {
+    // --permits, else N as the latest acquisition stored it.
+    const std::uint64_t permits = given > 0 ? given : v.permits.value_or(0);
     const bool known = permits > 0;
     const auto left = known && permits > v.held ? permits - v.held : 0;
     if (ctx.opts.json) {
@@ -87,23 +91,48 @@ void print_rwlock(const context& ctx, const std::string& name, const rw_lock_ins
     print_line("  fencing counter   " + counter_text(v.fencing_counter));
 }
 
-void print_limiter(const context& ctx, const std::string& name, const rate_limiter_options& o,
-                   const rate_limiter_inspection& v) {
+void print_limiter(const context& ctx, const std::string& name, const rate_limiter_inspection& v) {
     const auto full = std::chrono::ceil<milliseconds>(v.full_after);
     if (ctx.opts.json) {
-        print_line(json_object()
-                       .add("kind", "limit")
-                       .add("name", name)
-                       .add("burst", o.burst)
-                       .add("remaining", v.remaining)
-                       .add("full_after_ms", static_cast<std::int64_t>(full.count()))
+        json_object o;
+        o.add("kind", "limit").add("name", name);
+        v.burst ? o.add("burst", *v.burst).add("remaining", v.remaining)
+                : o.add_raw("burst", "null").add_raw("remaining", "null");
+        print_line(o.add("full_after_ms", static_cast<std::int64_t>(full.count()))
                        .add("idle", v.idle)
                        .str());
         return;
     }
-    print_line("limit '" + name + "': " + std::to_string(v.remaining) + " of " +
-               std::to_string(o.burst) + " left" +
+    const std::string left =
+        v.burst ? std::to_string(v.remaining) + " of " + std::to_string(*v.burst) + " left"
+                : std::string("rate and burst unknown (give --rate)");
+    print_line("limit '" + name + "': " + left +
                (v.idle ? std::string(" (idle)") : ", full again in " + format_duration(full)));
+}
+
+void print_window(const context& ctx, const std::string& name, const sliding_window_inspection& v) {
+    const auto reset = std::chrono::ceil<milliseconds>(v.reset_after);
+    if (ctx.opts.json) {
+        json_object o;
+        o.add("kind", "window").add("name", name).add("used", v.used);
+        v.limit ? o.add("limit", *v.limit).add("remaining", v.remaining)
+                : o.add_raw("limit", "null").add_raw("remaining", "null");
+        v.window
+            ? o.add("window_ms",
+                    static_cast<std::int64_t>(std::chrono::ceil<milliseconds>(*v.window).count()))
+            : o.add_raw("window_ms", "null");
+        print_line(o.add("reset_after_ms", static_cast<std::int64_t>(reset.count()))
+                       .add("idle", v.idle)
+                       .str());
+        return;
+    }
+    std::string line = "window '" + name + "': " + std::to_string(v.used) + " used";
+    if (v.limit && v.window)
+        line += " of " + std::to_string(*v.limit) + " per " +
+                format_duration(std::chrono::ceil<milliseconds>(*v.window)) + ", " +
+                std::to_string(v.remaining) + " left";
+    line += v.idle ? std::string(" (idle)") : ", empty again in " + format_duration(reset);
+    print_line(line);
 }
 
 }  // namespace
@@ -117,9 +146,14 @@ void add_limit_inspect_options(CLI::App& sub, const std::string& kind, limit_ins
         sub.add_option("--permits", a.permits, "The semaphore's N, to show the permits left")
             ->check(CLI::PositiveNumber);
     if (kind == "limit") {
-        sub.add_option("--rate", a.rate, "The limiter's rate, as 'redcoord limit' takes it")
-            ->required();
-        sub.add_option("--burst", a.burst, "The limiter's burst")->capture_default_str();
+        sub.add_option("--rate", a.rate,
+                       "The limiter's rate, as 'redcoord limit' takes it (default: as the "
+                       "latest admission stored it)");
+        sub.add_option("--burst", a.burst, "The limiter's burst (with --rate)")
+            ->capture_default_str();
+        sub.add_flag("--window", a.window,
+                     "NAME is a sliding_window_limiter (its limit and window as the latest "
+                     "admission stored them)");
     }
 }
 
@@ -135,11 +169,22 @@ std::function<void()> make_limit_printer(const context& ctx, const std::string& 
         return [&ctx, &pool, name, prefix] {
             print_rwlock(ctx, name, inspect_rw_lock(pool, name, prefix));
         };
+    if (a.window) {
+        if (!a.rate.empty()) throw invalid_argument("inspect limit: --window takes no --rate");
+        return [&ctx, &pool, name, prefix] {
+            print_window(ctx, name, inspect_sliding_window(pool, name, prefix));
+        };
+    }
+    if (a.rate.empty())
+        return [&ctx, &pool, name, prefix] {
+            print_limiter(ctx, name, inspect_rate_limiter(pool, name, prefix));
+        };
     const auto o = limit_options(ctx, a.rate, a.burst);
-    detail::validate(o);
-    return [&ctx, &pool, name, o] {
-        print_limiter(ctx, name, o, inspect_rate_limiter(pool, name, o));
-    };
+    // Bad options are a usage error now, not a failed read that --watch would retry forever:
+    // the constructor checks them and sends nothing.
+    (void)rate_limiter(pool, name, o);
+    return
+        [&ctx, &pool, name, o] { print_limiter(ctx, name, inspect_rate_limiter(pool, name, o)); };
 }
 
 }  // namespace redcoord::cli

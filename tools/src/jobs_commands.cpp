@@ -1,5 +1,5 @@
-// `redcoord jobs add|repeat|get|cancel|retry|remove|clean|list|stats|pause|resume NAME ...` over
-// job_queue: the producer's and the operator's side of a job queue (`jobs work`, the worker
+// `redcoord jobs add|repeat|get|cancel|retry|remove|clean|list|stats|group-limit|pause|resume
+// NAME ...` over job_queue: the producer's and the operator's side of a job queue (`jobs work`, the worker
 // side, is jobs_work.cpp).
 #include "context.hpp"
 #include "exit_codes.hpp"
@@ -21,9 +21,15 @@ using std::chrono::milliseconds;
 
 struct jobs_args {
     std::string name;
-    payload_input input;  // add
-    bool base64 = false;  // get: print the payload in base64
-    std::string id;       // add --id, get/cancel/retry
+    payload_input input;              // add
+    bool base64 = false;              // get: print the payload in base64
+    std::string id;                   // add --id, get/cancel/retry
+    std::vector<std::string> after;   // add --after: the jobs it depends on
+    bool ignore_failed_deps = false;  // add --ignore-failed-dependencies
+    std::string group;                // add --group (given when group_given)
+    bool group_given = false;
+    milliseconds dedupe_for{0}, debounce{0};  // add
+    std::uint32_t group_limit = 0;            // group-limit
     milliseconds delay{0}, timeout{0}, deadline{0};
     milliseconds backoff{1000}, backoff_max{3'600'000};
     double jitter = 0;
@@ -59,10 +65,11 @@ struct opened_queue {
 
 job_state state_named(const std::string& s) {
     for (auto st : {job_state::waiting, job_state::delayed, job_state::active, job_state::completed,
-                    job_state::failed, job_state::dead})
+                    job_state::failed, job_state::dead, job_state::waiting_children})
         if (to_string(st) == s) return st;
     throw invalid_argument("unknown job state '" + s +
-                           "' (waiting, delayed, active, completed, failed, dead)");
+                           "' (waiting, delayed, active, completed, failed, dead, "
+                           "waiting_children)");
 }
 
 // ISO 8601 UTC to the millisecond, and how far from now: what an operator reads at a glance.
@@ -116,6 +123,13 @@ int run_add(context& ctx, const jobs_args& a) {
     job_options o = job_options_of(a);
     o.id = a.id;
     o.delay = a.delay;
+    o.depends_on = a.after;
+    if (a.ignore_failed_deps) o.on_dependency_failure = dependency_failure::ignore;
+    if (a.group_given) o.group = a.group;
+    o.dedupe_for = a.dedupe_for;
+    o.debounce = a.debounce;
+    if ((a.dedupe_for.count() > 0 || a.debounce.count() > 0) && a.id.empty())
+        throw invalid_argument("--dedupe-for and --debounce need --id");
     opened_queue opened(ctx, a, "jobs add");
     auto& q = opened.queue;
     std::vector<std::pair<std::string, job_options>> batch;
@@ -123,15 +137,15 @@ int run_add(context& ctx, const jobs_args& a) {
     for (const auto& p : payloads) batch.emplace_back(p, o);
     const auto added = q.add_batch(batch);
     for (const auto& r : added) {
-        if (ctx.opts.json)
-            print_line(json_object()
-                           .add("id", r.id)
-                           .add("added", r.added)
-                           .add("state", std::string(to_string(r.state)))
-                           .str());
-        else
-            print_line(r.id + (r.added
-                                   ? ""
+        if (ctx.opts.json) {
+            json_object o;
+            o.add("id", r.id).add("added", r.added);
+            if (r.debounced) o.add("debounced", true);  // only then: the format 1 line otherwise
+            print_line(o.add("state", std::string(to_string(r.state))).str());
+        } else
+            print_line(r.id + (r.added ? ""
+                               : r.debounced
+                                   ? " (debounced, " + std::string(to_string(r.state)) + ")"
                                    : " (already known, " + std::string(to_string(r.state)) + ")"));
     }
     return ok;
@@ -207,6 +221,17 @@ int run_get(context& ctx, const jobs_args& a) {
         add_time(o, "started_at_ms", j->started_at);
         add_time(o, "finished_at_ms", j->finished_at);
         if (j->result) o.add("result", *j->result);
+        const auto list = [](const std::vector<std::string>& ids) {
+            std::vector<std::string> quoted;
+            quoted.reserve(ids.size());
+            for (const auto& i : ids) quoted.push_back(json_quote(i));
+            return json_array(quoted);
+        };
+        o.add_raw("dependencies", list(j->dependencies))
+            .add_raw("pending_dependencies", list(j->pending_dependencies))
+            .add_raw("dependents", list(j->dependents))
+            .add("on_dependency_failure",
+                 j->on_dependency_failure == dependency_failure::ignore ? "ignore" : "fail");
         print_line(o.str());
     } else {
         print_line("id " + j->id);
@@ -223,6 +248,19 @@ int run_get(context& ctx, const jobs_args& a) {
         if (!j->error.empty()) print_line("error " + j->error);
         if (!j->worker.empty()) print_line("worker " + j->worker);
         if (j->result) print_line("result " + *j->result);
+        const auto joined = [](const std::vector<std::string>& ids) {
+            std::string s;
+            for (const auto& i : ids) s += (s.empty() ? "" : ",") + i;
+            return s;
+        };
+        if (!j->dependencies.empty())
+            print_line("dependencies " + joined(j->dependencies) +
+                       (j->on_dependency_failure == dependency_failure::ignore
+                            ? " (failed ones ignored)"
+                            : ""));
+        if (!j->pending_dependencies.empty())
+            print_line("waiting for " + joined(j->pending_dependencies));
+        if (!j->dependents.empty()) print_line("dependents " + joined(j->dependents));
     }
     return ok;
 }
@@ -314,6 +352,22 @@ int run_list(context& ctx, const jobs_args& a) {
     return ok;
 }
 
+// group-limit: sets (or with 0 clears) a group's concurrency limit; prints the previous one.
+int run_group_limit(context& ctx, const jobs_args& a) {
+    opened_queue opened(ctx, a, "jobs group-limit");
+    const auto before = opened.queue.set_group_limit(a.group, a.group_limit);
+    if (ctx.opts.json)
+        print_line(json_object()
+                       .add("name", a.name)
+                       .add("group", a.group)
+                       .add("limit", static_cast<std::uint64_t>(a.group_limit))
+                       .add("previous", static_cast<std::uint64_t>(before))
+                       .str());
+    else
+        print_line(std::to_string(before));
+    return ok;
+}
+
 // pause / resume: exit 0 when the state changed, 1 when it already was so (as retry's "not
 // dead or failed"), so a script can tell.
 int run_pause(context& ctx, const jobs_args& a, bool pause) {
@@ -335,12 +389,14 @@ int run_stats(context& ctx, const jobs_args& a) {
     auto& q = opened.queue;
     const auto n = q.counts();
     const bool paused = q.paused();
-    const std::array<std::pair<const char*, std::uint64_t>, 6> rows{{{"waiting", n.waiting},
-                                                                     {"delayed", n.delayed},
-                                                                     {"active", n.active},
-                                                                     {"completed", n.completed},
-                                                                     {"failed", n.failed},
-                                                                     {"dead", n.dead}}};
+    const std::array<std::pair<const char*, std::uint64_t>, 7> rows{
+        {{"waiting", n.waiting},
+         {"delayed", n.delayed},
+         {"active", n.active},
+         {"completed", n.completed},
+         {"failed", n.failed},
+         {"dead", n.dead},
+         {"waiting_children", n.waiting_children}}};
     if (ctx.opts.json) {
         json_object o;
         o.add("name", a.name);
@@ -389,10 +445,27 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
         add_payload_options(*sub, a->input);
         sub->add_option("--id", a->id, "The job's id (de-duplicates: a known id adds nothing)");
         add_duration(*sub, "--delay", a->delay, "Run no sooner than this after the add");
+        sub->add_option("--after", a->after,
+                        "Run only after these jobs (ids, comma-separated) completed; until then "
+                        "the job is waiting_children")
+            ->delimiter(',');
+        sub->add_flag("--ignore-failed-dependencies", a->ignore_failed_deps,
+                      "With --after: a failed or dead dependency does not fail the job");
+        auto* group = sub->add_option(
+            "--group", a->group,
+            "The job's group (tenant): groups take turns, each under its limit (group-limit)");
+        add_duration(*sub, "--dedupe-for", a->dedupe_for,
+                     "With --id: once this long passed, a finished job's id is accepted again");
+        add_duration(*sub, "--debounce", a->debounce,
+                     "With --id: replace a waiting or delayed job's payload and delay it this "
+                     "long (a running one: exit 2)");
         add_job_option_flags(*sub, *a);
         sub->footer(
             "PAYLOAD '-' reads one payload from stdin, --file F one from a file, byte for byte.\n"
-            "JSON: one {\"id\",\"added\",\"state\"} per line.");
+            "--after with an unknown id adds nothing and exits 2.\n"
+            "JSON: one {\"id\",\"added\",\"state\"} per line (\"debounced\":true after "
+            "\"added\" when debounced).");
+        sub->parse_complete_callback([a = a, group] { a->group_given = group->count() > 0; });
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_add(ctx, *a); }; });
     }
     {
@@ -484,6 +557,17 @@ void add_jobs_commands(CLI::App& app, context& ctx) {
             "Prints 'paused' last when the queue is paused. JSON: {\"name\",\"waiting\","
             "\"delayed\",\"active\",\"completed\",\"failed\",\"dead\",\"paused\"}.");
         sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_stats(ctx, *a); }; });
+    }
+    {
+        auto [sub, a] =
+            make("group-limit", "Set a group's concurrency limit across all workers (0: none)");
+        sub->add_option("group", a->group, "The group")->required();
+        sub->add_option("limit", a->group_limit, "At most this many of its jobs run at once")
+            ->required();
+        sub->footer(
+            "Prints the previous limit (0: none). JSON: {\"name\",\"group\",\"limit\","
+            "\"previous\"}.");
+        sub->callback([a = a, &ctx] { ctx.run = [a, &ctx] { return run_group_limit(ctx, *a); }; });
     }
     for (const bool pause : {true, false}) {
         auto [sub, a] = make(pause ? "pause" : "resume",

@@ -110,14 +110,14 @@ int run_lock(context& ctx, const lock_args& a) {
     if (a.permits > 0) {
         semaphore_options o;
         o.permits = a.permits;
-        o.ttl = a.ttl;
+        o.timing.ttl = a.ttl;
         o.watchdog = true;
         o.prefix = ctx.opts.prefix;
         o.label = a.label;
         lock = std::make_unique<held_permit>(*pools.front(), a.name, o);
     } else if (a.fair) {
         fair_lock_options o;
-        o.ttl = a.ttl;
+        o.timing.ttl = a.ttl;
         o.watchdog = true;
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;
@@ -127,7 +127,7 @@ int run_lock(context& ctx, const lock_args& a) {
         lock = std::move(l);
     } else if (pools.size() == 1) {
         lock_options o;
-        o.ttl = a.ttl;
+        o.timing.ttl = a.ttl;
         o.watchdog = true;
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;
@@ -135,7 +135,7 @@ int run_lock(context& ctx, const lock_args& a) {
         lock = std::make_unique<held_lock_of<distributed_lock>>(*pools.front(), a.name, o);
     } else {
         redlock_options o;
-        o.ttl = a.ttl;
+        o.timing.ttl = a.ttl;
         o.watchdog = true;
         o.max_extensions = std::numeric_limits<std::size_t>::max();
         o.prefix = ctx.opts.prefix;

@@ -65,7 +65,7 @@ int run_rwlock(context& ctx, const rwlock_args& a) {
     // A server that accepts connections but never answers must end the run, not be retried.
     (void)pool.borrow();
     rw_lock_options o;
-    o.ttl = a.ttl;
+    o.timing.ttl = a.ttl;
     o.watchdog = true;
     o.prefix = ctx.opts.prefix;
     o.label = a.label;

@@ -84,6 +84,10 @@ action_result run_action(connection_pool& pool, const std::string& prefix, std::
         }
     } else if (action == "jobs/clean") {
         const auto state = finished_state(required(req, "state"));
+        // The page asks before it cleans and then sends the state it confirmed: a request
+        // without it (a stray click, a replayed form) deletes nothing.
+        if (form_param(req, "confirm").value_or(std::string()) != to_string(state))
+            throw invalid_argument("jobs/clean needs confirm=<state> (the state to delete)");
         const auto older = number(req, "older_than_ms");
         const auto removed = q.clean(state, std::chrono::milliseconds(older), number(req, "limit"));
         j.field("state", to_string(state)).field("removed", static_cast<std::uint64_t>(removed));

@@ -6,6 +6,7 @@
 #include "page.hpp"
 
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/keys.hpp>
 #include <redcoord/core/log.hpp>
 #include <redcoord/core/master_pools.hpp>
 #include <redcoord/core/runtime.hpp>
@@ -27,7 +28,9 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <functional>
+#include <optional>
 
 namespace redcoord {
 
@@ -79,6 +82,15 @@ void write_job(json_out& j, const job_info& v) {
     j.field("attempts", v.attempts).field("max_attempts", v.max_attempts);
     j.field("error", v.error).field("payload", v.payload).field("worker", v.worker);
     j.field("payload_bytes", static_cast<std::uint64_t>(v.payload.size()));
+    // Flows: what it waits for (and still does), and who waits for it.
+    for (const auto* list : {&v.dependencies, &v.pending_dependencies, &v.dependents}) {
+        j.key(list == &v.dependencies           ? "dependencies"
+              : list == &v.pending_dependencies ? "pending_dependencies"
+                                                : "dependents")
+            .begin_array();
+        for (const auto& id : *list) j.value(id);
+        j.end_array();
+    }
     j.key("finished_at_ms");
     if (v.finished_at)
         j.value(epoch_ms(*v.finished_at));
@@ -118,13 +130,16 @@ void write_leases(json_out& j, std::string_view key, const std::vector<lease_vie
 }
 
 // A limiter's state as the limit part reads it for `redcoord inspect` (inspect_semaphore()
-// and the others); a sliding window limiter has no inspect function and is listed by name.
+// and the others), judged with the N, rate and burst, limit and window their latest
+// acquisition or admission stored (null while unknown).
 void write_limiter(json_out& j, connection_pool& pool, const detail::primitive_ref& r,
                    const std::string& prefix) {
     if (r.kind == "semaphore") {
         const auto v = inspect_semaphore(pool, r.name, prefix);
-        // The permit limit is not stored: each caller passes its own.
         j.field("held", v.held);
+        j.field("permits", v.permits);
+        j.field("left", v.permits ? std::optional(*v.permits - std::min(*v.permits, v.held))
+                                  : std::nullopt);
         write_leases(j, "holders", v.holders);
         j.field("waiters", static_cast<std::uint64_t>(v.waiters));
         j.field("fencing_counter", v.fencing_counter);
@@ -142,16 +157,25 @@ void write_limiter(json_out& j, connection_pool& pool, const detail::primitive_r
         j.field("waiting_readers", static_cast<std::uint64_t>(v.waiting_readers));
         j.field("fencing_counter", v.fencing_counter);
     } else if (r.kind == "rate") {
-        // The rate and burst are not stored either; how long until the limiter is full again
-        // does not depend on them, what is left now does (`redcoord inspect limit --rate`).
-        rate_limiter_options o;
-        o.rate = 1;
-        o.prefix = prefix;
-        const auto v = inspect_rate_limiter(pool, r.name, o);
+        const auto v = inspect_rate_limiter(pool, r.name, prefix);
         j.field("idle", v.idle);
+        j.field("burst", v.burst);
+        j.field("remaining", v.burst ? std::optional(v.remaining) : std::nullopt);
         j.field("full_after_ms",
                 static_cast<std::int64_t>(
                     std::chrono::ceil<std::chrono::milliseconds>(v.full_after).count()));
+    } else if (r.kind == "window") {
+        const auto v = inspect_sliding_window(pool, r.name, prefix);
+        j.field("idle", v.idle);
+        j.field("used", v.used);
+        j.field("limit", v.limit);
+        j.field("remaining", v.limit ? std::optional(v.remaining) : std::nullopt);
+        j.field("window_ms",
+                v.window ? std::optional(std::chrono::ceil<std::chrono::milliseconds>(*v.window))
+                         : std::nullopt);
+        j.field("reset_after_ms",
+                static_cast<std::int64_t>(
+                    std::chrono::ceil<std::chrono::milliseconds>(v.reset_after).count()));
     }
 }
 
@@ -245,6 +269,7 @@ struct dashboard::impl {
                 write_jobs(j, r.name);
             });
         }
+        if (what == "jobs/list") return job_list(req);
         if (what == "limits") {
             static constexpr std::array<std::string_view, 4> k{"semaphore", "rwlock", "rate",
                                                                "window"};
@@ -255,13 +280,74 @@ struct dashboard::impl {
         return text(404, "not found\n");
     }
 
+    // Up to jobs_listed jobs of `st` from `offset`, as a JSON array (none read when `total` says
+    // the state is empty).
+    std::string job_page(job_queue& q, job_state st, std::uint64_t total, std::size_t offset) {
+        json_out list(opts.max_value_bytes);
+        list.begin_array();
+        if (total > offset && opts.jobs_listed > 0)
+            for (const auto& id : q.list(st, opts.jobs_listed, offset))
+                if (auto info = q.get(id)) write_job(list, *info);
+        return list.end_array().text();
+    }
+
+    // `api/jobs/list?name=Q&state=S&offset=N`: one page of a queue's jobs in a state (failed,
+    // dead, waiting_children, waiting, delayed, completed), jobs_listed per page, with the
+    // offsets of the pages before and after it (null at either end).
+    http_response job_list(const http_request& req) {
+        const auto name = req.param("name").value_or("");
+        validate_name(name, "job queue name");
+        const auto state = req.param("state").value_or("failed");
+        std::optional<job_state> st;
+        for (auto s : {job_state::failed, job_state::dead, job_state::waiting_children,
+                       job_state::waiting, job_state::delayed, job_state::completed})
+            if (to_string(s) == state) st = s;
+        if (!st) return text(400, "bad state\n");
+        const auto off_text = req.param("offset").value_or("0");
+        std::size_t offset = 0;
+        const auto [end, ec] =
+            std::from_chars(off_text.data(), off_text.data() + off_text.size(), offset);
+        if (ec != std::errc() || end != off_text.data() + off_text.size())
+            return text(400, "bad offset\n");
+        job_queue_options qo;
+        qo.prefix = opts.prefix;
+        job_queue q(*pool, name, qo);
+        // The inspect script's counts: what a read-only dashboard user may run.
+        const auto c = inspect_jobs(*pool, name, opts.prefix).counts;
+        const std::uint64_t total = *st == job_state::failed             ? c.failed
+                                    : *st == job_state::dead             ? c.dead
+                                    : *st == job_state::waiting_children ? c.waiting_children
+                                    : *st == job_state::waiting          ? c.waiting
+                                    : *st == job_state::delayed          ? c.delayed
+                                                                         : c.completed;
+        const std::uint64_t per = opts.jobs_listed;
+        json_out j(opts.max_value_bytes);
+        j.begin_object().field("name", name).field("state", state);
+        j.field("offset", static_cast<std::uint64_t>(offset)).field("limit", per);
+        j.field("total", total).key("jobs").raw(job_page(q, *st, total, offset));
+        j.key("prev_offset");
+        if (offset > 0 && per > 0)
+            j.value(offset > per ? static_cast<std::uint64_t>(offset) - per : std::uint64_t{0});
+        else
+            j.null();
+        j.key("next_offset");
+        if (per > 0 && offset + per < total)
+            j.value(static_cast<std::uint64_t>(offset) + per);
+        else
+            j.null();
+        http_response r = text(200, j.end_object().text());
+        r.content_type = "application/json";
+        return r;
+    }
+
     void write_jobs(json_out& j, const std::string& name) {
         const auto v = inspect_jobs(*pool, name, opts.prefix);
         const auto& c = v.counts;
         j.key("counts").begin_object().field("waiting", c.waiting).field("delayed", c.delayed);
         j.field("active", c.active).field("completed", c.completed).field("failed", c.failed);
-        j.field("dead", c.dead).end_object();
+        j.field("dead", c.dead).field("waiting_children", c.waiting_children).end_object();
         j.field("paused", v.paused);
+        j.field("jobs_listed", static_cast<std::uint64_t>(opts.jobs_listed));
         j.field("oldest_waiting_age_ms", v.oldest_waiting_age);
         j.field("scheduler", v.scheduler).field("scheduler_epoch", v.scheduler_epoch);
         j.key("repeats").begin_array();
@@ -270,23 +356,24 @@ struct dashboard::impl {
             j.field("time_zone", r.time_zone).field("last_tick_at_ms", r.last_tick_ms).end_object();
         }
         j.end_array();
+        j.key("groups").begin_array();
+        for (const auto& g : v.groups) {
+            j.begin_object().field("name", g.name).field("waiting", g.waiting);
+            j.field("active", g.active).field("limit", static_cast<std::uint64_t>(g.limit));
+            j.end_object();
+        }
+        j.end_array();
         // The lists read each job through job_queue (its get script): a user limited to
         // what `redcoord inspect` reads may not run it, and then only the lists are missing.
         try {
             job_queue_options qo;
             qo.prefix = opts.prefix;
             job_queue q(*pool, name, qo);
-            auto listed = [&](job_state st, std::uint64_t n) {
-                json_out list(opts.max_value_bytes);
-                list.begin_array();
-                if (n > 0 && opts.jobs_listed > 0)
-                    for (const auto& id : q.list(st, opts.jobs_listed))
-                        if (auto info = q.get(id)) write_job(list, *info);
-                return list.end_array().text();
-            };
-            const auto failed = listed(job_state::failed, c.failed);
-            const auto dead = listed(job_state::dead, c.dead);
+            const auto failed = job_page(q, job_state::failed, c.failed, 0);
+            const auto dead = job_page(q, job_state::dead, c.dead, 0);
+            const auto waiting = job_page(q, job_state::waiting_children, c.waiting_children, 0);
             j.key("failed_jobs").raw(failed).key("dead_jobs").raw(dead);
+            j.key("waiting_children_jobs").raw(waiting);
         } catch (const connection_error&) {
             throw;
         } catch (const timeout_error&) {

@@ -31,14 +31,15 @@ const SECTIONS = [
                                             {name: item.name})] : []},
   {id: 'jobs', title: 'Jobs', cols: [
     ['name', 'Queue'], ['counts', 'Counts'], ['oldest_waiting_age_ms', 'Oldest waiting'],
-    ['scheduler', 'Scheduler'], ['repeats', 'Repeats'], ['failed_jobs', 'Failed jobs'],
-    ['dead_jobs', 'Dead jobs'], ['paused', 'Paused']],
+    ['scheduler', 'Scheduler'], ['repeats', 'Repeats'], ['groups', 'Groups'],
+    ['failed_jobs', 'Failed jobs'],
+    ['dead_jobs', 'Dead jobs'], ['waiting_children_jobs', 'Waiting for children'],
+    ['paused', 'Paused']],
    actions: item => [
      item.paused ? button('Resume', 'jobs/resume', {name: item.name})
                  : button('Pause', 'jobs/pause', {name: item.name}),
-     button('Clean failed', 'jobs/clean', {name: item.name, state: 'failed'}),
-     button('Clean dead', 'jobs/clean', {name: item.name, state: 'dead'}),
-     button('Clean completed', 'jobs/clean', {name: item.name, state: 'completed'})]},
+     cleanButton(item.name, 'failed'), cleanButton(item.name, 'dead'),
+     cleanButton(item.name, 'completed')]},
   {id: 'barriers', title: 'Barriers', cols: [
     ['name', 'Name'], ['generation', 'Generation'], ['parties', 'Parties'],
     ['arrivals', 'Arrived'], ['lapsed', 'Lapsed']]},
@@ -138,8 +139,8 @@ function table(section, items) {
       td.dataset.col = key;
       if (key === '*')
         td.appendChild(render('', rest(item)));
-      else if (ACTIONS && section.id === 'jobs' && key.endsWith('_jobs') && Array.isArray(item[key]))
-        td.appendChild(jobList(item.name, item[key]));
+      else if (section.id === 'jobs' && key.endsWith('_jobs') && Array.isArray(item[key]))
+        jobCell(td, item, key.slice(0, -5));
       else
         td.appendChild(render(key, item[key]));
       tr.appendChild(td);
@@ -220,18 +221,110 @@ function button(label, action, params) {
   return b;
 }
 
-// A failed or dead job list with a retry and a remove button per job.
-function jobList(queue, jobs) {
-  if (jobs.length === 0) return el('span', '\u2014', 'none');
-  const ul = el('ul');
-  for (const job of jobs) {
-    const li = el('li');
-    li.appendChild(render('', job));
-    li.appendChild(button('Retry', 'job/retry', {name: queue, id: job.id}));
-    li.appendChild(button('Remove', 'job/remove', {name: queue, id: job.id}));
-    ul.appendChild(li);
+// Cleaning deletes jobs for good: the button only asks, in the page (#confirm), and the
+// request carries the confirmed state (the server refuses a clean without it).
+function cleanButton(queue, state) {
+  const b = el('button', 'Clean ' + state, 'action');
+  b.type = 'button';
+  b.dataset.action = 'jobs/clean';
+  b.dataset.name = queue;
+  b.dataset.state = state;
+  b.addEventListener('click', () => askClean(queue, state));
+  return b;
+}
+
+function askClean(queue, state) {
+  const box = document.getElementById('confirm');
+  const yes = el('button', 'Delete them', 'action');
+  yes.type = 'button';
+  yes.id = 'confirm-yes';
+  const no = el('button', 'Cancel', 'action');
+  no.type = 'button';
+  no.id = 'confirm-no';
+  const close = () => { box.replaceChildren(); box.hidden = true; };
+  yes.addEventListener('click', () => {
+    close();
+    act('jobs/clean', {name: queue, state: state, confirm: state});
+  });
+  no.addEventListener('click', close);
+  box.replaceChildren(el('span', 'Delete every ' + state + ' job of queue \u201c' + queue +
+                                 '\u201d? This cannot be undone. '), yes, no);
+  box.dataset.queue = queue;
+  box.dataset.state = state;
+  box.hidden = false;
+}
+
+// The page of each job list the user moved to, by queue and state (absent: the first, which
+// the section's own data holds); kept across refreshes.
+const OFFSETS = new Map();
+
+// A failed, dead or waiting_children job list (with each job's dependencies and dependents),
+// a retry and a remove button per job when actions are on, and Previous / Next links when the
+// state holds more than one page (api/jobs/list?name=&state=&offset=).
+function jobList(queue, state, jobs, offset, total, limit) {
+  const box = el('div', null, 'joblist');
+  box.dataset.state = state;
+  if (jobs.length === 0) {
+    box.appendChild(el('span', '\u2014', 'none'));
+  } else {
+    const ul = el('ul');
+    for (const job of jobs) {
+      const li = el('li');
+      li.dataset.id = job.id;
+      li.appendChild(render('', job));
+      if (ACTIONS) {
+        li.appendChild(button('Retry', 'job/retry', {name: queue, id: job.id}));
+        li.appendChild(button('Remove', 'job/remove', {name: queue, id: job.id}));
+      }
+      ul.appendChild(li);
+    }
+    box.appendChild(ul);
   }
-  return ul;
+  if (limit > 0 && total > limit) {
+    const pager = el('div', (offset + 1) + '\u2013' + Math.min(total, offset + jobs.length) +
+                     ' of ' + total + ' ', 'pager');
+    const link = (label, to, rel) => {
+      const a = el('a', label, 'page-link');
+      a.href = '#';
+      a.rel = rel;
+      a.addEventListener('click', ev => {
+        ev.preventDefault();
+        OFFSETS.set(queue + '\u0000' + state, to);
+        showPage(box, queue, state, to);
+      });
+      pager.appendChild(a);
+    };
+    if (offset > 0) link('Previous', Math.max(0, offset - limit), 'prev');
+    if (offset + limit < total) link('Next', offset + limit, 'next');
+    box.appendChild(pager);
+  }
+  return box;
+}
+
+async function showPage(box, queue, state, offset) {
+  try {
+    const res = await fetch('api/jobs/list?name=' + encodeURIComponent(queue) + '&state=' +
+                            state + '&offset=' + offset, {cache: 'no-store'});
+    if (!res.ok) throw new Error(res.status + ' ' + (await res.text()));
+    const p = await res.json();
+    box.replaceWith(jobList(queue, state, p.jobs, p.offset, p.total, p.limit));
+  } catch (e) {
+    box.replaceChildren(el('span', 'cannot read: ' + e.message, 'error'));
+  }
+}
+
+function jobCell(td, item, state) {
+  const offset = OFFSETS.get(item.name + '\u0000' + state) || 0;
+  const total = (item.counts || {})[state] || 0;
+  if (offset === 0) {
+    td.appendChild(jobList(item.name, state, item[state + '_jobs'], 0, total,
+                           item.jobs_listed || 0));
+    return;
+  }
+  // A later page the user moved to: fetched again at each refresh.
+  const box = el('div', '\u2026', 'joblist');
+  td.appendChild(box);
+  showPage(box, item.name, state, offset);
 }
 
 // The token box and a form for a job by id, outside the refreshed sections so that nothing
@@ -278,7 +371,10 @@ function actionBar() {
   state.id = 'token-state';
   const status = el('span', null, 'none');
   status.id = 'action-status';
-  bar.append(input, use, forget, state, byId, status);
+  const confirm = el('div', null, 'confirm');
+  confirm.id = 'confirm';
+  confirm.hidden = true;
+  bar.append(input, use, forget, state, byId, status, confirm);
   bar.hidden = false;
   showTokenState();
 }
@@ -304,6 +400,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left;
          vertical-align: top; }
 th { background: #f4f4f4; }
+#confirm { margin-top: 0.5em; padding: 0.4em; background: #fff3cd; border: 1px solid #e0c060; }
 td { font-family: ui-monospace, monospace; font-size: 0.92em; overflow-wrap: anywhere; }
 ul { margin: 0; padding-left: 1em; }
 .kv { margin-right: 0.8em; }

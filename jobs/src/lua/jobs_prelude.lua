@@ -4,6 +4,8 @@
 --          from it here (`:job:<id>`, `:waiting`, `:delayed`, `:active`, `:completed`,
 --          `:failed`, `:dead`, `:result:<id>`, `:seq`, `:paused`, `:rate`, `:repeats`,
 --          `:repeat:<name>`) and shares its hash tag, so its Cluster slot.
+-- ARGV[1]  read by add_jobs only (the add scripts): the wake channel; their per-job values
+--          follow from ARGV[2]
 -- Ready jobs sit in `:waiting` scored by (9 - priority) * 2^40 + a sequence number: the
 -- highest priority first, FIFO within a level. The back-off mirrors backoff_policy::delay()
 -- (jobs/backoff.hpp) with the policy stored in the job's options field `o`.
@@ -35,19 +37,94 @@ end
 -- A malformed field (not written by this version) reads as priority 0 and one attempt, so
 -- such a job ends dead instead of failing every script that touches it.
 local function priority_of(o) return tonumber(string.match(o or '', '^(%d+)')) or 0 end
-local function enqueue(id, priority)
-  redis.call('ZADD', base .. ':waiting', int((9 - priority) * 1099511627776 + next_seq()), id)
+-- Groups (format 2, docs/jobs.md#groups). A job with a group `g` (hash field `g`) waits
+-- ready in `:gw:<g>` (same scores as `:waiting`, which keeps the ungrouped jobs only);
+-- `:gwaiting` counts the ready jobs of all groups. `:gready` holds the groups with ready
+-- jobs and room under their limit, scored by their turn: claims take from the group (or the
+-- ungrouped lane, whose turn is `:uturn`) with the lowest turn and move it to the back
+-- (`:turn` the last turn given), so groups take turns whatever their sizes. `:glimit` maps a
+-- group to its concurrency limit (absent: none), `:gactive` to its active jobs, and `:groups`
+-- lists the groups that have ready or active jobs (for inspect).
+local turn_cache
+local function current_turn()
+  if not turn_cache then turn_cache = tonumber(redis.call('GET', base .. ':turn') or '0') end
+  return turn_cache
+end
+local function grouped(g) return g and g ~= '' end
+local function group_has_room(g)
+  local limit = tonumber(redis.call('HGET', base .. ':glimit', g) or '0')
+  return limit <= 0 or tonumber(redis.call('HGET', base .. ':gactive', g) or '0') < limit
+end
+-- Puts `g` in the rotation (at the current turn, unless it is in already) when it has ready
+-- jobs and room under its limit.
+local function group_ready(g)
+  if redis.call('EXISTS', base .. ':gw:' .. g) == 1 and group_has_room(g) then
+    redis.call('ZADD', base .. ':gready', 'NX', int(current_turn()), g)
+  end
+end
+-- Forgets an idle group (no ready and no active jobs) in `:groups`; its limit stays.
+local function group_idle(g)
+  if redis.call('EXISTS', base .. ':gw:' .. g) == 0 and
+      tonumber(redis.call('HGET', base .. ':gactive', g) or '0') <= 0 then
+    redis.call('HDEL', base .. ':gactive', g)
+    redis.call('SREM', base .. ':groups', g)
+  end
+end
+-- A job of `g` left `:active` (settled, released or reclaimed).
+local function group_left_active(g)
+  if not grouped(g) then return end
+  if redis.call('HINCRBY', base .. ':gactive', g, -1) <= 0 then
+    redis.call('HDEL', base .. ':gactive', g)
+  end
+  group_ready(g)
+  group_idle(g)
+end
+-- Ready-index writes: `:waiting` for ungrouped jobs, `:gw:<g>` for grouped ones.
+local function ready_add(g, score, id)
+  if not grouped(g) then
+    redis.call('ZADD', base .. ':waiting', score, id)
+    return
+  end
+  local n = redis.call('ZADD', base .. ':gw:' .. g, score, id)
+  if n > 0 then redis.call('INCRBY', base .. ':gwaiting', n) end
+  redis.call('SADD', base .. ':groups', g)
+  group_ready(g)
+end
+local function ready_rem(g, ids)
+  if not grouped(g) then
+    redis.call('ZREM', base .. ':waiting', unpack(ids))
+    return
+  end
+  local n = redis.call('ZREM', base .. ':gw:' .. g, unpack(ids))
+  if n > 0 then redis.call('DECRBY', base .. ':gwaiting', n) end
+  if redis.call('EXISTS', base .. ':gw:' .. g) == 0 then
+    redis.call('ZREM', base .. ':gready', g)
+    group_idle(g)
+  end
+end
+-- Out of the index of `state` (a ready job: of its group's).
+local function unindex(id, state, g)
+  if state == 'waiting' then ready_rem(g, {id}) else redis.call('ZREM', base .. ':' .. state, id) end
+end
+local function enqueue(id, priority, g)
+  ready_add(g, int((9 - priority) * 1099511627776 + next_seq()), id)
 end
 -- A new job due at `due` (server ms), ready or delayed. Zero timeouts and deadlines are left
 -- out of the hash (absent reads as none), as are attempts until the first claim. The index
 -- entries go to `acc` ({waiting = {score, id, ...}, delayed = {...}}): add_indexed() writes
 -- each index with one ZADD for a whole batch.
-local function create(id, payload, o, timeout, deadline, due, now, acc)
+local function create(id, payload, o, timeout, deadline, due, now, acc, g, ddu)
   local state = due > now and 'delayed' or 'waiting'
   local f = {'payload', payload, 'o', o, 'added', int(now), 'state', state}
   if timeout ~= '0' then f[#f + 1] = 'timeout' f[#f + 1] = timeout end
   if tonumber(deadline) > 0 then f[#f + 1] = 'deadline' f[#f + 1] = int(now + tonumber(deadline)) end
+  if grouped(g) then f[#f + 1] = 'g' f[#f + 1] = g end
+  if ddu then f[#f + 1] = 'ddu' f[#f + 1] = int(ddu) end
   redis.call('HSET', jk(id), unpack(f))
+  if state == 'waiting' and grouped(g) then
+    enqueue(id, priority_of(o), g)
+    return state
+  end
   local list = acc[state]
   if state == 'delayed' then
     list[#list + 1] = int(due)
@@ -62,10 +139,218 @@ local function add_indexed(acc)
     if #list > 0 then redis.call('ZADD', base .. ':' .. state, unpack(list)) end
   end
 end
+-- The most dependencies of one job (job_queue.hpp: max_job_dependencies).
+local max_deps = 1000
+local function split_ids(text)
+  local ids = {}
+  if text and text ~= '' then
+    for d in string.gmatch(text, '[^\n]+') do ids[#ids + 1] = d end
+  end
+  return ids
+end
+-- A new job with dependencies (`deps` LF-joined ids, `ondep` 'i' to ignore failed ones): one
+-- of them already failed (not ignored) fails it at once, all completed ones create it as
+-- any job, else it waits in `:waiting_children` (see release_dependents()).
+local function create_flow(id, a, deps, ondep, due, now, acc)
+  local pending, failed = {}, nil
+  for _, d in ipairs(deps) do
+    local st = redis.call('HGET', jk(d), 'state')
+    if st == 'failed' or st == 'dead' then
+      if ondep ~= 'i' and not failed then failed = d end
+    elseif st ~= 'completed' then
+      pending[#pending + 1] = d
+    end
+  end
+  if not failed and #pending == 0 then
+    local state = create(id, a[1], a[2], a[3], a[6], due, now, acc, a[7], a[8])
+    redis.call('HSET', jk(id), 'deps', table.concat(deps, '\n'), 'ondep', ondep)
+    return state
+  end
+  local state = failed and 'failed' or 'waiting_children'
+  local f = {'payload', a[1], 'o', a[2], 'added', int(now), 'state', state,
+             'deps', table.concat(deps, '\n'), 'ondep', ondep, 'due', int(due)}
+  if a[3] ~= '0' then f[#f + 1] = 'timeout' f[#f + 1] = a[3] end
+  if tonumber(a[6]) > 0 then f[#f + 1] = 'deadline' f[#f + 1] = int(now + tonumber(a[6])) end
+  if grouped(a[7]) then f[#f + 1] = 'g' f[#f + 1] = a[7] end
+  if a[8] then f[#f + 1] = 'ddu' f[#f + 1] = int(a[8]) end
+  if failed then
+    f[#f + 1] = 'finished' f[#f + 1] = int(now)
+    f[#f + 1] = 'error' f[#f + 1] = 'dependency ' .. failed .. ' failed'
+  end
+  redis.call('HSET', jk(id), unpack(f))
+  acc[state] = acc[state] or {}
+  local list = acc[state]
+  list[#list + 1] = int(now)
+  list[#list + 1] = id
+  if not failed then
+    redis.call('SADD', base .. ':deps:' .. id, unpack(pending))
+    for _, d in ipairs(pending) do redis.call('SADD', base .. ':dependents:' .. d, id) end
+  end
+  return state
+end
+-- The add scripts: ARGV[1] the wake channel, then `stride` values per job: the 7 of format 1
+-- (jobs_add.lua); with stride 9 (jobs_add_flow.lua) the dependencies (LF-joined ids, ''
+-- none) and 'f' | 'i' (fail or ignore on a failed dependency); with stride 12 (format 2,
+-- jobs_add2.lua) also the group ('' none), the dedupe window ms and the debounce ms ('0':
+-- none). Every dependency must be a known job or an earlier one of the same call: checked for
+-- all jobs before anything is written (error `UNKNOWNDEP <job> <dependency>`, the job's place
+-- in the call from 1 and the dependency's in its list), so a bad job leaves the call without
+-- a trace. A dependency of a later job in the call is unknown, so no call can make a cycle.
+-- Debounce on a known job that has started or waits for dependencies is refused the same way
+-- (error `JOBSTARTED <job> <state>`).
+local finished_states = {completed = true, failed = true, dead = true}
+-- The replacement of a debounced job (waiting or delayed): the new payload and options, and
+-- delayed until `due` whatever it was.
+local function debounce(id, state, a, due, now)
+  local k = jk(id)
+  local old_g = redis.call('HGET', k, 'g')
+  -- Into :delayed before out of its ready index (see housekeep()).
+  redis.call('ZADD', base .. ':delayed', int(due), id)
+  if state == 'waiting' then ready_rem(old_g, {id}) end
+  redis.call('HSET', k, 'payload', a[1], 'o', a[2], 'state', 'delayed')
+  local drop = {}
+  if a[3] ~= '0' then redis.call('HSET', k, 'timeout', a[3]) else drop[#drop + 1] = 'timeout' end
+  if tonumber(a[6]) > 0 then
+    redis.call('HSET', k, 'deadline', int(now + tonumber(a[6])))
+  else
+    drop[#drop + 1] = 'deadline'
+  end
+  if grouped(a[7]) then redis.call('HSET', k, 'g', a[7]) else drop[#drop + 1] = 'g' end
+  if a[8] then redis.call('HSET', k, 'ddu', int(a[8])) else drop[#drop + 1] = 'ddu' end
+  if #drop > 0 then redis.call('HDEL', k, unpack(drop)) end
+  return 'delayed'
+end
+-- A finished job whose dedupe window passed: forgotten, so its id is accepted again.
+local function forget(id, state)
+  redis.call('ZREM', base .. ':' .. state, id)
+  redis.call('DEL', jk(id), base .. ':result:' .. id)
+end
+local function add_jobs(stride)
+  local out = {}
+  local now = now_ms()
+  local woke = false
+  local acc = {waiting = {}, delayed = {}}
+  local deps = {}
+  if stride > 7 then
+    local earlier = {}
+    for i = 2, #ARGV, stride do
+      local id = ARGV[i]
+      local list = split_ids(ARGV[i + 7])
+      if #list > max_deps then
+        return redis.error_reply('TOOMANYDEPS ' .. int((i - 2) / stride + 1))
+      end
+      local st = redis.call('HGET', jk(id), 'state')
+      if not st then
+        for n, d in ipairs(list) do
+          if not earlier[d] and redis.call('EXISTS', jk(d)) == 0 then
+            return redis.error_reply('UNKNOWNDEP ' .. int((i - 2) / stride + 1) .. ' ' .. int(n))
+          end
+        end
+      elseif stride >= 12 and tonumber(ARGV[i + 11]) > 0 and
+          (st == 'active' or st == 'waiting_children') then
+        return redis.error_reply('JOBSTARTED ' .. int((i - 2) / stride + 1) .. ' ' .. st)
+      end
+      earlier[id] = true
+      deps[i] = list
+    end
+  end
+  for i = 2, #ARGV, stride do
+    local id = ARGV[i]
+    local k = jk(id)
+    local due = now + tonumber(ARGV[i + 4])
+    if ARGV[i + 5] ~= '0' then due = tonumber(ARGV[i + 5]) end
+    local a = {ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]}
+    if stride >= 12 then
+      a[7] = ARGV[i + 9]
+      if tonumber(ARGV[i + 10]) > 0 then a[8] = now + tonumber(ARGV[i + 10]) end
+      local bounce = tonumber(ARGV[i + 11])
+      if bounce > 0 and due < now + bounce then due = now + bounce end
+    end
+    local f = redis.call('HMGET', k, 'state', 'ddu')
+    local st = f[1]
+    if st and finished_states[st] and f[2] and now >= tonumber(f[2]) then
+      forget(id, st)
+      st = nil
+    end
+    if st and stride >= 12 and tonumber(ARGV[i + 11]) > 0 and
+        (st == 'waiting' or st == 'delayed') then
+      out[#out + 1] = 2
+      out[#out + 1] = debounce(id, st, a, due, now)
+      woke = true
+    elseif st then
+      out[#out + 1] = 0
+      out[#out + 1] = st
+    else
+      local state
+      if deps[i] and #deps[i] > 0 then
+        state = create_flow(id, a, deps[i], ARGV[i + 8], due, now, acc)
+      else
+        state = create(id, a[1], a[2], a[3], a[6], due, now, acc, a[7], a[8])
+      end
+      -- A delayed job too: an idle worker sleeping until a later due time must learn this one.
+      woke = true
+      out[#out + 1] = 1
+      out[#out + 1] = state
+    end
+  end
+  add_indexed(acc)
+  if woke then redis.call('PUBLISH', ARGV[1], 'w') end
+  return out
+end
+-- Flows (docs/jobs.md#flows). A job added with dependencies that are not all completed
+-- waits in `:waiting_children` (scored by its add time) with the set `:deps:<id>` of the
+-- dependencies it still waits for; each such dependency lists it in `:dependents:<id>`. Its
+-- hash keeps them all in `deps` (ids joined by LF, which names never hold), `ondep` `i` when a
+-- failed dependency is ignored, and `due` (server ms) for when it is released. Every script
+-- that ends a job calls the release below in the same call, so a parent is never released
+-- before its last dependency's end is written, nor left behind by it.
+local finish
+local function detach(id)
+  local dk = base .. ':deps:' .. id
+  for _, d in ipairs(redis.call('SMEMBERS', dk)) do
+    redis.call('SREM', base .. ':dependents:' .. d, id)
+  end
+  redis.call('DEL', dk)
+end
+-- `id` ended: completed (`ok`) or failed/dead. Its waiting dependents are released when it
+-- was their last dependency (into `:waiting`, or `:delayed` until their own due time), or
+-- failed when it failed and they do not ignore that (which cascades to theirs).
+local function release_dependents(id, ok, now)
+  local pk = base .. ':dependents:' .. id
+  local parents = redis.call('SMEMBERS', pk)
+  if #parents == 0 then return end
+  redis.call('DEL', pk)
+  for _, p in ipairs(parents) do
+    local k = jk(p)
+    local f = redis.call('HMGET', k, 'state', 'ondep', 'due', 'o', 'g')
+    if f[1] == 'waiting_children' then
+      local dk = base .. ':deps:' .. p
+      redis.call('SREM', dk, id)
+      if not ok and f[2] ~= 'i' then
+        detach(p)
+        finish(p, 'failed', 'dependency ' .. id .. ' failed', now)
+        redis.call('ZREM', base .. ':waiting_children', p)
+      elseif redis.call('SCARD', dk) == 0 then
+        local due = tonumber(f[3]) or 0
+        if due > now then
+          redis.call('ZADD', base .. ':delayed', int(due), p)
+          redis.call('HSET', k, 'state', 'delayed')
+        else
+          enqueue(p, priority_of(f[4]), f[5])
+          redis.call('HSET', k, 'state', 'waiting')
+        end
+        redis.call('ZREM', base .. ':waiting_children', p)
+        redis.call('PUBLISH', base .. ':wake', 'w')
+      end
+    end
+  end
+end
 -- Index first, then the hash's state: a failed ZADD leaves the job as it was (housekeep()).
-local function finish(id, state, reason, now)
+-- A failed or dead job fails (or releases) the jobs that wait for it.
+finish = function(id, state, reason, now)
   redis.call('ZADD', base .. ':' .. (state == 'dead' and 'dead' or 'failed'), int(now), id)
   redis.call('HSET', jk(id), 'state', state, 'finished', int(now), 'error', reason)
+  release_dependents(id, false, now)
 end
 local function backoff(o, attempts, u)
   local kind, d, max, jitter = string.match(o, '^%d+ %d+ (%a) (%d+) (%d+) (%S+)$')
@@ -85,7 +370,7 @@ end
 -- exhausted ones go dead, others wait their back-off (or are ready at once).
 local function settle_failure(id, reason, now, u, wake)
   local k = jk(id)
-  local f = redis.call('HMGET', k, 'attempts', 'o', 'cancel')
+  local f = redis.call('HMGET', k, 'attempts', 'o', 'cancel', 'g')
   if f[3] == '1' then finish(id, 'failed', 'cancelled', now) return 'failed' end
   local attempts = tonumber(f[1]) or 0
   if attempts >= (tonumber(string.match(f[2] or '', '^%d+ (%d+)')) or 1) then
@@ -97,7 +382,7 @@ local function settle_failure(id, reason, now, u, wake)
   if d > 0 then
     redis.call('ZADD', base .. ':delayed', int(now + d), id)
   else
-    enqueue(id, priority_of(f[2]))
+    enqueue(id, priority_of(f[2]), f[4])
   end
   redis.call('HSET', k, 'state', state, 'error', reason)
   redis.call('PUBLISH', wake, 'w')
@@ -120,7 +405,8 @@ local function housekeep(now, u, wake, keep)
   if #due > 0 then
     for _, id in ipairs(due) do
       local k = jk(id)
-      enqueue(id, priority_of(redis.call('HGET', k, 'o')))
+      local f = redis.call('HMGET', k, 'o', 'g')
+      enqueue(id, priority_of(f[1]), f[2])
       redis.call('HSET', k, 'state', 'waiting')
     end
     redis.call('ZREM', base .. ':delayed', unpack(due))
@@ -130,10 +416,97 @@ local function housekeep(now, u, wake, keep)
   if #members == 0 then return stalled end
   for i, m in ipairs(members) do
     stalled[i] = active_id(m)
+    group_left_active(redis.call('HGET', jk(stalled[i]), 'g'))
     settle_failure(stalled[i], 'stalled: its worker was lost or its timeout passed', now, u, wake)
   end
   redis.call('ZREM', base .. ':active', unpack(members))
   return stalled
+end
+-- One ready job looked at by a claim: nil when it ends the batch (beyond the first, a job
+-- with a timeout or a deadline would wait behind the others), false when it failed past its
+-- deadline, else its hash write {key, fields}, its `:active` score and its reply entry.
+local function examine(id, score, taken, now, c)
+  local k = jk(id)
+  local f = redis.call('HMGET', k, 'payload', 'o', 'timeout', 'deadline', 'attempts', 'deps')
+  local deadline = tonumber(f[4])
+  if taken > 0 and (f[3] or f[4]) then return nil end
+  if deadline and deadline <= now then
+    finish(id, 'failed', 'deadline passed before it could run', now)
+    return false
+  end
+  local attempts = (tonumber(f[5]) or 0) + 1
+  local visible = c.lease
+  local timeout = tonumber(f[3]) or 0
+  local h = {'state', 'active', 'worker', c.worker, 'started', c.started, 'attempts', int(attempts)}
+  if timeout > 0 then
+    local ends = now + timeout
+    if ends < visible then visible = ends end
+    h[#h + 1] = 'ends'
+    h[#h + 1] = int(ends)
+  end
+  local entry = {id, f[1], attempts, f[2], f[3] or '0', score}
+  if f[6] then
+    -- A flow's job gets its dependencies' stored results: {id, result or false, ...}.
+    local results = {}
+    for _, d in ipairs(split_ids(f[6])) do
+      results[#results + 1] = d
+      results[#results + 1] = redis.call('GET', base .. ':result:' .. d)
+    end
+    entry[7] = results
+  end
+  return {k, h}, int(visible), entry
+end
+-- Claims with groups (`:gready` not empty): one job at a time from the lane (a group, or the
+-- ungrouped jobs) whose turn is lowest, which then goes to the back, so within one claim the
+-- lanes take turns; a group at its limit leaves the rotation until one of its jobs ends.
+local function claim_rotation(want, now, c, out)
+  local turn = current_turn()
+  local uturn = tonumber(redis.call('GET', base .. ':uturn') or '0')
+  local ungrouped = true
+  local taken = 0
+  while taken < want do
+    local top = redis.call('ZRANGE', base .. ':gready', 0, 0, 'WITHSCORES')
+    local g = top[1]
+    local lane
+    if ungrouped and (not g or uturn <= tonumber(top[2])) then
+      lane = base .. ':waiting'
+      g = nil
+    elseif not g then
+      break
+    elseif group_has_room(g) then
+      lane = base .. ':gw:' .. g
+    else
+      redis.call('ZREM', base .. ':gready', g)
+    end
+    local j = lane and redis.call('ZRANGE', lane, 0, 0, 'WITHSCORES') or {}
+    if lane and #j == 0 then
+      if g then redis.call('ZREM', base .. ':gready', g) else ungrouped = false end
+    elseif lane then
+      local h, visible, entry = examine(j[1], j[2], taken, now, c)
+      if h == nil then break end
+      -- Into :active before out of the ready index (see housekeep()).
+      if h then
+        redis.call('ZADD', base .. ':active', visible, active_member(c.token, j[1]))
+        redis.call('HSET', h[1], unpack(h[2]))
+        if g then redis.call('HINCRBY', base .. ':gactive', g, 1) end
+        out[#out + 1] = entry
+        taken = taken + 1
+      end
+      ready_rem(g, {j[1]})
+      turn = turn + 1
+      if not g then
+        uturn = turn
+      elseif redis.call('EXISTS', lane) == 1 and group_has_room(g) then
+        redis.call('ZADD', base .. ':gready', int(turn), g)
+      else
+        redis.call('ZREM', base .. ':gready', g)
+      end
+    end
+  end
+  turn_cache = turn
+  redis.call('SET', base .. ':turn', int(turn))
+  redis.call('SET', base .. ':uturn', int(uturn))
+  return taken
 end
 -- Claims ready jobs for the worker whose claim arguments start at ARGV[a]: worker id, lease
 -- ms, claim token, uniform random in [0, 1), wake channel, concurrency limit, rate limit, rate
@@ -144,7 +517,7 @@ end
 -- ends the batch. Returns {jobs claimed, stalled ids, ms to wait when none (until the next
 -- delayed job is due or the rate window ends; -1: nothing known; 0 after a claim that skipped
 -- the housekeeping: claim again), then per job {id, payload, attempts, options, timeout ms,
--- score}}.
+-- score[, a flow's {dependency id, its stored result or false, ...}]}}.
 local function claim_next(a, now, skip_housekeeping)
   now = now or now_ms()
   local stalled = {}
@@ -168,58 +541,48 @@ local function claim_next(a, now, skip_housekeeping)
     want = math.min(want, rate - used)
   end
   local out = {0, stalled, 0}
-  local active = {}
-  local hashes = {}  -- the claimed jobs' fields, written once they are in :active
-  local gone = {}    -- ids leaving :waiting (claimed, or failed past their deadline)
-  local token, worker, started = ARGV[a + 2], ARGV[a], int(now)
-  local lease = now + tonumber(ARGV[a + 1])
+  local c = {token = ARGV[a + 2], worker = ARGV[a], started = int(now),
+             lease = now + tonumber(ARGV[a + 1])}
   local taken = 0
-  local seen = 0
-  -- Read, then moved: the jobs enter :active (or :failed) before they leave :waiting, so a
-  -- failed write leaves them ready (see housekeep()).
-  while taken < want do
-    local top = redis.call('ZRANGE', base .. ':waiting', seen, seen + want - taken - 1, 'WITHSCORES')
-    if #top == 0 then break end
-    seen = seen + #top / 2
-    local stop = false
-    for i = 1, #top, 2 do
-      local id = top[i]
-      if not stop then
-        local k = jk(id)
-        local f = redis.call('HMGET', k, 'payload', 'o', 'timeout', 'deadline', 'attempts')
-        local deadline = tonumber(f[4])
-        if taken > 0 and (f[3] or f[4]) then
-          stop = true
-        elseif deadline and deadline <= now then
-          finish(id, 'failed', 'deadline passed before it could run', now)
-          gone[#gone + 1] = id
-        else
-          local attempts = (tonumber(f[5]) or 0) + 1
-          local visible = lease
-          local timeout = tonumber(f[3]) or 0
-          local h = {'state', 'active', 'worker', worker, 'started', started, 'attempts', int(attempts)}
-          if timeout > 0 then
-            local ends = now + timeout
-            if ends < visible then visible = ends end
-            h[#h + 1] = 'ends'
-            h[#h + 1] = int(ends)
+  if redis.call('EXISTS', base .. ':gready') == 1 then
+    taken = claim_rotation(want, now, c, out)
+  else
+    local active = {}
+    local hashes = {}  -- the claimed jobs' fields, written once they are in :active
+    local gone = {}    -- ids leaving :waiting (claimed, or failed past their deadline)
+    local seen = 0
+    -- Read, then moved: the jobs enter :active (or :failed) before they leave :waiting, so a
+    -- failed write leaves them ready (see housekeep()).
+    while taken < want do
+      local top = redis.call('ZRANGE', base .. ':waiting', seen, seen + want - taken - 1, 'WITHSCORES')
+      if #top == 0 then break end
+      seen = seen + #top / 2
+      local stop = false
+      for i = 1, #top, 2 do
+        if not stop then
+          local h, visible, entry = examine(top[i], top[i + 1], taken, now, c)
+          if h == nil then
+            stop = true
+          else
+            gone[#gone + 1] = top[i]
+            if h then
+              hashes[#hashes + 1] = h
+              active[#active + 1] = visible
+              active[#active + 1] = active_member(c.token, top[i])
+              out[#out + 1] = entry
+              taken = taken + 1
+            end
           end
-          hashes[#hashes + 1] = {k, h}
-          active[#active + 1] = int(visible)
-          active[#active + 1] = active_member(token, id)
-          gone[#gone + 1] = id
-          out[#out + 1] = {id, f[1], attempts, f[2], f[3] or '0', top[i + 1]}
-          taken = taken + 1
         end
       end
+      if stop then break end
     end
-    if stop then break end
+    if taken > 0 then
+      redis.call('ZADD', base .. ':active', unpack(active))
+      for _, h in ipairs(hashes) do redis.call('HSET', h[1], unpack(h[2])) end
+    end
+    if #gone > 0 then redis.call('ZREM', base .. ':waiting', unpack(gone)) end
   end
-  if taken > 0 then
-    redis.call('ZADD', base .. ':active', unpack(active))
-    for _, h in ipairs(hashes) do redis.call('HSET', h[1], unpack(h[2])) end
-  end
-  if #gone > 0 then redis.call('ZREM', base .. ':waiting', unpack(gone)) end
   if taken > 0 then
     if rate > 0 and redis.call('INCRBY', rate_key, taken) == taken then
       redis.call('PEXPIRE', rate_key, ARGV[a + 7])

@@ -21,6 +21,7 @@ local completed = {}
 local freed = false
 local released = false
 local n = tonumber(ARGV[6])
+local any_grouped = redis.call('EXISTS', base .. ':gactive') == 1
 -- The token check: the settlements whose member is in :active (each member once). A job
 -- leaves :active only after it is in its next index (see housekeep()).
 local held = {}
@@ -46,6 +47,13 @@ for j = 0, n - 1 do
   if held[j] then
     local k = jk(id)
     freed = true
+    -- Its group's active count first: a retry or release below may put the group back in
+    -- the rotation. No `:gactive`: no grouped job is active, and ungrouped queues skip the read.
+    local g = nil
+    if any_grouped then
+      g = redis.call('HGET', k, 'g')
+      group_left_active(g)
+    end
     if kind == 'c' then
       redis.call('HSET', k, 'state', 'completed', 'finished', at, 'error', '')
       if ARGV[i + 3] ~= '' and result_ttl ~= '0' then
@@ -53,13 +61,14 @@ for j = 0, n - 1 do
       end
       redis.call('PEXPIRE', k, keep)
       redis.call('PUBLISH', events, ARGV[i + 4])
+      release_dependents(id, true, now)
       r = 1
     elseif kind == 'f' then
       r = settle_failure(id, ARGV[i + 3], now, tonumber(ARGV[i + 5]), wake)
       redis.call('PUBLISH', events, ARGV[i + 4])
     else
       local attempts = tonumber(redis.call('HGET', k, 'attempts')) or 1
-      redis.call('ZADD', base .. ':waiting', ARGV[i + 5], id)
+      ready_add(g, ARGV[i + 5], id)
       redis.call('HSET', k, 'state', 'waiting', 'attempts', int(attempts - 1))
       released = true
       r = 1

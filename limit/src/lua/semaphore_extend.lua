@@ -22,5 +22,7 @@ end
 local ends = now + ttl * 1000
 for i = 1, n do redis.call('ZADD', KEYS[1], 'XX', ends, ARGV[1] .. ':' .. i) end
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('PEXPIRE', KEYS[1], math.ceil((tonumber(last[2]) - now) / 1000))
+local lives = math.ceil((tonumber(last[2]) - now) / 1000)
+redis.call('PEXPIRE', KEYS[1], lives)
+redis.call('PEXPIRE', KEYS[1] .. ':permits', lives)  -- N, kept for inspect
 return 1

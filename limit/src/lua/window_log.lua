@@ -3,12 +3,13 @@
 -- decision, tested without a server; keep the two in step).
 -- KEYS[1]  the log: a sorted set, one member per admitted unit, scored by its server time (us)
 -- KEYS[2]  the sequence that names the members (two units admitted in one microsecond differ)
+--          (and KEYS[1]:spec, "<limit>:<window>" of the latest admission, read by inspect)
 -- ARGV[1]  limit (>= 1)
 -- ARGV[2]  window in microseconds (> 0)
 -- ARGV[3]  cost of this request (1 <= cost <= limit)
 -- Cost     O(log units + cost), plus the units that left the window dropped
 -- Reply    {allowed 1|0, remaining, retry_after us, reset_after us}
--- A unit admitted at s counts while now < s + window. Both keys expire a window after the
+-- A unit admitted at s counts while now < s + window. The keys expire a window after the
 -- last admission, so an idle limiter leaves no key.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -29,4 +30,5 @@ for i = seq - cost + 1, seq do redis.call('ZADD', KEYS[1], now, i) end
 local ms = math.ceil(window / 1000)
 redis.call('PEXPIRE', KEYS[1], ms)
 redis.call('PEXPIRE', KEYS[2], ms)
+redis.call('SET', KEYS[1] .. ':spec', ARGV[1] .. ':' .. ARGV[2], 'PX', ms)  -- for inspect
 return {1, limit - n - cost, 0, window}

@@ -1,5 +1,5 @@
 // chaos_runner [--schedules N] [--seed S] [--seconds T]
-//              [--part lock|election|queue|signaling|jobs|all] [--demonstrations]
+//              [--part lock|election|queue|signaling|jobs|limit|all] [--demonstrations]
 // The long runs of the fault schedules (./scripts/chaos): N seeded schedules of the safe
 // families per part, then (with --demonstrations) the runs broken on purpose. Prints one line
 // per schedule and a summary per part: schedules, operations, violations, and the seed of
@@ -7,6 +7,7 @@
 // in a safe family, or a demonstration the checker did not catch.
 #include "election_schedule.hpp"
 #include "jobs_schedule.hpp"
+#include "limit_schedule.hpp"
 #include "lock_schedule.hpp"
 #include "queue_schedule.hpp"
 #include "signaling_schedule.hpp"
@@ -43,18 +44,19 @@ int main(int argc, char** argv) {
         else if (a == "--demonstrations")
             demos = true;
         else {
-            std::fprintf(stderr,
-                         "usage: chaos [--schedules N] [--seed S] [--seconds T] "
-                         "[--part lock|election|queue|signaling|jobs|all] [--demonstrations]\n");
+            std::fprintf(
+                stderr,
+                "usage: chaos [--schedules N] [--seed S] [--seconds T] "
+                "[--part lock|election|queue|signaling|jobs|limit|all] [--demonstrations]\n");
             return 2;
         }
     }
     if (missing) return 2;
     if (part != "lock" && part != "election" && part != "queue" && part != "signaling" &&
-        part != "jobs" && part != "all") {
+        part != "jobs" && part != "limit" && part != "all") {
         std::fprintf(stderr,
-                     "chaos: part '%s' has no schedules (lock, election, queue, signaling and "
-                     "jobs have)\n",
+                     "chaos: part '%s' has no schedules (lock, election, queue, signaling, "
+                     "jobs and limit have)\n",
                      part.c_str());
         return 2;
     }
@@ -119,9 +121,37 @@ int main(int argc, char** argv) {
             ok &= chaos::run_demonstrations(
                 "signaling", chaos::signaling_demonstrations(seed + 4000, seconds), run);
     }
-    if (wanted("jobs"))
-        work_part("jobs", seed + 5000, [](const chaos::queue_schedule& s) {
+    if (wanted("jobs")) {
+        auto run = [](const chaos::queue_schedule& s) {
             return chaos::run_jobs(s, CHAOS_JOBS_CLIENT);
-        });
+        };
+        work_part("jobs", seed + 5000, run);
+        // jobs/flows: one family of its own, after the work families.
+        ok &= chaos::run_part(
+            "jobs", schedules, seed + 6000,
+            [&](unsigned sd) { return chaos::flows_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.operations(); });
+        // jobs/groups: one family of its own too.
+        ok &= chaos::run_part(
+            "jobs", schedules, seed + 8000,
+            [&](unsigned sd) { return chaos::groups_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.operations(); });
+        if (demos)
+            ok &= chaos::run_demonstrations("jobs",
+                                            std::vector<chaos::queue_schedule>{
+                                                chaos::flows_demonstration(seed + 7000, seconds),
+                                                chaos::groups_demonstration(seed + 9000, seconds)},
+                                            run);
+    }
+    if (wanted("limit")) {
+        auto run = [](const chaos::limit_schedule& s) { return chaos::run(s, CHAOS_LIMIT_CLIENT); };
+        ok &= chaos::run_part(
+            "limit", schedules, seed,
+            [&](unsigned sd) { return chaos::safe_limit_schedule(sd, seconds); }, run,
+            [](const auto& o) { return o.holds + o.allowed + o.refused; });
+        if (demos)
+            ok &= chaos::run_demonstrations("limit",
+                                            chaos::limit_demonstrations(seed + 6000, seconds), run);
+    }
     return ok ? 0 : 1;
 }

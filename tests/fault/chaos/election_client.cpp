@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     o.term = milliseconds(std::stoll(argv[4]));
     // CHAOS_REPLICAS: acknowledgements each grant and renewal waits for (WAIT), for an
     // election server behind Sentinel.
-    if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replicas = std::stoul(r);
+    if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replication.replicas = std::stoul(r);
     redcoord::leader_elector elector(server, "chaos", o);
     auto write = [&](const h::event& e) { log.write(e); };
     elector.start();

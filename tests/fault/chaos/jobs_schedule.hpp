@@ -9,6 +9,7 @@
 
 #include "queue_schedule.hpp"
 
+#include <chrono>
 #include <string>
 
 namespace chaos {
@@ -21,5 +22,37 @@ queue_schedule safe_jobs_schedule(unsigned seed, int seconds);
 
 // jobs/restart-at-once: server restarts without persistence, at once (jobs lost).
 queue_schedule jobs_demonstration(unsigned seed, int seconds);
+
+// jobs/flows: the producer adds flows (a parent and two children, jobs_client.cpp) while
+// workers are SIGKILLed, cut off and paused past their lease. Checked on top of the above
+// (check_flows()): a parent never starts before the run that completed its last child
+// returned, it sees every child's result, and none is left waiting once its children completed.
+queue_schedule flows_schedule(unsigned seed, int seconds);
+
+// jobs/flows-early: the same with a broken release (a child's parents released when the child
+// starts, the client's `flows-early`): the checker must catch parents that ran early.
+queue_schedule flows_demonstration(unsigned seed, int seconds);
+
+// jobs/groups: the producer adds jobs to three groups with limits (big 2, mid 1, small 1;
+// five in eight jobs to big) while workers are SIGKILLed, cut off and paused past their
+// lease. Checked on top of the work rules (check_groups()): no group ever runs more jobs at
+// once than its limit.
+queue_schedule groups_schedule(unsigned seed, int seconds);
+
+// jobs/groups-over: the same with a broken count (each run zeroes its group's active count,
+// the client's `groups-over`): the checker must catch groups running past their limit.
+queue_schedule groups_demonstration(unsigned seed, int seconds);
+
+// The group-limit rule over a run's history (the clients' `gstart` and `gran` events; `lease`
+// the workers' lease): the handler spans of one group that surely overlapped on the server
+// never outnumber its limit.
+std::vector<redcoord::testing::history::violation> check_groups(
+    const std::vector<redcoord::testing::history::event>& h, std::chrono::milliseconds lease);
+
+// The flow rules over a run's history and the jobs' end states (by id): parents are the ids
+// without a '.', their children `<parent>.<k>`.
+std::vector<redcoord::testing::history::violation> check_flows(
+    const std::vector<redcoord::testing::history::event>& h,
+    const std::vector<redcoord::testing::history::job_end_state>& jobs);
 
 }  // namespace chaos

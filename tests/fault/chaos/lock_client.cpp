@@ -107,19 +107,19 @@ int main(int argc, char** argv) {
     const std::string kind = std::getenv("CHAOS_LOCK") ? std::getenv("CHAOS_LOCK") : "";
     if (kind == "fair") {
         redcoord::fair_lock_options o;
-        o.ttl = ttl;
+        o.timing.ttl = ttl;
         o.waiter_lease = ttl;
         redcoord::fair_lock lock(*raw.front(), "chaos", o);
         run_loop(lock, name, log, resource, ttl, until);
     } else if (kind == "single") {
         redcoord::lock_options o;
-        o.ttl = ttl;
-        if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replicas = std::stoul(r);
+        o.timing.ttl = ttl;
+        if (const char* r = std::getenv("CHAOS_REPLICAS")) o.replication.replicas = std::stoul(r);
         redcoord::distributed_lock lock(*raw.front(), "chaos", o);
         run_loop(lock, name, log, resource, ttl, until);
     } else {
         redcoord::redlock_options o;
-        o.ttl = ttl;
+        o.timing.ttl = ttl;
         redcoord::redlock lock(raw, "chaos", o);
         run_loop(lock, name, log, resource, ttl, until);
     }

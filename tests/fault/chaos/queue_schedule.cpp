@@ -15,8 +15,10 @@ using namespace std::chrono_literals;
 std::string queue_outcome::summary() const {
     return faults() + ", " + std::to_string(kills) + " kills, " + std::to_string(pushed) +
            " pushes, " + std::to_string(delivered) + " deliveries, " + std::to_string(acked) +
-           " acks, " + std::to_string(left) + " left, " + std::to_string(violations.size()) +
-           " violations";
+           " acks, " + std::to_string(left) + " left, " +
+           (parents_run > 0 ? std::to_string(parents_run) + " parents run, " : std::string()) +
+           (group_runs > 0 ? std::to_string(group_runs) + " grouped runs, " : std::string()) +
+           std::to_string(violations.size()) + " violations";
 }
 
 namespace {
@@ -63,11 +65,16 @@ queue_outcome run_work(const queue_schedule& s, const std::string& part,
             std::chrono::steady_clock::now() - began);
         redcoord::testing::process_options po;
         po.output_file = dir.file(name + ".out");
-        return net.start(cs[i],
-                         {client_path, role, name, dir.file("history.log"),
-                          std::to_string(std::max<long long>(1, s.seconds - ran.count())),
-                          std::to_string(queue_lease.count()), net.url(cs[i], server)},
-                         po);
+        std::vector<std::string> argv{
+            client_path,
+            role,
+            name,
+            dir.file("history.log"),
+            std::to_string(std::max<long long>(1, s.seconds - ran.count())),
+            std::to_string(queue_lease.count()),
+            net.url(cs[i], server)};
+        argv.insert(argv.end(), s.client_args.begin(), s.client_args.end());
+        return net.start(cs[i], argv, po);
     };
     for (std::size_t i = 0; i < consumers; ++i) {
         names.push_back("c" + std::to_string(i));
@@ -83,7 +90,10 @@ queue_outcome run_work(const queue_schedule& s, const std::string& part,
     };
     const auto end = began + std::chrono::seconds(s.seconds - 1);
     while (std::chrono::steady_clock::now() < end) {
-        if (s.partitions_and_pauses) {
+        // With both, each fault is one or the other by the schedule's coin.
+        const bool cut = s.partitions_and_pauses &&
+                         (!s.kills || std::uniform_int_distribution<int>(0, 1)(rng) == 0);
+        if (cut) {
             // Cut or paused for longer than the lease: others recover what it holds.
             const auto w = partition_or_pause(net, procs, consumer_nodes, {server}, rng,
                                               fault_timing{300, 700, 700, 1200}, out);
@@ -123,6 +133,8 @@ queue_outcome run_work(const queue_schedule& s, const std::string& part,
         if (e.op == "deliver") ++out.delivered;
         if (e.op == "ack" && e.ok) ++out.acked;
         if (e.op == "left") ++out.left;
+        if (e.op == "parent") ++out.parents_run;
+        if (e.op == "gstart") ++out.group_runs;
     }
     out.violations = history::check_queue(h);
     out.violations.insert(out.violations.end(), state.violations.begin(), state.violations.end());

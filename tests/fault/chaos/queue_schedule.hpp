@@ -28,10 +28,14 @@ struct queue_schedule {
     bool restarts = false;               // the server SIGKILLed and restarted at once
     bool persistence = true;  // AOF with appendfsync always (restarts keep what was acknowledged)
     bool broken_on_purpose = false;
+    // Appended to every client's arguments (the jobs client's mode: `flows`, `flows-early`).
+    std::vector<std::string> client_args;
 };
 
 struct queue_outcome : outcome_base {
     std::size_t kills = 0, pushed = 0, delivered = 0, acked = 0, left = 0;
+    std::size_t parents_run = 0;  // jobs/flows: parent runs (the clients' `parent` events)
+    std::size_t group_runs = 0;   // jobs/groups: grouped runs (the clients' `gstart` events)
     [[nodiscard]] std::string summary() const;  // one line of counts
     [[nodiscard]] std::size_t operations() const { return pushed + delivered + acked; }
 };

@@ -5,6 +5,9 @@
 
 #include <signal.h>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace election_fault_cli_test {
+
 using namespace cli_test;
 
 namespace {
@@ -81,3 +84,5 @@ TEST_F(ElectionFaultCli, LeaderStopsCmdWhenServerStopsAnswering) {
     ASSERT_TRUE(st.has_value()) << a->output();
     EXPECT_EQ(*st, code::lost) << a->output();
 }
+
+}  // namespace election_fault_cli_test

@@ -57,7 +57,7 @@ TEST(ClusterFailover, KilledMastersReplicaTakesOverWithNothingAckedLost) {
     const auto lock_name = c.key_on(0, "lock-");
     const auto queue_name = c.key_on(0, "queue-");
     // No WAIT here: once its master is dead the shard has no replica left to acknowledge.
-    distributed_lock l(pool, lock_name, {.ttl = 2s});
+    distributed_lock l(pool, lock_name, {.timing = {.ttl = 2s}});
     reliable_queue_options qo;
     qo.replicas = 1;  // an acknowledged push is on the shard's replica
     reliable_queue q(pool, queue_name, qo);
@@ -89,7 +89,7 @@ TEST(ClusterFailover, ManualFailoverIsFollowedWithoutAFailedCall) {
     local_cluster c;
     connection_pool pool(parse_endpoint(c.url()));
     const auto name = c.key_on(1, "manual-");
-    distributed_lock l(pool, name, {.ttl = 2s});
+    distributed_lock l(pool, name, {.timing = {.ttl = 2s}});
     ASSERT_TRUE(lock_works(l, 2s));
     const auto replicas = c.replicas_of(1);
     ASSERT_FALSE(replicas.empty());
@@ -176,7 +176,7 @@ TEST(ClusterFailover, PausedMasterCostsTimeoutsThenServesAgain) {
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
     const auto name = c.key_on(2, "paused-");
-    distributed_lock l(pool, name, {.ttl = 2s});
+    distributed_lock l(pool, name, {.timing = {.ttl = 2s}});
     ASSERT_TRUE(lock_works(l, 2s));
     c.node(2).pause();
     const auto start = std::chrono::steady_clock::now();
@@ -314,12 +314,12 @@ TEST(ClusterFailover, ALockAcknowledgedByTheShardsReplicaSurvivesItsMastersDeath
     const auto name = c.key_on(0, "wait-");
     // WAIT on the shard's replica: granted only once the replica has the key, so the replica
     // the cluster promotes still holds it (the failover race of the Redlock page, closed).
-    distributed_lock holder(pool, name, {.ttl = 20s, .replicas = 1});
+    distributed_lock holder(pool, name, {.timing = {.ttl = 20s}, .replication = {.replicas = 1}});
     auto held = holder.acquire(2s);
     ASSERT_TRUE(held);
     c.node(0).kill();  // at once: no time for anything but what WAIT already ensured
     const auto promoted = c.wait_promoted(0);
-    distributed_lock rival(pool, name, {.ttl = 2s});
+    distributed_lock rival(pool, name, {.timing = {.ttl = 2s}});
     bool answered = false;
     ASSERT_TRUE(eventually(
         [&] {

@@ -23,8 +23,8 @@ election_options hardened(std::string id, std::chrono::milliseconds term,
     election_options o;
     o.identity = std::move(id);
     o.term = term;
-    o.replicas = replicas;
-    o.replica_timeout = 400ms;  // generous: a loaded machine may ack slowly
+    o.replication.replicas = replicas;
+    o.replication.timeout = 400ms;  // generous: a loaded machine may ack slowly
     return o;
 }
 }  // namespace
@@ -158,7 +158,7 @@ TEST(ElectionReplicas, M7_WaitReplyIsReadWithReplicaTimeoutPlusCommandTimeout) {
     ep.command_timeout = 200ms;
     connection_pool pool(ep);
     auto o = hardened("a", 2000ms, 1);
-    o.replica_timeout = 400ms;  // >= command_timeout: allowed, and well inside the term
+    o.replication.timeout = 400ms;  // >= command_timeout: allowed, and well inside the term
     master_selector a(pool, "m7", o);
     ASSERT_TRUE(a.campaign_once().leader);
     m.replica->pause();

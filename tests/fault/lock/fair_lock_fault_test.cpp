@@ -47,13 +47,13 @@ std::chrono::milliseconds milliseconds_of(long long ms) { return std::chrono::mi
 TEST(FairLockFault, KilledQueuedWaiterDelaysTheQueueByAtMostItsLease) {
     local_server s;
     connection_pool pool(s.endpoint());
-    fair_lock holder(pool, "dead-waiter", {.ttl = 30s});
+    fair_lock holder(pool, "dead-waiter", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(holder.acquire(0ms));
     const std::string queue = holder.key() + ":queue";
     constexpr auto lease = 1000ms;
     auto doomed = child(s, "dead-waiter", "doomed", lease, 0ms, 30000ms);
     ASSERT_TRUE(eventually([&] { return llen(s, queue) == 1; })) << "the child did not queue";
-    fair_lock next(pool, "dead-waiter", {.ttl = 30s, .waiter_lease = lease});
+    fair_lock next(pool, "dead-waiter", {.timing = {.ttl = 30s}, .waiter_lease = lease});
     auto got = std::async(std::launch::async, [&] { return next.acquire(20s); });
     ASSERT_TRUE(eventually([&] { return llen(s, queue) == 2; }));
     const auto doomed_id = s.command({"LINDEX", queue, "0"}).text();
@@ -82,7 +82,7 @@ TEST(FairLockFault, KilledHolderIsFollowedByTheHeadAfterItsTtl) {
     auto holder = child(s, "dead-holder", "holder", 1000ms, 60000ms, ttl);
     ASSERT_TRUE(eventually([&] { return llen(s, "order:dead-holder") == 1; }))
         << "the child did not lock";
-    fair_lock next(pool, "dead-holder", {.ttl = 30s});
+    fair_lock next(pool, "dead-holder", {.timing = {.ttl = 30s}});
     auto got = std::async(std::launch::async, [&] { return next.acquire(20s); });
     ASSERT_TRUE(eventually([&] { return llen(s, next.key() + ":queue") == 1; }));
     holder.kill();
@@ -102,8 +102,8 @@ TEST(FairLockFault, ServerRestartMidWaitNothingHangsAndTheWaiterGetsTheLock) {
     ep.connect_timeout = 200ms;
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
-    fair_lock holder(pool, "restart", {.ttl = 30s});
-    fair_lock waiter(pool, "restart", {.ttl = 30s, .waiter_lease = 600ms});
+    fair_lock holder(pool, "restart", {.timing = {.ttl = 30s}});
+    fair_lock waiter(pool, "restart", {.timing = {.ttl = 30s}, .waiter_lease = 600ms});
     ASSERT_TRUE(holder.acquire(0ms));
     auto got = std::async(std::launch::async, [&] {
         waiter.lock();  // rides through the outage
@@ -112,7 +112,7 @@ TEST(FairLockFault, ServerRestartMidWaitNothingHangsAndTheWaiterGetsTheLock) {
     ASSERT_TRUE(eventually([&] { return llen(s, holder.key() + ":queue") == 1; }));
     s.kill();
     // A timed wait meanwhile: a typed error or false, within its bound, never a hang.
-    fair_lock timed(pool, "restart", {.ttl = 30s});
+    fair_lock timed(pool, "restart", {.timing = {.ttl = 30s}});
     auto t0 = clock_type::now();
     try {
         EXPECT_FALSE(timed.try_lock_for(200ms));
@@ -135,8 +135,8 @@ TEST(FairLockFault, PausedServerBoundsATimedWait) {
     ep.connect_timeout = 200ms;
     ep.command_timeout = 200ms;
     connection_pool pool(ep);
-    fair_lock holder(pool, "paused", {.ttl = 5s});
-    fair_lock waiter(pool, "paused", {.ttl = 5s, .waiter_lease = 300ms});
+    fair_lock holder(pool, "paused", {.timing = {.ttl = 5s}});
+    fair_lock waiter(pool, "paused", {.timing = {.ttl = 5s}, .waiter_lease = 300ms});
     ASSERT_TRUE(holder.acquire(0ms));
     auto got = std::async(std::launch::async, [&]() -> int {
         try {
@@ -156,7 +156,7 @@ TEST(FairLockFault, PausedServerBoundsATimedWait) {
     // Its lease runs out: the queue forgets it, and the next waiter is not held up by it.
     std::this_thread::sleep_for(400ms);
     EXPECT_TRUE(holder.release());
-    fair_lock next(pool, "paused", {.ttl = 5s});
+    fair_lock next(pool, "paused", {.timing = {.ttl = 5s}});
     EXPECT_TRUE(next.acquire(1s));
     EXPECT_TRUE(next.release());
 }

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
                 parse_endpoint(std::string("redis://127.0.0.1:") + argv[i])));
             nodes.push_back(pools.back().get());
         }
-        redlock lock(nodes, "fault-" + run, {.ttl = 2000ms});
+        redlock lock(nodes, "fault-" + run, {.timing = {.ttl = 2000ms}});
         const std::string me = std::to_string(::getpid());
         const auto end = clock_type::now() + seconds;
         long sections = 0;

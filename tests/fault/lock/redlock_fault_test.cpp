@@ -52,7 +52,7 @@ TEST(RedlockFault, MinorityKilledStillAcquires) {
     five f{false};  // the dead nodes' first connect is refused: reported as unreachable
     f.servers[1]->kill();
     f.servers[4]->kill();
-    redlock a(f.nodes, "r", {.ttl = 10s});
+    redlock a(f.nodes, "r", {.timing = {.ttl = 10s}});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     EXPECT_GT(got->remaining(), 9s);
@@ -60,7 +60,7 @@ TEST(RedlockFault, MinorityKilledStillAcquires) {
     EXPECT_EQ(count(outs, node_outcome::status::yes), 3u);
     EXPECT_EQ(count(outs, node_outcome::status::unreachable), 2u);
     EXPECT_FALSE(outs[1].detail.empty());
-    redlock b(f.nodes, "r", {.ttl = 10s});
+    redlock b(f.nodes, "r", {.timing = {.ttl = 10s}});
     EXPECT_FALSE(b.try_lock());  // the three live nodes still exclude
     EXPECT_TRUE(a.extend());
     EXPECT_TRUE(a.release());
@@ -76,7 +76,7 @@ TEST(RedlockFault, MajorityDownThrowsQuorumUnreachableAtItsDeadlineAndLeaksNoKey
     f.servers[0]->kill();
     f.servers[2]->kill();
     f.servers[3]->kill();
-    redlock a(f.nodes, "r", {.ttl = 10s, .node_timeout = 50ms});
+    redlock a(f.nodes, "r", {.timing = {.ttl = 10s}, .node_timeout = 50ms});
     auto t0 = clock_type::now();
     EXPECT_THROW((void)a.try_lock(), quorum_unreachable);
     EXPECT_LT(clock_type::now() - t0, 500ms);  // 50 ms per-node timeout, generous slack
@@ -114,7 +114,7 @@ TEST(RedlockFault, MajorityDownThrowsQuorumUnreachableAtItsDeadlineAndLeaksNoKey
 
 TEST(RedlockFault, HungNodesCostAtMostTheNodeTimeout) {
     five f;
-    redlock a(f.nodes, "r", {.ttl = 10s, .node_timeout = 50ms});
+    redlock a(f.nodes, "r", {.timing = {.ttl = 10s}, .node_timeout = 50ms});
     ASSERT_TRUE(a.acquire(0ms));  // warm connections
     ASSERT_TRUE(a.release());
     f.servers[0]->pause();
@@ -141,7 +141,7 @@ TEST(RedlockFault, MajorityOnlyPausedIsRetriedWhileTheWaitLasts) {
     five f;
     // A short TTL: the attempts that reached the paused nodes run when they resume, and
     // those keys (our own, but of attempts given up) only go away with their TTL.
-    redlock a(f.nodes, "r", {.ttl = 1s, .node_timeout = 50ms});
+    redlock a(f.nodes, "r", {.timing = {.ttl = 1s}, .node_timeout = 50ms});
     ASSERT_TRUE(a.acquire(0ms));  // warm connections
     ASSERT_TRUE(a.release());
     for (int i : {0, 1, 3}) f.servers[i]->pause();
@@ -165,8 +165,8 @@ TEST(RedlockFault, MajorityOnlyPausedIsRetriedWhileTheWaitLasts) {
 
 TEST(RedlockFault, HolderPausedPastTtlLosesAndCannotDeleteTheNextHoldersKeys) {
     five f;
-    redlock first(f.nodes, "r", {.ttl = 300ms});
-    redlock second(f.nodes, "r", {.ttl = 10s});
+    redlock first(f.nodes, "r", {.timing = {.ttl = 300ms}});
+    redlock second(f.nodes, "r", {.timing = {.ttl = 10s}});
     auto a = first.acquire(0ms);
     ASSERT_TRUE(a);
     std::this_thread::sleep_for(400ms);  // the holder "pauses" past its TTL
@@ -183,7 +183,7 @@ TEST(RedlockFault, HolderPausedPastTtlLosesAndCannotDeleteTheNextHoldersKeys) {
 
 TEST(RedlockFault, WatchdogReportsLossWhenAMajorityIsKilled) {
     five f;
-    redlock a(f.nodes, "dog", {.ttl = 300ms, .watchdog = true});
+    redlock a(f.nodes, "dog", {.timing = {.ttl = 300ms}, .watchdog = true});
     std::atomic<bool> fired{false};
     const auto lost_slot = a.on_lost([&](const std::string&) { fired = true; });
     ASSERT_TRUE(a.acquire(0ms));
@@ -212,7 +212,7 @@ TEST(RedlockFault, ColdPoolsWhoseConnectsOutlastTheNodeTimeoutStillAcquire) {
             return std::make_unique<connection>(e);
         });
     }
-    redlock a(f.nodes, "r", {.ttl = 10s, .node_timeout = 50ms});
+    redlock a(f.nodes, "r", {.timing = {.ttl = 10s}, .node_timeout = 50ms});
     auto t0 = clock_type::now();
     EXPECT_THROW((void)a.try_lock(), quorum_unreachable);  // no wait: says so at once
     // The round is bounded by node_timeout, not by the connects (the release that follows
@@ -234,7 +234,7 @@ TEST(RedlockFault, LockWaitingForAMajorityBacksOffAndReportsWhatItWaitsFor) {
     for (int i : {0, 2, 3}) f.servers[i]->kill();
     std::mutex log_mu;
     std::vector<std::string> log;
-    redlock_options o{.ttl = 10s, .node_timeout = 50ms};
+    redlock_options o{.timing = {.ttl = 10s}, .node_timeout = 50ms};
     o.on_wait = [&](const std::string& what) {
         std::lock_guard l(log_mu);
         log.push_back(what);

@@ -12,6 +12,9 @@
 #include <sstream>
 #include <thread>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace redlock_issue23_test {
+
 using namespace std::chrono_literals;
 using namespace redcoord;
 using redcoord::testing::local_server;
@@ -140,7 +143,7 @@ TEST(RedlockIssue23, MajorityPausedForASecondBlocksLockAndTimesOutAcquire) {
         pools.push_back(std::make_unique<connection_pool>(m->endpoint()));
         nodes.push_back(pools.back().get());
     }
-    redlock a(nodes, "fault-" + run, {.ttl = 2000ms});
+    redlock a(nodes, "fault-" + run, {.timing = {.ttl = 2000ms}});
     auto t0 = clock_type::now();
     EXPECT_THROW((void)a.acquire(200ms), quorum_unreachable);
     const auto took = clock_type::now() - t0;
@@ -160,3 +163,5 @@ TEST(RedlockIssue23, MajorityPausedForASecondBlocksLockAndTimesOutAcquire) {
         EXPECT_GE(c.start_ns + c.took.count() * 1000, steady_ns(resumed_at) - 1'000'000)
             << "lock() returned while a majority was paused";
 }
+
+}  // namespace redlock_issue23_test

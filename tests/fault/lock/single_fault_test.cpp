@@ -15,8 +15,8 @@ using clock_type = std::chrono::steady_clock;
 TEST(LockFault, WaiterStillWakesWhenItsPubSubLinkIsKilledAroundTheRelease) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock holder(pool, "link", {.ttl = 30s});
-    distributed_lock waiter(pool, "link", {.ttl = 30s});
+    distributed_lock holder(pool, "link", {.timing = {.ttl = 30s}});
+    distributed_lock waiter(pool, "link", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(holder.acquire(0ms));
     auto fut = std::async(std::launch::async, [&] { return waiter.acquire(20s); });
     std::this_thread::sleep_for(500ms);  // the waiter is subscribed and sleeping
@@ -37,7 +37,7 @@ TEST(LockFault, PausedNodeGivesATimeoutErrorNotAHang) {
     ep.command_timeout = 200ms;
     ep.connect_timeout = 200ms;
     connection_pool pool(ep);
-    distributed_lock a(pool, "paused", {.ttl = 5s});
+    distributed_lock a(pool, "paused", {.timing = {.ttl = 5s}});
     ASSERT_TRUE(a.acquire(0ms));
     s.pause();
     auto t0 = clock_type::now();
@@ -45,7 +45,7 @@ TEST(LockFault, PausedNodeGivesATimeoutErrorNotAHang) {
     EXPECT_THROW((void)a.release(), outcome_unknown);
     EXPECT_LT(clock_type::now() - t0, 2s);
     EXPECT_FALSE(a.held());  // local state is cleared whatever happened
-    distributed_lock b(pool, "paused", {.ttl = 5s});
+    distributed_lock b(pool, "paused", {.timing = {.ttl = 5s}});
     t0 = clock_type::now();
     EXPECT_THROW((void)b.try_lock(), error);  // no answer: an error, never a silent "false"
     EXPECT_LT(clock_type::now() - t0, 2s);
@@ -57,7 +57,7 @@ TEST(LockFault, DeadNodeIsAConnectionErrorAndUnlockNeverThrows) {
     auto ep = s.endpoint();
     ep.connect_timeout = 200ms;
     connection_pool pool(ep);
-    distributed_lock a(pool, "dead", {.ttl = 5s});
+    distributed_lock a(pool, "dead", {.timing = {.ttl = 5s}});
     ASSERT_TRUE(a.acquire(0ms));
     s.kill();
     a.unlock();  // swallowed: Lockable::unlock must not throw

@@ -73,10 +73,10 @@ int main(int argc, char** argv) {
         }
         if (mode == "redlock") {
             // TTL 1 s: the test keeps a killed master down for longer (delayed restart).
-            redlock lock(nodes, "stress", {.ttl = 1000ms, .node_timeout = 50ms});
+            redlock lock(nodes, "stress", {.timing = {.ttl = 1000ms}, .node_timeout = 50ms});
             return run(lock, rounds, checker);
         }
-        distributed_lock lock(*nodes.at(0), "stress", {.ttl = 1000ms});
+        distributed_lock lock(*nodes.at(0), "stress", {.timing = {.ttl = 1000ms}});
         return run(lock, rounds, checker);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "stress child: %s\n", e.what());

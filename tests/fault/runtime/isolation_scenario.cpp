@@ -78,7 +78,8 @@ isolation_result run_isolation(std::chrono::milliseconds run_for, int locks) {
             "the job did not start");
 
     // An elector whose rounds wait for a replica (none answers: WAIT runs its timeout).
-    leader_elector elector(elect_pool, "iso", {.identity = "e", .term = 1000ms, .replicas = 1});
+    leader_elector elector(elect_pool, "iso",
+                           {.identity = "e", .term = 1000ms, .replication = {.replicas = 1}});
     elector.start();
 
     // Two locks lost at once whose on_lost slots take 5 s each.
@@ -87,7 +88,7 @@ isolation_result run_isolation(std::chrono::milliseconds run_for, int locks) {
     std::vector<boost::signals2::scoped_connection> slow_conns;
     for (int i = 0; i < 2; ++i) {
         slow.push_back(std::make_unique<distributed_lock>(
-            healthy_pool, "iso-slow-" + std::to_string(i), lock_options{.ttl = 300ms}));
+            healthy_pool, "iso-slow-" + std::to_string(i), lock_options{.timing = {.ttl = 300ms}}));
         slow_conns.emplace_back(slow.back()->on_lost([&](const std::string&) {
             ++slow_slots;
             std::this_thread::sleep_for(5s);
@@ -97,9 +98,9 @@ isolation_result run_isolation(std::chrono::milliseconds run_for, int locks) {
 
     std::vector<std::unique_ptr<distributed_lock>> healthy_locks;
     for (int i = 0; i < locks; ++i) {
-        healthy_locks.push_back(
-            std::make_unique<distributed_lock>(healthy_pool, "iso-" + std::to_string(i),
-                                               lock_options{.ttl = 1000ms, .watchdog = true}));
+        healthy_locks.push_back(std::make_unique<distributed_lock>(
+            healthy_pool, "iso-" + std::to_string(i),
+            lock_options{.timing = {.ttl = 1000ms}, .watchdog = true}));
         require(healthy_locks.back()->try_lock(), "a healthy lock was not taken");
     }
 

@@ -115,8 +115,8 @@ TEST(ElectionFailover, WaitForReplicaPreventsTheUnreplicatedLeadershipRace) {
         connection_pool pool_a(svc.endpoint()), pool_b(svc.endpoint());
         election_options o;
         o.term = 8000ms;  // far longer than the failover: a's deadline outlives the old master
-        o.replicas = replicas;
-        o.replica_timeout = 100ms;
+        o.replication.replicas = replicas;
+        o.replication.timeout = 100ms;
         o.identity = "a";
         o.retry_period = 3000ms;  // a comes back to the new master late; b early
         leader_elector a(pool_a, "race", o);

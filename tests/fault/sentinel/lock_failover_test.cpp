@@ -34,9 +34,9 @@ local_sentinel_options two_replicas() {
 // otherwise it is released and reported as not acquired.
 lock_options replicated(std::chrono::milliseconds ttl) {
     lock_options o;
-    o.ttl = ttl;
-    o.replicas = 1;
-    o.replica_timeout = 100ms;
+    o.timing.ttl = ttl;
+    o.replication.replicas = 1;
+    o.replication.timeout = 100ms;
     return o;
 }
 
@@ -59,7 +59,7 @@ TEST(LockFailover, AsyncReplicationLetsTwoClientsHoldTheLock) {
     local_sentinel svc(two_replicas());
     connection_pool pool_a(svc.endpoint()), pool_b(svc.endpoint());
     lock_options o;
-    o.ttl = 30000ms;  // far longer than the failover: A's validity outlives the old master
+    o.timing.ttl = 30000ms;  // far longer than the failover: A's validity outlives the old master
     distributed_lock a(pool_a, "resource", o), b(pool_b, "resource", o);
     // An earlier holding that did replicate: the replicas know the fencing counter.
     ASSERT_TRUE(a.acquire(0ms));

@@ -78,6 +78,20 @@ struct BrowserDashboard : ::testing::Test {
     redcoord::connection_pool pool{server.endpoint()};
     std::optional<std::string> exe = find_chromium();
 
+    // Opens the page of `board` (a `redcoord dashboard`) in `b` and waits until it loaded;
+    // false (with the failure recorded) when it did not.
+    static bool open_board(const cli_process& board, browser_test::devtools_browser& b) {
+        const auto port = served_port(board);
+        if (!port) {
+            ADD_FAILURE() << board.output();
+            return false;
+        }
+        b.navigate("http://127.0.0.1:" + std::to_string(*port) + "/");
+        if (b.wait_true("document.body.dataset.loaded === 'true'")) return true;
+        ADD_FAILURE() << board.output();
+        return false;
+    }
+
     // Job `id` with `payload`, failed (cancelled while waiting).
     static void fail_job(redcoord::job_queue& jobs, const std::string& id,
                          const std::string& payload) {
@@ -205,13 +219,8 @@ TEST_F(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt)
     cli_process board({"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh",
                        "500ms", "--allow-actions", "--token-file", dir.file("token")},
                       dir.file("board.out"));
-    const auto port = served_port(board);
-    ASSERT_TRUE(port) << board.output();
-    const std::string url = "http://127.0.0.1:" + std::to_string(*port) + "/";
-
     browser_test::devtools_browser b(*exe, dir);
-    b.navigate(url);
-    ASSERT_TRUE(b.wait_true("document.body.dataset.loaded === 'true'")) << board.output();
+    ASSERT_TRUE(open_board(board, b));
     const std::string retry =
         "document.querySelector('#jobs button[data-action=\"job/retry\"]"
         "[data-id=\"xss\"]')";
@@ -264,6 +273,30 @@ TEST_F(BrowserDashboard, ActionsAreRefusedWithoutTheTokenAndUpdateThePageWithIt)
         b.wait_true("document.querySelector('#jobs button[data-action=\"jobs/resume\"]') !== "
                     "null"));
     EXPECT_TRUE(jobs.paused());
+
+    // Clean asks in the page first: Cancel deletes nothing, Delete them cleans.
+    fail_job(jobs, "old", "to be cleaned");
+    const std::string clean =
+        "document.querySelector('#jobs button[data-action=\"jobs/clean\"]"
+        "[data-state=\"failed\"]')";
+    ASSERT_TRUE(b.wait_true(clean + " !== null"));
+    b.eval(clean + ".click()");
+    ASSERT_TRUE(b.wait_true("!document.getElementById('confirm').hidden"));
+    EXPECT_EQ(b.eval("document.getElementById('confirm').dataset.state"), "failed");
+    EXPECT_TRUE(contains(b.eval("document.getElementById('confirm').textContent"),
+                         "Delete every failed job of queue"));
+    b.eval("document.getElementById('confirm-no').click()");
+    EXPECT_TRUE(b.wait_true("document.getElementById('confirm').hidden"));
+    EXPECT_EQ(jobs.get("old")->state, redcoord::job_state::failed);
+    b.eval(clean + ".click()");
+    ASSERT_TRUE(b.wait_true("!document.getElementById('confirm').hidden"));
+    b.eval("document.getElementById('confirm-yes').click()");
+    ASSERT_TRUE(
+        b.wait_true("document.getElementById('action-status').textContent"
+                    ".includes('jobs/clean')"));
+    EXPECT_TRUE(b.wait_true("document.getElementById('action-status').dataset.result === 'ok'"))
+        << b.eval("document.getElementById('action-status').textContent");
+    EXPECT_FALSE(jobs.get("old").has_value());
 
     // The stored markup never ran: no dialog opened, and it shows as text.
     EXPECT_TRUE(b.events("Page.javascriptDialogOpening").empty());
@@ -320,7 +353,8 @@ TEST_F(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
     ASSERT_TRUE(port) << board.output();
     for (const char* route :
          {"/", "/app.js", "/app.css", "/api/locks", "/api/elections", "/api/queues", "/api/jobs",
-          "/api/barriers", "/api/limits", "/api/actions", "/healthz", "/readyz", "/metrics"}) {
+          "/api/barriers", "/api/limits", "/api/actions", "/api/jobs/list?name=reports&state=dead",
+          "/healthz", "/readyz", "/metrics"}) {
         const auto r = redcoord::testing::http_test::get(*port, route);
         EXPECT_EQ(r.result(), redcoord::testing::http_test::http::status::ok) << route;
         EXPECT_FALSE(contains(r.body(), "permission denied")) << route << ": " << r.body();
@@ -344,6 +378,67 @@ TEST_F(BrowserDashboard, ThePageAndEveryRouteWorkUnderTheInspectUser) {
         EXPECT_TRUE(contains(dom, "<tr data-name=\"workers\">")) << dom;
         EXPECT_FALSE(contains(dom, "cannot read")) << dom;
     }
+    board.signal(SIGTERM);
+    EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
+}
+
+// Flows and paging in the page (issues 37, 38): a waiting parent is listed with what it waits
+// for, its child with who waits for it; a failed list longer than a page gets a Next link that
+// shows the next page, kept across refreshes, and a Previous link back.
+TEST_F(BrowserDashboard, ShowsFlowsAndPagesThroughFailedJobs) {
+    if (!exe) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+
+    redcoord::job_queue jobs(pool, "reports");
+    for (int i = 0; i < 12; ++i)
+        fail_job(jobs, "f" + std::string(i < 10 ? "0" : "") + std::to_string(i), "x");
+    redcoord::flow_job root{"summary", {.id = "summary"}, {}};
+    root.children.push_back({"part", {.id = "part"}, {}});
+    (void)jobs.add_flow(root);
+    (void)jobs.set_group_limit("acme", 2);
+    redcoord::job_options grouped;
+    grouped.group = "acme";
+    (void)jobs.add("g", grouped);
+
+    cli_process board(
+        {"--redis", server.url(), "dashboard", "--listen", "127.0.0.1:0", "--refresh", "500ms"},
+        dir.file("board.out"));
+    browser_test::devtools_browser b(*exe, dir);
+    ASSERT_TRUE(open_board(board, b));
+    const std::string waiting =
+        "document.querySelector('#jobs td[data-col=\"waiting_children_jobs\"] "
+        "li[data-id=\"summary\"]')";
+    ASSERT_TRUE(b.wait_true(waiting + " !== null"))
+        << b.eval("document.querySelector('#jobs').textContent");
+    EXPECT_TRUE(contains(b.eval(waiting + ".textContent"), "pending_dependencies: part"))
+        << b.eval(waiting + ".textContent");
+    EXPECT_TRUE(
+        contains(b.eval("document.querySelector('#jobs td[data-col=\"counts\"]').textContent"),
+                 "waiting_children: 1"));
+    // Groups (issue 37): each group's ready and active jobs and its limit.
+    const auto groups =
+        b.eval("document.querySelector('#jobs td[data-col=\"groups\"]').textContent");
+    EXPECT_TRUE(contains(groups, "name: acme")) << groups;
+    EXPECT_TRUE(contains(groups, "waiting: 1")) << groups;
+    EXPECT_TRUE(contains(groups, "limit: 2")) << groups;
+
+    const std::string failed = "document.querySelector('#jobs td[data-col=\"failed_jobs\"]')";
+    // "1-10 of 12" (an en dash, which eval() returns as '?').
+    EXPECT_TRUE(contains(b.eval(failed + ".textContent"), "10 of 12 Next"))
+        << b.eval(failed + ".textContent");
+    EXPECT_EQ(b.eval(failed + ".querySelectorAll('li').length"), "10");
+    b.eval(failed + ".querySelector('a[rel=\"next\"]').click()");
+    ASSERT_TRUE(b.wait_true(failed + ".querySelector('li[data-id=\"f11\"]') !== null"))
+        << b.eval(failed + ".textContent");
+    EXPECT_EQ(b.eval(failed + ".querySelectorAll('li').length"), "2");
+    // The page stays on the second page across refreshes (500 ms).
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_TRUE(b.wait_true(failed + ".querySelector('li[data-id=\"f10\"]') !== null"))
+        << b.eval(failed + ".textContent");
+    b.eval(failed + ".querySelector('a[rel=\"prev\"]').click()");
+    EXPECT_TRUE(b.wait_true(failed + ".querySelector('li[data-id=\"f00\"]') !== null"))
+        << b.eval(failed + ".textContent");
+    shot(b, "dashboard-flows.png");
+
     board.signal(SIGTERM);
     EXPECT_EQ(board.wait_for(10s), std::optional<int>(0)) << board.output();
 }

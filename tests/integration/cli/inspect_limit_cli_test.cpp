@@ -8,6 +8,7 @@
 #include <redcoord/limit/rate_limiter.hpp>
 #include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
+#include <redcoord/limit/sliding_window_limiter.hpp>
 
 #include <future>
 
@@ -36,7 +37,7 @@ std::string fingerprint(const std::string& token) {
 }  // namespace
 
 TEST_F(InspectLimitCli, SemaphoreShowsHoldersWaitersAndPermitsLeft) {
-    redcoord::semaphore sem(pool, "slots", {.permits = 3, .ttl = 30s});
+    redcoord::semaphore sem(pool, "slots", {.permits = 3, .timing = {.ttl = 30s}});
     auto two = sem.try_acquire(2);
     ASSERT_TRUE(two);
     const auto t = inspect({"semaphore", "slots", "--permits", "3"});
@@ -54,7 +55,9 @@ TEST_F(InspectLimitCli, SemaphoreShowsHoldersWaitersAndPermitsLeft) {
         return contains(inspect({"semaphore", "slots"}).output, "1 waiting");
     }));
     const auto j = inspect({"semaphore", "slots"}, true);
-    EXPECT_TRUE(contains(j.output, R"("kind":"semaphore","name":"slots","held":2,"permits":null)"))
+    // Without --permits, N as the latest acquisition stored it.
+    EXPECT_TRUE(
+        contains(j.output, R"("kind":"semaphore","name":"slots","held":2,"permits":3,"left":1,)"))
         << j.output;
     EXPECT_TRUE(contains(j.output, R"("holders":[{"holder":")" + fingerprint(two->token()) +
                                        R"(","label":")" + redcoord::default_holder_label() +
@@ -67,7 +70,8 @@ TEST_F(InspectLimitCli, SemaphoreShowsHoldersWaitersAndPermitsLeft) {
 }
 
 TEST_F(InspectLimitCli, RwlockShowsTheWriterReadersAndWaitingWriters) {
-    redcoord::rw_lock readers(pool, "doc", {.ttl = 30s}), writer(pool, "doc", {.ttl = 30s});
+    redcoord::rw_lock readers(pool, "doc", {.timing = {.ttl = 30s}}),
+        writer(pool, "doc", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(readers.try_lock_shared());
     ASSERT_TRUE(readers.try_lock_shared());
     auto w = std::async(std::launch::async, [&] { return writer.try_lock_for(20s); });
@@ -104,8 +108,28 @@ TEST_F(InspectLimitCli, LimitShowsUnitsLeftAndTimeUntilFull) {
     EXPECT_TRUE(contains(j.output, R"("kind":"limit","name":"api","burst":5,"remaining":3,)"))
         << j.output;
     EXPECT_TRUE(contains(j.output, R"("idle":false)")) << j.output;
-    // The rate is required (the state holds none), and must be a rate.
-    EXPECT_EQ(inspect({"limit", "api"}).status, code::usage);
+    // Without --rate, the rate and burst the latest admission stored with the state.
+    const auto stored = inspect({"limit", "api"});
+    EXPECT_TRUE(contains(stored.output, "limit 'api': 3 of 5 left, full again in "))
+        << stored.output;
+    const auto unknown = inspect({"limit", "never-used"}, true);
+    EXPECT_TRUE(contains(unknown.output, R"("burst":null,"remaining":null,)")) << unknown.output;
     EXPECT_EQ(inspect({"limit", "api", "--rate", "fast"}).status, code::usage);
     EXPECT_EQ(inspect({"semaphore", "a}b"}).status, code::usage);
+}
+
+TEST_F(InspectLimitCli, WindowShowsUnitsUsedAndLeftWithTheStoredLimitAndWindow) {
+    const auto idle = inspect({"limit", "logins", "--window"});
+    EXPECT_EQ(idle.status, code::ok) << idle.output;
+    EXPECT_TRUE(contains(idle.output, "window 'logins': 0 used (idle)")) << idle.output;
+    redcoord::sliding_window_limiter lim(pool, "logins", {.limit = 10, .window = 60s});
+    ASSERT_TRUE(lim.try_acquire(4).allowed);
+    const auto t = inspect({"limit", "logins", "--window"});
+    EXPECT_TRUE(contains(t.output, "window 'logins': 4 used of 10 per 1m, 6 left, empty again in "))
+        << t.output;
+    const auto j = inspect({"limit", "logins", "--window"}, true);
+    EXPECT_TRUE(contains(j.output, R"("kind":"window","name":"logins","used":4,"limit":10,)"
+                                   R"("remaining":6,"window_ms":60000,)"))
+        << j.output;
+    EXPECT_EQ(inspect({"limit", "logins", "--window", "--rate", "1/s"}).status, code::usage);
 }

@@ -7,6 +7,8 @@
 #include <redcoord/jobs/job_scheduler.hpp>
 #include <redcoord/jobs/job_worker.hpp>
 
+#include <atomic>
+
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX signal numbers
 
 using namespace cli_test;
@@ -56,7 +58,7 @@ TEST_F(JobsCli, AddRunGetListAndStats) {
     auto stats = jj({"stats", "mail"});
     EXPECT_EQ(stats.output,
               "{\"name\":\"mail\",\"waiting\":0,\"delayed\":0,\"active\":0,\"completed\":2,"
-              "\"failed\":0,\"dead\":0,\"paused\":false}\n");
+              "\"failed\":0,\"dead\":0,\"waiting_children\":0,\"paused\":false}\n");
     EXPECT_EQ(lines_of(j({"list", "mail", "--state", "completed"}).output).size(), 2U);
     EXPECT_EQ(j({"get", "mail", "nope"}).status, code::no);
 }
@@ -130,7 +132,8 @@ TEST_F(JobsCli, PauseAndResumeAreSharedAndSayWhatChanged) {
     EXPECT_EQ(paused.output, "paused\n");
     EXPECT_EQ(j({"pause", "work"}).status, code::no);  // already paused
     EXPECT_EQ(j({"stats", "work"}).output,
-              "waiting 0\ndelayed 0\nactive 0\ncompleted 0\nfailed 0\ndead 0\npaused\n");
+              "waiting 0\ndelayed 0\nactive 0\ncompleted 0\nfailed 0\ndead 0\nwaiting_children "
+              "0\npaused\n");
     auto inspected = run(dir, {"--redis", url, "inspect", "jobs", "work"});
     EXPECT_TRUE(contains(inspected.output, "(paused)")) << inspected.output;
     redcoord::connection_pool pool(redcoord::parse_endpoint(url));
@@ -188,4 +191,72 @@ TEST_F(JobsCli, WorkWithTheSchedulerRunsTheRepeatsTicks) {
     EXPECT_EQ(ids[0].rfind("repeat:often:", 0), 0U) << ids[0];
     p.signal(SIGTERM);
     EXPECT_EQ(p.wait_for(20s), std::optional<int>(0)) << p.output();
+}
+
+// Flows from the command line (issue 37 item 2): --after makes a job wait for others, `get`
+// shows its dependencies and dependents, an unknown id is a usage error that adds nothing.
+TEST_F(JobsCli, AddAfterWaitsForTheNamedJobsAndGetShowsTheFlow) {
+    ASSERT_EQ(j({"add", "etl", "extract", "--id", "a"}).status, 0);
+    ASSERT_EQ(j({"add", "etl", "transform", "--id", "b"}).status, 0);
+    auto p = jj({"add", "etl", "load", "--id", "p", "--after", "a,b"});
+    ASSERT_EQ(p.status, 0) << p.output;
+    EXPECT_EQ(p.output, "{\"id\":\"p\",\"added\":true,\"state\":\"waiting_children\"}\n");
+    auto got = jj({"get", "etl", "p"});
+    EXPECT_TRUE(contains(got.output, "\"dependencies\":[\"a\",\"b\"]")) << got.output;
+    EXPECT_TRUE(contains(got.output, "\"pending_dependencies\":[\"a\",\"b\"]")) << got.output;
+    auto text = j({"get", "etl", "a"});
+    EXPECT_TRUE(contains(text.output, "dependents p\n")) << text.output;
+    EXPECT_EQ(lines_of(j({"list", "etl", "--state", "waiting_children"}).output),
+              std::vector<std::string>{"p"});
+    auto inspected = jj({"stats", "etl"});
+    EXPECT_TRUE(contains(inspected.output, "\"waiting_children\":1")) << inspected.output;
+
+    auto bad = j({"add", "etl", "orphan", "--id", "o", "--after", "a,ghost"});
+    EXPECT_EQ(bad.status, code::usage) << bad.output;
+    EXPECT_TRUE(contains(bad.output, "ghost")) << bad.output;
+    EXPECT_EQ(j({"get", "etl", "o"}).status, code::no);
+
+    redcoord::connection_pool pool(redcoord::parse_endpoint(url));
+    redcoord::job_queue q(pool, "etl");
+    std::atomic<bool> parent_saw_both{false};
+    redcoord::job_worker w(q, [&](redcoord::job_context& c) {
+        if (c.id() == "p") parent_saw_both = c.dependency_results().size() == 2;
+        return "did " + c.payload();
+    });
+    w.start();
+    ASSERT_TRUE(eventually([&] { return q.counts().completed == 3; }));
+    w.stop();
+    EXPECT_TRUE(parent_saw_both);
+    auto done = j({"get", "etl", "p"});
+    EXPECT_TRUE(contains(done.output, "dependencies a,b\n")) << done.output;
+    EXPECT_TRUE(contains(done.output, "state completed")) << done.output;
+}
+
+// Groups, dedupe windows and debounce from the command line (issue 37 items 3 and 4).
+TEST_F(JobsCli, AddWithGroupDedupeAndDebounceAndInspectShowsTheGroups) {
+    EXPECT_EQ(j({"group-limit", "tenants", "acme", "2"}).output, "0\n");
+    auto added = jj({"add", "tenants", "--group", "acme", "one", "two", "three"});
+    EXPECT_EQ(added.status, 0) << added.output;
+    EXPECT_TRUE(contains(added.output, "\"added\":true,\"state\":\"waiting\"")) << added.output;
+    auto text = run(dir, {"--redis", url, "inspect", "jobs", "tenants"});
+    EXPECT_TRUE(contains(text.output, "3 waiting")) << text.output;
+    EXPECT_TRUE(contains(text.output, "group acme: 3 waiting, 0 active, limit 2")) << text.output;
+    auto json = run(dir, {"--redis", url, "--json", "inspect", "jobs", "tenants"});
+    EXPECT_TRUE(contains(json.output,
+                         "\"groups\":[{\"name\":\"acme\",\"waiting\":3,\"active\":0,\"limit\":2}]"))
+        << json.output;
+    // Debounce: the second add replaces the first one's payload.
+    EXPECT_EQ(j({"add", "tenants", "--id", "save", "--debounce", "1h", "v1"}).output, "save\n");
+    EXPECT_EQ(j({"add", "tenants", "--id", "save", "--debounce", "1h", "v2"}).output,
+              "save (debounced, delayed)\n");
+    EXPECT_TRUE(contains(j({"get", "tenants", "save"}).output, "v2"));
+    EXPECT_TRUE(contains(jj({"add", "tenants", "--id", "save", "--debounce", "1h", "v3"}).output,
+                         "\"added\":false,\"debounced\":true,\"state\":\"delayed\""));
+    // Dedupe window, and bad input.
+    EXPECT_EQ(j({"add", "tenants", "--id", "d", "--dedupe-for", "1h", "x"}).status, 0);
+    EXPECT_EQ(j({"add", "tenants", "--id", "d", "--dedupe-for", "1h", "x"}).output,
+              "d (already known, waiting)\n");
+    EXPECT_EQ(j({"add", "tenants", "--group", "a}b", "x"}).status, code::usage);
+    EXPECT_EQ(j({"add", "tenants", "--debounce", "1s", "x"}).status, code::usage);  // no --id
+    EXPECT_EQ(j({"group-limit", "tenants", "{x", "1"}).status, code::usage);
 }

@@ -30,7 +30,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -82,8 +84,8 @@ TEST_F(ClusterPrimitives, DistributedLockWithFencingAndPerShardWait) {
     const auto before = redirections();
     for (const auto& n : names("lock-")) {
         lock_options o;
-        o.ttl = 2s;
-        o.replicas = 1;  // WAIT on the shard's own replica
+        o.timing.ttl = 2s;
+        o.replication.replicas = 1;  // WAIT on the shard's own replica
         distributed_lock a(*pool_, n, o), b(*pool_, n, o);
         auto first = a.acquire(1s);
         ASSERT_TRUE(first) << n;
@@ -159,6 +161,74 @@ TEST_F(ClusterPrimitives, JobsRunOnTheirQueuesShardWithShardedWakeUps) {
     EXPECT_EQ(redirections(), before);
 }
 
+// Flows (issue 37): add_flow's one script, the release inside the settle script and the
+// cancel cascade stay in the queue's slot on every master.
+TEST_F(ClusterPrimitives, JobFlowsRunInTheirQueuesSlot) {
+    const auto before = redirections();
+    for (const auto& n : names("flows-")) {
+        job_queue q(*pool_, n);
+        flow_job root{"root", {.id = "root"}, {}};
+        root.children.push_back({"a", {.id = "a"}, {}});
+        root.children.push_back({"b", {.id = "b"}, {}});
+        ASSERT_EQ(q.add_flow(root).back().state, job_state::waiting_children) << n;
+        std::map<std::string, std::string> seen;
+        std::mutex mu;
+        job_worker w(
+            q,
+            [&](job_context& j) {
+                std::lock_guard lk(mu);
+                if (j.id() == "root") seen = j.dependency_results();
+                return "r-" + j.id();
+            },
+            {.poll_timeout = 10s});  // the release's wake-up, not polling, must start the root
+        w.start();
+        ASSERT_TRUE(eventually([&] { return q.counts().completed == 3; }, 5s)) << n;
+        w.stop();
+        EXPECT_EQ(seen, (std::map<std::string, std::string>{{"a", "r-a"}, {"b", "r-b"}})) << n;
+        (void)q.add("c", {.id = "c"});
+        job_options o;
+        o.id = "p";
+        o.depends_on = {"c"};
+        (void)q.add("p", o);
+        EXPECT_EQ(q.cancel("p"), job_state::waiting_children);
+        EXPECT_EQ(q.get("c")->state, job_state::failed) << n;
+        EXPECT_THROW((void)q.add("x", {.depends_on = {"ghost"}}), unknown_dependency);
+    }
+    EXPECT_EQ(redirections(), before);
+}
+
+// Groups, dedupe windows and debounce (issue 37): the group keys share the queue's hash tag,
+// so the format 2 add, the group limit, the turns and inspect stay in its slot on every master.
+TEST_F(ClusterPrimitives, JobGroupsDedupeAndDebounceRunInTheirQueuesSlot) {
+    const auto before = redirections();
+    for (const auto& n : names("groups-")) {
+        job_queue q(*pool_, n);
+        EXPECT_EQ(q.set_group_limit("acme", 1), 0u) << n;
+        for (int i = 0; i < 3; ++i) {
+            job_options o;
+            o.group = i == 2 ? "other" : "acme";
+            (void)q.add("g", o);
+        }
+        job_options d;
+        d.id = "bounce";
+        d.debounce = 50ms;
+        d.dedupe_for = 1ms;
+        (void)q.add("v1", d);
+        EXPECT_TRUE(q.add("v2", d).debounced) << n;
+        job_worker w(q, [](job_context& j) { return "r-" + j.payload(); },
+                     {.threads = 4, .poll_timeout = 10s});
+        w.start();
+        ASSERT_TRUE(eventually([&] { return q.counts().completed == 4; }, 5s)) << n;
+        w.stop();
+        EXPECT_EQ(q.get("bounce")->result, "r-v2") << n;
+        const auto groups = q.groups();
+        ASSERT_EQ(groups.size(), 1u) << n;  // "other" is idle and has no limit: forgotten
+        EXPECT_EQ(groups[0].name, "acme");
+        EXPECT_EQ(groups[0].limit, 1u);
+    }
+    EXPECT_EQ(redirections(), before);
+}
+
 TEST_F(ClusterPrimitives, ListQueueBothOrders) {
     for (const auto& n : names("lq-")) {
         list_queue q(*pool_, n);
@@ -175,7 +245,7 @@ TEST_F(ClusterPrimitives, ElectionElectsOneAndHandsOverOnResign) {
     for (const auto& n : names("election-")) {
         election_options o;
         o.term = 1500ms;
-        o.replicas = 1;
+        o.replication.replicas = 1;
         o.identity = "a";
         leader_elector a(*pool_, n, o);
         o.identity = "b";
@@ -331,7 +401,7 @@ TEST_F(ClusterPrimitives, F6_UnlockAfterAReshardReleasesOnTheNewOwner) {
     const auto key = make_key(default_prefix, "lock", name);
     const auto slot = hash_slot(key);
     lock_options o;
-    o.ttl = 20s;
+    o.timing.ttl = 20s;
     distributed_lock a(*pool_, name, o);
     ASSERT_TRUE(a.try_lock());
     const auto from = cluster().master_of_slot(slot).value();
@@ -354,7 +424,7 @@ TEST_F(ClusterPrimitives, F6_UnlockDuringAMigrationReleasesOnTheImportingNode) {
     const auto key = make_key(default_prefix, "lock", name);
     const auto slot = hash_slot(key);
     lock_options o;
-    o.ttl = 20s;
+    o.timing.ttl = 20s;
     distributed_lock a(*pool_, name, o);
     ASSERT_TRUE(a.try_lock());
     const auto from = cluster().master_of_slot(slot).value();
@@ -380,7 +450,7 @@ TEST_F(ClusterPrimitives, F6_FairLockUnlockAfterAReshardReleasesOnTheNewOwner) {
     const auto key = make_key(default_prefix, "lock", name);
     const auto slot = hash_slot(key);
     fair_lock_options o;
-    o.ttl = 20s;
+    o.timing.ttl = 20s;
     fair_lock a(*pool_, name, o);
     ASSERT_TRUE(a.try_lock());
     const auto from = cluster().master_of_slot(slot).value();

@@ -121,8 +121,8 @@ TEST(ElectionAcl, ReplicatedElectionRunsAsTheUser) {
     connection_pool pool(ep);
     auto o = opts("r", std::string(default_prefix));
     o.term = 3s;
-    o.replicas = 1;
-    o.replica_timeout = 500ms;
+    o.replication.replicas = 1;
+    o.replication.timeout = 500ms;
     leader_elector e(pool, "rep", o);
     e.start();
     EXPECT_TRUE(eventually([&] { return e.is_leader(); }, 5s));
@@ -156,8 +156,8 @@ TEST(ElectionAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
             master_selector sel(pool, name, [] {
                 auto o = opts("x", std::string(default_prefix));
                 o.term = 5s;
-                o.replicas = 1;
-                o.replica_timeout = 1s;
+                o.replication.replicas = 1;
+                o.replication.timeout = 1s;
                 return o;
             }());
             expect_refused(cmd, 2s, [&] { (void)sel.campaign_once(); });

@@ -5,6 +5,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include "test_hooks.hpp"  // election/src: the m1 window
 
@@ -21,6 +22,7 @@
 using namespace redcoord;
 using namespace std::chrono_literals;
 using election_test::event_log;
+using redcoord::testing::eventually;
 using redcoord::testing::local_server;
 
 namespace {
@@ -29,15 +31,6 @@ election_options opts(std::string id, std::chrono::milliseconds term) {
     o.identity = std::move(id);
     o.term = term;
     return o;
-}
-template <class P>
-bool eventually(P p, std::chrono::milliseconds t) {
-    const auto until = std::chrono::steady_clock::now() + t;
-    while (std::chrono::steady_clock::now() < until) {
-        if (p()) return true;
-        std::this_thread::sleep_for(5ms);
-    }
-    return p();
 }
 }  // namespace
 
@@ -402,7 +395,7 @@ TEST(LeaderElector, F10_ARoundWithReplicasIsBoundedByTheLease) {
     ep.command_timeout = 6s;  // far beyond the lease, so an unbounded round shows
     connection_pool pool(ep);
     auto o = opts("f10", 900ms);
-    o.replicas = 1;
+    o.replication.replicas = 1;
     leader_elector e(pool, "f10", o);
     std::atomic<bool> revoked{false};
     auto c = e.on_revoked([&](revoke_reason) { revoked = true; });

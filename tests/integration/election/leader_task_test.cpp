@@ -1,12 +1,20 @@
+#include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_task.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iostream>
 #include <mutex>
 #include <thread>
+
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace leader_task_test {
 
 using namespace redcoord;
 using namespace std::chrono_literals;
@@ -154,3 +162,69 @@ TEST(LeaderTask, RejectsBadArguments) {
     EXPECT_THROW(leader_task(e, 0ms, [](std::uint64_t, std::stop_token) {}), invalid_argument);
     EXPECT_THROW(leader_task(e, 10ms, {}), invalid_argument);
 }
+
+// Issue 35: a leader_task owns no thread. Its checks are a steady_timer on the runtime's event
+// loop and its work runs on a strand of the callback executor; before, each task had a thread.
+TEST(LeaderTaskRuntime, TwentyTasksAddNoThread) {
+    local_server srv;
+    auto rt = redcoord::runtime::create();  // its own runtime: what runs is this test's alone
+    connection_pool pool(srv.endpoint(), {}, rt);
+    leader_elector e(pool, "task_threads", opts("me", 600ms));
+    e.start();
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return e.is_leader(); }, 5s));
+    const auto work = [](std::uint64_t, std::stop_token) {};
+    std::vector<std::unique_ptr<leader_task>> tasks;
+    // The first task brings up what tasks share (the event loop's I/O thread, a callback
+    // worker).
+    tasks.push_back(std::make_unique<leader_task>(e, 10ms, work));
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return tasks[0]->runs() >= 2; }, 5s));
+    // The callback executor and the tick workers add a worker while a task waits behind a
+    // busy one and drop it when idle (runtime.hpp), whatever the number of objects: count the
+    // other threads.
+    const auto fixed_threads = [&] {
+        return redcoord::testing::process_threads() - rt->callbacks().threads() -
+               rt->stats().tick_workers;
+    };
+    const auto before = fixed_threads();
+    for (int i = 1; i <= 20; ++i) tasks.push_back(std::make_unique<leader_task>(e, 10ms, work));
+    ASSERT_TRUE(redcoord::testing::eventually(
+        [&] {
+            return std::all_of(tasks.begin(), tasks.end(), [](auto& t) { return t->runs() >= 3; });
+        },
+        10s));
+    // Read twice over: a worker may start or end between the two counts.
+    (void)redcoord::testing::eventually([&] { return fixed_threads() == before; }, 2s);
+    const auto with_twenty = fixed_threads();
+    std::cout << "[leader_task] threads besides the callback workers: " << before
+              << " with 1 task, " << with_twenty << " with 21 (callback workers "
+              << rt->callbacks().threads() << ")\n";
+    EXPECT_EQ(with_twenty, before);
+    tasks.clear();  // each stop() ends its chain; none hangs
+    EXPECT_LE(fixed_threads(), before);
+}
+
+// Issue 35: each task's work has its own strand of the callback executor, so a task whose
+// work blocks delays only its own next runs, never another task's.
+TEST(LeaderTaskRuntime, ASlowTaskDelaysOnlyItself) {
+    local_server srv;
+    auto rt = redcoord::runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    leader_elector e(pool, "task_slow", opts("me", 600ms));
+    e.start();
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return e.is_leader(); }, 5s));
+    std::atomic<bool> blocking{false}, release{false};
+    leader_task slow(e, 10ms, [&](std::uint64_t, std::stop_token st) {
+        blocking = true;
+        while (!release && !st.stop_requested()) std::this_thread::sleep_for(2ms);
+    });
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return blocking.load(); }, 5s));
+    leader_task quick(e, 10ms, [](std::uint64_t, std::stop_token) {});
+    // While the slow work holds its worker, the quick task keeps running.
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return quick.runs() >= 5; }, 10s))
+        << "the quick task ran " << quick.runs() << " times behind the slow one";
+    EXPECT_EQ(slow.runs(), 1u);
+    release = true;
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return slow.runs() >= 2; }, 10s));
+}
+
+}  // namespace leader_task_test

@@ -18,6 +18,9 @@
 #include <mutex>
 #include <regex>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace dashboard_actions_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -121,9 +124,12 @@ struct DashboardActions : ::testing::Test {
 
 // Every action route with the body that makes it act.
 const std::vector<std::pair<std::string, std::string>> routes = {
-    {"job/retry", "name=reports&id=j1"},  {"job/cancel", "name=reports&id=j1"},
-    {"job/remove", "name=reports&id=j1"}, {"jobs/clean", "name=reports&state=failed"},
-    {"jobs/pause", "name=reports"},       {"jobs/resume", "name=reports"},
+    {"job/retry", "name=reports&id=j1"},
+    {"job/cancel", "name=reports&id=j1"},
+    {"job/remove", "name=reports&id=j1"},
+    {"jobs/clean", "name=reports&state=failed&confirm=failed"},
+    {"jobs/pause", "name=reports"},
+    {"jobs/resume", "name=reports"},
     {"queue/requeue-dead", "name=mail"},
 };
 
@@ -213,7 +219,14 @@ TEST_F(DashboardActions, CleanPauseAndResumeAJobQueue) {
     failed_job("a");
     failed_job("b");
     served d(pool, with_actions());
-    auto r = d.post("jobs/clean", "name=reports&state=failed&older_than_ms=0");
+    // Without the confirmed state (or with another one) nothing is deleted.
+    for (const auto* body :
+         {"name=reports&state=failed", "name=reports&state=failed&confirm=",
+          "name=reports&state=failed&confirm=dead", "name=reports&state=failed&confirm=yes"}) {
+        EXPECT_EQ(d.post("jobs/clean", body).result(), http::status::bad_request) << body;
+        EXPECT_EQ(jobs.counts().failed, 2u) << body;
+    }
+    auto r = d.post("jobs/clean", "name=reports&state=failed&older_than_ms=0&confirm=failed");
     EXPECT_EQ(r.result(), http::status::ok) << r.body();
     EXPECT_TRUE(has(r.body(), R"("state":"failed","removed":2)")) << r.body();
     EXPECT_EQ(jobs.counts().failed, 0u);
@@ -275,3 +288,5 @@ TEST_F(DashboardActions, ActionsWithoutATokenAreRefusedAtConstruction) {
 }
 
 }  // namespace
+
+}  // namespace dashboard_actions_test

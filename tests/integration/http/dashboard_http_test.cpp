@@ -15,6 +15,7 @@
 #include <redcoord/limit/rate_limiter.hpp>
 #include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
+#include <redcoord/limit/sliding_window_limiter.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/inspect.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -133,6 +134,100 @@ TEST_F(DashboardHttp, ApiJobsListsFailedJobsWithTheirPayloadEscapedAndCut) {
     EXPECT_LT(body.size(), 8000u);
 }
 
+// Groups (issues 37, 38): a queue's groups with their ready and active jobs and limits; the
+// grouped ready jobs count as waiting.
+TEST_F(DashboardHttp, ApiJobsShowsEachGroupsCountsAndLimit) {
+    redcoord::job_queue q(*pool, "tenants");
+    (void)q.set_group_limit("acme", 3);
+    redcoord::job_options o;
+    o.group = "acme";
+    (void)q.add("a", o);
+    (void)q.add("b", o);
+    o.group = "<b>globex</b>";
+    (void)q.add("c", o);
+    served d(pool);
+    const auto body = d.get("/api/jobs");
+    EXPECT_TRUE(has(body, R"("name":"tenants","counts":{"waiting":3,)")) << body;
+    EXPECT_TRUE(has(body, R"("groups":[{"name":"\u003cb\u003eglobex\u003c/b\u003e","waiting":1,)"
+                          R"("active":0,"limit":0},{"name":"acme","waiting":2,"active":0,)"
+                          R"("limit":3}])"))
+        << body;
+}
+
+// Flows (issues 37, 38): a queue's waiting_children count and list, and each listed job's
+// dependencies, pending ones and dependents.
+TEST_F(DashboardHttp, ApiJobsShowsFlowsWaitingChildrenAndDependencies) {
+    redcoord::job_queue q(*pool, "etl");
+    redcoord::flow_job root{"load", {.id = "load"}, {}};
+    root.children.push_back({"extract", {.id = "extract"}, {}});
+    root.children.push_back({"clean", {.id = "clean"}, {}});
+    (void)q.add_flow(root);
+    ASSERT_TRUE(q.cancel("extract"));  // fails "load": a failed job with its dependencies
+    redcoord::job_options o;
+    o.id = "report";
+    o.depends_on = {"clean"};
+    (void)q.add("r", o);
+    served d(pool);
+    const auto body = d.get("/api/jobs");
+    EXPECT_TRUE(has(body, R"("dead":0,"waiting_children":1})")) << body;
+    EXPECT_TRUE(has(body, R"("waiting_children_jobs":[{"id":"report","state":"waiting_children")"))
+        << body;
+    EXPECT_TRUE(has(body, R"("dependencies":["clean"],"pending_dependencies":["clean"],)"
+                          R"("dependents":[])"))
+        << body;
+    EXPECT_TRUE(has(body, R"("id":"load","state":"failed")")) << body;
+    EXPECT_TRUE(has(body, R"("error":"dependency extract failed")")) << body;
+    EXPECT_TRUE(has(body, R"("dependencies":["extract","clean"],"pending_dependencies":[])"))
+        << body;
+    const auto list = d.get("/api/jobs/list?name=etl&state=failed");
+    EXPECT_TRUE(has(list, R"("name":"etl","state":"failed","offset":0,"limit":10,"total":2)"))
+        << list;
+}
+
+// The failed, dead and waiting lists are paged: jobs_listed per page, with the offsets of the
+// pages before and after (issue 38); the first page is the one `api/jobs` embeds.
+TEST_F(DashboardHttp, ApiJobListPagesThroughFailedJobsWithPreviousAndNextOffsets) {
+    redcoord::job_queue q(*pool, "many");
+    for (int i = 0; i < 7; ++i) {
+        redcoord::job_options o;
+        o.id = "f" + std::to_string(i);
+        (void)q.add("x", o);
+        ASSERT_TRUE(q.cancel(o.id));
+    }
+    redcoord::dashboard_options opts;
+    opts.jobs_listed = 3;
+    served d(pool, opts);
+    const auto ids_in = [](const std::string& body) {
+        std::vector<std::string> ids;
+        const std::regex re(R"re("id":"(f\d)")re");
+        for (std::sregex_iterator it(body.begin(), body.end(), re), e; it != e; ++it)
+            ids.push_back((*it)[1]);
+        return ids;
+    };
+    std::vector<std::string> seen;
+    const auto first = d.get("/api/jobs/list?name=many&state=failed");
+    EXPECT_TRUE(has(first, R"("offset":0,"limit":3,"total":7)")) << first;
+    EXPECT_TRUE(has(first, R"("prev_offset":null,"next_offset":3)")) << first;
+    for (const auto& id : ids_in(first)) seen.push_back(id);
+    const auto second = d.get("/api/jobs/list?name=many&state=failed&offset=3");
+    EXPECT_TRUE(has(second, R"("prev_offset":0,"next_offset":6)")) << second;
+    for (const auto& id : ids_in(second)) seen.push_back(id);
+    const auto last = d.get("/api/jobs/list?name=many&state=failed&offset=6");
+    EXPECT_TRUE(has(last, R"("prev_offset":3,"next_offset":null)")) << last;
+    for (const auto& id : ids_in(last)) seen.push_back(id);
+    // Every failed job once, oldest first, across the pages.
+    EXPECT_EQ(seen, (std::vector<std::string>{"f0", "f1", "f2", "f3", "f4", "f5", "f6"}));
+    const auto embedded = d.get("/api/jobs");
+    EXPECT_EQ(ids_in(embedded), (std::vector<std::string>{"f0", "f1", "f2"})) << embedded;
+    EXPECT_TRUE(has(embedded, R"("jobs_listed":3)")) << embedded;
+    // Bad requests are 400s, an unknown queue an empty page.
+    (void)d.get("/api/jobs/list?name=many&state=sleeping", http::status::bad_request);
+    (void)d.get("/api/jobs/list?name=many&state=failed&offset=x", http::status::bad_request);
+    (void)d.get("/api/jobs/list?state=failed", http::status::bad_request);
+    const auto none = d.get("/api/jobs/list?name=nobody&state=dead");
+    EXPECT_TRUE(has(none, R"("total":0,"jobs":[],"prev_offset":null,"next_offset":null)")) << none;
+}
+
 TEST_F(DashboardHttp, ApiBarriersAnswerEvenWhenEmpty) {
     served d(pool);
     EXPECT_EQ(d.get("/api/barriers"), R"({"prefix":"redcoord:","items":[],"next":null})");
@@ -157,16 +252,18 @@ TEST_F(DashboardHttp, ApiLimitsShowsSemaphoreHoldersRwLockHoldsAndRateLimiterSta
     ro.burst = 5;
     redcoord::rate_limiter rl(*pool, "api", ro);
     ASSERT_TRUE(rl.try_acquire(3).allowed);
-    server.command({"ZADD", "redcoord:window:{logins}", "1", "a"});
+    redcoord::sliding_window_limiter logins(*pool, "logins",
+                                            {.limit = 10, .window = std::chrono::minutes(1)});
+    ASSERT_TRUE(logins.try_acquire(3).allowed);
     served d(pool);
     const auto body = d.get("/api/limits");
     // What `redcoord inspect` shows, from the same functions of the limit part.
     const auto s = redcoord::inspect_semaphore(*pool, "workers");
     ASSERT_EQ(s.holders.size(), 1u);
-    EXPECT_TRUE(
-        has(body, R"({"kind":"semaphore","name":"workers","held":2,"holders":[{"holder":")" +
-                      s.holders[0].holder + R"(","label":")" + s.holders[0].label +
-                      R"(","count":2,"ttl_left_ms":)"))
+    EXPECT_TRUE(has(body, R"({"kind":"semaphore","name":"workers","held":2,"permits":3,"left":1,)"
+                          R"("holders":[{"holder":")" +
+                              s.holders[0].holder + R"(","label":")" + s.holders[0].label +
+                              R"(","count":2,"ttl_left_ms":)"))
         << body;
     EXPECT_TRUE(has(body, R"("waiters":0,"fencing_counter":)")) << body;
     EXPECT_TRUE(has(body, R"({"kind":"rwlock","name":"config","writer":null,"readers":[{)"))
@@ -178,8 +275,13 @@ TEST_F(DashboardHttp, ApiLimitsShowsSemaphoreHoldersRwLockHoldsAndRateLimiterSta
                               w.writer->holder + R"(","label":")" +
                               redcoord::default_holder_label() + "\""))
         << body;
-    EXPECT_TRUE(has(body, R"({"kind":"rate","name":"api","idle":false,"full_after_ms":)")) << body;
-    EXPECT_TRUE(has(body, R"({"kind":"window","name":"logins"})")) << body;
+    // N, rate and burst, limit and window as the latest acquisition or admission stored them.
+    EXPECT_TRUE(has(body, R"({"kind":"rate","name":"api","idle":false,"burst":5,"remaining":2,)"
+                          R"("full_after_ms":)"))
+        << body;
+    EXPECT_TRUE(has(body, R"({"kind":"window","name":"logins","idle":false,"used":3,"limit":10,)"
+                          R"("remaining":7,"window_ms":60000,"reset_after_ms":)"))
+        << body;
     const auto config = body.substr(body.find(R"("name":"config")"));
     EXPECT_EQ(std::count(config.begin(), config.begin() + config.find('}', config.find("]")), '{'),
               2)
@@ -324,6 +426,8 @@ TEST_F(DashboardHttp, AReadOnlyUserSeesEveryRouteAndTheJobLists) {
     EXPECT_TRUE(has(jobs, R"("failed":1)")) << jobs;
     EXPECT_TRUE(has(jobs, R"("failed_jobs":[{"id":"j1","state":"failed")")) << jobs;
     EXPECT_FALSE(has(jobs, "jobs_error")) << jobs;
+    const auto page = d.get("/api/jobs/list?name=reports&state=failed");
+    EXPECT_TRUE(has(page, R"("total":1,"jobs":[{"id":"j1","state":"failed")")) << page;
     const auto limits = d.get("/api/limits");
     EXPECT_TRUE(has(limits, R"({"kind":"semaphore","name":"workers","held":1,)")) << limits;
     for (const char* route : {"/", "/app.js", "/app.css", "/api/elections", "/api/queues",

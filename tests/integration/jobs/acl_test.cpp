@@ -71,6 +71,33 @@ void producer_scenario(connection_pool& pool, const std::string& prefix, const s
     r.every = 1h;
     q.repeat("hourly", "h", r);
     expect_true(q.remove_repeat("hourly"), "remove_repeat");
+    // Flows: a parent and its child in one add, their sets read back, a cancel that cascades.
+    flow_job root{"p", {.id = "p"}, {}};
+    root.children.push_back({"k", {.id = "k"}, {}});
+    expect_true(q.add_flow(root).back().state == job_state::waiting_children, "add_flow");
+    expect_true(q.get("k")->dependents.size() == 1, "dependents");
+    expect_true(q.cancel("p") == job_state::waiting_children, "cancel flow");
+    expect_true(q.get("k")->state == job_state::failed, "cancel cascade");
+    // Groups, dedupe windows and debounce (format 2): a limit, grouped adds, a cancel out of a
+    // group's index, the per-group counts, a debounce and a replaced finished job.
+    expect_true(q.set_group_limit("t1", 2) == 0, "set_group_limit");
+    job_options g;
+    g.group = "t1";
+    (void)q.add("g1", g);
+    g.id = "g2";
+    (void)q.add("g2", g);
+    expect_true(q.cancel("g2") == job_state::waiting, "cancel grouped");
+    expect_true(q.groups().size() == 1 && q.groups()[0].waiting == 1, "groups");
+    job_options d;
+    d.id = "deb";
+    d.debounce = 1h;
+    d.dedupe_for = 1ms;
+    (void)q.add("d1", d);
+    expect_true(q.add("d2", d).debounced, "debounce");
+    expect_true(q.cancel("deb") == job_state::delayed, "cancel debounced");
+    std::this_thread::sleep_for(5ms);
+    d.debounce = 0ms;
+    expect_true(q.add("d3", d).added, "dedupe window passed");
 }
 
 void worker_scenario(connection_pool& pool, const std::string& prefix, const std::string& tag) {
@@ -84,6 +111,12 @@ void worker_scenario(connection_pool& pool, const std::string& prefix, const std
     for (int i = 0; i < 12; ++i)
         (void)q.add("job", {.id = "j" + std::to_string(i), .backoff = backoff_policy::fixed(0ms)});
     (void)q.add("slow", {.id = "slow"});
+    // A flow's parent, released by its child's completion (in the settle script).
+    (void)q.add("parent", {.id = "fp", .depends_on = {"j2"}});
+    // Grouped jobs: claimed in turns, their group's active count kept by claim and settle.
+    (void)q.set_group_limit("w1", 1);
+    for (int i = 0; i < 2; ++i)
+        (void)q.add("grouped", {.id = "g" + std::to_string(i), .group = "w1"});
     repeat_options r;
     r.every = 100ms;
     q.repeat("tick", "t", r);
@@ -101,7 +134,7 @@ void worker_scenario(connection_pool& pool, const std::string& prefix, const std
     job_scheduler s(q, {.term = 900ms});
     w.start();
     s.start();
-    wait_for([&] { return done.load() >= 13 && s.ticks_added() > 0; }, &w, &s, "jobs and ticks");
+    wait_for([&] { return done.load() >= 16 && s.ticks_added() > 0; }, &w, &s, "jobs and ticks");
     wait_for([&] { return heard.load() > 0; }, &w, &s, "events");
     s.stop();
     w.stop();

@@ -3,6 +3,7 @@
 // job of a vanished worker, progress, and bad options.
 
 #include "job_scripts.hpp"
+#include "jobs_fixture.hpp"
 
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/holder_label.hpp>
@@ -34,21 +35,7 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-class Jobs : public ::testing::Test {
-protected:
-    local_server srv_;
-    connection_pool pool_{srv_.endpoint()};
-
-    job_state state_of(job_queue& q, const std::string& id) {
-        auto j = q.get(id);
-        EXPECT_TRUE(j) << id;
-        return j ? j->state : job_state::waiting;
-    }
-    bool reaches(job_queue& q, const std::string& id, job_state s,
-                 std::chrono::milliseconds within = 5s) {
-        return eventually([&] { return state_of(q, id) == s; }, within);
-    }
-};
+class Jobs : public jobs_test::fixture {};
 
 }  // namespace
 

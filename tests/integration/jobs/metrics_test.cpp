@@ -28,6 +28,21 @@ std::string labelled(const std::string& metric, const std::string& queue, const 
     return metric + "{name=\"" + queue + "\"," + label + "=\"" + value + "\"}";
 }
 
+TEST(JobsMetrics, ThePausedGaugeFollowsPauseAndResume) {
+    local_server server;
+    metrics_test::observed_runtime o;
+    connection_pool pool(server.endpoint(), {}, o.rt);
+    job_queue q(pool, "m-pause");
+    const std::string paused = "redcoord_jobs_paused{name=\"m-pause\"}";
+    EXPECT_EQ(o.value(paused), 0);
+    ASSERT_TRUE(q.pause());
+    EXPECT_EQ(o.value(paused), 1);
+    // Another client's pause is seen too: the gauge reads the server, not this object.
+    job_queue other(pool, "m-pause");
+    ASSERT_TRUE(other.resume());
+    EXPECT_EQ(o.value(paused), 0);
+}
+
 TEST(JobsMetrics, StateGaugesSettledOutcomesAndRunTimesFollowTheJobs) {
     local_server server;
     metrics_test::observed_runtime o;

@@ -33,7 +33,7 @@ TEST(LimitAcl, EveryLimiterWorksWithExactlyItsNeeds) {
     sliding_window_limiter window(pool, "calls", {.limit = 1, .window = 60s});
     EXPECT_TRUE(window.try_acquire().allowed);
     EXPECT_FALSE(window.try_acquire().allowed);
-    semaphore sem(pool, "slots", {.permits = 1, .ttl = 30s, .watchdog = true});
+    semaphore sem(pool, "slots", {.permits = 1, .timing = {.ttl = 30s}, .watchdog = true});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     EXPECT_TRUE(held->extend());
@@ -56,7 +56,8 @@ namespace {
 // Every rw_lock script: shares, a writer's intent withdrawn by a timed wait, extend, a writer
 // woken by the release.
 void use_every_rw_lock_script(connection_pool& pool) {
-    rw_lock reader(pool, "doc", {.ttl = 30s, .watchdog = true}), writer(pool, "doc", {.ttl = 30s});
+    rw_lock reader(pool, "doc", {.timing = {.ttl = 30s}, .watchdog = true}),
+        writer(pool, "doc", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(reader.try_lock_shared());
     EXPECT_TRUE(reader.extend());
     EXPECT_FALSE(writer.try_lock_for(200ms));  // registers, then withdraws, its intent
@@ -84,10 +85,10 @@ TEST(LimitAcl, LimitNeedsCoverTheRwLock) {
 TEST(LimitAcl, InspectUserReadsTheLimitersAndWritesNothing) {
     local_server s;
     connection_pool admin(s.endpoint());
-    semaphore sem(admin, "slots", {.permits = 2, .ttl = 30s});
+    semaphore sem(admin, "slots", {.permits = 2, .timing = {.ttl = 30s}});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
-    rw_lock rw(admin, "doc", {.ttl = 30s});
+    rw_lock rw(admin, "doc", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(rw.try_lock());
     rate_limiter rate(admin, "api", {.rate = 1, .period = 60s, .burst = 3});
     ASSERT_TRUE(rate.try_acquire().allowed);
@@ -96,6 +97,11 @@ TEST(LimitAcl, InspectUserReadsTheLimitersAndWritesNothing) {
     EXPECT_TRUE(inspect_rw_lock(pool, "doc").writer);
     EXPECT_EQ(inspect_rate_limiter(pool, "api", {.rate = 1, .period = 60s, .burst = 3}).remaining,
               2u);
+    EXPECT_EQ(inspect_rate_limiter(pool, "api").remaining, 2u);  // as stored
+    EXPECT_EQ(inspect_semaphore(pool, "slots").permits, std::optional<std::uint64_t>(2));
+    sliding_window_limiter window(admin, "logins", {.limit = 5, .window = 60s});
+    ASSERT_TRUE(window.try_acquire(2).allowed);
+    EXPECT_EQ(inspect_sliding_window(pool, "logins").remaining, 3u);
     rate_limiter as_inspector(pool, "api", {.rate = 1, .period = 60s, .burst = 3});
     redcoord::testing::expect_refused_any({"eval", "evalsha"}, 5s,
                                           [&] { (void)as_inspector.try_acquire(); });

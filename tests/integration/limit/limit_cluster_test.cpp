@@ -60,7 +60,7 @@ TEST_F(LimitCluster, SlidingWindowOnEveryMaster) {
 
 TEST_F(LimitCluster, SemaphoreOnEveryMasterWithShardedReleaseWakeUps) {
     for (const auto& n : names("sem-")) {
-        semaphore sem(*pool_, n, {.permits = 2, .ttl = 60s});
+        semaphore sem(*pool_, n, {.permits = 2, .timing = {.ttl = 60s}});
         auto a = sem.try_acquire(2);
         ASSERT_TRUE(a) << n;
         EXPECT_FALSE(sem.try_acquire()) << n;
@@ -79,7 +79,8 @@ TEST_F(LimitCluster, SemaphoreOnEveryMasterWithShardedReleaseWakeUps) {
 
 TEST_F(LimitCluster, RwLockOnEveryMasterWithShardedReleaseWakeUps) {
     for (const auto& n : names("rw-")) {
-        rw_lock reader(*pool_, n, {.ttl = 60s}), writer(*pool_, n, {.ttl = 60s});
+        rw_lock reader(*pool_, n, {.timing = {.ttl = 60s}}),
+            writer(*pool_, n, {.timing = {.ttl = 60s}});
         ASSERT_TRUE(reader.try_lock_shared()) << n;
         const auto first = reader.shared_fencing_token();
         // The writer's intent and wake-up live in the name's slot; the release there wakes it

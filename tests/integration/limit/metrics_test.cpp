@@ -35,7 +35,7 @@ TEST(LimitMetrics, SemaphorePermitsHeldAndAcquireDurations) {
     local_server server;
     metrics_test::observed_runtime o;
     redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
-    redcoord::semaphore sem(pool, "m-slots", {.permits = 3, .ttl = 10s});
+    redcoord::semaphore sem(pool, "m-slots", {.permits = 3, .timing = {.ttl = 10s}});
     const std::string held = "redcoord_semaphore_permits{name=\"m-slots\",state=\"held\"}";
     auto two = sem.try_acquire(2);
     ASSERT_TRUE(two);
@@ -55,7 +55,8 @@ TEST(LimitMetrics, RwLockHoldsAcquireDurationsAndLosses) {
     local_server server;
     metrics_test::observed_runtime o;
     redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
-    redcoord::rw_lock a(pool, "m-doc", {.ttl = 10s}), b(pool, "m-doc", {.ttl = 10s});
+    redcoord::rw_lock a(pool, "m-doc", {.timing = {.ttl = 10s}}),
+        b(pool, "m-doc", {.timing = {.ttl = 10s}});
     const std::string reads = "redcoord_rwlock_holds{name=\"m-doc\",mode=\"read\"}";
     const std::string writes = "redcoord_rwlock_holds{name=\"m-doc\",mode=\"write\"}";
     ASSERT_TRUE(a.try_lock_shared());
@@ -79,7 +80,7 @@ TEST(LimitMetrics, RwLockHoldsAcquireDurationsAndLosses) {
                       "outcome=\"acquired\"}"),
               1);
     // A hold whose lease lapses unextended is counted lost once on_lost watches it.
-    redcoord::rw_lock c(pool, "m-lapsed", {.ttl = 200ms});
+    redcoord::rw_lock c(pool, "m-lapsed", {.timing = {.ttl = 200ms}});
     auto watch = c.on_lost([](const std::string&) {});
     ASSERT_TRUE(c.try_lock());
     EXPECT_TRUE(redcoord::testing::eventually([&] {

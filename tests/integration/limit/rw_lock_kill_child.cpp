@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     }
     redcoord::connection_pool pool(redcoord::parse_endpoint(argv[1]));
     redcoord::rw_lock_options o;
-    o.ttl = std::chrono::milliseconds(std::stoll(argv[3]));
+    o.timing.ttl = std::chrono::milliseconds(std::stoll(argv[3]));
     o.watchdog = std::string(argv[6]) == "watchdog";
     redcoord::rw_lock rw(pool, argv[2], o);
     std::atomic<bool> told{false};

@@ -44,8 +44,8 @@ redcoord::testing::process child(local_server& s, const std::string& name,
 TEST(RwLock, ManyReadersOrOneWriter) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock a(pool, "doc", {.ttl = 10s}), b(pool, "doc", {.ttl = 10s}),
-        c(pool, "doc", {.ttl = 10s});
+    rw_lock a(pool, "doc", {.timing = {.ttl = 10s}}), b(pool, "doc", {.timing = {.ttl = 10s}}),
+        c(pool, "doc", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(a.try_lock_shared());
     ASSERT_TRUE(b.try_lock_shared());
     ASSERT_TRUE(b.try_lock_shared());  // one object may hold several shares
@@ -67,7 +67,8 @@ TEST(RwLock, ManyReadersOrOneWriter) {
 TEST(RwLock, WorksWithTheStandardLockGuards) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock w(pool, "guards", {.ttl = 10s}), r(pool, "guards", {.ttl = 10s});
+    rw_lock w(pool, "guards", {.timing = {.ttl = 10s}}),
+        r(pool, "guards", {.timing = {.ttl = 10s}});
     {
         std::unique_lock<rw_lock> l(w);
         EXPECT_TRUE(w.owns_lock());
@@ -92,7 +93,7 @@ TEST(RwLock, WorksWithTheStandardLockGuards) {
 TEST(RwLock, FencingTokensStrictlyIncreaseAcrossModes) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock rw(pool, "fenced", {.ttl = 10s});
+    rw_lock rw(pool, "fenced", {.timing = {.ttl = 10s}});
     std::uint64_t last = 0;
     for (int i = 0; i < 6; ++i) {
         if (i % 2 == 0) {
@@ -116,8 +117,9 @@ TEST(RwLock, WaitingWriterStopsNewReadersAndIsWokenByTheRelease) {
     local_server s;
     connection_pool pool(s.endpoint());
     // Leases of a minute: a writer that relied on a lease's end would wait that long.
-    rw_lock reader(pool, "pref", {.ttl = 60s}), writer(pool, "pref", {.ttl = 60s}),
-        late(pool, "pref", {.ttl = 60s});
+    rw_lock reader(pool, "pref", {.timing = {.ttl = 60s}}),
+        writer(pool, "pref", {.timing = {.ttl = 60s}}),
+        late(pool, "pref", {.timing = {.ttl = 60s}});
     ASSERT_TRUE(reader.try_lock_shared());
     auto w = std::async(std::launch::async, [&] { return writer.try_lock_for(30s); });
     ASSERT_TRUE(eventually([&] {
@@ -141,7 +143,8 @@ TEST(RwLock, WaitingWriterStopsNewReadersAndIsWokenByTheRelease) {
 TEST(RwLock, TimedWriterThatGivesUpWithdrawsItsIntent) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock reader(pool, "giveup", {.ttl = 30s}), writer(pool, "giveup", {.ttl = 30s});
+    rw_lock reader(pool, "giveup", {.timing = {.ttl = 30s}}),
+        writer(pool, "giveup", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(reader.try_lock_shared());
     EXPECT_FALSE(writer.try_lock_for(300ms));
     EXPECT_FALSE(writer.try_lock_until(std::chrono::system_clock::now() + 100ms));
@@ -152,7 +155,7 @@ TEST(RwLock, TimedWriterThatGivesUpWithdrawsItsIntent) {
 TEST(RwLock, KilledWaitingWritersIntentLapses) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock reader(pool, "dead-writer", {.ttl = 30s});
+    rw_lock reader(pool, "dead-writer", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(reader.try_lock_shared());
     auto w = child(s, "dead-writer", 30s, "wait-write", 0ms, "plain");
     ASSERT_TRUE(eventually([&] {
@@ -167,7 +170,7 @@ TEST(RwLock, KilledWaitingWritersIntentLapses) {
 TEST(RwLock, KilledReadersShareReturnsAfterItsTtl) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock writer(pool, "dead-reader", {.ttl = 30s});
+    rw_lock writer(pool, "dead-reader", {.timing = {.ttl = 30s}});
     auto r = child(s, "dead-reader", 1500ms, "read", 0ms, "plain");
     ASSERT_EQ(r.wait_for(30s), std::optional<int>(128 + SIGKILL));
     const auto died = std::chrono::steady_clock::now();
@@ -179,7 +182,7 @@ TEST(RwLock, KilledReadersShareReturnsAfterItsTtl) {
 TEST(RwLock, PausedWriterLosesItsLeaseAndHearsOfIt) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock reader(pool, "paused", {.ttl = 30s});
+    rw_lock reader(pool, "paused", {.timing = {.ttl = 30s}});
     // Holds 3 s with a watchdog on a 600 ms lease; paused meanwhile, its lease lapses.
     auto w = child(s, "paused", 600ms, "write", 3000ms, "watchdog");
     ASSERT_TRUE(eventually([&] {
@@ -196,7 +199,7 @@ TEST(RwLock, WatchdogKeepsTheHoldPastItsTtl) {
     local_server s;
     connection_pool pool(s.endpoint());
     // Extensions every 500 ms on a 1.5 s lease: a loaded machine's delays stay far inside it.
-    rw_lock w(pool, "watched", {.ttl = 1500ms, .watchdog = true}), r(pool, "watched");
+    rw_lock w(pool, "watched", {.timing = {.ttl = 1500ms}, .watchdog = true}), r(pool, "watched");
     ASSERT_TRUE(w.try_lock());
     std::this_thread::sleep_for(4s);
     EXPECT_FALSE(w.lost());
@@ -208,7 +211,7 @@ TEST(RwLock, WatchdogKeepsTheHoldPastItsTtl) {
 TEST(RwLock, UnextendedLeaseEndsAndOnLostIsCalled) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock w(pool, "lapsed", {.ttl = 300ms}), other(pool, "lapsed");
+    rw_lock w(pool, "lapsed", {.timing = {.ttl = 300ms}}), other(pool, "lapsed");
     std::atomic<int> told{0};
     std::string said;
     std::mutex mu;
@@ -232,7 +235,7 @@ TEST(RwLock, UnextendedLeaseEndsAndOnLostIsCalled) {
 TEST(RwLock, ExtendKeepsTheHolds) {
     local_server s;
     connection_pool pool(s.endpoint());
-    rw_lock r(pool, "extended", {.ttl = 3s}), w(pool, "extended");
+    rw_lock r(pool, "extended", {.timing = {.ttl = 3s}}), w(pool, "extended");
     ASSERT_TRUE(r.try_lock_shared());
     // Past the first lease's end only by the extensions.
     for (int i = 0; i < 4; ++i) {
@@ -248,8 +251,8 @@ TEST(RwLock, BadInputIsATypedErrorBeforeAnythingIsSent) {
     connection_pool pool(s.endpoint());
     EXPECT_THROW(rw_lock(pool, ""), invalid_argument);
     EXPECT_THROW(rw_lock(pool, "a}b"), invalid_argument);
-    EXPECT_THROW(rw_lock(pool, "x", {.ttl = 5ms}), invalid_argument);
-    EXPECT_THROW(rw_lock(pool, "x", {.max_retry_interval = 0ms}), invalid_argument);
+    EXPECT_THROW(rw_lock(pool, "x", {.timing = {.ttl = 5ms}}), invalid_argument);
+    EXPECT_THROW(rw_lock(pool, "x", {.timing = {.max_retry_interval = 0ms}}), invalid_argument);
     rw_lock rw(pool, "x");
     EXPECT_THROW(rw.unlock(), invalid_argument);
     EXPECT_THROW(rw.unlock_shared(), invalid_argument);
@@ -270,7 +273,7 @@ TEST(RwLock, ThreadsNeverOverlapAWriter) {
     std::vector<std::thread> ts;
     for (int t = 0; t < 6; ++t)
         ts.emplace_back([&, t] {
-            rw_lock rw(pool, "crowd", {.ttl = 10s});
+            rw_lock rw(pool, "crowd", {.timing = {.ttl = 10s}});
             for (int i = 0; i < 12; ++i) {
                 if ((t + i) % 3 == 0) {
                     std::unique_lock<rw_lock> l(rw, 30s);

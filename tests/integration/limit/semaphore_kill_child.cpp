@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
     redcoord::connection_pool pool(redcoord::parse_endpoint(argv[1]));
     redcoord::semaphore_options o;
     o.permits = std::stoull(argv[3]);
-    o.ttl = std::chrono::milliseconds(std::stoll(argv[4]));
+    o.timing.ttl = std::chrono::milliseconds(std::stoll(argv[4]));
     o.watchdog = std::string(argv[7]) == "watchdog";
     redcoord::semaphore sem(pool, argv[2], o);
     auto p = sem.try_acquire_for(std::stoull(argv[5]), std::chrono::seconds(10));

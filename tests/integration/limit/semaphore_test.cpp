@@ -25,7 +25,7 @@ using redcoord::testing::local_server;
 TEST(Semaphore, HandsOutNPermitsAndNoMore) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "slots", {.permits = 3, .ttl = 10s});
+    semaphore sem(pool, "slots", {.permits = 3, .timing = {.ttl = 10s}});
     std::vector<permit> held;
     for (int i = 0; i < 3; ++i) {
         auto p = sem.try_acquire();
@@ -43,7 +43,7 @@ TEST(Semaphore, HandsOutNPermitsAndNoMore) {
 TEST(Semaphore, AcquiresSeveralPermitsAtomically) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "pairs", {.permits = 3, .ttl = 10s});
+    semaphore sem(pool, "pairs", {.permits = 3, .timing = {.ttl = 10s}});
     auto two = sem.try_acquire(2);
     ASSERT_TRUE(two);
     EXPECT_EQ(two->count(), 2u);
@@ -58,7 +58,7 @@ TEST(Semaphore, AcquiresSeveralPermitsAtomically) {
 TEST(Semaphore, FencingTokensStrictlyIncrease) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "fenced", {.permits = 2, .ttl = 10s});
+    semaphore sem(pool, "fenced", {.permits = 2, .timing = {.ttl = 10s}});
     std::uint64_t last = 0;
     for (int i = 0; i < 10; ++i) {
         auto p = sem.try_acquire();
@@ -71,7 +71,7 @@ TEST(Semaphore, FencingTokensStrictlyIncrease) {
 TEST(Semaphore, RaiiPermitReleasesOnDestruction) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "scoped", {.permits = 1, .ttl = 30s});
+    semaphore sem(pool, "scoped", {.permits = 1, .timing = {.ttl = 30s}});
     {
         auto p = sem.try_acquire();
         ASSERT_TRUE(p);
@@ -91,7 +91,7 @@ TEST(Semaphore, WaiterIsWokenByAReleaseNotByItsTimer) {
     local_server s;
     connection_pool pool(s.endpoint());
     // Leases of a minute: a waiter that relied on its timer would sleep that long.
-    semaphore sem(pool, "woken", {.permits = 1, .ttl = 60s});
+    semaphore sem(pool, "woken", {.permits = 1, .timing = {.ttl = 60s}});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     auto waiter = std::async(std::launch::async, [&] { return sem.try_acquire_for(1, 30s); });
@@ -110,7 +110,7 @@ TEST(Semaphore, WaiterIsWokenByAReleaseNotByItsTimer) {
 TEST(Semaphore, ReleasingHolderDoesNotBargeAheadOfAQueuedWaiter) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "nobarge", {.permits = 1, .ttl = 30s});
+    semaphore sem(pool, "nobarge", {.permits = 1, .timing = {.ttl = 30s}});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     auto waiter = std::async(std::launch::async, [&] { return sem.try_acquire_for(1, 20s); });
@@ -126,7 +126,7 @@ TEST(Semaphore, ReleasingHolderDoesNotBargeAheadOfAQueuedWaiter) {
 TEST(Semaphore, TimedWaitGivesUp) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "busy", {.permits = 1, .ttl = 30s});
+    semaphore sem(pool, "busy", {.permits = 1, .timing = {.ttl = 30s}});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     EXPECT_FALSE(sem.try_acquire_for(1, 200ms));
@@ -140,7 +140,7 @@ TEST(Semaphore, TimedWaitGivesUp) {
 TEST(Semaphore, UnextendedLeaseEndsAndItsPermitComesBack) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "short", {.permits = 1, .ttl = 300ms});
+    semaphore sem(pool, "short", {.permits = 1, .timing = {.ttl = 300ms}});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     EXPECT_FALSE(sem.try_acquire());
@@ -155,7 +155,7 @@ TEST(Semaphore, UnextendedLeaseEndsAndItsPermitComesBack) {
 TEST(Semaphore, ExtendKeepsThePermit) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "kept", {.permits = 1, .ttl = 400ms});
+    semaphore sem(pool, "kept", {.permits = 1, .timing = {.ttl = 400ms}});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     for (int i = 0; i < 4; ++i) {
@@ -169,7 +169,7 @@ TEST(Semaphore, ExtendKeepsThePermit) {
 TEST(Semaphore, WatchdogKeepsThePermitPastItsTtl) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "watched", {.permits = 1, .ttl = 300ms, .watchdog = true});
+    semaphore sem(pool, "watched", {.permits = 1, .timing = {.ttl = 300ms}, .watchdog = true});
     auto held = sem.try_acquire();
     ASSERT_TRUE(held);
     std::this_thread::sleep_for(1s);
@@ -182,8 +182,8 @@ TEST(Semaphore, WatchdogKeepsThePermitPastItsTtl) {
 TEST(Semaphore, LeasesOfDifferentHoldersEndIndependently) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore brief(pool, "mixed", {.permits = 2, .ttl = 200ms});
-    semaphore lasting(pool, "mixed", {.permits = 2, .ttl = 30s});
+    semaphore brief(pool, "mixed", {.permits = 2, .timing = {.ttl = 200ms}});
+    semaphore lasting(pool, "mixed", {.permits = 2, .timing = {.ttl = 30s}});
     auto a = brief.try_acquire();
     auto b = lasting.try_acquire();
     ASSERT_TRUE(a && b);
@@ -197,7 +197,7 @@ TEST(Semaphore, LeasesOfDifferentHoldersEndIndependently) {
 TEST(Semaphore, ThreadsNeverHoldMoreThanN) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "crowd", {.permits = 3, .ttl = 10s});
+    semaphore sem(pool, "crowd", {.permits = 3, .timing = {.ttl = 10s}});
     std::atomic<int> inside{0}, most{0}, done{0};
     std::vector<std::thread> ts;
     for (int t = 0; t < 8; ++t)
@@ -238,7 +238,7 @@ void kill_a_holder(local_server& s, const std::string& name, std::uint64_t permi
 TEST(Semaphore, KilledHoldersPermitsComeBackAfterTheTtl) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "killed", {.permits = 2, .ttl = 1500ms});
+    semaphore sem(pool, "killed", {.permits = 2, .timing = {.ttl = 1500ms}});
     kill_a_holder(s, "killed", 2, 1500ms, 2, 0ms, "plain");
     const auto died = std::chrono::steady_clock::now();
     EXPECT_FALSE(sem.try_acquire());  // the dead holder's leases still run
@@ -250,7 +250,7 @@ TEST(Semaphore, KilledHoldersPermitsComeBackAfterTheTtl) {
 TEST(Semaphore, KilledHolderWithWatchdogStopsBeingExtended) {
     local_server s;
     connection_pool pool(s.endpoint());
-    semaphore sem(pool, "watched-killed", {.permits = 1, .ttl = 600ms});
+    semaphore sem(pool, "watched-killed", {.permits = 1, .timing = {.ttl = 600ms}});
     // The child holds for three TTLs (its watchdog extends), then dies.
     kill_a_holder(s, "watched-killed", 1, 600ms, 1, 1800ms, "watchdog");
     EXPECT_FALSE(sem.try_acquire());

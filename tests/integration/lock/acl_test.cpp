@@ -45,16 +45,16 @@ void hand_over(Lock& holder, const Acquisition& held, Lock& next) {
 // release (SUBSCRIBE on the lock's channel), the watchdog.
 void single_instance_scenarios(connection_pool& pool, connection_pool& other,
                                const std::string& prefix) {
-    distributed_lock a(pool, "res", {.ttl = 5s, .prefix = prefix});
+    distributed_lock a(pool, "res", {.timing = {.ttl = 5s}, .prefix = prefix});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     EXPECT_GE(got->fencing_token, 1u);
     EXPECT_TRUE(a.extend(5s));
-    distributed_lock b(other, "res", {.ttl = 5s, .prefix = prefix});
+    distributed_lock b(other, "res", {.timing = {.ttl = 5s}, .prefix = prefix});
     EXPECT_FALSE(b.try_lock());
     hand_over(a, *got, b);
 
-    lock_options wd{.ttl = 600ms, .prefix = prefix};
+    lock_options wd{.timing = {.ttl = 600ms}, .prefix = prefix};
     wd.watchdog = true;
     distributed_lock w(pool, "watched", wd);
     ASSERT_TRUE(w.try_lock());
@@ -63,8 +63,8 @@ void single_instance_scenarios(connection_pool& pool, connection_pool& other,
     EXPECT_FALSE(w.lost());
     w.unlock();
 
-    fair_lock f1(pool, "fair", {.ttl = 5s, .prefix = prefix});
-    fair_lock f2(other, "fair", {.ttl = 5s, .prefix = prefix});
+    fair_lock f1(pool, "fair", {.timing = {.ttl = 5s}, .prefix = prefix});
+    fair_lock f2(other, "fair", {.timing = {.ttl = 5s}, .prefix = prefix});
     auto held = f1.acquire(0ms);
     ASSERT_TRUE(held);
     hand_over(f1, *held, f2);
@@ -101,9 +101,11 @@ TEST(LockAcl, ReplicatedLockAndReplicaLinksRunAsTheUser) {
     const auto ep = make_acl_user(master, "lock_replicated", lock_acl_needs());
     (void)make_acl_user(*replica, "lock_replicated", lock_acl_needs());
     connection_pool pool(ep), other(ep);
-    distributed_lock a(pool, "rep", {.ttl = 5s, .replicas = 1, .replica_timeout = 2s});
+    distributed_lock a(pool, "rep",
+                       {.timing = {.ttl = 5s}, .replication = {.replicas = 1, .timeout = 2s}});
     ASSERT_TRUE(a.try_lock());
-    distributed_lock b(other, "rep", {.ttl = 5s, .replicas = 1, .replica_timeout = 2s});
+    distributed_lock b(other, "rep",
+                       {.timing = {.ttl = 5s}, .replication = {.replicas = 1, .timeout = 2s}});
     auto waiter = std::async(std::launch::async, [&] { return b.acquire(5s); });
     std::this_thread::sleep_for(100ms);
     a.unlock();
@@ -121,8 +123,8 @@ TEST(LockAcl, RedlockRunsAsTheUserOnEveryNode) {
             make_acl_user(*servers.back(), "redlock_user", lock_acl_needs())));
         nodes.push_back(pools.back().get());
     }
-    redlock a(nodes, "rl", {.ttl = 5s});
-    redlock b(nodes, "rl", {.ttl = 5s});
+    redlock a(nodes, "rl", {.timing = {.ttl = 5s}});
+    redlock b(nodes, "rl", {.timing = {.ttl = 5s}});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     EXPECT_FALSE(b.try_lock());
@@ -154,25 +156,26 @@ TEST(LockAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
             // ROLE finds replicas for the pub/sub links (a master without replicas works without
             // it); UNSUBSCRIBE is sent when the last listener goes. Neither surfaces to a caller:
             // the lock still works.
-            distributed_lock l(pool, res, {.ttl = 5s});
+            distributed_lock l(pool, res, {.timing = {.ttl = 5s}});
             ASSERT_TRUE(l.try_lock());
             l.unlock();
             continue;
         }
         if (cmd == "wait") {
-            distributed_lock l(pool, res, {.ttl = 10s, .replicas = 1, .replica_timeout = 5s});
+            distributed_lock l(
+                pool, res, {.timing = {.ttl = 10s}, .replication = {.replicas = 1, .timeout = 5s}});
             expect_refused(cmd, 2s, [&] { (void)l.try_lock(); });
             continue;
         }
         if (cmd == "subscribe") {
             // Needed by a waiter: held by someone else, the acquire subscribes to the release.
-            distributed_lock holder(admin, res, {.ttl = 20s});
+            distributed_lock holder(admin, res, {.timing = {.ttl = 20s}});
             ASSERT_TRUE(holder.try_lock());
-            distributed_lock l(pool, res, {.ttl = 5s});
+            distributed_lock l(pool, res, {.timing = {.ttl = 5s}});
             expect_refused(cmd, 2s, [&] { (void)l.acquire(10s); });
-            fair_lock fholder(admin, res + "-fair", {.ttl = 20s});
+            fair_lock fholder(admin, res + "-fair", {.timing = {.ttl = 20s}});
             ASSERT_TRUE(fholder.try_lock());
-            fair_lock f(pool, res + "-fair", {.ttl = 5s});
+            fair_lock f(pool, res + "-fair", {.timing = {.ttl = 5s}});
             expect_refused(cmd, 2s, [&] { (void)f.acquire(10s); });
             continue;
         }
@@ -187,7 +190,8 @@ TEST(LockAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
         expect_refused(cmd, 2500ms, [&] {
             // A 1 s TTL: a waiter left behind by a refused release gets the lock within it, so
             // the clean-up does not count against the bound.
-            distributed_lock l(pool, res, {.ttl = 1s}), m(pool, res, {.ttl = 1s});
+            distributed_lock l(pool, res, {.timing = {.ttl = 1s}}),
+                m(pool, res, {.timing = {.ttl = 1s}});
             for (int round = 0; round < 2; ++round) {
                 if (!l.acquire(10s)) throw std::runtime_error("not acquired");
                 (void)l.extend(1s);
@@ -197,7 +201,8 @@ TEST(LockAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
                 if (!waiter.get()) throw std::runtime_error("waiter not granted");
                 if (!m.release()) throw std::runtime_error("not released");
             }
-            fair_lock f(pool, res + "-fair", {.ttl = 1s}), g(pool, res + "-fair", {.ttl = 1s});
+            fair_lock f(pool, res + "-fair", {.timing = {.ttl = 1s}}),
+                g(pool, res + "-fair", {.timing = {.ttl = 1s}});
             for (int round = 0; round < 2; ++round) {
                 if (!f.acquire(10s)) throw std::runtime_error("fair: not acquired");
                 if (g.try_lock()) throw std::runtime_error("fair: granted twice");
@@ -218,15 +223,15 @@ TEST(LockAcl, MissingKeyOrChannelPatternIsPermissionError) {
     auto no_keys = lock_acl_needs();
     no_keys.key_patterns.clear();
     connection_pool keyless(make_acl_user(server, "lock_no_keys", no_keys));
-    distributed_lock k(keyless, "res", {.ttl = 5s});
+    distributed_lock k(keyless, "res", {.timing = {.ttl = 5s}});
     expect_refused("eval", 2s, [&] { (void)k.acquire(10s); });
 
     auto no_channels = lock_acl_needs();
     no_channels.channel_patterns.clear();
     connection_pool deaf(make_acl_user(server, "lock_no_channels", no_channels));
-    distributed_lock holder(admin, "held", {.ttl = 20s});
+    distributed_lock holder(admin, "held", {.timing = {.ttl = 20s}});
     ASSERT_TRUE(holder.try_lock());
-    distributed_lock c(deaf, "held", {.ttl = 5s});
+    distributed_lock c(deaf, "held", {.timing = {.ttl = 5s}});
     expect_refused("subscribe", 2s, [&] { (void)c.acquire(10s); });
 }
 
@@ -243,7 +248,7 @@ TEST(LockAcl, RedlockWithRefusingMajorityIsPermissionErrorNotAWait) {
             make_acl_user(*servers.back(), "redlock_part", needs)));
         nodes.push_back(pools.back().get());
     }
-    redlock a(nodes, "rl", {.ttl = 5s});
+    redlock a(nodes, "rl", {.timing = {.ttl = 5s}});
     expect_refused_any({"eval", "evalsha"}, 2s, [&] { (void)a.try_lock(); });
     expect_refused_any({"eval", "evalsha"}, 2s, [&] { (void)a.acquire(10s); });
     expect_refused_any({"eval", "evalsha"}, 2s, [&] { a.lock(); });

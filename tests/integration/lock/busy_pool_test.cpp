@@ -121,7 +121,8 @@ TEST(BusyPool, RedlockReleaseResendsToNodesItsPoolsLeftUnsent) {
     stampede s;
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
-        redlock l(f.nodes, "busy:r" + std::to_string(i), {.ttl = 60s, .node_timeout = 500ms});
+        redlock l(f.nodes, "busy:r" + std::to_string(i),
+                  {.timing = {.ttl = 60s}, .node_timeout = 500ms});
         acquire_release_until(l, 20s, until, st, "acquire(20s) of a free resource: not acquired");
     });
     EXPECT_TRUE(s.failures.empty()) << s.report();
@@ -135,7 +136,8 @@ TEST(BusyPool, RedlockWaitOutlastsBusyPools) {
     stampede s;
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
-        redlock l(f.nodes, "busy:w" + std::to_string(i % 5), {.ttl = 60s, .node_timeout = 500ms});
+        redlock l(f.nodes, "busy:w" + std::to_string(i % 5),
+                  {.timing = {.ttl = 60s}, .node_timeout = 500ms});
         acquire_release_until(l, 30s, until, st, "acquire(30s): not acquired");
     });
     EXPECT_TRUE(s.failures.empty()) << s.report();
@@ -170,7 +172,7 @@ TEST_P(BusyPoolRelease, RedlockUnlockWaitsBrieflyForABusyPool) {
     const auto until = clock_type::now() + 2s;
     s.run(users, 2s, [&](int i, stampede& st) {
         redlock l(f.nodes, "busy:u" + std::to_string(i),
-                  {.ttl = 60s, .node_timeout = 500ms, .defer_release = defer});
+                  {.timing = {.ttl = 60s}, .node_timeout = 500ms, .defer_release = defer});
         keys[static_cast<std::size_t>(i)] = l.key();
         while (clock_type::now() < until) {
             if (!l.try_lock_for(20s)) {
@@ -211,7 +213,7 @@ TEST(BusyPool, SingleLockNeitherWaitNorReleaseFailsOnABusyPool) {
     stampede s;
     const auto until = clock_type::now() + 3s;
     s.run(threads, 3s, [&](int i, stampede& st) {
-        distributed_lock l(*f.nodes[0], "busy:s" + std::to_string(i), {.ttl = 60s});
+        distributed_lock l(*f.nodes[0], "busy:s" + std::to_string(i), {.timing = {.ttl = 60s}});
         while (clock_type::now() < until) {
             try {
                 if (!l.acquire(20s)) {

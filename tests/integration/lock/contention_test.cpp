@@ -69,7 +69,8 @@ TEST(BusyLock, SingleInstanceWaitersDoNotPublishOnEveryRelease) {
     const auto publishes0 = s.command_calls("publish");
     const auto r = contend(4, 1500ms, [&](int i) {
         return std::make_unique<redcoord::distributed_lock>(
-            *pools[static_cast<std::size_t>(i)], "busy", redcoord::lock_options{.ttl = 10s});
+            *pools[static_cast<std::size_t>(i)], "busy",
+            redcoord::lock_options{.timing = {.ttl = 10s}});
     });
     const auto publishes = s.command_calls("publish") - publishes0;
     EXPECT_FALSE(r.overlapped);
@@ -110,7 +111,8 @@ TEST_P(BusyRedlock, RedlockWaitersDoNotPublishOnEveryRelease) {
         // wait that ends on such a round throws quorum_unreachable, by design.
         return std::make_unique<redcoord::redlock>(
             nodes, "busy",
-            redcoord::redlock_options{.ttl = 10s, .node_timeout = 500ms, .defer_release = defer});
+            redcoord::redlock_options{
+                .timing = {.ttl = 10s}, .node_timeout = 500ms, .defer_release = defer});
     });
     const auto published = publishes() - publishes0;  // one per node and marked release
     EXPECT_FALSE(r.overlapped);
@@ -136,7 +138,8 @@ TEST(BusyLock, AHolderThatRelocksAtOnceHandsOverAfterItsTurn) {
     // lock from passing (before bounded unfairness it often waited for the whole run).
     local_server s;
     redcoord::connection_pool pa(s.endpoint()), pb(s.endpoint());
-    redcoord::distributed_lock a(pa, "relock", {.ttl = 10s}), b(pb, "relock", {.ttl = 10s});
+    redcoord::distributed_lock a(pa, "relock", {.timing = {.ttl = 10s}}),
+        b(pb, "relock", {.timing = {.ttl = 10s}});
     std::atomic<bool> stop{false};
     std::atomic<std::uint64_t> a_sections{0};
     std::thread holder([&] {
@@ -163,9 +166,9 @@ TEST(BusyLock, AWaiterThatDiedHoldsTheLockUpOnlyBriefly) {
     // then goes on: its lock() calls keep succeeding.
     local_server s;
     redcoord::connection_pool pa(s.endpoint()), pb(s.endpoint());
-    redcoord::distributed_lock a(pa, "ghost", {.ttl = 10s});
+    redcoord::distributed_lock a(pa, "ghost", {.timing = {.ttl = 10s}});
     {
-        redcoord::distributed_lock ghost(pb, "ghost", {.ttl = 10s});
+        redcoord::distributed_lock ghost(pb, "ghost", {.timing = {.ttl = 10s}});
         a.lock();
         EXPECT_FALSE(ghost.acquire(1ms));  // refused with a wait: registered as a waiter
         a.unlock();

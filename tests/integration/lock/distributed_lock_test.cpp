@@ -24,7 +24,7 @@ struct one_server {
 
 TEST(DistributedLock, AcquireSetsKeyWithTokenAndTtlReleaseDeletesIt) {
     one_server s;
-    distributed_lock a(s.pool, "res", {.ttl = 10s});
+    distributed_lock a(s.pool, "res", {.timing = {.ttl = 10s}});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     // 40 random hex digits, then the holder label (this process's <host>:<pid> by default).
@@ -39,7 +39,7 @@ TEST(DistributedLock, AcquireSetsKeyWithTokenAndTtlReleaseDeletesIt) {
     EXPECT_TRUE(a.held());
     EXPECT_FALSE(a.lost());
 
-    distributed_lock b(s.pool, "res", {.ttl = 10s});
+    distributed_lock b(s.pool, "res", {.timing = {.ttl = 10s}});
     EXPECT_FALSE(b.try_lock());
     EXPECT_FALSE(b.acquire(50ms));
 
@@ -73,8 +73,8 @@ TEST(DistributedLock, FencingTokensStrictlyIncreaseAcrossHolders) {
 
 TEST(DistributedLock, WaiterWakesOnReleaseWithoutPolling) {
     one_server s;
-    distributed_lock holder(s.pool, "wake", {.ttl = 30s});
-    distributed_lock waiter(s.pool, "wake", {.ttl = 30s});
+    distributed_lock holder(s.pool, "wake", {.timing = {.ttl = 30s}});
+    distributed_lock waiter(s.pool, "wake", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(holder.acquire(0ms));
     const auto before = s.server.command_calls("evalsha");
     auto t0 = std::chrono::steady_clock::now();
@@ -95,10 +95,10 @@ TEST(DistributedLock, WaiterWakesOnReleaseWithoutPolling) {
 
 TEST(DistributedLock, WaiterRetriesWhenHoldersTtlRunsOut) {
     one_server s;
-    distributed_lock crashed(s.pool, "expire", {.ttl = 400ms});
+    distributed_lock crashed(s.pool, "expire", {.timing = {.ttl = 400ms}});
     ASSERT_TRUE(crashed.acquire(0ms));
     // A crashed holder: its key just expires and nobody publishes a release.
-    distributed_lock waiter(s.pool, "expire", {.ttl = 5s});
+    distributed_lock waiter(s.pool, "expire", {.timing = {.ttl = 5s}});
     const auto t0 = std::chrono::steady_clock::now();
     auto got = waiter.acquire(5s);
     ASSERT_TRUE(got);
@@ -110,8 +110,8 @@ TEST(DistributedLock, WaiterRetriesWhenHoldersTtlRunsOut) {
 
 TEST(DistributedLock, ExpiredHolderCannotReleaseOrExtendTheNextHoldersLock) {
     one_server s;
-    distributed_lock first(s.pool, "paused", {.ttl = 200ms});
-    distributed_lock second(s.pool, "paused", {.ttl = 10s});
+    distributed_lock first(s.pool, "paused", {.timing = {.ttl = 200ms}});
+    distributed_lock second(s.pool, "paused", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(first.acquire(0ms));
     std::this_thread::sleep_for(300ms);  // the holder is "paused" past its TTL
     EXPECT_TRUE(first.lost());
@@ -126,7 +126,7 @@ TEST(DistributedLock, ExpiredHolderCannotReleaseOrExtendTheNextHoldersLock) {
 
 TEST(DistributedLock, ExtendPushesTheTtlAndIsBounded) {
     one_server s;
-    distributed_lock a(s.pool, "ext", {.ttl = 1s, .max_extensions = 2});
+    distributed_lock a(s.pool, "ext", {.timing = {.ttl = 1s}, .max_extensions = 2});
     ASSERT_TRUE(a.acquire(0ms));
     EXPECT_TRUE(a.extend(5s));
     EXPECT_GT(s.server.command({"PTTL", a.key()}).integer(), 4000);
@@ -139,7 +139,7 @@ TEST(DistributedLock, ExtendPushesTheTtlAndIsBounded) {
 
 TEST(DistributedLock, ExtensionFindingSomeoneElsesKeyReportsLoss) {
     one_server s;
-    distributed_lock a(s.pool, "stolen", {.ttl = 10s});
+    distributed_lock a(s.pool, "stolen", {.timing = {.ttl = 10s}});
     std::atomic<int> fired{0};
     std::string what;
     const auto lost_slot = a.on_lost([&](const std::string& r) {
@@ -161,8 +161,9 @@ TEST(DistributedLock, ExtensionFindingSomeoneElsesKeyReportsLoss) {
 
 TEST(DistributedLock, WatchdogKeepsTheLockAcrossTenTtls) {
     one_server s;
-    distributed_lock a(s.pool, "dog", {.ttl = 300ms, .watchdog = true, .max_extensions = 1000});
-    distributed_lock b(s.pool, "dog", {.ttl = 300ms});
+    distributed_lock a(s.pool, "dog",
+                       {.timing = {.ttl = 300ms}, .watchdog = true, .max_extensions = 1000});
+    distributed_lock b(s.pool, "dog", {.timing = {.ttl = 300ms}});
     std::atomic<int> fired{0};
     const auto lost_slot = a.on_lost([&](const std::string&) { ++fired; });
     auto got = a.acquire(0ms);
@@ -183,7 +184,8 @@ TEST(DistributedLock, WatchdogKeepsTheLockAcrossTenTtls) {
 
 TEST(DistributedLock, WatchdogStopsAtMaxExtensions) {
     one_server s;
-    distributed_lock a(s.pool, "bounded", {.ttl = 150ms, .watchdog = true, .max_extensions = 3});
+    distributed_lock a(s.pool, "bounded",
+                       {.timing = {.ttl = 150ms}, .watchdog = true, .max_extensions = 3});
     ASSERT_TRUE(a.acquire(0ms));
     // 3 extensions at ttl/3 keep it about 150 + 3*50 ms; after that it must expire.
     std::this_thread::sleep_for(1200ms);
@@ -198,7 +200,7 @@ TEST(DistributedLock, WatchdogReportsLossWhenItsNodeIsKilled) {
     ep.connect_timeout = 100ms;
     ep.command_timeout = 100ms;
     connection_pool pool(ep);
-    distributed_lock a(pool, "dying", {.ttl = 300ms, .watchdog = true});
+    distributed_lock a(pool, "dying", {.timing = {.ttl = 300ms}, .watchdog = true});
     std::promise<std::string> lost;
     const auto lost_slot = a.on_lost([&](const std::string& r) { lost.set_value(r); });
     ASSERT_TRUE(a.acquire(0ms));
@@ -258,7 +260,8 @@ std::int64_t publishes(local_server& s) {
 
 TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterAskedForTheNotice) {
     one_server s;
-    distributed_lock a(s.pool, "marked", {.ttl = 10s}), b(s.pool, "marked", {.ttl = 10s});
+    distributed_lock a(s.pool, "marked", {.timing = {.ttl = 10s}}),
+        b(s.pool, "marked", {.timing = {.ttl = 10s}});
     // Nobody waits: no PUBLISH, the key holds the bare token.
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
@@ -297,7 +300,7 @@ TEST(DistributedLock, ReleasePublishesOnlyWhenAWaiterAskedForTheNotice) {
 TEST(DistributedLock, UnlockThenLockAgainOnOneConnectionKeepsTheStreamInStep) {
     one_server s;
     for (const bool defer : {false, true}) {
-        distributed_lock a(s.pool, "again", {.ttl = 10s, .defer_release = defer});
+        distributed_lock a(s.pool, "again", {.timing = {.ttl = 10s}, .defer_release = defer});
         std::uint64_t last = 0;
         for (int i = 0; i < 50; ++i) {
             a.lock();
@@ -322,7 +325,7 @@ TEST(DistributedLock, ALoopOfShortSectionsReLocksInOneCommandEach) {
     // place by the next attempt, so a section costs one script instead of two; fencing tokens
     // still increase.
     one_server s;
-    distributed_lock a(s.pool, "relock", {.ttl = 10s, .defer_release = true});
+    distributed_lock a(s.pool, "relock", {.timing = {.ttl = 10s}, .defer_release = true});
     a.lock();
     a.unlock();
     const auto calls0 = s.server.command_calls("evalsha") + s.server.command_calls("eval");
@@ -348,7 +351,7 @@ TEST(DistributedLock, ByDefaultALoopOfShortSectionsWritesEachRelease) {
     // defer_release is off by default (issue 33, F9): every unlock() has written its release
     // before it returns, so the key is gone by the next command on any connection.
     one_server s;
-    distributed_lock a(s.pool, "plain-loop", {.ttl = 10s});
+    distributed_lock a(s.pool, "plain-loop", {.timing = {.ttl = 10s}});
     a.lock();
     a.unlock();
     (void)s.pool.command({"PING"});
@@ -368,7 +371,7 @@ TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
     one_server s;
     std::string key;
     {
-        distributed_lock a(s.pool, "leaving", {.ttl = 30s, .defer_release = true});
+        distributed_lock a(s.pool, "leaving", {.timing = {.ttl = 30s}, .defer_release = true});
         key = a.key();
         a.lock();
         a.unlock();
@@ -381,14 +384,14 @@ TEST(DistributedLock, AHeldBackReleaseLeavesWithTheObject) {
         },
         2s));
     // Another process sees the lock free within the hold-back bound when it waits.
-    distributed_lock b(s.pool, "leaving", {.ttl = 30s});
+    distributed_lock b(s.pool, "leaving", {.timing = {.ttl = 30s}});
     EXPECT_TRUE(b.acquire(1s));
 }
 
 TEST(DistributedLock, AReleaseAfterAPauseIsNotHeldBack) {
     // A lock taken now and then (a hand-over, not a loop) releases at once, as before.
     one_server s;
-    distributed_lock a(s.pool, "paused", {.ttl = 30s, .defer_release = true});
+    distributed_lock a(s.pool, "paused", {.timing = {.ttl = 30s}, .defer_release = true});
     for (int i = 0; i < 3; ++i) {
         a.lock();
         a.unlock();
@@ -405,7 +408,7 @@ TEST(DistributedLock, AHeldBackReleaseFlushedByTheTimerNeverRefusesTheSameObject
     // connection of its own, and a try_lock() of the same object made as it fires could reach
     // the server first and be refused by the object's own release in flight.
     one_server s;
-    distributed_lock a(s.pool, "flushed", {.ttl = 10s, .defer_release = true});
+    distributed_lock a(s.pool, "flushed", {.timing = {.ttl = 10s}, .defer_release = true});
     const auto linger = std::chrono::microseconds(5000);  // release_deferral::linger
     int refused = 0;
     for (int i = 0; i < 400; ++i) {

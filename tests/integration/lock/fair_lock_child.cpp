@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
         const std::string resource = argv[2];
         redcoord::fair_lock_options o;
         o.waiter_lease = milliseconds(std::stoll(argv[4]));
-        o.ttl = milliseconds(std::stoll(argv[6]));
+        o.timing.ttl = milliseconds(std::stoll(argv[6]));
         redcoord::fair_lock lock(pool, resource, o);
         lock.lock();
         (void)pool.command({"RPUSH", "order:" + resource, argv[3]});

@@ -49,7 +49,7 @@ bool eventually(Pred p, std::chrono::milliseconds within = 5s) {
 
 TEST(FairLock, AcquireSetsKeyAndReleaseDeletesIt) {
     one_server s;
-    fair_lock a(s.pool, "res", {.ttl = 10s});
+    fair_lock a(s.pool, "res", {.timing = {.ttl = 10s}});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     // 40 random hex digits, then the holder label (this process's <host>:<pid> by default).
@@ -65,7 +65,7 @@ TEST(FairLock, AcquireSetsKeyAndReleaseDeletesIt) {
     EXPECT_TRUE(a.held());
     EXPECT_FALSE(a.lost());
 
-    fair_lock b(s.pool, "res", {.ttl = 10s});
+    fair_lock b(s.pool, "res", {.timing = {.ttl = 10s}});
     EXPECT_FALSE(b.try_lock());
     EXPECT_TRUE(queue_of(s.server, b).empty());  // try_lock never queues
     EXPECT_FALSE(b.acquire(100ms));
@@ -86,8 +86,8 @@ TEST(FairLock, AcquireSetsKeyAndReleaseDeletesIt) {
 
 TEST(FairLock, WaiterIsHandedTheLockOnReleaseWithoutPolling) {
     one_server s;
-    fair_lock holder(s.pool, "wake", {.ttl = 30s});
-    fair_lock waiter(s.pool, "wake", {.ttl = 30s, .waiter_lease = 3s});
+    fair_lock holder(s.pool, "wake", {.timing = {.ttl = 30s}});
+    fair_lock waiter(s.pool, "wake", {.timing = {.ttl = 30s}, .waiter_lease = 3s});
     ASSERT_TRUE(holder.acquire(0ms));
     const auto before = s.server.command_calls("evalsha") + s.server.command_calls("eval");
     auto fut = std::async(std::launch::async, [&] { return waiter.acquire(20s); });
@@ -131,7 +131,8 @@ TEST(FairLock, FencingTokensStrictlyIncrease) {
 
 TEST(FairLock, TimedWaitsAndLockable) {
     one_server s;
-    fair_lock a(s.pool, "timed", {.ttl = 10s}), b(s.pool, "timed", {.ttl = 10s});
+    fair_lock a(s.pool, "timed", {.timing = {.ttl = 10s}}),
+        b(s.pool, "timed", {.timing = {.ttl = 10s}});
     {
         std::unique_lock g(a);
         auto t0 = clock_type::now();
@@ -153,7 +154,7 @@ TEST(FairLock, TimedWaitsAndLockable) {
 
 TEST(FairLock, ExtendMovesTheExpiryAndFailsOnceExpired) {
     one_server s;
-    fair_lock a(s.pool, "ext", {.ttl = 300ms});
+    fair_lock a(s.pool, "ext", {.timing = {.ttl = 300ms}});
     ASSERT_TRUE(a.acquire(0ms));
     EXPECT_TRUE(a.extend(5s));
     EXPECT_GT(s.server.command({"PTTL", a.key()}).integer(), 4000);
@@ -169,7 +170,7 @@ TEST(FairLock, ExtendMovesTheExpiryAndFailsOnceExpired) {
 
 TEST(FairLock, WatchdogKeepsTheLockPastItsTtl) {
     one_server s;
-    fair_lock a(s.pool, "dog", {.ttl = 300ms, .watchdog = true});
+    fair_lock a(s.pool, "dog", {.timing = {.ttl = 300ms}, .watchdog = true});
     std::atomic<int> losses{0};
     auto c = a.on_lost([&](const std::string&) { ++losses; });
     ASSERT_TRUE(a.acquire(0ms));
@@ -186,10 +187,10 @@ TEST(FairLock, WatchdogKeepsTheLockPastItsTtl) {
 
 TEST(FairLock, TimedOutWaiterLeavesAndDoesNotDelayTheNext) {
     one_server s;
-    fair_lock holder(s.pool, "leave", {.ttl = 30s});
+    fair_lock holder(s.pool, "leave", {.timing = {.ttl = 30s}});
     // Long leases: were the timed-out waiter still queued, the next one would wait seconds.
-    fair_lock early(s.pool, "leave", {.ttl = 30s, .waiter_lease = 6s});
-    fair_lock next(s.pool, "leave", {.ttl = 30s, .waiter_lease = 6s});
+    fair_lock early(s.pool, "leave", {.timing = {.ttl = 30s}, .waiter_lease = 6s});
+    fair_lock next(s.pool, "leave", {.timing = {.ttl = 30s}, .waiter_lease = 6s});
     ASSERT_TRUE(holder.acquire(0ms));
     auto e = std::async(std::launch::async, [&] { return early.acquire(400ms); });
     ASSERT_TRUE(eventually([&] { return queue_of(s.server, early).size() == 1; }));
@@ -209,7 +210,7 @@ TEST(FairLock, TimedOutWaiterLeavesAndDoesNotDelayTheNext) {
 TEST(FairLock, AcquisitionOrderIsRequestOrderFor8Processes) {
     one_server s;
     const std::string resource = "order8";
-    fair_lock gatekeeper(s.pool, resource, {.ttl = 30s});
+    fair_lock gatekeeper(s.pool, resource, {.timing = {.ttl = 30s}});
     ASSERT_TRUE(gatekeeper.acquire(0ms));
     const std::string queue = gatekeeper.key() + ":queue";
     std::vector<redcoord::testing::process> kids;
@@ -244,7 +245,8 @@ TEST(FairLock, ThreadsOfOneProcessKeepExclusion) {
     constexpr int threads = 4;
     std::vector<std::unique_ptr<fair_lock>> locks;
     for (int i = 0; i < threads; ++i)
-        locks.push_back(std::make_unique<fair_lock>(s.pool, "many", fair_lock_options{.ttl = 10s}));
+        locks.push_back(
+            std::make_unique<fair_lock>(s.pool, "many", fair_lock_options{.timing = {.ttl = 10s}}));
     std::atomic<int> inside{0};
     std::atomic<int> overlaps{0};
     std::vector<int> counts(threads, 0);
@@ -279,10 +281,11 @@ TEST(FairLock, BadInputIsATypedErrorAndOddNamesStayExact) {
     EXPECT_THROW(fair_lock(s.pool, "a\nb"), invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, "}x"), invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, std::string(2000, 'x')), invalid_argument);
-    EXPECT_THROW(fair_lock(s.pool, "x", {.ttl = 0ms}), invalid_argument);
-    EXPECT_THROW(fair_lock(s.pool, "x", {.drift_factor = 0.5}), invalid_argument);
+    EXPECT_THROW(fair_lock(s.pool, "x", {.timing = {.ttl = 0ms}}), invalid_argument);
+    EXPECT_THROW(fair_lock(s.pool, "x", {.timing = {.drift_factor = 0.5}}), invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, "x", {.waiter_lease = 2ms}), invalid_argument);
-    EXPECT_THROW(fair_lock(s.pool, "x", {.ttl = 1s, .replicas = 1, .replica_timeout = 1s}),
+    EXPECT_THROW(fair_lock(s.pool, "x",
+                           {.timing = {.ttl = 1s}, .replication = {.replicas = 1, .timeout = 1s}}),
                  invalid_argument);
     EXPECT_THROW(fair_lock(s.pool, "x", {.watchdog = true, .max_extensions = 0}), invalid_argument);
     connection_pool tiny(s.server.endpoint(), {.max_size = 1});
@@ -290,7 +293,8 @@ TEST(FairLock, BadInputIsATypedErrorAndOddNamesStayExact) {
 
     // Glob characters and binary bytes: exact names, exact channels.
     const std::string odd("a*b?[c]\\d\x01\xff", 11);
-    fair_lock a(s.pool, odd, {.ttl = 30s}), b(s.pool, "a*b?[c]\\d"), w(s.pool, odd, {.ttl = 30s});
+    fair_lock a(s.pool, odd, {.timing = {.ttl = 30s}}), b(s.pool, "a*b?[c]\\d"),
+        w(s.pool, odd, {.timing = {.ttl = 30s}});
     ASSERT_TRUE(a.acquire(0ms));
     EXPECT_TRUE(b.try_lock());  // a different resource, not matched as a pattern
     b.unlock();
@@ -305,10 +309,10 @@ TEST(FairLock, BadInputIsATypedErrorAndOddNamesStayExact) {
 
 TEST(FairLock, DestructorReleasesAndHandsOver) {
     one_server s;
-    fair_lock w(s.pool, "raii", {.ttl = 30s});
+    fair_lock w(s.pool, "raii", {.timing = {.ttl = 30s}});
     std::future<std::optional<lock_acquisition>> got;
     {
-        fair_lock a(s.pool, "raii", {.ttl = 30s});
+        fair_lock a(s.pool, "raii", {.timing = {.ttl = 30s}});
         ASSERT_TRUE(a.acquire(0ms));
         got = std::async(std::launch::async, [&] { return w.acquire(10s); });
         ASSERT_TRUE(eventually([&] { return queue_of(s.server, w).size() == 1; }));
@@ -321,7 +325,7 @@ TEST(FairLock, DestructorReleasesAndHandsOver) {
 
 TEST(FairLock, WithReplicasAnUnacknowledgedAcquisitionIsGivenBackAndItsWaiterKeepsItsTurn) {
     redcoord::testing::master_and_replica s;
-    fair_lock_options o{.ttl = 10s, .replicas = 1, .replica_timeout = 100ms};
+    fair_lock_options o{.timing = {.ttl = 10s}, .replication = {.replicas = 1, .timeout = 100ms}};
     fair_lock a(s.pool, "rep", o), b(s.pool, "rep", o);
     ASSERT_TRUE(a.acquire(0ms));
     EXPECT_TRUE(a.extend());  // acknowledged by the replica
@@ -342,14 +346,14 @@ TEST(FairLock, WithReplicasAnUnacknowledgedAcquisitionIsGivenBackAndItsWaiterKee
 
 TEST(FairLock, AWaiterStalledPastItsLeaseLosesItsPlaceAndQueuesAgain) {
     one_server s;
-    fair_lock holder(s.pool, "lapse", {.ttl = 30s});
+    fair_lock holder(s.pool, "lapse", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(holder.acquire(0ms));
     const std::string queue = holder.key() + ":queue";
     redcoord::testing::process stalled(std::vector<std::string>{
         FAIR_CHILD_PATH, s.server.url(), "lapse", "stalled", "600", "0", "10000"});
     ASSERT_TRUE(eventually([&] { return s.server.command({"LLEN", queue}).integer() == 1; }));
     const auto stalled_id = s.server.command({"LINDEX", queue, "0"}).text();
-    fair_lock live(s.pool, "lapse", {.ttl = 30s, .waiter_lease = 5s});
+    fair_lock live(s.pool, "lapse", {.timing = {.ttl = 30s}, .waiter_lease = 5s});
     auto b = std::async(std::launch::async, [&] {
         if (!live.acquire(10s)) return false;
         (void)s.pool.command({"RPUSH", "order:lapse", "live"});

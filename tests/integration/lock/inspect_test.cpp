@@ -32,7 +32,7 @@ TEST(InspectLock, FreeResourceShowsNothingHeld) {
 TEST(InspectLock, HeldLockShowsFingerprintTtlAndFencingCounter) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock l(pool, "jobs", {.ttl = 10s});
+    distributed_lock l(pool, "jobs", {.timing = {.ttl = 10s}});
     auto got = l.acquire(1s);
     ASSERT_TRUE(got);
     const auto v = inspect_lock(pool, "jobs");
@@ -57,9 +57,9 @@ TEST(InspectLock, HeldLockShowsFingerprintTtlAndFencingCounter) {
 TEST(InspectLock, WaitingContenderShowsTheReleaseNotice) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock holder(pool, "contended", {.ttl = 10s});
+    distributed_lock holder(pool, "contended", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(holder.try_lock());
-    distributed_lock waiter(pool, "contended", {.ttl = 10s});
+    distributed_lock waiter(pool, "contended", {.timing = {.ttl = 10s}});
     auto waiting = std::async(std::launch::async, [&] { return waiter.acquire(5s).has_value(); });
     EXPECT_TRUE(redcoord::testing::eventually(
         [&] { return inspect_lock(pool, "contended").release_notice; }, 3s));
@@ -78,12 +78,13 @@ TEST(InspectLock, WaitingContenderShowsTheReleaseNotice) {
 TEST(InspectLock, FairLockQueueListsWaitersInOrder) {
     local_server s;
     connection_pool pool(s.endpoint());
-    fair_lock holder(pool, "fifo", {.ttl = 10s});
+    fair_lock holder(pool, "fifo", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(holder.try_lock());
     std::vector<std::unique_ptr<fair_lock>> waiters;
     std::vector<std::future<bool>> waits;
     for (int i = 0; i < 3; ++i) {
-        waiters.push_back(std::make_unique<fair_lock>(pool, "fifo", fair_lock_options{.ttl = 10s}));
+        waiters.push_back(
+            std::make_unique<fair_lock>(pool, "fifo", fair_lock_options{.timing = {.ttl = 10s}}));
         auto* w = waiters.back().get();
         waits.push_back(std::async(std::launch::async, [w] {
             if (!w->acquire(10s)) return false;
@@ -107,7 +108,7 @@ TEST(InspectLock, FairLockQueueListsWaitersInOrder) {
 TEST(InspectLock, RedlockShowsTheHolderOnEveryMaster) {
     local_server a, b, c;
     connection_pool pa(a.endpoint()), pb(b.endpoint()), pc(c.endpoint());
-    redlock l({&pa, &pb, &pc}, "across", {.ttl = 10s});
+    redlock l({&pa, &pb, &pc}, "across", {.timing = {.ttl = 10s}});
     auto got = l.acquire(1s);
     ASSERT_TRUE(got);
     std::size_t holding = 0;
@@ -143,7 +144,7 @@ TEST(InspectLock, ShowsTheHoldersLabelForEveryLockKind) {
     local_server s1, s2, s3;
     connection_pool p1(s1.endpoint()), p2(s2.endpoint()), p3(s3.endpoint());
     {
-        distributed_lock l(p1, "labelled", {.ttl = 10s, .label = "billing-worker-7"});
+        distributed_lock l(p1, "labelled", {.timing = {.ttl = 10s}, .label = "billing-worker-7"});
         auto got = l.acquire(1s);
         ASSERT_TRUE(got);
         const auto v = inspect_lock(p1, "labelled");
@@ -152,24 +153,24 @@ TEST(InspectLock, ShowsTheHoldersLabelForEveryLockKind) {
         EXPECT_EQ(v.label.find(got->token.substr(0, 8)), std::string::npos);
     }
     {
-        distributed_lock l(p1, "by-default", {.ttl = 10s});
+        distributed_lock l(p1, "by-default", {.timing = {.ttl = 10s}});
         ASSERT_TRUE(l.acquire(1s));
         EXPECT_EQ(inspect_lock(p1, "by-default").label, default_holder_label());
     }
     {
-        distributed_lock l(p1, "unlabelled", {.ttl = 10s, .label = ""});
+        distributed_lock l(p1, "unlabelled", {.timing = {.ttl = 10s}, .label = ""});
         ASSERT_TRUE(l.acquire(1s));
         const auto v = inspect_lock(p1, "unlabelled");
         EXPECT_TRUE(v.held);
         EXPECT_EQ(v.label, "");
     }
     {
-        fair_lock l(p1, "fair-labelled", {.ttl = 10s, .label = "fair one"});
+        fair_lock l(p1, "fair-labelled", {.timing = {.ttl = 10s}, .label = "fair one"});
         ASSERT_TRUE(l.acquire(1s));
         EXPECT_EQ(inspect_lock(p1, "fair-labelled").label, "fair one");
     }
     {
-        redlock l({&p1, &p2, &p3}, "red-labelled", {.ttl = 10s, .label = "red one"});
+        redlock l({&p1, &p2, &p3}, "red-labelled", {.timing = {.ttl = 10s}, .label = "red one"});
         ASSERT_TRUE(l.acquire(1s));
         for (auto* p : {&p1, &p2, &p3})
             EXPECT_EQ(inspect_lock(*p, "red-labelled").label, "red one");

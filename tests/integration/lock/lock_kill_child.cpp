@@ -38,15 +38,15 @@ int main(int argc, char** argv) {
         }
     };
     if (kind == "single") {
-        redcoord::distributed_lock l(*nodes.front(), resource, {.ttl = 30s});
+        redcoord::distributed_lock l(*nodes.front(), resource, {.timing = {.ttl = 30s}});
         loop(l);
         std::raise(SIGKILL);
     } else if (kind == "redlock") {
-        redcoord::redlock l(nodes, resource, {.ttl = 30s});
+        redcoord::redlock l(nodes, resource, {.timing = {.ttl = 30s}});
         loop(l);
         std::raise(SIGKILL);
     } else if (kind == "fair") {
-        redcoord::fair_lock l(*nodes.front(), resource, {.ttl = 30s});
+        redcoord::fair_lock l(*nodes.front(), resource, {.timing = {.ttl = 30s}});
         loop(l);
         std::raise(SIGKILL);
     }

@@ -50,7 +50,7 @@ TEST(LockMetrics, LostLockIsCountedAndLogged) {
     metrics_test::observed_runtime o;
     redcoord::connection_pool pool(server.endpoint(), {}, o.rt);
     redcoord::lock_options opts;
-    opts.ttl = 600ms;
+    opts.timing.ttl = 600ms;
     opts.watchdog = true;
     redcoord::distributed_lock lock(pool, "m-lost", opts);
     ASSERT_TRUE(lock.acquire(1s));

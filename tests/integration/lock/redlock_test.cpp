@@ -42,7 +42,7 @@ struct five {
 
 TEST(Redlock, SameKeyAndTokenOnEveryNodeAndReleaseClearsAll) {
     five f;
-    redlock a(f.nodes, "res", {.ttl = 10s});
+    redlock a(f.nodes, "res", {.timing = {.ttl = 10s}});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     // 40 random hex digits, then the holder label (this process's <host>:<pid> by default).
@@ -57,7 +57,7 @@ TEST(Redlock, SameKeyAndTokenOnEveryNodeAndReleaseClearsAll) {
         auto pttl = s->command({"PTTL", a.key()}).integer();
         EXPECT_GT(pttl, 9000);
     }
-    redlock b(f.nodes, "res", {.ttl = 10s});
+    redlock b(f.nodes, "res", {.timing = {.ttl = 10s}});
     EXPECT_FALSE(b.try_lock());
     // The loser unlocked what it got (nothing here) and left the holder's keys alone.
     EXPECT_EQ(f.holding(a.key(), got->token), 5);
@@ -120,8 +120,8 @@ TEST(Redlock, FencingTokensIncreaseAcrossHolders) {
 
 TEST(Redlock, WaiterWakesOnReleaseWithoutPolling) {
     five f;
-    redlock holder(f.nodes, "wake", {.ttl = 30s});
-    redlock waiter(f.nodes, "wake", {.ttl = 30s});
+    redlock holder(f.nodes, "wake", {.timing = {.ttl = 30s}});
+    redlock waiter(f.nodes, "wake", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(holder.acquire(0ms));
     std::int64_t before = 0;
     for (auto& s : f.servers) before += s->command_calls("eval");
@@ -142,7 +142,7 @@ TEST(Redlock, WaiterWakesOnReleaseWithoutPolling) {
 
 TEST(Redlock, ExtendNeedsAMajorityAndFailsAfterExpiry) {
     five f;
-    redlock a(f.nodes, "ext", {.ttl = 300ms, .max_extensions = 5});
+    redlock a(f.nodes, "ext", {.timing = {.ttl = 300ms}, .max_extensions = 5});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     EXPECT_TRUE(a.extend(5s));
@@ -159,7 +159,7 @@ TEST(Redlock, ExtendNeedsAMajorityAndFailsAfterExpiry) {
     EXPECT_FALSE(a.release());  // 3 of 5 no longer ours: false, the thief's keys stay
     for (int i = 0; i < 3; ++i) EXPECT_EQ(f.servers[i]->command({"GET", a.key()}).text(), "thief");
 
-    redlock b(f.nodes, "ext2", {.ttl = 200ms});
+    redlock b(f.nodes, "ext2", {.timing = {.ttl = 200ms}});
     ASSERT_TRUE(b.acquire(0ms));
     std::this_thread::sleep_for(300ms);
     EXPECT_FALSE(b.extend());  // validity passed: no extension, even if keys were there
@@ -168,8 +168,8 @@ TEST(Redlock, ExtendNeedsAMajorityAndFailsAfterExpiry) {
 
 TEST(Redlock, WatchdogKeepsTheLockAcrossTenTtls) {
     five f;
-    redlock a(f.nodes, "dog", {.ttl = 300ms, .watchdog = true, .max_extensions = 1000});
-    redlock b(f.nodes, "dog", {.ttl = 300ms});
+    redlock a(f.nodes, "dog", {.timing = {.ttl = 300ms}, .watchdog = true, .max_extensions = 1000});
+    redlock b(f.nodes, "dog", {.timing = {.ttl = 300ms}});
     ASSERT_TRUE(a.acquire(0ms));
     const auto until = std::chrono::steady_clock::now() + 3s;
     while (std::chrono::steady_clock::now() < until) {

@@ -22,9 +22,9 @@ namespace {
 
 lock_options with_replicas(std::size_t n) {
     lock_options o;
-    o.ttl = 10s;
-    o.replicas = n;
-    o.replica_timeout = 100ms;
+    o.timing.ttl = 10s;
+    o.replication.replicas = n;
+    o.replication.timeout = 100ms;
     return o;
 }
 
@@ -44,13 +44,13 @@ TEST(ReplicatedLock, OptionsAreValidated) {
     local_server s;
     connection_pool pool(s.endpoint());
     auto o = with_replicas(1);
-    o.replica_timeout = 0ms;
+    o.replication.timeout = 0ms;
     EXPECT_THROW(distributed_lock(pool, "r", o), invalid_argument);
-    o.replica_timeout = -5ms;
+    o.replication.timeout = -5ms;
     EXPECT_THROW(distributed_lock(pool, "r", o), invalid_argument);
-    o.replica_timeout = o.ttl;
+    o.replication.timeout = o.timing.ttl;
     EXPECT_THROW(distributed_lock(pool, "r", o), invalid_argument);
-    o.replicas = 0;  // ignored without replicas
+    o.replication.replicas = 0;  // ignored without replicas
     EXPECT_NO_THROW(distributed_lock(pool, "r", o));
 }
 
@@ -87,7 +87,7 @@ TEST(ReplicatedLock, PausedReplicaMeansNotAcquiredAndNoKeyLeft) {
     EXPECT_EQ(s.master.command({"EXISTS", l.key()}).integer(), 0);
 
     // A lock without the option is unaffected by the paused replica.
-    distributed_lock plain(s.pool, "other", {.ttl = 10s});
+    distributed_lock plain(s.pool, "other", {.timing = {.ttl = 10s}});
     EXPECT_TRUE(plain.try_lock());
     plain.unlock();
 
@@ -115,7 +115,7 @@ TEST(ReplicatedLock, ReplicaResumingDuringAWaitLetsTheWaiterIn) {
 // Not an assertion: prints what replicas = 1 costs per acquire + release on loopback.
 TEST(ReplicatedLock, ReportsTheCostOfWaitingForOneReplica) {
     master_and_replica s;
-    distributed_lock plain(s.pool, "plain", {.ttl = 10s});
+    distributed_lock plain(s.pool, "plain", {.timing = {.ttl = 10s}});
     distributed_lock waited(s.pool, "waited", with_replicas(1));
     (void)mean_cycle_us(plain, 50);  // warm up connections and script caches
     (void)mean_cycle_us(waited, 50);

@@ -51,10 +51,10 @@ void expect_waits_for_release(Holder& holder, std::chrono::milliseconds patience
 // returned normally, so a lock_guard ran its critical section without the lock.
 TEST(Redlock, C1_LockIgnoresRetryCount) {
     nodes n(3);
-    redlock holder(n.ptrs, "c1", {.ttl = 10s});
+    redlock holder(n.ptrs, "c1", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(holder.try_lock());
 
-    redlock r(n.ptrs, "c1", {.ttl = 10s, .retry_count = 1, .retry_delay = 1ms});
+    redlock r(n.ptrs, "c1", {.timing = {.ttl = 10s}, .retry_count = 1, .retry_delay = 1ms});
     expect_waits_for_release(holder, 600ms, [&] {
         std::lock_guard g(r);
         return r.held();
@@ -66,9 +66,9 @@ TEST(Redlock, C1_LockIgnoresRetryCount) {
 TEST(DistributedLock, C1_LockNeverReturnsWithoutTheLock) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock holder(pool, "c1", {.ttl = 10s});
+    distributed_lock holder(pool, "c1", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(holder.try_lock());
-    distributed_lock l(pool, "c1", {.ttl = 10s});
+    distributed_lock l(pool, "c1", {.timing = {.ttl = 10s}});
     EXPECT_FALSE(l.try_lock_for(50ms));
     expect_waits_for_release(holder, 300ms, [&] {
         std::unique_lock g(l);
@@ -81,7 +81,7 @@ TEST(DistributedLock, C1_LockNeverReturnsWithoutTheLock) {
 TEST(DistributedLock, C1_LockRidesThroughATransientOutage) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock l(pool, "c1-outage", {.ttl = 10s});
+    distributed_lock l(pool, "c1-outage", {.timing = {.ttl = 10s}});
     s.kill();
     auto entered = std::async(std::launch::async, [&] {
         l.lock();
@@ -100,8 +100,8 @@ TEST(DistributedLock, M1_SpentBudgetReportsLossBeforeExpiry) {
     local_server s;
     connection_pool pool(s.endpoint());
     lock_options o;
-    o.ttl = 300ms;
-    o.drift_factor = 0.2;  // 62 ms between the local validity and the key's expiry
+    o.timing.ttl = 300ms;
+    o.timing.drift_factor = 0.2;  // 62 ms between the local validity and the key's expiry
     o.watchdog = true;
     o.max_extensions = 2;
     distributed_lock l(pool, "m1", o);
@@ -120,8 +120,8 @@ TEST(DistributedLock, M1_SpentBudgetReportsLossBeforeExpiry) {
 TEST(Redlock, M1_SpentBudgetReportsLossBeforeExpiry) {
     nodes n(3);
     redlock_options o;
-    o.ttl = 300ms;
-    o.drift_factor = 0.2;
+    o.timing.ttl = 300ms;
+    o.timing.drift_factor = 0.2;
     o.watchdog = true;
     o.max_extensions = 2;
     redlock l(n.ptrs, "m1", o);
@@ -140,7 +140,7 @@ TEST(Redlock, M1_SpentBudgetReportsLossBeforeExpiry) {
 TEST(DistributedLock, M1_ValidityPassingWithoutExtensionIsReported) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock l(pool, "m1-plain", {.ttl = 200ms});
+    distributed_lock l(pool, "m1-plain", {.timing = {.ttl = 200ms}});
     std::promise<void> lost;
     const auto lost_slot = l.on_lost([&](const std::string&) { lost.set_value(); });
     ASSERT_TRUE(l.try_lock());
@@ -157,8 +157,8 @@ TEST(DistributedLock, M1_DefaultBudgetIsUnbounded) {
     lock_options o;
     // Extends every 20 ms: 150 extensions in 3 s, more than the old default of 100. (A 30 ms
     // TTL left 20 ms of slack per extension, which a TLS run on a loaded machine overran.)
-    o.ttl = 60ms;
-    o.drift_factor = 0;
+    o.timing.ttl = 60ms;
+    o.timing.drift_factor = 0;
     o.watchdog = true;
     distributed_lock l(pool, "m1-long", o);
     std::atomic<int> losses{0};
@@ -175,9 +175,9 @@ TEST(DistributedLock, M1_DefaultBudgetIsUnbounded) {
 TEST(ReplicatedLock, M2_UnacknowledgedExtensionKeepsTheOldValidity) {
     master_and_replica s;
     lock_options o;
-    o.ttl = 2s;
-    o.replicas = 1;
-    o.replica_timeout = 100ms;
+    o.timing.ttl = 2s;
+    o.replication.replicas = 1;
+    o.replication.timeout = 100ms;
     distributed_lock l(s.pool, "m2", o);
     ASSERT_TRUE(l.try_lock());
     const auto before = l.current()->valid_until;
@@ -195,8 +195,9 @@ TEST(ReplicatedLock, M2_UnacknowledgedExtensionKeepsTheOldValidity) {
 // thread's wait was read after the gate was left, racing the other thread's round (TSan).
 TEST(Redlock, M4_SharedObjectWithSlowNodesHasNoRace) {
     nodes n(3);
-    redlock r(n.ptrs, "m4",
-              {.ttl = 5s, .node_timeout = 20ms, .retry_delay = 1ms, .retry_jitter = 1ms});
+    redlock r(
+        n.ptrs, "m4",
+        {.timing = {.ttl = 5s, .retry_jitter = 1ms}, .node_timeout = 20ms, .retry_delay = 1ms});
     n.servers[0]->pause();
     n.servers[1]->pause();
     std::atomic<int> unreachable{0};
@@ -228,7 +229,7 @@ TEST(Redlock, M5_PoolExhaustionIsNotQuorumUnreachable) {
     std::vector<std::thread> ts;
     for (int i = 0; i < 6; ++i)
         ts.emplace_back([&] {
-            redlock r(n.ptrs, "m5", {.ttl = 5s});
+            redlock r(n.ptrs, "m5", {.timing = {.ttl = 5s}});
             for (int k = 0; k < 4; ++k) {
                 try {
                     std::lock_guard g(r);
@@ -254,7 +255,7 @@ TEST(Redlock, M5_BusyPoolsDoNotLoseAHeldLock) {
     po.borrow_timeout = 2s;
     nodes n(3, po);
     redlock_options o;
-    o.ttl = 600ms;
+    o.timing.ttl = 600ms;
     o.watchdog = true;
     redlock l(n.ptrs, "m5-held", o);
     ASSERT_TRUE(l.try_lock());
@@ -292,7 +293,7 @@ TEST(DistributedLock, m4_LostAcquireReplyGivesTheKeyBack) {
     ep.command_timeout = 100ms;
     connection_pool pool(ep);
     (void)pool.command({"PING"});  // connected before the server stalls
-    distributed_lock l(pool, "m4", {.ttl = 30s});
+    distributed_lock l(pool, "m4", {.timing = {.ttl = 30s}});
     // The server runs the acquire but answers late: a DEBUG SLEEP queued just before.
     std::thread sleeper([&] { (void)s.command({"DEBUG", "SLEEP", "0.3"}); });
     std::this_thread::sleep_for(50ms);
@@ -311,7 +312,7 @@ TEST(DistributedLock, m10_LostShorterExtensionShortensTheValidity) {
     endpoint ep = s.endpoint();
     ep.command_timeout = 100ms;
     connection_pool pool(ep);
-    distributed_lock l(pool, "m10", {.ttl = 30s});
+    distributed_lock l(pool, "m10", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(l.try_lock());
     std::thread sleeper([&] { (void)s.command({"DEBUG", "SLEEP", "0.3"}); });
     std::this_thread::sleep_for(50ms);
@@ -327,7 +328,7 @@ TEST(DistributedLock, m11_TimedTryLockHonoursItsDeadline) {
     local_server s;
     connection_pool pool(s.endpoint());
     (void)pool.command({"PING"});
-    distributed_lock l(pool, "m11", {.ttl = 10s});
+    distributed_lock l(pool, "m11", {.timing = {.ttl = 10s}});
     s.pause();
     const auto t0 = clock_type::now();
     try {
@@ -345,9 +346,9 @@ TEST(DistributedLock, m11_TimedTryLockHonoursItsDeadline) {
 TEST(DistributedLock, m11_TimedWaitEndingOnAStalledServerReturnsFalse) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock holder(pool, "m11b", {.ttl = 10s});
+    distributed_lock holder(pool, "m11b", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(holder.try_lock());
-    distributed_lock l(pool, "m11b", {.ttl = 10s});
+    distributed_lock l(pool, "m11b", {.timing = {.ttl = 10s}});
     std::thread staller([&] {
         std::this_thread::sleep_for(150ms);
         (void)s.command({"CLIENT", "PAUSE", "300", "ALL"});  // spans the wait's deadline
@@ -363,7 +364,7 @@ TEST(DistributedLock, m11_TimedWaitEndingOnAStalledServerReturnsFalse) {
 // m6: redlock::release() reaches every node, also one whose connection had to be made anew.
 TEST(Redlock, m6_ReleaseReachesEveryNode) {
     nodes n(5);
-    redlock r(n.ptrs, "m6", {.ttl = 30s});
+    redlock r(n.ptrs, "m6", {.timing = {.ttl = 30s}});
     ASSERT_TRUE(r.try_lock());
     std::this_thread::sleep_for(50ms);
     // Drop the idle connections of two nodes, so their release needs a connect.
@@ -381,7 +382,7 @@ TEST(DistributedLock, Hygiene_NoKeyWithoutTtlAndTokensIncreaseAcrossExpiry) {
     constexpr int n = 10000;
     std::vector<std::uint64_t> first(n);
     for (int i = 0; i < n; ++i) {
-        distributed_lock l(pool, "order-" + std::to_string(i), {.ttl = 200ms});
+        distributed_lock l(pool, "order-" + std::to_string(i), {.timing = {.ttl = 200ms}});
         ASSERT_TRUE(l.try_lock());
         first[i] = l.fencing_token();
         l.unlock();
@@ -389,7 +390,7 @@ TEST(DistributedLock, Hygiene_NoKeyWithoutTtlAndTokensIncreaseAcrossExpiry) {
     EXPECT_EQ(s.keys_without_ttl(), std::vector<std::string>{});
     std::this_thread::sleep_for(400ms);  // every counter key expires
     for (int i = 0; i < n; i += 97) {
-        distributed_lock l(pool, "order-" + std::to_string(i), {.ttl = 200ms});
+        distributed_lock l(pool, "order-" + std::to_string(i), {.timing = {.ttl = 200ms}});
         // Gone (EXISTS expires it on access; DBSIZE may still count keys the server has not
         // reclaimed yet).
         ASSERT_EQ(s.command({"EXISTS", l.key() + ":fence"}).integer(), 0);
@@ -404,7 +405,7 @@ TEST(Redlock, Hygiene_NoKeyWithoutTtlAndTokensIncreaseAcrossExpiry) {
     nodes n(3);
     std::vector<std::uint64_t> first(200);
     for (int i = 0; i < 200; ++i) {
-        redlock l(n.ptrs, "order-" + std::to_string(i), {.ttl = 200ms});
+        redlock l(n.ptrs, "order-" + std::to_string(i), {.timing = {.ttl = 200ms}});
         ASSERT_TRUE(l.try_lock());
         first[i] = l.fencing_token();
         ASSERT_TRUE(l.release());
@@ -412,7 +413,7 @@ TEST(Redlock, Hygiene_NoKeyWithoutTtlAndTokensIncreaseAcrossExpiry) {
     for (auto& s : n.servers) EXPECT_EQ(s->keys_without_ttl(), std::vector<std::string>{});
     std::this_thread::sleep_for(400ms);
     for (int i = 0; i < 200; i += 7) {
-        redlock l(n.ptrs, "order-" + std::to_string(i), {.ttl = 200ms});
+        redlock l(n.ptrs, "order-" + std::to_string(i), {.timing = {.ttl = 200ms}});
         ASSERT_TRUE(l.try_lock());
         EXPECT_GT(l.fencing_token(), first[i]);
         l.unlock();
@@ -423,9 +424,9 @@ TEST(Redlock, Hygiene_NoKeyWithoutTtlAndTokensIncreaseAcrossExpiry) {
 TEST(DistributedLock, C8_MaxWaitBlocksUntilReleased) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock holder(pool, "c8", {.ttl = 10s});
+    distributed_lock holder(pool, "c8", {.timing = {.ttl = 10s}});
     ASSERT_TRUE(holder.try_lock());
-    distributed_lock l(pool, "c8", {.ttl = 10s});
+    distributed_lock l(pool, "c8", {.timing = {.ttl = 10s}});
     expect_waits_for_release(holder, 300ms,
                              [&] { return l.try_lock_for(std::chrono::milliseconds::max()); });
     l.unlock();

@@ -2,6 +2,7 @@
 // F4, and the log sink and metrics backend of F2's last paragraph): user code and blocking work
 // on the shared timer thread cost another lock its watchdog. Each test failed before its fix.
 
+#include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/log.hpp>
 #include <redcoord/core/metrics.hpp>
@@ -35,13 +36,13 @@ namespace {
 void expect_watchdog_holds(connection_pool& pool, const local_server& srv, const std::string& name,
                            const std::function<void()>& disturb,
                            std::chrono::milliseconds run_for) {
-    distributed_lock victim(pool, name, {.ttl = 900ms, .watchdog = true});
+    distributed_lock victim(pool, name, {.timing = {.ttl = 900ms}, .watchdog = true});
     std::atomic<bool> victim_told{false};
     auto told = victim.on_lost([&](const std::string&) { victim_told = true; });
     ASSERT_TRUE(victim.try_lock());
 
     connection_pool other_pool(srv.endpoint(), {}, runtime::create());
-    distributed_lock observer(other_pool, name, {.ttl = 5s});
+    distributed_lock observer(other_pool, name, {.timing = {.ttl = 5s}});
 
     disturb();
     const auto start = clock_type::now();
@@ -74,7 +75,7 @@ TEST(RuntimeIsolation, F2_ASlowOnLostSlotNeverStarvesAnotherLocksWatchdog) {
     auto rt = runtime::create();
     connection_pool pool(srv.endpoint(), {}, rt);
     std::atomic<bool> slot_started{false}, slot_done{false};
-    distributed_lock slow(pool, "f2-slow", {.ttl = 200ms});
+    distributed_lock slow(pool, "f2-slow", {.timing = {.ttl = 200ms}});
     auto conn = slow.on_lost([&](const std::string&) {
         slot_started = true;
         std::this_thread::sleep_for(3s);  // the user's cleanup, slow
@@ -93,8 +94,8 @@ TEST(RuntimeIsolation, F2_ASlowOnLostSlotNeverDelaysAnotherLocksNotice) {
     auto rt = runtime::create();
     connection_pool pool(srv.endpoint(), {}, rt);
     std::atomic<bool> slow_running{false}, slow_done{false}, other_told{false};
-    distributed_lock slow(pool, "f2-notice-slow", {.ttl = 150ms});
-    distributed_lock other(pool, "f2-notice-other", {.ttl = 600ms});
+    distributed_lock slow(pool, "f2-notice-slow", {.timing = {.ttl = 150ms}});
+    distributed_lock other(pool, "f2-notice-other", {.timing = {.ttl = 600ms}});
     auto c1 = slow.on_lost([&](const std::string&) {
         slow_running = true;
         std::this_thread::sleep_for(4s);
@@ -161,7 +162,7 @@ TEST(RuntimeIsolation, F2_ASlowLogSinkNeverDelaysAWatchdog) {
     auto sink = std::make_shared<slow_sink>(3s);
     rt->set_log_sink(sink);
     connection_pool pool(srv.endpoint(), {}, rt);
-    distributed_lock doomed(pool, "f2-sink-doomed", {.ttl = 600ms, .watchdog = true});
+    distributed_lock doomed(pool, "f2-sink-doomed", {.timing = {.ttl = 600ms}, .watchdog = true});
     expect_watchdog_holds(
         pool, srv, "f2-sink-victim", [&] { lose_by_deletion(doomed, srv, "f2-sink-doomed"); }, 3s);
     EXPECT_TRUE(doomed.lost());
@@ -174,7 +175,8 @@ TEST(RuntimeIsolation, F2_ASlowMetricsBackendNeverDelaysAWatchdog) {
     auto backend = std::make_shared<slow_backend>();
     rt->set_metrics(backend);
     connection_pool pool(srv.endpoint(), {}, rt);
-    distributed_lock doomed(pool, "f2-metrics-doomed", {.ttl = 600ms, .watchdog = true});
+    distributed_lock doomed(pool, "f2-metrics-doomed",
+                            {.timing = {.ttl = 600ms}, .watchdog = true});
     expect_watchdog_holds(
         pool, srv, "f2-metrics-victim", [&] { lose_by_deletion(doomed, srv, "f2-metrics-doomed"); },
         3s);
@@ -195,7 +197,7 @@ TEST(RuntimeIsolation, F4_TryLockForAStalledServerReturnsNearItsBudget) {
             (void)warm.back()->command({"PING"});
         }
     }
-    distributed_lock l(pool, "f4", {.ttl = 5s});
+    distributed_lock l(pool, "f4", {.timing = {.ttl = 5s}});
     srv.pause();
     for (int i = 0; i < 3; ++i) {
         const auto t0 = clock_type::now();
@@ -236,8 +238,9 @@ TEST(RuntimeIsolation, F1_AStalledServerOfOneObjectNeverCostsAHealthyLockItsWatc
     connection_pool pool(healthy.endpoint(), {}, rt);
     connection_pool stalled_pool(stalled.endpoint(), {}, rt);
     // Two objects on the stalled server, so two ticks block at once.
-    distributed_lock s1(stalled_pool, "f1-stalled-1", {.ttl = 900ms, .watchdog = true});
-    distributed_lock s2(stalled_pool, "f1-stalled-2", {.ttl = 1200ms, .watchdog = true});
+    distributed_lock s1(stalled_pool, "f1-stalled-1", {.timing = {.ttl = 900ms}, .watchdog = true});
+    distributed_lock s2(stalled_pool, "f1-stalled-2",
+                        {.timing = {.ttl = 1200ms}, .watchdog = true});
     expect_watchdog_holds(
         pool, healthy, "f1-victim",
         [&] {
@@ -256,10 +259,10 @@ TEST(RuntimeIsolation, F5_AHeldBackReleaseIsSentOnTimeWhileAnotherObjectsServerS
     auto rt = runtime::create();
     connection_pool pool(healthy.endpoint(), {}, rt);
     connection_pool stalled_pool(stalled.endpoint(), {}, rt);
-    distributed_lock s1(stalled_pool, "f5-stalled", {.ttl = 900ms, .watchdog = true});
+    distributed_lock s1(stalled_pool, "f5-stalled", {.timing = {.ttl = 900ms}, .watchdog = true});
     hold_then_stall(s1, stalled);
     std::this_thread::sleep_for(400ms);  // its first extension is under way, blocked
-    distributed_lock hot(pool, "f5-hot", {.ttl = 10s, .defer_release = true});
+    distributed_lock hot(pool, "f5-hot", {.timing = {.ttl = 10s}, .defer_release = true});
     for (int i = 0; i < 50; ++i) {
         hot.lock();
         hot.unlock();
@@ -274,5 +277,41 @@ TEST(RuntimeIsolation, F5_AHeldBackReleaseIsSentOnTimeWhileAnotherObjectsServerS
     // machine, and the blocked tick takes 2 s.
     EXPECT_LT(gone_after, 300ms) << "the key of f5-hot was gone " << gone_after.count()
                                  << " ms after the last unlock() returned";
+    stalled.resume();
+}
+
+// F11: replica discovery against a stalled master (a connect and ROLE, each up to its
+// discovery_timeout) ran on the callback thread, so every object's callbacks (an elector's
+// revoked, a lock's on_lost) waited behind it. It was fixed with the tick lanes (discovery runs
+// in its own timer's lane) before this test was written, so it guards the property rather than
+// having failed first: as drivers move onto the event loop, a discovery that blocked the I/O
+// thread or any shared thread would hold up this loss notice or this watchdog.
+TEST(RuntimeIsolation, F11_ReplicaDiscoveryOfAStalledMasterDelaysNoCallbackOrWatchdog) {
+    local_server healthy, stalled;
+    auto rt = runtime::create();
+    connection_pool pool(healthy.endpoint(), {}, rt);
+    constexpr auto discovery = 2500ms;
+    detail::pubsub_mux_options mo;
+    mo.replica_refresh = 50ms;  // a new discovery as soon as the last one gave up
+    mo.discovery_timeout = discovery;
+    auto ep = stalled.endpoint();
+    ep.connect_timeout = discovery;
+    ep.command_timeout = discovery;
+    auto mux = std::make_shared<detail::pubsub_mux>(ep, rt, mo);
+    auto listener = mux->listen("f11", {[](const pubsub_message&) {}, {}});
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return mux->connected(); }, 5s));
+    stalled.pause();
+    mux->refresh_replicas();
+
+    std::atomic<bool> told{false};
+    distributed_lock short_lock(pool, "f11-notice", {.timing = {.ttl = 150ms}});
+    auto c = short_lock.on_lost([&](const std::string&) { told = true; });
+    ASSERT_TRUE(short_lock.try_lock());  // not extended: lost about 150 ms from now
+    const auto start = clock_type::now();
+    ASSERT_TRUE(redcoord::testing::eventually([&] { return told.load(); }, 3 * discovery));
+    EXPECT_LT(clock_type::now() - start, discovery)
+        << "the loss notice waited for a replica discovery of the stalled master";
+    expect_watchdog_holds(
+        pool, healthy, "f11-watchdog", [] {}, 3s);
     stalled.resume();
 }

@@ -129,7 +129,7 @@ TEST(Redlock, F3_FencingNeverGoesBackwardsAfterCleanReleases) {
         expect_tokens_increase(
             [&](int) {
                 redlock_options o;
-                o.ttl = ttl;
+                o.timing.ttl = ttl;
                 o.node_timeout = 50ms;
                 o.defer_release = true;
                 locks.push_back(std::make_unique<redlock>(nodes, "f3-" + std::to_string(seed), o));
@@ -148,7 +148,7 @@ TEST(DistributedLock, F3_FencingNeverGoesBackwardsAfterCleanReleases) {
         expect_tokens_increase(
             [&](int) {
                 lock_options o;
-                o.ttl = ttl;
+                o.timing.ttl = ttl;
                 o.defer_release = true;
                 locks.push_back(
                     std::make_unique<distributed_lock>(pool, "f3-" + std::to_string(seed), o));
@@ -167,7 +167,7 @@ TEST(FairLock, F3_FencingNeverGoesBackwardsAfterCleanReleases) {
         expect_tokens_increase(
             [&](int) {
                 fair_lock_options o;
-                o.ttl = ttl;
+                o.timing.ttl = ttl;
                 locks.push_back(std::make_unique<fair_lock>(pool, "f3-" + std::to_string(seed), o));
                 return handle_of(*locks.back());
             },
@@ -209,7 +209,7 @@ TEST(FairLock, F8_LostTryLockReplyGivesTheKeyBack) {
     ep.command_timeout = 100ms;
     connection_pool pool(ep);
     (void)pool.command({"PING"});  // connected before the server stalls
-    fair_lock l(pool, "f8", {.ttl = 30s});
+    fair_lock l(pool, "f8", {.timing = {.ttl = 30s}});
     // The server runs the attempt but answers late: a DEBUG SLEEP queued just before.
     std::thread sleeper([&] { (void)s.command({"DEBUG", "SLEEP", "0.3"}); });
     std::this_thread::sleep_for(50ms);
@@ -226,7 +226,7 @@ TEST(FairLock, F8_LostTryLockReplyGivesTheKeyBack) {
         2s))
         << "the lock key waits for its 30 s TTL, held by nobody; PTTL "
         << s.command({"PTTL", l.key()}).integer() << " ms";
-    fair_lock other(pool, "f8", {.ttl = 30s});
+    fair_lock other(pool, "f8", {.timing = {.ttl = 30s}});
     EXPECT_TRUE(other.try_lock());
     other.unlock();
 }
@@ -253,13 +253,13 @@ void expect_free_soon_after_a_kill(const char* kind, int n, std::vector<const lo
     ASSERT_EQ(*status, 128 + SIGKILL) << "the child did not reach its SIGKILL";
     bool got = false;
     if (std::string(kind) == "redlock") {
-        redlock l(nodes, "f9", {.ttl = 30s});
+        redlock l(nodes, "f9", {.timing = {.ttl = 30s}});
         got = l.acquire(50ms).has_value();
     } else if (std::string(kind) == "fair") {
-        fair_lock l(*nodes.front(), "f9", {.ttl = 30s});
+        fair_lock l(*nodes.front(), "f9", {.timing = {.ttl = 30s}});
         got = l.acquire(50ms).has_value();
     } else {
-        distributed_lock l(*nodes.front(), "f9", {.ttl = 30s});
+        distributed_lock l(*nodes.front(), "f9", {.timing = {.ttl = 30s}});
         got = l.acquire(50ms).has_value();
     }
     EXPECT_TRUE(got) << kind << ", " << n << " x lock()/unlock(): the lock was still held 50 ms "
@@ -339,7 +339,7 @@ TEST(DistributedLock, AWaiterNeverRewritesAForeignHoldersValue) {
     if (s.options().tls)
         GTEST_SKIP() << "the foreign client speaks plain TCP (hiredis without TLS)";
     connection_pool pool(s.endpoint());
-    distributed_lock l(pool, "foreign", {.ttl = 10s});
+    distributed_lock l(pool, "foreign", {.timing = {.ttl = 10s}});
     foreign_client other(s);
     ASSERT_TRUE(other.take(l.key(), "foreigntoken"));
     EXPECT_FALSE(l.acquire(300ms));  // waits, refused: it asks for a release notice
@@ -362,7 +362,7 @@ TEST(Redlock, AWaiterNeverRewritesAForeignHoldersValue) {
         nodes.push_back(pools.back().get());
         others.push_back(std::make_unique<foreign_client>(*s));
     }
-    redlock l(nodes, "foreign", {.ttl = 10s});
+    redlock l(nodes, "foreign", {.timing = {.ttl = 10s}});
     for (auto& o : others) ASSERT_TRUE(o->take(l.key(), "foreigntoken"));
     EXPECT_FALSE(l.acquire(300ms));
     for (std::size_t i = 0; i < others.size(); ++i) {
@@ -378,8 +378,9 @@ TEST(FairLock, AWaiterNeverRewritesAForeignHoldersValue) {
     if (s.options().tls)
         GTEST_SKIP() << "the foreign client speaks plain TCP (hiredis without TLS)";
     connection_pool pool(s.endpoint());
-    fair_lock l(pool, "foreign", {.ttl = 10s});
-    distributed_lock plain(pool, "foreign", {.ttl = 10s});  // the kind that asks for notices
+    fair_lock l(pool, "foreign", {.timing = {.ttl = 10s}});
+    distributed_lock plain(pool, "foreign",
+                           {.timing = {.ttl = 10s}});  // the kind that asks for notices
     foreign_client other(s);
     ASSERT_TRUE(other.take(l.key(), "foreigntoken"));
     EXPECT_FALSE(l.acquire(300ms));
@@ -395,7 +396,8 @@ TEST(FairLock, AWaiterNeverRewritesAForeignHoldersValue) {
 TEST(DistributedLock, AMarkedHoldingKeepsItsExactValue) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock a(pool, "exact", {.ttl = 10s}), b(pool, "exact", {.ttl = 10s});
+    distributed_lock a(pool, "exact", {.timing = {.ttl = 10s}}),
+        b(pool, "exact", {.timing = {.ttl = 10s}});
     auto got = a.acquire(0ms);
     ASSERT_TRUE(got);
     auto waiter = std::thread([&] {
@@ -417,7 +419,7 @@ TEST(DistributedLock, AMarkedHoldingKeepsItsExactValue) {
 TEST(DistributedLock, DetachedReleaseRunsWithoutALaterUserOfItsConnection) {
     local_server s;
     connection_pool pool(s.endpoint());
-    distributed_lock a(pool, "detached", {.ttl = 30s});
+    distributed_lock a(pool, "detached", {.timing = {.ttl = 30s}});
     auto first = pool.borrow();  // leased through the unlock below, returned after it
     a.lock();                    // on a second connection, which learns the scripts
     a.unlock();

@@ -19,7 +19,7 @@ using redcoord::testing::local_server;
 TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
     local_server server;
     connection_pool pool{server.endpoint()};
-    distributed_lock a(pool, "flushed", {.ttl = 30s});
+    distributed_lock a(pool, "flushed", {.timing = {.ttl = 30s}});
     a.lock();
     a.unlock();  // the pooled connection has run the release: from now on it sends EVALSHA
     std::this_thread::sleep_for(5ms);  // not a re-locking loop: the next release is sent at once
@@ -31,7 +31,7 @@ TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
     EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0)
         << "the release never ran: the key waits for its TTL";
     EXPECT_GE(server.command_calls("evalsha"), 1);  // the release really went as EVALSHA
-    distributed_lock b(pool, "flushed", {.ttl = 30s});
+    distributed_lock b(pool, "flushed", {.timing = {.ttl = 30s}});
     EXPECT_TRUE(b.try_lock());
     b.unlock();
 }
@@ -45,7 +45,7 @@ TEST(Redlock, m5_UnlockAfterScriptFlushReleasesEveryNode) {
         nodes.push_back(pools.back().get());
         (void)nodes.back()->command({"PING"});  // warm: the rounds below need no connect
     }
-    redlock a(nodes, "flushed", {.ttl = 30s, .node_timeout = 500ms});
+    redlock a(nodes, "flushed", {.timing = {.ttl = 30s}, .node_timeout = 500ms});
     a.lock();
     a.unlock();
     // The detached release's replies are read by the next users; the pools' connections have
@@ -66,7 +66,7 @@ TEST(DistributedLock, m5_HeldBackReleaseAfterScriptFlushReleases) {
     // The same with a release held back (a re-locking loop) and sent by the flush timer.
     local_server server;
     connection_pool pool{server.endpoint()};
-    distributed_lock a(pool, "flushed", {.ttl = 30s, .defer_release = true});
+    distributed_lock a(pool, "flushed", {.timing = {.ttl = 30s}, .defer_release = true});
     for (int i = 0; i < 3; ++i) {
         a.lock();
         a.unlock();

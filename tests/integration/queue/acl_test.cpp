@@ -153,6 +153,13 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
             });
             continue;
         }
+        if (cmd == "publish" || cmd == "subscribe" || cmd == "unsubscribe") {
+            // Only async_pop's push notices use them: refused, a push still succeeds (its
+            // notice is dropped, the message is in) and the blocking calls never need them;
+            // a pending async_pop then finds messages by its re-check.
+            reliable_scenarios(pool, std::string(default_prefix), cmd);
+            continue;
+        }
         if (cmd == "wait") {
             reliable_queue_options o;
             o.replicas = 1;

@@ -11,12 +11,13 @@
 namespace queue_test {
 
 // A consumer whose lease is long and whose background thread stays out of the way.
-inline redcoord::reliable_queue_options quiet(std::string id) {
+inline redcoord::reliable_queue_options quiet(std::string id, std::uint32_t max_attempts = 5) {
     using namespace std::chrono_literals;
     return {.consumer_id = std::move(id),
             .visibility_timeout = 60s,
             .heartbeat_interval = 30s,
             .recover_interval = 0ms,
+            .max_attempts = max_attempts,
             .recover_on_start = false};
 }
 

@@ -3,6 +3,8 @@
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_server.hpp>
 
+#include "queue_test_util.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,20 +14,10 @@
 
 using namespace redcoord;
 using namespace std::chrono_literals;
+using queue_test::quiet;
 using redcoord::testing::local_server;
 
 namespace {
-
-// A consumer whose background thread will not renew its lease within a test (so a test can
-// make it "die" by deleting its heartbeat key) and never recovers on its own.
-reliable_queue_options quiet(std::string id, std::uint32_t max_attempts = 5) {
-    return {.consumer_id = std::move(id),
-            .visibility_timeout = 60s,
-            .heartbeat_interval = 30s,
-            .recover_interval = 0ms,
-            .max_attempts = max_attempts,
-            .recover_on_start = false};
-}
 
 // Makes `q`'s lease lapse now, as if its process had died.
 void expire(local_server& srv, const reliable_queue& q) {

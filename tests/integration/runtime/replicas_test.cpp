@@ -12,6 +12,9 @@
 #include <chrono>
 #include <thread>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace replicas_test {
+
 using namespace redcoord;
 using namespace std::chrono_literals;
 using redcoord::testing::eventually;
@@ -84,3 +87,5 @@ TEST(PubsubReplicas, FollowingCanBeTurnedOff) {
     EXPECT_TRUE(mux->replicas().empty());
     EXPECT_EQ(numsub(*s.replica, "ch"), 0);
 }
+
+}  // namespace replicas_test

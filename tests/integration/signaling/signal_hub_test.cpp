@@ -63,7 +63,9 @@ protected:
 
 TEST_F(SignalHub, BroadcastWakesAWaiterOnceDespiteTwoLinks) {
     auto w = hub->listen({"jobs"});
-    on_replica("jobs");
+    // Both links must carry the channel before the signal: a master link still subscribing
+    // counts no receiver, and the duplicate to drop never comes.
+    on_both("jobs");
     EXPECT_EQ(hub->broadcast("jobs", "go"), 1u);  // one pub/sub connection on the master
     auto s = w.wait(3000ms);
     ASSERT_TRUE(s);

@@ -15,6 +15,8 @@ TEST(CliExitCodes, ErrorsMapByType) {
     EXPECT_EQ(exit_code_for(redcoord::pool_exhausted("x")), connection);
     EXPECT_EQ(exit_code_for(redcoord::outcome_unknown("x")), connection);
     EXPECT_EQ(exit_code_for(redcoord::invalid_argument("x")), usage);
+    EXPECT_EQ(exit_code_for(redcoord::usage_error("x")), usage);
+    EXPECT_EQ(exit_code_for(redcoord::payload_too_large("x")), usage);
     EXPECT_EQ(exit_code_for(redcoord::reply_error("x")), server);
     EXPECT_EQ(exit_code_for(redcoord::protocol_error("x")), server);
     EXPECT_EQ(exit_code_for(redcoord::error("x")), internal);
@@ -33,4 +35,19 @@ TEST(CliExitCodes, CodesAreDistinctAndListedInHelp) {
     EXPECT_NE(table.find("126/127"), std::string::npos);
     EXPECT_EQ(signal_exit(15), 143);
     EXPECT_EQ(signal_exit(2), 130);
+}
+
+namespace {
+bool is_usage_error(const redcoord::error& e) {
+    return dynamic_cast<const redcoord::usage_error*>(&e) != nullptr;
+}
+}  // namespace
+
+// A caller mistake is a usage_error, whatever its kind, and never a server or I/O error: the
+// CLI maps the whole family to exit status 2.
+TEST(CliExitCodes, UsageErrorsAreOneFamily) {
+    EXPECT_TRUE(is_usage_error(redcoord::invalid_argument("x")));
+    EXPECT_TRUE(is_usage_error(redcoord::payload_too_large("x")));
+    EXPECT_FALSE(is_usage_error(redcoord::reply_error("x")));
+    EXPECT_FALSE(is_usage_error(redcoord::connection_error("x")));
 }

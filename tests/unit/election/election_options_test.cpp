@@ -13,7 +13,7 @@ TEST(ElectionOptions, DefaultsFollowTheTerm) {
     EXPECT_EQ(r.retry_period, 20000ms / 3);
     EXPECT_EQ(r.drift, 202ms);  // term/100 + 2 ms
     EXPECT_FALSE(r.identity.empty());
-    EXPECT_EQ(r.replicas, 0u);
+    EXPECT_EQ(r.replication.replicas, 0u);
     EXPECT_EQ(r.prefix, default_prefix);
 
     election_options o;
@@ -68,8 +68,8 @@ TEST(ElectionOptions, RejectsBadSettings) {
                  invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) { o.drift = -1ms; })), invalid_argument);
     EXPECT_THROW((void)resolve("n", bad([](auto& o) {
-                                   o.replicas = 1;
-                                   o.replica_timeout = 0ms;
+                                   o.replication.replicas = 1;
+                                   o.replication.timeout = 0ms;
                                })),
                  invalid_argument);
     // Edge values that are allowed.
@@ -89,8 +89,8 @@ election_options with(std::chrono::milliseconds term,
     election_options o;
     o.term = term;
     o.retry_period = retry.value_or(std::chrono::milliseconds::zero());
-    o.replicas = replicas;
-    o.replica_timeout = replica_timeout;
+    o.replication.replicas = replicas;
+    o.replication.timeout = replica_timeout;
     return o;
 }
 std::string message_of(const election_options& o) {
@@ -125,7 +125,7 @@ TEST(ElectionOptions, M8_ReplicaTimeoutFitsBeforeTheDeadline) {
         (void)resolve("n", with(1000ms, {}, 1, 400ms)));  // tests/fault/election uses this
     EXPECT_NO_THROW((void)resolve("n", with(300ms, {}, 0, 5000ms)));  // ignored without replicas
     const auto m = message_of(with(1000ms, {}, 1, 700ms));
-    EXPECT_NE(m.find("replica_timeout"), std::string::npos) << m;
+    EXPECT_NE(m.find("replication.timeout"), std::string::npos) << m;
 }
 
 // The term/3 default of a 2 ms term is 0: the error must name the term the user set, not the

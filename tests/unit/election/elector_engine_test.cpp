@@ -322,12 +322,50 @@ TEST_F(ElectorEngine, ResignStepsDownHoldsBackAndClearsTheHolder) {
     eng.resign_done(true);
     EXPECT_EQ(events(), (std::vector<std::string>{"C:-"}));
     EXPECT_EQ(eng.phase(now), elector_phase::resigning);  // the hold
-    EXPECT_EQ(eng.next_round_due(), now + retry);
-    EXPECT_EQ(eng.poll(now + retry - 1ns), elector_command::none);
+    EXPECT_EQ(eng.next_round_due(), now + 2 * retry);
+    EXPECT_EQ(eng.poll(now + 2 * retry - 1ns), elector_command::none);
     // Its own handoff signal (it hears its own channel) does not end the hold.
     eng.handoff("me");
-    EXPECT_EQ(eng.poll(now + retry - 1ns), elector_command::none);
-    EXPECT_EQ(eng.poll(now + retry), elector_command::campaign);
+    EXPECT_EQ(eng.poll(now + 2 * retry - 1ns), elector_command::none);
+    EXPECT_EQ(eng.poll(now + 2 * retry), elector_command::campaign);
+}
+
+// A follower whose last round went out just before the resign is due again one retry period
+// later; under load its timer may fire up to a period late, and its handoff notice may be lost
+// (its channel was not yet confirmed). The resigner must still not campaign first: if it wins
+// its own selector back it renews it, and the hand-over never happens
+// (ClusterPrimitives.ElectionElectsOneAndHandsOverOnResign under ASan).
+TEST_F(ElectorEngine, AResignerStaysOutUntilALateFollowerHadItsRound) {
+    lead();
+    const auto follower_due = now - 1ms + retry;  // its round sent 1 ms before the resign
+    (void)eng.resign(now);
+    eng.resign_done(true);
+    EXPECT_EQ(eng.poll(follower_due + retry - 1ns), elector_command::none);
+    EXPECT_EQ(eng.next_round_due(), now + 2 * retry);
+    EXPECT_EQ(eng.poll(now + 2 * retry), elector_command::campaign);
+}
+
+// A notice sent while the handoff channel was not subscribed is lost for good, so a follower
+// whose listener (re)subscribed checks at once instead of waiting for its next round.
+TEST_F(ElectorEngine, AResubscribedFollowerCampaignsAtOnce) {
+    eng.start(now);
+    run_round(false, 7, 1ms, "other");
+    (void)events();
+    EXPECT_EQ(eng.poll(now), elector_command::none);
+    eng.resubscribed();
+    EXPECT_TRUE(events().empty());  // the holder is not known to be gone
+    EXPECT_LE(*eng.next_due(), now);
+    EXPECT_EQ(eng.poll(now), elector_command::campaign);
+}
+
+TEST_F(ElectorEngine, AResubscribedLeaderOrResignerDoesNotHurry) {
+    lead();
+    eng.resubscribed();
+    EXPECT_EQ(eng.poll(now), elector_command::none);
+    (void)eng.resign(now);
+    eng.resign_done(true);
+    eng.resubscribed();
+    EXPECT_EQ(eng.poll(now + retry), elector_command::none);  // the hold still runs
 }
 
 TEST_F(ElectorEngine, AnotherCandidatesHandoffEndsTheHold) {
@@ -346,7 +384,7 @@ TEST_F(ElectorEngine, FailedResignKeepsTheHolderAndMayWinItBack) {
     eng.resign_failed();
     EXPECT_EQ(events(), (std::vector<std::string>{"R:resigned"}));
     EXPECT_EQ(eng.known_holder(), std::optional<std::string>("me"));
-    now += retry;
+    now += 2 * retry;  // the hold
     run_round(true, 10);
     EXPECT_EQ(events(), (std::vector<std::string>{"E10"}));
 }

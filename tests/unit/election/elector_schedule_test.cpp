@@ -28,6 +28,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace elector_schedule_test {
+
 using namespace redcoord;
 using namespace std::chrono_literals;
 using detail::elector_command;
@@ -487,3 +490,5 @@ TEST(ElectorSchedule, SameSeedSameOutcome) {
               run_schedule(first_seed + 7, mutation::keep_first_epoch));
     EXPECT_EQ(run_schedule(first_seed + 7, mutation::none), "");
 }
+
+}  // namespace elector_schedule_test

@@ -263,3 +263,65 @@ TEST(HistoryLog, LinesRoundTripAndACutLineIsSkipped) {
     EXPECT_EQ(describe(h[1]), describe(b));
     EXPECT_GT(monotonic_ns(), 0);
 }
+
+TEST(CheckSemaphore, HoldingsWithinNAndEarlyReleasesPass) {
+    // Two permits: a and b hold one each; c takes a's after a released it, before a's lease
+    // would have ended.
+    const std::vector<event> h{
+        ev("a", "hold", 0, 300, true, 1),           ev("b", "hold", 10, 300, true, 2),
+        ev("a", "release", 100, 100, true, 1),      ev("c", "hold", 120, 400, true, 3),
+        ev("d", "hold", 300, 500, true, 4, 0, "2"), ev("c", "release", 300, 300, true, 3),
+    };
+    EXPECT_TRUE(check_semaphore(h, 2).empty()) << rules(check_semaphore(h, 2));
+}
+
+TEST(CheckSemaphore, AKilledHoldersLeaseCountsUntilItEnds) {
+    // a never released (killed): its permit counts until 300, so c's at 120 is the third.
+    const std::vector<event> h{ev("a", "hold", 0, 300, true, 1), ev("b", "hold", 10, 300, true, 2),
+                               ev("c", "hold", 120, 400, true, 3)};
+    EXPECT_TRUE(has_rule(check_semaphore(h, 2), "at most N permits"));
+    EXPECT_TRUE(check_semaphore(h, 3).empty());
+    // Several permits in one acquisition count as several.
+    const std::vector<event> multi{ev("a", "hold", 0, 300, true, 1, 0, "2"),
+                                   ev("b", "hold", 10, 300, true, 2)};
+    EXPECT_TRUE(has_rule(check_semaphore(multi, 2), "at most N permits"));
+}
+
+TEST(CheckSemaphore, ATokenGrantedTwiceIsCaught) {
+    const std::vector<event> h{ev("a", "hold", 0, 100, true, 7),
+                               ev("b", "hold", 200, 300, true, 7)};
+    EXPECT_TRUE(has_rule(check_semaphore(h, 5), "fencing tokens unique"));
+}
+
+TEST(CheckRwLock, ReadersShareAndWritersAreAlone) {
+    const std::vector<event> ok{
+        ev("a", "hold", 0, 100, true, 1, 0, "read"),
+        ev("b", "hold", 10, 120, true, 2, 0, "read"),
+        ev("c", "hold", 130, 300, true, 3, 0, "write"),
+        ev("c", "release", 200, 200, true, 3),
+        ev("a", "hold", 210, 300, true, 4, 0, "read"),
+    };
+    EXPECT_TRUE(check_rw_lock(ok).empty()) << rules(check_rw_lock(ok));
+    const std::vector<event> reader_in{ev("c", "hold", 130, 300, true, 3, 0, "write"),
+                                       ev("a", "hold", 210, 300, true, 4, 0, "read")};
+    EXPECT_TRUE(has_rule(check_rw_lock(reader_in), "writer alone"));
+    const std::vector<event> two_writers{ev("c", "hold", 130, 300, true, 3, 0, "write"),
+                                         ev("d", "hold", 100, 140, true, 2, 0, "write")};
+    const auto v = check_rw_lock(two_writers);
+    EXPECT_EQ(v.size(), 1u) << rules(v);  // one pair, reported once
+}
+
+TEST(CheckRate, TheGcraBoundPassesAndOneMoreIsCaught) {
+    // 10/s, burst 3: three at once, then one every 100 ms.
+    std::vector<event> h;
+    const std::int64_t ms = 1'000'000;
+    for (int i = 0; i < 3; ++i) h.push_back(ev("a", "request", 0, ms));
+    for (int i = 1; i <= 20; ++i) h.push_back(ev("b", "request", i * 100 * ms, i * 100 * ms + ms));
+    h.push_back(ev("c", "request", 50 * ms, 51 * ms, false));  // refused: not counted
+    EXPECT_TRUE(check_rate(h, 10, 3).empty()) << rules(check_rate(h, 10, 3));
+    h.push_back(ev("c", "request", 500 * ms, 501 * ms));  // one more inside
+    EXPECT_TRUE(has_rule(check_rate(h, 10, 3), "within the rate"));
+    // A request's cost is its token.
+    const std::vector<event> costly{ev("a", "request", 0, ms, true, 4)};
+    EXPECT_TRUE(has_rule(check_rate(costly, 10, 3), "within the rate"));
+}

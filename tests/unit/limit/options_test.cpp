@@ -4,6 +4,8 @@
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/rw_lock.hpp>
+#include <redcoord/limit/semaphore.hpp>
 #include <redcoord/limit/sliding_window_limiter.hpp>
 
 #include <gtest/gtest.h>
@@ -69,6 +71,37 @@ TEST(LimitOptions, SlidingWindowRefusesBadLimitsAndCosts) {
     EXPECT_THROW((void)l.try_acquire(0), invalid_argument);
     EXPECT_THROW((void)l.try_acquire(6), invalid_argument);
     EXPECT_THROW((void)l.try_acquire(5), connection_error);
+}
+
+TEST(LimitOptions, SemaphoreRefusesZeroPermitsBadCountsAndNamesBeforeSending) {
+    auto make = [](const std::string& name, semaphore_options o) {
+        semaphore sem(nowhere(), name, std::move(o));
+    };
+    EXPECT_THROW(make("s", {.permits = 0}), invalid_argument);
+    EXPECT_THROW(make("s", {.timing = {.ttl = 0ms}}), invalid_argument);
+    EXPECT_THROW(make("s", {.timing = {.ttl = -1s}}), invalid_argument);
+    EXPECT_THROW(make("s", {.timing = {.max_retry_interval = 0ms}}), invalid_argument);
+    EXPECT_THROW(make("s", {.timing = {.drift_factor = 0.5}}), invalid_argument);
+    EXPECT_THROW(make("s", {.timing = {.wake_jitter = -1ms}}), invalid_argument);
+    EXPECT_THROW(make("", {}), invalid_argument);
+    EXPECT_THROW(make("a}b", {}), invalid_argument);
+    EXPECT_THROW(make("}", {}), invalid_argument);
+    semaphore sem(nowhere(), "s", {.permits = 3});
+    EXPECT_THROW((void)sem.try_acquire(0), invalid_argument);
+    EXPECT_THROW((void)sem.try_acquire(4), invalid_argument);
+    EXPECT_THROW((void)sem.try_acquire_for(4, 1s), invalid_argument);
+    // A valid count is sent, and fails for the missing server: proof the checks came first.
+    EXPECT_THROW((void)sem.try_acquire(3), connection_error);
+}
+
+TEST(LimitOptions, RwLockRefusesBadTtlsAndNamesBeforeSending) {
+    EXPECT_THROW(rw_lock(nowhere(), "a}b"), invalid_argument);
+    EXPECT_THROW(rw_lock(nowhere(), ""), invalid_argument);
+    EXPECT_THROW(rw_lock(nowhere(), "x", {.timing = {.ttl = 0ms}}), invalid_argument);
+    EXPECT_THROW(rw_lock(nowhere(), "x", {.timing = {.ttl = 9ms}}), invalid_argument);
+    EXPECT_THROW(rw_lock(nowhere(), "x", {.timing = {.drift_factor = -0.1}}), invalid_argument);
+    rw_lock rw(nowhere(), "x");
+    EXPECT_THROW((void)rw.try_lock(), connection_error);
 }
 
 TEST(LimitOptions, ParseRateReadsCountPerPeriod) {

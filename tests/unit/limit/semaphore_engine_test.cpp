@@ -39,7 +39,8 @@ constexpr std::int64_t ttl = 1'000'000;           // 1 s
 constexpr std::int64_t drift = ttl / 100 + 2000;  // as the driver: 1 % + 2 ms
 
 // Runs one schedule; returns a description of the first broken invariant, or "".
-std::string run_schedule(const engine& e, std::uint64_t permits, std::uint32_t seed, int steps) {
+std::string run_schedule(const engine& e, std::uint64_t permits, std::uint32_t seed, int steps,
+                         bool fifo = false) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int> pick(0, 99);
     std::uniform_int_distribution<std::uint64_t> want(1, permits);
@@ -60,7 +61,7 @@ std::string run_schedule(const engine& e, std::uint64_t permits, std::uint32_t s
             const auto n = c.waiter_id.empty() ? want(rng) : c.n;
             // Half the attempts wait (and queue once refused), half are one-shot.
             if (c.waiter_id.empty() && what < 50) c.waiter_id = "w" + std::to_string(next_token);
-            const semaphore_asker who{c.waiter_id, ttl / 10, ttl / 20};
+            const semaphore_asker who{c.waiter_id, ttl / 10, ttl / 20, fifo};
             const auto r = e.acquire(s, at_server, token, n, permits, ttl, who);
             if (r.acquired) {
                 if (r.fencing_token <= last_fence) return "fencing token did not increase";
@@ -122,6 +123,52 @@ TEST(SemaphoreEngine, NeverMorePermitsThanNHeldByLiveLeasesOrTrustedByHolders) {
         for (std::uint32_t seed = 1; seed <= 60; ++seed)
             ASSERT_EQ(run_schedule(engine{}, permits, seed, 3000), "")
                 << "permits " << permits << " seed " << seed;
+}
+
+TEST(SemaphoreEngine, FifoNeverMorePermitsThanNHeldByLiveLeasesOrTrustedByHolders) {
+    for (std::uint64_t permits : {1u, 2u, 3u, 5u})
+        for (std::uint32_t seed = 1; seed <= 60; ++seed)
+            ASSERT_EQ(run_schedule(engine{}, permits, seed, 3000, true), "")
+                << "permits " << permits << " seed " << seed;
+}
+
+TEST(SemaphoreEngine, FifoGrantsInArrivalOrderAndSkipsDeadWaiters) {
+    semaphore_state s;
+    std::int64_t now = 1'000'000;
+    auto who = [](const char* id) { return semaphore_asker{id, ttl / 10, ttl / 20, true}; };
+    ASSERT_TRUE(semaphore_acquire(s, now, "a", 1, 1, ttl, who("a")).acquired);
+    // w1, w2, w3 wait in that order.
+    for (const char* w : {"w1", "w2", "w3"})
+        EXPECT_FALSE(semaphore_acquire(s, now, std::string(w) + "-1", 1, 1, ttl, who(w)).acquired);
+    EXPECT_EQ(s.queue, (std::vector<std::string>{"w1", "w2", "w3"}));
+    (void)semaphore_release(s, "a", 1);
+    // The permit is free: a newcomer, and w3 and w2, ask before w1 and are refused.
+    EXPECT_FALSE(semaphore_acquire(s, now, "n", 1, 1, ttl).acquired);
+    EXPECT_FALSE(semaphore_acquire(s, now, "w3-2", 1, 1, ttl, who("w3")).acquired);
+    EXPECT_FALSE(semaphore_acquire(s, now, "w2-2", 1, 1, ttl, who("w2")).acquired);
+    EXPECT_TRUE(semaphore_acquire(s, now, "w1-2", 1, 1, ttl, who("w1")).acquired);
+    EXPECT_EQ(s.queue, (std::vector<std::string>{"w2", "w3"}));
+    (void)semaphore_release(s, "w1-2", 1);
+    // w2 dies: only w3 keeps asking, so w2's entry lapses (its sleep plus grace) and w3,
+    // behind it, gets the permit once it has.
+    now += ttl / 10;
+    EXPECT_FALSE(semaphore_acquire(s, now, "w3-3", 1, 1, ttl, who("w3")).acquired);
+    now += ttl / 10;
+    EXPECT_TRUE(semaphore_acquire(s, now, "w3-4", 1, 1, ttl, who("w3")).acquired);
+    EXPECT_TRUE(s.queue.empty());
+}
+
+TEST(SemaphoreEngine, FifoHeadAskingForMoreHoldsBackThoseBehindIt) {
+    semaphore_state s;
+    const std::int64_t now = 1'000'000;
+    auto who = [](const char* id) { return semaphore_asker{id, ttl / 10, ttl / 20, true}; };
+    ASSERT_TRUE(semaphore_acquire(s, now, "a", 2, 3, ttl).acquired);
+    EXPECT_FALSE(semaphore_acquire(s, now, "big-1", 2, 3, ttl, who("big")).acquired);
+    // One permit is free, and small needs one, but big came first.
+    EXPECT_FALSE(semaphore_acquire(s, now, "small-1", 1, 3, ttl, who("small")).acquired);
+    (void)semaphore_release(s, "a", 2);
+    EXPECT_TRUE(semaphore_acquire(s, now, "big-2", 2, 3, ttl, who("big")).acquired);
+    EXPECT_TRUE(semaphore_acquire(s, now, "small-2", 1, 3, ttl, who("small")).acquired);
 }
 
 TEST(SemaphoreEngine, DeadHoldersPermitsComeBackAfterTheTtl) {

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace engine_resend_test {
+
 using namespace std::chrono_literals;
 using namespace redcoord;
 using namespace redcoord::detail;
@@ -311,3 +314,5 @@ TEST(LockEngineResend, ANodeStillConnectingDoesNotDecideARelease) {
     EXPECT_TRUE(s.decided());
     EXPECT_EQ(e.decide_release(s), release_verdict::unknown);
 }
+
+}  // namespace engine_resend_test

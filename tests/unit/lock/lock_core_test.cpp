@@ -18,6 +18,9 @@
 #include <thread>
 #include <vector>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace lock_core_test {
+
 using namespace std::chrono_literals;
 using namespace redcoord;
 using namespace redcoord::detail;
@@ -421,3 +424,5 @@ TEST(LockCore, WatchdogExtensionsStayOnTheirPeriodWhenRoundsAreSlow) {
     const auto mean = (starts.back() - starts.front()) / static_cast<int>(starts.size() - 1);
     EXPECT_LT(mean, 27ms) << starts.size() << " extensions";
 }  // ~lock_core stops the watchdog, then releases
+
+}  // namespace lock_core_test

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace release_deferral_test {
+
 using namespace std::chrono_literals;
 using redcoord::detail::release_deferral;
 using clock_type = std::chrono::steady_clock;
@@ -46,3 +49,5 @@ TEST(ReleaseDeferral, AnAcquireWithoutAnUnlockBeforeItIsNoStreak) {
     d.on_acquire(t0 + 1us);
     EXPECT_FALSE(d.on_unlock(t0 + 2us));
 }
+
+}  // namespace release_deferral_test

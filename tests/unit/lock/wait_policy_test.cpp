@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: a unity batch compiles this file with others (tests/CMakeLists.txt).
+namespace wait_policy_test {
+
 using namespace std::chrono_literals;
 using namespace redcoord::detail;
 using clock_type = std::chrono::steady_clock;
@@ -360,3 +363,5 @@ TEST(LockWaitPolicy, RandomSchedulesEndByTheDeadlineAndNeverSpin) {
         EXPECT_EQ(back_to_back, 0);
     }
 }
+
+}  // namespace wait_policy_test

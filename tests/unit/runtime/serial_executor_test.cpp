@@ -17,39 +17,45 @@ using namespace std::chrono_literals;
 TEST(SerialExecutor, TasksOfOneStrandRunInPostOrderOneAtATime) {
     serial_executor ex;
     strand a(ex), b(ex);
+    // One counter per strand: two strands may run at once on two workers (that is the point
+    // of adding a worker); one strand's tasks never overlap.
+    struct tally {
+        std::vector<int> got;
+        std::atomic<int> concurrent{0}, max_concurrent{0};
+    };
     std::mutex mu;
-    std::vector<int> got_a, got_b;
-    std::atomic<int> concurrent{0}, max_concurrent{0};
-    auto task = [&](std::vector<int>& out, int v) {
+    tally ta, tb;
+    auto task = [&](tally& t, int v) {
         return [&, v] {
-            const int now = ++concurrent;
-            int m = max_concurrent.load();
-            while (now > m && !max_concurrent.compare_exchange_weak(m, now)) {}
+            const int now = ++t.concurrent;
+            int m = t.max_concurrent.load();
+            while (now > m && !t.max_concurrent.compare_exchange_weak(m, now)) {}
             {
                 std::lock_guard l(mu);
-                out.push_back(v);
+                t.got.push_back(v);
             }
-            --concurrent;
+            --t.concurrent;
         };
     };
     std::thread pa([&] {
-        for (int i = 0; i < 500; ++i) a.post(task(got_a, i));
+        for (int i = 0; i < 500; ++i) a.post(task(ta, i));
     });
     std::thread pb([&] {
-        for (int i = 0; i < 500; ++i) b.post(task(got_b, i));
+        for (int i = 0; i < 500; ++i) b.post(task(tb, i));
     });
     pa.join();
     pb.join();
     a.drain();
     b.drain();
     std::lock_guard l(mu);
-    ASSERT_EQ(got_a.size(), 500u);
-    ASSERT_EQ(got_b.size(), 500u);
+    ASSERT_EQ(ta.got.size(), 500u);
+    ASSERT_EQ(tb.got.size(), 500u);
     for (int i = 0; i < 500; ++i) {
-        EXPECT_EQ(got_a[i], i);
-        EXPECT_EQ(got_b[i], i);
+        EXPECT_EQ(ta.got[i], i);
+        EXPECT_EQ(tb.got[i], i);
     }
-    EXPECT_EQ(max_concurrent.load(), 1);
+    EXPECT_EQ(ta.max_concurrent.load(), 1);
+    EXPECT_EQ(tb.max_concurrent.load(), 1);
 }
 
 TEST(SerialExecutor, CloseDropsPendingTasksAndWaitsForTheRunningOne) {

@@ -97,10 +97,22 @@ public:
     using error::error;
 };
 
-/// A caller passed a value redcoord cannot use (empty name, bad URL, bad option).
-class invalid_argument : public error {
+/// A caller mistake, as opposed to a failure of the server, the network or the protocol: a
+/// value redcoord cannot use (invalid_argument, payload_too_large) or a call the object's state
+/// does not allow (locking a non-recursive lock again from the thread that holds it, releasing
+/// what is not held). Retrying the same call cannot succeed; fix the calling code. Thrown
+/// before anything is sent, so connections and server state are untouched. The CLI maps the
+/// whole family to its usage exit status (2).
+class usage_error : public error {
 public:
     using error::error;
+};
+
+/// A caller passed a value redcoord cannot use (empty name, bad URL, bad option): a
+/// usage_error; what() names the offending value or option field and the rule it breaks.
+class invalid_argument : public usage_error {
+public:
+    using usage_error::usage_error;
 };
 
 /// A payload longer than the limit of the primitive it was given to (a queue's or a signal hub's

@@ -21,11 +21,17 @@
 #include <string>
 #include <string_view>
 
+namespace boost::asio {
+class io_context;
+}
+
 REDCOORD_API_BEGIN
 namespace redcoord {
 
 namespace detail {
 class timer_service;
+class io_loop;
+class async_link;
 class serial_executor;
 class strand;
 class pubsub_mux;
@@ -93,6 +99,12 @@ class runtime : public std::enable_shared_from_this<runtime> {
 public:
     /// A new, independent runtime; its threads start when first needed.
     [[nodiscard]] static std::shared_ptr<runtime> create();
+    /// A new runtime whose event loop is the caller's `io`: the asynchronous operations of
+    /// its primitives (async_acquire and the like) run on it and no I/O thread is started for
+    /// them, so redcoord lives inside an Asio service. The caller runs `io` and keeps it alive
+    /// while the runtime lives; handlers of one link run on a strand of it, so `io` may be
+    /// run by several threads. The timer service and callback executor are the runtime's own.
+    [[nodiscard]] static std::shared_ptr<runtime> create(boost::asio::io_context& io);
     /// The process's default runtime, created on first use; connection pools constructed
     /// without a runtime use it.
     [[nodiscard]] static std::shared_ptr<runtime> shared();
@@ -141,10 +153,18 @@ public:
     [[nodiscard]] detail::timer_service& timers() noexcept { return *timers_; }
     /// The callback executor.
     [[nodiscard]] detail::serial_executor& callbacks() noexcept { return *callbacks_; }
+    /// The event loop of the asynchronous operations: the caller's io_context (create(io)) or
+    /// the runtime's own, whose I/O thread starts on the first call.
+    [[nodiscard]] boost::asio::io_context& io();
+    /// True when io() is the caller's (create(io)), false when it is the runtime's own.
+    [[nodiscard]] bool io_is_callers() const noexcept;
+    /// The shared pipelined link to `ep` on io() while anyone holds it, else a new one.
+    /// @throws invalid_argument for a TLS, Sentinel or Cluster endpoint (async_link.hpp).
+    [[nodiscard]] std::shared_ptr<detail::async_link> link(const endpoint& ep);
     /// @}
 
 private:
-    runtime();
+    explicit runtime(boost::asio::io_context* io = nullptr);
     mutable std::mutex mu_;
     std::map<std::string, std::weak_ptr<connection_pool>> pools_;
     std::map<std::string, std::weak_ptr<detail::pubsub_mux>> links_;
@@ -152,6 +172,8 @@ private:
     // The ticks' log records and metric updates, queued off the tick workers (outlives timers_).
     std::unique_ptr<detail::strand> observers_;
     std::unique_ptr<detail::timer_service> timers_;
+    std::unique_ptr<detail::io_loop> io_;  // after timers_: destroyed first
+    std::map<std::string, std::weak_ptr<detail::async_link>> async_links_;  // guarded by mu_
     // Not under mu_: pool() and pubsub() construct objects under mu_, and those read these.
     mutable std::mutex obs_mu_;
     std::shared_ptr<metrics_backend> metrics_;  // guarded by obs_mu_

@@ -4,6 +4,7 @@
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -38,17 +39,13 @@ struct election_options {
     /// "zero: default" fields of the other parts this stays optional, because zero is a
     /// meaningful allowance here (a single clock, for example in tests).
     std::optional<std::chrono::milliseconds> drift;
-    /// Replicas that must acknowledge a round (Redis WAIT) before it counts as confirmed; 0
-    /// confirms on the master's reply alone. With >= 1 a failover to an acknowledged replica
-    /// keeps the holder and its expiry, so the promoted master cannot elect a second leader
-    /// while the old one's deadline runs.
-    std::size_t replicas = 0;
-    /// How long WAIT may block for `replicas` acknowledgements. When replicas > 0 it must be in
-    /// (0, term - drift - retry_period): a renewal sent one retry period after the last
-    /// confirmed one must be acknowledged before the deadline. It may exceed the endpoint's
-    /// command_timeout: WAIT's reply is read with replica_timeout + command_timeout. Ignored
-    /// (not checked) when replicas == 0.
-    std::chrono::milliseconds replica_timeout{100};
+    /// Replicas that must acknowledge a round (Redis WAIT, core/options.hpp) before it counts
+    /// as confirmed; none by default (the master's reply alone). With replicas >= 1 a failover
+    /// to an acknowledged replica keeps the holder and its expiry, so the promoted master cannot
+    /// elect a second leader while the old one's deadline runs. `replication.timeout` must then
+    /// be in (0, term - drift - retry_period): a renewal sent one retry period after the last
+    /// confirmed one must be acknowledged before the deadline.
+    replication_options replication;
     /// Expiry of the epoch counter key, refreshed by every new leadership and every renewal,
     /// so an election that is no longer used leaves no key behind for longer than this. Epochs
     /// stay strictly increasing across the counter's expiry because a new epoch is at least
@@ -65,9 +62,9 @@ struct resolved_election_options {
     std::chrono::milliseconds term;          ///< > 0.
     std::chrono::milliseconds retry_period;  ///< In (0, (term - drift) / 2].
     std::chrono::milliseconds drift;         ///< In [0, term).
-    std::size_t replicas;                    ///< Replicas WAIT must reach; 0: none.
-    /// In (0, term - drift - retry_period) when replicas > 0.
-    std::chrono::milliseconds replica_timeout;
+    /// Replicas WAIT must reach (0: none); the timeout in (0, term - drift - retry_period)
+    /// when replicas > 0.
+    replication_options replication;
     std::chrono::milliseconds epoch_ttl;  ///< In [term, 10 years].
     std::string prefix;                   ///< Key prefix (core/keys.hpp).
 };
@@ -76,8 +73,8 @@ struct resolved_election_options {
 /// @throws invalid_argument, naming the rule and the allowed range, for an empty/CR/LF/NUL name
 ///         or identity, a term outside (0, 1 year] (or too short for the defaults derived from
 ///         it), a drift outside [0, term), a retry_period < 0 or (once defaulted) outside
-///         (0, (term - drift) / 2], a replica_timeout outside (0, term - drift - retry_period) with
-///         replicas > 0, or an epoch_ttl outside [term, 10 years].
+///         (0, (term - drift) / 2], a replication.timeout outside (0, term - drift - retry_period)
+///         with replicas > 0, or an epoch_ttl outside [term, 10 years].
 /// Thread-safety: pure function.
 [[nodiscard]] resolved_election_options resolve(std::string_view name,
                                                 const election_options& opts);

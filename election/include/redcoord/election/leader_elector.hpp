@@ -22,6 +22,10 @@
 REDCOORD_API_BEGIN
 namespace redcoord {
 
+namespace detail {
+struct elector_access;
+}
+
 /// Why a leadership ended.
 enum class revoke_reason {
     lost,        ///< A round found another holder (or a new epoch replaced ours).
@@ -57,12 +61,12 @@ enum class revoke_reason {
 /// Epochs: a new leadership's epoch is max(counter + 1, the server's TIME in microseconds, the
 /// highest epoch this candidate has seen + 1) (see master_selector), so it is strictly greater
 /// than every earlier epoch of the election as long as the counter key survives or the server
-/// clock does not step back. Caveats: with `replicas == 0` an asynchronous
+/// clock does not step back. Caveats: with `replication.replicas == 0` an asynchronous
 /// failover can lose the latest leadership together with its counter, and under an
 /// `allkeys-*` maxmemory-policy the counter can be evicted; in both cases only the server
 /// clock and the floor of candidates that saw the epoch keep epochs increasing, and a candidate
 /// elected by a promoted replica may act while the old leader's deadline still runs. Use
-/// `noeviction` or a `volatile-*` policy and `replicas >= 1` where epochs fence writes.
+/// `noeviction` or a `volatile-*` policy and `replication.replicas >= 1` where epochs fence writes.
 ///
 /// Threads: none of its own. Rounds and the deadline run on `pool.runtime()`'s timer thread,
 /// callbacks on its callback thread, the handoff listener on its pub/sub reader. Nothing runs
@@ -74,12 +78,16 @@ enum class revoke_reason {
 /// only ever follows an `elected` of the same leadership. The executor is
 /// shared with the other objects of the runtime; a slot that blocks delays this elector's
 /// later events, and others' callbacks only until the executor adds a thread (about 10 ms;
-/// long work belongs on the application's threads, for example leader_task). A callback
+/// long work belongs on the application's threads, or in a leader_task, whose work has its
+/// own strand and watches the leadership's stop token). A callback
 /// may call is_leader(), epoch() and last_known_leader(), but must not call start(), stop(),
 /// resign() or destroy the elector. An exception escaping a slot is swallowed by the elector; as in
 /// Boost.Signals2, it skips the later slots of that one event, never later events.
 /// Disconnecting a slot (or dropping its scoped_connection) does not wait for a call of it
 /// already running: stop() the elector before destroying what slots use.
+///
+/// Waiting for leadership without a thread: async_wait_until_leader() in
+/// redcoord/election/async.hpp (callbacks, futures, coroutines).
 ///
 /// @par Thread safety
 /// Every member function may be called from any thread (except as above).
@@ -147,8 +155,10 @@ public:
     [[nodiscard]] std::optional<std::string> last_known_leader() const;
     /// Gives up leadership: steps down locally at once (`revoked(resigned)` when it was
     /// leading), deletes the selector if still ours and publishes the handoff signal, then holds
-    /// back from campaigning for one retry period (or until another candidate's handoff signal) so
-    /// a follower takes over. Waits for a round
+    /// back from campaigning for two retry periods (or until another candidate's handoff signal)
+    /// so a follower takes over, even one whose round is late and that missed the signal (a
+    /// follower also checks at once whenever its handoff channel is (re)subscribed, since a
+    /// signal sent before that is lost). Waits for a round
     /// in flight (at most one round trip). Returns true when the selector was deleted.
     /// @throws connection_error, timeout_error, pool_exhausted on transport failures (the local
     ///         step-down has happened; if the selector is still ours the elector may win it
@@ -198,6 +208,7 @@ public:
     [[nodiscard]] boost::signals2::scoped_connection on_leader_changed(leader_changed_slot slot);
 
 private:
+    friend struct detail::elector_access;  // the asynchronous wait and leader_task
     // Private, so slots are added only through on_*() and held by a scoped_connection.
     boost::signals2::signal<void(std::uint64_t epoch)> elected_;
     boost::signals2::signal<void(revoke_reason reason)> revoked_;

@@ -71,12 +71,12 @@ struct campaign_result {
 /// elapsed. Epochs stay below 2^53 (exact as Lua numbers and doubles); the script fails with a
 /// reply_error rather than go past it.
 ///
-/// Caveats: with `replicas == 0` an asynchronous failover can lose the latest
+/// Caveats: with `replication.replicas == 0` an asynchronous failover can lose the latest
 /// leadership and its counter; under an `allkeys-*` maxmemory-policy the counter (and, under
 /// memory pressure, the selector) can be evicted. Then only the server clock and the floors of
 /// candidates that saw the epoch keep epochs increasing, and a candidate elected by a promoted
 /// replica may lead while the old leader's local deadline still runs. Where epochs fence
-/// writes, run Redis with `noeviction` or a `volatile-*` policy and use `replicas >= 1`.
+/// writes, run Redis with `noeviction` or a `volatile-*` policy and use `replication.replicas >= 1`.
 ///
 /// Keys: see make_election_keys(). Values travel as ARGV only.
 ///

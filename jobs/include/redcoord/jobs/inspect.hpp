@@ -31,12 +31,15 @@ struct repeat_inspection {
 struct jobs_inspection {
     job_counts counts;    ///< Jobs per state.
     bool paused = false;  ///< Paused (job_queue::pause()): workers claim nothing.
-    /// How long the next job to run has been waiting since it was added (none: no job waits).
+    /// How long the next ungrouped job to run has been waiting since it was added (none: no
+    /// ungrouped job waits).
     std::optional<std::chrono::milliseconds> oldest_waiting_age;
     /// The scheduler that leads (the election named after the queue), if any.
     std::optional<std::string> scheduler;
     std::uint64_t scheduler_epoch = 0;       ///< Its epoch (0 when none leads).
     std::vector<repeat_inspection> repeats;  ///< The repeatable jobs, by name.
+    /// The groups with ready or active jobs or a limit, by name (at most 1000).
+    std::vector<group_counts> groups;
 };
 
 /// Reads the job queue `name` under `prefix` (job_queue_options::prefix). One round trip; never

@@ -4,6 +4,7 @@
 /// per-job timeout and deadline, cancellation and a stored result. Workers are job_worker
 /// (job_worker.hpp).
 
+#include <redcoord/core/errors.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/replication.hpp>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 REDCOORD_API_BEGIN
@@ -30,6 +32,83 @@ enum class job_state {
     completed,  ///< Finished; readable (and its id deduplicated) for keep_completed.
     failed,     ///< Given up without running out of attempts: cancelled, or its deadline passed.
     dead,       ///< Out of attempts (the dead-letter set); retry() makes it waiting again.
+    /// Waiting for its dependencies (job_options::depends_on) to complete; then waiting (or
+    /// delayed until its own due time).
+    waiting_children,
+};
+
+/// What a job does when one of its dependencies fails or goes dead (or is removed).
+enum class dependency_failure {
+    fail,    ///< It fails too (error `dependency <id> failed`), and so do the jobs waiting for it.
+    ignore,  ///< It counts the dependency as done (without a result) and runs when the rest are.
+};
+
+/// The most dependencies of one job (job_options::depends_on).
+inline constexpr std::size_t max_job_dependencies = 1000;
+
+/// Bad dependencies given to job_queue::add(), add_batch() or add_flow(); nothing was added.
+class dependency_error : public invalid_argument {
+public:
+    using invalid_argument::invalid_argument;
+};
+
+/// The dependencies of the jobs of one call form a cycle (a job that depends on itself among
+/// them). Detected before anything is sent.
+class dependency_cycle : public dependency_error {
+public:
+    using dependency_error::dependency_error;
+};
+
+/// A dependency is neither a known job of the queue nor a job of the same call (the server
+/// checked every job's dependencies before writing any).
+class unknown_dependency : public dependency_error {
+public:
+    /// @param dependency the unknown id; @param job the job that named it; @param message for
+    ///        what().
+    unknown_dependency(std::string dependency, std::string job, const std::string& message)
+        : dependency_error(message), dependency_(std::move(dependency)), job_(std::move(job)) {}
+    /// The unknown dependency's id.
+    [[nodiscard]] const std::string& dependency() const noexcept { return dependency_; }
+    /// The id of the job that named it.
+    [[nodiscard]] const std::string& job() const noexcept { return job_; }
+
+private:
+    std::string dependency_, job_;
+};
+
+/// More than max_job_dependencies dependencies for one job, an empty or malformed dependency
+/// id, or dependencies given twice.
+class too_many_dependencies : public dependency_error {
+public:
+    using dependency_error::dependency_error;
+};
+
+/// The longest group name in bytes (job_options::group).
+inline constexpr std::size_t max_group_length = 128;
+
+/// A bad job_options::group (empty when given, longer than max_group_length, or holding a
+/// brace or a control character). Nothing was added.
+class invalid_group : public invalid_argument {
+public:
+    using invalid_argument::invalid_argument;
+};
+
+/// Debounce (job_options::debounce) of a job that has started (active) or waits for its
+/// dependencies (waiting_children): refused by the server before anything of the call was
+/// written. An invalid_argument, as unknown_dependency is: the call was refused as a whole.
+class debounce_refused : public invalid_argument {
+public:
+    /// @param job the job's id; @param state its state; @param message for what().
+    debounce_refused(std::string job, job_state state, const std::string& message)
+        : invalid_argument(message), job_(std::move(job)), state_(state) {}
+    /// The job's id.
+    [[nodiscard]] const std::string& job() const noexcept { return job_; }
+    /// The state it was in (active or waiting_children).
+    [[nodiscard]] job_state state() const noexcept { return state_; }
+
+private:
+    std::string job_;
+    job_state state_;
 };
 
 /// The name of a state ("waiting", ...).
@@ -59,13 +138,53 @@ struct job_options {
     /// Discard the job when it has not started within this time after the add (0: never).
     /// A job past its deadline never starts; it is failed instead.
     std::chrono::milliseconds deadline{0};
+    /// Jobs (ids) that must complete before this one runs (flows; at most
+    /// max_job_dependencies, no duplicates). Each must be a known job of the queue or an
+    /// job of the same add_batch() or add_flow() call. Until the last
+    /// one completes the job is waiting_children; its handler then reads their results
+    /// (job_context::dependency_results()). Its `delay` and `run_at` still apply after that;
+    /// its `deadline` counts from the add, as for any job.
+    std::vector<std::string> depends_on;
+    /// What a failed, dead or removed dependency does to this job.
+    dependency_failure on_dependency_failure = dependency_failure::fail;
+    /// The group (tenant) the job belongs to (none: ungrouped). Ready jobs are claimed from
+    /// the groups (and the ungrouped jobs, as one more lane) in turn, one job per turn, so a
+    /// group with many jobs does not starve one with few; at most the group's limit
+    /// (job_queue::set_group_limit()) run at once. Priorities order the jobs within a group
+    /// (and within the ungrouped ones), not across groups. 1 to max_group_length bytes,
+    /// without `{`, `}` or control characters (invalid_group). Not for repeatable jobs.
+    std::optional<std::string> group;
+    /// Deduplication window (0: the default, an id is deduplicated while its job is known).
+    /// Positive: once this long has passed since the add, an add of the same id replaces
+    /// the job if it has finished (completed, failed or dead: it is forgotten with its
+    /// result); a job still waiting, delayed, waiting for children or active deduplicates
+    /// as before. Needs an `id`; >= 0.
+    std::chrono::milliseconds dedupe_for{0};
+    /// Debounce (0: off). Positive: an add of an id whose job is waiting or delayed replaces
+    /// its payload and options (group included) and delays it until at least this long from
+    /// now (add_result::debounced); a new job is delayed the same way. An add of an id
+    /// whose job is active or waiting_children throws debounce_refused, and nothing of the
+    /// call is written; a finished job deduplicates (see `dedupe_for`). Needs an `id`, no
+    /// `depends_on`; >= 0.
+    std::chrono::milliseconds debounce{0};
+};
+
+/// A parent job and the jobs it depends on, for job_queue::add_flow(): a tree, each node's
+/// children added before it and added to its job_options::depends_on.
+struct flow_job {
+    std::string payload;             ///< The job's payload.
+    job_options options;             ///< Its options (an empty id: a random one).
+    std::vector<flow_job> children;  ///< Jobs it waits for (each a flow of its own).
 };
 
 /// What add() did.
 struct add_result {
     std::string id;      ///< The job's id (the given or the generated one).
     bool added = false;  ///< False: a job with this id was already known.
-    job_state state{};   ///< Its state now (the earlier job's, when not added).
+    /// The known job was waiting or delayed and was replaced by this add
+    /// (job_options::debounce); `added` is false then.
+    bool debounced = false;
+    job_state state{};  ///< Its state now (the earlier job's, when not added).
 };
 
 /// A snapshot of one job.
@@ -90,16 +209,33 @@ struct job_info {
     std::optional<std::chrono::system_clock::time_point> started_at;
     /// When it completed, failed or went dead, by the server's clock; none before that.
     std::optional<std::chrono::system_clock::time_point> finished_at;
+    /// Its dependencies (job_options::depends_on), in the order given.
+    std::vector<std::string> dependencies;
+    /// Those it still waits for (while waiting_children), sorted.
+    std::vector<std::string> pending_dependencies;
+    /// The jobs waiting for it to end (waiting_children jobs that depend on it), sorted.
+    std::vector<std::string> dependents;
+    /// Whether a failed dependency is ignored (job_options::on_dependency_failure).
+    dependency_failure on_dependency_failure = dependency_failure::fail;
 };
 
 /// Jobs per state, a snapshot.
 struct job_counts {
-    std::uint64_t waiting = 0;    ///< Ready to run.
-    std::uint64_t delayed = 0;    ///< Waiting for a due time.
-    std::uint64_t active = 0;     ///< Running.
-    std::uint64_t completed = 0;  ///< Finished and still kept.
-    std::uint64_t failed = 0;     ///< Cancelled or past their deadline.
-    std::uint64_t dead = 0;       ///< Out of attempts.
+    std::uint64_t waiting = 0;           ///< Ready to run.
+    std::uint64_t delayed = 0;           ///< Waiting for a due time.
+    std::uint64_t active = 0;            ///< Running.
+    std::uint64_t completed = 0;         ///< Finished and still kept.
+    std::uint64_t failed = 0;            ///< Cancelled or past their deadline.
+    std::uint64_t dead = 0;              ///< Out of attempts.
+    std::uint64_t waiting_children = 0;  ///< Waiting for their dependencies.
+};
+
+/// One group of a queue (job_options::group), a snapshot.
+struct group_counts {
+    std::string name;           ///< The group.
+    std::uint64_t waiting = 0;  ///< Its ready jobs.
+    std::uint64_t active = 0;   ///< Its running jobs.
+    std::uint32_t limit = 0;    ///< Its concurrency limit (0: none).
 };
 
 /// A repeatable job: a job added at each tick of a schedule by the queue's job_scheduler.
@@ -191,22 +327,39 @@ public:
     /// payload_too_large beyond 512 MiB, and replication_timeout when `replicas` > 0 and fewer
     /// acknowledged in time.
     add_result add(std::string_view payload, const job_options& opts = {});
-    /// Adds jobs in one script (atomically, in order): `jobs` is (payload, options) pairs.
+    /// Adds jobs in one script (atomically, in order, but a job after the jobs of the call it
+    /// depends on): `jobs` is (payload, options) pairs. One result per job, in `jobs`' order.
     /// @throws as add(); nothing is added when any job's options are bad.
+    /// @throws dependency_cycle when the calls' jobs depend on each other in a cycle;
+    ///         unknown_dependency when a dependency is neither known nor in the call;
+    ///         too_many_dependencies beyond max_job_dependencies (or a dependency given twice).
     std::vector<add_result> add_batch(const std::vector<std::pair<std::string, job_options>>& jobs);
+    /// Adds a flow: `root` and, before it, its children (recursively), each node depending on
+    /// its children (added to its depends_on) besides its own depends_on, in one script (one
+    /// Cluster slot: every key shares the queue's hash tag), so either the whole flow is
+    /// added or nothing. The root runs once every child completed (see
+    /// job_options::on_dependency_failure for failures). Ids left empty are random.
+    /// @return one result per job, children before their parent (depth first, in order), the
+    ///         root last.
+    /// @throws as add_batch().
+    std::vector<add_result> add_flow(const flow_job& root);
 
     /// The job `id`, or nullopt when it is unknown (never added, or completed longer than
     /// keep_completed ago).
     [[nodiscard]] std::optional<job_info> get(std::string_view id);
-    /// Cancels `id`: a waiting or delayed job fails at once; an active one is flagged and its
-    /// worker's stop token fires (it fails when its handler returns, unless it completes).
+    /// Cancels `id`: a waiting, delayed or waiting_children job fails at once; an active one
+    /// is flagged and its worker's stop token fires (it fails when its handler returns, unless
+    /// it completes). A failed job fails the jobs that wait for it (unless they ignore failed
+    /// dependencies); a cancelled waiting_children job also cancels its dependencies that have
+    /// not started and that no other job waits for, down its flow (active ones run on).
     /// @return the state it was in, or nullopt for an unknown job.
     std::optional<job_state> cancel(std::string_view id);
     /// Makes a dead or failed job waiting again, its attempts reset. @return false when the
     /// job is in another state or unknown.
     bool retry(std::string_view id);
-    /// Deletes `id` with its result: a waiting, delayed, completed, failed or dead job (an
-    /// active one is left alone: cancel() it first). One script.
+    /// Deletes `id` with its result: a waiting, delayed, waiting_children, completed, failed
+    /// or dead job (an active one is left alone: cancel() it first). The jobs waiting for it
+    /// count it as a failed dependency. One script.
     /// @return the state it was removed from; nullopt for an unknown job; active (nothing
     ///         removed) for an active one.
     std::optional<job_state> remove(std::string_view id);
@@ -229,12 +382,25 @@ public:
     bool resume();
     /// Whether the queue is paused. One EXISTS.
     [[nodiscard]] bool paused();
-    /// Jobs per state.
+    /// Sets the concurrency limit of `group` (job_options::group): at most `limit` of its
+    /// jobs run at once across all workers of the queue (0: no limit). Shared by every
+    /// client of the queue (a hash on the server); applies from the next claim (running jobs
+    /// are never stopped). A group without a limit set has none.
+    /// @return the previous limit (0: none).
+    /// @throws invalid_group for a bad group name.
+    std::uint32_t set_group_limit(std::string_view group, std::uint32_t limit);
+    /// The groups with ready or active jobs, and those with a limit, by name (at most 1000).
+    /// One script.
+    [[nodiscard]] std::vector<group_counts> groups();
+    /// Jobs per state (waiting counts the ready jobs of every group too).
     [[nodiscard]] job_counts counts();
     /// The ids of up to `limit` jobs in `state` (0: all), in the order they run or ran:
-    /// waiting ones by priority then age, delayed ones by due time, the others by when they
-    /// started (active) or ended.
-    [[nodiscard]] std::vector<std::string> list(job_state state, std::size_t limit = 100);
+    /// waiting ones by priority then age (the ungrouped ones only: a group's are in turns,
+    /// see groups()), delayed ones by due time, waiting_children ones by
+    /// when they were added, the others by when they started (active) or ended; skipping the
+    /// first `offset` of them (pages: offset 0, limit, 2 * limit, ...). One ZRANGE.
+    [[nodiscard]] std::vector<std::string> list(job_state state, std::size_t limit = 100,
+                                                std::size_t offset = 0);
 
     /// Registers (or replaces) the repeatable job `name`: the queue's job_scheduler adds a job
     /// with `payload` at each tick, exactly once per tick (fenced by the scheduler's election
@@ -253,15 +419,11 @@ public:
     /// The options.
     [[nodiscard]] const job_queue_options& options() const noexcept;
 
-    struct keys;  ///< Internal.
-
 private:
     friend class job_worker;
-    connection_pool& pool_;
-    std::string name_;
-    job_queue_options opts_;
-    std::shared_ptr<const keys> keys_;
-    std::shared_ptr<void> observer_;  // the redcoord_jobs gauges (runtime metrics), or null
+    struct impl;
+    // Immutable once built: copies of a queue share it (and its metrics sampling).
+    std::shared_ptr<const impl> impl_;
 };
 
 }  // namespace redcoord

@@ -48,7 +48,8 @@ struct job_scheduler_options {
 ///
 /// @par Cost
 /// The election's rounds (term / 3), and while leading one pass per check_interval: one round
-/// trip to read the repeats, one per repeat with due ticks. The leader_task's own thread.
+/// trip to read the repeats, one per repeat with due ticks. No thread of its own: the passes
+/// run on the leader_task's strand of the runtime's callback executor.
 ///
 /// @par Metrics
 /// `redcoord_jobs_ticks_total{name}` counts the ticks this scheduler added (with a metrics

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -35,6 +36,14 @@ public:
     [[nodiscard]] unsigned max_attempts() const noexcept { return max_attempts_; }
     /// Its priority (0..9).
     [[nodiscard]] int priority() const noexcept { return priority_; }
+    /// The results of its dependencies (job_options::depends_on; flows): id -> result bytes,
+    /// read by the claim that handed this job out. A dependency without a stored result is
+    /// absent: an empty result (never stored), one past job_queue_options::result_ttl (or with
+    /// results off), or a failed one that this job ignores. Empty for a job without
+    /// dependencies.
+    [[nodiscard]] const std::map<std::string, std::string>& dependency_results() const noexcept {
+        return dependency_results_;
+    }
     /// Fires when the job is cancelled (job_queue::cancel()), when its timeout is about to
     /// pass (job_worker_options::timeout_margin before it), or when this worker no longer
     /// holds it or cannot be sure it does: the server says so (its lease lapsed, for example
@@ -75,6 +84,7 @@ private:
     int priority_ = 0;
     std::stop_token stop_;
     std::optional<std::chrono::steady_clock::time_point> deadline_;
+    std::map<std::string, std::string> dependency_results_;
 };
 
 /// The handler: returns the job's result (stored for job_queue_options::result_ttl) or throws

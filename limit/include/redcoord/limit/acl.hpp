@@ -27,10 +27,11 @@ namespace redcoord {
 /// @return the needs; pass them to format_acl_setuser(). Thread-safe.
 [[nodiscard]] acl_needs rw_lock_acl_needs(std::string_view prefix = default_prefix, int db = 0);
 
-/// What a read-only ACL user needs to run inspect_semaphore(), inspect_rw_lock() and
-/// inspect_rate_limiter() (`redcoord inspect semaphore|rwlock|limit`) with key prefix `prefix`
-/// on database `db`: only commands that read (and MULTI/EXEC, which make the reads one
-/// snapshot), the pool's, and keys `<prefix>rate:*`, `<prefix>semaphore:*`, `<prefix>rwlock:*`.
+/// What a read-only ACL user needs to run inspect_semaphore(), inspect_rw_lock(),
+/// inspect_rate_limiter() and inspect_sliding_window() (`redcoord inspect
+/// semaphore|rwlock|limit`) with key prefix `prefix` on database `db`: only commands that read
+/// (and MULTI/EXEC, which make the reads one snapshot), the pool's, and keys `<prefix>rate:*`,
+/// `<prefix>window:*`, `<prefix>semaphore:*`, `<prefix>rwlock:*`.
 /// @return the needs; pass them to format_acl_setuser(). Thread-safe.
 [[nodiscard]] acl_needs limit_inspect_acl_needs(std::string_view prefix = default_prefix,
                                                 int db = 0);

@@ -1,12 +1,13 @@
 #pragma once
 /// @file
 /// Read-only views of the limiters' state, for operators (`redcoord inspect semaphore|rwlock|
-/// limit`) and health checks. They take nothing and change nothing; each is one MULTI/EXEC
+/// limit`, the dashboard) and health checks. They take nothing and change nothing; each is one MULTI/EXEC
 /// (one instant), with lease times measured on the server's clock (TIME in the same snapshot).
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/limit/rate_limiter.hpp>
+#include <redcoord/limit/sliding_window_limiter.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -46,6 +47,9 @@ struct semaphore_inspection {
     std::size_t waiters = 0;
     /// The last fencing token issued; nullopt when the counter expired or never existed.
     std::optional<std::uint64_t> fencing_counter;
+    /// N as the latest acquisition counted it (semaphore_options::permits; each acquisition
+    /// stores its N, which lives as long as the holdings); nullopt when nothing is held.
+    std::optional<std::uint64_t> permits;
 };
 
 /// The state of an rw_lock (see rw_lock).
@@ -70,6 +74,31 @@ struct rate_limiter_inspection {
     std::uint64_t remaining = 0;
     /// Time until the limiter is full again, in microseconds (0 when idle).
     std::chrono::microseconds full_after{0};
+    /// The burst the judgement used: the given options', or the one the latest admission
+    /// stored with the state (beside the emission interval, period / rate); nullopt when
+    /// neither is known (an idle limiter read by name alone: `remaining` is then 0, meaning
+    /// unknown).
+    std::optional<std::uint64_t> burst;
+    /// The emission interval the judgement used, in microseconds; known when `burst` is.
+    std::optional<double> interval_us;
+};
+
+/// The state of a sliding_window_limiter (see sliding_window_limiter).
+struct sliding_window_inspection {
+    /// No unit in the window (its keys lapse a window after the last admission).
+    bool idle = true;
+    /// Cost units admitted within the last window.
+    std::uint64_t used = 0;
+    /// Units a request could take now (limit - used; 0 when the limit is unknown).
+    std::uint64_t remaining = 0;
+    /// Time until every unit now in the window has left it, in microseconds (0 when idle).
+    std::chrono::microseconds reset_after{0};
+    /// The limit the judgement used: the given options', or the one the latest admission
+    /// stored beside the log; nullopt when neither is known (an idle limiter read by name
+    /// alone).
+    std::optional<std::uint64_t> limit;
+    /// The window the judgement used, in microseconds; known when `limit` is.
+    std::optional<std::chrono::microseconds> window;
 };
 
 /// Reads semaphore `name`'s state (keys under `prefix`, semaphore_options::prefix).
@@ -92,6 +121,23 @@ struct rate_limiter_inspection {
 [[nodiscard]] rate_limiter_inspection inspect_rate_limiter(connection_pool& pool,
                                                            std::string_view name,
                                                            const rate_limiter_options& opts);
+
+/// The same, judged with the interval and burst the latest admission stored with its state
+/// (nothing to pass: for the dashboard and `redcoord inspect limit NAME` without --rate).
+/// Errors as inspect_semaphore().
+[[nodiscard]] rate_limiter_inspection inspect_rate_limiter(
+    connection_pool& pool, std::string_view name, std::string_view prefix = default_prefix);
+
+/// Reads sliding window limiter `name`'s log and judges it with `opts` (limit, window,
+/// prefix). Reads every unit in the log (at most the limit), so it costs O(limit). Errors as
+/// inspect_semaphore(), and invalid_argument for bad options.
+[[nodiscard]] sliding_window_inspection inspect_sliding_window(connection_pool& pool,
+                                                               std::string_view name,
+                                                               const sliding_window_options& opts);
+
+/// The same, judged with the limit and window the latest admission stored beside the log.
+[[nodiscard]] sliding_window_inspection inspect_sliding_window(
+    connection_pool& pool, std::string_view name, std::string_view prefix = default_prefix);
 
 }  // namespace redcoord
 REDCOORD_API_END

@@ -63,11 +63,6 @@ struct rate_spec {
 /// @throws invalid_argument for anything else, a count <= 0 or a zero period.
 [[nodiscard]] rate_spec parse_rate(std::string_view text);
 
-namespace detail {
-/// Checks `o`. @throws invalid_argument naming the offending field.
-void validate(const rate_limiter_options& o);
-}  // namespace detail
-
 /// A GCRA rate limiter shared by every client that uses the same name and options.
 ///
 /// Clients using one name must use the same rate and burst: each request is judged with the

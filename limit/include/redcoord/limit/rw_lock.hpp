@@ -19,9 +19,9 @@
 /// A writer that is refused and waits registers an intent in `...:writers` (a sorted set of
 /// waiter ids); while any intent is live, new shares are refused, so a stream of readers
 /// cannot starve a writer: the readers that hold finish (or their leases end) and the writer
-/// gets in. The intent lives one sleep of the writer (at most `max_retry_interval`) plus
+/// gets in. The intent lives one sleep of the writer (at most `timing.max_retry_interval`) plus
 /// 500 ms, and the waiting writer refreshes it at every attempt; a waiting writer that dies
-/// therefore holds readers back for at most `max_retry_interval` + 500 ms, after which its
+/// therefore holds readers back for at most `timing.max_retry_interval` + 500 ms, after which its
 /// intent lapses and readers are admitted again. A timed wait that gives up withdraws its
 /// intent at once. Among writers the order is not FIFO.
 ///
@@ -29,13 +29,14 @@
 /// Refused callers that wait queue their ids (`...:writers`, `...:waiting`); while either
 /// exists, releases publish on `...:released`, and waiters listen through the runtime's
 /// shared pub/sub link. A waiter also wakes when the lease it waits for would end (a lease
-/// that ends publishes nothing), and a waiting writer at least every `max_retry_interval` to
+/// that ends publishes nothing), and a waiting writer at least every `timing.max_retry_interval` to
 /// refresh its intent. No polling otherwise; an uncontended lock never publishes.
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/pool.hpp>
 
 #include <boost/signals2/connection.hpp>
@@ -53,18 +54,17 @@ namespace redcoord {
 
 /// Options of an rw_lock.
 struct rw_lock_options {
-    /// Lease of each hold (a share or the exclusive hold), in milliseconds: a hold not
-    /// released or extended within it ends. Must be >= 10 ms. Default 30 s.
-    std::chrono::milliseconds ttl{30000};
+    /// Lease length, drift allowance and waiting (core/options.hpp): `ttl` is each hold's
+    /// lease (a share's or the exclusive hold's; one not released or extended within it ends),
+    /// here >= 10 ms; `max_retry_interval` is how often a waiting writer refreshes its intent
+    /// and how long a reader sleeps when no lease end is known or the pub/sub link is down.
+    /// The jitter fields are not used yet.
+    lock_timing timing;
     /// Opt-in watchdog: while a hold lasts, the runtime's timer thread extends its lease to
     /// `ttl` every ttl/3; a hold whose extension finds its lease ended, or whose validity ends
     /// unextended, is lost (lost(), on_lost()). Off: the holder extends (extend()) or
     /// finishes within ttl.
     bool watchdog = false;
-    /// Longest single sleep of a waiter, in milliseconds: how often a waiting writer refreshes
-    /// its intent, and how long a reader sleeps when no lease end is known or the pub/sub
-    /// link is down. Must be > 0. Default 500 ms.
-    std::chrono::milliseconds max_retry_interval{500};
     /// Key prefix; keys are `<prefix>rwlock:{<name>}` (readers), `...:writer`, `...:fence`,
     /// `...:writers` (waiting writers' intents), `...:waiting` (waiting readers), the channel
     /// `...:released`.
@@ -77,8 +77,7 @@ struct rw_lock_options {
 };
 
 namespace detail {
-/// Checks `o`. @throws invalid_argument naming the offending field.
-void validate(const rw_lock_options& o);
+struct rw_lock_access;
 }  // namespace detail
 
 /// Many readers or one writer on a name, shared by every client using the name (see the
@@ -88,7 +87,7 @@ void validate(const rw_lock_options& o);
 /// One object may hold the exclusive hold (one thread at a time, as a `std::shared_mutex`)
 /// or any number of shares (one per lock_shared() call, from any threads). Each hold is its
 /// own lease with its own fencing token. The validity of a hold is `sent_at + ttl - drift`
-/// on the local steady clock (drift = 1 % of ttl + 2 ms, as for the locks), so it ends before
+/// on the local steady clock (drift = `ttl * drift_factor + 2 ms`, as for the locks), so it ends before
 /// the lease does in Redis.
 ///
 /// @par Thread safety
@@ -194,6 +193,7 @@ public:
     struct impl;
 
 private:
+    friend struct detail::rw_lock_access;
     bool lock_until(std::chrono::steady_clock::time_point deadline);
     bool lock_shared_until(std::chrono::steady_clock::time_point deadline);
     std::unique_ptr<impl> impl_;

@@ -26,6 +26,22 @@
 /// long as it sleeps plus 500 ms; a waiter that died holds newcomers back no longer than
 /// that, and a timed wait that gives up leaves the queue at once.
 ///
+/// With semaphore_options::fifo, waiters also join the list `...:queue` in arrival order and
+/// permits go to its head only (fair_lock's queue, with the same rule for dead waiters: one
+/// whose entry lapsed is dropped when it reaches the head, core/detail/queue_lua.hpp). Strict
+/// order: a head that asks for more permits than are free holds back those behind it, even
+/// ones that would fit. Every object on a name must agree on `fifo`.
+///
+/// ## Replicas
+/// With semaphore_options::replication.replicas = r > 0, each acquisition and extension is
+/// followed by `WAIT r timeout` in the same write (one round trip plus the replication wait), as
+/// lock_options::replication does: an acquisition fewer than r replicas acknowledged is given
+/// back at once and counts as refused (a waiter tries again after the timeout; in fifo
+/// order it queues again at the back), and such an extension does not move the validity
+/// (permit::extend() returns false; the watchdog retries while the validity lasts). A
+/// failover to a replica that acknowledged keeps every permit that counted. WAIT is not
+/// consensus: ask for as many replicas as Sentinel could promote.
+///
 /// ## Changing N
 /// Each call passes its object's `permits`, so N may change at run time by using another
 /// value: holders above a lowered N keep their permits until they release them or their
@@ -36,9 +52,11 @@
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/pool.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -51,19 +69,26 @@ namespace redcoord {
 struct semaphore_options {
     /// N: how many permits may be held at once. Must be >= 1.
     std::uint64_t permits = 1;
-    /// Lease of each acquired permit, in milliseconds: a permit not released or extended
-    /// within it comes back. Must be > 0. Default 30 s.
-    std::chrono::milliseconds ttl{30000};
+    /// Lease length, drift allowance and waiting (core/options.hpp): `ttl` is each acquired
+    /// permit's lease (a permit not released or extended within it comes back);
+    /// `max_retry_interval` bounds a waiter's sleep when no lease end is known or the pub/sub
+    /// link is down. The jitter fields are not used yet.
+    lock_timing timing;
     /// Opt-in watchdog: while a permit is held, the runtime's timer thread extends its lease
     /// to `ttl` every ttl/3; a permit whose extension finds it lost (its lease ended) or
     /// that reaches the end of its validity unextended reports lost(). Off: the holder
     /// extends (permit::extend()) or finishes within ttl.
     bool watchdog = false;
-    /// Longest single sleep of a waiter, in milliseconds, when no lease end is known or the
-    /// pub/sub link is down. Must be > 0. Default 500 ms.
-    std::chrono::milliseconds max_retry_interval{500};
+    /// FIFO order: permits go to waiters in the order they first waited (see "Order" above).
+    /// Default off (no barging, but no order among waiters).
+    bool fifo = false;
+    /// Replicas that must acknowledge each acquisition and extension (Redis WAIT,
+    /// core/options.hpp, and "Replicas" above); none by default. `replication.timeout` must be
+    /// below `timing.ttl`.
+    replication_options replication;
     /// Key prefix; keys are `<prefix>semaphore:{<name>}`, `...:fence`, `...:waiting` (the
-    /// queued waiters), the channel `...:released`.
+    /// queued waiters), `...:queue` (their arrival order, with `fifo`), `...:permits` (the
+    /// latest acquisition's N, for inspect), the channel `...:released`.
     std::string prefix{default_prefix};
     /// Holder label carried in each holding's token (core/holder_label.hpp), shown by
     /// `inspect`, the dashboard and the CLI: nullopt (the default) gives `<host>:<pid>`, an
@@ -73,16 +98,15 @@ struct semaphore_options {
 };
 
 namespace detail {
-/// Checks `o`. @throws invalid_argument naming the offending field.
-void validate(const semaphore_options& o);
 struct permit_state;
+struct semaphore_access;
 }  // namespace detail
 
 /// One acquisition of n permits, released when destroyed (RAII). Move-only; an empty
 /// (moved-from or default) permit holds nothing.
 ///
-/// The lease's validity is `sent_at + ttl - drift` on the local steady clock (drift = 1 %
-/// of ttl + 2 ms, as for the locks), taken before the request was sent, so it ends before the
+/// The lease's validity is `sent_at + ttl - drift` on the local steady clock (drift =
+/// `ttl * drift_factor + 2 ms`, as for the locks: lock_timing), taken before the request was sent, so it ends before the
 /// lease does in Redis.
 ///
 /// @par Thread safety
@@ -121,7 +145,9 @@ public:
     [[nodiscard]] bool lost() const noexcept;
     /// Extends every lease of this acquisition to `ttl` (milliseconds, > 0) from now.
     /// @return true when extended; false when empty or lost (a lease had ended: its other
-    ///         permits are released and lost() becomes true).
+    ///         permits are released and lost() becomes true), or, with
+    ///         semaphore_options::replication, when fewer replicas acknowledged the extension
+    ///         (the validity stays as it was; not lost).
     /// @throws outcome_unknown when the request was sent but its reply was lost;
     ///         connection_error / pool_exhausted when it could not be sent;
     ///         invalid_argument for a ttl <= 0.
@@ -137,6 +163,7 @@ public:
 
 private:
     friend class semaphore;
+    friend struct detail::semaphore_access;
     explicit permit(std::shared_ptr<detail::permit_state> s) noexcept;
     std::shared_ptr<detail::permit_state> state_;
 };
@@ -192,6 +219,7 @@ public:
 private:
     std::optional<permit> acquire_until(std::uint64_t n,
                                         std::chrono::steady_clock::time_point deadline);
+    friend struct detail::semaphore_access;
     struct impl;
     std::shared_ptr<impl> impl_;
 };

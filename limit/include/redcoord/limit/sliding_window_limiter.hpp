@@ -40,11 +40,6 @@ struct sliding_window_options {
     std::string prefix{default_prefix};
 };
 
-namespace detail {
-/// Checks `o`. @throws invalid_argument naming the offending field.
-void validate(const sliding_window_options& o);
-}  // namespace detail
-
 /// An exact "at most N in any window" limiter shared by every client using the same name and
 /// options.
 ///

@@ -25,7 +25,7 @@
 /// Caveats (the counter lives in Redis): a server clock set back while the counter is absent,
 /// `allkeys-*` eviction of a live counter, or an asynchronous failover that loses the last
 /// INCR (replicas = 0) can repeat a token; use `noeviction`/`volatile-*` and
-/// `lock_options::replicas >= 1` when the resource relies on tokens for safety.
+/// `lock_options::replication.replicas >= 1` when the resource relies on tokens for safety.
 ///
 /// ## std::condition_variable_any
 /// Its wait() re-locks through lock(), which returns only with the lock held: transient
@@ -38,6 +38,7 @@
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -57,22 +58,12 @@ namespace redcoord {
 
 /// Options of a distributed_lock.
 struct lock_options {
-    /// Lease time of the key (PX), in milliseconds. Must be > 0 (and > the drift allowance).
-    std::chrono::milliseconds ttl{30000};
-    /// Clock drift allowance as a fraction of ttl (plus 2 ms), subtracted from the validity,
-    /// as on the Redlock page. Must be in [0, 0.5).
-    double drift_factor = 0.01;
-    /// Upper bound of a random extra delay, in milliseconds, added when a waiter retries
-    /// because the holder's PTTL ran out (not on release notifications, which are acted on at
-    /// once). Zero: no jitter.
-    std::chrono::milliseconds retry_jitter{5};
-    /// Longest single sleep of a waiter, in milliseconds, when the holder's PTTL is unknown
-    /// (no expiry on the key) or the notification link is down. Must be > 0.
-    std::chrono::milliseconds max_retry_interval{500};
-    /// Upper bound of a random delay, in milliseconds, between a release notification and the
-    /// waiter's retry, so waiters woken together do not all hit Redis at the same instant.
-    /// Zero: retry at once. Default 1 ms.
-    std::chrono::milliseconds wake_jitter{1};
+    /// Lease length, drift allowance and waiting (core/options.hpp): `ttl` is the key's PX;
+    /// `retry_jitter` is added when a waiter retries because the holder's PTTL ran out (not on
+    /// release notifications, which wake it after at most `wake_jitter`); `max_retry_interval`
+    /// bounds a sleep when the holder's PTTL is unknown (no expiry on the key) or the
+    /// notification link is down.
+    lock_timing timing;
     /// Bounded unfairness: how long, in milliseconds, a holder that re-acquires as soon as it
     /// releases may keep the lock while other clients wait (its turn). The lock is not FIFO
     /// (that is fair_lock): within its turn a holder that locks again usually wins, as with
@@ -111,24 +102,16 @@ struct lock_options {
     /// reported as a loss (lost() and the callback), so a runaway holder is capped and told.
     /// Zero: extend() always returns false. Must be > 0 when `watchdog` is on.
     std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
-    /// Replicas that must acknowledge an acquisition (Redis WAIT) before it counts; zero (the
-    /// default) counts on the master's reply alone. With n > 0 the acquire script and
-    /// `WAIT n replica_timeout` go in one write on the same connection (one round trip plus
-    /// the replication wait); when fewer than n replicas acknowledged within
-    /// replica_timeout, the key is released at once (compare-and-delete, no release
-    /// notification) and that attempt counts as not acquired: acquire() retries until its
-    /// wait runs out and then returns nullopt, try_lock() returns false. This closes the
-    /// failover race of the Redlock page ("Why failover-based implementations are not enough") for
-    /// a promoted replica that acknowledged; WAIT is not consensus, so ask for as many
-    /// replicas as Sentinel could promote. Extensions wait the same way: one that fewer than n
-    /// replicas acknowledged does not move the local validity (extend() returns false,
-    /// lost() stays false until the old validity ends). Releases do not wait. A consumed
-    /// fencing token of a released attempt is simply skipped (tokens still increase).
-    std::size_t replicas = 0;
-    /// How long, in milliseconds, WAIT may block for `replicas` acknowledgements (also the
-    /// pause before the next attempt after an unconfirmed one). Must be > 0 when replicas > 0
-    /// and below ttl; ignored when replicas == 0. Default 100 ms.
-    std::chrono::milliseconds replica_timeout{100};
+    /// Replicas that must acknowledge an acquisition (Redis WAIT, core/options.hpp); none by
+    /// default. With replicas = n > 0 the acquire script and `WAIT n timeout` go in one write;
+    /// when fewer than n replicas acknowledged, the key is released at once (compare-and-delete,
+    /// no release notification) and that attempt counts as not acquired: acquire() retries
+    /// until its wait runs out and then returns nullopt, try_lock() returns false. Extensions
+    /// wait the same way: one that fewer than n replicas acknowledged does not move the local
+    /// validity (extend() returns false, lost() stays false until the old validity ends).
+    /// Releases do not wait. A consumed fencing token of a released attempt is simply skipped
+    /// (tokens still increase). `replication.timeout` must be below `timing.ttl`.
+    replication_options replication;
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and `...:fence`, the channel is
     /// `<prefix>lock:{<resource>}:released`. The lock key holds the holder's token and nothing
     /// else (a holder of another client's standard SET NX PX / compare-and-delete lock can
@@ -142,8 +125,7 @@ struct lock_options {
 };
 
 namespace detail {
-/// Checks `o`. @throws invalid_argument naming the offending field.
-void validate(const lock_options& o);
+struct lock_access;
 }  // namespace detail
 
 /// A mutual-exclusion lock on one Redis instance, usable as a C++ *Lockable* /
@@ -156,7 +138,7 @@ void validate(const lock_options& o);
 ///
 /// @par Cost
 /// Acquire and release are one EVALSHA round trip each (EVAL the first time on a
-/// connection; with lock_options::replicas, acquire also waits for the replicas'
+/// connection; with lock_options::replication, acquire also waits for the replicas'
 /// acknowledgements in the same round trip). unlock() does not wait for its reply: the
 /// release is written and the connection's next command reads past its answer, so a holder
 /// that locks again pipelines both. A waiter does not poll a held lock: it listens for the
@@ -297,6 +279,7 @@ public:
     [[nodiscard]] const std::string& key() const noexcept;
 
 private:
+    friend struct detail::lock_access;
     std::optional<lock_acquisition> acquire_until(std::chrono::steady_clock::time_point deadline);
     struct impl;
     std::unique_ptr<impl> impl_;

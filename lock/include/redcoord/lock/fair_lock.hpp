@@ -35,9 +35,9 @@
 ///
 /// ## Why not Redlock
 /// The order is one list on one server: N independent masters would hold N queues that can
-/// disagree, and a majority vote over them orders nothing. Use `replicas` (Redis WAIT) for
+/// disagree, and a majority vote over them orders nothing. Use `replication` (Redis WAIT) for
 /// durability of acquisitions instead. A failover to a replica keeps the lock and the queue as
-/// far as they were replicated (with `replicas >= 1`, every acquisition and extension that
+/// far as they were replicated (with `replication.replicas >= 1`, every acquisition and extension that
 /// counted); queue changes are not waited for, so a promoted replica may have an older queue:
 /// waiters missing from it queue again at their next lease refresh (within waiter_lease / 3),
 /// and the order among them is then the order of those refreshes. A restart without
@@ -52,6 +52,7 @@
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -73,11 +74,10 @@ namespace redcoord {
 
 /// Options of a fair_lock.
 struct fair_lock_options {
-    /// Lease time of the lock key (PX), in milliseconds. Must be > 0 (and > the drift allowance).
-    std::chrono::milliseconds ttl{30000};
-    /// Clock drift allowance as a fraction of ttl (plus 2 ms), subtracted from the validity,
-    /// as on the Redlock page. Must be in [0, 0.5).
-    double drift_factor = 0.01;
+    /// Lease length and drift allowance of the lock key (core/options.hpp): `ttl` is its PX.
+    /// Its waiting fields are not used: a release wakes the head of the queue alone (no herd to
+    /// spread) and a waiter wakes at least every waiter_lease / 3.
+    lock_timing timing;
     /// Lease of a queued waiter, in milliseconds: a waiter refreshes it every waiter_lease / 3
     /// while it waits, and one that stops refreshing (dead, or stalled this long) is skipped.
     /// This bounds how long a dead waiter delays the queue; shorter costs more refreshes (one
@@ -91,13 +91,12 @@ struct fair_lock_options {
     /// Most confirmed extensions per acquisition (watchdog and extend() together); see
     /// lock_options::max_extensions. Must be > 0 when `watchdog` is on.
     std::size_t max_extensions = std::numeric_limits<std::size_t>::max();
-    /// Replicas that must acknowledge an acquisition and an extension (Redis WAIT); zero
-    /// counts on the master alone. An acquisition fewer replicas acknowledged within
-    /// replica_timeout is given back at once and its waiter stays at the head of the queue and
-    /// tries again after replica_timeout (see lock_options::replicas for what WAIT gives).
-    std::size_t replicas = 0;
-    /// How long WAIT may block, in milliseconds. Must be > 0 and < ttl when replicas > 0.
-    std::chrono::milliseconds replica_timeout{100};
+    /// Replicas that must acknowledge an acquisition and an extension (Redis WAIT,
+    /// core/options.hpp); none by default. An acquisition fewer replicas acknowledged within
+    /// `replication.timeout` is given back at once and its waiter stays at the head of the
+    /// queue and tries again after that timeout. `replication.timeout` must be below
+    /// `timing.ttl`.
+    replication_options replication;
     /// Key prefix; keys are `<prefix>lock:{<resource>}` and its `:fence`, `:queue` and
     /// `:waiter:<id>` siblings.
     std::string prefix{default_prefix};
@@ -109,8 +108,7 @@ struct fair_lock_options {
 };
 
 namespace detail {
-/// Checks `o`. @throws invalid_argument naming the offending field.
-void validate(const fair_lock_options& o);
+struct lock_access;
 }  // namespace detail
 
 /// A FIFO mutual-exclusion lock on one Redis instance, usable as a C++ *Lockable* /
@@ -248,6 +246,7 @@ public:
     [[nodiscard]] const std::string& waiter_id() const noexcept;
 
 private:
+    friend struct detail::lock_access;
     struct impl;
     std::unique_ptr<impl> impl_;
 };

@@ -37,6 +37,7 @@
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/holder_label.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/lock/acquisition.hpp>
 #include <redcoord/lock/errors.hpp>
@@ -57,14 +58,17 @@ namespace redcoord {
 
 /// Options of a redlock.
 struct redlock_options {
-    /// Lease time of the keys (PX), in milliseconds. Must be > 0 and > the drift allowance.
-    std::chrono::milliseconds ttl{30000};
+    /// Lease length, drift allowance and waiting (core/options.hpp): `ttl` is each key's PX;
+    /// `retry_jitter` is added to retry_delay, to the holder's PTTL and before the first retry
+    /// (the Redlock page's step 5: desynchronises clients); `wake_jitter` spreads the retries
+    /// after a release notification, so waiters woken together do not split the vote;
+    /// `max_retry_interval` bounds a sleep while another client holds a majority but its PTTL
+    /// is unknown or no notification link is up.
+    lock_timing timing;
     /// Per-node deadline of one acquire/extend/release round, in milliseconds (all nodes
     /// share it: the round never takes longer). Must be > 0. Default 50 ms (the Redlock page
     /// suggests 5-50 ms for a 10 s TTL).
     std::chrono::milliseconds node_timeout{50};
-    /// Clock drift allowance as a fraction of ttl (plus 2 ms). Must be in [0, 0.5).
-    double drift_factor = 0.01;
     /// Most attempts of one acquire(wait) / try_lock_for call (the first included); zero: as
     /// many as the wait allows. lock() ignores it: it returns only with the lock held.
     /// Default 0.
@@ -73,15 +77,6 @@ struct redlock_options {
     /// client held a majority (split vote, stale minority keys, failing nodes); a release
     /// notification cuts it short. Must be > 0. Default 5 ms.
     std::chrono::milliseconds retry_delay{5};
-    /// Upper bound of the random delay, in milliseconds, added to retry_delay and to the
-    /// holder's PTTL (the Redlock page's step 5: desynchronises clients). Zero: none. Default 10 ms.
-    std::chrono::milliseconds retry_jitter{10};
-    /// Upper bound of the random delay, in milliseconds, before retrying after a release
-    /// notification, so waiters woken together do not split the vote. Zero: none. Default 1 ms.
-    std::chrono::milliseconds wake_jitter{1};
-    /// Longest sleep, in milliseconds, while another client holds a majority but its PTTL is
-    /// unknown or no notification link is up. Must be > 0. Default 500 ms.
-    std::chrono::milliseconds max_retry_interval{500};
     /// Bounded unfairness: how long, in milliseconds, a holder that re-acquires as soon as it
     /// releases may keep the lock while other clients wait (its turn). The lock is not FIFO
     /// (that is fair_lock): within its turn a holder that locks again usually wins, as with
@@ -176,8 +171,7 @@ struct node_outcome {
 };
 
 namespace detail {
-/// Checks `o` for `n` nodes. @throws invalid_argument naming the offending field.
-void validate(const redlock_options& o, std::size_t n);
+struct lock_access;
 }  // namespace detail
 
 /// A Redlock over N independent masters, usable as a C++ *Lockable* / *TimedLockable*.
@@ -323,6 +317,7 @@ public:
     [[nodiscard]] std::size_t size() const noexcept;
 
 private:
+    friend struct detail::lock_access;
     std::optional<lock_acquisition> acquire_until(std::chrono::steady_clock::time_point deadline);
     struct impl;
     std::unique_ptr<impl> impl_;

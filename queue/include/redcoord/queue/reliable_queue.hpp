@@ -30,6 +30,10 @@
 REDCOORD_API_BEGIN
 namespace redcoord {
 
+namespace detail {
+struct queue_access;
+}
+
 /// Options of a reliable_queue. Durations are milliseconds.
 struct reliable_queue_options {
     /// This consumer's id (its processing list and heartbeat key are named after it).
@@ -73,6 +77,13 @@ struct reliable_queue_options {
     /// How long WAIT may block for `replicas` acknowledgements. Must be > 0 when replicas > 0;
     /// ignored when replicas == 0. Default 100 ms.
     std::chrono::milliseconds replica_timeout{100};
+    /// How often a pending async_pop (queue/async.hpp) on an empty queue tries again
+    /// without a push notice. push() and push_batch() publish a notice on the queue's
+    /// channel and a pending async_pop tries again when it hears one; this slow re-check only
+    /// covers a message no notice announced (pushed by another client with a plain LPUSH, or
+    /// put back by recovery). While the pub/sub link is not confirmed, a pending pop re-checks
+    /// faster (1 ms doubling up to 100 ms). Must be > 0. Default 1 s.
+    std::chrono::milliseconds async_pop_recheck{1000};
     /// Key prefix (core/keys.hpp).
     std::string prefix{default_prefix};
     /// Longest payload push() and push_batch() accept, in bytes (limits.hpp); longer ones
@@ -209,7 +220,9 @@ public:
     reliable_queue(const reliable_queue&) = delete;
     reliable_queue& operator=(const reliable_queue&) = delete;
 
-    /// Pushes one message in a new envelope (LPUSH). Returns its id (32 hex digits).
+    /// Pushes one message in a new envelope (LPUSH), and announces it to pending async_pop
+    /// calls (PUBLISH on the queue's `:pushed` channel, in the same write; a refused notice
+    /// is ignored). Returns its id (32 hex digits).
     /// @throws payload_too_large (limits.hpp) when longer than options().max_payload,
     ///         before anything is sent. After a protocol-error reply (the server's own bulk
     ///         limit is lower) the connection is discarded, never reused.
@@ -335,6 +348,7 @@ public:
     [[nodiscard]] std::uint64_t lease_losses() const noexcept;
 
 private:
+    friend struct detail::queue_access;  // async_pop (async.hpp)
     struct impl;
     std::unique_ptr<impl> impl_;
 };

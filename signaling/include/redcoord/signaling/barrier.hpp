@@ -22,7 +22,8 @@ namespace redcoord {
 
 namespace detail {
 struct phase_reply;
-}
+struct barrier_access;
+}  // namespace detail
 
 /// Thrown when a barrier (or double_barrier phase) does not complete within the caller's
 /// timeout. what() names the barrier and how many parties had arrived (or were still
@@ -180,6 +181,7 @@ public:
     [[nodiscard]] std::size_t parties() const noexcept { return parties_; }
 
 private:
+    friend struct detail::barrier_access;  // async_arrive_and_wait (async.hpp)
     detail::phase_reply run(const std::string& member, std::size_t parties, const char* mode,
                             std::uint64_t gen);
     signal_hub& hub_;

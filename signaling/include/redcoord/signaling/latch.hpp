@@ -13,6 +13,10 @@
 REDCOORD_API_BEGIN
 namespace redcoord {
 
+namespace detail {
+struct latch_access;
+}
+
 /// Options of a latch.
 struct latch_options {
     /// A waiter re-reads the count at least this often (milliseconds), so a wake signal lost
@@ -90,6 +94,7 @@ public:
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
 private:
+    friend struct detail::latch_access;  // async_wait (async.hpp)
     signal_hub& hub_;
     std::string name_;
     latch_options opts_;

@@ -28,6 +28,7 @@ namespace redcoord {
 namespace detail {
 struct hub_core;
 struct hub_access;
+struct waiter_access;
 struct waiter_state;
 }  // namespace detail
 
@@ -150,6 +151,7 @@ public:
 
 private:
     friend class signal_hub;
+    friend struct detail::waiter_access;  // the asynchronous waits (async.hpp)
     waiter(std::shared_ptr<detail::hub_core> core, std::shared_ptr<detail::waiter_state> st);
     std::shared_ptr<detail::hub_core> core_;
     std::shared_ptr<detail::waiter_state> state_;

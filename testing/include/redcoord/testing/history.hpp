@@ -45,6 +45,31 @@ struct violation {
 /// accepted is rejected (stale writes).
 [[nodiscard]] std::vector<violation> check_lock(const std::vector<event>& h);
 
+/// Semaphores (issue 36). Reads:
+/// - `hold` ok: an acquisition as logged when it was granted: `token` its fencing token, `id`
+///   its number of permits (decimal; empty means 1), [granted, end of its validity];
+/// - `release` (any ok): its holder stopped relying on the acquisition with that `token` at
+///   `start_ns`, which ends the holding there when that comes before its validity's end.
+/// A holder killed while holding logs no `release`: its holding lasts its whole lease.
+/// Rules: at no instant do holdings add up to more than `permits` (at most N permits);
+/// fencing tokens are never granted twice (fencing tokens unique).
+[[nodiscard]] std::vector<violation> check_semaphore(const std::vector<event>& h,
+                                                     std::uint64_t permits);
+
+/// Read-write locks (issue 36). Reads `hold` and `release` as check_semaphore() does, with
+/// `id` "read" (a share) or "write" (the exclusive hold).
+/// Rules: an exclusive holding overlaps no holding of another client, share or exclusive
+/// (writer alone); fencing tokens are never granted twice (fencing tokens unique).
+[[nodiscard]] std::vector<violation> check_rw_lock(const std::vector<event>& h);
+
+/// Rate limiters (issue 36). Reads `request` events: ok = allowed, `token` its cost (0 means
+/// 1), decided by the server at some instant of [start_ns, end_ns].
+/// Rule: over every span [a, b], the allowed requests that were wholly inside it cost at most
+/// `burst + rate_per_second × (b - a)` (within the rate): the GCRA bound, whatever the
+/// clients' clocks say.
+[[nodiscard]] std::vector<violation> check_rate(const std::vector<event>& h, double rate_per_second,
+                                                std::uint64_t burst);
+
 /// Elections (master_selector, leader_elector, leader_task). Reads:
 /// - `term` ok: a leadership as its client lived it, with its epoch: [first seen leading,
 ///   stopped leading], where the end is the earlier of the local deadline and the moment the

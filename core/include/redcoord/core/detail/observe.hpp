@@ -39,6 +39,7 @@ enum class metric {
     pool_in_use,                    ///< gauge {endpoint}
     reconnects_total,               ///< counter {endpoint, link}
     jobs,                           ///< gauge {name, state}
+    jobs_paused,                    ///< gauge {name}
     jobs_settled_total,             ///< counter {name, outcome}
     job_run_seconds,                ///< histogram {name, outcome}
     jobs_stalled_total,             ///< counter {name}

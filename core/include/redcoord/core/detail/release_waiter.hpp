@@ -18,6 +18,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +48,12 @@ public:
     [[nodiscard]] std::uint64_t generation() const;
     // Blocks until the generation differs from `seen` (true) or `until` passes (false).
     bool wait(std::uint64_t seen, std::chrono::steady_clock::time_point until);
+    // Calls `wake` after each generation bump (on the pub/sub link's thread: it must only
+    // post) until the returned id is passed to unwatch(). For asynchronous waiters, which
+    // have no thread to block in wait().
+    std::uint64_t watch(std::function<void()> wake);
+    // Stops calling the `wake` of `id`; when it returns, that `wake` is not running.
+    void unwatch(std::uint64_t id) noexcept;
 
 private:
     void notify();
@@ -56,6 +64,11 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::uint64_t generation_ = 0;
+    // Asynchronous waiters: called after a bump, under watch_mu_ (so unwatch() can wait out a
+    // running call).
+    std::mutex watch_mu_;
+    std::map<std::uint64_t, std::function<void()>> watchers_;
+    std::uint64_t next_watch_ = 0;
     mutable std::mutex start_mu_;  // serialises the lazy start; never held while mu_ is waited on
     std::vector<std::shared_ptr<pubsub_mux>> links_;
     std::vector<pubsub_mux::listener> listeners_;  // after links_: released first

@@ -39,8 +39,9 @@ struct dashboard_options {
     /// Most bytes of any one value shown (a payload, an error, an identity); a longer value
     /// is cut and followed by ` … [N bytes]`. > 0.
     std::size_t max_value_bytes = 512;
-    /// Failed and dead jobs listed per job queue (newest last), each with its error,
-    /// attempts and payload preview.
+    /// Jobs per page of a job queue's failed, dead and waiting_children lists (oldest first,
+    /// pages by `api/jobs/list?name=&state=&offset=`), each with its error, attempts, payload
+    /// preview and flow (dependencies, pending ones, dependents).
     std::size_t jobs_listed = 10;
     /// How often the page fetches fresh data, in milliseconds. > 0.
     std::chrono::milliseconds refresh{2000};
@@ -70,11 +71,12 @@ struct dashboard_options {
 /// prefix (a cursor per page, never KEYS; on a Redis Cluster every master is scanned in
 /// turn), and each is read with its part's inspect function (inspect_lock(),
 /// inspect_election(), inspect_queue(), inspect_jobs() with job_queue::list() and get(),
-/// inspect_barrier(), and for `api/limits` inspect_semaphore() (held, holders with fingerprint,
-/// count and lease left, waiters, fencing counter; the permit limit is not stored),
-/// inspect_rw_lock() (writer, readers, waiting writers and readers, fencing counter) and
-/// inspect_rate_limiter() (idle, time until full again; what is left depends on the rate, which
-/// is not stored); a sliding window limiter is listed by name). A primitive that cannot be
+/// inspect_barrier(), and for `api/limits` inspect_semaphore() (held, N and permits left as
+/// the latest acquisition stored N, holders with fingerprint, count and lease left, waiters,
+/// fencing counter), inspect_rw_lock() (writer, readers, waiting writers and readers, fencing
+/// counter), inspect_rate_limiter() (idle, burst and units left as the latest admission
+/// stored them, time until full again) and inspect_sliding_window() (units used and left,
+/// limit and window as stored, time until empty)). A primitive that cannot be
 /// read (an ACL refusal) is listed with an
 /// `error` instead of failing the page.
 ///

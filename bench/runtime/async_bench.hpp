@@ -1,0 +1,25 @@
+#pragma once
+// The event loop's figures (issue 35): many async_acquire waiters on one thread, and
+// pipelined lock loops against a raw pipelining client.
+
+#include <redcoord/testing/local_server.hpp>
+
+namespace runtime_bench {
+
+struct async_figures {
+    long threads = 0;               // beyond the baseline, 10,000 waiting operations
+    long long connections = 0;      // extra server connections for the same
+    double rss_kib_per_waiter = 0;  // resident memory per waiting lock object and operation
+    double wake_p50_us = 0;         // a release until its async waiter holds the lock
+};
+
+// `n` async_acquire on `n` distinct held locks, all started from this thread on the
+// runtime's own event loop; `wakes` of them are then released one by one and timed.
+async_figures async_waiters(redcoord::testing::local_server& node, int n, int wakes);
+
+// Lock operations per second of 64 coroutines each looping async_acquire + unlock on its own
+// key through one runtime, over those of a raw hiredis client pipelining SET NX PX and the
+// EVALSHA compare-and-delete 64 deep on one connection, in the same run (`seconds` each).
+double pipelined_vs_raw(redcoord::testing::local_server& node, double seconds);
+
+}  // namespace runtime_bench

@@ -1,0 +1,404 @@
+#include <redcoord/core/detail/async_link.hpp>
+
+#include "connection_impl.hpp"
+#include "handshake.hpp"
+
+#include <redcoord/core/errors.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <map>
+
+namespace redcoord::detail {
+
+namespace asio = boost::asio;
+using clock_type = async_link::clock_type;
+using status = node_result::status;
+
+namespace {
+
+struct op {
+    std::string wire;
+    clock_type::time_point deadline;
+    async_link::handler h;
+    bool done = false;
+    bool written = false;
+    clock_type::time_point written_at{};
+    // A handshake command: its reply is checked here, never handed to a caller.
+    std::string handshake_verb;
+    std::multimap<clock_type::time_point, std::shared_ptr<op>>::iterator due;
+    bool has_due = false;
+};
+
+using op_ptr = std::shared_ptr<op>;
+
+struct reader_deleter {
+    void operator()(redisReader* r) const noexcept { redisReaderFree(r); }
+};
+
+}  // namespace
+
+struct async_link::state : std::enable_shared_from_this<async_link::state> {
+    state(asio::io_context& io, const endpoint& e)
+        : ep(e), name(e.to_string()), strand(asio::make_strand(io)), sock(strand), resolver(strand),
+          timer(strand) {}
+
+    endpoint ep;
+    std::string name;
+    asio::strand<asio::io_context::executor_type> strand;
+    asio::generic::stream_protocol::socket sock;
+    asio::ip::tcp::resolver resolver;
+    asio::steady_timer timer;  // the earliest deadline: a command's, or the connect's
+    enum class phase {
+        idle,
+        connecting,
+        ready,
+        closed
+    } at = phase::idle;
+    std::uint64_t generation = 0;  // a connect's handlers of an older socket do nothing
+    std::deque<op_ptr> queued;     // not written yet
+    std::deque<op_ptr> inflight;   // written, replies expected in this order
+    std::multimap<clock_type::time_point, op_ptr> dues;
+    clock_type::time_point connect_due = clock_type::time_point::max();
+    clock_type::time_point armed = clock_type::time_point::max();
+    bool writing = false;
+    std::size_t handshaking = 0;  // handshake replies still expected
+    std::string out;
+    std::array<char, std::size_t{16} * 1024> in{};
+    std::unique_ptr<redisReader, reader_deleter> reader;
+    std::atomic<std::size_t> pending_replies{0};
+
+    void add(op_ptr o) {
+        if (at == phase::closed) {
+            finish(o, failed(status::connection_failed, false,
+                             connection_error("link to " + name + " is closed")));
+            return;
+        }
+        o->due = dues.emplace(o->deadline, o);
+        o->has_due = true;
+        queued.push_back(std::move(o));
+        rearm();
+        if (at == phase::idle) connect();
+        if (at == phase::ready) flush();
+    }
+
+    // By exception pointer, so the failure keeps its type (auth_error, timeout_error, ...).
+    static link_outcome failed(status s, bool sent, const std::exception_ptr& e,
+                               const std::string& what) {
+        link_outcome out;
+        out.result.state = s;
+        out.result.error = what;
+        out.sent = sent;
+        out.failure = e;
+        return out;
+    }
+    template <class E>
+    static link_outcome failed(status s, bool sent, const E& e) {
+        return failed(s, sent, std::make_exception_ptr(e), e.what());
+    }
+
+    void finish(const op_ptr& o, link_outcome outcome) {
+        if (o->done) return;
+        o->done = true;
+        if (o->has_due) {
+            dues.erase(o->due);
+            o->has_due = false;
+        }
+        if (o->h) {
+            auto h = std::move(o->h);
+            try {
+                h(std::move(outcome));
+            } catch (...) {
+                // A handler that throws must not take the link down with it.
+            }
+        }
+    }
+
+    void connect() {
+        at = phase::connecting;
+        const auto gen = ++generation;
+        reader.reset(redisReaderCreate());
+        connect_due = clock_type::now() + ep.connect_timeout;
+        rearm();
+        auto self = shared_from_this();
+        if (!ep.unix_path.empty()) {
+            sock = asio::generic::stream_protocol::socket(strand);
+            sock.async_connect(
+                asio::local::stream_protocol::endpoint(ep.unix_path),
+                [self, gen](boost::system::error_code ec) { self->connected(gen, ec); });
+            return;
+        }
+        resolver.async_resolve(
+            ep.host, std::to_string(ep.port),
+            [self, gen](boost::system::error_code ec,
+                        const asio::ip::tcp::resolver::results_type& rs) {
+                if (gen != self->generation) return;
+                if (ec || rs.empty()) {
+                    self->broken(connection_error("cannot resolve " + self->name + ": " +
+                                                  (ec ? ec.message() : "no address")));
+                    return;
+                }
+                // The first address: loopback and cluster addresses are numeric.
+                const asio::ip::tcp::endpoint where = *rs.begin();
+                self->sock = asio::generic::stream_protocol::socket(self->strand);
+                self->sock.async_connect(
+                    asio::generic::stream_protocol::endpoint(where),
+                    [self, gen](boost::system::error_code e) { self->connected(gen, e); });
+            });
+    }
+
+    void connected(std::uint64_t gen, boost::system::error_code ec) {
+        if (gen != generation || at != phase::connecting) return;
+        if (ec) {
+            broken(connection_error("cannot connect to " + name + ": " + ec.message()));
+            return;
+        }
+        if (ep.keepalive && ep.unix_path.empty()) {
+            boost::system::error_code ignored;
+            sock.set_option(asio::socket_base::keep_alive(true), ignored);
+        }
+        // The handshake goes first, pipelined with the commands queued meanwhile: a refusal
+        // fails them all before any reaches a script.
+        const auto hs = handshake_commands(ep);
+        for (auto it = hs.rbegin(); it != hs.rend(); ++it) {
+            auto o = std::make_shared<op>();
+            std::vector<std::string_view> v(it->begin(), it->end());
+            o->wire = encode_command(v);
+            o->deadline = connect_due;
+            o->handshake_verb = (*it)[0];
+            queued.push_front(std::move(o));
+            ++handshaking;
+        }
+        at = phase::ready;
+        read();
+        flush();
+    }
+
+    void flush() {
+        if (writing || at != phase::ready) return;
+        out.clear();
+        const auto now = clock_type::now();
+        while (!queued.empty()) {
+            // Nothing runs behind an unanswered handshake: after a refused SELECT it would run
+            // on the wrong database.
+            if (handshaking > 0 && queued.front()->handshake_verb.empty()) break;
+            auto o = std::move(queued.front());
+            queued.pop_front();
+            if (o->done) continue;  // given up before it was written: never sent
+            out += o->wire;
+            o->written = true;
+            o->written_at = now;
+            inflight.push_back(std::move(o));
+        }
+        pending_replies.store(inflight.size(), std::memory_order_relaxed);
+        if (out.empty()) return;
+        rearm();  // the oldest unanswered command may be a new one: its stall deadline
+        writing = true;
+        auto self = shared_from_this();
+        const auto gen = generation;
+        asio::async_write(
+            sock, asio::buffer(out), [self, gen](boost::system::error_code ec, std::size_t) {
+                if (gen != self->generation) return;
+                self->writing = false;
+                if (ec) {
+                    self->broken(
+                        connection_error("write to " + self->name + " failed: " + ec.message()));
+                    return;
+                }
+                self->flush();
+            });
+    }
+
+    void read() {
+        auto self = shared_from_this();
+        const auto gen = generation;
+        sock.async_read_some(
+            asio::buffer(in), [self, gen](boost::system::error_code ec, std::size_t n) {
+                if (gen != self->generation) return;
+                if (ec) {
+                    self->broken(connection_error(
+                        (ec == asio::error::eof ? "connection closed by " : "read from ") +
+                        self->name + (ec == asio::error::eof ? "" : " failed: " + ec.message())));
+                    return;
+                }
+                if (!self->parse(n)) return;
+                self->read();
+            });
+    }
+
+    // Feeds `n` bytes to the reader and hands out every complete reply; false when the link
+    // broke on the way.
+    bool parse(std::size_t n) {
+        if (redisReaderFeed(reader.get(), in.data(), n) != REDIS_OK) {
+            broken(protocol_error("unreadable reply from " + name));
+            return false;
+        }
+        const auto gen = generation;
+        for (;;) {
+            void* raw = nullptr;
+            if (redisReaderGetReply(reader.get(), &raw) != REDIS_OK) {
+                broken(protocol_error("unreadable reply from " + name + ": " + reader->errstr));
+                return false;
+            }
+            if (!raw) return true;
+            std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
+                                                               freeReplyObject);
+            if (inflight.empty()) {
+                broken(protocol_error("a reply nobody asked for from " + name));
+                return false;
+            }
+            auto o = std::move(inflight.front());
+            inflight.pop_front();
+            pending_replies.store(inflight.size(), std::memory_order_relaxed);
+            reply r = convert_reply(owned.get());
+            if (!o->handshake_verb.empty()) {
+                if (r.is_error()) {
+                    try {
+                        throw_handshake_error(o->handshake_verb, r.text(), name);
+                    } catch (const error& e) {
+                        broken_with(std::current_exception(), e.what());
+                        return false;
+                    }
+                }
+                if (--handshaking == 0) {
+                    connect_due = clock_type::time_point::max();
+                    rearm();
+                    flush();
+                }
+                continue;
+            }
+            link_outcome outcome;
+            outcome.result.state = status::answered;
+            outcome.result.value = std::move(r);
+            outcome.sent = true;
+            finish(o, std::move(outcome));
+            if (gen != generation) return false;  // the handler closed the link
+        }
+    }
+
+    // Fails every command, written ones as sent (their effect is unknown), and drops the
+    // socket; the next command connects again.
+    template <class E>
+    void broken(const E& why) {
+        broken_with(std::make_exception_ptr(why), why.what());
+    }
+    void broken_with(const std::exception_ptr& why, const std::string& what) {
+        ++generation;
+        boost::system::error_code ignored;
+        resolver.cancel();
+        sock.close(ignored);
+        writing = false;
+        handshaking = 0;
+        if (at != phase::closed) at = phase::idle;
+        connect_due = clock_type::time_point::max();
+        auto in_flight = std::exchange(inflight, {});
+        auto waiting = std::exchange(queued, {});
+        pending_replies.store(0, std::memory_order_relaxed);
+        for (auto& o : in_flight) finish(o, failed(status::connection_failed, true, why, what));
+        for (auto& o : waiting) finish(o, failed(status::connection_failed, false, why, what));
+        rearm();
+    }
+
+    // When the oldest unanswered command has waited command_timeout: the server stalls.
+    [[nodiscard]] clock_type::time_point stall_due() const {
+        if (inflight.empty() || ep.command_timeout.count() <= 0 || handshaking > 0)
+            return clock_type::time_point::max();
+        return inflight.front()->written_at + ep.command_timeout;
+    }
+
+    void rearm() {
+        auto next = std::min(connect_due, stall_due());
+        if (!dues.empty()) next = std::min(next, dues.begin()->first);
+        if (next == armed) return;
+        armed = next;
+        if (next == clock_type::time_point::max()) {
+            timer.cancel();
+            return;
+        }
+        timer.expires_at(next);
+        auto self = shared_from_this();
+        timer.async_wait([self](boost::system::error_code ec) {
+            if (ec == asio::error::operation_aborted) return;
+            self->armed = clock_type::time_point::max();
+            self->expire();
+        });
+    }
+
+    void expire() {
+        const auto now = clock_type::now();
+        if ((at == phase::connecting || handshaking > 0) && now >= connect_due) {
+            broken(timeout_error("connect to " + name + " timed out"));
+            return;
+        }
+        const bool stalled = now >= stall_due();
+        while (!dues.empty() && dues.begin()->first <= now) {
+            auto o = dues.begin()->second;
+            finish(o, failed(status::timeout, o->written,
+                             timeout_error("no reply from " + name + " within the deadline")));
+        }
+        if (stalled) {
+            broken(timeout_error("no reply from " + name + " within its command_timeout"));
+            return;
+        }
+        rearm();
+    }
+};
+
+async_link::async_link(asio::io_context& io, const endpoint& ep)
+    : s_(std::make_shared<state>(io, ep)) {}
+
+std::shared_ptr<async_link> async_link::create(asio::io_context& io, const endpoint& ep) {
+    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
+        throw invalid_argument(
+            "the event loop's links reach one plain TCP or unix-socket "
+            "server; not " +
+            ep.to_string());
+    return std::shared_ptr<async_link>(new async_link(io, ep));
+}
+
+async_link::~async_link() {
+    try {
+        close();
+    } catch (...) {
+        // Nothing could be queued to close it: its pending commands end with the io_context.
+    }
+}
+
+void async_link::exec(std::vector<std::string> argv, clock_type::time_point deadline, handler h) {
+    auto o = std::make_shared<op>();
+    std::vector<std::string_view> v(argv.begin(), argv.end());
+    o->wire = encode_command(v);
+    o->deadline = deadline;
+    o->h = std::move(h);
+    asio::dispatch(s_->strand, [s = s_, o = std::move(o)]() mutable { s->add(std::move(o)); });
+}
+
+void async_link::close() {
+    asio::dispatch(s_->strand, [s = s_] {
+        s->at = state::phase::closed;
+        s->broken(connection_error("link to " + s->name + " closed"));
+    });
+}
+
+const std::string& async_link::where() const noexcept { return s_->name; }
+
+std::size_t async_link::in_flight() const noexcept {
+    return s_->pending_replies.load(std::memory_order_relaxed);
+}
+
+}  // namespace redcoord::detail

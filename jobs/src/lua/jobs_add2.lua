@@ -1,0 +1,16 @@
+-- Adds jobs (format 2, docs/jobs-wire.md): format 1 with dependencies, a
+-- group, a dedupe window and debounce. Runs after jobs_prelude.lua. Checks every job before
+-- writing anything.
+-- KEYS[1]  the queue's base key `<prefix>jobs:{<name>}`
+-- ARGV[1]  the wake channel `<base>:wake` (published once when any job was added or changed)
+-- then per job 12 values, ARGV[i..i+11]: the 9 of jobs_add_flow.lua, then its group ('':
+--   none; a job of a group runs under the group's limit, taking turns with other groups),
+--   its dedupe window ms ('0': none; once it passed, an add of the same id replaces the job
+--   if it has finished) and its debounce ms ('0': none; an add of a waiting or delayed job's
+--   id replaces its payload and options and delays it by that much from now)
+-- Reply    per job two entries: 1 (added) | 0 (an earlier job with this id exists) | 2
+--          (debounced: the waiting or delayed job was replaced), its state; errors as
+--          jobs_add_flow.lua, and `JOBSTARTED <job> <state>` for debounce on an active or
+--          waiting_children job, nothing written
+-- Cost     O((n + d) log N) for n jobs with d dependencies on a queue of N.
+return add_jobs(12)

@@ -1,0 +1,12 @@
+-- Adds jobs with dependencies (flows; docs/jobs-wire.md#flows); a known id adds nothing.
+-- Runs after jobs_prelude.lua. Checks every job's dependencies before writing anything.
+-- KEYS[1]  the queue's base key `<prefix>jobs:{<name>}`
+-- ARGV[1]  the wake channel `<base>:wake` (published once when any job was added)
+-- then per job 9 values, ARGV[i..i+8]: the 7 of jobs_add.lua, then its dependencies (ids
+--   joined by LF, '' for none; each a known job or an earlier one of this call, at most
+--   1000) and 'f' (a failed or dead dependency fails the job) or 'i' (it is ignored)
+-- Reply    as jobs_add.lua (a state may be `waiting_children`, or `failed` when a dependency
+--          had already failed); error `UNKNOWNDEP <job> <n>` (the job's place in the call
+--          from 1, the unknown one's in its list) or `TOOMANYDEPS <job>`, nothing written
+-- Cost     O((n + d) log N) for n jobs with d dependencies on a queue of N.
+return add_jobs(9)

@@ -1,0 +1,231 @@
+// The asynchronous pop of a reliable_queue (async.hpp): the consumer lease's plans, as the
+// blocking pop_as follows them, but each attempt a non-blocking command on the runtime's
+// pipelined link (a blocking BLMOVE there would stall every other operation of the link) and
+// each wait on an empty queue a wait for push()'s notice on the queue's channel (one listener
+// per queue object on the runtime's shared pub/sub link), not a poll.
+
+#include <redcoord/queue/async.hpp>
+
+#include "reliable_queue_impl.hpp"
+#include "reliable_scripts.hpp"
+
+#include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/async_link.hpp>
+#include <redcoord/core/detail/async_wait_op.hpp>
+#include <redcoord/core/detail/refusal.hpp>
+#include <redcoord/core/detail/release_waiter.hpp>
+#include <redcoord/core/errors.hpp>
+
+#include <boost/asio/post.hpp>
+
+namespace redcoord::detail {
+
+struct queue_access {
+    using impl_type = reliable_queue::impl;
+    static impl_type& impl(reliable_queue& q) { return *q.impl_; }
+};
+
+namespace {
+
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// The re-check while the push channel's subscription is not confirmed (a notice could be
+// missed then): fast at first, then at most ten attempts a second per pending pop.
+constexpr milliseconds first_poll{1}, max_poll{100};
+
+class async_pop_op final : public async_wait_op<delivery> {
+public:
+    async_pop_op(queue_access::impl_type& m, milliseconds timeout, async_completion<delivery> done)
+        : async_wait_op(m.rt->io(), std::move(done), "async_pop"), m_(m),
+          link_(m.rt->link(m.pool.where())), pushes_(m.push_notices()),
+          command_timeout_(m.pool.where().command_timeout),
+          ticket_(
+              m.locked([&](consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); })),
+          pkey_(m.processing_key(ticket_.id)), hkey_(m.heartbeat_key(ticket_.id)) {}
+
+private:
+    void begin() override {
+        watch_id_ = pushes_.watch(waker());
+        watching_ = true;
+        attempt();
+    }
+
+    // A cancellation ends a wait at once (the base's on_cancel); an attempt in flight ends
+    // when its reply comes (what it moved is given back).
+
+    void on_complete() override {
+        if (watching_) pushes_.unwatch(watch_id_);
+        m_.locked([&](consumer_lease& l) { l.end_pop(ticket_, how_); });
+    }
+
+    void end(std::exception_ptr failure, std::optional<delivery> got, pop_end how) {
+        how_ = how;
+        complete(std::move(failure), std::move(got));
+    }
+
+    [[nodiscard]] clock_type::time_point request_deadline() const {
+        return command_timeout_.count() > 0 ? deadline_after(command_timeout_)
+                                            : clock_type::time_point::max();
+    }
+
+    void attempt() {
+        // Listening before the attempt: a push after it is announced (a notice older than
+        // it wakes nothing).
+        bool live = false;
+        (void)pushes_.arm(milliseconds(0), live);  // never waits for the link
+        live_ = live;
+        clear_notice();
+        const auto plan = m_.locked([&](consumer_lease& l) {
+            return l.plan_move(ticket_, clock_type::now(), cancelled(), command_timeout_);
+        });
+        if (plan.kind == move_kind::none)
+            return end(cancelled() ? aborted() : nullptr, std::nullopt, pop_end::empty);
+        const auto sent = clock_type::now();
+        auto then = [this, kind = plan.kind, sent](link_outcome o) {
+            answered(kind, sent, std::move(o));
+        };
+        // A plain LMOVE while the known lease outlives it, else the script that renews the
+        // lease first.
+        if (plan.kind == move_kind::plain)
+            return exec(link_, {"LMOVE", m_.ready_key, pkey_, "RIGHT", "LEFT"}, request_deadline(),
+                        std::move(then));
+        exec(link_,
+             script_call{&queue_pop_script(),
+                         {m_.consumers_key, hkey_, m_.ready_key, pkey_},
+                         {ticket_.id, m_.ttl_ms}},
+             request_deadline(), std::move(then));
+    }
+
+    static std::exception_ptr failure_of(const link_outcome& o, std::string_view cmd) {
+        if (o.result.answered())
+            return reply_exception(o.result.value->text(), cmd, "reliable_queue");
+        if (o.failure) return o.failure;
+        return std::make_exception_ptr(
+            connection_error("reliable_queue: " + std::string(cmd) + ": " + o.result.error));
+    }
+
+    void answered(move_kind kind, clock_type::time_point sent, link_outcome o) {
+        if (!o.result.answered() || o.result.value->is_error()) {
+            // An error reply or an unsent command changed nothing; a lost reply may hide a move.
+            const bool refused = o.result.answered() || !o.sent;
+            return end(failure_of(o, kind == move_kind::plain ? "LMOVE" : "EVALSHA"), std::nullopt,
+                       refused ? pop_end::refused : pop_end::transport_error);
+        }
+        const auto& r = *o.result.value;
+        const bool moved = !r.is_nil();
+        const bool renew_now = m_.locked([&](consumer_lease& l) {
+            return l.moved(ticket_, kind, sent, clock_type::now(), true, moved);
+        });
+        if (!moved) {
+            if (cancelled()) return end(aborted(), std::nullopt, pop_end::empty);
+            return wait();
+        }
+        std::string element = r.text();
+        if (cancelled()) return give_back(element);
+        if (!renew_now) return deliver(std::move(element));
+        // Stalled past the lease bound: register again before handing it out, as pop() does.
+        const auto again = clock_type::now();
+        exec(link_,
+             script_call{
+                 &queue_register_script(), {m_.consumers_key, hkey_}, {ticket_.id, m_.ttl_ms}},
+             request_deadline(),
+             [this, again, element = std::move(element)](link_outcome o) mutable {
+                 if (o.result.answered() && o.result.value->is_array()) {
+                     const auto& e = o.result.value->elements();
+                     const bool intact = e.size() == 2 && e[0].is_integer() && e[1].is_integer() &&
+                                         e[0].integer() == 0 && e[1].integer() == 1;
+                     if (m_.locked([&](consumer_lease& l) {
+                             return l.renewed(ticket_.who, again, intact);
+                         }))
+                         m_.lease_losses.fetch_add(1);
+                 }
+                 // Handed out whatever the registration got (dropping it would strand it); the
+                 // upkeep keeps renewing.
+                 deliver(std::move(element));
+             });
+    }
+
+    // Cancelled while the move was in flight: the message goes back to the head, untouched.
+    void give_back(const std::string& element) {
+        exec(link_, script_call{&queue_give_back_script(), {pkey_, m_.ready_key}, {element}},
+             request_deadline(), [this](const link_outcome& o) {
+                 // Not given back (the link failed): retire the identity so that recovery
+                 // returns it once the lease runs out.
+                 const bool back = o.result.answered() && !o.result.value->is_error();
+                 end(aborted(), std::nullopt, back ? pop_end::empty : pop_end::transport_error);
+             });
+    }
+
+    void deliver(std::string element) {
+        end(nullptr, queue_access::impl_type::make_delivery(std::move(element), ticket_.id),
+            pop_end::delivered);
+    }
+
+    // The queue was empty: wait for a push notice, or the slow re-check (a message no notice
+    // announced) or the fast one while the subscription is not confirmed, or the deadline;
+    // then try again (the attempt at the deadline is the last).
+    void wait() {
+        milliseconds step = m_.opts.async_pop_recheck;
+        if (!live_) {
+            step = backoff_;
+            backoff_ = std::min(backoff_ * 2, max_poll);
+        }
+        const auto until = std::min(ticket_.deadline, clock_type::now() + step);
+        wait_until(until, [this](bool) {
+            if (cancelled()) return end(aborted(), std::nullopt, pop_end::empty);
+            attempt();
+        });
+    }
+
+    queue_access::impl_type& m_;
+    std::shared_ptr<async_link> link_;
+    release_waiter& pushes_;  // the queue object's; outlives its pops
+    milliseconds command_timeout_;
+    consumer_lease::pop_ticket ticket_;
+    std::string pkey_, hkey_;
+    milliseconds backoff_ = first_poll;
+    std::uint64_t watch_id_ = 0;
+    pop_end how_ = pop_end::empty;
+    bool watching_ = false, live_ = false;
+};
+
+// The operation of a pop whose consumer could not start: nothing to cancel.
+struct failed_start final : async_operation {
+    void cancel() noexcept override {}
+};
+
+}  // namespace
+
+runtime& runtime_of(reliable_queue& q) { return *queue_access::impl(q).rt; }
+
+std::shared_ptr<async_operation> start_async_pop(reliable_queue& q, milliseconds timeout,
+                                                 async_completion<delivery> done) {
+    auto& m = queue_access::impl(q);
+    if (timeout.count() < 0)
+        throw invalid_argument("async_pop: the timeout must not be negative, not " +
+                               std::to_string(timeout.count()) + " ms");
+    if (m.opts.replicas > 0)
+        throw invalid_argument("reliable_queue: async_pop does not wait for replicas");
+    const auto& ep = m.pool.where();
+    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
+        throw invalid_argument(
+            "reliable_queue: async_pop supports plain TCP and unix-socket endpoints; not " +
+            ep.to_string());
+    try {
+        m.start_consumer();
+    } catch (const error&) {
+        // Unreachable, refused password, ...: reported through the handler, as a failed
+        // attempt is, never from the initiation.
+        asio::post(m.rt->io(), [done = std::move(done), e = std::current_exception()] {
+            done(e, std::nullopt);
+        });
+        return std::make_shared<failed_start>();
+    }
+    auto op = std::make_shared<async_pop_op>(m, timeout, std::move(done));
+    op->start();
+    return op;
+}
+
+}  // namespace redcoord::detail
