@@ -30,6 +30,12 @@ function(redcoord_add_part part)
   endif()
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # A unity batch includes source files, never headers, so a class with a member from a
+    # source file's anonymous namespace is still defined once (tests/CMakeLists.txt, the same
+    # reason); GCC only sees that it is no longer in the main file.
+    target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+  endif()
   if(REDCOORD_THREAD_SAFETY)
     # Clang's lock-discipline check of the REDCOORD_GUARDED_BY annotations (thread_annotations.hpp).
     target_compile_options(${target} PRIVATE -Wthread-safety -Werror=thread-safety)

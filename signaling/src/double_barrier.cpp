@@ -20,20 +20,20 @@ namespace {
 // server time (TIME). Every mode drops members whose lease ran out, in the ready phase too, so
 // a dead member cannot keep a round open; a member is told it is inside only while the members
 // set names it.
-const script phase_script(std::string(detail::party_lua) + detail::double_barrier_phase_lua,
-                          cluster_publish::sharded);
+const script double_phase_script(std::string(detail::party_lua) + detail::double_barrier_phase_lua,
+                                 cluster_publish::sharded);
 
 }  // namespace
 
 namespace detail {
-const script& double_barrier_script() { return phase_script; }
+const script& double_barrier_script() { return double_phase_script; }
 }  // namespace detail
 
 struct double_barrier::phase {
     // One run of the script; `any_parties` skips the party-count check (reset).
     static detail::phase_reply run(double_barrier& b, const char* mode, bool any_parties = false) {
         return detail::run_phase(
-            phase_script, b.hub_.master(), {b.state_key_, b.members_key_},
+            double_phase_script, b.hub_.master(), {b.state_key_, b.members_key_},
             {b.member_, any_parties ? "0" : std::to_string(b.parties_),
              std::to_string(b.opts_.arrival_lease.count()), b.channel_, b.hub_.envelope({}), mode,
              std::to_string(b.round_), std::to_string(b.opts_.idle_ttl.count())},
