@@ -283,11 +283,20 @@ TEST_F(Cli, C17_AnUnknownUrlOptionIsNamedByItsKey) {
 }
 
 // The issue's table: every subcommand that talks to a server, against (a) nothing listening,
-// (b) a wrong password and (c) a server that accepts connections but never answers (paused).
-// Each must end with the exit code of the table, in time, naming the cause, and never print
-// the password. Cases run in parallel: most of their time is spent waiting on timeouts.
+// (b) a wrong password, (c) a server that accepts connections but never answers (paused) and
+// (d) a user who may connect but run none of the part's commands. Each must end with the exit
+// code of the table, in time, naming the cause, and never print the password. Cases run in
+// parallel: most of their time is spent waiting on timeouts.
 TEST_F(Cli, EverySubcommandFailsFastAndSaysWhy) {
     password_server protected_server;
+    // The connection's own handshake is all this user may run (connection_acl_needs()).
+    ASSERT_EQ(protected_server.server
+                  .command({"ACL", "SETUSER", "nobody", "on", ">nobody-pw", "resetkeys",
+                            "resetchannels", "-@all", "+ping", "+role"})
+                  .text(),
+              "OK");
+    std::string nobody_url = protected_server.plain;
+    nobody_url.insert(nobody_url.find("://") + 3, "nobody:nobody-pw@");
     redcoord::testing::local_server paused_server;
     paused_server.pause();
     const std::string refused_url = unreachable_url();
@@ -349,6 +358,7 @@ TEST_F(Cli, EverySubcommandFailsFastAndSaysWhy) {
          code::connection,
          {"timed out", "no reply", "no answer"},
          true},
+        {"no permission", nobody_url, code::server, {"permission denied"}, false},
     };
 
     struct outcome {
@@ -401,6 +411,7 @@ TEST_F(Cli, EverySubcommandFailsFastAndSaysWhy) {
         EXPECT_TRUE(named) << o.what << ": " << o.output;
         EXPECT_FALSE(contains(o.output, "wrong-pw")) << o.what << ": " << o.output;
         EXPECT_FALSE(contains(o.output, "right-pw")) << o.what << ": " << o.output;
+        EXPECT_FALSE(contains(o.output, "nobody-pw")) << o.what << ": " << o.output;
         EXPECT_FALSE(contains(o.output, "ran\n")) << o.what << ": " << o.output;
     }
 }
