@@ -19,7 +19,7 @@ acl_needs election_acl_needs(std::string_view prefix, int db) {
 
 acl_needs election_inspect_acl_needs(std::string_view prefix, int db) {
     acl_needs n = connection_acl_needs(db);
-    n.allow_commands({"multi", "exec", "get", "hmget", "pttl"});
+    n.allow_commands({"multi", "exec", "get", "hmget", "pttl", "time", "zrange"});
     n.key_patterns.push_back(prefixed_pattern(prefix, "election:*"));
     return n;
 }

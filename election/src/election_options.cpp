@@ -97,7 +97,8 @@ resolved_election_options resolve(std::string_view name, const election_options&
 
 election_keys make_election_keys(std::string_view prefix, std::string_view name) {
     return {make_key(prefix, "election", name), make_key(prefix, "election", name, "epoch"),
-            make_key(prefix, "election", name, "handoff")};
+            make_key(prefix, "election", name, "handoff"),
+            make_key(prefix, "election", name, "candidates")};
 }
 
 }  // namespace redcoord

@@ -94,7 +94,7 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     const std::chrono::steady_clock::time_point lease_end{
         std::chrono::steady_clock::duration(lease_end_ticks)};
     const bool continuing = lease_end_ticks != 0 && std::chrono::steady_clock::now() < lease_end;
-    const std::string_view keys[] = {keys_.selector, keys_.epoch};
+    const std::string_view keys[] = {keys_.selector, keys_.epoch, keys_.candidates};
     const std::string_view args[] = {opts_.identity, term,      floor,
                                      nonce_,         epoch_ttl, continuing ? "1" : "0"};
 
@@ -148,7 +148,8 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
 }
 
 bool master_selector::resign() {
-    auto r = resign_script.run(pool_, {keys_.selector}, {opts_.identity, keys_.channel, nonce_});
+    auto r = resign_script.run(pool_, {keys_.selector, keys_.candidates},
+                               {opts_.identity, keys_.channel, nonce_});
     if (r.is_error()) detail::throw_reply_error(r.text(), "EVALSHA");
     return r.integer() == 1;
 }

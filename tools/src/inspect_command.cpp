@@ -128,6 +128,13 @@ void print_election(const context& ctx, const std::string& name, const election_
         o.add("kind", "election").add("name", name).add("leader", v.leader).add("epoch", v.epoch);
         add_ms(o, "term_left_ms", v.term_left).add("rounds", v.rounds);
         v.last_epoch ? o.add("last_epoch", *v.last_epoch) : o.add_raw("last_epoch", "null");
+        std::vector<std::string> candidates;
+        for (const auto& c : v.candidates) {
+            json_object e;
+            e.add("identity", c.identity).add("expires_in_ms", c.expires_in.count());
+            candidates.push_back(e.str());
+        }
+        o.add_raw("candidates", json_array(candidates));
         print_line(o.str());
         return;
     }
@@ -139,6 +146,9 @@ void print_election(const context& ctx, const std::string& name, const election_
         print_line("  rounds this term  " + std::to_string(v.rounds));
     }
     print_line("  last epoch issued " + (v.last_epoch ? std::to_string(*v.last_epoch) : "-"));
+    print_line("  candidates        " + std::to_string(v.candidates.size()));
+    for (const auto& c : v.candidates)
+        print_line("    " + c.identity + " (drops out in " + format_duration(c.expires_in) + ")");
 }
 
 void print_queue(const context& ctx, const std::string& name, const queue_inspection& v) {
@@ -348,7 +358,7 @@ void add_inspect_command(CLI::App& app, context& ctx) {
     };
     for (const auto& [kind, what] :
          {kind_desc{"lock", "Holder fingerprint, TTL left, fencing counter, waiters"},
-          kind_desc{"election", "Leader identity, epoch and term left"},
+          kind_desc{"election", "Leader identity, epoch, term left and candidates"},
           kind_desc{"queue", "Ready, in flight per consumer, dead, expired consumers, oldest age"},
           kind_desc{"barrier", "Generation, parties and arrivals"},
           kind_desc{"jobs", "Jobs per state, oldest waiting age, the scheduler and the repeats"},

@@ -1,11 +1,21 @@
 -- One campaign round of master_selector (master_selector.cpp says why the expiry is set
 -- first, and how epochs keep increasing).
 -- KEYS[1]  selector hash {round, holder, nonce, epoch}   KEYS[2]  epoch counter
+-- KEYS[3]  candidates: sorted set of identities, each scored with the server time (ms) at which
+--          its last round's term ends; for inspect_election(), never read here
 -- ARGV[1]  identity   ARGV[2]  term in ms   ARGV[3]  highest epoch the caller has seen
 -- ARGV[4]  the caller's instance nonce   ARGV[5]  the epoch counter's TTL in ms
 -- ARGV[6]  "1" when the caller still relies on its last round's lease, else "0"
 -- Reply    {is_holder, epoch, round, holder, new_term}
--- Cost     O(1)
+-- Cost     O(log C) for C candidates (O(1) for the election itself)
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local term = tonumber(ARGV[2])
+-- Candidates whose term since their last round has ended are dropped as others campaign; the
+-- key itself outlives the last round by a term.
+redis.call('ZADD', KEYS[3], now_ms + term, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now_ms)
+if redis.call('PTTL', KEYS[3]) < term then redis.call('PEXPIRE', KEYS[3], term) end
 local round = redis.call('HINCRBY', KEYS[1], 'round', 1)
 local f = redis.call('HMGET', KEYS[1], 'holder', 'epoch', 'nonce')
 local fresh = round == 1 or not f[1]
@@ -21,8 +31,7 @@ if fresh then
     last = tonumber(stored)
     if not last then return redis.error_reply('ERR election epoch counter is not an integer: ' .. KEYS[2]) end
   end
-  local now = redis.call('TIME')
-  local epoch = math.max(last + 1, tonumber(now[1]) * 1000000 + tonumber(now[2]), tonumber(ARGV[3]) + 1)
+  local epoch = math.max(last + 1, tonumber(clock[1]) * 1000000 + tonumber(clock[2]), tonumber(ARGV[3]) + 1)
   if epoch >= 9007199254740992 then
     return redis.error_reply('ERR election epoch would reach 2^53: ' .. KEYS[2])
   end

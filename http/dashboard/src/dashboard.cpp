@@ -57,6 +57,13 @@ void write_lock(json_out& j, const lock_inspection& v) {
 void write_election(json_out& j, const election_inspection& v) {
     j.field("leader", v.leader).field("epoch", v.epoch).field("term_left_ms", v.term_left);
     j.field("rounds", v.rounds).field("last_epoch", v.last_epoch);
+    j.key("candidates").begin_array();
+    for (const auto& c : v.candidates)
+        j.begin_object()
+            .field("identity", c.identity)
+            .field("expires_in_ms", c.expires_in)
+            .end_object();
+    j.end_array();
 }
 
 void write_queue(json_out& j, const queue_inspection& v) {

@@ -23,7 +23,7 @@ const SECTIONS = [
     ['turn_owner', 'Turn']]},
   {id: 'elections', title: 'Elections', cols: [
     ['name', 'Name'], ['leader', 'Leader'], ['epoch', 'Epoch'], ['term_left_ms', 'Term left'],
-    ['rounds', 'Rounds this term'], ['last_epoch', 'Last epoch']]},
+    ['rounds', 'Rounds this term'], ['last_epoch', 'Last epoch'], ['candidates', 'Candidates']]},
   {id: 'queues', title: 'Queues', cols: [
     ['name', 'Name'], ['ready', 'Ready'], ['in_flight', 'In flight'], ['dead', 'Dead'],
     ['oldest_ready_age_ms', 'Oldest ready'], ['consumers', 'Consumers']],

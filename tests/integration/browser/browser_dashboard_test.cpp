@@ -161,6 +161,11 @@ TEST_F(BrowserDashboard, ShowsLivePrimitivesAndNeverRunsStoredMarkup) {
     EXPECT_TRUE(contains(dom, "<tr data-name=\"scheduler\">")) << dom;
     EXPECT_TRUE(contains(dom, "<td data-col=\"epoch\"><span>" + std::to_string(elector.epoch())))
         << dom;
+    // The candidates (issue 38): the leader is the one candidate, its identity escaped.
+    EXPECT_TRUE(contains(dom,
+                         "<td data-col=\"candidates\"><ul><li><span class=\"obj\"><span "
+                         "class=\"kv\"><span class=\"k\">identity: </span><span>&lt;img"))
+        << dom;
     EXPECT_TRUE(contains(dom, "<tr data-name=\"mail\">")) << dom;
     EXPECT_TRUE(contains(dom, "<td data-col=\"dead\"><span>1</span></td>")) << dom;
     EXPECT_TRUE(contains(dom, "<tr data-name=\"reports\">")) << dom;

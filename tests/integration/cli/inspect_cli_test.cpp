@@ -84,6 +84,10 @@ TEST_F(InspectCli, ElectionLeaderAndEpoch) {
     EXPECT_TRUE(contains(j.output, R"("kind":"election","name":"svc","leader":"node-a","epoch":)"))
         << j.output;
     EXPECT_TRUE(contains(j.output, R"("term_left_ms":)")) << j.output;
+    EXPECT_TRUE(contains(j.output, R"("candidates":[{"identity":"node-a","expires_in_ms":)"))
+        << j.output;
+    EXPECT_TRUE(
+        contains(inspect({"election", "svc"}).output, "  candidates        1\n    node-a ("));
     leader->signal(SIGTERM);
     EXPECT_TRUE(leader->wait_for(10s));
     EXPECT_TRUE(eventually([&] {

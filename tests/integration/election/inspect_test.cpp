@@ -62,6 +62,49 @@ TEST(InspectElection, ShowsTheLeaderItsEpochAndTermLeft) {
     EXPECT_GT(w.epoch, v.epoch);
 }
 
+// Issue 38: the dashboard and `inspect election` list the candidates, not only the leader.
+TEST(InspectElection, ListsTheCandidatesUntilTheirTermEnds) {
+    local_server s;
+    connection_pool pool(s.endpoint());
+    master_selector a(pool, "cands", with_identity("alpha", 5s));
+    master_selector b(pool, "cands", with_identity("beta", 5s));
+    master_selector c(pool, "cands", with_identity("gamma", 300ms));
+    ASSERT_TRUE(a.campaign_once().leader);
+    (void)b.campaign_once();
+    (void)c.campaign_once();
+    auto v = inspect_election(pool, "cands");
+    ASSERT_EQ(v.candidates.size(), 3u);
+    // Soonest to drop out first: gamma's 300 ms term, then alpha's and beta's 5 s terms.
+    EXPECT_EQ(v.candidates[0].identity, "gamma");
+    EXPECT_EQ(v.candidates[1].identity, "alpha");
+    EXPECT_EQ(v.candidates[2].identity, "beta");
+    for (const auto& cand : v.candidates) {
+        EXPECT_GT(cand.expires_in, 0ms) << cand.identity;
+        EXPECT_LE(cand.expires_in, 5s) << cand.identity;
+    }
+    EXPECT_LE(v.candidates[0].expires_in, 300ms);
+
+    // gamma stops campaigning: it drops out once its term has ended, with no round needed.
+    ASSERT_TRUE(
+        eventually([&] { return inspect_election(pool, "cands").candidates.size() == 2; }, 3s));
+    // The leader resigns: it leaves the list at once; beta stays.
+    ASSERT_TRUE(a.resign());
+    v = inspect_election(pool, "cands");
+    ASSERT_EQ(v.candidates.size(), 1u);
+    EXPECT_EQ(v.candidates[0].identity, "beta");
+    // A later round puts a candidate back.
+    (void)a.campaign_once();
+    EXPECT_EQ(inspect_election(pool, "cands").candidates.size(), 2u);
+    // Rounds drop ended entries from the key (a candidate that never comes back), and the key
+    // expires a term after the last round.
+    (void)s.command({"ZADD", a.keys().candidates, "1000", "ghost"});
+    (void)b.campaign_once();
+    EXPECT_EQ(s.command({"ZSCORE", a.keys().candidates, "ghost"}).is_nil(), true);
+    const auto ttl = s.command({"PTTL", a.keys().candidates}).integer();
+    EXPECT_GT(ttl, 0);
+    EXPECT_LE(ttl, 5000);
+}
+
 TEST(InspectElection, FollowsARunningElector) {
     local_server s;
     connection_pool pool(s.endpoint());

@@ -92,6 +92,10 @@ TEST_F(DashboardHttp, ApiElectionsShowsTheLeaderEscaped) {
         has(body, R"("name":"scheduler","leader":"\u003cimg src=x onerror=alert(1)\u003e")"))
         << body;
     EXPECT_TRUE(has(body, R"("epoch":)" + std::to_string(e.epoch()))) << body;
+    EXPECT_TRUE(has(
+        body,
+        R"("candidates":[{"identity":"\u003cimg src=x onerror=alert(1)\u003e","expires_in_ms":)"))
+        << body;
     EXPECT_FALSE(has(body, "<img")) << body;
 }
 

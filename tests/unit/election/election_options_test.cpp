@@ -174,6 +174,7 @@ TEST(ElectionOptions, KeysShareOneHashSlot) {
     EXPECT_EQ(k.selector, "redcoord:election:{jobs}");
     EXPECT_EQ(k.epoch, "redcoord:election:{jobs}:epoch");
     EXPECT_EQ(k.channel, "redcoord:election:{jobs}:handoff");
+    EXPECT_EQ(k.candidates, "redcoord:election:{jobs}:candidates");
 }
 
 TEST(RevokeReason, Names) {

@@ -92,13 +92,17 @@ struct resolved_election_options {
 }
 
 /// Redis keys and channel of one election: the selector hash (`<prefix>election:{name}`), the
-/// epoch counter (`...:epoch`) and the handoff channel (`...:handoff`). Both keys expire: the
-/// selector after a term without its holder's renewal, the counter `epoch_ttl` after the last
-/// leadership or renewal.
+/// epoch counter (`...:epoch`), the candidates (`...:candidates`) and the handoff channel
+/// (`...:handoff`). Every key expires: the selector after a term without its holder's renewal,
+/// the counter `epoch_ttl` after the last leadership or renewal, the candidates a term after
+/// the last round.
 struct election_keys {
     std::string selector;  ///< Hash {round, holder, nonce, epoch} with the term as its PEXPIRE.
     std::string epoch;     ///< Highest epoch handed out; PEXPIRE epoch_ttl, never lowered by us.
     std::string channel;   ///< Pub/sub channel; payload: the identity of a leader that resigned.
+    /// Sorted set: each candidate's identity scored with the server time (Unix ms) at which the
+    /// term of its last round ends. Written by every round, read only by inspect_election().
+    std::string candidates;
 };
 
 /// Builds the keys of election `name` under `prefix`. Does not validate.

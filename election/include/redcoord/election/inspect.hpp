@@ -11,11 +11,21 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 REDCOORD_API_BEGIN
 namespace redcoord {
 
 class connection_pool;
+
+/// One candidate of an election: an identity that ran a campaign round within its last term.
+struct election_candidate {
+    /// The candidate's identity (election_options::identity; by default `host:pid:random`).
+    std::string identity;
+    /// Time until the candidate drops out of the list unless it campaigns again, in
+    /// milliseconds: what is left of the term of its last round, on the server's clock.
+    std::chrono::milliseconds expires_in{0};
+};
 
 /// The state of one election on its server, read in one MULTI/EXEC (one instant).
 struct election_inspection {
@@ -33,11 +43,17 @@ struct election_inspection {
     /// The highest epoch handed out so far (the counter); nullopt when it expired or was never
     /// created. The next leader's epoch is above it.
     std::optional<std::uint64_t> last_epoch;
+    /// Every candidate whose last round's term has not ended, the leader among them, soonest
+    /// to drop out first (ties in identity order). A leader that resigns or stops leaves the
+    /// list at once; any other candidate that stops campaigning (stopped, crashed, cut off)
+    /// drops out when the term of its last round ends.
+    std::vector<election_candidate> candidates;
 };
 
 /// Reads the state of election `name` on the server behind `pool`.
 ///
-/// Cost: one round trip (MULTI, HMGET, PTTL, GET, EXEC). It needs read access to the
+/// Cost: one round trip (MULTI, HMGET, PTTL, GET, TIME, ZRANGE, EXEC); O(C) in the number of
+/// candidates. It needs read access to the
 /// election's keys and MULTI/EXEC (an operator's user: election_acl_needs() grants scripts).
 /// @param pool a pool on the election's server.
 /// @param name the election's name, as given to master_selector or leader_elector.
