@@ -5,8 +5,8 @@
 // owns no thread, socket, mutex or clock; leader_elector.cpp is the driver that does the I/O,
 // holds the lock around every call and delivers the events.
 
-#include <redcoord/election/leader_elector.hpp>
-#include <redcoord/election/master_selector.hpp>
+#include <redcoord/election/campaign_result.hpp>
+#include <redcoord/election/revoke_reason.hpp>
 
 #include <chrono>
 #include <cstdint>

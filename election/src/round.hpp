@@ -4,8 +4,8 @@
 // master_selector sends the script and reads the clock; these functions only judge.
 
 #include <redcoord/core/reply.hpp>
+#include <redcoord/election/campaign_result.hpp>
 #include <redcoord/election/election_options.hpp>
-#include <redcoord/election/master_selector.hpp>
 
 #include <chrono>
 #include <cstddef>

@@ -3,7 +3,7 @@
 // "priority max-attempts back-off-kind base-ms max-ms jitter", so that an add writes, and a
 // claim reads, one field instead of six.
 
-#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_types.hpp>
 
 #include <string>
 #include <string_view>

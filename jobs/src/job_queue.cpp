@@ -153,8 +153,9 @@ job_queue::job_queue(connection_pool& pool, std::string_view name, job_queue_opt
         throw invalid_argument("job_queue_options::result_ttl must be >= 0");
     if (opts.rate_interval.count() <= 0)
         throw invalid_argument("job_queue_options::rate_interval must be > 0");
-    if (opts.replicas > 0 && opts.replica_timeout.count() <= 0)
-        throw invalid_argument("job_queue_options::replica_timeout must be > 0 when replicas > 0");
+    if (opts.replication.replicas > 0 && opts.replication.timeout.count() <= 0)
+        throw invalid_argument(
+            "job_queue_options::replication.timeout must be > 0 when replication.replicas > 0");
     auto keys = std::make_shared<const detail::job_keys>(detail::make_job_keys(opts.prefix, name));
     auto observer = observe(pool, std::string(name), keys);
     impl_ = std::make_shared<const impl>(

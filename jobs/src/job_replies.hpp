@@ -9,7 +9,7 @@
 #include "job_fields.hpp"
 
 #include <redcoord/core/reply.hpp>
-#include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/jobs/job_types.hpp>
 
 #include <chrono>
 #include <cstdint>

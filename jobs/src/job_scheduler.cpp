@@ -63,7 +63,7 @@ struct job_scheduler::state {
         return r;
     }
 
-    // Runs the tick script; with job_queue_options::replicas, waits (WAIT) as an add does, so
+    // Runs the tick script; with job_queue_options::replication, waits (WAIT) as an add does, so
     // that the ticks and the repeat's last tick are on a replica before the next pass: a
     // failover then neither loses a tick a worker may have run nor adds it again. An
     // unconfirmed pass counts as an error; its ticks stand on the master.

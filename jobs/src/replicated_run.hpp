@@ -1,5 +1,5 @@
 #pragma once
-// A job queue's writes that job_queue_options::replicas asks to confirm (adds, a scheduler's
+// A job queue's writes that job_queue_options::replication asks to confirm (adds, a scheduler's
 // ticks): the script and WAIT in one write on the connection of the queue's slot.
 
 #include <redcoord/core/pool.hpp>
@@ -20,14 +20,14 @@ struct replicated_reply_of_queue {
     bool confirmed = true;
 };
 
-/// Runs `s` on the master of `keys.front()`'s slot; with opts.replicas > 0, WAITs for them
-/// within opts.replica_timeout. @throws as script::run() and run_then_wait().
+/// Runs `s` on the master of `keys.front()`'s slot; with opts.replication.replicas > 0, WAITs
+/// for them within opts.replication.timeout. @throws as script::run() and run_then_wait().
 replicated_reply_of_queue run_replicated(connection_pool& pool, const job_queue_options& opts,
                                          const script& s, std::span<const std::string_view> keys,
                                          std::span<const std::string_view> args);
 
 /// The replication_timeout of an unconfirmed write: `what` (say, "add to 'mail'") was
-/// acknowledged by `acks` of opts.replicas replicas within opts.replica_timeout; the master
+/// acknowledged by `acks` of opts.replication.replicas replicas within opts.replication.timeout; the master
 /// has it.
 [[noreturn]] void throw_unconfirmed(const std::string& what, std::size_t acks,
                                     const job_queue_options& opts);

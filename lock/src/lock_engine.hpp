@@ -7,11 +7,10 @@
 // released or unknown, who holds the lock. It owns no socket, thread, mutex or clock read:
 // drivers (lock_transport.hpp) do the I/O, tests feed scripted replies and a fake clock.
 
-#include <redcoord/core/fan_out.hpp>
+#include <redcoord/core/node_result.hpp>
 #include <redcoord/core/options.hpp>
-#include <redcoord/core/script.hpp>
 #include <redcoord/lock/acquisition.hpp>
-#include <redcoord/lock/redlock.hpp>
+#include <redcoord/lock/node_outcome.hpp>
 
 #include <array>
 #include <chrono>
@@ -22,6 +21,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace redcoord {
+class script;  // only pointed to: a node_command names the script its driver sends
+}
 
 namespace redcoord::detail {
 

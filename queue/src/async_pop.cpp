@@ -206,7 +206,7 @@ std::shared_ptr<async_operation> start_async_pop(reliable_queue& q, milliseconds
     if (timeout.count() < 0)
         throw invalid_argument("async_pop: the timeout must not be negative, not " +
                                std::to_string(timeout.count()) + " ms");
-    if (m.opts.replicas > 0)
+    if (m.opts.replication.replicas > 0)
         throw invalid_argument("reliable_queue: async_pop does not wait for replicas");
     const auto& ep = m.pool.where();
     if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())

@@ -84,8 +84,9 @@ void validate(const reliable_queue_options& o) {
     if (o.recover_interval < milliseconds(0))
         throw invalid_argument("reliable_queue: recover_interval must be >= 0");
     if (o.max_attempts < 1) throw invalid_argument("reliable_queue: max_attempts must be >= 1");
-    if (o.replicas > 0 && o.replica_timeout <= milliseconds(0))
-        throw invalid_argument("reliable_queue: replica_timeout must be > 0 when replicas > 0");
+    if (o.replication.replicas > 0 && o.replication.timeout <= milliseconds(0))
+        throw invalid_argument(
+            "reliable_queue: replication.timeout must be > 0 when replication.replicas > 0");
     if (o.async_pop_recheck <= milliseconds(0))
         throw invalid_argument("reliable_queue: async_pop_recheck must be > 0");
     if (!o.consumer_id.empty()) validate_name(o.consumer_id, "consumer id");
@@ -226,7 +227,7 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
     auto c = m.pool.borrow_for(m.ready_key);
     replicated_reply r{};
     try {
-        if (m.opts.replicas == 0) {
+        if (m.opts.replication.replicas == 0) {
             // The notice for pending async_pops goes in the same write: no extra round trip.
             std::vector<std::vector<std::string>> cmds(2);
             cmds[0].reserve(elements.size() + 2);
@@ -245,7 +246,7 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
         argv.emplace_back("LPUSH");
         argv.emplace_back(m.ready_key);
         for (const auto& el : elements) argv.push_back(el);
-        r = command_then_wait(*c, argv, m.opts.replicas, m.opts.replica_timeout);
+        r = command_then_wait(*c, argv, m.opts.replication.replicas, m.opts.replication.timeout);
         try {
             (void)c->pipeline({{"PUBLISH", m.push_channel, ""}});  // error replies: ignored
         } catch (const error&) {
@@ -255,13 +256,13 @@ std::vector<std::string> reliable_queue::push_batch(std::span<const std::string>
         detail::poison_if_desynchronised(*c, e);
         throw;
     }
-    if (r.acks < m.opts.replicas)
-        throw replication_timeout("reliable_queue: push to '" + m.ready_key + "' acknowledged by " +
-                                      std::to_string(r.acks) + " of " +
-                                      std::to_string(m.opts.replicas) + " replicas within " +
-                                      std::to_string(m.opts.replica_timeout.count()) +
-                                      " ms (the master has it; not yet durable)",
-                                  r.acks, m.opts.replicas);
+    if (r.acks < m.opts.replication.replicas)
+        throw replication_timeout(
+            "reliable_queue: push to '" + m.ready_key + "' acknowledged by " +
+                std::to_string(r.acks) + " of " + std::to_string(m.opts.replication.replicas) +
+                " replicas within " + std::to_string(m.opts.replication.timeout.count()) +
+                " ms (the master has it; not yet durable)",
+            r.acks, m.opts.replication.replicas);
     return ids;
 }
 

@@ -59,7 +59,7 @@ TEST(ClusterFailover, KilledMastersReplicaTakesOverWithNothingAckedLost) {
     // No WAIT here: once its master is dead the shard has no replica left to acknowledge.
     distributed_lock l(pool, lock_name, {.timing = {.ttl = 2s}});
     reliable_queue_options qo;
-    qo.replicas = 1;  // an acknowledged push is on the shard's replica
+    qo.replication.replicas = 1;  // an acknowledged push is on the shard's replica
     reliable_queue q(pool, queue_name, qo);
     std::vector<std::string> pushed;
     for (int i = 0; i < 50; ++i) pushed.push_back("m" + std::to_string(i));

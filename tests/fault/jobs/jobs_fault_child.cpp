@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
     redcoord::connection_pool pool(ep, {.max_size = 12});
     redcoord::job_queue_options qo;
     if (mode == "scheduler" && argc == 7) {
-        qo.replicas = std::stoul(argv[6]);
-        qo.replica_timeout = std::chrono::milliseconds(1000);
+        qo.replication.replicas = std::stoul(argv[6]);
+        qo.replication.timeout = std::chrono::milliseconds(1000);
     }
     redcoord::job_queue q(pool, argv[3 + at], qo);
     if (mode == "scheduler") {

@@ -33,7 +33,7 @@ TEST(JobsFailover, ConfirmedJobsSurviveAFailoverAndAllRunAndTicksResume) {
     so.replicas = 2;  // the promoted master keeps a replica to WAIT for
     local_sentinel svc(so);
     connection_pool pool(svc.endpoint(), {.max_size = 12});
-    job_queue q(pool, "orders", {.replicas = 1, .replica_timeout = 200ms});
+    job_queue q(pool, "orders", {.replication = {.replicas = 1, .timeout = 200ms}});
     repeat_options every;
     every.every = 100ms;
     q.repeat("tick", "t", every);
@@ -124,7 +124,7 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
     redcoord::testing::local_server log_srv;
     connection_pool pool(svc.endpoint(), {.max_size = 12});
     connection_pool log(log_srv.endpoint());
-    job_queue q(pool, "work", {.replicas = 1, .replica_timeout = 2s});
+    job_queue q(pool, "work", {.replication = {.replicas = 1, .timeout = 2s}});
     const auto p = add_jobs(q, jobs);
     repeat_options every;
     every.every = 100ms;

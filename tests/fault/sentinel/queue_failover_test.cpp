@@ -53,11 +53,11 @@ std::set<std::string> drain(connection_pool& pool, const std::string& name) {
     return got;
 }
 
-// Pushes confirmed by one replica (reliable_queue_options::replicas).
+// Pushes confirmed by one replica (reliable_queue_options::replication).
 reliable_queue_options waited(std::chrono::milliseconds replica_timeout = 100ms) {
     reliable_queue_options o;
-    o.replicas = 1;
-    o.replica_timeout = replica_timeout;
+    o.replication.replicas = 1;
+    o.replication.timeout = replica_timeout;
     return o;
 }
 

@@ -119,7 +119,7 @@ TEST_F(ClusterPrimitives, ReliableQueueLosesNothingAcrossShards) {
     const auto before = redirections();
     for (const auto& n : names("rq-")) {
         reliable_queue_options o;
-        o.replicas = 1;
+        o.replication.replicas = 1;
         reliable_queue q(*pool_, n, o);
         std::vector<std::string> payloads;
         for (int i = 0; i < 20; ++i) payloads.push_back(n + "#" + std::to_string(i));

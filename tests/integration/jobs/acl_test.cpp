@@ -179,8 +179,8 @@ TEST(JobsAcl, ConfirmedAddsRunAsTheUser) {
     auto replica = local_server::acknowledging_replica_of(master);
     connection_pool pool(make_acl_user(master, "jobs_replicated", jobs_acl_needs()));
     job_queue_options o;
-    o.replicas = 1;
-    o.replica_timeout = 2s;
+    o.replication.replicas = 1;
+    o.replication.timeout = 2s;
     job_queue q(pool, "rep", o);
     EXPECT_TRUE(q.add("x").added);
 }
@@ -212,8 +212,8 @@ TEST(JobsAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
         }
         if (cmd == "wait") {
             job_queue_options o;
-            o.replicas = 1;
-            o.replica_timeout = 5s;
+            o.replication.replicas = 1;
+            o.replication.timeout = 5s;
             job_queue q(pool, "rep" + tag, o);
             expect_refused(cmd, 2s, [&] { (void)q.add("x"); });
             continue;

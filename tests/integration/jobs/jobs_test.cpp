@@ -305,8 +305,8 @@ TEST_F(Jobs, AMalformedJobIsAnErrorNotTheEndOfTheWorker) {
 TEST(JobsReplicated, AnUnconfirmedAddIsAReplicationTimeoutAndTheMasterKeepsTheJob) {
     redcoord::testing::master_and_replica set;
     job_queue_options o;
-    o.replicas = 1;
-    o.replica_timeout = 100ms;
+    o.replication.replicas = 1;
+    o.replication.timeout = 100ms;
     job_queue q(set.pool, "confirmed", o);
     EXPECT_TRUE(q.add("x", {.id = "before"}).added);
     set.replica->pause();

@@ -114,8 +114,8 @@ TEST(QueueAcl, ReplicatedPushRunsAsTheUser) {
     auto replica = local_server::acknowledging_replica_of(master);
     connection_pool pool(make_acl_user(master, "queue_replicated", queue_acl_needs()));
     reliable_queue_options o;
-    o.replicas = 1;
-    o.replica_timeout = 2s;
+    o.replication.replicas = 1;
+    o.replication.timeout = 2s;
     reliable_queue q(pool, "rep", o);
     (void)q.push("x");
     auto d = q.pop(1s);
@@ -162,8 +162,8 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
         }
         if (cmd == "wait") {
             reliable_queue_options o;
-            o.replicas = 1;
-            o.replica_timeout = 5s;
+            o.replication.replicas = 1;
+            o.replication.timeout = 5s;
             reliable_queue q(pool, "rep-" + cmd, o);
             expect_refused(cmd, 2s, [&] { (void)q.push("x"); });
             continue;

@@ -255,7 +255,7 @@ TEST(AsyncPop, TlsSentinelClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
     cluster.cluster_nodes.push_back({"127.0.0.1", server.endpoint().port});
     refused(cluster);
     reliable_queue_options o;
-    o.replicas = 1;
+    o.replication.replicas = 1;
     refused(server.endpoint(), o);
     EXPECT_EQ(server.command({"EXISTS", "redcoord:queue:{jobs}:consumers"}).integer(), 0);
 }

@@ -1,4 +1,4 @@
-// reliable_queue_options::replicas against a real master + replica: a push returns only once
+// reliable_queue_options::replication against a real master + replica: a push returns only once
 // the replica acknowledged it, else it throws replication_timeout (the master has it).
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/replication.hpp>
@@ -21,8 +21,8 @@ namespace {
 
 reliable_queue_options waited(std::size_t n) {
     reliable_queue_options o;
-    o.replicas = n;
-    o.replica_timeout = 100ms;
+    o.replication.replicas = n;
+    o.replication.timeout = 100ms;
     return o;
 }
 
@@ -32,9 +32,9 @@ TEST(ReplicatedPush, OptionsAreValidated) {
     local_server s;
     connection_pool pool(s.endpoint());
     auto o = waited(1);
-    o.replica_timeout = 0ms;
+    o.replication.timeout = 0ms;
     EXPECT_THROW(reliable_queue(pool, "q", o), invalid_argument);
-    o.replicas = 0;  // ignored without replicas
+    o.replication.replicas = 0;  // ignored without replicas
     EXPECT_NO_THROW(reliable_queue(pool, "q", o));
 }
 

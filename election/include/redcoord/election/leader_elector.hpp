@@ -7,6 +7,7 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/election/election_options.hpp>
 #include <redcoord/election/master_selector.hpp>
+#include <redcoord/election/revoke_reason.hpp>
 
 #include <boost/signals2/signal.hpp>
 
@@ -25,17 +26,6 @@ namespace redcoord {
 namespace detail {
 struct elector_access;
 }
-
-/// Why a leadership ended.
-enum class revoke_reason {
-    lost,        ///< A round found another holder (or a new epoch replaced ours).
-    expired,     ///< The local deadline passed before a renewal was confirmed (server reachable).
-    resigned,    ///< resign() or stop() gave it up.
-    connection,  ///< The local deadline passed while the server could not be reached.
-};
-
-/// "lost", "expired", "resigned", "connection".
-[[nodiscard]] std::string_view to_string(revoke_reason r) noexcept;
 
 /// Campaigns in an election and reports leadership, on the shared threads of its pool's
 /// runtime (redcoord::runtime); the elector itself owns no thread.

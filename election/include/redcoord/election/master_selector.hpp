@@ -5,6 +5,7 @@
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/election/campaign_result.hpp>
 #include <redcoord/election/election_options.hpp>
 
 #include <atomic>
@@ -16,32 +17,6 @@
 
 REDCOORD_API_BEGIN
 namespace redcoord {
-
-/// What one campaign round observed.
-struct campaign_result {
-    /// True when this candidate leads: the server recorded it as holder, the required replicas
-    /// acknowledged, and the reply arrived before `deadline`.
-    bool leader = false;
-    /// True when the server recorded this candidate as holder (even if not confirmed in time).
-    bool holder_is_us = false;
-    /// True when this round started a new leadership: the selector was absent, or named us
-    /// after our own local lease had run out (we had stepped down). A new epoch either way.
-    bool new_term = false;
-    /// The fencing token of the current leadership (ours or the holder's); 0 when unknown.
-    /// Strictly greater for every new leadership (see master_selector for the caveats); in
-    /// practice about the server's clock in microseconds when the leadership began.
-    std::uint64_t epoch = 0;
-    /// The selector's counter after this round's increment (the master_selector value).
-    std::int64_t round = 0;
-    /// Identity of the current holder (nullopt when the server reported none).
-    std::optional<std::string> holder;
-    /// Replica acknowledgements reported by WAIT; -1 when no replicas were required.
-    int acks = -1;
-    /// Steady-clock time just before the round was sent.
-    std::chrono::steady_clock::time_point sent_at{};
-    /// The local deadline this round confirms when it made us leader: sent_at + term - drift.
-    std::chrono::steady_clock::time_point deadline{};
-};
 
 /// The hardened master_selector: each round is ONE Lua script that increments the selector,
 /// sets the PEXPIRE of the term right after that increment and before any step that can fail

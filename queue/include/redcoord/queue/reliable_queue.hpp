@@ -10,6 +10,7 @@
 
 #include <redcoord/core/export.hpp>
 #include <redcoord/core/keys.hpp>
+#include <redcoord/core/options.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/replication.hpp>
 #include <redcoord/queue/envelope.hpp>
@@ -65,18 +66,16 @@ struct reliable_queue_options {
     std::uint32_t max_attempts = 5;
     /// Run recover() when this consumer first pops.
     bool recover_on_start = true;
-    /// Replicas that must acknowledge a push (Redis WAIT) before push()/push_batch() return;
-    /// zero (the default) returns on the master's reply alone. With n > 0 the LPUSH and
-    /// `WAIT n replica_timeout` go in one write on the same connection; when fewer than n
-    /// replicas acknowledged within replica_timeout, the push throws replication_timeout
-    /// (core/replication.hpp): the master has the message, but a failover could still lose
-    /// it, so a caller that needs it durable pushes again (at-least-once: it may then be
-    /// delivered twice). WAIT is not consensus: ask for as many replicas as Sentinel could
-    /// promote. Acks, nacks and recovery do not wait.
-    std::size_t replicas = 0;
-    /// How long WAIT may block for `replicas` acknowledgements. Must be > 0 when replicas > 0;
-    /// ignored when replicas == 0. Default 100 ms.
-    std::chrono::milliseconds replica_timeout{100};
+    /// Replicas that must acknowledge a push (Redis WAIT) before push()/push_batch() return
+    /// (core/options.hpp, shared with the locks, the semaphore, the election and jobs):
+    /// `replicas` zero (the default) returns on the master's reply alone. With n > 0 the LPUSH
+    /// and `WAIT n timeout` go in one write on the same connection; when fewer than n replicas
+    /// acknowledged within `timeout` (> 0 then; default 100 ms), the push throws
+    /// replication_timeout (core/replication.hpp): the master has the message, but a failover
+    /// could still lose it, so a caller that needs it durable pushes again (at-least-once: it
+    /// may then be delivered twice). WAIT is not consensus: ask for as many replicas as
+    /// Sentinel could promote. Acks, nacks and recovery do not wait.
+    replication_options replication;
     /// How often a pending async_pop (queue/async.hpp) on an empty queue tries again
     /// without a push notice. push() and push_batch() publish a notice on the queue's
     /// channel and a pending async_pop tries again when it hears one; this slow re-check only
@@ -206,7 +205,7 @@ struct recovery_result {
 ///
 /// @par Cost
 /// push(): one LPUSH round trip (push_batch(): one for all; plus WAIT in the same write when
-/// replicas > 0); pop(): one LMOVE or BLMOVE per block while the lease is fresh, else the lease
+/// replication.replicas > 0); pop(): one LMOVE or BLMOVE per block while the lease is fresh, else the lease
 /// renewal goes in the same script or in a MULTI/EXEC pipelined before the BLMOVE; ack(): one LREM;
 /// nack(): one EVALSHA; upkeep on the runtime's timer thread: one registering EVALSHA (the
 /// heartbeat) every heartbeat_interval and one recovery EVALSHA every recover_interval.
@@ -226,7 +225,7 @@ public:
     /// @throws payload_too_large (limits.hpp) when longer than options().max_payload,
     ///         before anything is sent. After a protocol-error reply (the server's own bulk
     ///         limit is lower) the connection is discarded, never reused.
-    /// When this returns, the server has the message (and, with options().replicas = n > 0,
+    /// When this returns, the server has the message (and, with options().replication.replicas = n > 0,
     /// so do at least n replicas). @throws replication_timeout (a timeout_error, from
     /// core/replication.hpp) when fewer than `replicas` replicas acknowledged within
     /// replica_timeout: the master has the message, a failover may lose it, pushing again
