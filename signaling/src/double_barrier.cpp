@@ -82,7 +82,7 @@ void double_barrier::start_heartbeat() {
 void double_barrier::stop_heartbeat() noexcept { heartbeat_.reset(); }
 
 void double_barrier::enter(std::chrono::milliseconds timeout) {
-    if (inside_) throw error("double_barrier '" + name_ + "': enter() while already inside");
+    if (inside_) throw usage_error("double_barrier '" + name_ + "': enter() while already inside");
     const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({channel_});  // subscribe first, then read state, then wait
     const bool resuming = resume_entry_;
@@ -130,7 +130,7 @@ void double_barrier::enter(std::chrono::milliseconds timeout) {
 }
 
 void double_barrier::leave(std::chrono::milliseconds timeout) {
-    if (!inside_) throw error("double_barrier '" + name_ + "': leave() without enter()");
+    if (!inside_) throw usage_error("double_barrier '" + name_ + "': leave() without enter()");
     const auto deadline = deadline_after(timeout);
     auto w = hub_.listen({channel_});
     stop_heartbeat();

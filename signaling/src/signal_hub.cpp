@@ -304,7 +304,7 @@ boost::signals2::scoped_connection connect_slot(const std::shared_ptr<hub_core>&
     std::shared_ptr<detail::slot_signal> sig;
     {
         std::lock_guard lk(core->mu);
-        if (core->closed) throw error("signal_hub is shut down");
+        if (core->closed) throw usage_error("signal_hub is shut down");
         auto& slots = pattern ? core->slots_pattern : core->slots_channel;
         // A new name: first drop the entries of names whose slots are all gone, so a process
         // that connects slots on ever new channels does not grow the map forever.

@@ -167,6 +167,19 @@ TEST_F(Coordination, DoubleBarrierEntersTogetherAndLeavesTogether) {
     EXPECT_EQ(bad.load(), 0);
 }
 
+// Issue 39 item 3: calling enter() twice or leave() first is the caller's mistake, a
+// usage_error (the CLI's exit 2), not a server or I/O error; it changes nothing on the server.
+TEST_F(Coordination, DoubleBarrierMisuseIsAUsageError) {
+    redcoord::double_barrier db(hub, "misuse", 1);
+    EXPECT_THROW(db.leave(1000ms), redcoord::usage_error);
+    db.enter(5000ms);
+    EXPECT_THROW(db.enter(1000ms), redcoord::usage_error);
+    EXPECT_TRUE(db.inside());
+    db.leave(5000ms);
+    EXPECT_THROW(db.leave(1000ms), redcoord::usage_error);
+    EXPECT_FALSE(db.inside());
+}
+
 TEST_F(Coordination, DoubleBarrierTimeouts) {
     redcoord::double_barrier a(hub, "dbt", 2);
     try {

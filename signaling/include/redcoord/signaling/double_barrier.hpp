@@ -79,7 +79,7 @@ public:
     /// @throws barrier_timeout naming how many had entered (the entry is withdrawn);
     /// @throws barrier_lease_lost when this member's lease lapsed and the group became ready
     ///         (or its round ended) without it;
-    /// @throws usage error (redcoord::error) when already inside; invalid_argument for a
+    /// @throws usage_error when already inside; invalid_argument (a usage_error) for a
     ///         party-count mismatch; pool and hub errors.
     /// An enter() that ends with another error (a lost reply) may leave its entry counting
     /// until its lease lapses; the next enter() on this object resumes that entry (the same
@@ -93,7 +93,7 @@ public:
     /// @throws barrier_lease_lost when this member had already been dropped (its lease lapsed
     ///         while inside, for example a stall past arrival_lease, or the barrier was reset): the
     ///         others may have finished without it;
-    /// @throws redcoord::error when not inside; pool and hub errors.
+    /// @throws usage_error when not inside; pool and hub errors.
     void leave(std::chrono::milliseconds timeout);
     /// True between a successful enter() and leave().
     [[nodiscard]] bool inside() const noexcept { return inside_; }

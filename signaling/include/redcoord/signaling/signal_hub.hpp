@@ -336,7 +336,8 @@ public:
     /// connection is disconnected or destroyed (then unsubscribes if nobody else listens).
     /// A slot that throws is counted (stats().slot_errors) and reported through
     /// signal_options::on_slot_error; later signals and other slots still run.
-    /// @throws as listen().
+    /// @throws as listen(); usage_error when the hub has been shut down (its runtime is being
+    ///         destroyed).
     [[nodiscard]] boost::signals2::scoped_connection on(std::string_view channel, slot_type slot);
     /// Same for channels matching the glob `pattern`.
     [[nodiscard]] boost::signals2::scoped_connection on_pattern(std::string_view pattern,
