@@ -69,11 +69,8 @@ private:
         if (!last_) queued_ = true;
         if (cancelled()) return give_up(aborted());
         if (last_) return give_up(nullptr);
-        // A lease that ends publishes nothing: wake when the awaited one ends, or on a release;
-        // poll no faster than max_retry while the link is down.
-        auto sleep = a.next_free > milliseconds::zero() ? a.next_free + milliseconds(1)
-                                                        : s_.policy.max_retry;
-        if (!live_ || s_.policy.refresh) sleep = std::min(sleep, s_.policy.max_retry);
+        // A lease that ends publishes nothing: wake when the awaited one ends, or on a release.
+        const auto sleep = refused_sleep(s_.policy, a.next_free, live_);
         if (s_.waiter->generation() != seen_) return round();
         wait_until(std::min(s_.deadline, steady::now() + sleep), [this](bool) { round(); });
     }

@@ -4,6 +4,7 @@
 #include <redcoord/core/token.hpp>
 
 #include <algorithm>
+#include <random>
 
 namespace redcoord::detail {
 
@@ -38,6 +39,20 @@ std::optional<steady::time_point> lease_clock::watchdog_tick(milliseconds ttl,
     return std::min(valid_until, now + std::max(ttl / 10, milliseconds(1)));
 }
 
+milliseconds refused_sleep(const wait_policy& policy, milliseconds next_free, bool live) {
+    auto sleep = policy.max_retry;
+    if (next_free > milliseconds::zero()) {
+        sleep = next_free + milliseconds(1);
+        if (policy.retry_jitter > milliseconds::zero()) {
+            thread_local std::minstd_rand rnd{std::random_device{}()};
+            sleep += milliseconds(std::uniform_int_distribution<milliseconds::rep>(
+                0, policy.retry_jitter.count())(rnd));
+        }
+    }
+    if (!live || policy.refresh) sleep = std::min(sleep, policy.max_retry);
+    return sleep;
+}
+
 bool wait_for_release(const std::function<release_waiter&()>& waiter, steady::time_point deadline,
                       wait_policy policy,
                       const std::function<wait_attempt(const std::string&)>& attempt,
@@ -57,11 +72,8 @@ bool wait_for_release(const std::function<release_waiter&()>& waiter, steady::ti
         const auto r = attempt(waiter_id);
         if (r.got) return true;
         queued = true;
-        // A lease that ends publishes nothing: wake when the awaited one ends, or on a release;
-        // poll no faster than max_retry while the link is down.
-        auto sleep =
-            r.next_free > milliseconds::zero() ? r.next_free + milliseconds(1) : policy.max_retry;
-        if (!live || policy.refresh) sleep = std::min(sleep, policy.max_retry);
+        // A lease that ends publishes nothing: wake when the awaited one ends, or on a release.
+        const auto sleep = refused_sleep(policy, r.next_free, live);
         (void)w.wait(seen, std::min(deadline, steady::now() + sleep));
     }
 }

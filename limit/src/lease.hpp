@@ -48,7 +48,17 @@ struct wait_attempt {
 struct wait_policy {
     std::chrono::milliseconds max_retry;  // longest sleep without a known lease end or link
     bool refresh = false;                 // sleep at most max_retry even when a lease end is known
+    // Up to this much (uniform) is added to a sleep until a known lease end (lock_timing's
+    // retry_jitter), so the waiters of one lease do not all ask in the same millisecond.
+    std::chrono::milliseconds retry_jitter{0};
 };
+
+// How long a refused attempt sleeps under `policy`: until the awaited lease's end (plus up to
+// retry_jitter) when one is known, else max_retry; never longer than max_retry while the
+// pub/sub link is down (no release notice can arrive) or when the policy refreshes.
+[[nodiscard]] std::chrono::milliseconds refused_sleep(const wait_policy& policy,
+                                                      std::chrono::milliseconds next_free,
+                                                      bool live);
 
 // The acquire loop: listens for releases before each attempt (so one between the two is not
 // missed), attempts under one waiter id (queued by the script once refused), and sleeps until

@@ -289,7 +289,8 @@ struct rw_lock::impl {
         std::shared_ptr<detail::rw_hold> got;
         (void)detail::wait_for_release(
             [this]() -> detail::release_waiter& { return release_waiter(); }, deadline,
-            {shared.opts.timing.max_retry_interval, mode == rw_mode::write},
+            {shared.opts.timing.max_retry_interval, mode == rw_mode::write,
+             shared.opts.timing.retry_jitter},
             [&](const std::string& waiter_id) {
                 auto r = attempt(mode, waiter_id);
                 got = std::move(r.got);
@@ -520,7 +521,8 @@ std::shared_ptr<async_operation> start_async_lock(rw_lock& lock, bool exclusive,
     spec.waiter = &im->release_waiter();
     spec.deadline = deadline_after(wait);
     // A waiting writer wakes at least every max_retry_interval to refresh its intent.
-    spec.policy = {im->shared.opts.timing.max_retry_interval, exclusive};
+    spec.policy = {im->shared.opts.timing.max_retry_interval, exclusive,
+                   im->shared.opts.timing.retry_jitter};
     spec.what = "rw_lock '" + im->shared.name + "'";
     spec.attempt = [im, mode, token](const std::string& id) {
         return im->acquire_call(mode, *token, id);

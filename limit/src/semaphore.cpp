@@ -386,15 +386,15 @@ std::optional<permit> semaphore::acquire_until(std::uint64_t n, steady::time_poi
 std::optional<permit> semaphore::impl::wait_for_permits(std::uint64_t n,
                                                         steady::time_point deadline) {
     std::shared_ptr<detail::permit_state> got;
-    const bool ok =
-        detail::wait_for_release([this]() -> detail::release_waiter& { return release_waiter(); },
-                                 deadline, {shared->opts.timing.max_retry_interval},
-                                 [&](const std::string& waiter_id) {
-                                     auto r = attempt(n, waiter_id);
-                                     got = std::move(r.got);
-                                     return detail::wait_attempt{got != nullptr, r.next_free};
-                                 },
-                                 [this](const std::string& waiter_id) { leave_queue(waiter_id); });
+    const bool ok = detail::wait_for_release(
+        [this]() -> detail::release_waiter& { return release_waiter(); }, deadline,
+        {shared->opts.timing.max_retry_interval, false, shared->opts.timing.retry_jitter},
+        [&](const std::string& waiter_id) {
+            auto r = attempt(n, waiter_id);
+            got = std::move(r.got);
+            return detail::wait_attempt{got != nullptr, r.next_free};
+        },
+        [this](const std::string& waiter_id) { leave_queue(waiter_id); });
     if (!ok) return std::nullopt;
     return permit(std::move(got));
 }
@@ -433,7 +433,7 @@ std::shared_ptr<async_operation> start_async_acquire(semaphore& sem, std::uint64
     spec.where = sh.pool.where();
     spec.waiter = &im->release_waiter();
     spec.deadline = deadline_after(wait);
-    spec.policy = {sh.opts.timing.max_retry_interval};
+    spec.policy = {sh.opts.timing.max_retry_interval, false, sh.opts.timing.retry_jitter};
     spec.what = "semaphore '" + sh.name + "'";
     spec.attempt = [im, token, n](const std::string& id) {
         return im->acquire_call(*token, n, id);

@@ -58,7 +58,9 @@ struct rw_lock_options {
     /// lease (a share's or the exclusive hold's; one not released or extended within it ends),
     /// here >= 10 ms; `max_retry_interval` is how often a waiting writer refreshes its intent
     /// and how long a reader sleeps when no lease end is known or the pub/sub link is down.
-    /// The jitter fields are not used yet.
+    /// `retry_jitter` adds up to that much to a sleep until a known
+    /// lease end, so the waiters of one lease do not all ask at once; `wake_jitter` is not used
+    /// (a release notice wakes the waiters at once).
     lock_timing timing;
     /// Opt-in watchdog: while a hold lasts, the runtime's timer thread extends its lease to
     /// `ttl` every ttl/3; a hold whose extension finds its lease ended, or whose validity ends

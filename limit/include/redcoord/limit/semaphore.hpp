@@ -72,7 +72,9 @@ struct semaphore_options {
     /// Lease length, drift allowance and waiting (core/options.hpp): `ttl` is each acquired
     /// permit's lease (a permit not released or extended within it comes back);
     /// `max_retry_interval` bounds a waiter's sleep when no lease end is known or the pub/sub
-    /// link is down. The jitter fields are not used yet.
+    /// link is down. `retry_jitter` adds up to that much to a sleep until a known
+    /// lease end, so the waiters of one lease do not all ask at once; `wake_jitter` is not used
+    /// (a release notice wakes the waiters at once).
     lock_timing timing;
     /// Opt-in watchdog: while a permit is held, the runtime's timer thread extends its lease
     /// to `ttl` every ttl/3; a permit whose extension finds it lost (its lease ended) or
