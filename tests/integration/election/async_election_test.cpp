@@ -51,11 +51,7 @@ election_options opts(std::string id, std::chrono::milliseconds term = 600ms,
 
 std::size_t watchers(leader_elector& e) { return detail::elector_access::watchers(e)->size(); }
 
-struct one_server {
-    local_server server;
-    std::shared_ptr<runtime> rt = runtime::create();
-    connection_pool pool{server.endpoint(), {}, rt};
-};
+using one_server = redcoord::testing::runtime_server;
 
 }  // namespace
 

@@ -36,11 +36,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct one_server {
-    local_server server;
-    std::shared_ptr<runtime> rt = runtime::create();
-    connection_pool pool{server.endpoint(), {}, rt};
-
+struct one_server : redcoord::testing::runtime_server {
     std::string key(const std::string& name, const char* part = nullptr) {
         return part ? make_key(default_prefix, "rwlock", name, part)
                     : make_key(default_prefix, "rwlock", name);

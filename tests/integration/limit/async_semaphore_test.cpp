@@ -33,11 +33,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct one_server {
-    local_server server;
-    std::shared_ptr<runtime> rt = runtime::create();
-    connection_pool pool{server.endpoint(), {}, rt};
-
+struct one_server : redcoord::testing::runtime_server {
     std::int64_t held(const std::string& name) {
         return server.command({"ZCARD", make_key(default_prefix, "semaphore", name)}).integer();
     }

@@ -36,11 +36,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct one_server {
-    local_server server;
-    std::shared_ptr<runtime> rt = runtime::create();
-    connection_pool pool{server.endpoint(), {}, rt};
-
+struct one_server : redcoord::testing::runtime_server {
     std::vector<std::string> queue_of(const fair_lock& l) {
         std::vector<std::string> out;
         const auto r = server.command({"LRANGE", l.key() + ":queue", "0", "-1"});

@@ -33,11 +33,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct one_server {
-    local_server server;
-    std::shared_ptr<runtime> rt = runtime::create();
-    connection_pool pool{server.endpoint(), {}, rt};
-};
+using one_server = redcoord::testing::runtime_server;
 
 // The number of clients connected to `s` (CLIENT LIST counts this call's own connection).
 std::size_t clients(local_server& s) {

@@ -38,10 +38,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct one_server {
-    local_server server;
-    std::shared_ptr<runtime> rt = runtime::create();
-    connection_pool pool{server.endpoint(), {}, rt};
+struct one_server : redcoord::testing::runtime_server {
     signal_hub hub{pool};
 };
 
