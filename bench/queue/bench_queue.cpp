@@ -1,6 +1,9 @@
 // Queue benchmarks (issue 6). Every ratio compares redcoord against the same Redis commands
 // sent with plain hiredis in the same run, against the same local redis-server:
-//   reliable_queue: push + pop + ack  vs  LPUSH + BLMOVE + LREM   (1 and 4 consumers)
+//   reliable_queue_1c_vs_raw: queue_worker (1 thread; each ack carries the next pop)
+//                   vs  BLMOVE + LREM per message, on a queue filled 100 at a time
+//   reliable_queue: push + pop + ack  vs  LPUSH + BLMOVE + LREM   (1 and 4 consumers:
+//                   reliable_queue_push_pop_ack_1c_vs_raw, reliable_queue_4c_vs_raw)
 //   list_queue:     push + pop        vs  LPUSH + RPOP (BRPOP when empty), as list_queue sends
 // plus the enveloped batch-push rate. Each pair runs interleaved, five rounds; each ratio is
 // the median of the five per-round ratios.
@@ -8,6 +11,7 @@
 #include "common.hpp"
 
 #include <redcoord/queue/list_queue.hpp>
+#include <redcoord/queue/queue_worker.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_server.hpp>
 
@@ -15,9 +19,11 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,6 +83,60 @@ void ours_reliable(benchmark::State& state) {
         if (!d || !q.ack(*d)) state.SkipWithError("lost a message");
     }
     state.SetItemsProcessed(state.iterations());
+}
+
+// Consumers of a filled queue, one message at a time: the raw client's pop-then-ack loop
+// (BLMOVE, then LREM: two round trips a message) against queue_worker, whose ack carries
+// the next pop (reliable_queue::ack_and_pop: one). Each iteration fills the queue with
+// `consume_batch` messages in one LPUSH, as a producer would, and waits until all are handled.
+constexpr std::int64_t consume_batch = 100;
+
+void raw_consume(benchmark::State& state) {
+    raw_conn rc;
+    const std::string q = "raw:consume", proc = "raw:consume:processing";
+    std::vector<std::string> fill{"LPUSH", q};
+    fill.insert(fill.end(), consume_batch, payload);
+    for (auto _ : state) {
+        freeReplyObject(rc.run(fill));
+        for (std::int64_t i = 0; i < consume_batch; ++i) {
+            auto* m = rc.run({"BLMOVE", q, proc, "RIGHT", "LEFT", "1"});
+            std::string element(m->str, m->len);
+            freeReplyObject(m);
+            freeReplyObject(rc.run({"LREM", proc, "1", element}));
+        }
+    }
+    state.SetItemsProcessed(state.iterations() * consume_batch);
+}
+
+void ours_consume(benchmark::State& state) {
+    redcoord::connection_pool own(server->endpoint(), {.max_size = 3});
+    redcoord::reliable_queue q(own, "bench-consume");
+    if (auto d = q.try_pop()) (void)q.ack(*d);  // registers the consumer outside the timing
+    std::mutex mu;
+    std::condition_variable cv;
+    std::int64_t handled = 0, want = 0;
+    redcoord::queue_worker w(
+        q,
+        [&](const redcoord::delivery&) {
+            std::lock_guard lk(mu);
+            if (++handled == want) cv.notify_one();
+            return redcoord::handler_result::ack;
+        },
+        {.threads = 1, .poll_timeout = std::chrono::seconds(1)});
+    w.start();
+    const std::vector<std::string> fill(consume_batch, payload);
+    for (auto _ : state) {
+        {
+            std::lock_guard lk(mu);
+            want += consume_batch;
+        }
+        (void)q.push_batch(fill);
+        std::unique_lock lk(mu);
+        if (!cv.wait_for(lk, std::chrono::seconds(10), [&] { return handled >= want; }))
+            state.SkipWithError("lost a message");
+    }
+    w.stop();
+    state.SetItemsProcessed(state.iterations() * consume_batch);
 }
 
 void raw_list(benchmark::State& state) {
@@ -163,6 +223,12 @@ int main(int argc, char** argv) {
                 ->UseRealTime()
                 ->MinTime(0.3);
         }
+        benchmark::RegisterBenchmark(("raw_consume" + round).c_str(), raw_consume)
+            ->UseRealTime()
+            ->MinTime(0.3);
+        benchmark::RegisterBenchmark(("worker_consume" + round).c_str(), ours_consume)
+            ->UseRealTime()
+            ->MinTime(0.3);
         benchmark::RegisterBenchmark(("raw_list" + round).c_str(), raw_list)
             ->UseRealTime()
             ->MinTime(0.3);
@@ -179,7 +245,8 @@ int main(int argc, char** argv) {
     if (std::getenv("QUEUE_BENCH_STATS"))
         std::fprintf(stderr, "%s\n", srv.command({"INFO", "commandstats"}).text().c_str());
     using redcoord::bench::print_ratio;
-    print_ratio("reliable_queue_1c_vs_raw",
+    print_ratio("reliable_queue_1c_vs_raw", paired_ratio(res, "worker_consume", "raw_consume"));
+    print_ratio("reliable_queue_push_pop_ack_1c_vs_raw",
                 paired_ratio(res, "reliable_queue/c1", "raw_reliable/c1"));
     print_ratio("reliable_queue_4c_vs_raw",
                 paired_ratio(res, "reliable_queue/c4", "raw_reliable/c4"));

@@ -2,6 +2,8 @@
 
 #include <redcoord/core/errors.hpp>
 
+#include <utility>
+
 namespace redcoord {
 
 queue_worker::queue_worker(reliable_queue& queue, handler h, queue_worker_options opts)
@@ -47,14 +49,19 @@ queue_worker_stats queue_worker::stats() const noexcept {
 std::exception_ptr queue_worker::last_error() const { return errors_.last(); }
 
 void queue_worker::run(std::stop_token stop) {
-    while (!stop_.load()) {
-        std::optional<delivery> d;
-        try {
-            d = queue_.pop(opts_.poll_timeout, stop);
-        } catch (const std::exception&) {
-            errors_.record();
-            std::this_thread::sleep_for(opts_.retry_delay);
-            continue;
+    // A message taken by the last ack (ack_and_pop) is handled even when stop was requested
+    // meanwhile: it is in this consumer's processing list, like one a pop returned.
+    std::optional<delivery> next;
+    while (next || !stop_.load()) {
+        std::optional<delivery> d = std::exchange(next, std::nullopt);
+        if (!d) {
+            try {
+                d = queue_.pop(opts_.poll_timeout, stop);
+            } catch (const std::exception&) {
+                errors_.record();
+                std::this_thread::sleep_for(opts_.retry_delay);
+                continue;
+            }
         }
         if (!d) continue;
         handler_result res;
@@ -71,7 +78,15 @@ void queue_worker::run(std::stop_token stop) {
             bool ok = false;
             switch (res) {
                 case handler_result::ack:
-                    ok = queue_.ack(*d);
+                    // The ack carries the next pop (one round trip per message) unless the
+                    // worker is stopping: then nothing new is taken.
+                    if (stop_.load()) {
+                        ok = queue_.ack(*d);
+                    } else {
+                        auto r = queue_.ack_and_pop(*d);
+                        ok = r.acked;
+                        next = std::move(r.next);
+                    }
                     if (ok) acked_.fetch_add(1);
                     break;
                 case handler_result::requeue:

@@ -494,6 +494,81 @@ bool reliable_queue::ack(const delivery& d) {
     });
 }
 
+ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
+    auto& m = *impl_;
+    m.start_consumer();
+    using detail::consumer_lease;
+    const auto begun = clock_type::now();
+    // Both engines see what they would see for an ack() and a try_pop() sent separately: the
+    // pop's ticket counts the next delivery as outstanding before the move, and the settle
+    // ticket releases `done` once the reply says what became of it.
+    auto st = m.locked([&](consumer_lease& l) { return l.begin_settle(done.consumer, begun); });
+    auto t = m.locked([&](consumer_lease& l) { return l.begin_pop(begun, milliseconds(0)); });
+    auto end = [&](detail::pop_end how) { m.locked([&](consumer_lease& l) { l.end_pop(t, how); }); };
+    std::optional<pooled_connection> c;
+    try {
+        c.emplace(m.pool.borrow_for(m.ready_key));
+    } catch (const error&) {
+        // Nothing sent: the ack alone goes the way of ack() (retried while the lease holds).
+        end(detail::pop_end::empty);
+        return {ack(done), std::nullopt};
+    }
+    const auto plan = m.locked([&](consumer_lease& l) {
+        return l.plan_move(t, clock_type::now(), false, (*c)->where().command_timeout);
+    });
+    const bool renew = plan.kind == detail::move_kind::renew_then_move;
+    const auto sent = clock_type::now();
+    reply r;
+    try {
+        r = detail::queue_ack_pop_script().run(
+            **c,
+            {m.consumers_key, m.heartbeat_key(t.id), m.ready_key, m.processing_key(t.id),
+             m.processing_key(done.consumer)},
+            {done.element, renew ? "1" : "0", t.id, m.ttl_ms});
+    } catch (const reply_error& e) {
+        // Refused (READONLY, OOM, BUSY, no permission, ...): nothing moved and nothing was
+        // removed; the ack is retried, or thrown, as ack() does.
+        detail::poison_if_desynchronised(**c, e);
+        c.reset();
+        end(detail::pop_end::refused);
+        return {ack(done), std::nullopt};
+    } catch (const error& e) {
+        c.reset();
+        // Sent, reply lost: both the removal and a move are unknown. Each engine retires the
+        // identity it concerns, so whatever is still in a list comes back through recovery.
+        m.locked([&](consumer_lease& l) { (void)l.settle(st, detail::settle_attempt::reply_lost, clock_type::now()); });
+        end(detail::pop_end::transport_error);
+        throw outcome_unknown(std::string("reliable_queue: ack and pop sent, reply lost (") +
+                              e.what() + "); the message may still be in flight and come back");
+    }
+    const auto& e = r.elements();
+    if (e.size() != 2) {
+        end(detail::pop_end::transport_error);
+        m.locked([&](consumer_lease& l) { (void)l.settle(st, detail::settle_attempt::reply_lost, clock_type::now()); });
+        throw protocol_error("reliable_queue: unexpected ack_and_pop reply");
+    }
+    m.locked([&](consumer_lease& l) { (void)l.settle(st, detail::settle_attempt::replied, clock_type::now()); });
+    ack_and_pop_result out;
+    out.acked = e[0].integer() == 1;
+    // Lua's false arrives as a nil bulk reply.
+    const bool moved = !e[1].is_nil();
+    const bool renew_now = m.locked([&](consumer_lease& l) {
+        return l.moved(t, plan.kind, sent, clock_type::now(), true, moved);
+    });
+    if (renew_now) m.register_after_move(**c, t.who, t.id);
+    if (!moved) {
+        end(detail::pop_end::empty);
+        return out;
+    }
+    end(detail::pop_end::delivered);
+    delivery d;
+    static_cast<message&>(d) = to_message(e[1].text());
+    d.consumer = t.id;
+    d.element = e[1].text();
+    out.next = std::move(d);
+    return out;
+}
+
 bool reliable_queue::nack(const delivery& d, nack_action action) {
     auto& m = *impl_;
     const std::string pkey = m.processing_key(d.consumer);

@@ -58,12 +58,14 @@ struct queue_worker_stats {
 
 /// Runs `threads` workers on one reliable_queue. Each worker pops (blocking up to
 /// poll_timeout), calls the handler and acks or nacks according to its result; a handler
-/// that throws gets its message requeued. The queue's upkeep (on the runtime's timer
+/// that throws gets its message requeued. An ack takes the worker's next message in the same
+/// round trip (reliable_queue::ack_and_pop()), so a busy queue costs one command per message. The queue's upkeep (on the runtime's timer
 /// thread) renews the lease and runs recover() periodically
 /// (reliable_queue_options::recover_interval).
 ///
 /// stop() drains gracefully: workers stop popping, the handler calls in progress finish and
-/// their messages are acked or nacked, then the threads end. A message popped but not
+/// their messages are acked or nacked (a message an ack took just before the stop is handled
+/// too), then the threads end. A message popped but not
 /// handled is never dropped: it is nacked, or (server unreachable) left in the processing
 /// list for recovery.
 ///
@@ -78,8 +80,9 @@ struct queue_worker_stats {
 /// retried and kept in last_error(); a handler that throws gets its message requeued.
 ///
 /// @par Cost
-/// `threads` threads of its own, each a reliable_queue consumer loop: one blocking pop per message,
-/// then one ack or nack (see reliable_queue's Cost).
+/// `threads` threads of its own, each a reliable_queue consumer loop. While the queue has
+/// messages: one EVALSHA per acked message (its ack and the next pop). A nack, or an ack that
+/// found the queue empty, is followed by a blocking pop (see reliable_queue's Cost).
 class queue_worker {
 public:
     /// Called on a worker thread for each delivery.

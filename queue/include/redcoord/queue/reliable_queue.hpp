@@ -117,6 +117,15 @@ enum class nack_action {
     dead_letter,  ///< Straight to the dead-letter list.
 };
 
+/// What ack_and_pop() came to.
+struct ack_and_pop_result {
+    /// The ack's answer, as ack() returns it: false when the message was no longer there.
+    bool acked = false;
+    /// The next message, moved into this consumer's processing list by the same call;
+    /// nullopt when the queue was empty (or the move was not sent, see ack_and_pop()).
+    std::optional<delivery> next;
+};
+
 /// A snapshot of a queue's state.
 struct reliable_queue_stats {
     std::size_t ready = 0;  ///< Messages waiting in the queue.
@@ -207,6 +216,7 @@ struct recovery_result {
 /// push(): one LPUSH round trip (push_batch(): one for all; plus WAIT in the same write when
 /// replication.replicas > 0); pop(): one LMOVE or BLMOVE per block while the lease is fresh, else the lease
 /// renewal goes in the same script or in a MULTI/EXEC pipelined before the BLMOVE; ack(): one LREM;
+/// ack_and_pop(): one EVALSHA for both;
 /// nack(): one EVALSHA; upkeep on the runtime's timer thread: one registering EVALSHA (the
 /// heartbeat) every heartbeat_interval and one recovery EVALSHA every recover_interval.
 class reliable_queue {
@@ -290,6 +300,22 @@ public:
     ///         when refused or unsent until the retries ran out (see above).
     /// Blocks at most about one visibility timeout. Thread-safe.
     [[nodiscard]] bool ack(const delivery& d);
+    /// Acknowledges `done` (as ack()) and takes the next message without waiting (as
+    /// try_pop()) in one script, so one round trip: a worker's loop costs one command per
+    /// message instead of a pop and an ack. Returns the ack's answer and the next delivery
+    /// (nullopt when the queue was empty: then wait with pop() as usual).
+    ///
+    /// The next message moves under this consumer's current lease as pop() would: renewed
+    /// in the same script when the lease known locally is short. When the server refuses
+    /// the script (an error reply) or no connection can be had, nothing changed: the ack
+    /// goes on as ack() does (retried, then thrown) and no next message is moved.
+    /// @throws outcome_unknown when the script was sent and its reply lost: the ack's
+    ///         outcome is unknown, and a next message it may have moved returns through
+    ///         recovery once the retired identity's lease lapses (as after pop()'s transport
+    ///         errors); otherwise as ack().
+    /// Thread-safe. Source of the pattern: BullMQ's moveToCompleted with fetchNext (the
+    /// completion and the next fetch in one script).
+    [[nodiscard]] ack_and_pop_result ack_and_pop(const delivery& done);
     /// Gives a message back: requeue (attempts + 1, at the back of the queue; to the
     /// dead-letter list once attempts reaches max_attempts) or dead-letter it now. Atomic
     /// (one script). Returns false when it was no longer in the processing list.
