@@ -1,6 +1,7 @@
 // Queue benchmarks (issue 6). Every ratio compares redcoord against the same Redis commands
 // sent with plain hiredis in the same run, against the same local redis-server:
-//   reliable_queue_1c_vs_raw: queue_worker (1 thread; each ack carries the next pop)
+//   reliable_queue_1c_vs_raw: queue_worker (1 thread; each ack carries the next pop,
+//                   reliable_queue::ack_and_pop)
 //                   vs  BLMOVE + LREM per message, on a queue filled 100 at a time
 //   reliable_queue: push + pop + ack  vs  LPUSH + BLMOVE + LREM   (1 and 4 consumers:
 //                   reliable_queue_push_pop_ack_1c_vs_raw, reliable_queue_4c_vs_raw)

@@ -64,15 +64,24 @@ message to_message(std::string_view element) {
     return m;
 }
 
-// True when the renewal transaction pipelined before a BLMOVE went through: MULTI, both
-// queued commands and EXEC, with no error inside EXEC's reply either.
-bool transaction_renewed(const std::vector<reply>& replies) {
-    for (std::size_t i = 0; i < 4; ++i)
+// True when the renewal transaction pipelined before a move went through: MULTI, both
+// queued commands and EXEC (replies[first..first + 3]), with no error inside EXEC's reply.
+bool transaction_renewed(const std::vector<reply>& replies, std::size_t first = 0) {
+    for (std::size_t i = first; i < first + 4; ++i)
         if (replies[i].is_error()) return false;
-    if (!replies[3].is_array()) return false;
-    for (const auto& x : replies[3].elements())
+    if (!replies[first + 3].is_array()) return false;
+    for (const auto& x : replies[first + 3].elements())
         if (x.is_error()) return false;
     return true;
+}
+
+// The lease renewal as a transaction, for a pipeline: MULTI, SADD, SET PX, EXEC.
+void append_renewal(std::vector<std::vector<std::string>>& cmds, const std::string& consumers,
+                    const std::string& id, const std::string& heartbeat, const std::string& ttl_ms) {
+    cmds.push_back({"MULTI"});
+    cmds.push_back({"SADD", consumers, id});
+    cmds.push_back({"SET", heartbeat, "1", "PX", ttl_ms});
+    cmds.push_back({"EXEC"});
 }
 
 void validate(const reliable_queue_options& o) {
@@ -400,12 +409,10 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
         } else {
             // Renew in a transaction pipelined right before the BLMOVE (one round trip), so
             // the lease outlives the block whatever the client does meanwhile.
-            const std::vector<std::vector<std::string>> cmds{
-                {"MULTI"},
-                {"SADD", consumers_key, t.id},
-                {"SET", hkey, "1", "PX", ttl_ms},
-                {"EXEC"},
-                {"BLMOVE", ready_key, pkey, "RIGHT", "LEFT", detail::seconds_arg(plan.block)}};
+            std::vector<std::vector<std::string>> cmds;
+            append_renewal(cmds, consumers_key, t.id, hkey, ttl_ms);
+            cmds.push_back(
+                {"BLMOVE", ready_key, pkey, "RIGHT", "LEFT", detail::seconds_arg(plan.block)});
             auto replies = c->pipeline(cmds);
             // The BLMOVE runs whatever became of the transaction: look at its reply first, and
             // never drop a message it moved.
@@ -505,67 +512,74 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
     auto st = m.locked([&](consumer_lease& l) { return l.begin_settle(done.consumer, begun); });
     auto t = m.locked([&](consumer_lease& l) { return l.begin_pop(begun, milliseconds(0)); });
     auto end = [&](detail::pop_end how) { m.locked([&](consumer_lease& l) { l.end_pop(t, how); }); };
-    std::optional<pooled_connection> c;
+    pooled_connection c;
     try {
-        c.emplace(m.pool.borrow_for(m.ready_key));
+        c = m.pool.borrow_for(m.ready_key);
     } catch (const error&) {
         // Nothing sent: the ack alone goes the way of ack() (retried while the lease holds).
         end(detail::pop_end::empty);
         return {ack(done), std::nullopt};
     }
     const auto plan = m.locked([&](consumer_lease& l) {
-        return l.plan_move(t, clock_type::now(), false, (*c)->where().command_timeout);
+        return l.plan_move(t, clock_type::now(), false, c->where().command_timeout);
     });
     const bool renew = plan.kind == detail::move_kind::renew_then_move;
+    // Plain commands in one write, not a script: the ack and the move need no atomicity
+    // between them, and a script's redis.call costs the server several times the command.
+    std::vector<std::vector<std::string>> cmds{{"LREM", m.processing_key(done.consumer), "1", done.element}};
+    if (renew) append_renewal(cmds, m.consumers_key, t.id, m.heartbeat_key(t.id), m.ttl_ms);
+    cmds.push_back({"LMOVE", m.ready_key, m.processing_key(t.id), "RIGHT", "LEFT"});
     const auto sent = clock_type::now();
-    reply r;
+    std::vector<reply> replies;
     try {
-        r = detail::queue_ack_pop_script().run(
-            **c,
-            {m.consumers_key, m.heartbeat_key(t.id), m.ready_key, m.processing_key(t.id),
-             m.processing_key(done.consumer)},
-            {done.element, renew ? "1" : "0", t.id, m.ttl_ms});
-    } catch (const reply_error& e) {
-        // Refused (READONLY, OOM, BUSY, no permission, ...): nothing moved and nothing was
-        // removed; the ack is retried, or thrown, as ack() does.
-        detail::poison_if_desynchronised(**c, e);
-        c.reset();
-        end(detail::pop_end::refused);
-        return {ack(done), std::nullopt};
+        replies = c->pipeline(cmds);
     } catch (const error& e) {
-        c.reset();
-        // Sent, reply lost: both the removal and a move are unknown. Each engine retires the
-        // identity it concerns, so whatever is still in a list comes back through recovery.
-        m.locked([&](consumer_lease& l) { (void)l.settle(st, detail::settle_attempt::reply_lost, clock_type::now()); });
+        c = pooled_connection();
+        // Sent, replies lost: both the removal and a move are unknown. Each engine retires
+        // the identity it concerns, so whatever is still in a list comes back by recovery.
+        m.locked([&](consumer_lease& l) {
+            (void)l.settle(st, detail::settle_attempt::reply_lost, clock_type::now());
+        });
         end(detail::pop_end::transport_error);
         throw outcome_unknown(std::string("reliable_queue: ack and pop sent, reply lost (") +
                               e.what() + "); the message may still be in flight and come back");
     }
-    const auto& e = r.elements();
-    if (e.size() != 2) {
-        end(detail::pop_end::transport_error);
-        m.locked([&](consumer_lease& l) { (void)l.settle(st, detail::settle_attempt::reply_lost, clock_type::now()); });
-        throw protocol_error("reliable_queue: unexpected ack_and_pop reply");
-    }
-    m.locked([&](consumer_lease& l) { (void)l.settle(st, detail::settle_attempt::replied, clock_type::now()); });
-    ack_and_pop_result out;
-    out.acked = e[0].integer() == 1;
-    // Lua's false arrives as a nil bulk reply.
-    const bool moved = !e[1].is_nil();
+    const reply& removed = replies.front();
+    const reply& r = replies.back();
+    const bool moved = !r.is_nil() && !r.is_error();
+    const bool renewal_ok = !renew || transaction_renewed(replies, 1);
     const bool renew_now = m.locked([&](consumer_lease& l) {
-        return l.moved(t, plan.kind, sent, clock_type::now(), true, moved);
+        return l.moved(t, plan.kind, sent, clock_type::now(), renewal_ok, moved);
     });
-    if (renew_now) m.register_after_move(**c, t.who, t.id);
-    if (!moved) {
-        end(detail::pop_end::empty);
-        return out;
+    if (renew_now) m.register_after_move(*c, t.who, t.id);
+    c = pooled_connection();
+    // A refused move (READONLY, OOM, no permission, ...) moved nothing: no next message.
+    end(moved ? detail::pop_end::delivered
+              : (r.is_error() ? detail::pop_end::refused : detail::pop_end::empty));
+    ack_and_pop_result out;
+    if (removed.is_error()) {
+        // The server refused the LREM: nothing was removed. The ack goes on as ack() does
+        // (retried while the lease holds, then thrown); a message the move took is kept.
+        try {
+            out.acked = ack(done);
+        } catch (...) {
+            if (!moved) throw;
+            // The moved message must reach the caller, or it would wait in a live list.
+            out.acked = false;
+        }
+    } else {
+        m.locked([&](consumer_lease& l) {
+            (void)l.settle(st, detail::settle_attempt::replied, clock_type::now());
+        });
+        out.acked = removed.integer() == 1;
     }
-    end(detail::pop_end::delivered);
-    delivery d;
-    static_cast<message&>(d) = to_message(e[1].text());
-    d.consumer = t.id;
-    d.element = e[1].text();
-    out.next = std::move(d);
+    if (moved) {
+        delivery d;
+        static_cast<message&>(d) = to_message(r.text());
+        d.consumer = t.id;
+        d.element = r.text();
+        out.next = std::move(d);
+    }
     return out;
 }
 

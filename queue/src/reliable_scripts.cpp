@@ -20,11 +20,6 @@ const script& queue_pop_script() {
     return s;
 }
 
-const script& queue_ack_pop_script() {
-    static const script s(queue_ack_pop_lua);
-    return s;
-}
-
 const script& queue_register_script() {
     static const script s(queue_register_lua);
     return s;
@@ -66,10 +61,9 @@ const script& queue_give_back_script() {
 }
 
 std::vector<const script*> queue_scripts() {
-    return {&queue_pop_script(),          &queue_ack_pop_script(),     &queue_register_script(),
-            &queue_nack_script(),         &queue_recover_script(),     &queue_release_script(),
-            &queue_retire_idle_script(),  &queue_requeue_dead_script(), &queue_stats_script(),
-            &queue_give_back_script()};
+    return {&queue_pop_script(),          &queue_register_script(), &queue_nack_script(),
+            &queue_recover_script(),      &queue_release_script(),  &queue_retire_idle_script(),
+            &queue_requeue_dead_script(), &queue_stats_script(),    &queue_give_back_script()};
 }
 
 }  // namespace redcoord::detail

@@ -11,7 +11,6 @@
 namespace redcoord::detail {
 
 const script& queue_pop_script();          // renew the lease, then LMOVE
-const script& queue_ack_pop_script();      // LREM the acked element, then as queue_pop
 const script& queue_register_script();     // SADD consumer + SET heartbeat PX ttl
 const script& queue_nack_script();         // attempts + 1, requeue / dead, then LREM the element
 const script& queue_recover_script();      // reclaim every expired consumer's processing list

@@ -1,4 +1,4 @@
-// reliable_queue::ack_and_pop(): an ack and the next pop in one script (issue 37, item 7), and
+// reliable_queue::ack_and_pop(): an ack and the next pop in one round trip (issue 37, item 7), and
 // queue_worker's loop on it.
 
 #include "busy_server.hpp"
@@ -33,7 +33,7 @@ long long scripts_run(const local_server& srv) {
 
 using ack_and_pop_test::scripts_run;
 
-TEST(AckAndPop, AcksAndTakesTheNextInOneScript) {
+TEST(AckAndPop, AcksAndTakesTheNextWithPlainCommands) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "ap", quiet("c"));
@@ -49,8 +49,8 @@ TEST(AckAndPop, AcksAndTakesTheNextInOneScript) {
     ASSERT_TRUE(r.next);
     EXPECT_EQ(r.next->payload, "b");
     EXPECT_EQ(r.next->consumer, "c");
-    // One command went to the server; the LREM and the LMOVE ran inside it.
-    EXPECT_EQ(scripts_run(srv) - scripts, 1);
+    // Exactly one LREM and one LMOVE reached the server, and no script.
+    EXPECT_EQ(scripts_run(srv) - scripts, 0);
     EXPECT_EQ(srv.command_calls("lrem") - lrems, 1);
     EXPECT_EQ(srv.command_calls("lmove") + srv.command_calls("blmove") - moves, 1);
     const auto in_flight = srv.command({"LRANGE", q.processing_key(), "0", "-1"}).elements();
@@ -81,7 +81,7 @@ TEST(AckAndPop, AnAckOfAMessageNoLongerHeldStillTakesTheNext) {
     EXPECT_EQ(q.stats().in_flight.at("c"), 0u);
 }
 
-TEST(AckAndPop, AnUntrustedLeaseIsRenewedInTheSameScript) {
+TEST(AckAndPop, AnUntrustedLeaseIsRenewedInTheSameWrite) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "ap-renew",
@@ -103,6 +103,7 @@ TEST(AckAndPop, AnUntrustedLeaseIsRenewedInTheSameScript) {
     auto r = q.ack_and_pop(*a);
     EXPECT_TRUE(r.acked);
     ASSERT_TRUE(r.next);
+    // The renewal went in the same write (MULTI, SADD, SET, EXEC before the LMOVE).
     EXPECT_EQ(srv.command_calls("sadd") - sadds, 1);
     EXPECT_GT(srv.command({"PTTL", q.key() + ":heartbeat:c"}).integer(), 3000);
     EXPECT_TRUE(q.ack(*r.next));
@@ -126,7 +127,7 @@ TEST(AckAndPop, ALostReplyRetiresTheIdentityAndLosesNothing) {
     EXPECT_THROW((void)q.ack_and_pop(*a), outcome_unknown);
     srv.resume();
     EXPECT_EQ(q.consumer_id().rfind("c~", 0), 0u);
-    // The late script ran once the server woke: "a" is acked, and "b" sits in the retired
+    // The late commands ran once the server woke: "a" is acked, and "b" sits in the retired
     // identity's list until its lease lapses and recovery returns it.
     std::optional<delivery> b;
     for (int i = 0; i < 50 && !b; ++i) b = q.pop(100ms);
@@ -138,7 +139,7 @@ TEST(AckAndPop, ALostReplyRetiresTheIdentityAndLosesNothing) {
     for (const auto& [c, n] : q.stats().in_flight) EXPECT_EQ(n, 0u) << c;
 }
 
-TEST(AckAndPop, ARefusedScriptAcksAsAckDoesAndMovesNothing) {
+TEST(AckAndPop, ARefusedAckAndMoveAckAsAckDoesAndMoveNothing) {
     local_server srv(redcoord::testing::busy_config());
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "ap-busy", quiet("c"));
@@ -152,7 +153,7 @@ TEST(AckAndPop, ARefusedScriptAcksAsAckDoesAndMovesNothing) {
     EXPECT_NO_THROW(r = q.ack_and_pop(*a));
     busy.stop();
     EXPECT_TRUE(r.acked);   // retried by ack() until the server answered
-    EXPECT_FALSE(r.next);   // the refused script moved nothing
+    EXPECT_FALSE(r.next);   // the refused LMOVE moved nothing
     EXPECT_EQ(q.consumer_id(), "c");
     EXPECT_GE(q.settle_retries(), 1u);
     EXPECT_EQ(srv.command({"LLEN", q.key()}).integer(), 1);

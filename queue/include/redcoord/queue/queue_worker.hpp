@@ -81,7 +81,7 @@ struct queue_worker_stats {
 ///
 /// @par Cost
 /// `threads` threads of its own, each a reliable_queue consumer loop. While the queue has
-/// messages: one EVALSHA per acked message (its ack and the next pop). A nack, or an ack that
+/// messages: one round trip per acked message (its ack and the next pop). A nack, or an ack that
 /// found the queue empty, is followed by a blocking pop (see reliable_queue's Cost).
 class queue_worker {
 public:

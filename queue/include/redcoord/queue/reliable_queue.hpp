@@ -216,7 +216,7 @@ struct recovery_result {
 /// push(): one LPUSH round trip (push_batch(): one for all; plus WAIT in the same write when
 /// replication.replicas > 0); pop(): one LMOVE or BLMOVE per block while the lease is fresh, else the lease
 /// renewal goes in the same script or in a MULTI/EXEC pipelined before the BLMOVE; ack(): one LREM;
-/// ack_and_pop(): one EVALSHA for both;
+/// ack_and_pop(): LREM and LMOVE in one round trip;
 /// nack(): one EVALSHA; upkeep on the runtime's timer thread: one registering EVALSHA (the
 /// heartbeat) every heartbeat_interval and one recovery EVALSHA every recover_interval.
 class reliable_queue {
@@ -301,20 +301,23 @@ public:
     /// Blocks at most about one visibility timeout. Thread-safe.
     [[nodiscard]] bool ack(const delivery& d);
     /// Acknowledges `done` (as ack()) and takes the next message without waiting (as
-    /// try_pop()) in one script, so one round trip: a worker's loop costs one command per
-    /// message instead of a pop and an ack. Returns the ack's answer and the next delivery
-    /// (nullopt when the queue was empty: then wait with pop() as usual).
+    /// try_pop()) in one write and one round trip (LREM, then LMOVE, pipelined): a worker's
+    /// loop costs one round trip per message instead of a pop and an ack. Returns the ack's
+    /// answer and the next delivery (nullopt when the queue was empty: then wait with pop()).
     ///
-    /// The next message moves under this consumer's current lease as pop() would: renewed
-    /// in the same script when the lease known locally is short. When the server refuses
-    /// the script (an error reply) or no connection can be had, nothing changed: the ack
-    /// goes on as ack() does (retried, then thrown) and no next message is moved.
-    /// @throws outcome_unknown when the script was sent and its reply lost: the ack's
-    ///         outcome is unknown, and a next message it may have moved returns through
+    /// The next message moves under this consumer's current lease as pop() would: when the
+    /// lease known locally is short, a renewal transaction (MULTI, SADD, SET PX, EXEC) goes
+    /// between the two. A refused move (an error reply) moves nothing. A refused LREM removed
+    /// nothing: the ack goes on as ack() does (retried while the lease holds, then thrown);
+    /// if the move took a message meanwhile, that message is returned all the same with
+    /// `acked` false, and `done` comes back through recovery, as after ack() gave up.
+    /// If no connection can be had, nothing is sent and the ack goes on as ack() does.
+    /// @throws outcome_unknown when the commands were sent and the replies lost: the ack's
+    ///         outcome is unknown, and a next message the move may have taken returns through
     ///         recovery once the retired identity's lease lapses (as after pop()'s transport
     ///         errors); otherwise as ack().
-    /// Thread-safe. Source of the pattern: BullMQ's moveToCompleted with fetchNext (the
-    /// completion and the next fetch in one script).
+    /// Thread-safe. The pattern: BullMQ's moveToCompleted with fetchNext (the completion and
+    /// the next fetch in one call).
     [[nodiscard]] ack_and_pop_result ack_and_pop(const delivery& done);
     /// Gives a message back: requeue (attempts + 1, at the back of the queue; to the
     /// dead-letter list once attempts reaches max_attempts) or dead-letter it now. Atomic
