@@ -517,16 +517,19 @@ end
 -- ends the batch. Returns {jobs claimed, stalled ids, ms to wait when none (until the next
 -- delayed job is due or the rate window ends; -1: nothing known; 0 after a claim that skipped
 -- the housekeeping: claim again), then per job {id, payload, attempts, options, timeout ms,
--- score[, a flow's {dependency id, its stored result or false, ...}]}}.
-local function claim_next(a, now, skip_housekeeping)
+-- score[, a flow's {dependency id, its stored result or false, ...}]}}. `plain`: the caller
+-- found neither `:paused` nor `:gready` (jobs_settle.lua), which only a housekeeping run could
+-- have changed since, so a claim that skips it need not look again.
+local function claim_next(a, now, skip_housekeeping, plain)
   now = now or now_ms()
   local stalled = {}
   if not skip_housekeeping then
     stalled = housekeep(now, tonumber(ARGV[a + 3]), ARGV[a + 4], tonumber(ARGV[a + 9]))
+    plain = false
   end
   -- A paused queue hands out nothing (its housekeeping still runs); resume() wakes the
   -- workers, so they wait for that, not for a due time.
-  if redis.call('EXISTS', base .. ':paused') == 1 then return {0, stalled, -1} end
+  if not plain and redis.call('EXISTS', base .. ':paused') == 1 then return {0, stalled, -1} end
   local want = tonumber(ARGV[a + 8] or '1')
   local concurrency = tonumber(ARGV[a + 5])
   if concurrency > 0 then
@@ -544,7 +547,7 @@ local function claim_next(a, now, skip_housekeeping)
   local c = {token = ARGV[a + 2], worker = ARGV[a], started = int(now),
              lease = now + tonumber(ARGV[a + 1])}
   local taken = 0
-  if redis.call('EXISTS', base .. ':gready') == 1 then
+  if not plain and redis.call('EXISTS', base .. ':gready') == 1 then
     taken = claim_rotation(want, now, c, out)
   else
     local active = {}

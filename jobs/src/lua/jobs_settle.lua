@@ -21,7 +21,14 @@ local completed = {}
 local freed = false
 local released = false
 local n = tonumber(ARGV[6])
-local any_grouped = redis.call('EXISTS', base .. ':gactive') == 1
+-- The keys most queues never have, read in one call: no pause, no group with active or ready
+-- jobs, no job waiting for dependencies. Then the per-job checks below and the claim's are
+-- skipped (a grouped job in :active would have its group counted in :gactive, and a parent
+-- listed in a job's :dependents waits in :waiting_children).
+local plain = redis.call('EXISTS', base .. ':paused', base .. ':gready', base .. ':gactive',
+                         base .. ':waiting_children') == 0
+local any_grouped = not plain and redis.call('EXISTS', base .. ':gactive') == 1
+local any_parents = not plain and redis.call('EXISTS', base .. ':waiting_children') == 1
 -- The token check: the settlements whose member is in :active (each member once). A job
 -- leaves :active only after it is in its next index (see housekeep()).
 local held = {}
@@ -61,7 +68,7 @@ for j = 0, n - 1 do
       end
       redis.call('PEXPIRE', k, keep)
       redis.call('PUBLISH', events, ARGV[i + 4])
-      release_dependents(id, true, now)
+      if any_parents then release_dependents(id, true, now) end
       r = 1
     elseif kind == 'f' then
       r = settle_failure(id, ARGV[i + 3], now, tonumber(ARGV[i + 5]), wake)
@@ -81,5 +88,5 @@ for j = 0, n - 1 do
 end
 if released or (freed and ARGV[5] == '1') then redis.call('PUBLISH', wake, 'w') end
 local c = 7 + n * 6
-if #ARGV > c then return {results, claim_next(c + 1, now, ARGV[c] == '1')} end
+if #ARGV > c then return {results, claim_next(c + 1, now, ARGV[c] == '1', plain)} end
 return {results}

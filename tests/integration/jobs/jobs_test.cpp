@@ -600,6 +600,43 @@ TEST_F(Jobs, ASettlementThatFailsLosesNothing) {
     EXPECT_EQ(q.get(a.id)->result, "text");
 }
 
+// A settlement's claim that skips the housekeeping (as a worker's next claim does) also skips
+// the pause, group and parent checks when none of their keys exists (one EXISTS for all):
+// each must still be seen when its key does.
+TEST_F(Jobs, ASettlementsQuickClaimStillSeesAPauseAndAReleasedParent) {
+    job_queue q(pool_, "quick");
+    const std::string base = "redcoord:jobs:{quick}", wake = base + ":wake";
+    const auto claim = [&](const std::string& token) {
+        return detail::job_claim_script().run(
+            pool_, {base}, {"w", "60000", token, "0.5", wake, "0", "0", "1000"});
+    };
+    // Completes `id` held under `token`, and claims under `next` in the same call.
+    const auto complete_and_claim = [&](const std::string& id, const std::string& token,
+                                        const std::string& next) {
+        return detail::job_settle_script().run(
+            pool_, {base},
+            {"1000", "60000", base + ":events", wake, "0", "1", "c", id, token, "", "x", "", "1",
+             "w", "60000", next, "0.5", wake, "0", "0", "1000"});
+    };
+    const auto a = q.add("a", {.id = "a"});
+    const auto parent = q.add("p", {.id = "p", .depends_on = {"a"}});
+    ASSERT_EQ(claim("t1").elements().at(0).integer(), 1);
+    // The parent waits for "a": completing "a" releases it, and the same call claims it.
+    auto r = complete_and_claim("a", "t1", "t2").elements();
+    ASSERT_EQ(r.at(0).elements().at(0).integer(), 1);
+    ASSERT_EQ(r.at(1).elements().at(0).integer(), 1) << "the released parent was not claimed";
+    EXPECT_EQ(r.at(1).elements().at(3).elements().at(0).text(), "p");
+    // A paused queue: the completion is written, the claim hands out nothing.
+    (void)q.add("b", {.id = "b"});
+    ASSERT_TRUE(q.pause());
+    r = complete_and_claim("p", "t2", "t3").elements();
+    EXPECT_EQ(r.at(0).elements().at(0).integer(), 1);
+    EXPECT_EQ(r.at(1).elements().at(0).integer(), 0) << "a paused queue handed out a job";
+    EXPECT_EQ(state_of(q, "b"), job_state::waiting);
+    EXPECT_EQ(state_of(q, "p"), job_state::completed);
+}
+
+
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     job_queue q(pool_, "progress");
     std::atomic<bool> reported{false}, release{false};
