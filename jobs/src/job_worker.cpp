@@ -103,6 +103,7 @@ struct job_worker::state {
     std::condition_variable wake_cv;
     bool woken REDCOORD_GUARDED_BY(mu) = false;  // a wake-up arrived since the waiter last looked
     bool stopping REDCOORD_GUARDED_BY(mu) = false;
+    std::atomic<bool> running{false};  // start() .. the end of stop()
     // The decisions: the held jobs (claimed and not yet started, running, or settled but not
     // yet sent), their leases and stop tokens, heartbeats, settlement batching.
     detail::worker_engine engine REDCOORD_GUARDED_BY(mu);
@@ -544,6 +545,7 @@ void job_worker::start() {
         s.upkeep_done = false;
         s.watcher->arm(s.engine.watch(clock_type::now()).next);
     }
+    s.running = true;
     try {
         s.upkeeper = std::thread([raw] { raw->upkeep(); });
         for (std::size_t i = 0; i < s.opts.threads; ++i)
@@ -554,13 +556,20 @@ void job_worker::start() {
     }
 }
 
-void job_worker::stop() noexcept {
+void job_worker::request_stop() noexcept {
     auto& s = *s_;
     {
         detail::lock_guard lk(s.mu);
         s.stopping = true;
     }
     s.wake_cv.notify_all();
+}
+
+bool job_worker::running() const noexcept { return s_->running.load(); }
+
+void job_worker::stop() noexcept {
+    auto& s = *s_;
+    request_stop();
     for (auto& t : s.threads)
         if (t.joinable()) t.join();
     s.threads.clear();
@@ -575,6 +584,7 @@ void job_worker::stop() noexcept {
     s.watcher.reset();
     s.wake_listener.reset();
     s.cancel_listener.reset();
+    s.running = false;
 }
 
 job_worker_stats job_worker::stats() const {

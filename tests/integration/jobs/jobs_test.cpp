@@ -956,6 +956,37 @@ TEST_F(Jobs, PausedQueueClaimsNothingUntilResumed) {
     w.stop();
 }
 
+// request_stop() and running(), as queue_worker has them: the request returns at once, the
+// running job finishes and is completed, nothing new is claimed, and stop() then joins.
+TEST_F(Jobs, RequestStopReturnsAtOnceAndTheRunningJobFinishes) {
+    job_queue q(pool_, "requeststop");
+    std::atomic<bool> release{false};
+    job_worker w(q,
+                 [&](job_context&) {
+                     while (!release) std::this_thread::sleep_for(5ms);
+                     return std::string("done");
+                 },
+                 {.poll_timeout = 50ms});
+    EXPECT_FALSE(w.running());
+    w.request_stop();  // not running: nothing to stop, and start() still starts
+    w.start();
+    EXPECT_TRUE(w.running());
+    const auto first = q.add("first");
+    ASSERT_TRUE(reaches(q, first.id, job_state::active));
+    const auto asked = std::chrono::steady_clock::now();
+    w.request_stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, 1s) << "request_stop() waited";
+    EXPECT_TRUE(w.running());
+    const auto second = q.add("second");
+    release = true;
+    ASSERT_TRUE(reaches(q, first.id, job_state::completed));
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(state_of(q, second.id), job_state::waiting) << "claimed after request_stop()";
+    w.stop();
+    EXPECT_FALSE(w.running());
+    EXPECT_EQ(w.stats().completed, 1u);
+}
+
 TEST_F(Jobs, TheContextTellsTheTimeoutsEndAndTheLeasesBound) {
     job_queue q(pool_, "bounds");
     const auto timed = q.add("t", {.timeout = 20s}).id;

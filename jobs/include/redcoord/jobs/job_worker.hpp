@@ -197,8 +197,15 @@ public:
     /// @throws std::system_error when a thread cannot start; permission_error when the ACL
     ///         user may not subscribe to the queue's channels.
     void start();
+    /// Asks the threads to stop claiming and returns at once: running handlers finish and
+    /// their jobs are settled, unstarted claimed jobs go back, as in stop(), which then waits
+    /// for it. Thread-safe (a signal handler's thread, a handler, any other); no-op when not
+    /// running. The same surface as queue_worker::request_stop().
+    void request_stop() noexcept;
     /// Drains and stops (see the class comment). No-op when not running.
     void stop() noexcept;
+    /// True between start() and the end of stop() (also after request_stop()). Thread-safe.
+    [[nodiscard]] bool running() const noexcept;
     /// The counters.
     [[nodiscard]] job_worker_stats stats() const;
     /// This worker's id (recorded in job_info::worker).
