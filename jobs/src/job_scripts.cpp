@@ -1,8 +1,9 @@
 // The job_queue's scripts: jobs/src/lua/jobs_*.lua (each file's header gives its keys,
-// arguments, reply and cost), each run after the shared helpers of jobs_prelude.lua. The
+// arguments, reply and cost), each run after the helpers of jobs_prelude.lua it uses. The
 // format is published for producers and workers in other languages: docs/jobs-wire.md.
 #include "job_scripts.hpp"
 
+#include <redcoord/core/detail/lua_prelude.hpp>
 #include <redcoord_lua/jobs.hpp>
 
 #include <string>
@@ -11,7 +12,11 @@ namespace redcoord::detail {
 
 namespace {
 
-std::string with_prelude(const char* body) { return std::string(jobs_prelude_lua) + body; }
+// Only the helpers the body reaches (core/detail/lua_prelude.hpp): each call of a script runs
+// its whole text, and the server's Lua heap keeps every script's copy.
+std::string with_prelude(const char* body) {
+    return with_needed_helpers(jobs_prelude_lua, body);
+}
 
 }  // namespace
 
