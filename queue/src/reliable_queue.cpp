@@ -279,7 +279,7 @@ void reliable_queue::impl::release(connection& c, const std::string& id) {
     const std::string nonce = nonce_arg(), now = now_arg();
     detail::queue_release_script().run(
         c, {consumers_key, ready_key, dead_key, processing_key(id), heartbeat_key(id)},
-        {id, max_attempts, nonce, now});
+        {id, max_attempts, nonce, now, push_channel});
 }
 
 detail::release_waiter& reliable_queue::impl::push_notices() {
@@ -591,7 +591,7 @@ bool reliable_queue::nack(const delivery& d, nack_action action) {
         auto r = detail::queue_nack_script().run(
             c, {pkey, m.ready_key, m.dead_key},
             {d.element, action == nack_action::requeue ? "requeue" : "dead", m.max_attempts, nonce,
-             now});
+             now, m.push_channel});
         if (r.integer() == 1) m.redeliveries.inc();
         if (r.integer() == 2) m.dead_letters.inc();
         return r.integer() != 0;
@@ -605,7 +605,7 @@ recovery_result reliable_queue::impl::recover() {
     const std::string nonce = nonce_arg(), now = now_arg();
     auto r = detail::queue_recover_script().run(
         *c, {consumers_key, ready_key, dead_key},
-        {processing_prefix, heartbeat_prefix, max_attempts, nonce, now});
+        {processing_prefix, heartbeat_prefix, max_attempts, nonce, now, push_channel});
     const auto& e = r.elements();
     const recovery_result out{static_cast<std::size_t>(e.at(0).integer()),
                               static_cast<std::size_t>(e.at(1).integer()),
@@ -635,7 +635,7 @@ std::vector<message> reliable_queue::dead_letters(std::size_t limit) {
 std::size_t reliable_queue::requeue_dead(std::size_t limit) {
     auto c = impl_->pool.borrow_for(impl_->ready_key);
     auto r = detail::queue_requeue_dead_script().run(*c, {impl_->dead_key, impl_->ready_key},
-                                                     {std::to_string(limit)});
+                                                     {std::to_string(limit), impl_->push_channel});
     return static_cast<std::size_t>(r.integer());
 }
 

@@ -26,17 +26,17 @@ const script& queue_register_script() {
 }
 
 const script& queue_nack_script() {
-    static const script s(with_prelude(queue_nack_lua));
+    static const script s(with_prelude(queue_nack_lua), cluster_publish::sharded);
     return s;
 }
 
 const script& queue_recover_script() {
-    static const script s(with_prelude(queue_recover_lua));
+    static const script s(with_prelude(queue_recover_lua), cluster_publish::sharded);
     return s;
 }
 
 const script& queue_release_script() {
-    static const script s(with_prelude(queue_release_lua));
+    static const script s(with_prelude(queue_release_lua), cluster_publish::sharded);
     return s;
 }
 
@@ -46,7 +46,7 @@ const script& queue_retire_idle_script() {
 }
 
 const script& queue_requeue_dead_script() {
-    static const script s(with_prelude(queue_requeue_dead_lua));
+    static const script s(with_prelude(queue_requeue_dead_lua), cluster_publish::sharded);
     return s;
 }
 
@@ -56,7 +56,7 @@ const script& queue_stats_script() {
 }
 
 const script& queue_give_back_script() {
-    static const script s(queue_give_back_lua);
+    static const script s(queue_give_back_lua, cluster_publish::sharded);
     return s;
 }
 

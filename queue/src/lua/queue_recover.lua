@@ -2,7 +2,7 @@
 -- KEYS[1]  consumers set   KEYS[2]  ready list   KEYS[3]  dead-letter list
 -- ARGV[1]  processing key prefix   ARGV[2]  heartbeat key prefix (both + consumer id: the
 --          queue's hash tag, so the same slot)   ARGV[3]  max attempts   ARGV[4]  nonce
--- ARGV[5]  now
+-- ARGV[5]  now   ARGV[6]  the queue's push channel (announces requeued messages, as a push)
 -- Reply    {requeued, dead-lettered, consumers removed}
 -- Cost     O(consumers + messages reclaimed)
 local max = tonumber(ARGV[3])
@@ -18,4 +18,5 @@ for _, c in ipairs(members) do
     redis.call('SREM', KEYS[1], c)
   end
 end
+if req > 0 then redis.pcall('PUBLISH', ARGV[6], '') end
 return {req, dl, gone}

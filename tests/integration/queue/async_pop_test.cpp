@@ -308,6 +308,53 @@ TEST(AsyncPop, APushFromAnotherClientEndsAPendingPopWithoutItsRecheck) {
     EXPECT_TRUE(s.q.ack(*d));
 }
 
+// A message that comes back to the queue by a nack, a recovery or a requeue of dead letters
+// is announced as a push is: a pending pop takes it without its (hour-long) re-check.
+TEST(AsyncPop, NackRecoveryAndRequeueDeadEndAPendingPop) {
+    notice_only s;
+    connection_pool other_pool{s.server.endpoint()};
+    reliable_queue other{other_pool, "jobs",
+                         {.consumer_id = "other", .visibility_timeout = 60s,
+                          .heartbeat_interval = 30s, .recover_interval = 0ms,
+                          .recover_on_start = false}};
+    const auto pending_pop = [&] {
+        auto f = async_pop(s.q, 120s, asio::use_future);
+        // Settled into its wait (its link confirmed and the queue found empty).
+        EXPECT_EQ(f.wait_for(1s), std::future_status::timeout);
+        return f;
+    };
+    const auto taken = [&](std::future<std::optional<delivery>>& f, const std::string& id) {
+        ASSERT_EQ(f.wait_for(30s), std::future_status::ready) << "no notice ended the wait";
+        const auto d = f.get();
+        ASSERT_TRUE(d);
+        EXPECT_EQ(d->id, id);
+        EXPECT_TRUE(s.q.ack(*d));
+    };
+    // A nack (requeue).
+    const auto a = other.push("a");
+    auto held = other.pop(1s);
+    ASSERT_TRUE(held);
+    auto f = pending_pop();
+    ASSERT_TRUE(other.nack(*held, nack_action::requeue));
+    taken(f, a);
+    // A recovery of a consumer whose lease is gone.
+    const auto b = other.push("b");
+    held = other.pop(1s);
+    ASSERT_TRUE(held);
+    ASSERT_EQ(s.server.command({"DEL", other.key() + ":heartbeat:other"}).integer(), 1);
+    f = pending_pop();
+    EXPECT_EQ(other.recover().requeued, 1u);
+    taken(f, b);
+    // A requeue of dead letters.
+    const auto c = other.push("c");
+    held = other.pop(1s);
+    ASSERT_TRUE(held);
+    ASSERT_TRUE(other.nack(*held, nack_action::dead_letter));
+    f = pending_pop();
+    EXPECT_EQ(other.requeue_dead(), 1u);
+    taken(f, c);
+}
+
 // A deadline still ends a pop whose re-check is far away.
 TEST(AsyncPop, TheDeadlineEndsAPopWaitingForANotice) {
     notice_only s;
