@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,7 @@ using namespace redcoord;
 using namespace std::chrono_literals;
 using queue_test::eventually;
 using queue_test::quiet;
+using queue_test::short_lease;
 using redcoord::testing::local_server;
 
 namespace ack_and_pop_test {
@@ -29,22 +31,28 @@ long long scripts_run(const local_server& srv) {
     return srv.command_calls("evalsha") + srv.command_calls("eval");
 }
 
+// Pushes "a" and "b", and pops "a".
+delivery first_of_two(reliable_queue& q) {
+    q.push("a");
+    q.push("b");
+    auto a = q.pop(1s);
+    if (!a || a->payload != "a") throw std::runtime_error("first_of_two: 'a' was not popped");
+    return *a;
+}
+
 }  // namespace ack_and_pop_test
 
+using ack_and_pop_test::first_of_two;
 using ack_and_pop_test::scripts_run;
 
 TEST(AckAndPop, AcksAndTakesTheNextWithPlainCommands) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "ap", quiet("c"));
-    q.push("a");
-    q.push("b");
-    auto a = q.pop(1s);
-    ASSERT_TRUE(a);
-    ASSERT_EQ(a->payload, "a");
+    const auto a = first_of_two(q);
     const auto scripts = scripts_run(srv), lrems = srv.command_calls("lrem"),
                moves = srv.command_calls("lmove") + srv.command_calls("blmove");
-    auto r = q.ack_and_pop(*a);
+    auto r = q.ack_and_pop(a);
     EXPECT_TRUE(r.acked);
     ASSERT_TRUE(r.next);
     EXPECT_EQ(r.next->payload, "b");
@@ -68,12 +76,9 @@ TEST(AckAndPop, AnAckOfAMessageNoLongerHeldStillTakesTheNext) {
     local_server srv;
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "ap-stale", quiet("c"));
-    q.push("a");
-    q.push("b");
-    auto a = q.pop(1s);
-    ASSERT_TRUE(a);
-    ASSERT_TRUE(q.ack(*a));
-    auto r = q.ack_and_pop(*a);  // acked already: false, as ack() answers
+    const auto a = first_of_two(q);
+    ASSERT_TRUE(q.ack(a));
+    auto r = q.ack_and_pop(a);  // acked already: false, as ack() answers
     EXPECT_FALSE(r.acked);
     ASSERT_TRUE(r.next);
     EXPECT_EQ(r.next->payload, "b");
@@ -90,17 +95,14 @@ TEST(AckAndPop, AnUntrustedLeaseIsRenewedInTheSameWrite) {
                       .heartbeat_interval = 1000ms,
                       .recover_interval = 0ms,
                       .recover_on_start = false});
-    q.push("a");
-    q.push("b");
-    auto a = q.pop(1s);
-    ASSERT_TRUE(a);
+    const auto a = first_of_two(q);
     // The server loses the heartbeat long before its TTL; the next renewal notices, and from
     // then on every move goes with a renewal.
     ASSERT_EQ(srv.command({"DEL", q.key() + ":heartbeat:c"}).integer(), 1);
     ASSERT_TRUE(eventually([&] { return q.lease_losses() >= 1; }, 3s));
     // Right after that renewal, the next one is a second away.
     const auto sadds = srv.command_calls("sadd");
-    auto r = q.ack_and_pop(*a);
+    auto r = q.ack_and_pop(a);
     EXPECT_TRUE(r.acked);
     ASSERT_TRUE(r.next);
     // The renewal went in the same write (MULTI, SADD, SET, EXEC before the LMOVE).
@@ -114,17 +116,10 @@ TEST(AckAndPop, ALostReplyRetiresTheIdentityAndLosesNothing) {
     auto ep = srv.endpoint();
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
-    reliable_queue q(pool, "ap-lost",
-                     {.consumer_id = "c",
-                      .visibility_timeout = 600ms,
-                      .heartbeat_interval = 100ms,
-                      .recover_interval = 100ms});
-    q.push("a");
-    q.push("b");
-    auto a = q.pop(1s);
-    ASSERT_TRUE(a);
+    reliable_queue q(pool, "ap-lost", short_lease("c"));
+    const auto a = first_of_two(q);
     srv.pause();
-    EXPECT_THROW((void)q.ack_and_pop(*a), outcome_unknown);
+    EXPECT_THROW((void)q.ack_and_pop(a), outcome_unknown);
     srv.resume();
     EXPECT_EQ(q.consumer_id().rfind("c~", 0), 0u);
     // The late commands ran once the server woke: "a" is acked, and "b" sits in the retired
@@ -143,14 +138,11 @@ TEST(AckAndPop, ARefusedAckAndMoveAckAsAckDoesAndMoveNothing) {
     local_server srv(redcoord::testing::busy_config());
     connection_pool pool(srv.endpoint());
     reliable_queue q(pool, "ap-busy", quiet("c"));
-    q.push("a");
-    q.push("b");
-    auto a = q.pop(1s);
-    ASSERT_TRUE(a);
+    const auto a = first_of_two(q);
     redcoord::testing::busy_server busy(srv);
     busy.start(400ms);
     ack_and_pop_result r;
-    EXPECT_NO_THROW(r = q.ack_and_pop(*a));
+    EXPECT_NO_THROW(r = q.ack_and_pop(a));
     busy.stop();
     EXPECT_TRUE(r.acked);   // retried by ack() until the server answered
     EXPECT_FALSE(r.next);   // the refused LMOVE moved nothing

@@ -21,6 +21,17 @@ inline redcoord::reliable_queue_options quiet(std::string id, std::uint32_t max_
             .recover_on_start = false};
 }
 
+// A consumer whose lease lapses soon after it stops renewing (600 ms) and whose recovery runs
+// every 100 ms: for tests where a lost reply retires its identity and recovery returns what
+// the retired one held.
+inline redcoord::reliable_queue_options short_lease(std::string id) {
+    using namespace std::chrono_literals;
+    return {.consumer_id = std::move(id),
+            .visibility_timeout = 600ms,
+            .heartbeat_interval = 100ms,
+            .recover_interval = 100ms};
+}
+
 // Polls `p` every 10 ms until it holds or `within` passes; its last answer.
 template <class Pred>
 bool eventually(Pred p, std::chrono::milliseconds within = std::chrono::seconds(10)) {

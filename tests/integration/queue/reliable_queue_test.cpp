@@ -15,6 +15,7 @@
 using namespace redcoord;
 using namespace std::chrono_literals;
 using queue_test::quiet;
+using queue_test::short_lease;
 using redcoord::testing::local_server;
 
 namespace {
@@ -425,11 +426,7 @@ TEST(ReliableQueue, LostPopReplyRetiresTheIdentityAndTheMessageComesBack) {
     auto ep = srv.endpoint();
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
-    reliable_queue q(pool, "lostreply",
-                     {.consumer_id = "c",
-                      .visibility_timeout = 600ms,
-                      .heartbeat_interval = 100ms,
-                      .recover_interval = 100ms});
+    reliable_queue q(pool, "lostreply", short_lease("c"));
     EXPECT_EQ(q.try_pop(), std::nullopt);  // registers "c"
     q.push("m");
     // The server stops answering: the pop's BLMOVE is sent, its reply never arrives in time,
@@ -462,11 +459,7 @@ TEST(ReliableQueue, LostAckReplyRetiresTheIdentity) {
     auto ep = srv.endpoint();
     ep.command_timeout = 300ms;
     connection_pool pool(ep);
-    reliable_queue q(pool, "lostack",
-                     {.consumer_id = "c",
-                      .visibility_timeout = 600ms,
-                      .heartbeat_interval = 100ms,
-                      .recover_interval = 100ms});
+    reliable_queue q(pool, "lostack", short_lease("c"));
     q.push("m");
     auto d = q.pop(1s);
     ASSERT_TRUE(d);
