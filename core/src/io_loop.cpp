@@ -13,6 +13,9 @@ struct io_loop::owned {
     asio::io_context io{1};  // one thread runs it: handlers need no locks among themselves
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
         asio::make_work_guard(io)};
+    // Set by ~io_loop when it runs on the I/O thread itself: the thread then owns this and
+    // deletes it once run() returns. Read and written on that thread only.
+    bool orphaned = false;
 };
 
 io_loop::io_loop() : own_(std::make_unique<owned>()) {}
@@ -34,9 +37,11 @@ io_loop::~io_loop() {
     if (t.get_id() == std::this_thread::get_id()) {
         // The last handler released the runtime on the I/O thread: the thread ends by itself
         // once this handler returns (the context is stopped), and must not outlive what it
-        // reads, so the context moves with it.
+        // reads, so the context moves with it and the thread deletes it on its way out
+        // (destroying the handlers still queued, as a join here would have).
+        own_->orphaned = true;
         t.detach();
-        (void)own_.release();  // intentionally kept: the detached thread still returns through it
+        (void)own_.release();
         return;
     }
     t.join();
@@ -46,7 +51,10 @@ asio::io_context& io_loop::context() {
     if (external_) return *external_;
     std::lock_guard l(start_mu_);
     if (!thread_.joinable()) {
-        thread_ = std::thread([o = own_.get()] { o->io.run(); });
+        thread_ = std::thread([o = own_.get()] {
+            o->io.run();
+            if (o->orphaned) delete o;
+        });
         thread_id_ = thread_.get_id();
     }
     return own_->io;

@@ -9,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <gtest/gtest.h>
 
@@ -230,4 +231,30 @@ TEST(AsyncWaitOp, RuntimeDestroyedWhileAnOperationWaitsNeverHangs) {
     ASSERT_EQ(f.wait_for(30s), std::future_status::ready);
     EXPECT_ANY_THROW((void)f.get());
     EXPECT_TRUE(weak.expired());
+}
+
+// The runtime's last reference released by a handler on its own I/O thread (an operation that
+// held the runtime completing last): the loop cannot join its own thread, so the thread takes
+// the context with it and frees it on its way out, destroying the handlers still queued.
+// Before, the context was left allocated (LeakSanitizer: an async barrier test under load).
+TEST(AsyncWaitOp, ARuntimeReleasedOnItsIoThreadFreesItsLoop) {
+    struct flag {
+        explicit flag(std::shared_ptr<std::atomic<bool>> d) : destroyed(std::move(d)) {}
+        flag(const flag&) = delete;
+        flag& operator=(const flag&) = delete;
+        ~flag() { *destroyed = true; }
+        std::shared_ptr<std::atomic<bool>> destroyed;
+    };
+    auto destroyed = std::make_shared<std::atomic<bool>>(false);
+    {
+        auto rt = redcoord::runtime::create();
+        auto& io = rt->io();
+        // A handler that never runs: it goes only when the context is destroyed.
+        auto timer = std::make_shared<asio::steady_timer>(io, 1h);
+        timer->async_wait([timer, g = std::make_shared<flag>(destroyed)](
+                              boost::system::error_code) {});
+        asio::post(io, [rt = std::move(rt)]() mutable { rt.reset(); });
+    }
+    EXPECT_TRUE(eventually([&] { return destroyed->load(); }))
+        << "the I/O thread's context was never freed";
 }
