@@ -3,6 +3,8 @@
 // defects were hangs and overruns, not wrong codes alone.
 #include "issue34_fixture.hpp"
 
+#include <redcoord/testing/wait.hpp>
+
 #include <atomic>
 #include <thread>
 
@@ -405,7 +407,10 @@ TEST_F(Cli, EverySubcommandFailsFastAndSaysWhy) {
 
     for (const auto& o : outcomes) {
         EXPECT_EQ(o.status, o.s->status) << o.what << ": " << o.output;
-        EXPECT_LT(o.took, o.limit) << o.what << ": " << o.output;
+        // Under a sanitizer the CLI's own start-up and error path run slower (the servers do
+        // not): the limit stretches there; a plain build checks the documented one.
+        EXPECT_LT(o.took, o.limit * redcoord::testing::sanitizer_stretch())
+            << o.what << ": " << o.output;
         bool named = false;
         for (const auto& c : o.s->causes) named = named || contains(o.output, c);
         EXPECT_TRUE(named) << o.what << ": " << o.output;

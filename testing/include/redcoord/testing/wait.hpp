@@ -25,6 +25,30 @@ bool eventually(Pred pred, std::chrono::milliseconds within = std::chrono::secon
     return pred();
 }
 
+/// True in a build under AddressSanitizer or ThreadSanitizer (./scripts/test --sanitize,
+/// --tsan), which run the process's own code several times slower: the checks that bound how
+/// long a process takes to start and fail, or that count what a busy schedule does in a fixed
+/// time, read it. The server is never built with a sanitizer, so server-side timing is not
+/// affected.
+[[nodiscard]] constexpr bool sanitized_build() noexcept {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return true;
+#else
+    return false;
+#endif
+#else
+    return false;
+#endif
+}
+
+/// How many times a time limit on this process's own work is stretched in this build: 3
+/// under a sanitizer (ASan start-up alone adds about a second to a large binary here), else
+/// 1, so plain builds check the documented limit itself.
+[[nodiscard]] constexpr int sanitizer_stretch() noexcept { return sanitized_build() ? 3 : 1; }
+
 /// The number of threads of this process now (entries of /proc/self/task).
 [[nodiscard]] std::size_t process_threads();
 
