@@ -116,14 +116,13 @@ void ours_consume(benchmark::State& state) {
     std::mutex mu;
     std::condition_variable cv;
     std::int64_t handled = 0, want = 0;
-    redcoord::queue_worker w(
-        q,
-        [&](const redcoord::delivery&) {
-            std::lock_guard lk(mu);
-            if (++handled == want) cv.notify_one();
-            return redcoord::handler_result::ack;
-        },
-        {.threads = 1, .poll_timeout = std::chrono::seconds(1)});
+    redcoord::queue_worker w(q,
+                             [&](const redcoord::delivery&) {
+                                 std::lock_guard lk(mu);
+                                 if (++handled == want) cv.notify_one();
+                                 return redcoord::handler_result::ack;
+                             },
+                             {.threads = 1, .poll_timeout = std::chrono::seconds(1)});
     w.start();
     const std::vector<std::string> fill(consume_batch, payload);
     for (auto _ : state) {

@@ -143,7 +143,8 @@ std::string with_needed_helpers(std::string_view prelude, std::string_view body)
     if (!whole.empty() && whole.back() != '\n') whole += '\n';
     whole.append(body);
     // Long brackets would need a real lexer to tell code from text: keep everything.
-    if (prelude.find("[[") != std::string_view::npos || prelude.find("[=") != std::string_view::npos)
+    if (prelude.find("[[") != std::string_view::npos ||
+        prelude.find("[=") != std::string_view::npos)
         return whole;
     std::vector<chunk> chunks;
     split(prelude, chunks);

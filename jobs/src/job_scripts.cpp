@@ -14,9 +14,7 @@ namespace {
 
 // Only the helpers the body reaches (core/detail/lua_prelude.hpp): each call of a script runs
 // its whole text, and the server's Lua heap keeps every script's copy.
-std::string with_prelude(const char* body) {
-    return with_needed_helpers(jobs_prelude_lua, body);
-}
+std::string with_prelude(const char* body) { return with_needed_helpers(jobs_prelude_lua, body); }
 
 }  // namespace
 

@@ -149,7 +149,9 @@ private:
 
     // Cancelled while the move was in flight: the message goes back to the head, untouched.
     void give_back(const std::string& element) {
-        exec(link_, script_call{&queue_give_back_script(), {pkey_, m_.ready_key}, {element, m_.push_channel}},
+        exec(link_,
+             script_call{
+                 &queue_give_back_script(), {pkey_, m_.ready_key}, {element, m_.push_channel}},
              request_deadline(), [this](const link_outcome& o) {
                  // Not given back (the link failed): retire the identity so that recovery
                  // returns it once the lease runs out.

@@ -77,7 +77,8 @@ bool transaction_renewed(const std::vector<reply>& replies, std::size_t first = 
 
 // The lease renewal as a transaction, for a pipeline: MULTI, SADD, SET PX, EXEC.
 void append_renewal(std::vector<std::vector<std::string>>& cmds, const std::string& consumers,
-                    const std::string& id, const std::string& heartbeat, const std::string& ttl_ms) {
+                    const std::string& id, const std::string& heartbeat,
+                    const std::string& ttl_ms) {
     cmds.push_back({"MULTI"});
     cmds.push_back({"SADD", consumers, id});
     cmds.push_back({"SET", heartbeat, "1", "PX", ttl_ms});
@@ -511,7 +512,9 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
     // ticket releases `done` once the reply says what became of it.
     auto st = m.locked([&](consumer_lease& l) { return l.begin_settle(done.consumer, begun); });
     auto t = m.locked([&](consumer_lease& l) { return l.begin_pop(begun, milliseconds(0)); });
-    auto end = [&](detail::pop_end how) { m.locked([&](consumer_lease& l) { l.end_pop(t, how); }); };
+    auto end = [&](detail::pop_end how) {
+        m.locked([&](consumer_lease& l) { l.end_pop(t, how); });
+    };
     pooled_connection c;
     try {
         c = m.pool.borrow_for(m.ready_key);
@@ -526,7 +529,8 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
     const bool renew = plan.kind == detail::move_kind::renew_then_move;
     // Plain commands in one write, not a script: the ack and the move need no atomicity
     // between them, and a script's redis.call costs the server several times the command.
-    std::vector<std::vector<std::string>> cmds{{"LREM", m.processing_key(done.consumer), "1", done.element}};
+    std::vector<std::vector<std::string>> cmds{
+        {"LREM", m.processing_key(done.consumer), "1", done.element}};
     if (renew) append_renewal(cmds, m.consumers_key, t.id, m.heartbeat_key(t.id), m.ttl_ms);
     cmds.push_back({"LMOVE", m.ready_key, m.processing_key(t.id), "RIGHT", "LEFT"});
     const auto sent = clock_type::now();

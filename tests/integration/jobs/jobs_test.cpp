@@ -607,16 +607,16 @@ TEST_F(Jobs, ASettlementsQuickClaimStillSeesAPauseAndAReleasedParent) {
     job_queue q(pool_, "quick");
     const std::string base = "redcoord:jobs:{quick}", wake = base + ":wake";
     const auto claim = [&](const std::string& token) {
-        return detail::job_claim_script().run(
-            pool_, {base}, {"w", "60000", token, "0.5", wake, "0", "0", "1000"});
+        return detail::job_claim_script().run(pool_, {base},
+                                              {"w", "60000", token, "0.5", wake, "0", "0", "1000"});
     };
     // Completes `id` held under `token`, and claims under `next` in the same call.
     const auto complete_and_claim = [&](const std::string& id, const std::string& token,
                                         const std::string& next) {
         return detail::job_settle_script().run(
             pool_, {base},
-            {"1000", "60000", base + ":events", wake, "0", "1", "c", id, token, "", "x", "", "1",
-             "w", "60000", next, "0.5", wake, "0", "0", "1000"});
+            {"1000", "60000", base + ":events", wake, "0",   "1",  "c", id,  token, "", "x", "",
+             "1",    "w",     "60000",          next, "0.5", wake, "0", "0", "1000"});
     };
     const auto a = q.add("a", {.id = "a"});
     const auto parent = q.add("p", {.id = "p", .depends_on = {"a"}});
@@ -635,7 +635,6 @@ TEST_F(Jobs, ASettlementsQuickClaimStillSeesAPauseAndAReleasedParent) {
     EXPECT_EQ(state_of(q, "b"), job_state::waiting);
     EXPECT_EQ(state_of(q, "p"), job_state::completed);
 }
-
 
 TEST_F(Jobs, ProgressIsStoredWithTheJob) {
     job_queue q(pool_, "progress");

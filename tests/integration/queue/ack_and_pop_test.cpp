@@ -144,8 +144,8 @@ TEST(AckAndPop, ARefusedAckAndMoveAckAsAckDoesAndMoveNothing) {
     ack_and_pop_result r;
     EXPECT_NO_THROW(r = q.ack_and_pop(a));
     busy.stop();
-    EXPECT_TRUE(r.acked);   // retried by ack() until the server answered
-    EXPECT_FALSE(r.next);   // the refused LMOVE moved nothing
+    EXPECT_TRUE(r.acked);  // retried by ack() until the server answered
+    EXPECT_FALSE(r.next);  // the refused LMOVE moved nothing
     EXPECT_EQ(q.consumer_id(), "c");
     EXPECT_GE(q.settle_retries(), 1u);
     EXPECT_EQ(srv.command({"LLEN", q.key()}).integer(), 1);

@@ -313,9 +313,12 @@ TEST(AsyncPop, APushFromAnotherClientEndsAPendingPopWithoutItsRecheck) {
 TEST(AsyncPop, NackRecoveryAndRequeueDeadEndAPendingPop) {
     notice_only s;
     connection_pool other_pool{s.server.endpoint()};
-    reliable_queue other{other_pool, "jobs",
-                         {.consumer_id = "other", .visibility_timeout = 60s,
-                          .heartbeat_interval = 30s, .recover_interval = 0ms,
+    reliable_queue other{other_pool,
+                         "jobs",
+                         {.consumer_id = "other",
+                          .visibility_timeout = 60s,
+                          .heartbeat_interval = 30s,
+                          .recover_interval = 0ms,
                           .recover_on_start = false}};
     const auto pending_pop = [&] {
         auto f = async_pop(s.q, 120s, asio::use_future);

@@ -251,8 +251,8 @@ TEST(AsyncWaitOp, ARuntimeReleasedOnItsIoThreadFreesItsLoop) {
         auto& io = rt->io();
         // A handler that never runs: it goes only when the context is destroyed.
         auto timer = std::make_shared<asio::steady_timer>(io, 1h);
-        timer->async_wait([timer, g = std::make_shared<flag>(destroyed)](
-                              boost::system::error_code) {});
+        timer->async_wait(
+            [timer, g = std::make_shared<flag>(destroyed)](boost::system::error_code) {});
         asio::post(io, [rt = std::move(rt)]() mutable { rt.reset(); });
     }
     EXPECT_TRUE(eventually([&] { return destroyed->load(); }))

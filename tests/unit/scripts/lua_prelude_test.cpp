@@ -49,8 +49,9 @@ TEST(LuaPrelude, KeepsWhatTheBodyReachesInOrderAndDropsTheRest) {
     const auto s = with_needed_helpers(prelude, "return rank(ARGV[1])\n");
     EXPECT_TRUE(has(s, "local base = KEYS[1]\n"));
     EXPECT_TRUE(has(s, "local function jk(id)"));
-    EXPECT_TRUE(has(s, "-- Ranks a job; says nothing of unused_helper.\nlocal function rank(id)\n"
-                       "  return 'unused_helper' .. jk(id)\nend\n"));
+    EXPECT_TRUE(has(s,
+                    "-- Ranks a job; says nothing of unused_helper.\nlocal function rank(id)\n"
+                    "  return 'unused_helper' .. jk(id)\nend\n"));
     // Named only in a comment and a string: not reached.
     EXPECT_FALSE(has(s, "local function unused_helper"));
     EXPECT_FALSE(has(s, "a = 1"));
@@ -80,8 +81,8 @@ TEST(LuaPrelude, MultipleNamesAndTopLevelCode) {
     const auto two = with_needed_helpers(prelude, "last = 1\n");
     EXPECT_TRUE(has(two, "local counter, last = 0, 0\n"));
     // Top-level code that defines nothing is always kept, with what it names.
-    const auto code = with_needed_helpers(std::string(prelude) + "redis.call('SET', jk('x'), 1)\n",
-                                          "return 1\n");
+    const auto code =
+        with_needed_helpers(std::string(prelude) + "redis.call('SET', jk('x'), 1)\n", "return 1\n");
     EXPECT_TRUE(has(code, "redis.call('SET', jk('x'), 1)\n"));
     EXPECT_TRUE(has(code, "local function jk(id)"));
 }
@@ -115,7 +116,7 @@ TEST(LuaPrelude, TheJobsScriptsKeepWhatTheyUse) {
                              "local function release_dependents(", "finish = function(",
                              "local function settle_failure(", "local function claim_rotation("})
         EXPECT_TRUE(has(s, kept)) << kept;
-    for (const char* dropped : {"local function add_jobs(", "local function create_flow(",
-                                "local function debounce("})
+    for (const char* dropped :
+         {"local function add_jobs(", "local function create_flow(", "local function debounce("})
         EXPECT_FALSE(has(s, dropped)) << dropped;
 }
