@@ -2,6 +2,8 @@
 
 #include <redcoord/core/errors.hpp>
 
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 
 namespace redcoord {
@@ -48,6 +50,19 @@ queue_worker_stats queue_worker::stats() const noexcept {
 
 std::exception_ptr queue_worker::last_error() const { return errors_.last(); }
 
+namespace {
+
+// Waits `d` or until stop is requested, whichever comes first: a long retry_delay must not hold
+// stop() up.
+void pause(std::chrono::milliseconds d, const std::stop_token& stop) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lk(m);
+    (void)cv.wait_for(lk, stop, d, [] { return false; });
+}
+
+}  // namespace
+
 void queue_worker::run(std::stop_token stop) {
     // A message taken by the last ack (ack_and_pop) is handled even when stop was requested
     // meanwhile: it is in this consumer's processing list, like one a pop returned.
@@ -59,7 +74,7 @@ void queue_worker::run(std::stop_token stop) {
                 d = queue_.pop(opts_.poll_timeout, stop);
             } catch (const std::exception&) {
                 errors_.record();
-                std::this_thread::sleep_for(opts_.retry_delay);
+                pause(opts_.retry_delay, stop);
                 continue;
             }
         }

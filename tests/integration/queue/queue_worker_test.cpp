@@ -93,6 +93,21 @@ TEST(QueueWorker, StopIsPromptWhenIdle) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
 }
 
+TEST(QueueWorker, StopDoesNotWaitOutTheRetryDelayAfterAFailedPop) {
+    local_server srv;
+    connection_pool pool(srv.endpoint());
+    reliable_queue q(pool, "down");
+    queue_worker w(q, [](const delivery&) { return handler_result::ack; },
+                   {.threads = 2, .poll_timeout = 100ms, .retry_delay = std::chrono::hours(1)});
+    srv.kill();
+    w.start();
+    // Both threads' pops failed: each is now in its hour-long pause before the next attempt.
+    ASSERT_TRUE(eventually([&] { return w.stats().errors >= 2; }));
+    auto t0 = std::chrono::steady_clock::now();
+    w.stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+}
+
 TEST(QueueWorker, SurvivesAServerRestart) {
     local_server srv(
         redcoord::testing::server_options{.appendonly = true, .appendfsync = "always"});

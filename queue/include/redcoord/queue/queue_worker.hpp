@@ -34,7 +34,8 @@ struct queue_worker_options {
     /// `milliseconds::max()` is fine: an idle worker then waits in the server, it does not
     /// poll in a loop, and stop() still interrupts it between blocks.
     std::chrono::milliseconds poll_timeout{200};
-    /// Pause after a failed pop (server unreachable) before trying again. Must be >= 0.
+    /// Pause after a failed pop (server unreachable) before trying again. Must be >= 0;
+    /// stop() and request_stop() end the pause at once.
     std::chrono::milliseconds retry_delay{100};
 };
 
