@@ -92,6 +92,13 @@ bool release_waiter::live() const {
     return false;
 }
 
+std::optional<std::string> release_waiter::refusal() const {
+    std::lock_guard sl(start_mu_);
+    for (const auto& l : listeners_)
+        if (auto text = l.refusal()) return text;
+    return std::nullopt;
+}
+
 std::uint64_t release_waiter::generation() const {
     std::lock_guard l(mu_);
     return generation_;

@@ -39,7 +39,7 @@ class async_pop_op final : public async_wait_op<delivery> {
 public:
     async_pop_op(queue_access::impl_type& m, milliseconds timeout, async_completion<delivery> done)
         : async_wait_op(m.rt->io(), std::move(done), "async_pop"), m_(m),
-          link_(m.rt->link(m.pool.where())), pushes_(m.push_notices()),
+          link_(m.rt->link(m.pool.where())), pushes_(m.push_notices()), rechecks_(m.pop_rechecks()),
           command_timeout_(m.pool.where().command_timeout),
           ticket_(
               m.locked([&](consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); })),
@@ -57,6 +57,7 @@ private:
 
     void on_complete() override {
         if (watching_) pushes_.unwatch(watch_id_);
+        stop_rechecking();
         m_.locked([&](consumer_lease& l) { l.end_pop(ticket_, how_); });
     }
 
@@ -165,32 +166,47 @@ private:
             pop_end::delivered);
     }
 
-    // The queue was empty: wait for a push notice, or the slow re-check (a message no notice
-    // announced) or the fast one while the subscription is not confirmed, or the deadline;
-    // then try again (the attempt at the deadline is the last).
+    // The queue was empty: wait for a push notice, or the shared slow re-check (a message no
+    // notice announced), or the deadline; while the subscription is not confirmed, for this
+    // pop's own fast re-check instead. Then try again (the attempt at the deadline is the last).
     void wait() {
-        milliseconds step = m_.opts.async_pop_recheck;
-        if (!live_) {
-            step = backoff_;
+        auto until = ticket_.deadline;
+        if (live_) {
+            recheck_id_ = rechecks_->join(waker(), link_);
+            rechecking_ = true;
+        } else {
+            // A refused SUBSCRIBE (the ACL user may not use the channel) would leave this pop
+            // polling for good: the permission is missing, and the error says which.
+            if (auto text = pushes_.refusal(); text && is_permission_refusal(*text))
+                return end(reply_exception(*text, "SUBSCRIBE",
+                                           "reliable_queue: async_pop waits for push notices on " +
+                                               m_.push_channel),
+                           std::nullopt, pop_end::empty);
+            until = std::min(until, clock_type::now() + backoff_);
             backoff_ = std::min(backoff_ * 2, max_poll);
         }
-        const auto until = std::min(ticket_.deadline, clock_type::now() + step);
         wait_until(until, [this](bool) {
+            stop_rechecking();
             if (cancelled()) return end(aborted(), std::nullopt, pop_end::empty);
             attempt();
         });
     }
 
+    void stop_rechecking() noexcept {
+        if (std::exchange(rechecking_, false)) rechecks_->leave(recheck_id_);
+    }
+
     queue_access::impl_type& m_;
     std::shared_ptr<async_link> link_;
     release_waiter& pushes_;  // the queue object's; outlives its pops
+    std::shared_ptr<pop_recheck> rechecks_;
     milliseconds command_timeout_;
     consumer_lease::pop_ticket ticket_;
     std::string pkey_, hkey_;
     milliseconds backoff_ = first_poll;
-    std::uint64_t watch_id_ = 0;
+    std::uint64_t watch_id_ = 0, recheck_id_ = 0;
     pop_end how_ = pop_end::empty;
-    bool watching_ = false, live_ = false;
+    bool watching_ = false, live_ = false, rechecking_ = false;
 };
 
 // The operation of a pop whose consumer could not start: nothing to cancel.

@@ -291,6 +291,14 @@ detail::release_waiter& reliable_queue::impl::push_notices() {
     return *pushes;
 }
 
+std::shared_ptr<detail::pop_recheck> reliable_queue::impl::pop_rechecks() {
+    std::lock_guard l(start_mu);
+    if (!rechecks)
+        rechecks = std::make_shared<detail::pop_recheck>(
+            rt->io(), ready_key, opts.async_pop_recheck, pool.where().command_timeout);
+    return rechecks;
+}
+
 void reliable_queue::impl::start_consumer() {
     if (started.load(std::memory_order_acquire)) return;
     // Concurrent first pops must not each run the start-up release: a late one would return

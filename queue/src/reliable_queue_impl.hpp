@@ -10,6 +10,7 @@
 #include <redcoord/queue/reliable_queue.hpp>
 
 #include "consumer_lease.hpp"
+#include "pop_recheck.hpp"
 
 #include <array>
 #include <atomic>
@@ -52,6 +53,10 @@ struct reliable_queue::impl {
     // the runtime's shared pub/sub link, made on the first async_pop (under start_mu).
     std::unique_ptr<detail::release_waiter> pushes;
     detail::release_waiter& push_notices();
+    // The re-check the async pops that wait for those notices share, made with the first
+    // (under start_mu); it lives on while one of its checks does.
+    std::shared_ptr<detail::pop_recheck> rechecks;
+    std::shared_ptr<detail::pop_recheck> pop_rechecks();
 
     std::atomic<std::uint64_t> hb_failures{0}, settle_retries{0}, lease_losses{0};
 

@@ -5,6 +5,7 @@
 // permission_error naming it, never a wait until the pop's timeout.
 
 #include <redcoord/queue/acl.hpp>
+#include <redcoord/queue/async.hpp>
 #include <redcoord/queue/list_queue.hpp>
 #include <redcoord/queue/queue_worker.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
@@ -13,9 +14,12 @@
 
 #include "../acl_support.hpp"
 
+#include <boost/asio/use_future.hpp>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 
 using namespace std::chrono_literals;
 using namespace redcoord;
@@ -25,6 +29,7 @@ using redcoord::testing::expect_refused_any;
 using redcoord::testing::local_server;
 using redcoord::testing::make_acl_user;
 using redcoord::testing::without_command;
+namespace asio = boost::asio;
 
 namespace {
 
@@ -155,9 +160,13 @@ TEST(QueueAcl, MissingAnyNeededCommandIsPermissionErrorNamingIt) {
         }
         if (cmd == "publish" || cmd == "subscribe" || cmd == "unsubscribe") {
             // Only async_pop's push notices use them: refused, a push still succeeds (its
-            // notice is dropped, the message is in) and the blocking calls never need them;
-            // a pending async_pop then finds messages by its re-check.
+            // notice is dropped, the message is in) and the blocking calls never need them.
             reliable_scenarios(pool, std::string(default_prefix), cmd);
+            // An async_pop that must wait for a notice it can never hear says so.
+            if (cmd == "subscribe") {
+                reliable_queue q(pool, "async-" + cmd);
+                expect_refused(cmd, 5s, [&] { (void)async_pop(q, 30s, asio::use_future).get(); });
+            }
             continue;
         }
         if (cmd == "wait") {
@@ -187,6 +196,25 @@ TEST(QueueAcl, WorkerReportsTheRefusalItKeepsRetrying) {
         std::rethrow_exception(w.last_error());
     });
     w.stop();
+}
+
+// A user without the queue's channels: the SUBSCRIBE of a waiting async_pop is refused, and
+// the pop ends with permission_error at once instead of polling until its timeout. A pop that
+// finds a message needs no channel.
+TEST(QueueAcl, AsyncPopWithoutTheChannelsIsPermissionError) {
+    local_server server;
+    auto no_channels = queue_acl_needs();
+    no_channels.channel_patterns.clear();
+    connection_pool pool(make_acl_user(server, "queue_no_channels", no_channels));
+    reliable_queue q(pool, "async");
+    (void)q.push("there");
+    auto d = async_pop(q, 30s, asio::use_future).get();
+    ASSERT_TRUE(d);
+    EXPECT_TRUE(q.ack(*d));
+    const auto took =
+        expect_refused("subscribe", 5s, [&] { (void)async_pop(q, 30s, asio::use_future).get(); });
+    std::fprintf(stderr, "[ measure  ] refused async_pop ended after %lld ms\n",
+                 static_cast<long long>(took.count()));
 }
 
 TEST(QueueAcl, MissingKeyPatternIsPermissionError) {

@@ -24,9 +24,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -282,6 +284,70 @@ TEST(AsyncPop, ManyPendingPopsIssueNoCommandsWhileTheQueueIsEmpty) {
     // The consumer's upkeep may run a script or two meanwhile; the pops themselves none.
     EXPECT_LE(idle, 10u);
     for (int i = 0; i < pops; ++i) s.q.push("m" + std::to_string(i));
+    ASSERT_TRUE(eventually([&] { return ended.load() == pops; }, 60s));
+    EXPECT_EQ(delivered.load(), pops);
+}
+
+// Calls of `command` (upper case) the server counted so far (INFO commandstats).
+std::uint64_t calls_of(local_server& server, const std::string& command) {
+    const auto info = server.command({"INFO", "commandstats"}).text();
+    std::string lower = command;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string field = "cmdstat_" + lower + ":calls=";
+    const auto at = info.find(field);
+    return at == std::string::npos ? 0 : std::stoull(info.substr(at + field.size()));
+}
+
+// The slow re-check is the queue object's, not each pop's: 100 pops pending on an empty queue
+// with a 100 ms re-check cost the server one LLEN a period, no attempts; a message that
+// reaches the ready list without a notice (a server-side LMOVE from another queue) is found
+// by it and taken by one pop.
+TEST(AsyncPop, PendingPopsShareOneRecheck) {
+    local_server server;
+    auto rt = runtime::create();
+    connection_pool pool{server.endpoint(), {}, rt};
+    reliable_queue q{pool, "jobs", {.async_pop_recheck = 100ms}};
+    constexpr int pops = 100;
+    std::atomic<int> ended{0}, delivered{0};
+    std::string taken;
+    std::mutex mu;
+    for (int i = 0; i < pops; ++i)
+        async_pop(q, 120s, [&](const std::exception_ptr& e, std::optional<delivery> d) {
+            EXPECT_FALSE(e);
+            if (d) {
+                std::lock_guard l(mu);
+                taken = d->payload;
+                ++delivered;
+                EXPECT_TRUE(q.ack(*d));
+            }
+            ++ended;
+        });
+    std::this_thread::sleep_for(1s);  // every pop made its first attempt and waits
+    const auto attempts = pop_commands(server);
+    const auto llens = calls_of(server, "LLEN");
+    std::this_thread::sleep_for(1s);
+    const auto idle_attempts = pop_commands(server) - attempts;
+    const auto idle_llens = calls_of(server, "LLEN") - llens;
+    std::fprintf(stderr,
+                 "[ measure  ] %d idle pending async_pops, re-check 100 ms: %llu attempts, "
+                 "%llu LLEN in 1 s\n",
+                 pops, static_cast<unsigned long long>(idle_attempts),
+                 static_cast<unsigned long long>(idle_llens));
+    EXPECT_LE(idle_attempts, 10u);  // the consumer's upkeep may run a script or two
+    EXPECT_GE(idle_llens, 3u);      // about ten; fewer only on a starved machine
+    EXPECT_LE(idle_llens, 15u);
+    // A message no notice announces.
+    connection_pool other_pool{server.endpoint()};
+    reliable_queue staging{other_pool, "staging"};
+    (void)staging.push("unannounced");
+    ASSERT_EQ(server.command({"LMOVE", staging.key(), q.key(), "RIGHT", "LEFT"}).text().empty(),
+              false);
+    ASSERT_TRUE(eventually([&] { return delivered.load() == 1; }, 30s));
+    {
+        std::lock_guard l(mu);
+        EXPECT_EQ(taken, "unannounced");
+    }
+    for (int i = 1; i < pops; ++i) (void)q.push("m" + std::to_string(i));
     ASSERT_TRUE(eventually([&] { return ended.load() == pops; }, 60s));
     EXPECT_EQ(delivered.load(), pops);
 }

@@ -40,16 +40,19 @@ std::shared_ptr<async_operation> start_async_pop(reliable_queue& q,
 /// non-blocking LMOVE (or the renew-then-move script) on the runtime's pipelined link. On an
 /// empty queue it waits, sending nothing, for the notice push() publishes on the queue's
 /// channel (one listener per queue object on the runtime's shared pub/sub link, however many
-/// pops wait), then tries again; it also tries again every
-/// reliable_queue_options::async_pop_recheck (default 1 s) for a message no notice announced
-/// (another client's plain LPUSH, recovery), every 1 ms doubling to 100 ms while the channel's
-/// subscription is not confirmed (a notice could be missed then), and once more when
-/// `timeout` runs out.
+/// pops wait), then tries again. For a message no notice announced (another client's plain
+/// LPUSH) the queue object checks its ready list every
+/// reliable_queue_options::async_pop_recheck (default 1 s), one LLEN for all its pending pops,
+/// and wakes them when it finds one. While the channel's subscription is not confirmed (a
+/// notice could be missed then) the pop tries again by itself every 1 ms doubling to 100 ms.
+/// It tries once more when `timeout` runs out.
 ///
 /// Completes with `void(std::exception_ptr, std::optional<delivery>)`: the delivery (ack() or
 /// nack() it as one from pop()), nullopt when `timeout` (milliseconds; zero: one attempt) ran
 /// out, or an exception: connection_error, auth_error, permission_error, timeout_error or
-/// reply_error as pop() throws them, and
+/// reply_error as pop() throws them; permission_error naming `subscribe` when the pop has to
+/// wait and the server refused the subscription of the queue's channel (an ACL user without
+/// the `queue:*` channels of queue_acl_needs()); and
 /// `boost::system::system_error(boost::asio::error::operation_aborted)` when cancelled. With
 /// `use_future` the future throws them; with `use_awaitable` the `co_await` does.
 ///

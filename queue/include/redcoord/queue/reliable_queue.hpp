@@ -76,12 +76,14 @@ struct reliable_queue_options {
     /// may then be delivered twice). WAIT is not consensus: ask for as many replicas as
     /// Sentinel could promote. Acks, nacks and recovery do not wait.
     replication_options replication;
-    /// How often a pending async_pop (queue/async.hpp) on an empty queue tries again
-    /// without a push notice. push() and push_batch() publish a notice on the queue's
-    /// channel and a pending async_pop tries again when it hears one; this slow re-check only
-    /// covers a message no notice announced (pushed by another client with a plain LPUSH, or
-    /// put back by recovery). While the pub/sub link is not confirmed, a pending pop re-checks
-    /// faster (1 ms doubling up to 100 ms). Must be > 0. Default 1 s.
+    /// How often the queue object re-checks its ready list for its pending async_pops
+    /// (queue/async.hpp) without a push notice. push() and push_batch() publish a notice on
+    /// the queue's channel and a pending async_pop tries again when it hears one; this slow
+    /// re-check only covers a message no notice announced (pushed by another client with a
+    /// plain LPUSH). It is one LLEN per period for all the object's pending pops, which try
+    /// again only when it finds a message. While the pub/sub link is not confirmed, each
+    /// pending pop re-checks by itself, faster (1 ms doubling up to 100 ms). Must be > 0.
+    /// Default 1 s.
     std::chrono::milliseconds async_pop_recheck{1000};
     /// Key prefix (core/keys.hpp).
     std::string prefix{default_prefix};

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ public:
     std::uint64_t arm(std::chrono::milliseconds confirm, bool& live);
     // True when at least one node's subscription is up and confirmed.
     [[nodiscard]] bool live() const;
+    // The error text of the first node that refused the channel's subscription since it was
+    // last subscribed (e.g. `NOPERM ...`), or nullopt; never waits for a link.
+    [[nodiscard]] std::optional<std::string> refusal() const;
     // The current generation.
     [[nodiscard]] std::uint64_t generation() const;
     // Blocks until the generation differs from `seen` (true) or `until` passes (false).
