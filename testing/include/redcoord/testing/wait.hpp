@@ -49,7 +49,9 @@ bool eventually(Pred pred, std::chrono::milliseconds within = std::chrono::secon
 /// 1, so plain builds check the documented limit itself.
 [[nodiscard]] constexpr int sanitizer_stretch() noexcept { return sanitized_build() ? 3 : 1; }
 
-/// The number of threads of this process now (entries of /proc/self/task).
+/// The number of threads of this process now (entries of /proc/self/task). The first call
+/// starts and joins a thread first, so that a sanitizer's helper thread (ThreadSanitizer
+/// starts one with the process's first thread) is there in every count.
 [[nodiscard]] std::size_t process_threads();
 
 }  // namespace redcoord::testing
