@@ -1,5 +1,6 @@
 #include "round.hpp"
 
+#include <redcoord/core/detail/lease_schedule.hpp>
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
 
@@ -35,7 +36,7 @@ campaign_result judge_round(const round_reply& reply, std::chrono::steady_clock:
     res.acks = replicas == 0 ? -1 : acks;
     res.sent_at = sent_at;
     // The server may have set the expiry any time after the send: the lease counts from it.
-    res.deadline = leader_deadline(sent_at, term, drift);
+    res.deadline = lease_schedule(term, drift).valid_until(sent_at);
     const bool acknowledged =
         replicas == 0 || (acks >= 0 && static_cast<std::size_t>(acks) >= replicas);
     res.leader = res.holder_is_us && acknowledged && !lease_over(res.deadline, received_at);

@@ -11,6 +11,8 @@
 // for its validity (Redlock's drift: `lease * drift_factor + 2 ms`). Past the bound another
 // worker may have taken the job back.
 
+#include <redcoord/core/detail/lease_schedule.hpp>
+
 #include <chrono>
 
 namespace redcoord::detail {
@@ -27,7 +29,7 @@ public:
     job_lease(std::chrono::milliseconds lease, time_point claim_sent,
               double drift_factor = default_drift_factor) noexcept;
 
-    // What is taken off `sent + lease`: `lease * drift_factor + 2 ms`.
+    // What is taken off `sent + lease`: `lease * drift_factor + 2 ms` (lease_schedule::drift()).
     [[nodiscard]] static std::chrono::microseconds margin(std::chrono::milliseconds lease,
                                                           double drift_factor) noexcept;
 
@@ -44,8 +46,7 @@ public:
     [[nodiscard]] time_point until() const noexcept { return until_; }
 
 private:
-    std::chrono::milliseconds lease_;
-    std::chrono::microseconds margin_;
+    lease_schedule schedule_;
     time_point until_;
     bool gone_ = false;
 };

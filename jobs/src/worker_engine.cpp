@@ -1,5 +1,7 @@
 #include "worker_engine.hpp"
 
+#include <redcoord/core/detail/lease_schedule.hpp>
+
 #include <algorithm>
 
 namespace redcoord::detail {
@@ -8,7 +10,8 @@ worker_engine::worker_engine(worker_settings s, worker_clock::time_point now)
     : s_(s), next_beat_(now + beat_period()), watch_next_(now + beat_period()) {}
 
 std::chrono::milliseconds worker_engine::beat_period() const noexcept {
-    return s_.beat_period.count() > 0 ? s_.beat_period : s_.lease / 3;
+    return s_.beat_period.count() > 0 ? s_.beat_period
+                                      : lease_schedule(s_.lease, 0.0).renew_period();
 }
 
 std::size_t worker_engine::claim_size(double average_us) const noexcept {

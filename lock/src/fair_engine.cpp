@@ -2,6 +2,8 @@
 
 #include "lock_engine.hpp"
 
+#include <redcoord/core/detail/lease_schedule.hpp>
+
 #include <algorithm>
 
 namespace redcoord::detail {
@@ -21,7 +23,9 @@ fair_engine::fair_engine(fair_settings s, fair_clock::time_point now,
       unlimited_(unlimited), subscribed_(subscribed) {}
 
 milliseconds fair_engine::refresh_period() const noexcept {
-    return std::max(s_.waiter_lease / 3, milliseconds(1));
+    // The waiter's place is a lease of its own, renewed as any lease (no drift: only its
+    // period is used).
+    return lease_schedule(s_.waiter_lease, 0.0).renew_period();
 }
 
 fair_step fair_engine::start(fair_clock::time_point now) { return attempt(now); }
@@ -49,7 +53,7 @@ fair_step fair_engine::on_granted(std::uint64_t fence, std::size_t acks,
                                   fair_clock::time_point sent, fair_clock::time_point now) {
     pause_ = milliseconds(0);
     queued_ = false;  // the script took me out of the queue with the lock
-    const auto until = sent + s_.ttl - clock_drift(s_.ttl, s_.drift_factor);
+    const auto until = lease_schedule(s_.ttl, s_.drift_factor).valid_until(sent);
     const bool unconfirmed = s_.replicas > 0 && acks < s_.replicas;
     if (unconfirmed || now >= until) {
         // It does not count. A waiter that may go on waiting goes back to the head of the

@@ -1,6 +1,7 @@
 #include "hold_common.hpp"
 #include "lock_keys.hpp"
 
+#include <redcoord/core/detail/lease_schedule.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/runtime.hpp>
@@ -54,11 +55,12 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
 
 clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0,
                                                      milliseconds ttl) const {
-    return t0 + ttl - clock_drift(ttl, lease.drift_factor);
+    return lease_schedule(ttl, lease.drift_factor).valid_until(t0);
 }
 
 std::optional<clock_type::time_point> hold_state::first_due(clock_type::time_point until) const {
-    if (lease.watchdog) return clock_type::now() + std::max(lease.ttl / 3, milliseconds(1));
+    if (lease.watchdog)
+        return clock_type::now() + lease_schedule(lease.ttl, lease.drift_factor).renew_period();
     if (!lost_signal.empty()) return until;
     return std::nullopt;
 }
@@ -214,7 +216,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     // No extension left to make: report the loss when the validity ends, before the key can
     // expire, so a holder's on_lost always hears of it.
     if (!can_extend) return until;
-    const auto period = std::max(lease.ttl / 3, milliseconds(1));
+    const auto period = lease_schedule(lease.ttl, lease.drift_factor).renew_period();
     extend_result r = extend_result::not_confirmed;
     // The next extension is due a period after this one started, not after it ended: a round
     // slowed by a loaded machine must not push every later extension closer to the expiry.

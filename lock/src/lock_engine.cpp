@@ -2,6 +2,7 @@
 
 #include "scripts.hpp"
 
+#include <redcoord/core/detail/lease_schedule.hpp>
 #include <redcoord/core/errors.hpp>
 
 #include <algorithm>
@@ -17,7 +18,7 @@ using status = node_outcome::status;
 
 std::chrono::microseconds validity(std::chrono::milliseconds ttl, std::chrono::microseconds elapsed,
                                    double drift_factor) noexcept {
-    return std::chrono::duration_cast<microseconds>(ttl) - elapsed - clock_drift(ttl, drift_factor);
+    return lease_schedule(ttl, drift_factor).validity_left(elapsed);
 }
 
 quorum_state decide(std::size_t n, std::size_t yes, std::size_t no, std::size_t failed) noexcept {
@@ -282,8 +283,8 @@ acquire_verdict lock_engine::decide_acquire(const lock_round& r, lock_clock::tim
         for (std::size_t i = 0; i < n; ++i)
             at_max += (granted(i) && r.outs_[i].fence == fence) ? 1 : 0;
         v.floor_needed = at_max < q;
-        v.got = lock_acquisition{r.token_, r.start_ + c_.ttl - clock_drift(c_.ttl, c_.drift_factor),
-                                 fence};
+        v.got = lock_acquisition{
+            r.token_, lease_schedule(c_.ttl, c_.drift_factor).valid_until(r.start_), fence};
         return v;
     }
     // Step 5: every node that may hold our key gets it back (a reply may have been lost, a

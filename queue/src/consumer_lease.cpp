@@ -3,6 +3,7 @@
 #include "seconds_arg.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/lease_schedule.hpp>
 
 #include <algorithm>
 
@@ -58,7 +59,11 @@ bool consumer_lease::renewed(ref who, time_point sent, std::optional<bool> intac
     // The server set the expiry when the renewal arrived, after `sent`.
     const bool lost = intact == false && i->lease_until > sent;
     if (lost) distrust_ = true;
-    i->lease_until = std::max(i->lease_until, sent + timing_.visibility_timeout);
+    // No drift is taken off here: every use of the bound keeps margin() (a quarter of the
+    // visibility timeout) clear of it, which covers a clock's drift many times over.
+    i->lease_until = std::max(
+        i->lease_until,
+        lease_schedule(timing_.visibility_timeout, std::chrono::microseconds(0)).valid_until(sent));
     return lost;
 }
 

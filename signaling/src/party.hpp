@@ -4,6 +4,7 @@
 // (latch uses the pause too).
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/lease_schedule.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/keys.hpp>
 #include <redcoord/core/reply.hpp>
@@ -95,7 +96,7 @@ inline void validate_party(const char* kind, const std::string& name, std::size_
 // How often a member refreshes its lease (waiting, or inside a double barrier): three times
 // per lease, so one missed refresh never lets it lapse.
 inline std::chrono::milliseconds refresh_period(const barrier_options& o) {
-    return o.arrival_lease / 3;
+    return lease_schedule(o.arrival_lease, 0.0).renew_period();
 }
 
 // How long a passed generation's member list is kept: long enough for a counted
