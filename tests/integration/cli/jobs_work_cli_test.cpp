@@ -4,6 +4,7 @@
 
 #include <redcoord/core/pool.hpp>
 #include <redcoord/jobs/job_queue.hpp>
+#include <redcoord/testing/wait.hpp>
 
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX kill
 
@@ -13,6 +14,14 @@ using namespace cli_test;
 using namespace std::chrono_literals;
 
 namespace {
+
+// `d` as a CLI duration ("1500ms"), longer under a sanitizer: the leases and timeouts below
+// must outlast starting CMD, which a sanitizer-built CLI on a loaded machine (the full
+// ThreadSanitizer suite) was seen to take more than 800 ms over.
+std::chrono::milliseconds stretched(std::chrono::milliseconds d) {
+    return d * redcoord::testing::sanitizer_stretch();
+}
+std::string arg(std::chrono::milliseconds d) { return std::to_string(stretched(d).count()) + "ms"; }
 
 // True when the process `pid` has ended: it no longer exists, or is a zombie (its parent, the
 // worker, may be paused and not reap it yet).
@@ -50,7 +59,7 @@ struct JobsWorkCli : ::testing::Test {
     std::pair<std::string, cli_process> hang_first_attempt(const std::string& pids) {
         const auto id =
             q.add("x", {.max_attempts = 2, .backoff = redcoord::backoff_policy::fixed(10ms)}).id;
-        auto p = work({"--lease", "1s", "--grace", "300ms"},
+        auto p = work({"--lease", arg(1s), "--grace", "300ms"},
                       "echo $$ >> " + pids +
                           "; [ \"$REDCOORD_JOB_ATTEMPT\" = 2 ] && exit 0; "
                           "trap '' TERM; exec sleep 1000");
@@ -105,7 +114,7 @@ TEST_F(JobsWorkCli, TimeoutStopsTheWholeProcessGroup) {
     const std::string pids = dir.file("pids");
     const auto id = q.add("x", {.max_attempts = 1}).id;
     // CMD ignores SIGTERM and leaves a grandchild: both must be gone (SIGKILL after --grace).
-    auto p = work({"--timeout", "500ms", "--grace", "300ms"},
+    auto p = work({"--timeout", arg(500ms), "--grace", "300ms"},
                   "trap '' TERM; sleep 1000 & echo $! > " + pids + "; echo $$ >> " + pids +
                       "; echo \"$REDCOORD_DEADLINE_MS\" > " + dir.file("deadline") + "; wait");
     ASSERT_TRUE(eventually([&] { return in_state(id, redcoord::job_state::dead); }, 30s))
@@ -113,7 +122,7 @@ TEST_F(JobsWorkCli, TimeoutStopsTheWholeProcessGroup) {
     EXPECT_TRUE(contains(job(id)->error, "timed out: CMD was stopped")) << job(id)->error;
     const auto ms = std::stol(read_file(dir.file("deadline")));
     EXPECT_GT(ms, 0);
-    EXPECT_LE(ms, 500);
+    EXPECT_LE(ms, stretched(500ms).count());
     const auto started = pids_in(pids);
     ASSERT_EQ(started.size(), 2U);
     for (auto pid : started) EXPECT_TRUE(eventually([&] { return gone(pid); })) << pid;
@@ -125,7 +134,7 @@ TEST_F(JobsWorkCli, TheJobsOwnTimeoutStopsCmdAndItIsRetried) {
     const std::string pids = dir.file("pids");
     const auto id = q.add("x", {.max_attempts = 2,
                                 .backoff = redcoord::backoff_policy::fixed(10ms),
-                                .timeout = 800ms})
+                                .timeout = stretched(800ms)})
                         .id;
     // The first attempt hangs (its lease ends with the job's timeout); the second completes.
     auto p =
@@ -164,7 +173,7 @@ TEST_F(JobsWorkCli, AKilledWorkersCommandsDoNotOutliveIt) {
     p.kill();  // SIGKILL: no drain, no settlement
     EXPECT_TRUE(eventually([&] { return gone(pids_in(pids).at(0)); }, 15s));
     // Its job is taken back once the lease lapses, by the next worker.
-    auto next = work({"--lease", "1s"}, "echo $$ >> " + pids + "; exit 0");
+    auto next = work({"--lease", arg(1s)}, "echo $$ >> " + pids + "; exit 0");
     ASSERT_TRUE(eventually([&] { return in_state(id, redcoord::job_state::completed); }, 30s))
         << next.output() << (job(id) ? job(id)->error : "");
     EXPECT_EQ(job(id)->attempts, 2U);

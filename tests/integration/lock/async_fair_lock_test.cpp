@@ -126,6 +126,7 @@ TEST(AsyncFairLock, CoroutineOnTheCallersIoContext) {
     fair_lock a(pool, "co", {.timing = {.ttl = 10s}});
     fair_lock b(pool, "co", {.timing = {.ttl = 10s}});
     std::vector<std::string> events;
+    std::thread releaser;
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -134,13 +135,15 @@ TEST(AsyncFairLock, CoroutineOnTheCallersIoContext) {
             auto second = co_await async_acquire(b, 0ms, asio::use_awaitable);
             events.push_back(second ? "b acquired" : "b refused");
             // The release goes over the blocking pool from a helper thread: the loop's thread
-            // must not block.
-            std::thread([&a] { a.unlock(); }).detach();
+            // must not block. Joined before `a` goes: b may be granted while unlock() is still
+            // returning on that thread.
+            releaser = std::thread([&a] { a.unlock(); });
             auto third = co_await async_acquire(b, 10s, asio::use_awaitable);
             events.push_back(third ? "b acquired" : "b refused");
         },
         asio::detached);
     io.run();
+    if (releaser.joinable()) releaser.join();
     EXPECT_EQ(events, (std::vector<std::string>{"a acquired", "b refused", "b acquired"}));
     EXPECT_TRUE(b.held());
     b.unlock();
