@@ -94,6 +94,7 @@ TEST(AsyncRwLock, CoroutineOnTheCallersIoContext) {
     rw_lock a(pool, "co", {.timing = {.ttl = 10s}});
     rw_lock b(pool, "co", {.timing = {.ttl = 10s}});
     std::vector<std::string> events;
+    std::thread releaser;
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -102,13 +103,14 @@ TEST(AsyncRwLock, CoroutineOnTheCallersIoContext) {
             auto excl = co_await async_lock(b, 0ms, asio::use_awaitable);
             events.push_back(excl ? "b exclusive" : "b refused");
             // The release goes over the blocking pool from a helper thread: the loop's thread
-            // must not block.
-            std::thread([&a] { a.unlock_shared(); }).detach();
+            // must not block. Joined before what it releases goes.
+            releaser = std::thread([&a] { a.unlock_shared(); });
             auto later = co_await async_lock(b, 10s, asio::use_awaitable);
             events.push_back(later ? "b exclusive" : "b refused");
         },
         asio::detached);
     io.run();
+    if (releaser.joinable()) releaser.join();
     EXPECT_EQ(events, (std::vector<std::string>{"a shared", "b refused", "b exclusive"}));
     EXPECT_TRUE(b.owns_lock());
     b.unlock();

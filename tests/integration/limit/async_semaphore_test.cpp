@@ -88,6 +88,7 @@ TEST(AsyncSemaphore, CoroutineOnTheCallersIoContext) {
     connection_pool pool(server.endpoint(), {}, rt);
     semaphore sem(pool, "co", {.permits = 3, .timing = {.ttl = 10s}});
     std::vector<std::string> events;
+    std::thread releaser;
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -96,13 +97,14 @@ TEST(AsyncSemaphore, CoroutineOnTheCallersIoContext) {
             auto again = co_await async_acquire(sem, 2, 0ms, asio::use_awaitable);
             events.push_back(again ? "again acquired" : "again refused");
             // The release goes over the blocking pool from a helper thread: the loop's thread
-            // must not block.
-            std::thread([&two] { two->release(); }).detach();
+            // must not block. Joined before what it releases goes.
+            releaser = std::thread([held = std::move(two)]() mutable { held->release(); });
             auto later = co_await async_acquire(sem, 2, 10s, asio::use_awaitable);
             events.push_back(later ? "later acquired" : "later refused");
         },
         asio::detached);
     io.run();
+    if (releaser.joinable()) releaser.join();
     EXPECT_EQ(events,
               (std::vector<std::string>{"two acquired", "again refused", "later acquired"}));
 }
