@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 
@@ -416,53 +414,7 @@ struct link_reactor::core {
     }
 };
 
-namespace {
-
-// Reactor threads let go on their own (the last subscriber went on one of them, so its
-// reactor could not join it) that have not ended yet. What such a thread still holds (a
-// Sentinel resolver and its pools, say) is released by that thread after the reactor is gone;
-// a process returning from main meanwhile would end it half way. So the process waits for
-// them on its way out (at most 10 s: such a thread ends once the dial under way does).
-struct orphaned_threads {
-    std::mutex m;
-    std::condition_variable cv;
-    int running = 0;
-};
-
-// Never destroyed: an orphaned thread may end after every static destructor ran.
-orphaned_threads& orphans() {
-    static auto* o = new orphaned_threads;
-    return *o;
-}
-
-thread_local bool this_thread_orphaned = false;
-
-// Called by a reactor thread as its last act, after it released the core.
-void reactor_thread_ends() noexcept {
-    if (!this_thread_orphaned) return;
-    auto& o = orphans();
-    {
-        std::lock_guard lk(o.m);
-        --o.running;
-    }
-    o.cv.notify_all();
-}
-
-// Waits at exit (a static destructor) for the orphaned threads.
-struct orphan_wait {
-    ~orphan_wait() {
-        auto& o = orphans();
-        std::unique_lock lk(o.m);
-        (void)o.cv.wait_for(lk, std::chrono::seconds(10), [&] { return o.running == 0; });
-    }
-};
-
-}  // namespace
-
 std::shared_ptr<link_reactor> link_reactor::instance() {
-    // Constructed with the first reactor, so destroyed (and waiting) before the statics the
-    // process made earlier, such as the shared runtime, which orphaned threads may still use.
-    static orphan_wait wait_at_exit;
     static std::mutex m;
     static std::weak_ptr<link_reactor> current;
     std::lock_guard lk(m);
@@ -475,17 +427,9 @@ std::shared_ptr<link_reactor> link_reactor::instance() {
 }
 
 link_reactor::link_reactor() : core_(std::make_shared<core>()) {
-    reader_ = std::thread([c = core_]() mutable {
-        c->run_reader();
-        c.reset();
-        reactor_thread_ends();
-    });
+    reader_ = std::thread([c = core_] { c->run_reader(); });
     try {
-        dialer_ = std::thread([c = core_]() mutable {
-            c->run_dialer();
-            c.reset();
-            reactor_thread_ends();
-        });
+        dialer_ = std::thread([c = core_] { c->run_dialer(); });
     } catch (...) {
         core_->stop();
         reader_.join();
@@ -498,14 +442,9 @@ link_reactor::~link_reactor() {
     // The threads hold the core: one of them destroying the last subscriber lets itself end.
     for (auto* t : {&reader_, &dialer_}) {
         if (!t->joinable()) continue;
-        if (t->get_id() == std::this_thread::get_id()) {
-            {
-                std::lock_guard lk(orphans().m);
-                ++orphans().running;
-            }
-            this_thread_orphaned = true;
+        if (t->get_id() == std::this_thread::get_id())
             t->detach();
-        } else
+        else
             t->join();
     }
 }
