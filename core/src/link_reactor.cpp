@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 
@@ -34,7 +36,13 @@ struct link_reactor::core {
     mutex dial_mu;
     std::condition_variable dial_cv;
     bool dial_stopping REDCOORD_GUARDED_BY(dial_mu) = false;
+    bool dialing REDCOORD_GUARDED_BY(dial_mu) = false;  // a dial is under way (sync())
     std::multimap<time_point, std::shared_ptr<subscriber_link>> dials REDCOORD_GUARDED_BY(dial_mu);
+
+    // Reader passes whose inbox was handled and released (sync()).
+    std::mutex pass_mu;
+    std::condition_variable pass_cv;
+    std::uint64_t passes = 0;  // guarded by pass_mu
 
     // Reader thread only: links with a session, in the order they got it.
     std::vector<std::shared_ptr<subscriber_link>> sessions;
@@ -64,6 +72,25 @@ struct link_reactor::core {
         dial_cv.notify_all();
     }
 
+    // Waits (at most until `until`) for the dial under way, whose link may be one removed
+    // meanwhile, then for two reader passes that began after the call, so every removal
+    // requested before it has been handled and released.
+    void sync(time_point until) {
+        {
+            unique_lock lk(dial_mu);
+            while (dialing && !dial_stopping)
+                if (dial_cv.wait_until(lk.native(), until) == std::cv_status::timeout) return;
+        }
+        std::unique_lock pl(pass_mu);
+        const auto first = passes;
+        for (std::uint64_t target = first + 1; target <= first + 2; ++target) {
+            pl.unlock();
+            wake();
+            pl.lock();
+            if (!pass_cv.wait_until(pl, until, [&] { return passes >= target; })) return;
+        }
+    }
+
     void schedule_dial(std::shared_ptr<subscriber_link> l, time_point due) {
         lock_guard lk(dial_mu);
         if (dial_stopping || l->closed.load()) return;
@@ -86,6 +113,7 @@ struct link_reactor::core {
             if (!dials.empty() && dials.begin()->first <= now) {
                 auto l = std::move(dials.begin()->second);
                 dials.erase(dials.begin());
+                dialing = true;
                 return l;
             }
             if (dials.empty()) {
@@ -103,39 +131,49 @@ struct link_reactor::core {
     void run_dialer() {
         std::mt19937_64 random{std::random_device{}()};
         while (auto l = next_dial()) {
-            if (l->closed.load()) continue;
-            std::unique_ptr<connection::impl> c;
-            try {
-                if (l->resolver) {
-                    auto conn = l->resolver->connect(l->ep.connect_timeout);
-                    c = connection_access::release(conn);
-                } else if (l->ep.is_cluster()) {
-                    auto conn = open_cluster_node(l->ep, l->ep.connect_timeout);
-                    c = connection_access::release(conn);
-                } else {
-                    c = std::make_unique<connection::impl>(l->ep, l->ep.connect_timeout);
-                }
-            } catch (const permission_error& e) {
-                note_dial_refusal(*l, e);  // retried all the same: the user may be fixed
-            } catch (...) {
-                // Retried after the link's backoff (the resolver notes its own failures).
-            }
-            if (l->closed.load()) continue;  // its subscriber is gone: drop the connection
-            if (!c) {
-                time_point due;
-                {
-                    lock_guard lk(l->mu);
-                    due = l->policy.retry_at(clock_type::now(), random());
-                }
-                schedule_dial(std::move(l), due);
-                continue;
-            }
+            dial(std::move(l), random);
+            // The link is released by now (dial() owned it): a closed one's resolver with it.
             {
-                lock_guard lk(mu);
-                arrived.emplace_back(std::move(l), std::move(c));
+                lock_guard lk(dial_mu);
+                dialing = false;
             }
-            wake();
+            dial_cv.notify_all();
         }
+    }
+
+    void dial(std::shared_ptr<subscriber_link> l, std::mt19937_64& random) {
+        if (l->closed.load()) return;
+        std::unique_ptr<connection::impl> c;
+        try {
+            if (l->resolver) {
+                auto conn = l->resolver->connect(l->ep.connect_timeout);
+                c = connection_access::release(conn);
+            } else if (l->ep.is_cluster()) {
+                auto conn = open_cluster_node(l->ep, l->ep.connect_timeout);
+                c = connection_access::release(conn);
+            } else {
+                c = std::make_unique<connection::impl>(l->ep, l->ep.connect_timeout);
+            }
+        } catch (const permission_error& e) {
+            note_dial_refusal(*l, e);  // retried all the same: the user may be fixed
+        } catch (...) {
+            // Retried after the link's backoff (the resolver notes its own failures).
+        }
+        if (l->closed.load()) return;  // its subscriber is gone: drop the connection
+        if (!c) {
+            time_point due;
+            {
+                lock_guard lk(l->mu);
+                due = l->policy.retry_at(clock_type::now(), random());
+            }
+            schedule_dial(std::move(l), due);
+            return;
+        }
+        {
+            lock_guard lk(mu);
+            arrived.emplace_back(std::move(l), std::move(c));
+        }
+        wake();
     }
 
     // ---- reader thread ----
@@ -385,6 +423,16 @@ struct link_reactor::core {
                 l->kick_queued.store(false);
                 service(l);
             }
+            // Released now, not when poll() next returns (it may wait for good): a removed link
+            // may hold a Sentinel resolver, its pools and their threads.
+            gone.clear();
+            got.clear();
+            kicks.clear();
+            {
+                std::lock_guard pl(pass_mu);
+                ++passes;
+            }
+            pass_cv.notify_all();
 
             const auto now = clock_type::now();
             std::optional<time_point> due;
@@ -414,9 +462,35 @@ struct link_reactor::core {
     }
 };
 
+namespace {
+
+// At exit (a static destructor), a reactor still running gets its pending removals handled
+// before the process ends: a subscriber destroyed just before main returned hands its link to
+// the reader, and that link may hold a Sentinel resolver whose pools' threads must be joined,
+// not cut off half way. The wait is bounded; if this ends up holding the last reference, the
+// reactor's threads are joined here.
+struct exit_sync {
+    std::mutex& m;
+    std::weak_ptr<link_reactor>& current;
+    ~exit_sync() {
+        std::shared_ptr<link_reactor> r;
+        {
+            std::lock_guard lk(m);
+            r = current.lock();
+        }
+        if (r) r->sync(std::chrono::seconds(2));
+    }
+};
+
+}  // namespace
+
+void link_reactor::sync(std::chrono::milliseconds bound) { core_->sync(clock_type::now() + bound); }
+
 std::shared_ptr<link_reactor> link_reactor::instance() {
     static std::mutex m;
     static std::weak_ptr<link_reactor> current;
+    // After m and current: destroyed before them.
+    static exit_sync at_exit{m, current};
     std::lock_guard lk(m);
     auto r = current.lock();
     if (!r) {

@@ -13,6 +13,7 @@
 
 #include "subscriber_link.hpp"
 
+#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -40,6 +41,9 @@ public:
     void kick(subscriber_link& l);
     // Has the reader re-evaluate every link (a demand raised on an unwatched link).
     void wake() noexcept;
+    // Returns once the reader has handled and released every removal requested before the
+    // call, or after `bound`. Not from a reactor thread.
+    void sync(std::chrono::milliseconds bound);
 
     struct core;
 
