@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <vector>
 
 namespace redcoord::detail {
 
@@ -464,39 +465,41 @@ struct link_reactor::core {
 
 namespace {
 
-// At exit (a static destructor), a reactor still running gets its pending removals handled
+// At exit (a static destructor), the reactors still running get their pending removals handled
 // before the process ends: a subscriber destroyed just before main returned hands its link to
 // the reader, and that link may hold a Sentinel resolver whose pools' threads must be joined,
-// not cut off half way. The wait is bounded; if this ends up holding the last reference, the
-// reactor's threads are joined here.
+// not cut off half way. The wait is bounded (per reactor); if this ends up holding a reactor's
+// last reference, its threads are joined here. Only this exit step knows every runtime's
+// reactor; nothing else is shared between runtimes.
 struct exit_sync {
-    std::mutex& m;
-    std::weak_ptr<link_reactor>& current;
+    std::mutex m;
+    std::vector<std::weak_ptr<link_reactor>> live;  // guarded by m
     ~exit_sync() {
-        std::shared_ptr<link_reactor> r;
+        std::vector<std::shared_ptr<link_reactor>> running;
         {
             std::lock_guard lk(m);
-            r = current.lock();
+            for (auto& w : live)
+                if (auto r = w.lock()) running.push_back(std::move(r));
         }
-        if (r) r->sync(std::chrono::seconds(2));
+        for (auto& r : running) r->sync(std::chrono::seconds(2));
     }
 };
+
+exit_sync& at_exit() {
+    static exit_sync sync;
+    return sync;
+}
 
 }  // namespace
 
 void link_reactor::sync(std::chrono::milliseconds bound) { core_->sync(clock_type::now() + bound); }
 
-std::shared_ptr<link_reactor> link_reactor::instance() {
-    static std::mutex m;
-    static std::weak_ptr<link_reactor> current;
-    // After m and current: destroyed before them.
-    static exit_sync at_exit{m, current};
-    std::lock_guard lk(m);
-    auto r = current.lock();
-    if (!r) {
-        r = std::make_shared<link_reactor>();
-        current = r;
-    }
+std::shared_ptr<link_reactor> link_reactor::create() {
+    auto r = std::make_shared<link_reactor>();
+    auto& e = at_exit();
+    std::lock_guard lk(e.m);
+    std::erase_if(e.live, [](const auto& w) { return w.expired(); });
+    e.live.push_back(r);
     return r;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// Private to core: the process's pub/sub reader and dialer, shared by every subscriber.
+// Private to core: a runtime's pub/sub reader and dialer, shared by its subscribers.
 //
 //   subscriber ──┐                                    ┌── dialer thread: blocking (re)connects,
-//   subscriber ──┼── link_reactor (one per process) ──┤   Sentinel resolution, backoff waits
+//   subscriber ──┼── link_reactor (one per runtime) ──┤   Sentinel resolution, backoff waits
 //   subscriber ──┘                                    └── reader thread: poll(eventfd + every
 //                                                         up link): sends, reads, handlers,
 //                                                         PING / silence, drains
@@ -21,8 +21,9 @@ namespace redcoord::detail {
 
 class link_reactor {
 public:
-    // The process's reactor, started on first use; it stops when the last holder lets go.
-    static std::shared_ptr<link_reactor> instance();
+    // A new reactor (a runtime's: runtime::reactor()); it stops when the last holder lets go,
+    // and at exit it is synced first (sync(), 2 s at most).
+    static std::shared_ptr<link_reactor> create();
 
     link_reactor();
     // Stops both threads; waits for them unless called on one of them (a handler that

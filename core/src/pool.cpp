@@ -226,10 +226,10 @@ connection_pool::connection_pool(endpoint ep, pool_options opts,
     if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
     if (opts.borrow_timeout.count() < 0)
         throw invalid_argument("pool_options::borrow_timeout must be >= 0");
-    if (ep.is_sentinel()) state_->resolver = shared_sentinel_resolver(ep);
+    state_->rt = rt ? std::move(rt) : redcoord::runtime::shared();
+    if (ep.is_sentinel()) state_->resolver = state_->rt->sentinel(ep);
     state_->ep = std::move(ep);
     state_->opts = opts;
-    state_->rt = rt ? std::move(rt) : redcoord::runtime::shared();
     if (state_->ep.is_cluster())
         state_->cluster = std::make_shared<detail::cluster_router>(state_->ep, opts, state_->rt);
     const detail::metrics_scope ms(*state_->rt);

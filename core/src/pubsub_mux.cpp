@@ -78,8 +78,10 @@ std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool maste
                                                   const subscriber_options& opts) {
     // The link's history for the log and the reconnect count: 0 never up, 1 up, 2 down.
     auto seen = std::make_shared<std::atomic<int>>(0);
+    subscriber_options link_opts = opts;
+    if (!link_opts.runtime) link_opts.runtime = rt_;  // this runtime's reader and dialer
     return std::make_unique<subscriber>(
-        ep, [this](const pubsub_message& m) { dispatch(m); }, opts,
+        ep, [this](const pubsub_message& m) { dispatch(m); }, std::move(link_opts),
         [this, master, seen, up_to = std::move(up_to), where = ep.to_string()](bool up) {
             const int before = seen->exchange(up ? 1 : 2);
             if (rt_ && up && before == 2) {
@@ -237,7 +239,7 @@ void pubsub_mux::discover() noexcept {
     ask.connect_timeout = std::min(ask.connect_timeout, opts_.discovery_timeout);
     ask.command_timeout = std::min(ask.command_timeout, opts_.discovery_timeout);
     try {
-        auto d = discover_replicas_of(ask);
+        auto d = discover_replicas_of(ask, rt_);
         if (d.refused.empty()) {
             discovery_refusal_logged_ = false;
             discovered(d.replicas);

@@ -4,6 +4,9 @@
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/runtime.hpp>
+#include <redcoord/core/sentinel.hpp>
+
+#include "link_reactor.hpp"
 
 #include <string>
 #include <utility>
@@ -58,6 +61,28 @@ std::shared_ptr<detail::async_link> runtime::link(const endpoint& ep) {
     for (auto it = async_links_.begin(); it != async_links_.end();)
         it = it->second.expired() ? async_links_.erase(it) : std::next(it);
     return k;
+}
+
+std::shared_ptr<detail::link_reactor> runtime::reactor() {
+    std::lock_guard l(topology_mu_);
+    auto r = reactor_.lock();
+    if (!r) {
+        r = detail::link_reactor::create();
+        reactor_ = r;
+    }
+    return r;
+}
+
+std::shared_ptr<sentinel_resolver> runtime::sentinel(const endpoint& service) {
+    // Everything that shapes the resolver's connections is part of the key.
+    const auto key = detail::endpoint_key(service);
+    std::lock_guard l(topology_mu_);
+    std::erase_if(resolvers_, [](const auto& e) { return e.second.expired(); });
+    if (auto r = resolvers_[key].lock()) return r;
+    auto r = std::make_shared<sentinel_resolver>(service,
+                                                 sentinel_options{.runtime = shared_from_this()});
+    resolvers_[key] = r;
+    return r;
 }
 
 std::shared_ptr<runtime> runtime::shared() {

@@ -252,6 +252,7 @@ sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts)
     m.owner = this;
     m.ep = std::move(service);
     m.opts = opts;
+    if (!m.opts.notifications.runtime) m.opts.notifications.runtime = opts.runtime;
     for (auto& hp : m.ep.sentinels) {
         endpoint s;
         s.host = hp.host;
@@ -264,7 +265,7 @@ sentinel_resolver::sentinel_resolver(endpoint service, sentinel_options opts)
         s.keepalive = m.ep.keepalive;
         m.sentinel_eps.push_back(s);
         m.pools.push_back(std::make_unique<connection_pool>(
-            s, pool_options{.max_size = 4, .borrow_timeout = opts.query_timeout}));
+            s, pool_options{.max_size = 4, .borrow_timeout = opts.query_timeout}, opts.runtime));
     }
     detail::lock_guard lk(m.mu);  // not shared yet; taken for the analysis
     m.engine.emplace(detail::resolve_timing{opts.backoff_min, opts.backoff_max}, m.ep.sentinels,

@@ -12,11 +12,12 @@ namespace redcoord {
 
 namespace detail {
 
-replica_discovery discover_replicas_of(const endpoint& ep) {
+replica_discovery discover_replicas_of(const endpoint& ep, std::shared_ptr<runtime> rt) {
     replica_discovery out;
     if (ep.is_sentinel()) {
         sentinel_options o;
         o.follow_notifications = false;
+        o.runtime = std::move(rt);
         sentinel_resolver r(ep, o);
         for (auto& hp : r.replicas()) out.replicas.push_back(ep.with_address(hp));
         return out;

@@ -5,8 +5,13 @@
 
 #include <redcoord/core/endpoint.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace redcoord {
+class runtime;
+}
 
 namespace redcoord::detail {
 
@@ -18,7 +23,8 @@ struct replica_discovery {
 };
 
 // discover_replicas(), with `refused` set instead of a reply_error when the server refused
-// both ways of asking. @throws as discover_replicas().
-replica_discovery discover_replicas_of(const endpoint& ep);
+// both ways of asking; a Sentinel endpoint's sentinels are asked through pools of `rt` (null:
+// runtime::shared()). @throws as discover_replicas().
+replica_discovery discover_replicas_of(const endpoint& ep, std::shared_ptr<runtime> rt = {});
 
 }  // namespace redcoord::detail

@@ -6,6 +6,7 @@
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/subscriber.hpp>
 
 #include <boost/signals2.hpp>
@@ -19,6 +20,8 @@ using detail::subscriber_link;
 using detail::unique_lock;
 
 struct subscriber::impl {
+    // Before the reactor and link: released after them.
+    std::shared_ptr<runtime> rt;
     std::shared_ptr<detail::link_reactor> reactor;
     std::shared_ptr<subscriber_link> link;
     boost::signals2::scoped_connection on_switch;
@@ -113,9 +116,12 @@ subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_optio
         throw invalid_argument("subscriber reconnect delays must satisfy 0 < min <= max");
     if (opts.tuning.drain_interval.count() < 0)
         throw invalid_argument("subscriber drain_interval must be >= 0");
-    impl_->link = std::make_shared<subscriber_link>(std::move(ep), std::move(on_message), opts,
-                                                    std::move(on_state));
-    impl_->reactor = detail::link_reactor::instance();
+    impl_->rt = opts.runtime ? opts.runtime : runtime::shared();
+    auto resolver = ep.is_sentinel() ? impl_->rt->sentinel(ep) : nullptr;
+    impl_->link =
+        std::make_shared<subscriber_link>(std::move(ep), std::move(on_message), std::move(opts),
+                                          std::move(on_state), std::move(resolver));
+    impl_->reactor = impl_->rt->reactor();
     impl_->reactor->attach(impl_->link);
     if (impl_->link->resolver) {
         // After a failover the link may still be up to the old master (demoted, or

@@ -25,12 +25,17 @@ link_policy::settings policy_settings(const subscriber_options& o) noexcept {
     return {o.reconnect_min, o.reconnect_max, o.health_interval, o.tuning.drain_interval};
 }
 
+subscriber_options without_runtime(subscriber_options o) {
+    o.runtime.reset();
+    return o;
+}
+
 }  // namespace
 
 subscriber_link::subscriber_link(endpoint e, subscriber::message_handler on_message,
-                                 subscriber_options o, subscriber::state_handler on_state)
-    : ep(std::move(e)), opts(o),
-      resolver(ep.is_sentinel() ? shared_sentinel_resolver(ep) : nullptr),
+                                 subscriber_options o, subscriber::state_handler on_state,
+                                 std::shared_ptr<sentinel_resolver> sentinel)
+    : ep(std::move(e)), opts(without_runtime(o)), resolver(std::move(sentinel)),
       on_message(std::move(on_message)), on_state(std::move(on_state)), book(o.sharded),
       policy(policy_settings(o)) {}
 

@@ -25,8 +25,11 @@ class subscriber_link : public std::enable_shared_from_this<subscriber_link> {
 public:
     using command = std::pair<std::string, std::vector<std::string>>;
 
+    // `sentinel`: the runtime's resolver of a Sentinel endpoint, else null. `o.runtime` is
+    // not kept (the subscriber holds the runtime; the reader thread must not release it).
     subscriber_link(endpoint e, subscriber::message_handler on_message, subscriber_options o,
-                    subscriber::state_handler on_state);
+                    subscriber::state_handler on_state,
+                    std::shared_ptr<sentinel_resolver> sentinel);
 
     // Set at construction, never changed.
     const endpoint ep;

@@ -1,6 +1,8 @@
 #include <redcoord/core/connection.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/errors.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/core/sentinel.hpp>
 #include <redcoord/core/subscriber.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
@@ -366,6 +368,62 @@ TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareTwoThreads) {
         after = process_threads();
     }
     EXPECT_EQ(after, base) << "the shared threads outlived the last subscriber";
+}
+
+// A runtime owns its subscribers' reader and dialer: a second runtime's subscribers get
+// threads of their own (so one runtime's stalled dial or slow handler never reaches the other),
+// and the threads of each stop with that runtime's last subscriber.
+TEST(Subscriber, TwoRuntimesShareNoPubSubThread) {
+    local_server server;
+    auto first = runtime::create();
+    auto second = runtime::create();
+    const auto base = process_threads();
+    std::atomic<int> got_first{0}, got_second{0};
+    auto on_first = std::make_unique<subscriber>(
+        server.endpoint(), [&](const pubsub_message&) { ++got_first; },
+        subscriber_options{.runtime = first});
+    ASSERT_TRUE(on_first->subscribe({"first"}, 3000ms));
+    const auto with_one = process_threads();
+    auto on_second = std::make_unique<subscriber>(
+        server.endpoint(), [&](const pubsub_message&) { ++got_second; },
+        subscriber_options{.runtime = second});
+    ASSERT_TRUE(on_second->subscribe({"second"}, 3000ms));
+    const auto with_two = process_threads();
+    EXPECT_EQ(with_one - base, 2u);
+    EXPECT_EQ(with_two - with_one, 2u)
+        << "the second runtime's subscriber used the first's threads";
+    // A third subscriber on the first runtime adds no thread.
+    auto again = std::make_unique<subscriber>(
+        server.endpoint(), [](const pubsub_message&) {}, subscriber_options{.runtime = first});
+    ASSERT_TRUE(again->subscribe({"again"}, 3000ms));
+    EXPECT_EQ(process_threads(), with_two);
+    on_first.reset();
+    again.reset();
+    std::size_t after = process_threads();
+    for (int i = 0; i < 100 && after != with_two - 2; ++i) {
+        std::this_thread::sleep_for(10ms);
+        after = process_threads();
+    }
+    EXPECT_EQ(after, with_two - 2) << "the first runtime's threads outlived its last subscriber";
+    server.command({"PUBLISH", "second", "x"});
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return got_second.load() == 1; }));
+    EXPECT_EQ(got_first.load(), 0);
+}
+
+// Pools and subscribers of one runtime share one resolver per Sentinel service; another
+// runtime has its own, and shared_sentinel_resolver() is the default runtime's.
+TEST(Subscriber, EachRuntimeHasItsOwnSentinelResolver) {
+    const auto service = parse_endpoint("redis-sentinel://127.0.0.1:1,127.0.0.1:2/svc");
+    auto first = runtime::create();
+    auto second = runtime::create();
+    const auto a = first->sentinel(service);
+    EXPECT_EQ(first->sentinel(service), a);
+    const auto b = second->sentinel(service);
+    EXPECT_NE(a, b);
+    EXPECT_NE(shared_sentinel_resolver(service), a);
+    EXPECT_EQ(shared_sentinel_resolver(service), runtime::shared()->sentinel(service));
+    // Another service name, or other credentials, is another resolver.
+    EXPECT_NE(first->sentinel(parse_endpoint("redis-sentinel://127.0.0.1:1,127.0.0.1:2/other")), a);
 }
 
 // The shared reader never waits for a server: while one subscriber's server is paused (its

@@ -28,6 +28,8 @@ class io_context;
 REDCOORD_API_BEGIN
 namespace redcoord {
 
+class sentinel_resolver;
+
 namespace detail {
 class timer_service;
 class io_loop;
@@ -35,6 +37,7 @@ class async_link;
 class serial_executor;
 class strand;
 class pubsub_mux;
+class link_reactor;
 /// A key that is equal for two endpoints exactly when every field that shapes their
 /// connections is equal (address, credentials, db, timeouts, Sentinel settings).
 [[nodiscard]] std::string endpoint_key(const endpoint& ep);
@@ -72,7 +75,14 @@ struct runtime_stats {
 ///   in (at most 16; an extra thread ends after 2 s without work). So one object's slow
 ///   callback delays only that object's later callbacks (others by about 10 ms), while quick
 ///   callbacks keep one thread (a thread per callback object would cost a thread per lock);
+/// - the pub/sub reader and dialer threads of its subscribers (the links above, and the
+///   Sentinel notification links): one thread reads every link, one (re)connects them; both
+///   start with the first subscriber and stop with the last;
+/// - one Sentinel resolver per Sentinel service its pools and subscribers use (sentinel());
 /// - a registry of connection pools per endpoint (pool()).
+///
+/// Two runtimes share no thread, link, pool or resolver: what one runtime's stalled server or
+/// slow callback holds up never reaches the other.
 ///
 /// Every pool belongs to a runtime (connection_pool's constructor takes one; by default the
 /// process's shared() runtime), and each primitive uses the runtime of the pool it is given.
@@ -161,6 +171,14 @@ public:
     /// The shared pipelined link to `ep` on io() while anyone holds it, else a new one.
     /// @throws invalid_argument for a TLS, Sentinel or Cluster endpoint (async_link.hpp).
     [[nodiscard]] std::shared_ptr<detail::async_link> link(const endpoint& ep);
+    /// The pub/sub reader and dialer of this runtime's subscribers while any subscriber holds
+    /// them, else new ones: their two threads start here and stop with the last subscriber.
+    /// @throws std::system_error when a thread cannot be started.
+    [[nodiscard]] std::shared_ptr<detail::link_reactor> reactor();
+    /// The Sentinel resolver that this runtime's pools and subscribers of `service` share
+    /// while anyone holds it, else a new one on this runtime (default sentinel_options).
+    /// @throws invalid_argument as sentinel_resolver's constructor.
+    [[nodiscard]] std::shared_ptr<sentinel_resolver> sentinel(const endpoint& service);
     /// @}
 
 private:
@@ -174,6 +192,10 @@ private:
     std::unique_ptr<detail::timer_service> timers_;
     std::unique_ptr<detail::io_loop> io_;  // after timers_: destroyed first
     std::map<std::string, std::weak_ptr<detail::async_link>> async_links_;  // guarded by mu_
+    // Apart from mu_: a resolver's constructor makes pools on this runtime.
+    std::mutex topology_mu_;
+    std::weak_ptr<detail::link_reactor> reactor_;                        // topology_mu_
+    std::map<std::string, std::weak_ptr<sentinel_resolver>> resolvers_;  // topology_mu_
     // Not under mu_: pool() and pubsub() construct objects under mu_, and those read these.
     mutable std::mutex obs_mu_;
     std::shared_ptr<metrics_backend> metrics_;  // guarded by obs_mu_

@@ -58,8 +58,12 @@ struct sentinel_options {
     /// Subscribe to `+switch-master` and `+promoted-slave` on every sentinel, so a failover is
     /// followed as soon as a sentinel announces it instead of at the next connection error.
     bool follow_notifications = true;
-    /// Reconnect timing of the notification subscribers.
+    /// Reconnect timing of the notification subscribers (their `runtime`, when empty, is the
+    /// resolver's).
     subscriber_options notifications{};
+    /// The runtime whose threads read the notification links and whose pools ask the
+    /// sentinels; empty means the process's runtime::shared().
+    std::shared_ptr<redcoord::runtime> runtime{};
 };
 
 /// Resolves the master of one Sentinel-monitored service and follows its failovers.
@@ -176,10 +180,12 @@ private:
     std::shared_ptr<impl> impl_;
 };
 
-/// The resolver shared, within this process, by every connection_pool and subscriber opened
-/// with an equal Sentinel endpoint (same sentinels, service, credentials, db and timeouts),
-/// so they follow one view of the master and resolve once for all. Created on first use,
-/// with default sentinel_options; destroyed when the last user lets go.
+/// The resolver shared by every connection_pool and subscriber of the process's default
+/// runtime (runtime::shared()) opened with an equal Sentinel endpoint (same sentinels, service,
+/// credentials, db and timeouts), so they follow one view of the master and resolve once for
+/// all: `runtime::shared()->sentinel(service)`. Created on first use, with default
+/// sentinel_options; destroyed when the last user lets go. Pools and subscribers of another
+/// runtime use that runtime's resolver (runtime::sentinel()).
 /// @throws invalid_argument as sentinel_resolver's constructor.
 /// Thread-safety: safe from any thread.
 [[nodiscard]] std::shared_ptr<sentinel_resolver> shared_sentinel_resolver(const endpoint& service);

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// A dedicated pub/sub connection that reconnects and resubscribes by itself, read by the
-/// process's shared pub/sub reader (redis.io: Pub/Sub).
+/// A dedicated pub/sub connection that reconnects and resubscribes by itself, read by its
+/// runtime's shared pub/sub reader (redis.io: Pub/Sub).
 
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/export.hpp>
@@ -15,6 +15,8 @@
 
 REDCOORD_API_BEGIN
 namespace redcoord {
+
+class runtime;
 
 /// One message received on a subscription.
 struct pubsub_message {
@@ -73,13 +75,17 @@ struct subscriber_options {
     bool sharded = false;
     /// Internal; leave at its default (see detail::subscriber_tuning).
     detail::subscriber_tuning tuning{};
+    /// The runtime whose pub/sub reader and dialer threads serve the link (and whose Sentinel
+    /// resolver a `redis-sentinel://` endpoint uses); empty means the process's
+    /// runtime::shared(). The subscriber holds it while it lives.
+    std::shared_ptr<redcoord::runtime> runtime{};
 };
 
 /// A pub/sub connection to one server (never taken from a pool) that reconnects and
 /// resubscribes by itself.
 ///
 /// With a Sentinel endpoint (`redis-sentinel://...`) every (re)connect goes to the master the
-/// sentinels name (shared_sentinel_resolver(), see sentinel.hpp), and a failover announced by
+/// sentinels name (its runtime's resolver, runtime::sentinel()), and a failover announced by
 /// the sentinels moves the link to the new master (it drops and resubscribes).
 ///
 /// The subscriber keeps the set of channels and patterns it was asked for; after the link
@@ -87,10 +93,12 @@ struct subscriber_options {
 /// published while the link was down are lost (pub/sub is fire-and-forget): callers that must
 /// not miss an event keep state in keys and use messages only to wake.
 ///
-/// Threads: a subscriber owns no thread. Every subscriber of the process is read by one
-/// shared pub/sub reader thread, and (re)connected by one shared dialer thread, so a server
-/// that does not answer delays only other subscribers' connects, never their reading. Both
-/// threads start with the first subscriber and stop when the last one is destroyed.
+/// Threads: a subscriber owns no thread. Every subscriber of a runtime
+/// (subscriber_options::runtime) is read by that runtime's one pub/sub reader thread, and
+/// (re)connected by its one dialer thread, so a server that does not answer delays only other
+/// subscribers' connects, never their reading. Both threads start with the runtime's first
+/// subscriber and stop when its last one is destroyed; another runtime's subscribers have
+/// threads of their own.
 ///
 /// @par Thread safety
 /// All member functions may be called from any thread. The message and state
@@ -108,7 +116,7 @@ struct subscriber_options {
 /// back-off by itself.
 ///
 /// @par Cost
-/// One connection of its own (never from a pool), read by the process's shared reader thread.
+/// One connection of its own (never from a pool), read by its runtime's shared reader thread.
 /// Subscribing and unsubscribing are one write each (subscribe() then waits for the confirmation,
 /// up to its wait); after a reconnect every channel and pattern is subscribed again.
 class subscriber {
@@ -124,7 +132,7 @@ public:
     subscriber(endpoint ep, message_handler on_message, subscriber_options opts = {},
                state_handler on_state = {});
     /// Closes the link; never throws, never hangs longer than one connect_timeout (the last
-    /// subscriber of the process waits for the shared threads to stop). When it returns no
+    /// subscriber of its runtime waits for the shared threads to stop). When it returns no
     /// handler of this subscriber runs any more (one running on another thread is waited
     /// for; do not destroy a subscriber from its own handler).
     ~subscriber();
