@@ -94,41 +94,173 @@ async_figures async_waiters(local_server& node, int n, int wakes) {
 
 namespace {
 
-// 64 keys, each acquired with SET NX PX and released with the EVALSHA compare-and-delete,
-// 64 commands per write: the raw ceiling of pipelined locking on one connection.
-double raw_pipelined_ops(local_server& node, double seconds) {
-    redisContext* c = redisConnect("127.0.0.1", node.endpoint().port);
-    if (!c || c->err) throw std::runtime_error("raw connect failed");
-    const char* cad =
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
-        "return 0";
-    auto* r = static_cast<redisReply*>(redisCommand(c, "SCRIPT LOAD %s", cad));
-    const std::string sha(r->str, r->len);
-    freeReplyObject(r);
-    const std::string token(40, 'f');
+using command = std::vector<std::string>;
+
+struct raw_context {
+    redisContext* c;
+    explicit raw_context(local_server& node) : c(redisConnect("127.0.0.1", node.endpoint().port)) {
+        if (!c || c->err) throw std::runtime_error("raw connect failed");
+    }
+    ~raw_context() { redisFree(c); }
+    raw_context(const raw_context&) = delete;
+    raw_context& operator=(const raw_context&) = delete;
+    void append(const command& cmd) const {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> len;
+        for (const auto& a : cmd) {
+            argv.push_back(a.data());
+            len.push_back(a.size());
+        }
+        redisAppendCommandArgv(c, static_cast<int>(cmd.size()), argv.data(), len.data());
+    }
+    // One reply; a status reply's text when `text` is set.
+    std::string read(bool text = false) const {
+        void* rep = nullptr;
+        if (redisGetReply(c, &rep) != REDIS_OK) throw std::runtime_error("raw read failed");
+        auto* r = static_cast<redisReply*>(rep);
+        std::string s = text && r->str ? std::string(r->str, r->len) : std::string();
+        freeReplyObject(r);
+        return s;
+    }
+};
+
+// The quoted arguments of one MONITOR line (`<time> [<db> <addr>] "arg" "arg" ...`), with
+// its escapes (\\, \", \n, \r, \t, \a, \b, \xHH) undone.
+command monitor_arguments(const std::string& line) {
+    command out;
+    std::size_t i = line.find(']');
+    while (i != std::string::npos && (i = line.find('"', i + 1)) != std::string::npos) {
+        std::string arg;
+        for (++i; i < line.size() && line[i] != '"'; ++i) {
+            if (line[i] != '\\' || i + 1 >= line.size()) {
+                arg += line[i];
+                continue;
+            }
+            const char e = line[++i];
+            switch (e) {
+                case 'n': arg += '\n'; break;
+                case 'r': arg += '\r'; break;
+                case 't': arg += '\t'; break;
+                case 'a': arg += '\a'; break;
+                case 'b': arg += '\b'; break;
+                case 'x':
+                    arg += static_cast<char>(std::stoi(line.substr(i + 1, 2), nullptr, 16));
+                    i += 2;
+                    break;
+                default: arg += e;
+            }
+        }
+        out.push_back(std::move(arg));
+    }
+    return out;
+}
+
+struct lock_round {
+    std::vector<command> acquire;  // what one async_acquire sent, in order
+    std::vector<command> release;  // what the async_release after it sent
+};
+
+// What one uncontended async_acquire and async_release of `name` send to the server, as its
+// MONITOR feed shows them: the same scripts, keys and arguments the library's loop sends.
+lock_round capture_lock_round(local_server& node, const std::string& name) {
+    asio::io_context io;
+    auto rt = redcoord::runtime::create(io);
+    redcoord::connection_pool pool(node.endpoint(), {}, rt);
+    redcoord::distributed_lock lock(pool, name, redcoord::lock_options{.timing = {.ttl = 10s}});
+    auto round_trip = [&] {
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                if (!co_await redcoord::async_acquire(lock, 0ms, asio::use_awaitable))
+                    throw std::runtime_error("capture: acquire refused");
+                (void)co_await redcoord::async_release(lock, asio::use_awaitable);
+            },
+            asio::detached);
+        io.run();
+        io.restart();
+    };
+    round_trip();  // connects and loads the scripts outside the capture
+    raw_context monitor(node), marker(node);
+    monitor.append({"MONITOR"});
+    (void)monitor.read();
+    auto mark = [&](const std::string& m) {
+        marker.append({"ECHO", m});
+        (void)marker.read();
+    };
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            if (!co_await redcoord::async_acquire(lock, 0ms, asio::use_awaitable))
+                throw std::runtime_error("capture: acquire refused");
+            mark("capture:acquired");
+            (void)co_await redcoord::async_release(lock, asio::use_awaitable);
+        },
+        asio::detached);
+    io.run();
+    std::this_thread::sleep_for(100ms);  // a release held back a few milliseconds goes out
+    mark("capture:released");
+    lock_round round;
+    auto* into = &round.acquire;
+    for (;;) {
+        const command cmd = monitor_arguments(monitor.read(true));
+        if (cmd.size() == 2 && cmd[0] == "ECHO" && cmd[1] == "capture:acquired")
+            into = &round.release;
+        else if (cmd.size() == 2 && cmd[0] == "ECHO" && cmd[1] == "capture:released")
+            break;
+        else if (!cmd.empty())
+            into->push_back(cmd);
+    }
+    if (round.acquire.empty() || round.release.empty())
+        throw std::runtime_error("capture: no lock commands seen");
+    return round;
+}
+
+// `cmd` with every occurrence of `from` in its arguments replaced by `to`.
+command renamed(command cmd, const std::string& from, const std::string& to) {
+    for (auto& a : cmd)
+        for (auto at = a.find(from); at != std::string::npos; at = a.find(from, at + to.size()))
+            a.replace(at, from.size(), to);
+    return cmd;
+}
+
+// Lock+unlock rounds per second of one connection sending `round`'s commands for 64 keys at a
+// time, one write per phase, then reading the 64 phases' replies.
+double raw_rounds_per_second(local_server& node, const lock_round& round, const std::string& name,
+                             double seconds) {
+    raw_context raw(node);
+    std::vector<lock_round> keys(64);
+    for (int k = 0; k < 64; ++k) {
+        const std::string to = "bench:raw" + std::to_string(k);
+        for (const auto& c : round.acquire) keys[k].acquire.push_back(renamed(c, name, to));
+        for (const auto& c : round.release) keys[k].release.push_back(renamed(c, name, to));
+    }
     long long ops = 0;
     const auto t0 = clock_type::now();
     const auto end = t0 + std::chrono::duration<double>(seconds);
     while (clock_type::now() < end) {
-        for (int k = 0; k < 64; ++k)
-            redisAppendCommand(c, "SET bench:raw%d %s NX PX 10000", k, token.c_str());
-        for (int k = 0; k < 64; ++k) {
-            void* rep = nullptr;
-            redisGetReply(c, &rep);
-            freeReplyObject(rep);
-        }
-        for (int k = 0; k < 64; ++k)
-            redisAppendCommand(c, "EVALSHA %s 1 bench:raw%d %s", sha.c_str(), k, token.c_str());
-        for (int k = 0; k < 64; ++k) {
-            void* rep = nullptr;
-            redisGetReply(c, &rep);
-            freeReplyObject(rep);
+        for (auto phase : {&lock_round::acquire, &lock_round::release}) {
+            std::size_t sent = 0;
+            for (const auto& k : keys)
+                for (const auto& c : k.*phase) {
+                    raw.append(c);
+                    ++sent;
+                }
+            for (std::size_t i = 0; i < sent; ++i) (void)raw.read();
         }
         ops += 64;
     }
-    const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    redisFree(c);
-    return static_cast<double>(ops) / s;
+    return static_cast<double>(ops) / std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// The bare ceiling: SET NX PX and the EVALSHA compare-and-delete, no fencing token or notice.
+lock_round setnx_round(local_server& node, const std::string& name) {
+    raw_context c(node);
+    c.append({"SCRIPT", "LOAD",
+              "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
+              "end return 0"});
+    const std::string sha = c.read(true);
+    const std::string token(40, 'f');
+    return {{{"SET", name, token, "NX", "PX", "10000"}}, {{"EVALSHA", sha, "1", name, token}}};
 }
 
 double async_pipelined_ops(local_server& node, double seconds) {
@@ -161,12 +293,17 @@ double async_pipelined_ops(local_server& node, double seconds) {
 
 }  // namespace
 
-double pipelined_vs_raw(local_server& node, double seconds) {
-    const double raw = raw_pipelined_ops(node, seconds);
+pipelined_figures pipelined_vs_raw(local_server& node, double seconds) {
+    const std::string name = "bench:capture";
+    const lock_round same = capture_lock_round(node, name);
+    const double raw = raw_rounds_per_second(node, same, name, seconds);
+    const double setnx = raw_rounds_per_second(node, setnx_round(node, name), name, seconds);
     const double lib = async_pipelined_ops(node, seconds);
-    std::fprintf(stderr, "  pipelined: %.0f lock+unlock/s through the runtime, %.0f raw\n", lib,
-                 raw);
-    return raw > 0 ? lib / raw : 0.0;
+    std::fprintf(stderr,
+                 "  pipelined: %.0f lock+unlock/s through the runtime; raw, the same %zu+%zu "
+                 "commands: %.0f; raw SET NX + compare-and-delete: %.0f\n",
+                 lib, same.acquire.size(), same.release.size(), raw, setnx);
+    return {raw > 0 ? lib / raw : 0.0, setnx > 0 ? lib / setnx : 0.0};
 }
 
 }  // namespace runtime_bench

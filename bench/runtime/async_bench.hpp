@@ -17,9 +17,16 @@ struct async_figures {
 // runtime's own event loop; `wakes` of them are then released one by one and timed.
 async_figures async_waiters(redcoord::testing::local_server& node, int n, int wakes);
 
-// Lock operations per second of 64 coroutines each looping async_acquire + unlock on its own
-// key through one runtime, over those of a raw hiredis client pipelining SET NX PX and the
-// EVALSHA compare-and-delete 64 deep on one connection, in the same run (`seconds` each).
-double pipelined_vs_raw(redcoord::testing::local_server& node, double seconds);
+struct pipelined_figures {
+    double vs_same_scripts = 0;  // over a raw client sending the library's own commands
+    double vs_setnx = 0;         // over a raw client sending SET NX PX + compare-and-delete
+};
+
+// Lock operations per second of 64 coroutines each looping async_acquire + async_release on
+// its own key through one runtime, over those of a raw hiredis client pipelining 64 deep on one
+// connection, in the same run (`seconds` each). The raw client sends (a) the very commands one
+// library acquire and release send (the same EVALSHA scripts, keys and arguments, read from
+// the server's MONITOR feed), and (b) the bare SET NX PX and compare-and-delete.
+pipelined_figures pipelined_vs_raw(redcoord::testing::local_server& node, double seconds);
 
 }  // namespace runtime_bench

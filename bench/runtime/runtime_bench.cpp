@@ -23,8 +23,12 @@
 //   ratio async_wake_vs_handoff               the above over lock_handoff_p50_us (goal <= 1.5)
 //   ratio pipelined_lock_vs_raw_pipelined     64 coroutines looping async_acquire + async_release
 //                                             through one runtime, over a raw hiredis client
-//                                             pipelining SET NX PX and the compare-and-delete
-//                                             64 deep on one connection (goal >= 0.7)
+//                                             pipelining the same EVALSHA scripts (the very
+//                                             commands, read from MONITOR) 64 deep on one
+//                                             connection (goal >= 0.7)
+//   ratio pipelined_lock_vs_raw_setnx         the same loops over a raw client pipelining bare
+//                                             SET NX PX and the compare-and-delete: what the
+//                                             fencing token and release notice cost on top
 // Each waiter is a thread blocked in acquire() on a resource that a holder (created before
 // the baseline) holds. The baseline is taken with the 1,000 caller threads already started,
 // warmed by one uncontended lock and release each, and parked, so their own stacks and
@@ -95,7 +99,10 @@ figures measure(const std::vector<local_server*>& nodes,
     std::mutex mu;
     std::condition_variable cv;
     bool go = false;
-    std::vector<std::int64_t> held_at(waiters, 0);
+    // When each waiter held its lock (0: not yet), and whether its acquire() has returned.
+    std::vector<std::atomic<std::int64_t>> held_at(waiters);
+    std::vector<std::atomic<bool>> ended(waiters);
+    for (int i = 0; i < waiters; ++i) held_at[i] = 0, ended[i] = false;
     std::atomic<int> errors{0};
     // Connections are counted from before the warm-up: the waiters' pools and pub/sub links
     // are part of what waiting costs.
@@ -128,6 +135,7 @@ figures measure(const std::vector<local_server*>& nodes,
                 if (errors.fetch_add(1) == 0)
                     std::fprintf(stderr, "  waiter error: %s\n", e.what());
             }
+            ended[i] = true;
         });
     }
     // Every caller warmed and parked, and the warm-up's transient threads (a pool's
@@ -170,7 +178,8 @@ figures measure(const std::vector<local_server*>& nodes,
             if (errors.fetch_add(1) == 0) std::fprintf(stderr, "  holder error: %s\n", e.what());
         }
         if (i < wakes) {
-            while (held_at[i] == 0 &&
+            // A waiter that gave up (its holder's release failed) is not waited for.
+            while (held_at[i] == 0 && !ended[i] &&
                    clock_type::now().time_since_epoch().count() - t < 5'000'000'000LL)
                 std::this_thread::yield();
             if (held_at[i] != 0) wake_us.push_back(static_cast<double>(held_at[i] - t) / 1000.0);
@@ -225,11 +234,12 @@ int main(int, char**) {
     }
     using redcoord::bench::print_ratio;
     using redcoord::bench::print_value;
-    // REDCOORD_BENCH_PIPELINED_ONLY=1 prints only pipelined_lock_vs_raw_pipelined (a quick look
+    // REDCOORD_BENCH_PIPELINED_ONLY=1 prints only the pipelined_lock ratios (a quick look
     // at the async lock path without the minutes of the waiter and isolation runs).
     if (const char* p = std::getenv("REDCOORD_BENCH_PIPELINED_ONLY"); p && *p == '1') {
-        print_ratio("pipelined_lock_vs_raw_pipelined",
-                    runtime_bench::pipelined_vs_raw(*nodes[2], 3.0));
+        const auto figures = runtime_bench::pipelined_vs_raw(*nodes[2], 3.0);
+        print_ratio("pipelined_lock_vs_raw_pipelined", figures.vs_same_scripts);
+        print_ratio("pipelined_lock_vs_raw_setnx", figures.vs_setnx);
         return 0;
     }
 
@@ -295,7 +305,9 @@ int main(int, char**) {
     print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
     print_value("async_wake_after_release_p50_us", async.wake_p50_us, "us");
     print_ratio("async_wake_vs_handoff", handoff > 0 ? async.wake_p50_us / handoff : 0.0);
-    print_ratio("pipelined_lock_vs_raw_pipelined", runtime_bench::pipelined_vs_raw(*nodes[2], 3.0));
+    const auto pipelined = runtime_bench::pipelined_vs_raw(*nodes[2], 3.0);
+    print_ratio("pipelined_lock_vs_raw_pipelined", pipelined.vs_same_scripts);
+    print_ratio("pipelined_lock_vs_raw_setnx", pipelined.vs_setnx);
 
     // REDCOORD_BENCH_ISOLATION_S shortens the 30 s isolation run (e.g. for a quick look).
     auto isolation_run = std::chrono::seconds(30);
