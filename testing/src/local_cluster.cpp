@@ -33,6 +33,19 @@ std::optional<reply> ask(const local_server& s, const std::vector<std::string>& 
     }
 }
 
+// Replicas that master `s` counts as online (INFO replication, `state=online`): done with
+// their initial sync, so they acknowledge WAIT. ROLE lists a replica still being synced too.
+std::size_t online_replicas(const local_server& s) {
+    const auto r = ask(s, {"INFO", "replication"});
+    if (!r) return 0;
+    const std::string info = r->text();
+    std::size_t n = 0;
+    for (auto at = info.find("state=online"); at != std::string::npos;
+         at = info.find("state=online", at + 1))
+        ++n;
+    return n;
+}
+
 // The slot map as node `s` sees it (CLUSTER SLOTS, read by core's parser).
 std::optional<cluster_map> slots_seen_by(const local_server& s) {
     auto r = ask(s, {"CLUSTER", "SLOTS"});
@@ -114,11 +127,14 @@ local_cluster::local_cluster(cluster_options opts) : opts_(std::move(opts)) {
             nodes_[i]->command({"CLUSTER", "REPLICATE", ids_[m]});
         }
     wait_healthy(opts_.start_timeout);
-    // Replicas attached and in sync, so a failover right away has one to promote.
+    // Replicas attached and in sync, so a failover right away has one to promote and a WAIT
+    // right away is acknowledged.
     wait_for(
         [&] {
             for (std::size_t m = 0; m < opts_.masters; ++m)
-                if (replicas_of(m).size() < opts_.replicas_per_master) return false;
+                if (replicas_of(m).size() < opts_.replicas_per_master ||
+                    online_replicas(*nodes_[m]) < opts_.replicas_per_master)
+                    return false;
             return true;
         },
         opts_.start_timeout, "the replicas did not attach");
