@@ -62,9 +62,8 @@ TEST_F(InspectCli, RedlockShowsEveryMaster) {
     // A free lock also prints "0 of 3 masters hold a key, quorum 2", so the wait is for the
     // holder. A Redlock round decides once a quorum granted the lock, so the third master may
     // hold no key (its reply came late, or not at all); the quorum is what counts.
-    ASSERT_TRUE(eventually([&] {
-        return contains(run(dir, args).output, "'rl': held by ");
-    })) << run(dir, args).output;
+    ASSERT_TRUE(eventually([&] { return contains(run(dir, args).output, "'rl': held by "); }))
+        << run(dir, args).output;
     const auto text = run(dir, args).output;
     EXPECT_TRUE(contains(text, "'rl': held by ")) << text;
     EXPECT_FALSE(contains(text, "1 of 3 masters")) << text;
