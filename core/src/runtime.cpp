@@ -76,13 +76,23 @@ std::shared_ptr<detail::link_reactor> runtime::reactor() {
 std::shared_ptr<sentinel_resolver> runtime::sentinel(const endpoint& service) {
     // Everything that shapes the resolver's connections is part of the key.
     const auto key = detail::endpoint_key(service);
-    std::lock_guard l(topology_mu_);
-    std::erase_if(resolvers_, [](const auto& e) { return e.second.expired(); });
-    if (auto r = resolvers_[key].lock()) return r;
-    auto r = std::make_shared<sentinel_resolver>(service,
-                                                 sentinel_options{.runtime = shared_from_this()});
-    resolvers_[key] = r;
-    return r;
+    {
+        std::lock_guard l(topology_mu_);
+        if (auto r = resolvers_[key].lock()) return r;
+    }
+    // No resolver is made or dropped under topology_mu_: a resolver holding its own mutex
+    // starts its notification subscribers, which take topology_mu_ (reactor()), so the two
+    // would be taken in both orders.
+    auto made = std::make_shared<sentinel_resolver>(
+        service, sentinel_options{.runtime = shared_from_this()});
+    std::shared_ptr<sentinel_resolver> first;
+    {
+        std::lock_guard l(topology_mu_);
+        std::erase_if(resolvers_, [](const auto& e) { return e.second.expired(); });
+        first = resolvers_[key].lock();
+        if (!first) resolvers_[key] = first = made;
+    }
+    return first;  // `made`, unless another caller's came first (then `made` goes here)
 }
 
 std::shared_ptr<runtime> runtime::shared() {
