@@ -249,10 +249,15 @@ TEST(AsyncWaitOp, ARuntimeReleasedOnItsIoThreadFreesItsLoop) {
     {
         auto rt = redcoord::runtime::create();
         auto& io = rt->io();
-        // A handler that never runs: it goes only when the context is destroyed.
-        auto timer = std::make_shared<asio::steady_timer>(io, 1h);
-        timer->async_wait(
-            [timer, g = std::make_shared<flag>(destroyed)](boost::system::error_code) {});
+        {
+            // A handler that never runs: it goes only when the context is destroyed. It is the
+            // timer's only owner: a copy here could outlive the context on this thread (the
+            // I/O thread may free the context first), and its release would then touch the
+            // freed timer service (ThreadSanitizer: heap-use-after-free).
+            auto timer = std::make_shared<asio::steady_timer>(io, 1h);
+            timer->async_wait(
+                [timer, g = std::make_shared<flag>(destroyed)](boost::system::error_code) {});
+        }
         asio::post(io, [rt = std::move(rt)]() mutable { rt.reset(); });
     }
     EXPECT_TRUE(eventually([&] { return destroyed->load(); }))
