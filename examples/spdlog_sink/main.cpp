@@ -95,6 +95,11 @@ int main(int argc, char** argv) {
             {"DEL", lock.key()});  // behind the holder's back: its next extension is refused
         for (int i = 0; i < 100 && !lock.lost(); ++i) std::this_thread::sleep_for(20ms);
     }
+    // lost() turns true at once; the record and the count the I/O thread made reach the sink
+    // and the registry a moment later, through the callback executor (record first).
+    const std::string counted = "redcoord_lock_lost_total{kind=\"lock\",name=\"spdlog-example\"} 1";
+    for (int i = 0; i < 100 && registry->prometheus_text().find(counted) == std::string::npos; ++i)
+        std::this_thread::sleep_for(20ms);
     std::cout << registry->prometheus_text() << std::flush;
     std::this_thread::sleep_for(std::chrono::seconds(serve_seconds));
     return 0;

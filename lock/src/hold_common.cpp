@@ -123,11 +123,13 @@ void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
         }
         deliver = notices.get();
     }
-    obs.lost.inc();
+    // The record before the count: both may be queued in order on one strand, and a reader
+    // that sees the count can then rely on the record having reached the sink.
     if (rt)
         rt->emit(
             log_level::warning, "lock", "lock lost",
             {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
+    obs.lost.inc();
     auto notify = [this] {
         try {
             lost_signal(resource);
