@@ -4,14 +4,11 @@
 
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/errors.hpp>
-#include <redcoord/core/runtime.hpp>
 
 #include <algorithm>
 #include <thread>
 
 namespace redcoord::detail {
-
-std::string node_key(const host_port& hp) { return hp.host + ":" + std::to_string(hp.port); }
 
 namespace {
 
@@ -22,21 +19,6 @@ std::chrono::milliseconds left_until(std::chrono::steady_clock::time_point deadl
 }
 
 }  // namespace
-
-connection open_cluster_node(const endpoint& cluster, std::chrono::milliseconds connect_timeout) {
-    std::exception_ptr last;
-    for (const auto& node : cluster.cluster_nodes) {
-        try {
-            return open_connection(cluster.with_address(node), connect_timeout);
-        } catch (const auth_error&) {
-            throw;
-        } catch (const error&) {
-            last = std::current_exception();
-        }
-    }
-    if (last) std::rethrow_exception(last);
-    throw invalid_argument("a cluster endpoint without seed nodes");
-}
 
 cluster_router::cluster_router(endpoint ep, pool_options opts,
                                std::shared_ptr<redcoord::runtime> rt)

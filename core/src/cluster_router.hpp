@@ -3,7 +3,9 @@
 // map (CLUSTER SHARDS, else CLUSTER SLOTS), a plain pool per node, and follows the
 // redirections of the Redis Cluster specification on the connections it opened.
 
+#include "cluster_nodes.hpp"
 #include "connection_impl.hpp"
+#include "slot_router.hpp"
 
 #include <redcoord/core/cluster.hpp>
 #include <redcoord/core/pool.hpp>
@@ -17,14 +19,8 @@
 
 namespace redcoord::detail {
 
-// A connection to the first seed node of `cluster` that accepts one (classic pub/sub reaches
-// every node of a cluster, so any serves a subscriber). @throws the last node's error.
-connection open_cluster_node(const endpoint& cluster, std::chrono::milliseconds connect_timeout);
-
-// `host:port`: the key of a node in the router's and the pub/sub multiplexer's maps.
-std::string node_key(const host_port& hp);
-
-class cluster_router final : public redirect_follower,
+class cluster_router final : public slot_router,
+                             public redirect_follower,
                              public std::enable_shared_from_this<cluster_router> {
 public:
     using clock = std::chrono::steady_clock;
@@ -40,16 +36,17 @@ public:
     // for a free connection. @throws cluster_unavailable when no node can tell the map or no
     // master serves the slot, invalid_argument when the seeds are not cluster nodes, and
     // what connection_pool::borrow() throws.
-    pooled_connection borrow(std::optional<std::uint16_t> slot, std::chrono::milliseconds wait);
+    pooled_connection borrow(std::optional<std::uint16_t> slot,
+                             std::chrono::milliseconds wait) override;
     // A lease on the node at `node`.
     pooled_connection borrow_node(const host_port& node, std::chrono::milliseconds wait);
     // The current map, asked for first when it is due. @throws as borrow().
-    std::shared_ptr<const cluster_map> map();
+    std::shared_ptr<const cluster_map> map() override;
     // Asks for the map now (the spacing above still applies unless `force`).
-    void refresh(bool force);
+    void refresh(bool force) override;
 
-    pool_stats stats() const;
-    void clear_idle() noexcept;
+    pool_stats stats() const override;
+    void clear_idle() noexcept override;
 
     std::optional<reply> follow(connection::impl& from, const reply& r,
                                 std::chrono::milliseconds timeout,

@@ -1,6 +1,6 @@
 #include "link_reactor.hpp"
 
-#include "cluster_router.hpp"
+#include "cluster_nodes.hpp"
 #include "subscriber_refusal.hpp"
 
 #include <poll.h>

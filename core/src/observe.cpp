@@ -1,5 +1,6 @@
+#include "runtime_services.hpp"
+
 #include <redcoord/core/detail/observe.hpp>
-#include <redcoord/core/runtime.hpp>
 
 namespace redcoord::detail {
 
@@ -115,8 +116,8 @@ metric_desc describe(metric m, const metrics_options& o) {
     return d("redcoord_unknown", "");
 }
 
-metrics_scope::metrics_scope(const runtime& rt) : m_(rt.metrics()) {
-    if (m_) o_ = rt.metrics_settings();
+metrics_scope::metrics_scope(const runtime& rt) : m_(runtime_services::metrics(rt)) {
+    if (m_) o_ = runtime_services::metrics_settings(rt);
 }
 
 std::string metrics_scope::name(std::string_view resource) const {

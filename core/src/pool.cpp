@@ -1,15 +1,15 @@
-#include "cluster_router.hpp"
 #include "connection_impl.hpp"
 #include "pool_access.hpp"
+#include "runtime_services.hpp"
+#include "slot_router.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/master_source.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pool_hooks.hpp>
 #include <redcoord/core/detail/refusal.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
-#include <redcoord/core/runtime.hpp>
-#include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -56,12 +56,14 @@ struct connection_pool::state {
         return std::exchange(broken, false);
     }
     void log_broken() const noexcept {
-        rt->emit(log_level::warning, "pool", "connection to the server lost",
-                 {{"endpoint", ep.to_string()}});
+        detail::runtime_services(*rt).emit(log_level::warning, "pool",
+                                           "connection to the server lost",
+                                           {{"endpoint", ep.to_string()}});
     }
     void log_reconnected() const noexcept {
         reconnects.inc();
-        rt->emit(log_level::info, "pool", "reconnected", {{"endpoint", ep.to_string()}});
+        detail::runtime_services(*rt).emit(log_level::info, "pool", "reconnected",
+                                           {{"endpoint", ep.to_string()}});
     }
     endpoint ep;
     pool_options opts;
@@ -138,10 +140,12 @@ struct connection_pool::state {
         if (first) log_broken();
     }
 
-    // Set for a Sentinel endpoint: new connections go to the master it resolves.
-    std::shared_ptr<sentinel_resolver> resolver;
+    // Set for a Sentinel endpoint: new connections go to the master it resolves (`resolver`
+    // is `sentinel` as the pool uses it).
+    std::shared_ptr<sentinel_resolver> sentinel;
+    std::shared_ptr<detail::master_source> resolver;
     // Set for a Cluster endpoint: every lease comes from its node pools instead of this state.
-    std::shared_ptr<detail::cluster_router> cluster;
+    std::shared_ptr<detail::slot_router> cluster;
     // Set on a cluster router's node pool: told of each connection that broke.
     std::function<void()> on_broken;
 
@@ -226,12 +230,16 @@ connection_pool::connection_pool(endpoint ep, pool_options opts,
     if (opts.max_size == 0) throw invalid_argument("pool_options::max_size must be >= 1");
     if (opts.borrow_timeout.count() < 0)
         throw invalid_argument("pool_options::borrow_timeout must be >= 0");
-    state_->rt = rt ? std::move(rt) : redcoord::runtime::shared();
-    if (ep.is_sentinel()) state_->resolver = state_->rt->sentinel(ep);
+    state_->rt = rt ? std::move(rt) : detail::runtime_services::default_runtime();
+    if (ep.is_sentinel()) {
+        auto b = detail::runtime_services(*state_->rt).sentinel(ep);
+        state_->sentinel = std::move(b.resolver);
+        state_->resolver = std::move(b.source);
+    }
     state_->ep = std::move(ep);
     state_->opts = opts;
     if (state_->ep.is_cluster())
-        state_->cluster = std::make_shared<detail::cluster_router>(state_->ep, opts, state_->rt);
+        state_->cluster = detail::runtime_services::cluster(state_->ep, opts, state_->rt);
     const detail::metrics_scope ms(*state_->rt);
     // A cluster pool's connections are its node pools', which report per node.
     if (ms && !state_->cluster) {
@@ -251,10 +259,11 @@ connection_pool::connection_pool(endpoint ep, pool_options opts,
             [rt = std::weak_ptr(state_->rt), service = state_->ep.service](const host_port& from,
                                                                            const host_port& to) {
                 if (auto r = rt.lock())
-                    r->emit(log_level::warning, "sentinel", "failover followed",
-                            {{"service", service},
-                             {"from", from.host + ":" + std::to_string(from.port)},
-                             {"to", to.host + ":" + std::to_string(to.port)}});
+                    detail::runtime_services(*r).emit(
+                        log_level::warning, "sentinel", "failover followed",
+                        {{"service", service},
+                         {"from", from.host + ":" + std::to_string(from.port)},
+                         {"to", to.host + ":" + std::to_string(to.port)}});
             });
     }
 }
@@ -612,7 +621,7 @@ reply connection_pool::command(const std::vector<std::string>& argv) {
 }
 
 std::shared_ptr<sentinel_resolver> connection_pool::sentinel() const noexcept {
-    return state_->resolver;
+    return state_->sentinel;
 }
 
 void connection_pool::clear_idle() noexcept {

@@ -1,5 +1,5 @@
 #include "pubsub_mux_entry.hpp"
-#include "sentinel_replicas.hpp"
+#include "runtime_services.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
@@ -8,8 +8,6 @@
 #include <redcoord/core/detail/subscriber_access.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
-#include <redcoord/core/runtime.hpp>
-#include <redcoord/core/sentinel.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -47,11 +45,11 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
     if (opts_.follow_replicas || ep_.is_cluster()) {
         // The blocking ask runs on a tick worker, in this timer's own lane: a dead master delays
         // neither another object's watchdog or round nor anyone's callbacks.
-        discovery_timer_ =
-            std::make_unique<timer>(rt_->timers(), [this]() -> std::optional<timer::time_point> {
-                discover();
-                return deadline_after(opts_.replica_refresh);
-            });
+        discovery_timer_ = std::make_unique<timer>(runtime_services(*rt_).timers(),
+                                                   [this]() -> std::optional<timer::time_point> {
+                                                       discover();
+                                                       return deadline_after(opts_.replica_refresh);
+                                                   });
     }
 }
 
@@ -86,11 +84,13 @@ std::unique_ptr<subscriber> pubsub_mux::make_link(const endpoint& ep, bool maste
             const int before = seen->exchange(up ? 1 : 2);
             if (rt_ && up && before == 2) {
                 reconnects_.inc();
-                rt_->emit(log_level::info, "signaling", "pub/sub link up again",
-                          {{"endpoint", where}, {"role", master ? "master" : "replica"}});
+                runtime_services(*rt_).emit(
+                    log_level::info, "signaling", "pub/sub link up again",
+                    {{"endpoint", where}, {"role", master ? "master" : "replica"}});
             } else if (rt_ && !up && before == 1) {
-                rt_->emit(log_level::warning, "signaling", "pub/sub link down",
-                          {{"endpoint", where}, {"role", master ? "master" : "replica"}});
+                runtime_services(*rt_).emit(
+                    log_level::warning, "signaling", "pub/sub link down",
+                    {{"endpoint", where}, {"role", master ? "master" : "replica"}});
             }
             if (up_to) up_to->store(up);
             // A master that came back may have other replicas now (a failover, a restart); on
@@ -239,16 +239,17 @@ void pubsub_mux::discover() noexcept {
     ask.connect_timeout = std::min(ask.connect_timeout, opts_.discovery_timeout);
     ask.command_timeout = std::min(ask.command_timeout, opts_.discovery_timeout);
     try {
-        auto d = discover_replicas_of(ask, rt_);
+        auto d = runtime_services::replicas_of(ask, rt_);
         if (d.refused.empty()) {
             discovery_refusal_logged_ = false;
             discovered(d.replicas);
         } else if (!std::exchange(discovery_refusal_logged_, true) && rt_) {
             // Refused, the replicas are unknown: the links keep what they have, as when the
             // master is unreachable. Logged once, not at every refresh.
-            rt_->emit(log_level::warning, "signaling",
-                      "replica discovery refused (ROLE and INFO): listening on the master only",
-                      {{"endpoint", ep_.to_string()}, {"error", d.refused}});
+            runtime_services(*rt_).emit(
+                log_level::warning, "signaling",
+                "replica discovery refused (ROLE and INFO): listening on the master only",
+                {{"endpoint", ep_.to_string()}, {"error", d.refused}});
         }
     } catch (...) {
         // Master or sentinels unreachable now: the links keep what they have; the next

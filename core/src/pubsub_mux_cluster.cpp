@@ -1,9 +1,10 @@
 // The pub/sub multiplexer on a Redis Cluster: sharded pub/sub, one group of links (the
 // shard's master and each replica) per shard that has a wanted channel. Sources: redis.io
 // "Sharded Pub/Sub", SSUBSCRIBE, SPUBLISH, and the Cluster specification's slot moves.
-#include "cluster_router.hpp"
+#include "cluster_nodes.hpp"
 #include "pool_access.hpp"
 #include "pubsub_mux_entry.hpp"
+#include "runtime_services.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/refusal.hpp>
@@ -12,7 +13,6 @@
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
-#include <redcoord/core/runtime.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -127,7 +127,7 @@ void pubsub_mux::rehome(bool fresh) noexcept {
         try {
             // Here, not in the constructor: the runtime builds this mux under the lock that
             // pool() takes.
-            if (!cluster_pool_) cluster_pool_ = rt_->pool(ep_);
+            if (!cluster_pool_) cluster_pool_ = runtime_services(*rt_).pool(ep_);
             m = want_fresh ? pool_access::fresh_slot_map(*cluster_pool_)
                            : cluster_pool_->slot_map();
         } catch (...) {

@@ -6,7 +6,10 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
 
+#include "cluster_router.hpp"
 #include "link_reactor.hpp"
+#include "runtime_services.hpp"
+#include "sentinel_replicas.hpp"
 
 #include <string>
 #include <utility>
@@ -193,5 +196,48 @@ void runtime::emit(log_level level, std::string_view component, std::string_view
         // A sink that throws must not cost the operation that logs.
     }
 }
+
+// The runtime as core's lower layers reach it (runtime_services.hpp): defined here, the one
+// unit that may see every layer.
+namespace detail {
+
+std::shared_ptr<runtime> runtime_services::default_runtime() { return runtime::shared(); }
+
+timer_service& runtime_services::timers() const noexcept { return rt_->timers(); }
+
+std::shared_ptr<metrics_backend> runtime_services::metrics(const runtime& rt) {
+    return rt.metrics();
+}
+
+metrics_options runtime_services::metrics_settings(const runtime& rt) {
+    return rt.metrics_settings();
+}
+
+void runtime_services::emit(log_level level, std::string_view component, std::string_view message,
+                            std::initializer_list<log_field> fields) const noexcept {
+    rt_->emit(level, component, message, fields);
+}
+
+std::shared_ptr<link_reactor> runtime_services::reactor() const { return rt_->reactor(); }
+
+sentinel_binding runtime_services::sentinel(const endpoint& service) const {
+    auto r = rt_->sentinel(service);
+    return {r, r};
+}
+
+std::shared_ptr<connection_pool> runtime_services::pool(const endpoint& ep) const {
+    return rt_->pool(ep);
+}
+
+std::shared_ptr<slot_router> runtime_services::cluster(const endpoint& ep, const pool_options& opts,
+                                                       std::shared_ptr<runtime> self) {
+    return std::make_shared<cluster_router>(ep, opts, std::move(self));
+}
+
+replica_discovery runtime_services::replicas_of(const endpoint& ep, std::shared_ptr<runtime> self) {
+    return discover_replicas_of(ep, std::move(self));
+}
+
+}  // namespace detail
 
 }  // namespace redcoord

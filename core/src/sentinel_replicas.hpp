@@ -3,6 +3,8 @@
 // multiplexer, which logs a discovery the ACL user may not run (discover_replicas() itself
 // has no log to write to).
 
+#include "runtime_services.hpp"
+
 #include <redcoord/core/endpoint.hpp>
 
 #include <memory>
@@ -14,13 +16,6 @@ class runtime;
 }
 
 namespace redcoord::detail {
-
-struct replica_discovery {
-    std::vector<endpoint> replicas;
-    // The server's refusals of ROLE and of INFO replication, when it answered neither: the
-    // replicas are then unknown, not absent. Empty otherwise.
-    std::string refused;
-};
 
 // discover_replicas(), with `refused` set instead of a reply_error when the server refused
 // both ways of asking; a Sentinel endpoint's sentinels are asked through pools of `rt` (null:

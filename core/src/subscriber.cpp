@@ -2,11 +2,11 @@
 // process's link reactor (link_reactor.hpp), which does all I/O.
 
 #include "link_reactor.hpp"
+#include "runtime_services.hpp"
 #include "subscriber_link.hpp"
 
 #include <redcoord/core/deadline.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
-#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/subscriber.hpp>
 
 #include <boost/signals2.hpp>
@@ -116,12 +116,13 @@ subscriber::subscriber(endpoint ep, message_handler on_message, subscriber_optio
         throw invalid_argument("subscriber reconnect delays must satisfy 0 < min <= max");
     if (opts.tuning.drain_interval.count() < 0)
         throw invalid_argument("subscriber drain_interval must be >= 0");
-    impl_->rt = opts.runtime ? opts.runtime : runtime::shared();
-    auto resolver = ep.is_sentinel() ? impl_->rt->sentinel(ep) : nullptr;
+    impl_->rt = opts.runtime ? opts.runtime : detail::runtime_services::default_runtime();
+    const detail::runtime_services services(*impl_->rt);
+    auto resolver = ep.is_sentinel() ? services.sentinel(ep).source : nullptr;
     impl_->link =
         std::make_shared<subscriber_link>(std::move(ep), std::move(on_message), std::move(opts),
                                           std::move(on_state), std::move(resolver));
-    impl_->reactor = impl_->rt->reactor();
+    impl_->reactor = services.reactor();
     impl_->reactor->attach(impl_->link);
     if (impl_->link->resolver) {
         // After a failover the link may still be up to the old master (demoted, or

@@ -34,7 +34,7 @@ subscriber_options without_runtime(subscriber_options o) {
 
 subscriber_link::subscriber_link(endpoint e, subscriber::message_handler on_message,
                                  subscriber_options o, subscriber::state_handler on_state,
-                                 std::shared_ptr<sentinel_resolver> sentinel)
+                                 std::shared_ptr<master_source> sentinel)
     : ep(std::move(e)), opts(without_runtime(o)), resolver(std::move(sentinel)),
       on_message(std::move(on_message)), on_state(std::move(on_state)), book(o.sharded),
       policy(policy_settings(o)) {}

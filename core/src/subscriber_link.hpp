@@ -6,9 +6,9 @@
 #include "connection_impl.hpp"
 
 #include <redcoord/core/detail/link_policy.hpp>
+#include <redcoord/core/detail/master_source.hpp>
 #include <redcoord/core/detail/subscription_book.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
-#include <redcoord/core/sentinel.hpp>
 #include <redcoord/core/subscriber.hpp>
 
 #include <atomic>
@@ -28,14 +28,13 @@ public:
     // `sentinel`: the runtime's resolver of a Sentinel endpoint, else null. `o.runtime` is
     // not kept (the subscriber holds the runtime; the reader thread must not release it).
     subscriber_link(endpoint e, subscriber::message_handler on_message, subscriber_options o,
-                    subscriber::state_handler on_state,
-                    std::shared_ptr<sentinel_resolver> sentinel);
+                    subscriber::state_handler on_state, std::shared_ptr<master_source> sentinel);
 
     // Set at construction, never changed.
     const endpoint ep;
     const subscriber_options opts;
     // Set for a Sentinel endpoint: each dial goes to the master it resolves.
-    const std::shared_ptr<sentinel_resolver> resolver;
+    const std::shared_ptr<master_source> resolver;
 
     // Whoever reads or writes the connection holds read_mu: the reactor's reader thread, or a
     // waiter in help_read(). Handlers run with it held, so they run one at a time, in arrival

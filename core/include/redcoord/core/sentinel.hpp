@@ -7,6 +7,7 @@
 /// re-resolve after connection errors, and listen to the sentinels' `+switch-master` events.
 
 #include <redcoord/core/connection.hpp>
+#include <redcoord/core/detail/master_source.hpp>
 #include <redcoord/core/endpoint.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/export.hpp>
@@ -106,7 +107,7 @@ struct sentinel_options {
 /// A resolution asks the configured sentinels (`SENTINEL get-master-addr-by-name`, one round trip
 /// each) and checks the named master's role (`ROLE`, one round trip); following failovers keeps one
 /// pub/sub subscription per sentinel on the runtime's threads.
-class sentinel_resolver {
+class sentinel_resolver : public detail::master_source {
 public:
     /// Prepares a resolver; nothing connects until the first call that needs the master.
     /// `service` must be a Sentinel endpoint (`redis-sentinel://h1:p1,h2:p2/name`): the
@@ -116,7 +117,7 @@ public:
     ///         service name, or the options are invalid.
     explicit sentinel_resolver(endpoint service, sentinel_options opts = {});
     /// Stops the notification subscribers; never throws.
-    ~sentinel_resolver();
+    ~sentinel_resolver() override;
     sentinel_resolver(const sentinel_resolver&) = delete;
     sentinel_resolver& operator=(const sentinel_resolver&) = delete;
 
@@ -131,7 +132,7 @@ public:
     [[nodiscard]] host_port master();
 
     /// The last known master without any I/O (nullopt before the first resolution).
-    [[nodiscard]] std::optional<host_port> cached_master() const;
+    [[nodiscard]] std::optional<host_port> cached_master() const override;
 
     /// Opens a connection to the current master and verifies its role (see above),
     /// re-resolving and retrying (with the backoff) until `timeout` (milliseconds) when the
@@ -141,11 +142,11 @@ public:
     /// @throws unknown_service, auth_error at once (retrying cannot help);
     /// @throws sentinel_error (or a subclass) when no verified master was reached in time,
     ///         with the last failure in the message.
-    [[nodiscard]] connection connect(std::chrono::milliseconds timeout);
+    [[nodiscard]] connection connect(std::chrono::milliseconds timeout) override;
 
     /// Tells the resolver that `addr` failed (connection error, `READONLY` reply, wrong role):
     /// if it is the cached master, the next master() asks the sentinels again. Never throws.
-    void report_failure(const host_port& addr) noexcept;
+    void report_failure(const host_port& addr) noexcept override;
 
     /// The replicas the sentinels report for the service, excluding those flagged down or
     /// disconnected, in the sentinel's order. Asks the sentinels one by one until one answers.
@@ -159,9 +160,6 @@ public:
     /// The Sentinel endpoint this resolver serves.
     [[nodiscard]] const endpoint& where() const noexcept;
 
-    /// A callback for on_master_changed(): (old master, new master).
-    using master_changed_slot = std::function<void(const host_port& from, const host_port& to)>;
-
     /// Calls `slot` with (old master, new master) whenever the cached master address changes
     /// after the first resolution, until the returned connection is disconnected or destroyed
     /// (dropping it disconnects at once: keep it as long as the slot should run).
@@ -172,7 +170,8 @@ public:
     /// latest master reads cached_master(). Disconnecting does not wait for a call already
     /// running. An exception from a slot is swallowed (it skips the later slots of that change).
     /// Thread-safety: may be called from any thread, also from a slot.
-    [[nodiscard]] boost::signals2::scoped_connection on_master_changed(master_changed_slot slot);
+    [[nodiscard]] boost::signals2::scoped_connection on_master_changed(
+        master_changed_slot slot) override;
 
 private:
     boost::signals2::signal<void(const host_port&, const host_port&)> master_changed_;
