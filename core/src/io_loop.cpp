@@ -1,4 +1,5 @@
 #include <redcoord/core/detail/io_loop.hpp>
+#include <redcoord/core/detail/thread_name.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -52,6 +53,7 @@ asio::io_context& io_loop::context() {
     std::lock_guard l(start_mu_);
     if (!thread_.joinable()) {
         thread_ = std::thread([o = own_.get()] {
+            name_this_thread("rc-io");
             o->io.run();
             if (o->orphaned) delete o;
         });

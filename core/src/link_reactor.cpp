@@ -3,6 +3,8 @@
 #include "cluster_nodes.hpp"
 #include "subscriber_refusal.hpp"
 
+#include <redcoord/core/detail/thread_name.hpp>
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -504,9 +506,15 @@ std::shared_ptr<link_reactor> link_reactor::create() {
 }
 
 link_reactor::link_reactor() : core_(std::make_shared<core>()) {
-    reader_ = std::thread([c = core_] { c->run_reader(); });
+    reader_ = std::thread([c = core_] {
+        name_this_thread("rc-pubsub-read");
+        c->run_reader();
+    });
     try {
-        dialer_ = std::thread([c = core_] { c->run_dialer(); });
+        dialer_ = std::thread([c = core_] {
+            name_this_thread("rc-pubsub-dial");
+            c->run_dialer();
+        });
     } catch (...) {
         core_->stop();
         reader_.join();

@@ -8,6 +8,7 @@
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pool_hooks.hpp>
 #include <redcoord/core/detail/refusal.hpp>
+#include <redcoord/core/detail/thread_name.hpp>
 #include <redcoord/core/hash_slot.hpp>
 #include <redcoord/core/pool.hpp>
 
@@ -558,7 +559,10 @@ void connection_pool::start_dial(std::unique_lock<std::mutex>& lk) {
     ++s.open;
     ++s.counters.in_use;
     try {
-        s.dialer = std::thread([st = &s] { st->dial_in_background(); });
+        s.dialer = std::thread([st = &s] {
+            detail::name_this_thread("rc-pool-dial");
+            st->dial_in_background();
+        });
     } catch (const std::system_error& e) {
         --s.open;
         --s.counters.in_use;

@@ -1,5 +1,6 @@
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
+#include <redcoord/core/detail/thread_name.hpp>
 
 #include <condition_variable>
 #include <deque>
@@ -61,7 +62,10 @@ struct serial_executor::state {
 
     void add_worker(const std::shared_ptr<state>& self, bool on_probation) REDCOORD_REQUIRES(mu) {
         // The thread keeps the state alive if it outlives the executor (detached).
-        std::thread t([s = self, on_probation] { s->run(on_probation); });
+        std::thread t([s = self, on_probation] {
+            name_this_thread("rc-callback");
+            s->run(on_probation);
+        });
         const auto id = t.get_id();
         workers.emplace(id, std::move(t));  // before the thread can take mu and look itself up
         if (on_probation)

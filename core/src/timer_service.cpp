@@ -1,5 +1,6 @@
 #include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
+#include <redcoord/core/detail/thread_name.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 
@@ -73,7 +74,11 @@ struct timer_service::state : std::enable_shared_from_this<state> {
 
     // @throws std::system_error when the thread cannot be started.
     void add_worker() REDCOORD_REQUIRES(mu) {
-        std::thread t([self = shared_from_this()] { self->work(); });  // keeps the state alive
+        // The thread keeps the state alive.
+        std::thread t([self = shared_from_this()] {
+            name_this_thread("rc-tick");
+            self->work();
+        });
         const auto id = t.get_id();
         workers.emplace(id, std::move(t));  // before the thread can take mu and look itself up
     }
@@ -83,7 +88,10 @@ struct timer_service::state : std::enable_shared_from_this<state> {
     void start() REDCOORD_REQUIRES(mu) {
         if (workers.empty()) add_worker();
         if (!watcher.joinable())
-            watcher = std::thread([self = shared_from_this()] { self->watch(); });
+            watcher = std::thread([self = shared_from_this()] {
+                name_this_thread("rc-timer");
+                self->watch();
+            });
     }
 
     // A tick worker: waits for the earliest due time and runs that tick itself.

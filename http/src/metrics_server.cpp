@@ -1,5 +1,6 @@
 #include "readiness_prober.hpp"
 
+#include <redcoord/core/detail/thread_name.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/http/metrics_server.hpp>
 
@@ -215,7 +216,10 @@ struct metrics_server::impl {
             st.prober =
                 std::make_unique<detail::readiness_prober>(std::move(pools), opts.ready_timeout);
         accept();
-        thread = std::thread([this] { ioc.run(); });
+        thread = std::thread([this] {
+            detail::name_this_thread("rc-metrics-http");
+            ioc.run();
+        });
     }
 
     // The sessions waiting for a probe hold sockets of `ioc`: the prober goes first.

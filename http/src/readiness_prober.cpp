@@ -1,5 +1,6 @@
 #include "readiness_prober.hpp"
 
+#include <redcoord/core/detail/thread_name.hpp>
 #include <redcoord/http/health.hpp>
 
 namespace redcoord::detail {
@@ -9,7 +10,10 @@ readiness_prober::readiness_prober(std::vector<std::shared_ptr<connection_pool>>
     : timeout_(timeout) {
     pools_.reserve(pools.size());
     for (auto& p : pools) pools_.push_back(std::make_unique<master_pools>(std::move(p)));
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        name_this_thread("rc-ready-probe");
+        loop();
+    });
 }
 
 readiness_prober::~readiness_prober() { stop(); }

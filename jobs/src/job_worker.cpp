@@ -10,6 +10,7 @@
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/pubsub_mux.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
+#include <redcoord/core/detail/thread_name.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/holder_label.hpp>
@@ -547,9 +548,15 @@ void job_worker::start() {
     }
     s.running = true;
     try {
-        s.upkeeper = std::thread([raw] { raw->upkeep(); });
+        s.upkeeper = std::thread([raw] {
+            detail::name_this_thread("rc-job-upkeep");
+            raw->upkeep();
+        });
         for (std::size_t i = 0; i < s.opts.threads; ++i)
-            s.threads.emplace_back([raw] { raw->run_thread(); });
+            s.threads.emplace_back([raw] {
+                detail::name_this_thread("rc-job-work");
+                raw->run_thread();
+            });
     } catch (...) {
         stop();
         throw;

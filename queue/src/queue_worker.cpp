@@ -1,5 +1,6 @@
 #include <redcoord/queue/queue_worker.hpp>
 
+#include <redcoord/core/detail/thread_name.hpp>
 #include <redcoord/core/errors.hpp>
 
 #include <condition_variable>
@@ -25,7 +26,10 @@ void queue_worker::start() {
     stop_ = false;
     stop_source_ = std::stop_source();
     for (std::size_t i = 0; i < opts_.threads; ++i)
-        threads_.emplace_back([this, token = stop_source_.get_token()] { run(token); });
+        threads_.emplace_back([this, token = stop_source_.get_token()] {
+            detail::name_this_thread("rc-queue-work");
+            run(token);
+        });
 }
 
 void queue_worker::request_stop() noexcept {

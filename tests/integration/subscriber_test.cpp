@@ -1,5 +1,7 @@
 #include <redcoord/core/connection.hpp>
+#include <redcoord/core/detail/serial_executor.hpp>
 #include <redcoord/core/detail/subscriber_access.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
@@ -13,7 +15,11 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string>
 #include <thread>
 
 using namespace redcoord;
@@ -408,6 +414,47 @@ TEST(Subscriber, TwoRuntimesShareNoPubSubThread) {
     server.command({"PUBLISH", "second", "x"});
     EXPECT_TRUE(redcoord::testing::eventually([&] { return got_second.load() == 1; }));
     EXPECT_EQ(got_first.load(), 0);
+}
+
+// Every thread a runtime starts carries a name (top -H, gdb, /proc/PID/task/*/comm): the
+// pub/sub reader and dialer, the timer thread and a tick worker, a callback thread, the I/O
+// thread.
+std::multiset<std::string> thread_names() {
+    std::multiset<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream in(e.path() / "comm");
+        std::string n;
+        if (std::getline(in, n)) names.insert(n);
+    }
+    return names;
+}
+
+TEST(Subscriber, RuntimeThreadsAreNamed) {
+    local_server server;
+    auto rt = runtime::create();
+    const auto before = thread_names();
+    for (const char* n :
+         {"rc-pubsub-read", "rc-pubsub-dial", "rc-timer", "rc-tick", "rc-callback", "rc-io"})
+        EXPECT_EQ(before.count(n), 0u) << n << " before the runtime started anything";
+    subscriber sub(
+        server.endpoint(), [](const pubsub_message&) {}, subscriber_options{.runtime = rt});
+    ASSERT_TRUE(sub.subscribe({"named"}, 3000ms));
+    std::atomic<int> ticked{0}, called{0};
+    redcoord::detail::timer t(rt->timers(),
+                              [&]() -> std::optional<redcoord::detail::timer::time_point> {
+                                  ++ticked;
+                                  return std::nullopt;
+                              });
+    t.arm(std::chrono::steady_clock::now());
+    redcoord::detail::strand callbacks(rt->callbacks());
+    callbacks.post([&] { ++called; });
+    (void)rt->io();  // starts the runtime's own I/O thread
+    ASSERT_TRUE(
+        redcoord::testing::eventually([&] { return ticked.load() == 1 && called.load() == 1; }));
+    const auto now = thread_names();
+    for (const char* n :
+         {"rc-pubsub-read", "rc-pubsub-dial", "rc-timer", "rc-tick", "rc-callback", "rc-io"})
+        EXPECT_GE(now.count(n), 1u) << n;
 }
 
 // Pools and subscribers of one runtime share one resolver per Sentinel service; another
