@@ -27,7 +27,10 @@ using time_point = clock_type::time_point;
 struct link_reactor::core {
     int wake_fd = -1;
 
-    // The reader's inbox: connections the dialer opened, links to look at, links to forget.
+    // The timer service whose tick workers run the dials (the runtime's); attach() only.
+    timer_service* const timers;
+
+    // The reader's inbox: connections the dials opened, links to look at, links to forget.
     mutex mu;
     bool stopping REDCOORD_GUARDED_BY(mu) = false;
     std::vector<std::pair<std::shared_ptr<subscriber_link>, std::unique_ptr<connection::impl>>>
@@ -35,12 +38,12 @@ struct link_reactor::core {
     std::vector<std::shared_ptr<subscriber_link>> kicked REDCOORD_GUARDED_BY(mu);
     std::vector<std::shared_ptr<subscriber_link>> removed REDCOORD_GUARDED_BY(mu);
 
-    // The dialer's queue: links to (re)connect, by due time.
+    // The dials: each link's own timer (subscriber_link::dial_timer) runs them on a tick worker.
     mutex dial_mu;
     std::condition_variable dial_cv;
     bool dial_stopping REDCOORD_GUARDED_BY(dial_mu) = false;
-    bool dialing REDCOORD_GUARDED_BY(dial_mu) = false;  // a dial is under way (sync())
-    std::multimap<time_point, std::shared_ptr<subscriber_link>> dials REDCOORD_GUARDED_BY(dial_mu);
+    int dialing REDCOORD_GUARDED_BY(dial_mu) = 0;  // dials under way (sync())
+    std::mt19937_64 dial_random REDCOORD_GUARDED_BY(dial_mu){std::random_device{}()};
 
     // Reader passes whose inbox was handled and released (sync()).
     std::mutex pass_mu;
@@ -51,7 +54,7 @@ struct link_reactor::core {
     std::vector<std::shared_ptr<subscriber_link>> sessions;
     std::mt19937_64 reader_random{std::random_device{}()};
 
-    core() {
+    explicit core(timer_service& t) : timers(&t) {
         wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (wake_fd < 0) throw error("eventfd failed");
     }
@@ -75,13 +78,13 @@ struct link_reactor::core {
         dial_cv.notify_all();
     }
 
-    // Waits (at most until `until`) for the dial under way, whose link may be one removed
+    // Waits (at most until `until`) for the dials under way, whose links may be ones removed
     // meanwhile, then for two reader passes that began after the call, so every removal
     // requested before it has been handled and released.
     void sync(time_point until) {
         {
             unique_lock lk(dial_mu);
-            while (dialing && !dial_stopping)
+            while (dialing > 0 && !dial_stopping)
                 if (dial_cv.wait_until(lk.native(), until) == std::cv_status::timeout) return;
         }
         std::unique_lock pl(pass_mu);
@@ -94,58 +97,48 @@ struct link_reactor::core {
         }
     }
 
-    void schedule_dial(std::shared_ptr<subscriber_link> l, time_point due) {
-        lock_guard lk(dial_mu);
-        if (dial_stopping || l->closed.load()) return;
-        dials.emplace(due, std::move(l));
+    // The next dial of `l` at `due`, unless the reactor stops or its subscriber is gone.
+    void schedule_dial(const std::shared_ptr<subscriber_link>& l, time_point due) {
+        {
+            lock_guard lk(dial_mu);
+            if (dial_stopping || l->closed.load()) return;
+        }
+        try {
+            l->dial_timer->arm(due);
+        } catch (...) {
+            // No tick worker could start, and none runs (the service starts its first one on
+            // attach(), which threw then): nothing can dial.
+        }
+    }
+
+    static void forget_dials(const subscriber_link& l) {
+        if (l.dial_timer) l.dial_timer->disarm();
+    }
+
+    // ---- a dial: a tick of the link's timer, on a tick worker ----
+
+    // Dials `l` once (blocking, within its connect timeout): the time of the next attempt, or
+    // nullopt when the reader got the connection or the link is gone. The link is released
+    // before the dial counts as done (sync()): a closed one's resolver with it.
+    std::optional<time_point> dial_tick(std::shared_ptr<subscriber_link> l) {
+        std::uint64_t random = 0;
+        {
+            lock_guard lk(dial_mu);
+            if (dial_stopping || l->closed.load()) return std::nullopt;
+            ++dialing;
+            random = dial_random();
+        }
+        const auto next = dial(std::move(l), random);
+        {
+            lock_guard lk(dial_mu);
+            --dialing;
+        }
         dial_cv.notify_all();
+        return next;
     }
 
-    void forget_dials(const subscriber_link& l) {
-        lock_guard lk(dial_mu);
-        std::erase_if(dials, [&](const auto& d) { return d.second.get() == &l; });
-    }
-
-    // ---- dialer thread ----
-
-    std::shared_ptr<subscriber_link> next_dial() {
-        unique_lock lk(dial_mu);
-        for (;;) {
-            if (dial_stopping) return nullptr;
-            const auto now = clock_type::now();
-            if (!dials.empty() && dials.begin()->first <= now) {
-                auto l = std::move(dials.begin()->second);
-                dials.erase(dials.begin());
-                dialing = true;
-                return l;
-            }
-            if (dials.empty()) {
-                dial_cv.wait(lk.native());
-            } else {
-                // Bounded: a backoff may end at time_point::max() (saturated). A copy: wait_until
-                // reads its deadline after unlocking, when forget_dials() may erase the node.
-                const time_point until =
-                    std::min(dials.begin()->first, now + std::chrono::hours(1));
-                dial_cv.wait_until(lk.native(), until);
-            }
-        }
-    }
-
-    void run_dialer() {
-        std::mt19937_64 random{std::random_device{}()};
-        while (auto l = next_dial()) {
-            dial(std::move(l), random);
-            // The link is released by now (dial() owned it): a closed one's resolver with it.
-            {
-                lock_guard lk(dial_mu);
-                dialing = false;
-            }
-            dial_cv.notify_all();
-        }
-    }
-
-    void dial(std::shared_ptr<subscriber_link> l, std::mt19937_64& random) {
-        if (l->closed.load()) return;
+    std::optional<time_point> dial(std::shared_ptr<subscriber_link> l, std::uint64_t random) {
+        if (l->closed.load()) return std::nullopt;
         std::unique_ptr<connection::impl> c;
         try {
             if (l->resolver) {
@@ -162,21 +155,17 @@ struct link_reactor::core {
         } catch (...) {
             // Retried after the link's backoff (the resolver notes its own failures).
         }
-        if (l->closed.load()) return;  // its subscriber is gone: drop the connection
+        if (l->closed.load()) return std::nullopt;  // its subscriber is gone: drop the connection
         if (!c) {
-            time_point due;
-            {
-                lock_guard lk(l->mu);
-                due = l->policy.retry_at(clock_type::now(), random());
-            }
-            schedule_dial(std::move(l), due);
-            return;
+            lock_guard lk(l->mu);
+            return l->policy.retry_at(clock_type::now(), random);
         }
         {
             lock_guard lk(mu);
             arrived.emplace_back(std::move(l), std::move(c));
         }
         wake();
+        return std::nullopt;
     }
 
     // ---- reader thread ----
@@ -496,8 +485,8 @@ exit_sync& at_exit() {
 
 void link_reactor::sync(std::chrono::milliseconds bound) { core_->sync(clock_type::now() + bound); }
 
-std::shared_ptr<link_reactor> link_reactor::create() {
-    auto r = std::make_shared<link_reactor>();
+std::shared_ptr<link_reactor> link_reactor::create(timer_service& timers) {
+    auto r = std::make_shared<link_reactor>(timers);
     auto& e = at_exit();
     std::lock_guard lk(e.m);
     std::erase_if(e.live, [](const auto& w) { return w.expired(); });
@@ -505,37 +494,34 @@ std::shared_ptr<link_reactor> link_reactor::create() {
     return r;
 }
 
-link_reactor::link_reactor() : core_(std::make_shared<core>()) {
+link_reactor::link_reactor(timer_service& timers) : core_(std::make_shared<core>(timers)) {
     reader_ = std::thread([c = core_] {
         name_this_thread("rc-pubsub-read");
         c->run_reader();
     });
-    try {
-        dialer_ = std::thread([c = core_] {
-            name_this_thread("rc-pubsub-dial");
-            c->run_dialer();
-        });
-    } catch (...) {
-        core_->stop();
-        reader_.join();
-        throw;
-    }
 }
 
 link_reactor::~link_reactor() {
     core_->stop();
-    // The threads hold the core: one of them destroying the last subscriber lets itself end.
-    for (auto* t : {&reader_, &dialer_}) {
-        if (!t->joinable()) continue;
-        if (t->get_id() == std::this_thread::get_id())
-            t->detach();
-        else
-            t->join();
-    }
+    // The thread holds the core: the reader destroying the last subscriber lets itself end.
+    if (reader_.get_id() == std::this_thread::get_id())
+        reader_.detach();
+    else
+        reader_.join();
 }
 
 void link_reactor::attach(const std::shared_ptr<subscriber_link>& l) {
-    core_->schedule_dial(l, clock_type::now());
+    // Weak both ways: the link owns its timer, and the reactor must not outlive its holders.
+    l->dial_timer = std::make_unique<timer>(
+        *core_->timers,
+        [weak_core = std::weak_ptr<core>(core_),
+         weak_link = std::weak_ptr<subscriber_link>(l)]() -> std::optional<time_point> {
+            auto c = weak_core.lock();
+            auto link = weak_link.lock();
+            if (!c || !link) return std::nullopt;
+            return c->dial_tick(std::move(link));
+        });
+    l->dial_timer->arm(clock_type::now());  // @throws std::system_error: no tick worker
 }
 
 void link_reactor::detach(const std::shared_ptr<subscriber_link>& l) {

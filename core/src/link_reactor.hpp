@@ -1,17 +1,21 @@
 #pragma once
-// Private to core: a runtime's pub/sub reader and dialer, shared by its subscribers.
+// Private to core: a runtime's pub/sub reader, shared by its subscribers, and their dials.
 //
-//   subscriber ──┐                                    ┌── dialer thread: blocking (re)connects,
-//   subscriber ──┼── link_reactor (one per runtime) ──┤   Sentinel resolution, backoff waits
-//   subscriber ──┘                                    └── reader thread: poll(eventfd + every
+//   subscriber ──┐                                    ┌── dials: a timer per link on the
+//   subscriber ──┼── link_reactor (one per runtime) ──┤   runtime's tick workers (blocking
+//   subscriber ──┘                                    │   (re)connects, Sentinel resolution)
+//                                                     └── reader thread: poll(eventfd + every
 //                                                         up link): sends, reads, handlers,
 //                                                         PING / silence, drains
 //
-// The dialer hands each new connection to the reader; the reader hands each ended session
-// back to the dialer with the time of the next attempt. A server that does not answer a
-// connect therefore delays other links' connects (one at a time), never their reading.
+// A dial hands its new connection to the reader; the reader arms the link's timer with the
+// time of the next attempt when a session ends, and a failed dial returns it. A server that
+// does not answer a connect holds one tick worker (the timer service starts another for the
+// other timers after 10 ms), never another link's reading or dial.
 
 #include "subscriber_link.hpp"
+
+#include <redcoord/core/detail/timer_service.hpp>
 
 #include <chrono>
 #include <memory>
@@ -21,19 +25,21 @@ namespace redcoord::detail {
 
 class link_reactor {
 public:
-    // A new reactor (a runtime's: runtime::reactor()); it stops when the last holder lets go,
-    // and at exit it is synced first (sync(), 2 s at most).
-    static std::shared_ptr<link_reactor> create();
+    // A new reactor (a runtime's: runtime::reactor()) whose dials run on `timers`, which must
+    // outlive every attach(); it stops when the last holder lets go, and at exit it is synced
+    // first (sync(), 2 s at most). @throws std::system_error when the reader cannot start.
+    static std::shared_ptr<link_reactor> create(timer_service& timers);
 
-    link_reactor();
-    // Stops both threads; waits for them unless called on one of them (a handler that
-    // destroyed the last subscriber), which then ends by itself. Waits at most for the
-    // dial under way (one connect_timeout).
+    explicit link_reactor(timer_service& timers);
+    // Stops the reader thread and waits for it unless called on it (a handler that destroyed
+    // the last subscriber), which then ends by itself. A dial under way ends by itself; its
+    // connection is dropped.
     ~link_reactor();
     link_reactor(const link_reactor&) = delete;
     link_reactor& operator=(const link_reactor&) = delete;
 
-    // Starts serving `l`: its first dial starts at once.
+    // Starts serving `l`: its first dial starts at once, on a tick worker.
+    // @throws std::system_error when the timer service cannot start its first thread.
     void attach(const std::shared_ptr<subscriber_link>& l);
     // Forgets `l` (already marked closed): its session ends without handlers, a queued dial
     // is dropped, a dial under way is discarded when it completes. Does not wait.
@@ -42,8 +48,8 @@ public:
     void kick(subscriber_link& l);
     // Has the reader re-evaluate every link (a demand raised on an unwatched link).
     void wake() noexcept;
-    // Returns once the reader has handled and released every removal requested before the
-    // call, or after `bound`. Not from a reactor thread.
+    // Returns once the dials under way ended and the reader has handled and released every
+    // removal requested before the call, or after `bound`. Not from the reader thread.
     void sync(std::chrono::milliseconds bound);
 
     struct core;
@@ -51,7 +57,6 @@ public:
 private:
     std::shared_ptr<core> core_;
     std::thread reader_;
-    std::thread dialer_;
 };
 
 }  // namespace redcoord::detail

@@ -70,7 +70,7 @@ std::shared_ptr<detail::link_reactor> runtime::reactor() {
     std::lock_guard l(topology_mu_);
     auto r = reactor_.lock();
     if (!r) {
-        r = detail::link_reactor::create();
+        r = detail::link_reactor::create(*timers_);
         reactor_ = r;
     }
     return r;

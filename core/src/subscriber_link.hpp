@@ -1,7 +1,7 @@
 #pragma once
 // Private to core: one subscriber's link, the state shared by the subscriber (its owner),
-// the link reactor's reader thread (while the link has a session) and its dialer thread
-// (while a dial for it is queued or running).
+// the link reactor's reader thread (while the link has a session) and its dial timer's tick
+// (while a dial for it runs on a tick worker).
 
 #include "connection_impl.hpp"
 
@@ -9,6 +9,7 @@
 #include <redcoord/core/detail/master_source.hpp>
 #include <redcoord/core/detail/subscription_book.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/subscriber.hpp>
 
 #include <atomic>
@@ -57,6 +58,11 @@ public:
     bool drop_requested REDCOORD_GUARDED_BY(mu) = false;
     std::uint64_t connect_count REDCOORD_GUARDED_BY(mu) = 0;
     link_policy policy REDCOORD_GUARDED_BY(mu);
+
+    // Its dials: a timer on the runtime's timer service, set by link_reactor::attach() before
+    // the first dial and not changed after. Each tick dials once on a tick worker (blocking up
+    // to the connect timeout) and returns when to try again.
+    std::unique_ptr<timer> dial_timer;
 
     // Set once by the subscriber's destructor: no handler runs after it, no dial starts.
     std::atomic<bool> closed{false};

@@ -1,6 +1,8 @@
 #include <redcoord/testing/wait.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 namespace redcoord::testing {
@@ -16,6 +18,17 @@ std::size_t process_threads() {
     std::size_t n = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
         ++n;
+    return n;
+}
+
+std::size_t threads_named(std::string_view name) {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+        std::ifstream in(e.path() / "comm");
+        std::string comm;
+        if (std::getline(in, comm) && comm == name) ++n;  // a thread that ended reads as none
+    }
     return n;
 }
 

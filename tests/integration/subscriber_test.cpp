@@ -15,10 +15,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -344,98 +342,79 @@ TEST(Subscriber, C8_HugeWaitDoesNotOverflow) {
 
 using redcoord::testing::process_threads;
 
-// Issue 15: the subscribers of a process share one reader and one dialer thread (before: one
-// reader thread per subscriber), and both stop with the last subscriber.
-TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareTwoThreads) {
+using redcoord::testing::threads_named;
+
+// Issue 15: the subscribers of a process share one reader thread (before: one reader thread per
+// subscriber), which stops with the last subscriber; their dials run on the runtime's tick
+// workers (issue 35: before, a dialer thread of their own).
+TEST(Subscriber, FiftySubscribersOnFiveEndpointsShareOneReader) {
     std::vector<std::unique_ptr<local_server>> servers;
     for (int i = 0; i < 5; ++i) servers.push_back(std::make_unique<local_server>());
-    const auto base = process_threads();
+    auto rt = runtime::create();
     std::vector<std::unique_ptr<subscriber>> subs;
     std::atomic<int> got{0};
     for (int i = 0; i < 50; ++i) {
-        subs.push_back(std::make_unique<subscriber>(servers[i % 5]->endpoint(),
-                                                    [&](const pubsub_message&) { ++got; }));
+        subs.push_back(std::make_unique<subscriber>(
+            servers[i % 5]->endpoint(), [&](const pubsub_message&) { ++got; },
+            subscriber_options{.runtime = rt}));
         ASSERT_TRUE(subs.back()->subscribe({"ch" + std::to_string(i)}, 3000ms));
     }
-    const auto with_subscribers = process_threads();
-    std::printf(
-        "threads: %zu before the subscribers, %zu with 50 subscribers on 5 endpoints (+%zu)\n",
-        base, with_subscribers, with_subscribers - base);
-    RecordProperty("extra_threads", static_cast<int>(with_subscribers - base));
+    EXPECT_EQ(threads_named("rc-pubsub-read"), 1u);
+    EXPECT_EQ(threads_named("rc-pubsub-dial"), 0u) << "dials run on the tick workers";
+    EXPECT_EQ(threads_named("rc-timer"), 1u);
     for (int i = 0; i < 50; ++i)
         servers[i % 5]->command({"PUBLISH", "ch" + std::to_string(i), "x"});
-    for (int i = 0; i < 300 && got.load() < 50; ++i) std::this_thread::sleep_for(10ms);
-    EXPECT_EQ(got.load(), 50);
-    EXPECT_LE(with_subscribers - base, 2u);
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return got.load() == 50; }));
     subs.clear();
-    std::size_t after = process_threads();
-    for (int i = 0; i < 100 && after != base; ++i) {
-        std::this_thread::sleep_for(10ms);
-        after = process_threads();
-    }
-    EXPECT_EQ(after, base) << "the shared threads outlived the last subscriber";
+    EXPECT_TRUE(redcoord::testing::eventually([] { return threads_named("rc-pubsub-read") == 0; }))
+        << "the reader outlived the last subscriber";
 }
 
-// A runtime owns its subscribers' reader and dialer: a second runtime's subscribers get
-// threads of their own (so one runtime's stalled dial or slow handler never reaches the other),
-// and the threads of each stop with that runtime's last subscriber.
+// A runtime owns its subscribers' reader: a second runtime's subscribers get their own, and the
+// first's stops with its last subscriber while the second's goes on.
 TEST(Subscriber, TwoRuntimesShareNoPubSubThread) {
     local_server server;
     auto first = runtime::create();
     auto second = runtime::create();
-    const auto base = process_threads();
     std::atomic<int> got_first{0}, got_second{0};
     auto on_first = std::make_unique<subscriber>(
         server.endpoint(), [&](const pubsub_message&) { ++got_first; },
         subscriber_options{.runtime = first});
     ASSERT_TRUE(on_first->subscribe({"first"}, 3000ms));
-    const auto with_one = process_threads();
+    EXPECT_EQ(threads_named("rc-pubsub-read"), 1u);
+    EXPECT_EQ(threads_named("rc-timer"), 1u);
     auto on_second = std::make_unique<subscriber>(
         server.endpoint(), [&](const pubsub_message&) { ++got_second; },
         subscriber_options{.runtime = second});
     ASSERT_TRUE(on_second->subscribe({"second"}, 3000ms));
-    const auto with_two = process_threads();
-    EXPECT_EQ(with_one - base, 2u);
-    EXPECT_EQ(with_two - with_one, 2u)
-        << "the second runtime's subscriber used the first's threads";
+    EXPECT_EQ(threads_named("rc-pubsub-read"), 2u)
+        << "the second runtime's subscriber used the first's reader";
+    EXPECT_EQ(threads_named("rc-timer"), 2u) << "the second runtime dialed on the first's timers";
     // A third subscriber on the first runtime adds no thread.
+    const auto with_two = process_threads();
     auto again = std::make_unique<subscriber>(
         server.endpoint(), [](const pubsub_message&) {}, subscriber_options{.runtime = first});
     ASSERT_TRUE(again->subscribe({"again"}, 3000ms));
-    EXPECT_EQ(process_threads(), with_two);
+    EXPECT_EQ(threads_named("rc-pubsub-read"), 2u);
+    EXPECT_LE(process_threads(), with_two + first->stats().tick_workers);
     on_first.reset();
     again.reset();
-    std::size_t after = process_threads();
-    for (int i = 0; i < 100 && after != with_two - 2; ++i) {
-        std::this_thread::sleep_for(10ms);
-        after = process_threads();
-    }
-    EXPECT_EQ(after, with_two - 2) << "the first runtime's threads outlived its last subscriber";
+    EXPECT_TRUE(redcoord::testing::eventually([] { return threads_named("rc-pubsub-read") == 1; }))
+        << "the first runtime's reader outlived its last subscriber";
     server.command({"PUBLISH", "second", "x"});
     EXPECT_TRUE(redcoord::testing::eventually([&] { return got_second.load() == 1; }));
     EXPECT_EQ(got_first.load(), 0);
 }
 
 // Every thread a runtime starts carries a name (top -H, gdb, /proc/PID/task/*/comm): the
-// pub/sub reader and dialer, the timer thread and a tick worker, a callback thread, the I/O
-// thread.
-std::multiset<std::string> thread_names() {
-    std::multiset<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
-        std::ifstream in(e.path() / "comm");
-        std::string n;
-        if (std::getline(in, n)) names.insert(n);
-    }
-    return names;
-}
-
+// pub/sub reader, the timer thread and a tick worker, a callback thread, the I/O thread.
 TEST(Subscriber, RuntimeThreadsAreNamed) {
     local_server server;
     auto rt = runtime::create();
-    const auto before = thread_names();
-    for (const char* n :
-         {"rc-pubsub-read", "rc-pubsub-dial", "rc-timer", "rc-tick", "rc-callback", "rc-io"})
-        EXPECT_EQ(before.count(n), 0u) << n << " before the runtime started anything";
+    const std::vector<std::string> names = {"rc-pubsub-read", "rc-timer", "rc-tick", "rc-callback",
+                                            "rc-io"};
+    for (const auto& n : names)
+        EXPECT_EQ(threads_named(n), 0u) << n << " before the runtime started anything";
     subscriber sub(
         server.endpoint(), [](const pubsub_message&) {}, subscriber_options{.runtime = rt});
     ASSERT_TRUE(sub.subscribe({"named"}, 3000ms));
@@ -451,10 +430,7 @@ TEST(Subscriber, RuntimeThreadsAreNamed) {
     (void)rt->io();  // starts the runtime's own I/O thread
     ASSERT_TRUE(
         redcoord::testing::eventually([&] { return ticked.load() == 1 && called.load() == 1; }));
-    const auto now = thread_names();
-    for (const char* n :
-         {"rc-pubsub-read", "rc-pubsub-dial", "rc-timer", "rc-tick", "rc-callback", "rc-io"})
-        EXPECT_GE(now.count(n), 1u) << n;
+    for (const auto& n : names) EXPECT_GE(threads_named(n), 1u) << n;
 }
 
 // Pools and subscribers of one runtime share one resolver per Sentinel service; another

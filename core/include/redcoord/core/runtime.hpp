@@ -75,9 +75,9 @@ struct runtime_stats {
 ///   in (at most 16; an extra thread ends after 2 s without work). So one object's slow
 ///   callback delays only that object's later callbacks (others by about 10 ms), while quick
 ///   callbacks keep one thread (a thread per callback object would cost a thread per lock);
-/// - the pub/sub reader and dialer threads of its subscribers (the links above, and the
-///   Sentinel notification links): one thread reads every link, one (re)connects them; both
-///   start with the first subscriber and stop with the last;
+/// - the pub/sub reader thread of its subscribers (the links above, and the Sentinel
+///   notification links): one thread reads every link, starting with the first subscriber and
+///   stopping with the last; the links' (re)connects run as timer ticks on the tick workers;
 /// - one Sentinel resolver per Sentinel service its pools and subscribers use (sentinel());
 /// - a registry of connection pools per endpoint (pool()).
 ///
@@ -171,9 +171,9 @@ public:
     /// The shared pipelined link to `ep` on io() while anyone holds it, else a new one.
     /// @throws invalid_argument for a TLS, Sentinel or Cluster endpoint (async_link.hpp).
     [[nodiscard]] std::shared_ptr<detail::async_link> link(const endpoint& ep);
-    /// The pub/sub reader and dialer of this runtime's subscribers while any subscriber holds
-    /// them, else new ones: their two threads start here and stop with the last subscriber.
-    /// @throws std::system_error when a thread cannot be started.
+    /// The pub/sub reader of this runtime's subscribers while any subscriber holds it, else a
+    /// new one: its thread starts here and stops with the last subscriber (the dials run on
+    /// timers()). @throws std::system_error when a thread cannot be started.
     [[nodiscard]] std::shared_ptr<detail::link_reactor> reactor();
     /// The Sentinel resolver that this runtime's pools and subscribers of `service` share
     /// while anyone holds it, else a new one on this runtime (default sentinel_options).

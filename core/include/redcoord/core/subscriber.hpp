@@ -75,8 +75,8 @@ struct subscriber_options {
     bool sharded = false;
     /// Internal; leave at its default (see detail::subscriber_tuning).
     detail::subscriber_tuning tuning{};
-    /// The runtime whose pub/sub reader and dialer threads serve the link (and whose Sentinel
-    /// resolver a `redis-sentinel://` endpoint uses); empty means the process's
+    /// The runtime whose pub/sub reader thread and tick workers serve the link (and whose
+    /// Sentinel resolver a `redis-sentinel://` endpoint uses); empty means the process's
     /// runtime::shared(). The subscriber holds it while it lives.
     std::shared_ptr<redcoord::runtime> runtime{};
 };
@@ -94,11 +94,12 @@ struct subscriber_options {
 /// not miss an event keep state in keys and use messages only to wake.
 ///
 /// Threads: a subscriber owns no thread. Every subscriber of a runtime
-/// (subscriber_options::runtime) is read by that runtime's one pub/sub reader thread, and
-/// (re)connected by its one dialer thread, so a server that does not answer delays only other
-/// subscribers' connects, never their reading. Both threads start with the runtime's first
-/// subscriber and stop when its last one is destroyed; another runtime's subscribers have
-/// threads of their own.
+/// (subscriber_options::runtime) is read by that runtime's one pub/sub reader thread, which
+/// starts with the runtime's first subscriber and stops when its last one is destroyed. Its
+/// (re)connects run as ticks of a timer of its own on the runtime's tick workers, so a server
+/// that does not answer holds one tick worker (the timer service starts another for the other
+/// timers after 10 ms) and delays neither other subscribers' connects nor their reading.
+/// Another runtime's subscribers have threads of their own.
 ///
 /// @par Thread safety
 /// All member functions may be called from any thread. The message and state

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string_view>
 #include <thread>
 
 REDCOORD_API_BEGIN
@@ -53,6 +54,11 @@ bool eventually(Pred pred, std::chrono::milliseconds within = std::chrono::secon
 /// starts and joins a thread first, so that a sanitizer's helper thread (ThreadSanitizer
 /// starts one with the process's first thread) is there in every count.
 [[nodiscard]] std::size_t process_threads();
+
+/// The number of this process's threads named `name` now (/proc/self/task/*/comm): redcoord
+/// names the threads it starts ("rc-pubsub-read", "rc-tick", ...; README, "One runtime per
+/// process").
+[[nodiscard]] std::size_t threads_named(std::string_view name);
 
 }  // namespace redcoord::testing
 
