@@ -51,6 +51,12 @@ struct serial_executor::state {
     std::deque<std::uint64_t> ready REDCOORD_GUARDED_BY(mu);
     std::uint64_t next_strand REDCOORD_GUARDED_BY(mu) = 1;
     std::size_t idle REDCOORD_GUARDED_BY(mu) = 0;  // workers waiting for work
+    // The last time a task found no other worker idle, or a worker joined in: the idle
+    // workers beyond the first end once this is idle_retire old. A pool-wide time, not each
+    // worker's own idle time: idle workers take turns at occasional tasks, and that must not
+    // keep every one of them alive.
+    std::chrono::steady_clock::time_point all_busy_at REDCOORD_GUARDED_BY(mu) =
+        std::chrono::steady_clock::now();
     bool stop REDCOORD_GUARDED_BY(mu) = false;
     // Live workers by id, and workers that retired (returned) and wait to be joined.
     std::map<std::thread::id, std::thread> workers REDCOORD_GUARDED_BY(mu);
@@ -68,10 +74,12 @@ struct serial_executor::state {
         });
         const auto id = t.get_id();
         workers.emplace(id, std::move(t));  // before the thread can take mu and look itself up
-        if (on_probation)
+        if (on_probation) {
             probation = true;
-        else
+        } else {
             ++started;
+            all_busy_at = std::chrono::steady_clock::now();
+        }
     }
 
     // A ready strand would wait behind busy workers: start a would-be worker that joins in
@@ -114,17 +122,25 @@ struct serial_executor::state {
                 return;
             }
             ++started;
+            all_busy_at = std::chrono::steady_clock::now();
         }
         while (true) {
-            ++idle;
-            const bool woke = cv.wait_for(l.native(), opts.idle_retire, [&] {
+            const auto needed = [&] {
                 mu.assert_held();  // the wait retakes mu before the predicate runs
                 return stop || !ready.empty();
-            });
+            };
+            ++idle;
+            bool woke = true;
+            if (workers.size() > 1)
+                woke = cv.wait_until(l.native(), all_busy_at + opts.idle_retire, needed);
+            else
+                cv.wait(l.native(), needed);  // the last worker stays
             --idle;
             if (stop) return;  // the destructor joins every worker it finds
             if (!woke) {
-                if (workers.size() <= 1) continue;  // the last worker stays
+                if (workers.size() <= 1 ||
+                    std::chrono::steady_clock::now() - all_busy_at < opts.idle_retire)
+                    continue;
                 retire_self();
                 return;
             }
@@ -134,6 +150,7 @@ struct serial_executor::state {
             if (it == strands.end() || it->second.running || it->second.tasks.empty()) continue;
             auto& q = it->second;  // std::map: stays valid until erased, and only we erase it now
             q.running = true;
+            if (idle == 0) all_busy_at = std::chrono::steady_clock::now();
             auto fn = std::move(q.tasks.front());
             q.tasks.pop_front();
             grow(shared_from_self());

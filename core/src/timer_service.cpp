@@ -24,7 +24,8 @@ thread_local std::uint64_t current_timer = 0;
 constexpr std::size_t max_workers = 32;
 // How long a due tick waits with every worker busy before another worker starts.
 constexpr auto grow_after = std::chrono::milliseconds(10);
-// A worker beyond the first that has found no work for this long ends.
+// When no tick has found every worker busy for this long, the idle workers beyond the first
+// end (those waiting to be needed; the one waiting for the next due time stays).
 constexpr auto idle_retire = std::chrono::milliseconds(2000);
 }  // namespace
 
@@ -49,7 +50,13 @@ struct timer_service::state : std::enable_shared_from_this<state> {
     std::uint64_t next_id REDCOORD_GUARDED_BY(mu) = 1;
     std::uint64_t ticks REDCOORD_GUARDED_BY(mu) = 0;
     bool stop REDCOORD_GUARDED_BY(mu) = false;
-    std::size_t idle REDCOORD_GUARDED_BY(mu) = 0;  // workers waiting for a due time
+    std::size_t idle REDCOORD_GUARDED_BY(mu) = 0;  // workers waiting (for a due time or work)
+    // One idle worker waits for the earliest due time; the other idle ones wait to be needed,
+    // so they can end (a due time in an hour must not keep every worker alive).
+    bool due_watched REDCOORD_GUARDED_BY(mu) = false;
+    // The last time a tick found no other worker idle, or a worker was added: the workers
+    // beyond the first are surplus once this is idle_retire old.
+    time_point all_busy_at REDCOORD_GUARDED_BY(mu) = clock_type::now();
     // Live workers by id, and workers that retired (returned) and wait to be joined. The
     // timer thread is started with the first worker; all are joined by ~timer_service after
     // `stop` is set, when no arm() can start them any more.
@@ -74,6 +81,7 @@ struct timer_service::state : std::enable_shared_from_this<state> {
 
     // @throws std::system_error when the thread cannot be started.
     void add_worker() REDCOORD_REQUIRES(mu) {
+        all_busy_at = clock_type::now();
         // The thread keeps the state alive.
         std::thread t([self = shared_from_this()] {
             name_this_thread("rc-tick");
@@ -100,14 +108,22 @@ struct timer_service::state : std::enable_shared_from_this<state> {
         current_service = this;
         unique_lock l(mu);
         while (!stop) {
-            if (queue.empty()) {
-                ++idle;
-                const bool woke = work_cv.wait_for(l.native(), idle_retire, [&] {
+            if (queue.empty() || due_watched) {
+                // Nothing is due, or another worker waits for it: wait to be needed. The
+                // deadline is the pool's, not this worker's, so workers that take turns at the
+                // due times still end when the pool has had a worker to spare for idle_retire.
+                const auto needed = [&] {
                     mu.assert_held();  // the wait retakes mu before the predicate runs
-                    return stop || !queue.empty();
-                });
+                    return stop || (!queue.empty() && !due_watched);
+                };
+                ++idle;
+                bool woke = true;
+                if (workers.size() > 1)
+                    woke = work_cv.wait_until(l.native(), all_busy_at + idle_retire, needed);
+                else
+                    work_cv.wait(l.native(), needed);
                 --idle;
-                if (!woke && workers.size() > 1) {
+                if (!woke && workers.size() > 1 && clock_type::now() - all_busy_at >= idle_retire) {
                     retire_self();
                     return;
                 }
@@ -116,11 +132,16 @@ struct timer_service::state : std::enable_shared_from_this<state> {
             const auto [due, id] = *queue.begin();
             if (clock_type::now() < due) {
                 ++idle;
+                due_watched = true;
                 work_cv.wait_until(l.native(), due);  // woken early by an earlier due time
+                due_watched = false;
                 --idle;
                 continue;
             }
             queue.erase(queue.begin());
+            if (idle == 0) all_busy_at = clock_type::now();
+            // Another worker waits for the next due time while this one runs the tick.
+            if (!queue.empty()) work_cv.notify_one();
             auto& s = slots.at(id);
             s.due.reset();
             if (s.running) {

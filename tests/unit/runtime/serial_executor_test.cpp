@@ -170,3 +170,33 @@ TEST(SerialExecutor, WorkersAreBoundedAndExtraOnesRetireWhenIdle) {
         std::this_thread::sleep_for(10ms);
     EXPECT_EQ(ex.threads(), 1u);
 }
+
+// Extra workers also end while one strand posts a quick task now and then: the idle workers
+// take turns at those tasks, and none of them must count that as being needed.
+TEST(SerialExecutor, ExtraWorkersRetireWhileAStrandPostsNowAndThen) {
+    serial_executor ex({.max_threads = 3, .idle_retire = 200ms});
+    std::vector<std::unique_ptr<strand>> strands;
+    std::atomic<bool> release{false};
+    for (int i = 0; i < 3; ++i) {
+        strands.push_back(std::make_unique<strand>(ex));
+        strands.back()->post([&] {
+            while (!release) std::this_thread::sleep_for(1ms);
+        });
+    }
+    const auto grown_by = std::chrono::steady_clock::now() + 10s;
+    while (ex.threads() < 3 && std::chrono::steady_clock::now() < grown_by)
+        std::this_thread::sleep_for(5ms);
+    ASSERT_EQ(ex.threads(), 3u);
+    release = true;
+    for (auto& s : strands) s->drain();
+    strand ticking(ex);
+    std::atomic<int> ran{0};
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while (ex.threads() > 1 && std::chrono::steady_clock::now() < until) {
+        ticking.post([&] { ++ran; });
+        std::this_thread::sleep_for(30ms);
+    }
+    EXPECT_EQ(ex.threads(), 1u) << "the idle workers kept each other alive";
+    ticking.drain();
+    EXPECT_GT(ran.load(), 0);
+}

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -166,6 +167,42 @@ TEST(TimerService, ABlockedTickDelaysNoOtherTimer) {
     EXPECT_FALSE(release.load());  // all ten ran while the other tick still blocked
     release = true;
     EXPECT_GE(svc.worker_threads(), 2U);
+}
+
+// The workers a blocked tick called in end once they find no work for 2 s, also while another
+// timer is armed for later (a process nearly always has one: a pub/sub link's replica
+// discovery, a watchdog), and also while a periodic timer keeps one worker busy now and then.
+TEST(TimerService, ExtraWorkersEndWhileOtherTimersWaitForLater) {
+    timer_service svc;
+    timer later(svc, []() -> std::optional<timer::time_point> { return std::nullopt; });
+    later.arm(clock_type::now() + 1h);
+    std::atomic<int> periodic_ticks{0};
+    timer periodic(svc, [&]() -> std::optional<timer::time_point> {
+        ++periodic_ticks;
+        return clock_type::now() + 300ms;
+    });
+    periodic.arm(clock_type::now());
+    std::atomic<bool> release{false};
+    std::atomic<int> blocked_running{0};
+    std::vector<std::unique_ptr<timer>> blocked;
+    for (int i = 0; i < 3; ++i) {
+        blocked.push_back(std::make_unique<timer>(svc, [&]() -> std::optional<timer::time_point> {
+            ++blocked_running;
+            const auto until = clock_type::now() + 5s;
+            while (!release && clock_type::now() < until) std::this_thread::sleep_for(1ms);
+            return std::nullopt;
+        }));
+        blocked.back()->arm(clock_type::now());
+    }
+    ASSERT_TRUE(eventually([&] { return blocked_running.load() == 3; }))
+        << "three blocked ticks did not get three workers";
+    const auto grown = svc.worker_threads();
+    EXPECT_GE(grown, 3U);
+    release = true;
+    const int before = periodic_ticks.load();
+    EXPECT_TRUE(eventually([&] { return svc.worker_threads() == 1; }, 6s))
+        << svc.worker_threads() << " workers of " << grown << " still alive";
+    EXPECT_GT(periodic_ticks.load(), before) << "the periodic timer stopped";
 }
 
 // One timer's ticks never overlap, even when it is re-armed while its tick runs and workers
