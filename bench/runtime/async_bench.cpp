@@ -47,6 +47,7 @@ async_figures async_waiters(local_server& node, int n, int wakes) {
     }
     std::this_thread::sleep_for(500ms);
     const long t0 = threads_now();
+    const auto names0 = thread_names();
     const long long c0 = clients(node);
     const double r0 = rss_kib();
     std::vector<std::atomic<std::int64_t>> held_at(n);
@@ -69,7 +70,16 @@ async_figures async_waiters(local_server& node, int n, int wakes) {
     while (channels(node) < n && clock_type::now() < until) std::this_thread::sleep_for(20ms);
     std::this_thread::sleep_for(1s);
     async_figures f;
+    f.threads_peak = threads_now() - t0;
+    std::fprintf(stderr, "  threads added by the waiters' start: %s\n",
+                 added_threads(names0, thread_names()).c_str());
+    // A tick worker beyond the first joins in when a due tick waited 10 ms behind a busy one
+    // (the dial and the replica discovery, on a server busy with 10,000 scripts) and ends after
+    // 2 s without work: the threads the waiting itself needs are the ones left then.
+    std::this_thread::sleep_for(2500ms);
     f.threads = threads_now() - t0;
+    std::fprintf(stderr, "  threads added while they wait: %s\n",
+                 added_threads(names0, thread_names()).c_str());
     f.connections = clients(node) - c0;
     f.rss_kib_per_waiter = (rss_kib() - r0) / n;
     std::vector<double> wake_us;

@@ -7,7 +7,10 @@
 namespace runtime_bench {
 
 struct async_figures {
-    long threads = 0;               // beyond the baseline, 10,000 waiting operations
+    // Beyond the baseline, while 10,000 operations wait: once the extra tick workers that the
+    // start-up burst called in have ended (2 s idle), and right after the subscriptions.
+    long threads = 0;
+    long threads_peak = 0;
     long long connections = 0;      // extra server connections for the same
     double rss_kib_per_waiter = 0;  // resident memory per waiting lock object and operation
     double wake_p50_us = 0;         // a release until its async waiter holds the lock

@@ -1,7 +1,9 @@
 #include "process_stats.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <malloc.h>
 #include <string>
 #include <unistd.h>
@@ -12,6 +14,27 @@ long threads_now() {
     long n = 0;
     for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
     return n;
+}
+
+std::vector<std::string> thread_names() {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream in(e.path() / "comm");
+        std::string n;
+        if (std::getline(in, n)) names.push_back(n);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string added_threads(const std::vector<std::string>& before,
+                          const std::vector<std::string>& now) {
+    std::vector<std::string> added;
+    std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
+                        std::back_inserter(added));
+    std::string out;
+    for (const auto& n : added) out += (out.empty() ? "" : " ") + n;
+    return out.empty() ? "none" : out;
 }
 
 double rss_kib() {

@@ -4,10 +4,19 @@
 
 #include <redcoord/testing/local_server.hpp>
 
+#include <string>
+#include <vector>
+
 namespace runtime_bench {
 
 // Threads of this process (/proc/self/task).
 long threads_now();
+// The names of this process's threads (/proc/self/task/*/comm), sorted.
+std::vector<std::string> thread_names();
+// The names in `now` that are not in `before` (each name as often as it is new), joined by
+// spaces: which threads an operation added.
+std::string added_threads(const std::vector<std::string>& before,
+                          const std::vector<std::string>& now);
 // Resident memory in KiB after the allocator has handed its free pages back (malloc_trim): what
 // the live objects hold, not what a burst of threads left cached in malloc's arenas.
 double rss_kib();

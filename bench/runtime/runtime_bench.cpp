@@ -16,7 +16,9 @@
 //   value isolation_locks_lost                healthy locks lost in that run (goal 0)
 //   value isolation_tick_workers              the runtime's tick workers at its end
 //   value async_waiters10000_threads          extra threads, 10,000 async_acquire waiters on
-//                                             10,000 held locks, started from one thread
+//                                             10,000 held locks, started from one thread,
+//                                             once the start-up burst's extra tick workers ended
+//   value async_waiters10000_threads_peak     the same right after the subscriptions
 //   value async_waiters10000_connections      extra server connections for the same
 //   value async_waiters10000_rss_kib_per_waiter
 //   value async_wake_after_release_p50_us     a release until its async waiter holds the lock
@@ -243,6 +245,18 @@ int main(int, char**) {
         return 0;
     }
 
+    // REDCOORD_BENCH_ASYNC_ONLY=1 prints only the async waiters' figures (their threads named).
+    if (const char* p = std::getenv("REDCOORD_BENCH_ASYNC_ONLY"); p && *p == '1') {
+        const auto async = runtime_bench::async_waiters(*nodes[1], 10000, 200);
+        print_value("async_waiters10000_threads", static_cast<double>(async.threads), "threads");
+        print_value("async_waiters10000_threads_peak", static_cast<double>(async.threads_peak),
+                    "threads");
+        print_value("async_waiters10000_connections", static_cast<double>(async.connections),
+                    "connections");
+        print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
+        return 0;
+    }
+
     const double handoff = single_handoff_p50_us(*nodes[0], 200);
 
     std::fprintf(stderr, "distributed_lock, %d waiters:\n", waiters);
@@ -300,6 +314,8 @@ int main(int, char**) {
     std::fprintf(stderr, "  %ld threads, %lld connections, %.2f KiB per waiter\n", async.threads,
                  async.connections, async.rss_kib_per_waiter);
     print_value("async_waiters10000_threads", static_cast<double>(async.threads), "threads");
+    print_value("async_waiters10000_threads_peak", static_cast<double>(async.threads_peak),
+                "threads");
     print_value("async_waiters10000_connections", static_cast<double>(async.connections),
                 "connections");
     print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
