@@ -104,11 +104,17 @@ struct link_reactor::core {
             if (dial_stopping || l->closed.load()) return;
         }
         try {
-            l->dial_timer->arm(due);
+            l->dial_timer->arm(bounded(due));
         } catch (...) {
             // No tick worker could start, and none runs (the service starts its first one on
             // attach(), which threw then): nothing can dial.
         }
+    }
+
+    // A backoff may end at time_point::max() (saturated: reconnect delays of years), which the
+    // timer service's due-time arithmetic must not see: such a link dials again within an hour.
+    static time_point bounded(time_point due) {
+        return std::min(due, clock_type::now() + std::chrono::hours(1));
     }
 
     static void forget_dials(const subscriber_link& l) {
@@ -158,7 +164,7 @@ struct link_reactor::core {
         if (l->closed.load()) return std::nullopt;  // its subscriber is gone: drop the connection
         if (!c) {
             lock_guard lk(l->mu);
-            return l->policy.retry_at(clock_type::now(), random);
+            return bounded(l->policy.retry_at(clock_type::now(), random));
         }
         {
             lock_guard lk(mu);

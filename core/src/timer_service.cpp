@@ -197,7 +197,10 @@ struct timer_service::state : std::enable_shared_from_this<state> {
                 watch_cv.wait(l.native());
                 continue;
             }
-            const auto late = queue.begin()->first + grow_after;
+            // Saturated: a timer armed at the end of time must not wrap around to "late".
+            const auto first = queue.begin()->first;
+            const auto late =
+                first > time_point::max() - grow_after ? time_point::max() : first + grow_after;
             if (clock_type::now() < late || idle > 0 || workers.size() >= max_workers) {
                 // Not late yet, or a worker is about to take it, or no more may start: look
                 // again a little later (woken early by an earlier due time).

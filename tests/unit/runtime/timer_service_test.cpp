@@ -205,6 +205,26 @@ TEST(TimerService, ExtraWorkersEndWhileOtherTimersWaitForLater) {
     EXPECT_GT(periodic_ticks.load(), before) << "the periodic timer stopped";
 }
 
+// A due time at the end of time (a saturated back-off) never runs and costs no worker; the
+// timer thread's "late" arithmetic saturates (UBSan reported the overflow before).
+TEST(TimerService, ATimerArmedAtTheEndOfTimeNeverRunsAndCostsNoWorker) {
+    timer_service svc;
+    std::atomic<int> never{0}, soon{0};
+    timer at_end(svc, [&]() -> std::optional<timer::time_point> {
+        ++never;
+        return std::nullopt;
+    });
+    timer periodic(svc, [&]() -> std::optional<timer::time_point> {
+        return ++soon < 5 ? std::optional(clock_type::now() + 20ms) : std::nullopt;
+    });
+    at_end.arm(timer::time_point::max());
+    periodic.arm(clock_type::now());
+    ASSERT_TRUE(eventually([&] { return soon.load() == 5; }));
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(never.load(), 0);
+    EXPECT_EQ(svc.worker_threads(), 1U);
+}
+
 // One timer's ticks never overlap, even when it is re-armed while its tick runs and workers
 // are free: the due time passing meanwhile runs once the tick returns.
 TEST(TimerService, ATimersTicksNeverOverlap) {
