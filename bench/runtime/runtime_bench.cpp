@@ -224,6 +224,17 @@ double single_handoff_p50_us(local_server& node, int n) {
     return redcoord::bench::percentile(us, 50);
 }
 
+// The threads, connections and memory of the 10,000 async waiters.
+void print_async_costs(const runtime_bench::async_figures& async) {
+    using redcoord::bench::print_value;
+    print_value("async_waiters10000_threads", static_cast<double>(async.threads), "threads");
+    print_value("async_waiters10000_threads_peak", static_cast<double>(async.threads_peak),
+                "threads");
+    print_value("async_waiters10000_connections", static_cast<double>(async.connections),
+                "connections");
+    print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
+}
+
 }  // namespace
 
 int main(int, char**) {
@@ -247,13 +258,7 @@ int main(int, char**) {
 
     // REDCOORD_BENCH_ASYNC_ONLY=1 prints only the async waiters' figures (their threads named).
     if (const char* p = std::getenv("REDCOORD_BENCH_ASYNC_ONLY"); p && *p == '1') {
-        const auto async = runtime_bench::async_waiters(*nodes[1], 10000, 200);
-        print_value("async_waiters10000_threads", static_cast<double>(async.threads), "threads");
-        print_value("async_waiters10000_threads_peak", static_cast<double>(async.threads_peak),
-                    "threads");
-        print_value("async_waiters10000_connections", static_cast<double>(async.connections),
-                    "connections");
-        print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
+        print_async_costs(runtime_bench::async_waiters(*nodes[1], 10000, 200));
         return 0;
     }
 
@@ -313,12 +318,7 @@ int main(int, char**) {
     const auto async = runtime_bench::async_waiters(*nodes[1], 10000, 200);
     std::fprintf(stderr, "  %ld threads, %lld connections, %.2f KiB per waiter\n", async.threads,
                  async.connections, async.rss_kib_per_waiter);
-    print_value("async_waiters10000_threads", static_cast<double>(async.threads), "threads");
-    print_value("async_waiters10000_threads_peak", static_cast<double>(async.threads_peak),
-                "threads");
-    print_value("async_waiters10000_connections", static_cast<double>(async.connections),
-                "connections");
-    print_value("async_waiters10000_rss_kib_per_waiter", async.rss_kib_per_waiter, "KiB");
+    print_async_costs(async);
     print_value("async_wake_after_release_p50_us", async.wake_p50_us, "us");
     print_ratio("async_wake_vs_handoff", handoff > 0 ? async.wake_p50_us / handoff : 0.0);
     const auto pipelined = runtime_bench::pipelined_vs_raw(*nodes[2], 3.0);
