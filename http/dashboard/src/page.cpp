@@ -257,6 +257,9 @@ function askClean(queue, state) {
 // The page of each job list the user moved to, by queue and state (absent: the first, which
 // the section's own data holds); kept across refreshes.
 const OFFSETS = new Map();
+// The last list read for such a later page, shown again while a refresh fetches it anew, so
+// that a refresh never blanks the list or its Previous / Next links.
+const PAGES = new Map();
 
 // A failed, dead or waiting_children job list (with each job's dependencies and dependents),
 // a retry and a remove button per job when actions are on, and Previous / Next links when the
@@ -307,6 +310,7 @@ async function showPage(box, queue, state, offset) {
                             state + '&offset=' + offset, {cache: 'no-store'});
     if (!res.ok) throw new Error(res.status + ' ' + (await res.text()));
     const p = await res.json();
+    PAGES.set(queue + '\u0000' + state, p);
     box.replaceWith(jobList(queue, state, p.jobs, p.offset, p.total, p.limit));
   } catch (e) {
     box.replaceChildren(el('span', 'cannot read: ' + e.message, 'error'));
@@ -322,7 +326,10 @@ function jobCell(td, item, state) {
     return;
   }
   // A later page the user moved to: fetched again at each refresh.
-  const box = el('div', '\u2026', 'joblist');
+  const last = PAGES.get(item.name + '\u0000' + state);
+  const box = last && last.offset === offset
+                  ? jobList(item.name, state, last.jobs, last.offset, last.total, last.limit)
+                  : el('div', '\u2026', 'joblist');
   td.appendChild(box);
   showPage(box, item.name, state, offset);
 }
