@@ -79,6 +79,7 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
     bool writing = false;
     std::size_t handshaking = 0;  // handshake replies still expected
     std::string out;
+    static constexpr std::size_t keep_write_capacity = std::size_t{64} * 1024;
     std::array<char, std::size_t{16} * 1024> in{};
     std::unique_ptr<redisReader, reader_deleter> reader;
     std::atomic<std::size_t> pending_replies{0};
@@ -191,7 +192,12 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
 
     void flush() {
         if (writing || at != phase::ready) return;
-        out.clear();
+        // A burst (10,000 waiters' scripts at once) grows the buffer to megabytes; keeping that
+        // capacity for the link's life would cost every later quiet moment the burst's memory.
+        if (out.capacity() > keep_write_capacity)
+            std::string().swap(out);
+        else
+            out.clear();
         const auto now = clock_type::now();
         while (!queued.empty()) {
             // Nothing runs behind an unanswered handshake: after a refused SELECT it would run
