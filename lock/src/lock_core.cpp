@@ -67,7 +67,6 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
       c_(std::move(c)), transport_(std::move(transport)),
       engine_(engine_config(*this, c_, transport_->pools())) {
     rt = transport_->pools().front()->runtime();  // redlock: the first node's
-    flush_ = std::make_unique<detail::timer>(rt->timers(), [this] { return flush_tick(); });
     observe_as(c_.kind);
     // The watchdog's extension must never queue behind this object's own round.
     for (auto* p : transport_->pools())
@@ -361,10 +360,21 @@ void lock_core::unlock() noexcept {
                 held_back_due_ = due = deferral_.due();
                 arm = !std::exchange(flush_armed_, true);
             }
-            if (arm) flush_->arm(due);
+            if (arm) {
+                // Made at the first held-back release, not with the object: most lock objects
+                // never hold one back, and a timer costs each of them memory.
+                if (!flush_)
+                    flush_ = std::make_unique<detail::timer>(rt->timers(),
+                                                             [this] { return flush_tick(); });
+                flush_->arm(due);
+            }
             return;
         } catch (...) {
-            // No timer to send it later: send it now.
+            // No timer to send it later: send it now, and let the next hold-back arm one.
+            {
+                detail::lock_guard l(held_back_mu_);
+                flush_armed_ = false;
+            }
             if (auto back = take_held_back()) send_release(back->held, back->floor);
             return;
         }
