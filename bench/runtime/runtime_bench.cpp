@@ -52,6 +52,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -79,6 +80,29 @@ struct lockish {
     std::function<void()> release;
 };
 
+// The TTL of the waiters' phases' locks: far beyond the phase's length (set-up and waiting
+// took up to 72 s here with 1,000 threads starting on a busy 2-core machine), so no holder's
+// key expires before the bench releases it; measure() reports when that went wrong anyway.
+constexpr auto waiters_ttl = std::chrono::milliseconds(std::chrono::minutes(10));
+
+// The errors of a phase, by message: how many waiters or holders ended with each.
+class error_tally {
+public:
+    void add(const std::string& what) {
+        std::lock_guard l(mu_);
+        ++by_what_[what];
+    }
+    void print(const char* who) const {
+        std::lock_guard l(mu_);
+        for (const auto& [what, count] : by_what_)
+            std::fprintf(stderr, "  %d %s ended with: %s\n", count, who, what.c_str());
+    }
+
+private:
+    mutable std::mutex mu_;
+    std::map<std::string, int> by_what_;
+};
+
 struct figures {
     long threads = 0;
     long long connections = 0;  // the largest increase over the nodes
@@ -93,6 +117,7 @@ figures measure(const std::vector<local_server*>& nodes,
                 const std::function<lockish(int)>& make_holder,
                 const std::function<lockish(int)>& make_waiter, int wakes) {
     std::vector<lockish> holders;
+    const auto held_since = clock_type::now();
     for (int i = 0; i < waiters; ++i) {
         holders.push_back(make_holder(i));
         if (!holders.back().acquire(0ms))
@@ -105,7 +130,7 @@ figures measure(const std::vector<local_server*>& nodes,
     std::vector<std::atomic<std::int64_t>> held_at(waiters);
     std::vector<std::atomic<bool>> ended(waiters);
     for (int i = 0; i < waiters; ++i) held_at[i] = 0, ended[i] = false;
-    std::atomic<int> errors{0};
+    error_tally waiter_errors, holder_errors;
     // Connections are counted from before the warm-up: the waiters' pools and pub/sub links
     // are part of what waiting costs.
     std::vector<long long> c0;
@@ -134,8 +159,7 @@ figures measure(const std::vector<local_server*>& nodes,
                 }
             } catch (const std::exception& e) {
                 // Reported, not fatal: a figure from a run with errors is marked as such.
-                if (errors.fetch_add(1) == 0)
-                    std::fprintf(stderr, "  waiter error: %s\n", e.what());
+                waiter_errors.add(e.what());
             }
             ended[i] = true;
         });
@@ -171,13 +195,19 @@ figures measure(const std::vector<local_server*>& nodes,
                  "  %ld threads, %lld connections (largest per node), %.1f KiB per waiter (%.1f "
                  "KiB of it heap)\n",
                  f.threads, f.connections, f.rss_kib_per_waiter, heap_per_waiter);
+    const auto held_for = clock_type::now() - held_since;
+    std::fprintf(stderr,
+                 "  the holders held for %.1f s before their releases began (TTL %.0f s)%s\n",
+                 std::chrono::duration<double>(held_for).count(),
+                 std::chrono::duration<double>(waiters_ttl).count(),
+                 held_for >= waiters_ttl ? ": their keys expired, the figures are not valid" : "");
     std::vector<double> wake_us;
     for (int i = 0; i < waiters; ++i) {
         const auto t = clock_type::now().time_since_epoch().count();
         try {
             holders[i].release();
         } catch (const std::exception& e) {
-            if (errors.fetch_add(1) == 0) std::fprintf(stderr, "  holder error: %s\n", e.what());
+            holder_errors.add(e.what());
         }
         if (i < wakes) {
             // A waiter that gave up (its holder's release failed) is not waited for.
@@ -188,8 +218,12 @@ figures measure(const std::vector<local_server*>& nodes,
         }
     }
     for (auto& c : callers) c.join();
-    if (errors.load() > 0)
-        std::fprintf(stderr, "  %d of %d waiters ended with an error\n", errors.load(), waiters);
+    const auto phase = clock_type::now() - held_since;
+    std::fprintf(stderr,
+                 "  the phase took %.1f s from the holders' locks to the last waiter's end\n",
+                 std::chrono::duration<double>(phase).count());
+    waiter_errors.print("waiters");
+    holder_errors.print("holders");
     f.wake_p50_us = redcoord::bench::percentile(wake_us, 50);
     return f;
 }
@@ -272,7 +306,8 @@ int main(int, char**) {
             nodes[0]->endpoint());  // the waiters' pool, as a service would have one
         auto kind = [](redcoord::connection_pool& p, int i) {
             auto l = std::make_shared<redcoord::distributed_lock>(
-                p, "bench:r" + std::to_string(i), redcoord::lock_options{.timing = {.ttl = 120s}});
+                p, "bench:r" + std::to_string(i),
+                redcoord::lock_options{.timing = {.ttl = waiters_ttl}});
             return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
                            [l] { l->release(); }};
         };
@@ -301,7 +336,7 @@ int main(int, char**) {
         auto kind = [](const std::vector<redcoord::connection_pool*>& p, int i) {
             auto l = std::make_shared<redcoord::redlock>(
                 p, "bench:q" + std::to_string(i),
-                redcoord::redlock_options{.timing = {.ttl = 120s}});
+                redcoord::redlock_options{.timing = {.ttl = waiters_ttl}});
             return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
                            [l] { l->release(); }};
         };
