@@ -62,10 +62,12 @@
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 using redcoord::testing::local_server;
+using runtime_bench::added_threads;
 using runtime_bench::channels;
 using runtime_bench::clients;
 using runtime_bench::heap_kib;
 using runtime_bench::rss_kib;
+using runtime_bench::thread_names;
 using runtime_bench::threads_now;
 
 namespace {
@@ -172,6 +174,7 @@ figures measure(const std::vector<local_server*>& nodes,
         std::this_thread::sleep_for(500ms);
     }
     const long t0 = threads_now();
+    const auto names0 = thread_names();
     const double r0 = rss_kib();
     const double h0 = heap_kib();
     {
@@ -179,14 +182,38 @@ figures measure(const std::vector<local_server*>& nodes,
         go = true;
     }
     cv.notify_all();
-    // Ready when every waiter listens for its release (one channel each) and the burst of
-    // first attempts is over.
-    const auto until = clock_type::now() + 60s;
-    while (channels(*nodes[0]) < waiters && clock_type::now() < until)
-        std::this_thread::sleep_for(20ms);
+    // Ready when every waiter listens for its release and the burst of first attempts is over.
+    // A waiter listens on one channel on each node of a majority (a Redlock object's random
+    // majority: lock_transport.cpp), so the nodes hold waiters x majority channels in all.
+    const auto listening = [&] {
+        long long n = 0;
+        for (auto* node : nodes) n += channels(*node);
+        return n;
+    };
+    const long long expected =
+        static_cast<long long>(waiters) * static_cast<long long>(nodes.size() / 2 + 1);
+    const auto went = clock_type::now();
+    const auto until = went + 60s;
+    while (listening() < expected && clock_type::now() < until) std::this_thread::sleep_for(20ms);
+    std::fprintf(stderr, "  %lld of %lld release channels listened to after %.1f s\n", listening(),
+                 expected, std::chrono::duration<double>(clock_type::now() - went).count());
     std::this_thread::sleep_for(1s);
+    // The burst's extra workers (a tick worker or a pool's dial that joined in while 1,000
+    // first attempts were under way) end after 2 s without work: the threads the waiting
+    // needs are those left once the count holds still for 2.5 s (at most 20 s).
+    const long peak = threads_now() - t0;
+    const auto names_peak = thread_names();
+    const auto settle_by = clock_type::now() + 20s;
+    for (long last = -1, now = threads_now(); now != last && clock_type::now() < settle_by;
+         now = threads_now()) {
+        last = now;
+        std::this_thread::sleep_for(2500ms);
+    }
     figures f;
     f.threads = threads_now() - t0;
+    std::fprintf(stderr, "  threads: %ld right after the burst (%s), %ld once settled (%s)\n", peak,
+                 added_threads(names0, names_peak).c_str(), f.threads,
+                 added_threads(names0, thread_names()).c_str());
     f.rss_kib_per_waiter = (rss_kib() - r0) / waiters;
     const double heap_per_waiter = (heap_kib() - h0) / waiters;
     for (std::size_t k = 0; k < nodes.size(); ++k)
@@ -296,11 +323,14 @@ int main(int, char**) {
         return 0;
     }
 
-    const double handoff = single_handoff_p50_us(*nodes[0], 200);
+    // REDCOORD_BENCH_REDLOCK_ONLY=1 runs only the Redlock waiters' phase (its set-up's length).
+    const char* redlock_env = std::getenv("REDCOORD_BENCH_REDLOCK_ONLY");
+    const bool redlock_only = redlock_env && *redlock_env == '1';
+    const double handoff = redlock_only ? 0.0 : single_handoff_p50_us(*nodes[0], 200);
 
-    std::fprintf(stderr, "distributed_lock, %d waiters:\n", waiters);
     figures single;
-    {
+    if (!redlock_only) {
+        std::fprintf(stderr, "distributed_lock, %d waiters:\n", waiters);
         redcoord::connection_pool holder_pool(nodes[0]->endpoint());
         redcoord::connection_pool pool(
             nodes[0]->endpoint());  // the waiters' pool, as a service would have one
@@ -314,13 +344,15 @@ int main(int, char**) {
         single = measure(
             {nodes[0]}, [&](int i) { return kind(holder_pool, i); },
             [&](int i) { return kind(pool, i); }, 200);
+        print_value("waiters1000_threads", static_cast<double>(single.threads), "threads");
+        print_value("waiters1000_connections", static_cast<double>(single.connections),
+                    "connections");
+        print_value("waiters1000_rss_kib_per_waiter", single.rss_kib_per_waiter, "KiB");
+        print_value("wake_after_release_p50_us", single.wake_p50_us, "us");
+        print_value("lock_handoff_p50_us", handoff, "us");
+        print_ratio("wake_after_release_vs_handoff",
+                    handoff > 0 ? single.wake_p50_us / handoff : 0.0);
     }
-    print_value("waiters1000_threads", static_cast<double>(single.threads), "threads");
-    print_value("waiters1000_connections", static_cast<double>(single.connections), "connections");
-    print_value("waiters1000_rss_kib_per_waiter", single.rss_kib_per_waiter, "KiB");
-    print_value("wake_after_release_p50_us", single.wake_p50_us, "us");
-    print_value("lock_handoff_p50_us", handoff, "us");
-    print_ratio("wake_after_release_vs_handoff", handoff > 0 ? single.wake_p50_us / handoff : 0.0);
 
     std::fprintf(stderr, "redlock over 5 masters, %d waiters:\n", waiters);
     figures five;
@@ -337,8 +369,27 @@ int main(int, char**) {
             auto l = std::make_shared<redcoord::redlock>(
                 p, "bench:q" + std::to_string(i),
                 redcoord::redlock_options{.timing = {.ttl = waiters_ttl}});
+            // A failed release names each node's outcome, so the tally shows the causes.
+            auto release = [l] {
+                try {
+                    l->release();
+                } catch (const std::exception& e) {
+                    static constexpr const char* names[] = {"yes",     "no",          "error",
+                                                            "timeout", "unreachable", "not_waited",
+                                                            "busy",    "connecting"};
+                    std::string nodes;
+                    for (const auto& o : l->last_outcomes())
+                        nodes += std::string(nodes.empty() ? "" : " ") +
+                                 names[static_cast<int>(o.state)] + "(" +
+                                 std::to_string(o.latency.count() / 1000) + " ms)";
+                    std::string what = e.what();
+                    // The resource's name differs per waiter: the tally counts by cause.
+                    if (auto at = what.find(": "); at != std::string::npos) what.erase(0, at + 2);
+                    throw std::runtime_error(what + " [nodes: " + nodes + "]");
+                }
+            };
             return lockish{[l](std::chrono::milliseconds w) { return l->acquire(w).has_value(); },
-                           [l] { l->release(); }};
+                           release};
         };
         five = measure(
             nodes, [&](int i) { return kind(hp, i); }, [&](int i) { return kind(wp, i); }, 200);
@@ -348,6 +399,7 @@ int main(int, char**) {
                 "connections");
     print_value("redlock5_waiters1000_rss_kib_per_waiter", five.rss_kib_per_waiter, "KiB");
     print_value("redlock5_wake_after_release_p50_us", five.wake_p50_us, "us");
+    if (redlock_only) return 0;
 
     std::fprintf(stderr, "async_acquire, 10000 waiters on the runtime's event loop:\n");
     const auto async = runtime_bench::async_waiters(*nodes[1], 10000, 200);
