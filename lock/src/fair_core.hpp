@@ -128,9 +128,7 @@ public:
     }
 
     boost::signals2::scoped_connection on_lost(const std::function<void(const std::string&)>& h) {
-        auto c = lost_signal.connect(h);
-        arm_loss_notice();
-        return c;
+        return connect_lost(h);
     }
 
 private:

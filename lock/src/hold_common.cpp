@@ -61,7 +61,7 @@ clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0,
 std::optional<clock_type::time_point> hold_state::first_due(clock_type::time_point until) const {
     if (lease.watchdog)
         return clock_type::now() + lease_schedule(lease.ttl, lease.drift_factor).renew_period();
-    if (!lost_signal.empty()) return until;
+    if (lost_slots && !lost_slots->empty()) return until;
     return std::nullopt;
 }
 
@@ -81,6 +81,20 @@ void hold_state::commit_hold(lock_acquisition a) {
     ++hold_id;
     extensions = 0;
     lost_flag = false;
+}
+
+boost::signals2::scoped_connection hold_state::connect_lost(
+    const std::function<void(const std::string&)>& h) {
+    boost::signals2::signal<void(const std::string&)>* slots = nullptr;
+    {
+        detail::lock_guard l(mu);
+        if (!lost_slots)
+            lost_slots = std::make_unique<boost::signals2::signal<void(const std::string&)>>();
+        slots = lost_slots.get();
+    }
+    auto c = slots->connect(h);  // outside mu: a slot running now may read this object
+    arm_loss_notice();
+    return c;
 }
 
 void hold_state::arm_loss_notice() {
@@ -109,12 +123,14 @@ void hold_state::observe_as(std::string_view metric_kind) {
 void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
     std::string fence;
     strand* deliver = nullptr;
+    boost::signals2::signal<void(const std::string&)>* slots = nullptr;
     {
         detail::lock_guard l(mu);
         if (!held || hold_id != id || lost_flag) return;
         lost_flag = true;
         fence = std::to_string(held->fencing_token);
-        if (rt && !notices) {
+        slots = lost_slots.get();
+        if (rt && slots && !notices) {
             try {
                 notices = std::make_unique<strand>(rt->callbacks());
             } catch (...) {
@@ -130,9 +146,10 @@ void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
             log_level::warning, "lock", "lock lost",
             {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
     obs.lost.inc();
-    auto notify = [this] {
+    if (!slots) return;  // no on_lost() slot was ever connected
+    auto notify = [this, slots] {
         try {
-            lost_signal(resource);
+            (*slots)(resource);
         } catch (...) {
             // A throwing callback must not break the other callbacks of this object.
         }

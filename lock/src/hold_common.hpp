@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,7 +75,10 @@ struct hold_state {
     std::uint64_t hold_id REDCOORD_GUARDED_BY(mu) = 0;
     std::size_t extensions REDCOORD_GUARDED_BY(mu) = 0;
     bool lost_flag REDCOORD_GUARDED_BY(mu) = false;
-    boost::signals2::signal<void(const std::string&)> lost_signal;
+    // The on_lost() slots, made at the first on_lost() (a signal costs each object about 200
+    // bytes, and most never get a slot); never reset before the object goes.
+    std::unique_ptr<boost::signals2::signal<void(const std::string&)>> lost_slots
+        REDCOORD_GUARDED_BY(mu);
     // The runtime whose timer thread runs the lease timer (set by the owner before any commit;
     // empty: the process's); declared first so it outlives the timer.
     std::shared_ptr<redcoord::runtime> rt;
@@ -127,6 +131,9 @@ struct hold_state {
     void mark_lost(std::uint64_t id, std::string_view why);
     // A loss handler was connected: make sure the end of the current validity is reported.
     void arm_loss_notice();
+    // on_lost() of the lock classes: connects `h` and arms the loss notice.
+    [[nodiscard]] boost::signals2::scoped_connection connect_lost(
+        const std::function<void(const std::string&)>& h);
     // For the owner's destructor, first: joins the lease timer and the loss callbacks (a
     // running one is waited for, pending ones are dropped), since both reach into the object.
     void stop_lease_work() noexcept;

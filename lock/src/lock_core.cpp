@@ -453,9 +453,7 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
 
 boost::signals2::scoped_connection lock_core::on_lost(
     const std::function<void(const std::string&)>& h) {
-    auto c = lost_signal.connect(h);
-    arm_loss_notice();
-    return c;
+    return connect_lost(h);
 }
 
 std::vector<node_outcome> lock_core::last_outcomes() const {
