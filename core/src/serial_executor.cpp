@@ -2,6 +2,8 @@
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/detail/thread_name.hpp>
 
+#include "worker_set.hpp"
+
 #include <condition_variable>
 #include <deque>
 #include <list>
@@ -42,7 +44,7 @@ struct serial_executor::state {
         bool closed = false;
     };
 
-    explicit state(executor_options o) : opts(o) {
+    explicit state(executor_options o) : opts(o), workers(o.idle_retire) {
         if (opts.max_threads == 0) opts.max_threads = 1;
     }
 
@@ -55,16 +57,10 @@ struct serial_executor::state {
     std::deque<std::uint64_t> ready REDCOORD_GUARDED_BY(mu);
     std::uint64_t next_strand REDCOORD_GUARDED_BY(mu) = 1;
     std::size_t idle REDCOORD_GUARDED_BY(mu) = 0;  // workers waiting for work
-    // The last time a task found no other worker idle, or a worker joined in: the idle
-    // workers beyond the first end once this is idle_retire old. A pool-wide time, not each
-    // worker's own idle time: idle workers take turns at occasional tasks, and that must not
-    // keep every one of them alive.
-    std::chrono::steady_clock::time_point all_busy_at REDCOORD_GUARDED_BY(mu) =
-        std::chrono::steady_clock::now();
     bool stop REDCOORD_GUARDED_BY(mu) = false;
-    // Live workers by id, and workers that retired (returned) and wait to be joined.
-    std::map<std::thread::id, std::thread> workers REDCOORD_GUARDED_BY(mu);
-    std::vector<std::thread> retired REDCOORD_GUARDED_BY(mu);
+    // The workers; the idle ones beyond the first end once no task has found every worker
+    // busy for opts.idle_retire.
+    worker_set workers REDCOORD_GUARDED_BY(mu);
 
     std::size_t started REDCOORD_GUARDED_BY(mu) = 0;  // workers that took work, ever
     bool probation REDCOORD_GUARDED_BY(mu) = false;   // a would-be worker is waiting to see
@@ -72,17 +68,15 @@ struct serial_executor::state {
 
     void add_worker(const std::shared_ptr<state>& self, bool on_probation) REDCOORD_REQUIRES(mu) {
         // The thread keeps the state alive if it outlives the executor (detached).
-        std::thread t([s = self, on_probation] {
+        workers.start([s = self, on_probation] {
             name_this_thread("rc-callback");
             s->run(on_probation);
         });
-        const auto id = t.get_id();
-        workers.emplace(id, std::move(t));  // before the thread can take mu and look itself up
         if (on_probation) {
             probation = true;
         } else {
             ++started;
-            all_busy_at = std::chrono::steady_clock::now();
+            workers.all_busy();
         }
     }
 
@@ -105,12 +99,6 @@ struct serial_executor::state {
         }
     }
 
-    void retire_self() REDCOORD_REQUIRES(mu) {
-        auto me = workers.find(std::this_thread::get_id());
-        retired.push_back(std::move(me->second));
-        workers.erase(me);
-    }
-
     void run(bool on_probation) REDCOORD_EXCLUDES(mu) {
         current_executor = this;
         unique_lock l(mu);
@@ -122,11 +110,11 @@ struct serial_executor::state {
             probation = false;
             if (stop) return;
             if (ready.size() <= idle) {  // the backlog cleared: not needed
-                retire_self();
+                workers.retire_self();
                 return;
             }
             ++started;
-            all_busy_at = std::chrono::steady_clock::now();
+            workers.all_busy();
         }
         while (true) {
             const auto needed = [&] {
@@ -134,27 +122,18 @@ struct serial_executor::state {
                 return stop || !ready.empty();
             };
             ++idle;
-            bool woke = true;
-            if (workers.size() > 1)
-                woke = cv.wait_until(l.native(), all_busy_at + opts.idle_retire, needed);
-            else
-                cv.wait(l.native(), needed);  // the last worker stays
+            const auto woke = workers.wait(cv, l.native(), needed);  // the last worker stays
             --idle;
             if (stop) return;  // the destructor joins every worker it finds
-            if (!woke) {
-                if (workers.size() <= 1 ||
-                    std::chrono::steady_clock::now() - all_busy_at < opts.idle_retire)
-                    continue;
-                retire_self();
-                return;
-            }
+            if (woke == worker_set::woke::retire) return;
+            if (woke == worker_set::woke::again) continue;
             const auto id = ready.front();
             ready.pop_front();
             auto it = strands.find(id);
             if (it == strands.end() || it->second.running || it->second.tasks.empty()) continue;
             auto& q = it->second;  // std::map: stays valid until erased, and only we erase it now
             q.running = true;
-            if (idle == 0) all_busy_at = std::chrono::steady_clock::now();
+            if (idle == 0) workers.all_busy();
             auto fn = std::move(q.tasks.front());
             q.tasks.pop_front();
             grow(shared_from_self());
@@ -192,26 +171,18 @@ serial_executor::serial_executor(executor_options opts) : state_(std::make_share
 
 serial_executor::~serial_executor() {
     std::map<std::uint64_t, state::queue> dropped;
-    std::map<std::thread::id, std::thread> workers;
-    std::vector<std::thread> retired;
+    worker_set workers(state_->opts.idle_retire);
     {
         lock_guard l(state_->mu);
         state_->stop = true;
         for (auto& [id, q] : state_->strands) dropped[id].tasks.swap(q.tasks);
         state_->ready.clear();
-        workers.swap(state_->workers);
-        retired.swap(state_->retired);
+        workers = state_->workers.take_all();
     }
     state_->cv.notify_all();
     state_->done_cv.notify_all();
     state_->probation_cv.notify_all();
-    for (auto& t : retired) t.join();
-    for (auto& [id, t] : workers) {
-        if (id == std::this_thread::get_id())
-            t.detach();  // the runtime was released from its own callback
-        else
-            t.join();
-    }
+    workers.join_all();  // detaches this thread when the runtime was released from its callback
 }
 
 bool serial_executor::on_executor_thread() const noexcept {
@@ -237,11 +208,11 @@ strand::strand(serial_executor& executor) : state_(executor.state_) {
 strand::~strand() { close(); }
 
 void strand::post(std::function<void()> task) {
-    std::vector<std::thread> retired;
+    std::vector<std::thread> ended;
     {
         lock_guard l(state_->mu);
         if (state_->stop || closed_) return;
-        retired.swap(state_->retired);
+        ended = state_->workers.take_ended();
         auto& q = state_->strands[id_];
         q.tasks.push_back(std::move(task));
         if (!q.running && q.tasks.size() == 1) {
@@ -257,7 +228,7 @@ void strand::post(std::function<void()> task) {
             state_->cv.notify_one();
         }
     }
-    for (auto& t : retired) t.join();  // they have returned, or are about to
+    for (auto& t : ended) t.join();  // they have returned, or are about to
 }
 
 void strand::drain() {

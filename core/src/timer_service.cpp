@@ -4,6 +4,8 @@
 #include <redcoord/core/detail/timer_service.hpp>
 #include <redcoord/core/errors.hpp>
 
+#include "worker_set.hpp"
+
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -54,14 +56,10 @@ struct timer_service::state : std::enable_shared_from_this<state> {
     // One idle worker waits for the earliest due time; the other idle ones wait to be needed,
     // so they can end (a due time in an hour must not keep every worker alive).
     bool due_watched REDCOORD_GUARDED_BY(mu) = false;
-    // The last time a tick found no other worker idle, or a worker was added: the workers
-    // beyond the first are surplus once this is idle_retire old.
-    time_point all_busy_at REDCOORD_GUARDED_BY(mu) = clock_type::now();
-    // Live workers by id, and workers that retired (returned) and wait to be joined. The
-    // timer thread is started with the first worker; all are joined by ~timer_service after
-    // `stop` is set, when no arm() can start them any more.
-    std::map<std::thread::id, std::thread> workers REDCOORD_GUARDED_BY(mu);
-    std::vector<std::thread> retired REDCOORD_GUARDED_BY(mu);
+    // The tick workers; those beyond the first end once no tick has found every worker busy
+    // for idle_retire. The timer thread is started with the first worker; all are joined by
+    // ~timer_service after `stop` is set, when no arm() can start them any more.
+    worker_set workers REDCOORD_GUARDED_BY(mu){idle_retire};
     std::thread watcher REDCOORD_GUARDED_BY(mu);
 
     void unqueue(std::uint64_t id, slot& s) REDCOORD_REQUIRES(mu) {
@@ -81,14 +79,12 @@ struct timer_service::state : std::enable_shared_from_this<state> {
 
     // @throws std::system_error when the thread cannot be started.
     void add_worker() REDCOORD_REQUIRES(mu) {
-        all_busy_at = clock_type::now();
+        workers.all_busy();
         // The thread keeps the state alive.
-        std::thread t([self = shared_from_this()] {
+        workers.start([self = shared_from_this()] {
             name_this_thread("rc-tick");
             self->work();
         });
-        const auto id = t.get_id();
-        workers.emplace(id, std::move(t));  // before the thread can take mu and look itself up
     }
 
     // Starts the first worker and the timer thread (first arm()).
@@ -117,16 +113,9 @@ struct timer_service::state : std::enable_shared_from_this<state> {
                     return stop || (!queue.empty() && !due_watched);
                 };
                 ++idle;
-                bool woke = true;
-                if (workers.size() > 1)
-                    woke = work_cv.wait_until(l.native(), all_busy_at + idle_retire, needed);
-                else
-                    work_cv.wait(l.native(), needed);
+                const auto woke = workers.wait(work_cv, l.native(), needed);
                 --idle;
-                if (!woke && workers.size() > 1 && clock_type::now() - all_busy_at >= idle_retire) {
-                    retire_self();
-                    return;
-                }
+                if (woke == worker_set::woke::retire) return;
                 continue;
             }
             const auto [due, id] = *queue.begin();
@@ -139,7 +128,7 @@ struct timer_service::state : std::enable_shared_from_this<state> {
                 continue;
             }
             queue.erase(queue.begin());
-            if (idle == 0) all_busy_at = clock_type::now();
+            if (idle == 0) workers.all_busy();
             // Another worker waits for the next due time while this one runs the tick.
             if (!queue.empty()) work_cv.notify_one();
             auto& s = slots.at(id);
@@ -178,12 +167,6 @@ struct timer_service::state : std::enable_shared_from_this<state> {
         }
     }
 
-    void retire_self() REDCOORD_REQUIRES(mu) {
-        auto me = workers.find(std::this_thread::get_id());
-        retired.push_back(std::move(me->second));
-        workers.erase(me);
-    }
-
     // The timer thread: never runs a tick. When a due tick has waited grow_after with no
     // worker idle (they all run ticks, some maybe blocked on a stalled server), it starts
     // another worker, so a blocked tick holds up only its own timer.
@@ -191,8 +174,7 @@ struct timer_service::state : std::enable_shared_from_this<state> {
         current_service = this;
         unique_lock l(mu);
         while (!stop) {
-            for (auto& t : retired) t.join();  // they have returned
-            retired.clear();
+            for (auto& t : workers.take_ended()) t.join();  // they have returned
             if (queue.empty()) {
                 watch_cv.wait(l.native());
                 continue;
@@ -221,25 +203,19 @@ timer_service::timer_service(strand* observers) : state_(std::make_shared<state>
 
 timer_service::~timer_service() {
     std::thread watcher;
-    std::map<std::thread::id, std::thread> workers;
-    std::vector<std::thread> retired;
+    worker_set workers(idle_retire);
     {
         lock_guard l(state_->mu);
         state_->stop = true;
         watcher.swap(state_->watcher);
-        workers.swap(state_->workers);
-        retired.swap(state_->retired);
+        workers = state_->workers.take_all();
     }
     state_->work_cv.notify_all();
     state_->watch_cv.notify_all();
     if (watcher.joinable()) watcher.join();  // it runs no tick: never this thread
-    for (auto& t : retired) t.join();
-    for (auto& [id, t] : workers) {
-        if (id == std::this_thread::get_id())
-            t.detach();  // the last owner of the runtime was released from a tick
-        else
-            t.join();  // after the tick in progress returns
-    }
+    // After the tick in progress returns; detached when the last owner of the runtime was
+    // released from a tick.
+    workers.join_all();
     lock_guard l(state_->mu);
     for (auto& [id, s] : state_->slots) s.running = false;  // a timer outliving the service
     state_->idle_cv.notify_all();
