@@ -167,19 +167,22 @@ private:
             core_.last_ = round_->outcomes();
         }
         auto v = core_.engine_.decide_acquire(*round_, now);
+        // The round is done with once decided and given back: a waiter keeps none while it
+        // waits (10,000 waiters kept 5 MB of spent rounds and their tokens).
+        std::unique_ptr<lock_round> round = std::move(round_);
         if (v.got)
             core_.registered_ = false;
         else if (what_ != ask::nothing)
             core_.registered_ = true;
         if (!v.give_back.empty())
-            send_and_forget(core_.engine_.give_back(*round_, clock_type::now()), v.give_back);
+            send_and_forget(core_.engine_.give_back(*round, clock_type::now()), v.give_back);
         if (links_.size() == 1) {
             // The single instance reports its node's failure to the caller, as its blocking
             // transport does; Redlock's node failures are votes.
             auto failure = first_failure_.failure;
-            if (!failure && round_->outcomes()[0].state == node_outcome::status::error)
+            if (!failure && round->outcomes()[0].state == node_outcome::status::error)
                 failure = std::make_exception_ptr(
-                    protocol_error("lock: unexpected reply: " + round_->outcomes()[0].detail));
+                    protocol_error("lock: unexpected reply: " + round->outcomes()[0].detail));
             if (failure) {
                 // A request cut by the wait's own deadline ends the wait without the lock.
                 const bool cut =
