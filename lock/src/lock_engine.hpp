@@ -189,10 +189,13 @@ enum class release_verdict {
 struct lock_engine_config {
     std::size_t nodes = 1;
     std::string label;  // "redlock 'res'", for messages
-    std::string key, fence_key;
+    // The keys are views: whoever makes the engine keeps the strings alive for its life (the
+    // lock object's hold_state does), so 10,000 lock objects do not each hold them twice.
+    std::string_view key, fence_key;
     // Bounded unfairness (scripts.hpp): the turn and waiting keys, this object's owner id, its
     // turn and the grace a yielding owner gives waiters. An empty owner: no fairness.
-    std::string turn_key, waiting_key, owner;
+    std::string_view turn_key, waiting_key;
+    std::string owner;
     std::chrono::milliseconds handoff_after{10};
     std::chrono::milliseconds grace{50};
     std::chrono::milliseconds ttl{30000};
