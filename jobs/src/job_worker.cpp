@@ -50,7 +50,7 @@ detail::worker_settings settings_of(const job_worker_options& o) {
     s.poll_timeout = o.poll_timeout;
     s.timeout_margin = o.timeout_margin;
     s.settle_delay = o.settle_delay;
-    s.prefetch = o.prefetch;
+    s.prefetch = detail::prefetch_for(o.threads, o.prefetch);
     return s;
 }
 
@@ -514,8 +514,8 @@ job_worker::job_worker(job_queue& queue, job_handler handler, job_worker_options
         throw invalid_argument("job_worker_options::retry_delay must be >= 0");
     if (opts.timeout_margin.count() < 0)
         throw invalid_argument("job_worker_options::timeout_margin must be >= 0");
-    if (opts.prefetch < 1 || opts.prefetch > 1000)
-        throw invalid_argument("job_worker_options::prefetch must be in 1..1000");
+    if (opts.prefetch > 1000)
+        throw invalid_argument("job_worker_options::prefetch must be in 0..1000");
     if (opts.settle_delay.count() < 0)
         throw invalid_argument("job_worker_options::settle_delay must be >= 0");
     s_ = std::make_shared<state>(queue, std::move(handler), opts);

@@ -52,6 +52,16 @@ struct worker_settings {
     std::chrono::milliseconds beat_period{0};
 };
 
+/// The most jobs a thread claims at once (worker_settings::prefetch) for the option's value
+/// `asked`: itself, or for 0 (the default) batched_prefetch with several handler threads (a
+/// claim and a settlement per short job cost more on the server than the job: issue 37) and
+/// 1 with one thread.
+inline constexpr std::size_t batched_prefetch = 16;
+[[nodiscard]] constexpr std::size_t prefetch_for(std::size_t threads, std::size_t asked) noexcept {
+    if (asked != 0) return asked;
+    return threads > 1 ? batched_prefetch : 1;
+}
+
 /// Why a job's stop token fired.
 enum class stop_reason {
     lease_lapsed,  // its lease's local bound passed (heartbeats failed or came late)

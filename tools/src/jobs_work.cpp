@@ -224,6 +224,9 @@ int run_work(context& ctx, const work_args& a) {
     work_state w(a);
     job_worker_options wo;
     wo.threads = a.concurrency;
+    // One job per claim: a command's process costs milliseconds, far more than a claim, so a
+    // batch would save nothing and only hold claimed jobs back behind running ones.
+    wo.prefetch = 1;
     wo.lease = a.lease;
     wo.label = a.label;
     const auto margin = wo.timeout_margin;

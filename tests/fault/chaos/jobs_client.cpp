@@ -158,6 +158,10 @@ void work(redcoord::job_queue& q, const std::string& name, chaos::history_log& l
           milliseconds lease, steady_clock::time_point until, const std::string& mode) {
     redcoord::job_worker_options o;
     o.threads = 2;
+    // One job per claim: the groups checker (jobs_schedule.cpp) bounds a run's slot by its
+    // thread's previous run, which holds only without prefetch (fault_jobs runs prefetching
+    // workers against its own checks).
+    o.prefetch = 1;
     o.lease = lease;
     o.poll_timeout = milliseconds(100);
     o.retry_delay = milliseconds(20);

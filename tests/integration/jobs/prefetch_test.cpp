@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -91,6 +92,31 @@ TEST_F(JobsPrefetch, ShortJobsShareTheirCalls) {
     EXPECT_EQ(w.stats().completed, 500U);
     // One call per job without prefetch; the batches share them.
     EXPECT_LT(evalsha_calls(), 250);
+}
+
+// Issue 37: with default options a worker of several threads batches short jobs, one of a
+// single thread still sends one call per job.
+TEST_F(JobsPrefetch, SeveralThreadsBatchByDefaultOneThreadDoesNot) {
+    const auto calls_for_500 = [&](const std::string& name, std::size_t threads) {
+        job_queue q(pool_, name);
+        add_many(q, "j", 500);
+        (void)srv_.command({"CONFIG", "RESETSTAT"});
+        job_worker w(q, [](job_context&) { return std::string(); }, {.threads = threads});
+        w.start();
+        EXPECT_TRUE(eventually([&] { return q.counts().completed == 500; }, 20s));
+        w.stop();
+        EXPECT_EQ(w.stats().completed, 500U);
+        return evalsha_calls();
+    };
+    // About one call per job (a claim and each settlement with the next claim) ...
+    const auto one = calls_for_500("one-thread", 1);
+    EXPECT_GE(one, 450);
+    // ... and about one per batch of up to 16 jobs (a thread learns its jobs are short from
+    // its first one), plus the heartbeats.
+    const auto two = calls_for_500("two-threads", 2);
+    EXPECT_LT(two, 250);
+    std::printf("calls for 500 jobs: one thread %lld, two threads %lld\n",
+                static_cast<long long>(one), static_cast<long long>(two));
 }
 
 TEST_F(JobsPrefetch, StopGivesUnstartedJobsBackInTheirPlace) {

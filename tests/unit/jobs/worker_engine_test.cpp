@@ -40,6 +40,16 @@ TEST(WorkerEngine, ClaimsOneUntilItKnowsTheHandlersTimeThenFillsTheSettleWindow)
     EXPECT_EQ(many.claim_size(100'000.0), 1u);  // long jobs: one at a time
 }
 
+TEST(WorkerEngine, TheDefaultPrefetchBatchesWithSeveralThreadsOnly) {
+    EXPECT_EQ(prefetch_for(1, 0), 1u);
+    EXPECT_EQ(prefetch_for(2, 0), batched_prefetch);
+    EXPECT_EQ(prefetch_for(8, 0), batched_prefetch);
+    EXPECT_GT(batched_prefetch, 1u);
+    // An explicit value is kept, one thread or many.
+    EXPECT_EQ(prefetch_for(1, 4), 4u);
+    EXPECT_EQ(prefetch_for(4, 1), 1u);
+}
+
 TEST(WorkerEngine, SettlingClaimsDoTheHousekeepingAtMostEveryInterval) {
     worker_engine e(settings(), t0);
     EXPECT_TRUE(e.housekeeping_due(t0));

@@ -109,11 +109,13 @@ struct job_worker_options {
     std::chrono::milliseconds retry_delay{100};
     /// How long before a job's timeout its stop token fires. >= 0.
     std::chrono::milliseconds timeout_margin{100};
-    /// The most jobs a thread claims at once, 1..1000. Above 1 a thread claims, in one call,
-    /// as many ready jobs as its recent handler times say it finishes within settle_delay
-    /// (1 until it has run one, and for long jobs), runs them in turn, and sends their
-    /// completions and failures together with its next claim (or after settle_delay): for
-    /// short jobs most of a job's cost on the server is the call, and the batch shares it.
+    /// The most jobs a thread claims at once, 0..1000. 0 (the default): 16 with threads > 1,
+    /// 1 with one thread, so a worker with several threads batches short jobs unless told
+    /// otherwise (1: one job per claim, the default up to 0.1). Above 1 a thread claims, in
+    /// one call, as many ready jobs as its recent handler times say it finishes within
+    /// settle_delay (1 until it has run one, and for long jobs), runs them in turn, and sends
+    /// their completions and failures together with its next claim (or after settle_delay):
+    /// for short jobs most of a job's cost on the server is the call, and the batch shares it.
     /// What it costs:
     /// - a job that becomes ready meanwhile, even of a higher priority, waits for the jobs
     ///   already claimed (about settle_delay of work, at most prefetch - 1 jobs per thread);
@@ -123,7 +125,7 @@ struct job_worker_options {
     ///   handler returns, and lost (the job runs again) if the process dies meanwhile.
     /// Jobs with a timeout or a deadline are only claimed first in a batch, so that they
     /// start at once. Cancelled jobs are not started; stop() gives unstarted ones back.
-    std::size_t prefetch = 1;
+    std::size_t prefetch = 0;
     /// With prefetch > 1: the longest a finished job's settlement waits to be sent with the
     /// thread's next claim before it is sent alone (by the worker's upkeep thread). >= 0.
     std::chrono::milliseconds settle_delay{5};
