@@ -9,6 +9,9 @@
 //   cron_duplicate_ticks, cron_missed_ticks: over a leader hand-over between two schedulers;
 //   jobs_{1,4}w_server_cpu_per_job, reliable_queue_{1,4}w_server_cpu_per_message: the server's
 //     CPU time (user + system) per item in those runs, in microseconds;
+//   jobs_1p4t_per_s, ratio jobs_1p4t_vs_reliable_queue, jobs_1p4t_redis_us_per_job: one worker
+//     process of 4 threads with job_worker defaults (which batch claims and settlements with
+//     several threads), against the 4 consumer processes' reliable queue of the same round;
 //   jobs_redis_us_per_job: the time Redis spent running the jobs scripts (INFO commandstats,
 //     `usec` of EVAL and EVALSHA, which includes the commands the scripts call) per job (add,
 //     claim, settle, heartbeats) in the runs with job_worker defaults, 1 and 4 workers (the
@@ -76,14 +79,17 @@ std::int64_t wall_ms() {
 
 std::string self_path;  // this binary, for the worker and consumer processes
 
-// Worker processes: `self --worker|--consumer URL NAME PREFETCH` until SIGTERM.
+// Worker processes: `self --worker|--consumer URL NAME PREFETCH THREADS` until SIGTERM
+// (PREFETCH 0: job_worker's default).
 std::vector<std::unique_ptr<redcoord::testing::process>> start_children(const char* role,
                                                                         const std::string& name,
-                                                                        int n, int prefetch = 1) {
+                                                                        int n, int prefetch = 0,
+                                                                        int threads = 1) {
     std::vector<std::unique_ptr<redcoord::testing::process>> out;
     for (int i = 0; i < n; ++i)
-        out.push_back(std::make_unique<redcoord::testing::process>(std::vector<std::string>{
-            self_path, role, server->url(), name, std::to_string(prefetch)}));
+        out.push_back(std::make_unique<redcoord::testing::process>(
+            std::vector<std::string>{self_path, role, server->url(), name, std::to_string(prefetch),
+                                     std::to_string(threads)}));
     return out;
 }
 
@@ -92,13 +98,13 @@ void stop_children(std::vector<std::unique_ptr<redcoord::testing::process>>& chi
     for (auto& c : children) (void)c->wait_for(10s);
 }
 
-// Adds `n` no-op jobs in batches of 100 while `workers` worker processes run them; the rate
-// from the first add until all completed.
-double jobs_run(int workers, int n, int prefetch) {
+// Adds `n` no-op jobs in batches of 100 while `workers` worker processes of `threads` threads
+// each run them; the rate from the first add until all completed.
+double jobs_run(int workers, int n, int prefetch, int threads = 1) {
     const auto name = "bench-jobs-" + redcoord::random_token().substr(0, 8);
     auto producer_pool = own_pool();
     redcoord::job_queue producer(*producer_pool, name);
-    auto children = start_children("--worker", name, workers, prefetch);
+    auto children = start_children("--worker", name, workers, prefetch, threads);
     // The workers subscribe and claim once before the clock starts.
     (void)redcoord::testing::eventually(
         [&] {
@@ -150,13 +156,15 @@ void on_term(int) { child_stop = 1; }
 
 // The child side: a job_worker, or a reliable_queue consumer that reports its acks every 100.
 int run_child(const std::string& role, const std::string& url, const std::string& name,
-              int prefetch) {
+              int prefetch, int threads) {
     std::signal(SIGTERM, on_term);
-    redcoord::connection_pool pool(redcoord::parse_endpoint(url), {.max_size = 3});
+    redcoord::connection_pool pool(redcoord::parse_endpoint(url),
+                                   {.max_size = static_cast<std::size_t>(threads) + 2});
     if (role == "--worker") {
         redcoord::job_queue q(pool, name);
         redcoord::job_worker w(q, [](redcoord::job_context&) { return std::string(); },
-                               {.prefetch = static_cast<std::size_t>(prefetch)});
+                               {.threads = static_cast<std::size_t>(threads),
+                                .prefetch = static_cast<std::size_t>(prefetch)});
         w.start();
         while (!child_stop) std::this_thread::sleep_for(10ms);
         w.stop();
@@ -189,22 +197,27 @@ double server_script_us() {
     }
     return total;
 }
-std::vector<double> redis_us_per_job;  // the runs with job_worker defaults
+std::vector<double> redis_us_per_job;          // the runs with job_worker defaults
+std::vector<double> threads_redis_us_per_job;  // the runs of one process of several threads
 
-// kind: "reliable", "jobs" (job_worker defaults) or "prefetch" (job_worker with prefetch).
+// kind: "reliable", "jobs" (job_worker defaults), "prefetch" (job_worker with prefetch) or
+// "threads" (one process of `workers` threads, job_worker defaults).
 void throughput(benchmark::State& state, const std::string& kind, int workers) {
     for (auto _ : state) {
         const auto t0 = clock_type::now();
         const double cpu0 = server_cpu_seconds();
         const double us0 = server_script_us();
-        const double r = kind == "reliable" ? reliable_run(workers, jobs_per_run)
-                                            : jobs_run(workers, jobs_per_run,
-                                                       kind == "prefetch" ? prefetch_jobs : 1);
+        const double r = kind == "reliable"  ? reliable_run(workers, jobs_per_run)
+                         : kind == "threads" ? jobs_run(1, jobs_per_run, 0, workers)
+                                             : jobs_run(workers, jobs_per_run,
+                                                        kind == "prefetch" ? prefetch_jobs : 0);
         state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - t0).count());
         const auto key = kind + "/" + std::to_string(workers);
         rates[key].push_back(r);
         server_cpu[key].push_back((server_cpu_seconds() - cpu0) * 1e6 / jobs_per_run);
         if (kind == "jobs") redis_us_per_job.push_back((server_script_us() - us0) / jobs_per_run);
+        if (kind == "threads")
+            threads_redis_us_per_job.push_back((server_script_us() - us0) / jobs_per_run);
         state.counters["items_per_second"] = r;
     }
 }
@@ -294,20 +307,22 @@ void cron_ticks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 5 && (std::string(argv[1]) == "--worker" || std::string(argv[1]) == "--consumer"))
-        return run_child(argv[1], argv[2], argv[3], std::stoi(argv[4]));
+    if (argc == 6 && (std::string(argv[1]) == "--worker" || std::string(argv[1]) == "--consumer"))
+        return run_child(argv[1], argv[2], argv[3], std::stoi(argv[4]), std::stoi(argv[5]));
     self_path = argv[0];
     redcoord::testing::local_server srv;
     server = &srv;
     for (int r = 0; r < rounds; ++r)
         for (int workers : {1, 4}) {
             const auto tag = "/w" + std::to_string(workers) + "/round:" + std::to_string(r);
-            for (const char* kind : {"reliable", "jobs", "prefetch"})
+            for (const char* kind : {"reliable", "jobs", "prefetch", "threads"}) {
+                if (std::string(kind) == "threads" && workers == 1) continue;  // = "jobs"
                 benchmark::RegisterBenchmark(
                     (std::string(kind) + tag).c_str(),
                     [workers, kind](benchmark::State& s) { throughput(s, kind, workers); })
                     ->Iterations(1)
                     ->UseManualTime();
+            }
         }
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
@@ -331,6 +346,13 @@ int main(int argc, char** argv) {
                                      median(server_cpu["reliable/" + w]), "us");
     }
     redcoord::bench::print_value("jobs_redis_us_per_job", median(redis_us_per_job), "us");
+    {
+        const double threads = median(rates["threads/4"]), rq = median(rates["reliable/4"]);
+        redcoord::bench::print_value("jobs_1p4t_per_s", threads, "jobs/s");
+        redcoord::bench::print_ratio("jobs_1p4t_vs_reliable_queue", rq > 0 ? threads / rq : 0);
+        redcoord::bench::print_value("jobs_1p4t_redis_us_per_job", median(threads_redis_us_per_job),
+                                     "us");
+    }
     if (std::getenv("REDCOORD_BENCH_STATS")) {
         const auto info = server->command({"INFO", "commandstats"}).text();
         std::fprintf(stderr, "%s\n", info.c_str());
