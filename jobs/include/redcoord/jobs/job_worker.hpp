@@ -174,9 +174,10 @@ struct job_worker_stats {
 /// @par Cost
 /// Per job: one round trip, the completion (or failure) and the next claim in one script; the
 /// claims of a worker also promote due delayed jobs and reclaim stalled ones, at least every
-/// 10 ms. With prefetch n: one round trip per n short jobs. The heartbeat: one round trip per
-/// lease / 3 for all held jobs. One thread besides the handlers' (heartbeats and batched
-/// settlements). One subscription (shared through the runtime's pub/sub link).
+/// 10 ms. With prefetch n (by default 16 with several threads): one round trip per up to n
+/// short jobs. The heartbeat: one round trip per lease / 3 for all held jobs. One thread
+/// besides the handlers' (heartbeats and batched settlements). One subscription (shared
+/// through the runtime's pub/sub link).
 ///
 /// @par Metrics and logs
 /// With a metrics backend on the runtime (installed before construction):
