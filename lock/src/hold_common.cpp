@@ -85,11 +85,10 @@ void hold_state::commit_hold(lock_acquisition a) {
 
 boost::signals2::scoped_connection hold_state::connect_lost(
     const std::function<void(const std::string&)>& h) {
-    boost::signals2::signal<void(const std::string&)>* slots = nullptr;
+    lost_signal* slots = nullptr;
     {
         detail::lock_guard l(mu);
-        if (!lost_slots)
-            lost_slots = std::make_unique<boost::signals2::signal<void(const std::string&)>>();
+        if (!lost_slots) lost_slots = std::make_unique<lost_signal>();
         slots = lost_slots.get();
     }
     auto c = slots->connect(h);  // outside mu: a slot running now may read this object
@@ -123,7 +122,7 @@ void hold_state::observe_as(std::string_view metric_kind) {
 void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
     std::string fence;
     strand* deliver = nullptr;
-    boost::signals2::signal<void(const std::string&)>* slots = nullptr;
+    lost_signal* slots = nullptr;
     {
         detail::lock_guard l(mu);
         if (!held || hold_id != id || lost_flag) return;

@@ -77,8 +77,8 @@ struct hold_state {
     bool lost_flag REDCOORD_GUARDED_BY(mu) = false;
     // The on_lost() slots, made at the first on_lost() (a signal costs each object about 200
     // bytes, and most never get a slot); never reset before the object goes.
-    std::unique_ptr<boost::signals2::signal<void(const std::string&)>> lost_slots
-        REDCOORD_GUARDED_BY(mu);
+    using lost_signal = boost::signals2::signal<void(const std::string&)>;
+    std::unique_ptr<lost_signal> lost_slots REDCOORD_GUARDED_BY(mu);
     // The runtime whose timer thread runs the lease timer (set by the owner before any commit;
     // empty: the process's); declared first so it outlives the timer.
     std::shared_ptr<redcoord::runtime> rt;
