@@ -170,3 +170,43 @@ TEST(ElectionReplicas, M7_WaitReplyIsReadWithReplicaTimeoutPlusCommandTimeout) {
     EXPECT_TRUE(r->holder_is_us);
     EXPECT_FALSE(r->leader);  // not acknowledged: not a confirmed renewal
 }
+
+// WAIT counts any replica, so `replicas` below the replicas a failover could promote leaves the
+// failover race open: the grant is on one replica, the other is promoted without it, and a
+// second candidate leads there while the first is inside its term (options.hpp: "ask for as
+// many replicas as Sentinel could promote"). With every replica asked for, the grant that
+// only one of them holds never counted.
+TEST(ElectionReplicas, WaitForFewerReplicasThanCouldBePromotedLetsTwoLeadersIn) {
+    for (std::size_t replicas : {1U, 2U}) {
+        SCOPED_TRACE("replicas = " + std::to_string(replicas));
+        local_server master;
+        auto behind = local_server::replica_of(master);
+        auto holding = local_server::replica_of(master);
+        connection_pool on_master(master.endpoint());
+        const auto term = 3000ms;
+        master_selector a(on_master, "promotable", hardened("a", term, replicas));
+        // `behind` is cut off and promoted before a's rounds (see above: SIGSTOP would not do),
+        // `holding` acknowledges them.
+        behind->promote();
+        auto ra = a.campaign_once();
+        for (int i = 0; i < 5 && !ra.leader && ra.acks < 1; ++i)
+            ra = a.campaign_once();  // holding's first ack may lag
+        EXPECT_TRUE(ra.holder_is_us);
+        EXPECT_EQ(ra.acks, 1);
+        EXPECT_EQ(ra.leader, replicas == 1);
+        master.kill();
+        // The failover picks `behind` (Sentinel may: it does not know which replica acked).
+        auto follower = local_server::replica_of(*behind);
+        connection_pool on_promoted(behind->endpoint());
+        master_selector b(on_promoted, "promotable", hardened("b", term, 1));
+        auto rb = b.campaign_once();
+        for (int i = 0; i < 5 && !rb.leader; ++i) rb = b.campaign_once();
+        ASSERT_TRUE(rb.leader);
+        const bool a_still_inside = ra.leader && clk::now() < ra.deadline;
+        if (replicas == 1)
+            EXPECT_TRUE(a_still_inside) << "two leaders were expected: WAIT 1 met by the "
+                                           "replica that was not promoted";
+        else
+            EXPECT_FALSE(a_still_inside) << "two leaders although every replica was asked for";
+    }
+}

@@ -79,8 +79,11 @@ struct lock_timing {
 /// `timeout` does not count: an acquisition is given back at once and counts as refused (the
 /// caller tries again after `timeout`), an extension or renewal does not move the validity.
 /// This closes the failover race of the Redlock page for a promoted replica that acknowledged;
-/// WAIT is not consensus, so ask for as many replicas as Sentinel could promote. Releases never
-/// wait.
+/// WAIT is not consensus and counts any replica, so ask for every replica Sentinel could
+/// promote: with two replicas and n = 1 a write only one of them holds is lost when the other
+/// is promoted (test ElectionReplicas.WaitForFewerReplicasThanCouldBePromotedLetsTwoLeadersIn).
+/// After a failover the promoted master then counts nothing until enough replicas follow it
+/// again. Releases never wait.
 ///
 /// Checked by each primitive's constructor (invalid_argument naming the field, as
 /// `lock_options::replication.timeout`). Thread-safety: a plain value type.
