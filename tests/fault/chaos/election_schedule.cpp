@@ -140,9 +140,10 @@ election_schedule safe_election_schedule(election_family family, unsigned seed, 
         case election_family::sentinel_failovers:
             s.id = "election/sentinel";
             s.family =
-                "Sentinel failovers (master killed, or cut from the sentinels), replicas = 1";
+                "Sentinel failovers (master killed, or cut from the sentinels), replicas = 2 "
+                "(every one)";
             s.sentinel = true;
-            s.replicas = 1;
+            s.replicas = sentinel_replicas;
             break;
         case election_family::client_clock_jumps:
             s.id = "election/clock-jumps";

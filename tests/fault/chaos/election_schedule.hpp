@@ -51,7 +51,7 @@ enum class election_family {
     delayed_restarts,          // server restarts without persistence, delayed by a term
     aof_restarts,              // server restarts at once with AOF `appendfsync always`
     sentinel_failovers,        // Sentinel fails the master over (killed, or cut from the
-                               // sentinels); candidates use `replicas = 1`
+                               // sentinels); candidates wait for both replicas
     client_clock_jumps,        // the candidates' wall clocks jump an hour to a day, either way
 };
 inline constexpr unsigned election_families = 6;

@@ -95,11 +95,11 @@ TEST(ChaosLock, RestartsWithoutPersistenceAtOnceAreCaught) {
         << o.restarts << " restarts, " << o.holds << " holdings";
 }
 
-// distributed_lock on a master with a replica behind three sentinels, failed over every few
-// seconds (killed, or cut from the sentinels while the clients still reach it): with
-// `replicas = 1` a grant counts only once the replica has it, so the promoted replica never
-// grants the lock again while its holder still relies on it.
-TEST(ChaosLock, SingleInstanceLockKeepsExclusionUnderSentinelFailoversWithReplicasOne) {
+// distributed_lock on a master with two replicas behind three sentinels, failed over every
+// few seconds (killed, or cut from the sentinels while the clients still reach it): with
+// `replicas = 2` a grant counts only once every replica has it, so whichever replica is
+// promoted never grants the lock again while its holder still relies on it.
+TEST(ChaosLock, SingleInstanceLockKeepsExclusionUnderSentinelFailoversWaitingForEveryReplica) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o = run(chaos::safe_schedule(chaos::lock_family::sentinel_failovers, 23, 12));
     EXPECT_TRUE(o.violations.empty()) << o.report();

@@ -135,9 +135,9 @@ lock_schedule safe_schedule(lock_family family, unsigned seed, int seconds) {
             break;
         case lock_family::sentinel_failovers:
             s.id = "lock/sentinel";
-            s.family = "distributed_lock under Sentinel failovers, replicas = 1";
+            s.family = "distributed_lock under Sentinel failovers, replicas = 2 (every one)";
             s.sentinel = true;
-            s.replicas = 1;
+            s.replicas = sentinel_replicas;
             break;
         case lock_family::client_clock_jumps:
             s.id = "lock/clock-jumps";

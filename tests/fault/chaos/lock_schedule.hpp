@@ -55,7 +55,7 @@ enum class lock_family {
     skew_within_drift,    // every master's clock 0.5% fast
     delayed_restarts,     // restarts without persistence, delayed by a TTL
     aof_restarts,         // restarts at once of masters with AOF `appendfsync always`
-    sentinel_failovers,   // distributed_lock, `replicas = 1`, under Sentinel failovers
+    sentinel_failovers,   // distributed_lock waiting for every replica, Sentinel failovers
     client_clock_jumps,   // the clients' wall clocks jump an hour to a day, either way
     fair_partitions,      // fair_lock on one master (AOF): holders and queued waiters cut
                           // from it or paused past the TTL and past their waiter lease

@@ -1,8 +1,10 @@
 #include "sentinel_faults.hpp"
 
+#include <redcoord/core/errors.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <optional>
+#include <string>
 #include <thread>
 
 namespace chaos {
@@ -35,6 +37,18 @@ bool wait_promoted(local_network& net, const sentinel_group& g, std::size_t old,
         wait, std::chrono::milliseconds(20));
 }
 
+// Makes the old master `old` a replica of the master the sentinels name, if they name another.
+void rejoin(local_network& net, const sentinel_group& g, std::size_t old) {
+    const auto now = net.sentinels_master(g.sentinels, chaos_service);
+    if (!now || *now == old) return;
+    try {
+        (void)net.host(old).command(
+            {"REPLICAOF", net.service_address(*now), std::to_string(net.host(*now).port())});
+    } catch (const redcoord::error&) {
+        // Not up yet, or gone: Sentinel turns it into a replica later.
+    }
+}
+
 }  // namespace
 
 void sentinel_failovers(local_network& net, const sentinel_group& g, std::mt19937& rng,
@@ -52,6 +66,7 @@ void sentinel_failovers(local_network& net, const sentinel_group& g, std::mt1993
             out.failovers += wait_promoted(net, g, master, std::chrono::seconds(10));
             net.host(master).restart();
             ++out.restarts;
+            rejoin(net, g, master);
         } else {
             std::vector<local_network::link> cut;
             for (auto n : g.replicas)
@@ -64,6 +79,7 @@ void sentinel_failovers(local_network& net, const sentinel_group& g, std::mt1993
             out.failovers += wait_promoted(net, g, master, between(2500, 3500));
             std::this_thread::sleep_until(healed_at);
             net.heal();
+            rejoin(net, g, master);
         }
     }
 }

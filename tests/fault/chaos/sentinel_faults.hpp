@@ -17,15 +17,20 @@ namespace chaos {
 // The service every schedule's sentinels watch.
 inline constexpr const char* chaos_service = "chaos";
 
-// A master, two replicas and three sentinels (quorum 2, down after 500 ms). Two replicas, so
-// that `replicas = 1` (WAIT) is met right after a failover: with one, the promoted replica
-// has none until Sentinel turns the old master into one, which it does only after seeing it
-// claim the master role for 8 s or more, and every grant waits that long.
+// A master, two replicas and three sentinels (quorum 2, down after 500 ms). The schedules'
+// clients wait for both replicas (`sentinel_replicas`): WAIT counts any replica, and Sentinel
+// may promote the one that did not acknowledge, so fewer would let a failover drop a grant
+// (ElectionReplicas.WaitForFewerReplicasThanCouldBePromotedLetsTwoLeadersIn). Two rather than
+// one, so that the promoted replica has a replica of its own at once and needs only the old
+// master back to meet the WAIT again.
 struct sentinel_group {
     std::size_t master = 0;
     std::vector<std::size_t> replicas;
     std::vector<std::size_t> sentinels;
 };
+
+// Every replica of the group: what the schedules' clients wait for (WAIT).
+inline constexpr std::size_t sentinel_replicas = 2;
 
 [[nodiscard]] sentinel_group add_sentinel_group(redcoord::testing::local_network& net);
 
@@ -37,6 +42,10 @@ struct sentinel_group {
 // - the master is cut from the sentinels and the other servers, not from the clients, for
 //   2.5-3.5 s: the majority side fails over while clients can still write to the old master,
 //   which the sentinels turn into a replica when the cut heals.
+// Either way the old master is made a replica of the promoted one as soon as it is back (an
+// operator's restart script would; Sentinel does it 8 s after it sees the old master claim
+// the master role). It has no replica before, so nothing written there counts; sooner only
+// gives the promoted master its second replica sooner.
 // Counts failovers (each promotion seen), restarts and partitions in `out`.
 void sentinel_failovers(redcoord::testing::local_network& net, const sentinel_group& g,
                         std::mt19937& rng, std::chrono::steady_clock::time_point end,
