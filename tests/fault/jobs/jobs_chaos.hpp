@@ -168,7 +168,11 @@ inline reruns check_reruns(const start_log& starts, const std::set<std::string>&
             } else if (killed.count(who)) {
                 ++r.by_kills;
             } else {
-                ADD_FAILURE() << job << " ran again although " << who << " (never killed) ran it";
+                // Both runs' wall times, so that a failure can be placed against the faults.
+                ADD_FAILURE() << job << " ran again although " << who
+                              << " (never killed) ran it, at " << at << " ms; again by "
+                              << std::get<0>(list[k + 1]) << " at " << std::get<2>(list[k + 1])
+                              << " ms";
             }
         }
     }

@@ -225,6 +225,8 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
         EXPECT_EQ(ticks[i] - ticks[i - 1], 100) << "a tick was skipped after " << ticks[i - 1];
 
     const auto starts = read_starts(log);
+    std::printf("[ faults   ] replicas cut off at %lld ms, a replica promoted at %lld ms (wall)\n",
+                static_cast<long long>(killed_at), static_cast<long long>(promoted_at));
     // A run repeated without a kill of its worker came before the new master served (its
     // settlement, or its claim, went with the old master), or soon after: a worker's batch
     // claimed before the failover and settled after it.
