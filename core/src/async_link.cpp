@@ -33,7 +33,10 @@ using status = node_result::status;
 namespace {
 
 struct op {
+    // The command in RESP: its own (`wire`) or the caller's (`shared`); dropped once written,
+    // since nothing is ever sent twice, so 10,000 commands in flight keep none of it.
     std::string wire;
+    std::shared_ptr<const std::string> shared;
     clock_type::time_point deadline;
     async_link::handler h;
     bool done = false;
@@ -206,7 +209,9 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
             auto o = std::move(queued.front());
             queued.pop_front();
             if (o->done) continue;  // given up before it was written: never sent
-            out += o->wire;
+            out += o->shared ? *o->shared : o->wire;
+            o->shared.reset();
+            std::string().swap(o->wire);
             o->written = true;
             o->written_at = now;
             inflight.push_back(std::move(o));
@@ -389,6 +394,15 @@ void async_link::exec(std::vector<std::string> argv, clock_type::time_point dead
     auto o = std::make_shared<op>();
     std::vector<std::string_view> v(argv.begin(), argv.end());
     o->wire = encode_command(v);
+    o->deadline = deadline;
+    o->h = std::move(h);
+    asio::dispatch(s_->strand, [s = s_, o = std::move(o)]() mutable { s->add(std::move(o)); });
+}
+
+void async_link::exec_encoded(std::shared_ptr<const std::string> wire,
+                              clock_type::time_point deadline, handler h) {
+    auto o = std::make_shared<op>();
+    o->shared = std::move(wire);
     o->deadline = deadline;
     o->h = std::move(h);
     asio::dispatch(s_->strand, [s = s_, o = std::move(o)]() mutable { s->add(std::move(o)); });

@@ -1,11 +1,13 @@
 // m5: unlock() does not wait for its release's reply, so a release sent as EVALSHA after the
 // server's script cache was flushed must still run (as EVAL) once the reply is read.
 
+#include <redcoord/lock/async.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
+#include <boost/asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -81,4 +83,25 @@ TEST(DistributedLock, m5_HeldBackReleaseAfterScriptFlushReleases) {
         },
         2s))
         << "the release never ran: the key waits for its TTL";
+}
+
+// The pipelined link keeps only a command's EVALSHA while it is in flight and makes the EVAL
+// from it when the server answers NOSCRIPT: acquire and release after a flush still run, and
+// went as EVAL (an EVAL made wrongly would be refused, or lock another key).
+TEST(DistributedLock, AsyncAcquireAndReleaseAfterScriptFlushRunAsEval) {
+    local_server server;
+    connection_pool pool{server.endpoint()};
+    distributed_lock a(pool, "flushed-async", {.timing = {.ttl = 30s}});
+    ASSERT_TRUE(async_acquire(a, 1s, boost::asio::use_future).get());
+    EXPECT_EQ(async_release(a, boost::asio::use_future).get(), std::optional<bool>(true));
+    server.command({"SCRIPT", "FLUSH"});
+    const auto evals = server.command_calls("eval");
+    const auto acquired = async_acquire(a, 1s, boost::asio::use_future).get();
+    ASSERT_TRUE(acquired);
+    EXPECT_NE(pool.command({"GET", a.key()}).text().find(acquired->token), std::string::npos);
+    EXPECT_GT(pool.command({"PTTL", a.key()}).integer(), 29000);
+    server.command({"SCRIPT", "FLUSH"});
+    EXPECT_EQ(async_release(a, boost::asio::use_future).get(), std::optional<bool>(true));
+    EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0);
+    EXPECT_GE(server.command_calls("eval") - evals, 2);
 }

@@ -66,6 +66,10 @@ public:
     /// Sends `argv` and calls `h` exactly once, on the link's strand: with the reply, or
     /// when `deadline` passes, or when the link breaks or cannot connect.
     void exec(std::vector<std::string> argv, clock_type::time_point deadline, handler h);
+    /// The same for a command already in RESP (`wire`, shared with the caller, who may keep it
+    /// to send again): the link lets go of it once written.
+    void exec_encoded(std::shared_ptr<const std::string> wire, clock_type::time_point deadline,
+                      handler h);
     /// Fails every pending command (connection_failed) and closes the socket; a later exec()
     /// connects again.
     void close();

@@ -1,0 +1,59 @@
+// Scripts over the pipelined link (async_script.hpp). The call's keys and arguments are
+// encoded once, as EVALSHA; a NOSCRIPT reply gets the same command as EVAL, made by replacing
+// the verb and the digest in front of the encoded keys and arguments, so nothing of the call
+// but one string stays in memory while it is in flight.
+#include <redcoord/core/detail/async_script.hpp>
+
+#include "connection_impl.hpp"
+
+#include <string_view>
+
+namespace redcoord::detail {
+
+namespace {
+
+// The bytes of a RESP array header ("*<n>\r\n") at the front of `wire`.
+std::size_t header_size(std::string_view wire) { return wire.find("\r\n") + 2; }
+
+// `evalsha` (EVALSHA, digest, then the rest) as EVAL with `source` in place of the digest.
+std::string as_eval(std::string_view evalsha, std::string_view sha1, std::string_view source) {
+    const std::string_view verb_and_sha[] = {"EVALSHA", sha1};
+    const std::string_view verb_and_source[] = {"EVAL", source};
+    const std::string head = encode_command(verb_and_sha);
+    const std::string eval = encode_command(verb_and_source);
+    const std::size_t rest = header_size(evalsha) + head.size() - header_size(head);
+    std::string out;
+    out.reserve(evalsha.size() - head.size() + eval.size());
+    out.append(evalsha.substr(0, header_size(evalsha)));
+    out.append(std::string_view(eval).substr(header_size(eval)));
+    out.append(evalsha.substr(rest));
+    return out;
+}
+
+}  // namespace
+
+void exec_script(const std::shared_ptr<async_link>& link, script_call call,
+                 async_link::clock_type::time_point deadline, async_link::handler h) {
+    const std::string count = std::to_string(call.keys.size());
+    std::vector<std::string_view> argv;
+    argv.reserve(3 + call.keys.size() + call.args.size());
+    argv.emplace_back("EVALSHA");
+    argv.emplace_back(call.lua->sha1());
+    argv.emplace_back(count);
+    for (const auto& k : call.keys) argv.emplace_back(k);
+    for (const auto& a : call.args) argv.emplace_back(a);
+    auto wire = std::make_shared<const std::string>(encode_command(argv));
+    const script* lua = call.lua;
+    link->exec_encoded(
+        wire, deadline, [link, lua, wire, deadline, h = std::move(h)](link_outcome o) mutable {
+            if (!o.result.answered() || !o.result.value->is_error() ||
+                !error_code_is(o.result.value->text(), "NOSCRIPT"))
+                return h(std::move(o));
+            auto eval =
+                std::make_shared<const std::string>(as_eval(*wire, lua->sha1(), lua->source()));
+            wire.reset();
+            link->exec_encoded(std::move(eval), deadline, std::move(h));
+        });
+}
+
+}  // namespace redcoord::detail
