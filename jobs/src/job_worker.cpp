@@ -155,7 +155,10 @@ struct job_worker::state {
         return stopping;
     }
 
-    // The claim arguments of claim_next() (job_scripts.cpp) for a new claim token.
+    // The claim arguments of claim_next() (job_scripts.cpp) for a new claim token. A worker
+    // that batches by default (prefetch 0) claims one job at a time while groups take turns,
+    // so that a small group's job never waits behind the rest of a batch; an explicit
+    // prefetch batches there too.
     void append_claim_args(std::vector<std::string>& args, const std::string& token,
                            std::size_t want) const {
         const auto& qo = queue.options();
@@ -163,7 +166,7 @@ struct job_worker::state {
                     {id, std::to_string(opts.lease.count()), token, unit_random(), keys->wake,
                      std::to_string(qo.concurrency), std::to_string(qo.rate_limit),
                      std::to_string(qo.rate_interval.count()), std::to_string(want),
-                     std::to_string(qo.keep_completed.count())});
+                     std::to_string(qo.keep_completed.count()), opts.prefetch == 0 ? "1" : "0"});
     }
 
     // The settlements not yet sent, for a claim sent at `now` to carry; `housekeep`: whether

@@ -5,6 +5,7 @@
 -- ARGV[4]  uniform random in [0, 1) for back-off jitter    ARGV[5]  wake channel
 -- ARGV[6]  concurrency limit (0: none)   ARGV[7]  rate limit (0: none)   ARGV[8]  rate window ms
 -- ARGV[9]  optional: most jobs to claim (default 1)   ARGV[10] optional: keep_completed ms
+-- ARGV[11] optional: most jobs to claim while grouped jobs take turns (0 or none: ARGV[9])
 -- Reply    {jobs claimed, {stalled ids reclaimed}, ms to wait when none (-1: unknown),
 --           then per job {id, payload, attempt, options `o`, timeout ms, score}}
 -- Cost     O((k + 100) log N): k claimed, at most 100 promoted and 100 reclaimed per call.

@@ -548,6 +548,10 @@ local function claim_next(a, now, skip_housekeeping, plain)
              lease = now + tonumber(ARGV[a + 1])}
   local taken = 0
   if not plain and redis.call('EXISTS', base .. ':gready') == 1 then
+    -- A worker that batches only by default takes one job while groups take turns: a batch
+    -- would hold a small group's job behind the rest of it (jobs_claim.lua, ARGV[11]).
+    local grouped_most = tonumber(ARGV[a + 10] or '0')
+    if grouped_most and grouped_most > 0 then want = math.min(want, grouped_most) end
     taken = claim_rotation(want, now, c, out)
   else
     local active = {}

@@ -184,12 +184,10 @@ TEST_F(Groups, ASmallTenantFinishesEarlyDespiteALargeOne) {
                      order.push_back(j.payload());
                      return std::string();
                  },
-                 // One job per claim: each claim takes turns between the groups, and this
-                 // bounds the turns, not batches. With batches (the default for several
-                 // threads) a small job waits for the rest of its thread's batch, and the other
-                 // thread may run whole batches of big ones meanwhile: 24-40 here when quiet,
-                 // 56 under load (job_worker_options::prefetch says so).
-                 {.threads = 2, .poll_timeout = 50ms, .prefetch = 1});
+                 // Default options: with groups taking turns, a worker that batches by
+                 // default claims one job at a time (an explicit prefetch of 16 let 24-56 big
+                 // jobs in first: job_worker_options::prefetch).
+                 {.threads = 2, .poll_timeout = 50ms});
     w.start();
     ASSERT_TRUE(eventually(
         [&] {

@@ -119,6 +119,36 @@ TEST_F(JobsPrefetch, SeveralThreadsBatchByDefaultOneThreadDoesNot) {
                 static_cast<long long>(one), static_cast<long long>(two));
 }
 
+// With groups taking turns, a batch holds a small group's job behind the rest of it, so a
+// worker that batches only by default claims one job at a time there; an explicit prefetch
+// still batches.
+TEST_F(JobsPrefetch, TheDefaultClaimsOneJobAtATimeWhileGroupsTakeTurns) {
+    const auto calls_for_300 = [&](const std::string& name, std::size_t prefetch) {
+        job_queue q(pool_, name);
+        std::vector<std::pair<std::string, job_options>> jobs;
+        for (int i = 0; i < 300; ++i) {
+            job_options o;
+            o.group = i % 3 == 0 ? "small" : "large";
+            jobs.push_back({"j", o});
+        }
+        (void)q.add_batch(jobs);
+        (void)srv_.command({"CONFIG", "RESETSTAT"});
+        job_worker w(q, [](job_context&) { return std::string(); },
+                     {.threads = 2, .prefetch = prefetch});
+        w.start();
+        EXPECT_TRUE(eventually([&] { return q.counts().completed == 300; }, 20s));
+        w.stop();
+        EXPECT_EQ(w.stats().completed, 300U);
+        return evalsha_calls();
+    };
+    const auto by_default = calls_for_300("grouped-default", 0);
+    EXPECT_GE(by_default, 270);
+    const auto batched = calls_for_300("grouped-batched", 16);
+    EXPECT_LT(batched, 150);
+    std::printf("calls for 300 grouped jobs: default %lld, prefetch 16 %lld\n",
+                static_cast<long long>(by_default), static_cast<long long>(batched));
+}
+
 TEST_F(JobsPrefetch, StopGivesUnstartedJobsBackInTheirPlace) {
     job_queue q(pool_, "drain");
     add_many(q, "j", 10);

@@ -119,10 +119,13 @@ struct job_worker_options {
     /// What it costs:
     /// - a job that becomes ready meanwhile, even of a higher priority, waits for the jobs
     ///   already claimed (about settle_delay of work, at most prefetch - 1 jobs per thread);
-    /// - groups take turns within each claim, but a job waits for the rest of its thread's
-    ///   batch while other threads run theirs: 10 jobs of a small group behind 1,000 of a
-    ///   large one ran after 24-56 of the large group's with 2 threads, against 10-26 with
-    ///   prefetch 1 (test Groups.ASmallTenantFinishesEarlyDespiteALargeOne);
+    /// - with an explicit prefetch above 1, groups take turns within each claim, but a job
+    ///   waits for the rest of its thread's batch while other threads run theirs: 10 jobs of
+    ///   a small group behind 1,000 of a large one ran after 24-56 of the large group's with
+    ///   2 threads and prefetch 16, against 10-26 with one job per claim. So with the default
+    ///   (0) a claim that finds grouped jobs ready takes one job, and batches only where no
+    ///   group has ready jobs (tests Groups.ASmallTenantFinishesEarlyDespiteALargeOne,
+    ///   JobsPrefetch.TheDefaultClaimsOneJobAtATimeWhileGroupsTakeTurns);
     /// - each claimed job counts an attempt; when the process dies its claimed jobs, started
     ///   or not, are retried after their leases lapse, with that attempt spent;
     /// - a job's completion (state, result, event) is recorded up to settle_delay after its
