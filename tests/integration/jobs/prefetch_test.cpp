@@ -39,6 +39,18 @@ protected:
         return at == std::string::npos ? 0 : std::stoll(info.substr(at + 22));
     }
 
+    // The EVALSHAs a worker with options `o` sends to run the `n` no-op jobs `q` holds.
+    std::int64_t calls_to_run(job_queue& q, std::uint64_t n, const job_worker_options& o) {
+        (void)srv_.command({"CONFIG", "RESETSTAT"});
+        job_worker w(
+            q, [](job_context&) { return std::string(); }, o);
+        w.start();
+        EXPECT_TRUE(eventually([&] { return q.counts().completed == n; }, 20s));
+        w.stop();
+        EXPECT_EQ(w.stats().completed, n);
+        return evalsha_calls();
+    }
+
     // A handler that records the ids it runs and holds its thread on `held` until `release`.
     struct recorder {
         std::mutex mu;
@@ -100,13 +112,7 @@ TEST_F(JobsPrefetch, SeveralThreadsBatchByDefaultOneThreadDoesNot) {
     const auto calls_for_500 = [&](const std::string& name, std::size_t threads) {
         job_queue q(pool_, name);
         add_many(q, "j", 500);
-        (void)srv_.command({"CONFIG", "RESETSTAT"});
-        job_worker w(q, [](job_context&) { return std::string(); }, {.threads = threads});
-        w.start();
-        EXPECT_TRUE(eventually([&] { return q.counts().completed == 500; }, 20s));
-        w.stop();
-        EXPECT_EQ(w.stats().completed, 500U);
-        return evalsha_calls();
+        return calls_to_run(q, 500, {.threads = threads});
     };
     // About one call per job (a claim and each settlement with the next claim) ...
     const auto one = calls_for_500("one-thread", 1);
@@ -132,14 +138,7 @@ TEST_F(JobsPrefetch, TheDefaultClaimsOneJobAtATimeWhileGroupsTakeTurns) {
             jobs.push_back({"j", o});
         }
         (void)q.add_batch(jobs);
-        (void)srv_.command({"CONFIG", "RESETSTAT"});
-        job_worker w(q, [](job_context&) { return std::string(); },
-                     {.threads = 2, .prefetch = prefetch});
-        w.start();
-        EXPECT_TRUE(eventually([&] { return q.counts().completed == 300; }, 20s));
-        w.stop();
-        EXPECT_EQ(w.stats().completed, 300U);
-        return evalsha_calls();
+        return calls_to_run(q, 300, {.threads = 2, .prefetch = prefetch});
     };
     const auto by_default = calls_for_300("grouped-default", 0);
     EXPECT_GE(by_default, 270);
