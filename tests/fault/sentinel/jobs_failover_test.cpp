@@ -18,6 +18,7 @@
 #include <atomic>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -112,7 +113,10 @@ TEST(JobsFailover, ConfirmedJobsSurviveAFailoverAndAllRunAndTicksResume) {
 // confirmed job is lost,
 // none starts after its deadline, no tick is skipped or added twice, retries keep their
 // back-off, no job starts while one of higher priority stands ready; a job runs again only
-// after a kill of its worker, or across the failover (a settlement the new master never got).
+// after a kill of its worker, or across a failover (a settlement the new master never got):
+// the planned one, or one Sentinel makes on its own when the promoted master is slow to answer
+// on a loaded machine (seen once in CI: 5,600 jobs run 2-5 s after the planned promotion ran
+// again 0.2-2.4 s later).
 TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
     using namespace jobs_chaos;
     constexpr int jobs = 20000;
@@ -120,6 +124,9 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
     constexpr int max_kills = 20;
     local_sentinel_options so;
     so.replicas = 2;
+    // One planned failover: a promoted master busy with 20,000 jobs on a loaded machine must
+    // not look down to the sentinels after half a second (unplanned ones are excused below).
+    so.down_after = 1500ms;
     local_sentinel svc(so);
     redcoord::testing::local_server log_srv;
     connection_pool pool(svc.endpoint(), {.max_size = 12});
@@ -145,6 +152,24 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
     std::set<std::string> killed;
     int leader_kills = 0;
     std::int64_t killed_at = 0, promoted_at = 0;  // the master's, wall ms
+    // Failovers Sentinel made on its own after the planned one (a master that did not answer
+    // within down-after on a loaded machine), each seen as a change of the master the
+    // sentinels name, in wall ms: each rolls back what its replica had not received yet.
+    // (The killed master's address is not one: sentinels that have not switched yet still
+    // name it for a while.)
+    std::vector<std::int64_t> unplanned;
+    std::optional<redcoord::host_port> master_now, killed_master;
+    const auto watch_master = [&] {
+        if (!master_now) return;
+        try {
+            const auto m = svc.master_address();
+            if (m == *master_now || m == *killed_master) return;
+            master_now = m;
+            unplanned.push_back(wall_ms());
+        } catch (const error&) {
+            // No sentinel answered: looked at again next time.
+        }
+    };
     const auto t0 = std::chrono::steady_clock::now();
     auto last_leader_kill = t0;
     while (std::chrono::steady_clock::now() < t0 + 150s) {
@@ -164,10 +189,12 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
             killed_at = wall_ms();
             std::this_thread::sleep_for(300ms);
             const auto old = svc.kill_master();
+            killed_master = old;
             for (auto* srv : paused) srv->resume();
-            (void)svc.wait_promoted(old, 20s);
+            master_now = svc.wait_promoted(old, 20s);
             promoted_at = wall_ms();
         }
+        watch_master();
         try {
             const auto n = q.counts();
             if (promoted_at != 0 && n.waiting + n.delayed + n.active == 0) break;
@@ -196,6 +223,7 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
     // The schedulers stop first; the workers then run the last ticks.
     stop_all(schedulers, at);
     ASSERT_TRUE(eventually_ok(30s, [&] {
+        watch_master();
         const auto n = q.counts();
         return n.waiting + n.delayed + n.active == 0;
     })) << "jobs left unfinished";
@@ -225,13 +253,18 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
         EXPECT_EQ(ticks[i] - ticks[i - 1], 100) << "a tick was skipped after " << ticks[i - 1];
 
     const auto starts = read_starts(log);
-    std::printf("[ faults   ] replicas cut off at %lld ms, a replica promoted at %lld ms (wall)\n",
-                static_cast<long long>(killed_at), static_cast<long long>(promoted_at));
+    std::printf(
+        "[ faults   ] replicas cut off at %lld ms, a replica promoted at %lld ms (wall), "
+        "%zu failovers after it\n",
+        static_cast<long long>(killed_at), static_cast<long long>(promoted_at), unplanned.size());
+    // A rollback reaches back at most to the last failover, plus a batch claimed before it
+    // and started after.
+    const std::int64_t last_failover = unplanned.empty() ? promoted_at : unplanned.back();
     // A run repeated without a kill of its worker came before the new master served (its
     // settlement, or its claim, went with the old master), or soon after: a worker's batch
     // claimed before the failover and settled after it.
     const auto r = check_reruns(starts, killed, [&](const std::string&, std::int64_t at_ms) {
-        return at_ms <= promoted_at + 1000;
+        return at_ms <= last_failover + 1000;
     });
     int ticks_run_twice = 0;
     for (const auto& [job, list] : starts)
@@ -239,7 +272,7 @@ TEST(JobsFailover, TwentyThousandJobsUnderWorkerAndLeaderKillsAndAFailover) {
     // Priority order: everywhere but around the failover (from a second before the replicas
     // stopped, to a second after the promotion).
     const auto inversions =
-        priority_inversions(starts, p.ready_at, killed, {killed_at - 1000, promoted_at + 1000});
+        priority_inversions(starts, p.ready_at, killed, {killed_at - 1000, last_failover + 1000});
     EXPECT_EQ(inversions, 0) << "jobs started while a higher-priority job stood ready";
     std::printf(
         "[ report   ] %d confirmed jobs, 0 lost (%zu failed past their deadlines, %d with one "
