@@ -67,8 +67,8 @@ TEST(ChaosElection, ServerRestartsAtOnceAreCaught) {
 // few seconds (killed, or cut from the sentinels while the candidates still reach it). With
 // `replicas = 2` every grant and renewal is on both replicas before it counts, so whichever
 // is promoted never hands out a leadership whose old holder is still inside its term. (With
-// `replicas = 1` it once did, for 0.1 s: the replica that had not acknowledged a renewal was
-// promoted.)
+// `replicas = 1` two terms once overlapped by 0.1 s, as promoting the replica that had not
+// acknowledged a renewal allows.)
 TEST(ChaosElection, SentinelFailoversKeepOneLeaderWhenGrantsWaitForEveryReplica) {
     CHAOS_SKIP_WITHOUT_NAMESPACES();
     const auto o =
