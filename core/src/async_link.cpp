@@ -206,6 +206,9 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
             // Nothing runs behind an unanswered handshake: after a refused SELECT it would run
             // on the wrong database.
             if (handshaking > 0 && queued.front()->handshake_verb.empty()) break;
+            // One write carries at most about keep_write_capacity: a burst's commands wait in
+            // their own strings instead of being copied into megabytes of buffer all at once.
+            if (out.size() >= keep_write_capacity) break;
             auto o = std::move(queued.front());
             queued.pop_front();
             if (o->done) continue;  // given up before it was written: never sent

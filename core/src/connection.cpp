@@ -207,9 +207,19 @@ formatted_command::~formatted_command() {
     if (buf_) sdsfree(buf_);
 }
 
+namespace {
+std::size_t decimal_digits(std::size_t n) noexcept {
+    std::size_t d = 1;
+    for (; n >= 10; n /= 10) ++d;
+    return d;
+}
+}  // namespace
+
 std::string encode_command(std::span<const std::string_view> argv) {
-    std::size_t size = 16;
-    for (auto a : argv) size += a.size() + 16;
+    // Exactly the encoded size: a pipelined link keeps up to 10,000 of these at once (one per
+    // waiter's attempt), where a rounded-up estimate cost a hundred bytes or more each.
+    std::size_t size = 3 + decimal_digits(argv.size());
+    for (auto a : argv) size += 5 + decimal_digits(a.size()) + a.size();
     std::string out;
     out.reserve(size);
     out.append("*").append(std::to_string(argv.size())).append("\r\n");

@@ -66,6 +66,32 @@ TEST(AsyncLink, PipelinedCommandsGetTheirOwnRepliesInOrder) {
     EXPECT_EQ(rt->link(server.endpoint()), link);  // one link per endpoint and runtime
 }
 
+// A burst larger than one write (the link writes at most about 64 KiB at a time, so that a
+// burst's commands are not all copied into one buffer): every command arrives whole and in
+// order, and each gets its own reply.
+TEST(AsyncLink, ABurstLargerThanOneWriteArrivesWholeAndInOrder) {
+    local_server server;
+    auto rt = runtime::create();
+    auto link = rt->link(server.endpoint());
+    constexpr int n = 400;  // 400 KiB of values: several writes
+    std::mutex mu;
+    std::vector<std::string> got(n);
+    std::promise<void> all;
+    int left = n;
+    const auto value = [](int i) { return std::string(1024, static_cast<char>('a' + i % 26)); };
+    for (int i = 0; i < n; ++i)
+        link->exec({"SET", "burst:" + std::to_string(i), value(i)}, clock_type::now() + 20s,
+                   [&, i](link_outcome o) {
+                       std::lock_guard l(mu);
+                       got[i] = o.result.answered() ? o.result.value->text() : o.result.error;
+                       if (--left == 0) all.set_value();
+                   });
+    ASSERT_EQ(all.get_future().wait_for(30s), std::future_status::ready);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], "OK") << i;
+    for (int i = 0; i < n; i += 37)
+        EXPECT_EQ(run(*link, {"GET", "burst:" + std::to_string(i)}).result.value->text(), value(i));
+}
+
 TEST(AsyncLink, AnErrorReplyIsAnAnswerAndTheLinkGoesOn) {
     local_server server;
     auto rt = runtime::create();
