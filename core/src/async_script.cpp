@@ -30,12 +30,7 @@ std::string as_eval(std::string_view evalsha, std::string_view sha1, std::string
     return out;
 }
 
-}  // namespace
-
-// A sink, as in the header (callers move in the call they built): encoded, then let go.
-// NOLINTNEXTLINE(performance-unnecessary-value-param)
-void exec_script(const std::shared_ptr<async_link>& link, script_call call,
-                 async_link::clock_type::time_point deadline, async_link::handler h) {
+std::string encode_evalsha(const script_call& call) {
     const std::string count = std::to_string(call.keys.size());
     std::vector<std::string_view> argv;
     argv.reserve(3 + call.keys.size() + call.args.size());
@@ -44,16 +39,44 @@ void exec_script(const std::shared_ptr<async_link>& link, script_call call,
     argv.emplace_back(count);
     for (const auto& k : call.keys) argv.emplace_back(k);
     for (const auto& a : call.args) argv.emplace_back(a);
-    auto wire = std::make_shared<const std::string>(encode_command(argv));
+    return encode_command(argv);
+}
+
+bool is_noscript(const link_outcome& o) {
+    return o.result.answered() && o.result.value->is_error() &&
+           error_code_is(o.result.value->text(), "NOSCRIPT");
+}
+
+}  // namespace
+
+// A sink, as in the header (callers move in the call they built): encoded, then let go.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
+void exec_script(const std::shared_ptr<async_link>& link, script_call call,
+                 async_link::clock_type::time_point deadline, async_link::handler h) {
+    auto wire = std::make_shared<const std::string>(encode_evalsha(call));
     const script* lua = call.lua;
     link->exec_encoded(
         wire, deadline, [link, lua, wire, deadline, h = std::move(h)](link_outcome o) mutable {
-            if (!o.result.answered() || !o.result.value->is_error() ||
-                !error_code_is(o.result.value->text(), "NOSCRIPT"))
-                return h(std::move(o));
+            if (!is_noscript(o)) return h(std::move(o));
             auto eval =
                 std::make_shared<const std::string>(as_eval(*wire, lua->sha1(), lua->source()));
             wire.reset();
+            link->exec_encoded(std::move(eval), deadline, std::move(h));
+        });
+}
+
+// A sink too: the source moves into the reply's handler.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
+void exec_script(const std::shared_ptr<async_link>& link, script_call_source source,
+                 async_link::clock_type::time_point deadline, async_link::handler h) {
+    auto wire = std::make_shared<const std::string>(encode_evalsha(source()));
+    link->exec_encoded(
+        std::move(wire), deadline,
+        [link, source = std::move(source), deadline, h = std::move(h)](link_outcome o) mutable {
+            if (!is_noscript(o)) return h(std::move(o));
+            const script_call call = source();
+            auto eval = std::make_shared<const std::string>(
+                as_eval(encode_evalsha(call), call.lua->sha1(), call.lua->source()));
             link->exec_encoded(std::move(eval), deadline, std::move(h));
         });
 }

@@ -142,6 +142,13 @@ protected:
         exec_script(link, std::move(call), deadline, on_strand(std::move(then)));
     }
 
+    /// Runs the call `source` makes on `link` (exec_script's second form) and continues as
+    /// exec().
+    void exec(const std::shared_ptr<async_link>& link, script_call_source source,
+              clock_type::time_point deadline, std::function<void(link_outcome)> then) {
+        exec_script(link, std::move(source), deadline, on_strand(std::move(then)));
+    }
+
     /// Completes with `failure` or `value` the first time; later calls do nothing.
     void complete(std::exception_ptr failure, std::optional<T> value) {
         if (completed_) return;
