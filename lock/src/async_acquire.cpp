@@ -43,13 +43,13 @@ private:
     }
 
     void begin() override {
-        core_.deferral_.on_acquire(clock_type::now());
+        core_.deferral_on_acquire();
         // A release held back by unlock() goes out first; the blocking path renews it in
         // place instead, an optimisation this path does without.
         std::optional<lock_core::held_back> previous = core_.take_held_back();
-        {
-            detail::lock_guard l(core_.held_back_mu_);
-            core_.flushed_.reset();
+        if (core_.deferred_) {
+            detail::lock_guard l(core_.deferred_->mu);
+            core_.deferred_->flushed.reset();
         }
         if (previous)
             send_and_forget(
@@ -110,14 +110,14 @@ private:
     void attempt(ask what) {
         core_.unreachable_.clear();
         const attempt_context ctx{nullptr, false, core_.registered_};
-        round_ = std::make_unique<lock_round>(
+        round_ = std::make_shared<lock_round>(
             core_.engine_.acquire(labelled_token(core_.c_.label), what, clock_type::now(), ctx));
         attempting_ = true;
         what_ = what;
         outstanding_ = links_.size();
-        first_failure_ = {};
+        first_failure_.reset();
         for (std::size_t i = 0; i < links_.size(); ++i)
-            send(*round_, i, request_deadline(),
+            send(round_, i, request_deadline(),
                  [this, i](link_outcome o) { answered(i, std::move(o)); });
     }
 
@@ -136,9 +136,9 @@ private:
         } else {
             round_->on_not_sent(node, node_outcome::status::unreachable, o.result.error);
         }
-        if (failure && !first_failure_.failure) {
-            first_failure_ = std::move(o);
-            first_failure_.failure = failure;
+        if (failure && !first_failure_) {
+            first_failure_ = std::make_unique<link_outcome>(std::move(o));
+            first_failure_->failure = failure;
         }
         if (--outstanding_ == 0) attempted();
     }
@@ -168,8 +168,10 @@ private:
         }
         auto v = core_.engine_.decide_acquire(*round_, now);
         // The round is done with once decided and given back: a waiter keeps none while it
-        // waits (10,000 waiters kept 5 MB of spent rounds and their tokens).
-        std::unique_ptr<lock_round> round = std::move(round_);
+        // waits (10,000 waiters kept 5 MB of spent rounds and their tokens). It goes before the
+        // next step too, which arms the wait: that memory is then free for the wait to take,
+        // instead of a hole the allocator cannot give back (a burst of 10,000 waiters).
+        std::shared_ptr<lock_round> round = std::move(round_);
         if (v.got)
             core_.registered_ = false;
         else if (what_ != ask::nothing)
@@ -179,17 +181,20 @@ private:
         if (links_.size() == 1) {
             // The single instance reports its node's failure to the caller, as its blocking
             // transport does; Redlock's node failures are votes.
-            auto failure = first_failure_.failure;
+            auto failure = first_failure_ ? first_failure_->failure : nullptr;
             if (!failure && round->outcomes()[0].state == node_outcome::status::error)
                 failure = std::make_exception_ptr(
                     protocol_error("lock: unexpected reply: " + round->outcomes()[0].detail));
             if (failure) {
                 // A request cut by the wait's own deadline ends the wait without the lock.
-                const bool cut =
-                    first_failure_.result.state == node_result::status::timeout && now >= deadline_;
+                const bool cut = first_failure_ &&
+                                 first_failure_->result.state == node_result::status::timeout &&
+                                 now >= deadline_;
                 return finish(cut ? nullptr : failure, std::nullopt);
             }
         }
+        round.reset();
+        first_failure_.reset();
         if (v.got) {
             if (cancelled()) {
                 send_and_forget(core_.engine_.release(*v.got, v.floor_needed, clock_type::now()));
@@ -206,7 +211,7 @@ private:
         if (!v.unreachable.empty()) {
             // With no wait, say so at once; with one, retry while it lasts and report it only
             // if the wait ends this way.
-            core_.obs.quorum_failures.inc();
+            if (core_.obs) core_.obs->quorum_failures.inc();
             if (what_ == ask::nothing)
                 return finish(std::make_exception_ptr(quorum_unreachable(v.unreachable)),
                               std::nullopt);
@@ -234,10 +239,12 @@ private:
 
     clock_type::time_point deadline_;
     wait_policy policy_;
-    bool timed_;  // the wait was still ahead when the call started
-    std::unique_ptr<lock_round> round_;
-    std::size_t outstanding_ = 0;  // nodes of the attempt still to answer
-    link_outcome first_failure_;   // the attempt's first failed node (the single instance's)
+    bool timed_;                         // the wait was still ahead when the call started
+    std::shared_ptr<lock_round> round_;  // shared with its commands in flight (their EVALs)
+    std::size_t outstanding_ = 0;        // nodes of the attempt still to answer
+    // The attempt's first failed node (the single instance's); most attempts have none, and a
+    // waiting operation keeps nothing of it.
+    std::unique_ptr<link_outcome> first_failure_;
     ask what_ = ask::nothing;
     std::optional<lock_acquisition> got_;
     bool floor_ = false;

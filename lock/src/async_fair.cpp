@@ -86,7 +86,7 @@ private:
         clear_notice();
         const auto sent = clock_type::now();
         send({&fair_acquire_script(),
-              {c_.key, c_.fence_key, c_.queue_key_},
+              {c_.key, std::string(c_.fence_key), c_.queue_key_},
               {c_.id_, token_, c_.ttl_ms_, c_.lease_ms_, mode == fair_mode::queue ? "q" : "l"}},
              [this, sent](link_outcome o) { attempted(std::move(o), sent); });
     }

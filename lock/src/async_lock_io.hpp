@@ -30,28 +30,40 @@ public:
     }
 
 protected:
-    // Sends the round's script to `node` (EVALSHA, then EVAL on NOSCRIPT) with `deadline` and
-    // continues with `then` on this operation's strand (not once it completed).
-    void send(const lock_round& round, std::size_t node, clock_type::time_point deadline,
-              std::function<void(link_outcome)> then) {
+    static script_call call_of(const lock_round& round) {
         const auto cmd = round.command();
         script_call call{cmd.lua, {}, {}};
         for (auto k : cmd.keys()) call.keys.emplace_back(k);
         for (auto a : cmd.args()) call.args.emplace_back(a);
-        this->exec(links_[node], std::move(call), deadline, std::move(then));
+        return call;
+    }
+
+    // Sends the round's script to `node` (EVALSHA, then EVAL on NOSCRIPT) with `deadline` and
+    // continues with `then` on this operation's strand (not once it completed). The command
+    // is made again from the round for the EVAL, so the link keeps none of it once written.
+    // Only for a round whose operation waits for every node's reply: the command reads the
+    // lock's keys, and the lock outlives its operations (async.hpp), not their late replies.
+    // (A round's command does not change once it is made.)
+    void send(std::shared_ptr<const lock_round> round, std::size_t node,
+              clock_type::time_point deadline, std::function<void(link_outcome)> then) {
+        this->exec(
+            links_[node], [round = std::move(round)] { return call_of(*round); }, deadline,
+            std::move(then));
     }
 
     // Sends `round` to `nodes` (empty: every node) and forgets it: a release or a give-back,
     // whose keys left behind expire after their TTL.
     void send_and_forget(lock_round round, const std::vector<std::size_t>& nodes = {}) {
-        auto kept = std::make_shared<lock_round>(std::move(round));
+        // Each command keeps its own encoded form for a NOSCRIPT resend: the replies may come
+        // once the operation, and the lock, are gone.
         const auto deadline = command_deadline();
+        auto forget = [](const link_outcome&) {};
         if (nodes.empty()) {
             for (std::size_t i = 0; i < links_.size(); ++i)
-                send(*kept, i, deadline, [kept](const link_outcome&) {});
+                this->exec(links_[i], call_of(round), deadline, forget);
             return;
         }
-        for (auto i : nodes) send(*kept, i, deadline, [kept](const link_outcome&) {});
+        for (auto i : nodes) this->exec(links_[i], call_of(round), deadline, forget);
     }
 
     // The endpoint's command_timeout from now (none: no deadline).

@@ -37,11 +37,11 @@ private:
         // Sent to every node, as release() does: a node left out keeps our key (and its
         // waiters asleep) until the TTL.
         round_ =
-            std::make_unique<lock_round>(core_.engine_.release(*held_, floor_, clock_type::now()));
+            std::make_shared<lock_round>(core_.engine_.release(*held_, floor_, clock_type::now()));
         outstanding_ = links_.size();
         const auto deadline = command_deadline();
         for (std::size_t i = 0; i < links_.size(); ++i)
-            send(*round_, i, deadline, [this, i](link_outcome o) { answered(i, std::move(o)); });
+            send(round_, i, deadline, [this, i](link_outcome o) { answered(i, std::move(o)); });
     }
 
     void answered(std::size_t node, link_outcome o) {
@@ -71,7 +71,7 @@ private:
 
     std::optional<lock_acquisition> held_;
     bool floor_ = false;
-    std::unique_ptr<lock_round> round_;
+    std::shared_ptr<lock_round> round_;  // shared with its commands in flight (their EVALs)
     std::size_t outstanding_ = 0;
     std::exception_ptr first_failure_;
 };

@@ -46,11 +46,21 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
     validate_name(resource, "lock resource");
     auto keys = make_lock_keys(prefix, resource);
     key = std::move(keys.key);
-    fence_key = std::move(keys.fence_key);
-    turn_key = std::move(keys.turn_key);
-    waiting_key = std::move(keys.waiting_key);
-    fair_queue_key = std::move(keys.fair_queue_key);
-    channel = key + ":released";  // the release script derives it the same way from KEYS[1]
+    const std::string released = key + ":released";  // the release script derives it alike
+    const std::string_view parts[] = {keys.fence_key, released, keys.turn_key, keys.waiting_key,
+                                      keys.fair_queue_key};
+    std::size_t size = 0;
+    for (auto p : parts) size += p.size();
+    derived_keys_.reserve(size);
+    for (auto p : parts) derived_keys_.append(p);
+    const std::string_view all = derived_keys_;
+    std::string_view* const views[] = {&fence_key, &channel, &turn_key, &waiting_key,
+                                       &fair_queue_key};
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < std::size(parts); ++i) {
+        *views[i] = all.substr(at, parts[i].size());
+        at += parts[i].size();
+    }
 }
 
 clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0,
@@ -108,15 +118,17 @@ void hold_state::observe_as(std::string_view metric_kind) {
     const detail::metrics_scope ms(*rt);
     if (!ms) return;
     const std::string k(metric_kind), n = ms.name(resource);
-    obs.acquired = ms.histogram(metric::lock_acquire_seconds,
-                                {{"kind", k}, {"name", n}, {"outcome", "acquired"}});
-    obs.timed_out = ms.histogram(metric::lock_acquire_seconds,
-                                 {{"kind", k}, {"name", n}, {"outcome", "timeout"}});
-    obs.failed = ms.histogram(metric::lock_acquire_seconds,
-                              {{"kind", k}, {"name", n}, {"outcome", "error"}});
-    obs.lost = ms.counter(metric::lock_lost_total, {{"kind", k}, {"name", n}});
+    auto o = std::make_unique<observer>();
+    o->acquired = ms.histogram(metric::lock_acquire_seconds,
+                               {{"kind", k}, {"name", n}, {"outcome", "acquired"}});
+    o->timed_out = ms.histogram(metric::lock_acquire_seconds,
+                                {{"kind", k}, {"name", n}, {"outcome", "timeout"}});
+    o->failed = ms.histogram(metric::lock_acquire_seconds,
+                             {{"kind", k}, {"name", n}, {"outcome", "error"}});
+    o->lost = ms.counter(metric::lock_lost_total, {{"kind", k}, {"name", n}});
     if (metric_kind == "redlock")
-        obs.quorum_failures = ms.counter(metric::redlock_quorum_failures_total, {{"name", n}});
+        o->quorum_failures = ms.counter(metric::redlock_quorum_failures_total, {{"name", n}});
+    obs = std::move(o);
 }
 
 void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
@@ -144,7 +156,7 @@ void hold_state::mark_lost(std::uint64_t id, std::string_view why) {
         rt->emit(
             log_level::warning, "lock", "lock lost",
             {{"kind", kind}, {"resource", resource}, {"fencing_token", fence}, {"reason", why}});
-    obs.lost.inc();
+    if (obs) obs->lost.inc();
     if (!slots) return;  // no on_lost() slot was ever connected
     auto notify = [this, slots] {
         try {
@@ -295,13 +307,14 @@ std::optional<lock_acquisition> hold_state::current() const {
 
 std::uint64_t hold_state::fencing_token() const {
     detail::lock_guard l(mu);
-    if (!held) throw lock_lost(kind + " '" + resource + "' is not held");
+    if (!held) throw lock_lost(std::string(kind) + " '" + resource + "' is not held");
     return held->fencing_token;
 }
 
 void hold_state::check_held() const {
-    if (!is_held()) throw lock_lost(kind + " '" + resource + "' is not held");
-    if (lost()) throw lock_lost(kind + " '" + resource + "' was lost (expired or taken over)");
+    if (!is_held()) throw lock_lost(std::string(kind) + " '" + resource + "' is not held");
+    if (lost())
+        throw lock_lost(std::string(kind) + " '" + resource + "' was lost (expired or taken over)");
 }
 
 }  // namespace redcoord::detail

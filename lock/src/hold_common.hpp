@@ -60,10 +60,13 @@ struct hold_state {
     virtual ~hold_state() = default;
 
     std::string resource;
-    std::string kind;  // "lock" or "redlock", for messages
-    std::string key, fence_key, channel;
-    std::string turn_key, waiting_key;  // bounded unfairness (scripts.hpp)
-    std::string fair_queue_key;         // fair_lock's FIFO of waiter ids (fair_scripts.hpp)
+    std::string_view kind;  // "lock", "redlock" or "fair lock" (a literal), for messages
+    std::string key;
+    // The keys made from `key`: views into one buffer of this object, set by the constructor
+    // (a service may keep a lock object per entity, so they share one allocation).
+    std::string_view fence_key, channel;
+    std::string_view turn_key, waiting_key;  // bounded unfairness (scripts.hpp)
+    std::string_view fair_queue_key;         // fair_lock's FIFO of waiter ids (fair_scripts.hpp)
     lease_settings lease;
 
     local_gate gate;
@@ -89,12 +92,14 @@ struct hold_state {
     // Created on the first loss; declared after what its tasks use, so it closes first.
     std::unique_ptr<strand> notices REDCOORD_GUARDED_BY(mu);
 
-    // Metrics of this object, resolved once (empty handles when metrics are off).
+    // Metrics of this object, resolved once; none when metrics are off (most objects: the
+    // handles would cost each of them 80 bytes).
     struct observer {
         histogram_handle acquired, timed_out, failed;  // redcoord_lock_acquire_seconds by outcome
         counter_handle lost;                           // redcoord_lock_lost_total
         counter_handle quorum_failures;  // redcoord_redlock_quorum_failures_total (redlock)
-    } obs;
+    };
+    std::unique_ptr<const observer> obs;
     // Resolves `obs` from the runtime's backend (call once `rt` is set), `metric_kind` being
     // the label: lock, fair_lock or redlock.
     void observe_as(std::string_view metric_kind);
@@ -102,14 +107,14 @@ struct hold_state {
     // optional: acquired; empty: timeout; an exception: error).
     template <class F>
     auto timed_acquire(F&& f) -> decltype(f()) {
-        if (!obs.acquired) return f();  // metrics off: not even a clock read
+        if (!obs) return f();  // metrics off: not even a clock read
         const auto t0 = std::chrono::steady_clock::now();
         try {
             auto r = f();
-            (r ? obs.acquired : obs.timed_out).observe_since(t0);
+            (r ? obs->acquired : obs->timed_out).observe_since(t0);
             return r;
         } catch (...) {
-            obs.failed.observe_since(t0);
+            obs->failed.observe_since(t0);
             throw;
         }
     }
@@ -149,6 +154,7 @@ struct hold_state {
     void check_held() const;
 
 private:
+    std::string derived_keys_;  // what fence_key, channel and the other views above show
     std::unique_ptr<watchdog> make_dog();
     std::chrono::steady_clock::time_point valid_until_after(
         std::chrono::steady_clock::time_point t0, std::chrono::milliseconds ttl) const;

@@ -65,7 +65,8 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
     : hold_state(std::move(resource), c.kind, c.prefix,
                  {c.ttl, c.drift_factor, c.watchdog, c.max_extensions}),
       c_(std::move(c)), transport_(std::move(transport)),
-      engine_(engine_config(*this, c_, transport_->pools())) {
+      engine_(engine_config(*this, c_, transport_->pools())),
+      deferred_(c_.defer_release ? std::make_unique<deferred_release>() : nullptr) {
     rt = transport_->pools().front()->runtime();  // redlock: the first node's
     observe_as(c_.kind);
     // The watchdog's extension must never queue behind this object's own round.
@@ -77,10 +78,12 @@ lock_core::lock_core(std::unique_ptr<lock_transport> transport, std::string reso
 
 lock_core::~lock_core() {
     stop_lease_work();  // no lease tick or loss callback runs past this
-    flush_.reset();     // likewise the flush timer; what it did not send goes now
-    try {
-        if (flushing_) resend_release(*flushing_);
-    } catch (...) {}
+    if (deferred_) {
+        deferred_->flush.reset();  // likewise the flush timer; what it did not send goes now
+        try {
+            if (deferred_->flushing) resend_release(*deferred_->flushing);
+        } catch (...) {}
+    }
     if (auto back = take_held_back()) send_release(back->held, back->floor);
     try {
         (void)release();
@@ -167,7 +170,7 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
         // A call with no wait says so at once. A call with a wait tries again while it lasts
         // and throws only if its last attempt ended this way, so lock() waits for the nodes
         // to come back.
-        obs.quorum_failures.inc();
+        if (obs) obs->quorum_failures.inc();
         if (what == ask::nothing) throw quorum_unreachable(v.unreachable);
         note_wait(v.unreachable);
         unreachable_ = std::move(v.unreachable);
@@ -211,7 +214,8 @@ void lock_core::note_wait(const std::string& why) {
 release_waiter& lock_core::waiter() {
     detail::lock_guard l(waiter_mu_);
     if (!waiter_)
-        waiter_ = std::make_unique<release_waiter>(rt, transport_->waiter_endpoints(), channel);
+        waiter_ = std::make_unique<release_waiter>(rt, transport_->waiter_endpoints(),
+                                                   std::string(channel));
     return *waiter_;
 }
 
@@ -220,15 +224,16 @@ std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point d
     if (!gate.enter(deadline)) return std::nullopt;
     attempt_deadline = deadline;
     attempt_timed = deadline > clock_type::now();
-    deferral_.on_acquire(clock_type::now());
+    deferral_on_acquire();
     auto previous = take_held_back();
-    if (!previous) {
+    if (!previous && deferred_) {
         // The flushed release is re-locked only while it may still be in flight: later, its
         // floor is stale, and taking it up long after could hand out a token below one another
         // holder got meanwhile.
-        detail::lock_guard l(held_back_mu_);
-        if (flushed_ && clock_type::now() < flushed_until_) previous = std::move(flushed_);
-        flushed_.reset();
+        auto& d = *deferred_;
+        detail::lock_guard l(d.mu);
+        if (d.flushed && clock_type::now() < d.flushed_until) previous = std::move(d.flushed);
+        d.flushed.reset();
     }
     try {
         attempt_result got;
@@ -350,30 +355,31 @@ void lock_core::unlock() noexcept {
     auto a = take_hold(floor);
     if (!a) return;
     leave_on_exit leave{gate};
-    if (deferral_.on_unlock(clock_type::now()) && c_.defer_release) {
+    if (deferred_ && deferred_->deferral.on_unlock(clock_type::now())) {
+        auto& d = *deferred_;
         try {
             bool arm = false;
             lock_clock::time_point due;
             {
-                detail::lock_guard l(held_back_mu_);
-                held_back_ = held_back{std::move(*a), floor};
-                held_back_due_ = due = deferral_.due();
-                arm = !std::exchange(flush_armed_, true);
+                detail::lock_guard l(d.mu);
+                d.back = held_back{std::move(*a), floor};
+                d.due = due = d.deferral.due();
+                arm = !std::exchange(d.flush_armed, true);
             }
             if (arm) {
-                // Made at the first held-back release, not with the object: most lock objects
-                // never hold one back, and a timer costs each of them memory.
-                if (!flush_)
-                    flush_ = std::make_unique<detail::timer>(rt->timers(),
-                                                             [this] { return flush_tick(); });
-                flush_->arm(due);
+                // Made at the first held-back release, not with the object: a timer costs
+                // memory, and an object may never hold a release back.
+                if (!d.flush)
+                    d.flush = std::make_unique<detail::timer>(rt->timers(),
+                                                              [this] { return flush_tick(); });
+                d.flush->arm(due);
             }
             return;
         } catch (...) {
             // No timer to send it later: send it now, and let the next hold-back arm one.
             {
-                detail::lock_guard l(held_back_mu_);
-                flush_armed_ = false;
+                detail::lock_guard l(d.mu);
+                d.flush_armed = false;
             }
             if (auto back = take_held_back()) send_release(back->held, back->floor);
             return;
@@ -404,8 +410,13 @@ void lock_core::resend_release(lock_round& round) {
 }
 
 std::optional<lock_core::held_back> lock_core::take_held_back() {
-    detail::lock_guard l(held_back_mu_);
-    return std::exchange(held_back_, std::nullopt);
+    if (!deferred_) return std::nullopt;
+    detail::lock_guard l(deferred_->mu);
+    return std::exchange(deferred_->back, std::nullopt);
+}
+
+void lock_core::deferral_on_acquire() {
+    if (deferred_) deferred_->deferral.on_acquire(clock_type::now());
 }
 
 // The flush timer: sends a held-back release once it is due (a new unlock() moves the due
@@ -413,41 +424,42 @@ std::optional<lock_core::held_back> lock_core::take_held_back() {
 // runtime's tick workers, in this lock's lane, so it never sleeps there: nodes a busy pool left unsent
 // are resent on later ticks, one pacing interval apart, within the engine's window.
 std::optional<lock_clock::time_point> lock_core::flush_tick() {
+    auto& d = *deferred_;  // the timer exists only with it
     try {
-        if (flushing_) {
-            auto again = engine_.resend(*flushing_, clock_type::now());
+        if (d.flushing) {
+            auto again = engine_.resend(*d.flushing, clock_type::now());
             if (!again.empty()) {
-                transport_->send(*flushing_,
+                transport_->send(*d.flushing,
                                  {.deadline = std::nullopt, .reach_all = false, .only = again});
-                if (!flushing_->unsent().empty()) return clock_type::now() + resend_pace;
+                if (!d.flushing->unsent().empty()) return clock_type::now() + resend_pace;
             }
-            flushing_.reset();
+            d.flushing.reset();
         }
     } catch (...) {
-        flushing_.reset();  // keys left behind expire after their TTL
+        d.flushing.reset();  // keys left behind expire after their TTL
     }
     std::optional<held_back> back;
     {
-        detail::lock_guard l(held_back_mu_);
-        if (held_back_ && clock_type::now() < held_back_due_) return held_back_due_;
-        back = std::exchange(held_back_, std::nullopt);
+        detail::lock_guard l(d.mu);
+        if (d.back && clock_type::now() < d.due) return d.due;
+        back = std::exchange(d.back, std::nullopt);
         if (!back) {
-            flush_armed_ = false;
+            d.flush_armed = false;
             return std::nullopt;
         }
-        flushed_ = back;
-        flushed_until_ = clock_type::now() + engine_.config().resend_window + flush_in_flight;
+        d.flushed = back;
+        d.flushed_until = clock_type::now() + engine_.config().resend_window + flush_in_flight;
     }
     try {
-        flushing_ = std::make_unique<lock_round>(
+        d.flushing = std::make_unique<lock_round>(
             engine_.release(back->held, back->floor, clock_type::now()));
-        transport_->send(*flushing_, {});
-        if (!flushing_->unsent().empty()) return clock_type::now() + resend_pace;
+        transport_->send(*d.flushing, {});
+        if (!d.flushing->unsent().empty()) return clock_type::now() + resend_pace;
     } catch (...) {}
-    flushing_.reset();
-    detail::lock_guard l(held_back_mu_);
-    if (held_back_) return held_back_due_;  // held back again meanwhile
-    flush_armed_ = false;
+    d.flushing.reset();
+    detail::lock_guard l(d.mu);
+    if (d.back) return d.due;  // held back again meanwhile
+    d.flush_armed = false;
     return std::nullopt;
 }
 

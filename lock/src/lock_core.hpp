@@ -151,24 +151,33 @@ private:
     detail::mutex waiter_mu_;
     std::unique_ptr<release_waiter> waiter_ REDCOORD_GUARDED_BY(waiter_mu_);
 
-    detail::mutex held_back_mu_;
-    std::optional<held_back> held_back_ REDCOORD_GUARDED_BY(held_back_mu_);
-    // The release the flush timer took last, until the next acquire call takes it in turn: it
-    // travels on another connection than that call's attempt and may land after it, so the
-    // attempt re-locks it (renewed in place if still there) instead of being refused by it.
-    std::optional<held_back> flushed_ REDCOORD_GUARDED_BY(held_back_mu_);
-    // Until when flushed_ may still be in flight: its sends and resends (the engine's window)
-    // plus a command's flight.
-    lock_clock::time_point flushed_until_ REDCOORD_GUARDED_BY(held_back_mu_){};
+    // What holding releases back takes (release_deferral.hpp): made with the object when
+    // the options ask for it (defer_release), else never, since most lock objects do not and
+    // this would cost each of them about 230 bytes.
+    struct deferred_release {
+        detail::mutex mu;
+        std::optional<held_back> back REDCOORD_GUARDED_BY(mu);
+        lock_clock::time_point due REDCOORD_GUARDED_BY(mu){};
+        // The release the flush timer took last, until the next acquire call takes it in
+        // turn: it travels on another connection than that call's attempt and may land after
+        // it, so the attempt re-locks it (renewed in place if still there) instead of being
+        // refused by it.
+        std::optional<held_back> flushed REDCOORD_GUARDED_BY(mu);
+        // Until when `flushed` may still be in flight: its sends and resends (the engine's
+        // window) plus a command's flight.
+        lock_clock::time_point flushed_until REDCOORD_GUARDED_BY(mu){};
+        bool flush_armed REDCOORD_GUARDED_BY(mu) = false;
+        std::unique_ptr<detail::timer> flush;  // sends a held-back release when it is due
+        // the flush timer's release still being resent (its thread only)
+        std::unique_ptr<lock_round> flushing;
+        release_deferral deferral;  // only touched while the gate is held
+    };
     static constexpr std::chrono::milliseconds flush_in_flight{100};
-    lock_clock::time_point held_back_due_ REDCOORD_GUARDED_BY(held_back_mu_){};
-    bool flush_armed_ REDCOORD_GUARDED_BY(held_back_mu_) = false;
-    std::unique_ptr<detail::timer> flush_;  // sends a held-back release when it is due
-    // the flush timer's release still being resent (its thread only)
-    std::unique_ptr<lock_round> flushing_;
+    const std::unique_ptr<deferred_release> deferred_;  // null without defer_release
+    // The acquire call's bookkeeping of a held-back release (none without defer_release).
+    void deferral_on_acquire();
 
     // Only touched while the gate is held:
-    release_deferral deferral_;
     bool registered_ = false;  // refused since the last acquisition: may be named as a waiter
     std::string unreachable_;  // why the last round could not reach a majority (empty: it could)
     std::string last_note_;    // what on_wait was last told, and when

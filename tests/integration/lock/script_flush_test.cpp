@@ -10,6 +10,7 @@
 #include <boost/asio/use_future.hpp>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -104,4 +105,70 @@ TEST(DistributedLock, AsyncAcquireAndReleaseAfterScriptFlushRunAsEval) {
     EXPECT_EQ(async_release(a, boost::asio::use_future).get(), std::optional<bool>(true));
     EXPECT_EQ(pool.command({"EXISTS", a.key()}).integer(), 0);
     EXPECT_GE(server.command_calls("eval") - evals, 2);
+}
+
+// The same over Redlock's nodes: each node's command is made again from the round for its
+// EVAL (the link keeps none of it once written), and every node ends with the token, then
+// without the key.
+TEST(Redlock, AsyncAcquireAndReleaseAfterScriptFlushRunAsEvalOnEveryNode) {
+    auto servers = redcoord::testing::start_masters(3);
+    std::vector<std::unique_ptr<connection_pool>> pools;
+    std::vector<connection_pool*> nodes;
+    for (auto& s : servers) {
+        pools.push_back(std::make_unique<connection_pool>(s->endpoint()));
+        nodes.push_back(pools.back().get());
+    }
+    redlock a(nodes, "flushed-async", {.timing = {.ttl = 30s}, .node_timeout = 500ms});
+    ASSERT_TRUE(async_acquire(a, 1s, boost::asio::use_future).get());
+    EXPECT_EQ(async_release(a, boost::asio::use_future).get(), std::optional<bool>(true));
+    std::vector<long long> evals;
+    for (auto& s : servers) {
+        s->command({"SCRIPT", "FLUSH"});
+        evals.push_back(s->command_calls("eval"));
+    }
+    const auto acquired = async_acquire(a, 1s, boost::asio::use_future).get();
+    ASSERT_TRUE(acquired);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        EXPECT_NE(nodes[i]->command({"GET", a.key()}).text().find(acquired->token),
+                  std::string::npos)
+            << "node " << i;
+        EXPECT_GT(nodes[i]->command({"PTTL", a.key()}).integer(), 29000) << "node " << i;
+    }
+    for (auto& s : servers) s->command({"SCRIPT", "FLUSH"});
+    EXPECT_EQ(async_release(a, boost::asio::use_future).get(), std::optional<bool>(true));
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        EXPECT_EQ(nodes[i]->command({"EXISTS", a.key()}).integer(), 0) << "node " << i;
+        EXPECT_GE(servers[i]->command_calls("eval") - evals[i], 2) << "node " << i;
+    }
+}
+
+// A waiter's attempts after flushes: its first attempt runs as EVAL and is refused (the key is
+// held); after a second flush, the attempt that follows the holder's release is refused as
+// NOSCRIPT again and runs as EVAL, with the waiter's registration made again from its round,
+// and gets the lock.
+TEST(DistributedLock, AsyncWaiterAfterScriptFlushesGetsTheLockOnRelease) {
+    local_server server;
+    connection_pool pool{server.endpoint()};
+    distributed_lock holder(pool, "flushed-wait", {.timing = {.ttl = 30s}});
+    distributed_lock waiter(pool, "flushed-wait", {.timing = {.ttl = 30s}});
+    ASSERT_TRUE(holder.try_lock());
+    server.command({"SCRIPT", "FLUSH"});
+    const auto evals = server.command_calls("eval");
+    auto got = async_acquire(waiter, 10s, boost::asio::use_future);
+    ASSERT_TRUE(redcoord::testing::eventually(
+        [&] { return server.command_calls("eval") - evals >= 1; }, 5s))
+        << "the waiter's first attempt did not run as EVAL";
+    // The waiter is refused and waits for the release: its later attempts go as EVALSHA, and
+    // a flush now makes the one after the release fail as NOSCRIPT first.
+    ASSERT_EQ(got.wait_for(300ms), std::future_status::timeout);
+    server.command({"SCRIPT", "FLUSH"});
+    const auto evals_after = server.command_calls("eval");
+    holder.unlock();
+    ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+    const auto acquired = got.get();
+    ASSERT_TRUE(acquired);
+    EXPECT_NE(pool.command({"GET", waiter.key()}).text().find(acquired->token), std::string::npos);
+    // The holder's release and the waiter's winning attempt, each as EVAL.
+    EXPECT_GE(server.command_calls("eval") - evals_after, 2);
+    waiter.unlock();
 }
