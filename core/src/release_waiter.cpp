@@ -59,8 +59,9 @@ std::uint64_t release_waiter::arm(std::chrono::milliseconds confirm, bool& live)
                                                  }}));
         }
         // The links are all it needs from here on: a thousand waiting locks need not keep a
-        // thousand copies of N endpoints.
+        // thousand copies of N endpoints, nor of their channel's name.
         std::vector<endpoint>().swap(nodes_);
+        std::string().swap(channel_);
     }
     const auto until = deadline_after(confirm);
     live = false;

@@ -22,7 +22,7 @@ std::vector<std::string> subscription_book::want(space s, const std::vector<std:
     std::vector<std::string> fresh;
     for (const auto& name : names) {
         n.refused.erase(name);
-        if (n.wanted.insert(name).second) fresh.push_back(name);
+        if (n.wanted.emplace(name, false).second) fresh.push_back(name);
     }
     return fresh;
 }
@@ -31,10 +31,7 @@ std::vector<std::string> subscription_book::unwant(space s, const std::vector<st
     auto& n = of(s);
     std::vector<std::string> gone;
     for (const auto& name : names)
-        if (n.wanted.erase(name)) {
-            n.confirmed.erase(name);
-            gone.push_back(name);
-        }
+        if (n.drop(name)) gone.push_back(name);
     return gone;
 }
 
@@ -61,11 +58,14 @@ std::vector<std::vector<std::string>> subscription_book::relink() {
     std::vector<std::vector<std::string>> cmds;
     for (auto s : {space::channel, space::pattern}) {
         auto& n = of(s);
-        n.confirmed.clear();
+        for (auto& [name, confirmed] : n.wanted) confirmed = false;
+        n.confirmed = 0;
         n.pending.clear();
         if (n.wanted.empty()) continue;
-        cmds.push_back(sent(s == space::channel ? channel_subscribe() : "PSUBSCRIBE",
-                            {n.wanted.begin(), n.wanted.end()}));
+        std::vector<std::string> all;
+        all.reserve(n.wanted.size());
+        for (const auto& [name, confirmed] : n.wanted) all.push_back(name);
+        cmds.push_back(sent(s == space::channel ? channel_subscribe() : "PSUBSCRIBE", all));
     }
     return cmds;
 }
@@ -75,7 +75,8 @@ void subscription_book::settle_subscribe(names& n, const std::string& name) {
     if (it != n.pending.end() && --it->second > 0) return;  // a later SUBSCRIBE is still on its way
     if (it != n.pending.end()) n.pending.erase(it);
     // A late confirmation for something unsubscribed since must not count.
-    if (n.wanted.count(name)) n.confirmed.insert(name);
+    auto w = n.wanted.find(name);
+    if (w != n.wanted.end() && !std::exchange(w->second, true)) ++n.confirmed;
 }
 
 bool subscription_book::confirmed(const std::string& kind, const std::string& name) {
@@ -92,10 +93,10 @@ bool subscription_book::confirmed(const std::string& kind, const std::string& na
     if (kind == "subscribe" || kind == "psubscribe" || kind == "ssubscribe") {
         settle_subscribe(n, name);
     } else if (!n.pending.count(name)) {
-        n.confirmed.erase(name);
+        if (auto w = n.wanted.find(name); w != n.wanted.end()) n.unconfirm(w);
         // Sharded: the node dropped a channel we still want because its slot is served
         // elsewhere now. Subscribing again here would be refused (MOVED): refuse it now.
-        if (sharded_ && kind == "sunsubscribe" && !asked && n.wanted.erase(name)) {
+        if (sharded_ && kind == "sunsubscribe" && !asked && n.drop(name)) {
             last_error_ =
                 "the server dropped shard channel subscription (its hash slot is "
                 "served by another node now)";
@@ -123,8 +124,7 @@ std::vector<std::string> subscription_book::error(const std::string& text) {
         const auto& name = c.names[i];
         auto it = n.pending.find(name);
         if (it != n.pending.end() && --it->second == 0) n.pending.erase(it);
-        if (n.wanted.erase(name)) {
-            n.confirmed.erase(name);
+        if (n.drop(name)) {
             n.refused[name] = text;
             refused.push_back(name);
         }
@@ -140,14 +140,16 @@ std::optional<std::string> subscription_book::refusal(space s, const std::string
 }
 
 bool subscription_book::all_confirmed() const noexcept {
-    return channels_.confirmed.size() >= channels_.wanted.size() &&
-           patterns_.confirmed.size() >= patterns_.wanted.size();
+    return channels_.confirmed >= channels_.wanted.size() &&
+           patterns_.confirmed >= patterns_.wanted.size();
 }
 
 bool subscription_book::confirmed_all(space s, const std::vector<std::string>& names) const {
     const auto& n = of(s);
-    for (const auto& name : names)
-        if (!n.confirmed.count(name)) return false;
+    for (const auto& name : names) {
+        const auto it = n.wanted.find(name);
+        if (it == n.wanted.end() || !it->second) return false;
+    }
     return true;
 }
 

@@ -63,8 +63,8 @@ private:
     void notify();
 
     std::shared_ptr<redcoord::runtime> rt_;
-    std::vector<endpoint> nodes_;
-    std::string channel_;
+    std::vector<endpoint> nodes_;  // until the first arm() made the links
+    std::string channel_;          // likewise
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::uint64_t generation_ = 0;

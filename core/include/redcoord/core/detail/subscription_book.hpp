@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 REDCOORD_API_BEGIN
@@ -87,7 +88,20 @@ public:
 
 private:
     struct names {
-        std::set<std::string> wanted, confirmed;
+        // Wanted names, each with whether the server confirmed it (since the last relink):
+        // one node per name, as a link may carry 10,000 waiters' channels.
+        std::map<std::string, bool> wanted;
+        std::size_t confirmed = 0;  // wanted names confirmed
+        void unconfirm(std::map<std::string, bool>::iterator it) noexcept {
+            if (std::exchange(it->second, false)) --confirmed;
+        }
+        bool drop(const std::string& name) {  // no longer wanted; false when it was not
+            auto it = wanted.find(name);
+            if (it == wanted.end()) return false;
+            unconfirm(it);
+            wanted.erase(it);
+            return true;
+        }
         std::map<std::string, std::string> refused;  // name -> the server's error text
         std::map<std::string, std::size_t> pending;  // SUBSCRIBEs sent, not yet confirmed
     };
