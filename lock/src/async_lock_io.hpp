@@ -53,7 +53,7 @@ protected:
 
     // Sends `round` to `nodes` (empty: every node) and forgets it: a release or a give-back,
     // whose keys left behind expire after their TTL.
-    void send_and_forget(lock_round round, const std::vector<std::size_t>& nodes = {}) {
+    void send_and_forget(const lock_round& round, const std::vector<std::size_t>& nodes = {}) {
         // Each command keeps its own encoded form for a NOSCRIPT resend: the replies may come
         // once the operation, and the lock, are gone.
         const auto deadline = command_deadline();
