@@ -13,6 +13,7 @@
 #include <redcoord/testing/process.hpp>
 #include <redcoord/testing/wait.hpp>
 
+#include "master_nodes.hpp"
 #include "scripts.hpp"
 
 #include <gtest/gtest.h>
@@ -116,13 +117,8 @@ lock_handle handle_of(Lock& l) {
 }  // namespace
 
 TEST(Redlock, F3_FencingNeverGoesBackwardsAfterCleanReleases) {
-    auto servers = redcoord::testing::start_masters(3);
-    std::vector<std::unique_ptr<connection_pool>> pools;
-    std::vector<connection_pool*> nodes;
-    for (auto& s : servers) {
-        pools.push_back(std::make_unique<connection_pool>(s->endpoint()));
-        nodes.push_back(pools.back().get());
-    }
+    redcoord::testing::master_nodes three(3);
+    auto& nodes = three.nodes;
     constexpr auto ttl = 120ms;
     for (std::uint32_t seed = 1; seed <= 3 && !HasFatalFailure(); ++seed) {
         std::vector<std::unique_ptr<redlock>> locks;

@@ -1,6 +1,8 @@
 // m5: unlock() does not wait for its release's reply, so a release sent as EVALSHA after the
 // server's script cache was flushed must still run (as EVAL) once the reply is read.
 
+#include "master_nodes.hpp"
+
 #include <redcoord/lock/async.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
@@ -40,14 +42,10 @@ TEST(DistributedLock, m5_UnlockAfterScriptFlushReleases) {
 }
 
 TEST(Redlock, m5_UnlockAfterScriptFlushReleasesEveryNode) {
-    auto servers = redcoord::testing::start_masters(3);
-    std::vector<std::unique_ptr<connection_pool>> pools;
-    std::vector<connection_pool*> nodes;
-    for (auto& s : servers) {
-        pools.push_back(std::make_unique<connection_pool>(s->endpoint()));
-        nodes.push_back(pools.back().get());
-        (void)nodes.back()->command({"PING"});  // warm: the rounds below need no connect
-    }
+    redcoord::testing::master_nodes three(3);
+    auto& servers = three.servers;
+    auto& nodes = three.nodes;
+    for (auto* p : nodes) (void)p->command({"PING"});  // warm: the rounds below need no connect
     redlock a(nodes, "flushed", {.timing = {.ttl = 30s}, .node_timeout = 500ms});
     a.lock();
     a.unlock();
@@ -111,13 +109,9 @@ TEST(DistributedLock, AsyncAcquireAndReleaseAfterScriptFlushRunAsEval) {
 // EVAL (the link keeps none of it once written), and every node ends with the token, then
 // without the key.
 TEST(Redlock, AsyncAcquireAndReleaseAfterScriptFlushRunAsEvalOnEveryNode) {
-    auto servers = redcoord::testing::start_masters(3);
-    std::vector<std::unique_ptr<connection_pool>> pools;
-    std::vector<connection_pool*> nodes;
-    for (auto& s : servers) {
-        pools.push_back(std::make_unique<connection_pool>(s->endpoint()));
-        nodes.push_back(pools.back().get());
-    }
+    redcoord::testing::master_nodes three(3);
+    auto& servers = three.servers;
+    auto& nodes = three.nodes;
     redlock a(nodes, "flushed-async", {.timing = {.ttl = 30s}, .node_timeout = 500ms});
     ASSERT_TRUE(async_acquire(a, 1s, boost::asio::use_future).get());
     EXPECT_EQ(async_release(a, boost::asio::use_future).get(), std::optional<bool>(true));
