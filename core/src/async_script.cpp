@@ -47,6 +47,23 @@ bool is_noscript(const link_outcome& o) {
            error_code_is(o.result.value->text(), "NOSCRIPT");
 }
 
+// Sends `evalsha` on `link`, and on a NOSCRIPT reply the EVAL that `make_eval()` returns, with
+// the same deadline; `h` gets the final outcome. `make_eval` is all the reply's handler keeps
+// of the call.
+template <class MakeEval>
+void send_evalsha(const std::shared_ptr<async_link>& link,
+                  const std::shared_ptr<const std::string>& evalsha,
+                  async_link::clock_type::time_point deadline, async_link::handler h,
+                  MakeEval make_eval) {
+    link->exec_encoded(evalsha, deadline,
+                       [link, deadline, h = std::move(h),
+                        make_eval = std::move(make_eval)](link_outcome o) mutable {
+                           if (!is_noscript(o)) return h(std::move(o));
+                           link->exec_encoded(std::make_shared<const std::string>(make_eval()),
+                                              deadline, std::move(h));
+                       });
+}
+
 }  // namespace
 
 // A sink, as in the header (callers move in the call they built): encoded, then let go.
@@ -54,31 +71,19 @@ bool is_noscript(const link_outcome& o) {
 void exec_script(const std::shared_ptr<async_link>& link, script_call call,
                  async_link::clock_type::time_point deadline, async_link::handler h) {
     auto wire = std::make_shared<const std::string>(encode_evalsha(call));
-    const script* lua = call.lua;
-    link->exec_encoded(
-        wire, deadline, [link, lua, wire, deadline, h = std::move(h)](link_outcome o) mutable {
-            if (!is_noscript(o)) return h(std::move(o));
-            auto eval =
-                std::make_shared<const std::string>(as_eval(*wire, lua->sha1(), lua->source()));
-            wire.reset();
-            link->exec_encoded(std::move(eval), deadline, std::move(h));
-        });
+    send_evalsha(link, wire, deadline, std::move(h),
+                 [wire, lua = call.lua] { return as_eval(*wire, lua->sha1(), lua->source()); });
 }
 
 // A sink too: the source moves into the reply's handler.
 // NOLINTNEXTLINE(performance-unnecessary-value-param)
 void exec_script(const std::shared_ptr<async_link>& link, script_call_source source,
                  async_link::clock_type::time_point deadline, async_link::handler h) {
-    auto wire = std::make_shared<const std::string>(encode_evalsha(source()));
-    link->exec_encoded(
-        std::move(wire), deadline,
-        [link, source = std::move(source), deadline, h = std::move(h)](link_outcome o) mutable {
-            if (!is_noscript(o)) return h(std::move(o));
-            const script_call call = source();
-            auto eval = std::make_shared<const std::string>(
-                as_eval(encode_evalsha(call), call.lua->sha1(), call.lua->source()));
-            link->exec_encoded(std::move(eval), deadline, std::move(h));
-        });
+    const auto wire = std::make_shared<const std::string>(encode_evalsha(source()));
+    send_evalsha(link, wire, deadline, std::move(h), [source = std::move(source)] {
+        const script_call call = source();
+        return as_eval(encode_evalsha(call), call.lua->sha1(), call.lua->source());
+    });
 }
 
 }  // namespace redcoord::detail
