@@ -55,6 +55,8 @@ boost::asio::io_context& runtime::io() { return io_->context(); }
 
 bool runtime::io_is_callers() const noexcept { return io_->external(); }
 
+runtime_clock& runtime::clock() const noexcept { return timers_->clock(); }
+
 std::shared_ptr<detail::async_link> runtime::link(const endpoint& ep) {
     const auto key = detail::endpoint_key(ep);
     std::lock_guard l(mu_);

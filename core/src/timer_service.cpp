@@ -41,8 +41,11 @@ struct timer_service::state : std::enable_shared_from_this<state> {
         bool deferred = false;  // fell due while running: runs again once it returns
     };
 
-    explicit state(strand* o) : observers(o) {}
+    state(strand* o, std::shared_ptr<runtime_clock> c) : observers(o), clock(std::move(c)) {}
     strand* const observers;  // the log and metrics outbox of ticks (may be null)
+    // Due times are on this clock; its advance() wakes the waits below (wake()).
+    const std::shared_ptr<runtime_clock> clock;
+    std::uint64_t clock_registration = 0;  // set once, before any thread of the service starts
     mutex mu;
     std::condition_variable work_cv;   // idle workers wait here for the earliest due time
     std::condition_variable watch_cv;  // the timer thread waits here
@@ -61,6 +64,13 @@ struct timer_service::state : std::enable_shared_from_this<state> {
     // ~timer_service after `stop` is set, when no arm() can start them any more.
     worker_set workers REDCOORD_GUARDED_BY(mu){idle_retire};
     std::thread watcher REDCOORD_GUARDED_BY(mu);
+
+    // The clock moved forward: the earliest due time may have come.
+    void wake() REDCOORD_EXCLUDES(mu) {
+        lock_guard l(mu);
+        work_cv.notify_all();
+        watch_cv.notify_all();
+    }
 
     void unqueue(std::uint64_t id, slot& s) REDCOORD_REQUIRES(mu) {
         if (s.due) queue.erase({*s.due, id});
@@ -119,10 +129,11 @@ struct timer_service::state : std::enable_shared_from_this<state> {
                 continue;
             }
             const auto [due, id] = *queue.begin();
-            if (clock_type::now() < due) {
+            if (clock->now() < due) {
                 ++idle;
                 due_watched = true;
-                work_cv.wait_until(l.native(), due);  // woken early by an earlier due time
+                // Woken early by an earlier due time, or by the clock's advance().
+                work_cv.wait_until(l.native(), clock->to_steady(due));
                 due_watched = false;
                 --idle;
                 continue;
@@ -160,7 +171,7 @@ struct timer_service::state : std::enable_shared_from_this<state> {
             if (stop) continue;
             if (done.deferred) {
                 done.deferred = false;
-                enqueue(id, done, clock_type::now());
+                enqueue(id, done, clock->now());
             } else if (next && done.generation == generation) {
                 enqueue(id, done, *next);
             }
@@ -183,10 +194,11 @@ struct timer_service::state : std::enable_shared_from_this<state> {
             const auto first = queue.begin()->first;
             const auto late =
                 first > time_point::max() - grow_after ? time_point::max() : first + grow_after;
-            if (clock_type::now() < late || idle > 0 || workers.size() >= max_workers) {
+            const auto now = clock->now();
+            if (now < late || idle > 0 || workers.size() >= max_workers) {
                 // Not late yet, or a worker is about to take it, or no more may start: look
                 // again a little later (woken early by an earlier due time).
-                watch_cv.wait_until(l.native(), std::max(late, clock_type::now() + grow_after));
+                watch_cv.wait_until(l.native(), clock->to_steady(std::max(late, now + grow_after)));
                 continue;
             }
             try {
@@ -199,9 +211,17 @@ struct timer_service::state : std::enable_shared_from_this<state> {
     }
 };
 
-timer_service::timer_service(strand* observers) : state_(std::make_shared<state>(observers)) {}
+timer_service::timer_service(strand* observers, std::shared_ptr<runtime_clock> clock)
+    : state_(std::make_shared<state>(
+          observers, clock ? std::move(clock) : std::make_shared<runtime_clock>())) {
+    std::weak_ptr<state> weak = state_;
+    state_->clock_registration = state_->clock->on_advance([weak] {
+        if (auto s = weak.lock()) s->wake();
+    });
+}
 
 timer_service::~timer_service() {
+    state_->clock->forget_advance(state_->clock_registration);
     std::thread watcher;
     worker_set workers(idle_retire);
     {
@@ -230,6 +250,8 @@ std::size_t timer_service::worker_threads() const {
     lock_guard l(state_->mu);
     return state_->workers.size();
 }
+
+runtime_clock& timer_service::clock() const noexcept { return *state_->clock; }
 
 bool timer_service::on_timer_thread() const noexcept { return current_service == state_.get(); }
 

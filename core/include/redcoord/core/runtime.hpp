@@ -10,6 +10,7 @@
 #include <redcoord/core/log.hpp>
 #include <redcoord/core/metrics.hpp>
 #include <redcoord/core/pool.hpp>
+#include <redcoord/core/runtime_clock.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -131,6 +132,13 @@ public:
 
     /// Counts of links, listeners, pools and ticks.
     [[nodiscard]] runtime_stats stats() const;
+
+    /// The clock of this runtime's timers and of its objects' lease, validity and term math
+    /// (the steady clock unless a test advanced it; runtime_clock says what it moves and what
+    /// not). A test calls `rt->clock().advance(d)` to make the watchdogs, heartbeats, election
+    /// rounds and lease ends of this runtime's objects come due without sleeping; other
+    /// runtimes' clocks do not move. Thread-safe.
+    [[nodiscard]] runtime_clock& clock() const noexcept;
 
     /// Installs the metrics backend of this runtime's primitives (null: off, the default),
     /// with its label options. Objects resolve their series when they are constructed, so

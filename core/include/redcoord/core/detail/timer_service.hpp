@@ -6,6 +6,7 @@
 /// (reached through runtime::timers()); not a stable API.
 
 #include <redcoord/core/export.hpp>
+#include <redcoord/core/runtime_clock.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -31,24 +32,30 @@ class strand;
 /// callbacks go to the runtime's callback executor, and log records and metric updates made on
 /// a tick worker are queued to the `observers` strand.
 ///
+/// Due times are read on a runtime_clock: its advance() wakes the service, and a timer that is
+/// due then runs at once (tests of the drivers, without sleeping).
+///
 /// One timer's ticks never run at the same time: a due time that passes while its tick runs
 /// is kept and run when the tick returns.
 ///
 /// Thread-safety: every member function may be called from any thread.
 class timer_service {
 public:
-    using clock_type = std::chrono::steady_clock;
-    using time_point = clock_type::time_point;
+    using time_point = runtime_clock::time_point;
 
     /// `observers` (may be null): the strand that log sink and metrics backend calls made by
-    /// ticks are queued on (set_observer_outbox()); it must outlive the service.
-    explicit timer_service(strand* observers = nullptr);
+    /// ticks are queued on (set_observer_outbox()); it must outlive the service. `clock`: the
+    /// clock of the due times (null: a clock of its own, which nobody advances).
+    explicit timer_service(strand* observers = nullptr,
+                           std::shared_ptr<runtime_clock> clock = nullptr);
     /// Stops the timer thread and the tick workers after the ticks in progress return, and
     /// joins them; armed timers never fire.
     ~timer_service();
     timer_service(const timer_service&) = delete;
     timer_service& operator=(const timer_service&) = delete;
 
+    /// The clock of the due times.
+    [[nodiscard]] runtime_clock& clock() const noexcept;
     /// Number of ticks run so far (tests and diagnostics).
     [[nodiscard]] std::uint64_t ticks_run() const;
     /// Tick workers alive now (one while every tick returns promptly; more while ticks block).
