@@ -104,7 +104,7 @@ struct link_reactor::core {
             if (dial_stopping || l->closed.load()) return;
         }
         try {
-            l->dial_timer->arm(bounded(due));
+            l->dial_timer->arm(timers->clock().from_steady(bounded(due)));
         } catch (...) {
             // No tick worker could start, and none runs (the service starts its first one on
             // attach(), which threw then): nothing can dial.
@@ -525,9 +525,13 @@ void link_reactor::attach(const std::shared_ptr<subscriber_link>& l) {
             auto c = weak_core.lock();
             auto link = weak_link.lock();
             if (!c || !link) return std::nullopt;
-            return c->dial_tick(std::move(link));
+            // The dials' back-off is I/O timing, on the steady clock; the timer service's due
+            // times are on the runtime's clock.
+            const auto next = c->dial_tick(std::move(link));
+            if (!next) return next;
+            return c->timers->clock().from_steady(*next);
         });
-    l->dial_timer->arm(clock_type::now());  // @throws std::system_error: no tick worker
+    l->dial_timer->arm(core_->timers->clock().now());  // @throws std::system_error: no tick worker
 }
 
 void link_reactor::detach(const std::shared_ptr<subscriber_link>& l) {

@@ -48,7 +48,7 @@ pubsub_mux::pubsub_mux(endpoint ep, std::shared_ptr<redcoord::runtime> rt, pubsu
         discovery_timer_ = std::make_unique<timer>(runtime_services(*rt_).timers(),
                                                    [this]() -> std::optional<timer::time_point> {
                                                        discover();
-                                                       return deadline_after(opts_.replica_refresh);
+                                                       return discovery_due(opts_.replica_refresh);
                                                    });
     }
 }
@@ -105,7 +105,7 @@ subscriber& pubsub_mux::link_locked() {
         throw invalid_argument("pubsub_mux: a Redis Cluster endpoint has one link per shard");
     if (!link_) {
         link_ = make_link(ep_, true, master_up_, opts_.link);
-        if (discovery_timer_) discovery_timer_->arm(std::chrono::steady_clock::now());
+        if (discovery_timer_) discovery_timer_->arm(discovery_due({}));
     }
     return *link_;
 }
@@ -226,8 +226,13 @@ std::vector<endpoint> pubsub_mux::replicas() const {
     return out;
 }
 
+std::chrono::steady_clock::time_point pubsub_mux::discovery_due(
+    std::chrono::milliseconds after) const {
+    return deadline_after(after, runtime_services(*rt_).timers().clock().now());
+}
+
 void pubsub_mux::refresh_replicas() {
-    if (discovery_timer_) discovery_timer_->arm(std::chrono::steady_clock::now());
+    if (discovery_timer_) discovery_timer_->arm(discovery_due({}));
 }
 
 void pubsub_mux::discover() noexcept {

@@ -53,7 +53,8 @@ subscriber_options pubsub_mux::shard_link_options() {
         refused_.store(true);
         const auto soon = std::chrono::steady_clock::time_point(
             std::chrono::nanoseconds(rehomed_ns_.load()) + refusal_spacing);
-        discovery_timer_->arm(std::max(std::chrono::steady_clock::now(), soon));
+        discovery_timer_->arm(runtime_services(*rt_).timers().clock().from_steady(
+            std::max(std::chrono::steady_clock::now(), soon)));
     };
     return o;
 }
@@ -174,8 +175,8 @@ void pubsub_mux::rehome(bool fresh) noexcept {
         }
         gone.clear();  // outside mu_: their handlers take it
         relinked(moved);
-        const auto next = deadline_after(unsettled || refused_.load() ? unsettled_refresh
-                                                                      : opts_.replica_refresh);
+        const auto next =
+            discovery_due(unsettled || refused_.load() ? unsettled_refresh : opts_.replica_refresh);
         // Under mu_: the destructor sets closing_ under it before it resets the timer.
         lock_guard l(mu_);
         if (!closing_) discovery_timer_->arm(next);

@@ -12,6 +12,11 @@ runtime_clock::time_point runtime_clock::to_steady(time_point t) const noexcept 
     return t - offset();
 }
 
+runtime_clock::time_point runtime_clock::from_steady(time_point t) const noexcept {
+    if (t == time_point::max() || t == time_point::min()) return t;
+    return t + offset();
+}
+
 void runtime_clock::advance(duration by) {
     if (by < duration::zero())
         throw invalid_argument("runtime_clock::advance: a negative duration");

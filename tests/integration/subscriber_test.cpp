@@ -529,3 +529,33 @@ TEST(Subscriber, DestructorWaitsForARunningHandlerAndNoneRunsAfterIt) {
     flood.join();
     EXPECT_EQ(after.load(), 0);
 }
+
+// Issue 35, item 6: the reconnect back-off is I/O timing on the steady clock, armed on the
+// timer service's runtime clock. An advance of that clock must not turn every pending dial
+// due at once for ever (a back-off in steady time compared with the advanced clock would be
+// "past" on every tick: a spin of dials).
+TEST(SubscriberClock, AnAdvancedRuntimeClockNeitherSpinsNorStopsTheReconnects) {
+    auto rt = runtime::create();
+    local_server srv;
+    subscriber_options o;
+    o.runtime = rt;
+    o.reconnect_min = 300ms;
+    o.reconnect_max = 300ms;
+    std::atomic<int> ups{0};
+    subscriber sub(
+        srv.endpoint(), [](const pubsub_message&) {}, o, [&](bool up) { ups += up ? 1 : 0; });
+    ASSERT_TRUE(sub.subscribe({"clock"}, 3000ms));
+    srv.kill();  // the link drops; every dial from now on is refused
+    std::this_thread::sleep_for(400ms);
+    const auto before = rt->stats().timer_ticks;
+    rt->clock().advance(1h);
+    std::this_thread::sleep_for(900ms);
+    const auto ticks = rt->stats().timer_ticks - before;
+    // About three dials in 900 ms at 300 ms apart (and at most one at once after the
+    // advance); a spin runs thousands.
+    EXPECT_LE(ticks, 12u) << "timer ticks in 900 ms after the advance";
+    EXPECT_GE(ticks, 1u) << "the dials stopped";
+    srv.restart();
+    EXPECT_TRUE(redcoord::testing::eventually([&] { return ups.load() >= 2; }, 10s))
+        << "the link did not come back";
+}

@@ -48,8 +48,10 @@ TEST(RuntimeClock, ToSteadyIsTheSteadyInstantWhenTheClockReadsIt) {
     c.advance(10s);
     const auto t = c.now() + 5s;
     EXPECT_EQ(c.to_steady(t), t - 10s);
+    EXPECT_EQ(c.from_steady(c.to_steady(t)), t);
     // "Never" stays never.
     EXPECT_EQ(c.to_steady(runtime_clock::time_point::max()), runtime_clock::time_point::max());
+    EXPECT_EQ(c.from_steady(runtime_clock::time_point::max()), runtime_clock::time_point::max());
 }
 
 TEST(RuntimeClock, ANegativeAdvanceIsRefusedAndMovesNothing) {

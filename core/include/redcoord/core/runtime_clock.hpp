@@ -19,10 +19,12 @@ namespace redcoord {
 /// at zero and that advance() alone moves, forward only.
 ///
 /// Every object of a runtime reads this clock for its decisions about time: the watchdog's
-/// renewal at a third of the TTL and the validity it trusts (lock, fair lock, semaphore,
-/// read-write lock), the elector's rounds and the end of its term, the queue consumer's and the
-/// job worker's heartbeats and lease deadlines, the barrier's heartbeat, and the timer service
-/// that runs all of them. A test that calls advance() therefore makes those decisions come due
+/// renewal at a third of the TTL and the validity it trusts (distributed_lock, redlock,
+/// fair_lock, semaphore, rw_lock), the elector's rounds and the end of its term
+/// (leader_elector, master_selector), the reliable queue consumer's and the job worker's
+/// heartbeats and lease bounds, the double barrier's heartbeat, and the timer service that
+/// runs all of them. The time points these objects hand out (lock_acquisition::valid_until,
+/// leader_elector::deadline(), job_context::held_until(), ...) are on this clock too. A test that calls advance() therefore makes those decisions come due
 /// at once, without sleeping: a watchdog extends, a lease ends by this side's clock and the
 /// holder is told, a leader steps down.
 ///
@@ -30,9 +32,12 @@ namespace redcoord {
 /// - **Redis's own clock.** A key's TTL runs on the server: after `advance(ttl)` the holder
 ///   considers its lease over while the key still lives on the server. That is the safe side
 ///   (a holder gives up early, never late), and is what the tests check.
-/// - **I/O deadlines**: command and connect timeouts, and the waits a caller asks for
-///   (`try_lock_for`, `pop(timeout)`, `async_acquire(wait)`) stay on the steady clock, so an
-///   advance never makes a command time out or a caller's wait end.
+/// - **I/O timing**: command and connect timeouts, reconnect back-offs, and the waits a caller
+///   asks for (`try_lock_for`, `async_acquire(wait)`) stay on the steady clock, so an advance
+///   never makes a command time out. Two exceptions, where an engine weighs the caller's wait
+///   against a lease it keeps, take the wait onto this clock when the call starts, so an
+///   advance during the wait shortens it: the fair lock's acquire and the reliable queue's
+///   pop (`pop(timeout)`, `async_pop`).
 ///
 /// Time keeps running after an advance (this is not a frozen clock): a frozen clock would make
 /// a loop that waits in real time for a deadline on this clock wait forever.
@@ -61,6 +66,9 @@ public:
     /// The steady clock's time at which this clock reads `t`, given the offset now (a later
     /// advance() brings that instant nearer). For waits on primitives of the steady clock.
     [[nodiscard]] time_point to_steady(time_point t) const noexcept;
+    /// What this clock reads at the steady clock's instant `t`, given the offset now: a
+    /// caller's deadline, for an engine that weighs it against this clock's times.
+    [[nodiscard]] time_point from_steady(time_point t) const noexcept;
 
     /// Moves this clock forward by `by` (any duration convertible to `duration`) and wakes the
     /// runtime's timers, whose due times this brings nearer: a timer now due runs at once.

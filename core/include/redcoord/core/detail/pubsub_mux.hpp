@@ -163,6 +163,9 @@ private:
     void subscribe_all(subscriber& s) REDCOORD_REQUIRES(mu_);
     void discovered(const std::vector<endpoint>& found);
     void discover() noexcept;
+    // The discovery timer's due time `after` from now, on the runtime's clock (its timers').
+    [[nodiscard]] std::chrono::steady_clock::time_point discovery_due(
+        std::chrono::milliseconds after) const;
 
     // Cluster mode (pubsub_mux_cluster.cpp).
     struct shard_group {
