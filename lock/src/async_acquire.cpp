@@ -53,7 +53,7 @@ private:
         }
         if (previous)
             send_and_forget(
-                core_.engine_.release(previous->held, previous->floor, clock_type::now()));
+                core_.engine_.release(previous->held, previous->floor, core_.lease_now()));
         step(policy_.start(clock_type::now()));
     }
 
@@ -111,7 +111,7 @@ private:
         core_.unreachable_.clear();
         const attempt_context ctx{nullptr, false, core_.registered_};
         round_ = std::make_shared<lock_round>(
-            core_.engine_.acquire(labelled_token(core_.c_.label), what, clock_type::now(), ctx));
+            core_.engine_.acquire(labelled_token(core_.c_.label), what, core_.lease_now(), ctx));
         attempting_ = true;
         what_ = what;
         outstanding_ = links_.size();
@@ -124,7 +124,7 @@ private:
     // One node's outcome of the attempt; the verdict once every node has one (each request
     // ends by its deadline, so a hung node costs at most the round's timeout).
     void answered(std::size_t node, link_outcome o) {
-        const auto now = clock_type::now();
+        const auto now = core_.lease_now();
         std::exception_ptr failure = o.failure;
         if (o.result.answered()) {
             if (o.result.value->is_error())
@@ -166,7 +166,7 @@ private:
             detail::lock_guard l(core_.mu);
             core_.last_ = round_->outcomes();
         }
-        auto v = core_.engine_.decide_acquire(*round_, now);
+        auto v = core_.engine_.decide_acquire(*round_, core_.lease_now());
         // The round is done with once decided and given back: a waiter keeps none while it
         // waits (10,000 waiters kept 5 MB of spent rounds and their tokens). It goes before the
         // next step too, which arms the wait: that memory is then free for the wait to take,
@@ -177,7 +177,7 @@ private:
         else if (what_ != ask::nothing)
             core_.registered_ = true;
         if (!v.give_back.empty())
-            send_and_forget(core_.engine_.give_back(*round, clock_type::now()), v.give_back);
+            send_and_forget(core_.engine_.give_back(*round, core_.lease_now()), v.give_back);
         if (links_.size() == 1) {
             // The single instance reports its node's failure to the caller, as its blocking
             // transport does; Redlock's node failures are votes.
@@ -197,7 +197,7 @@ private:
         first_failure_.reset();
         if (v.got) {
             if (cancelled()) {
-                send_and_forget(core_.engine_.release(*v.got, v.floor_needed, clock_type::now()));
+                send_and_forget(core_.engine_.release(*v.got, v.floor_needed, core_.lease_now()));
                 return finish(aborted(), std::nullopt);
             }
             {
@@ -228,7 +228,7 @@ private:
             try {
                 core_.commit_hold(*got);
             } catch (...) {
-                send_and_forget(core_.engine_.release(*got, floor_, clock_type::now()));
+                send_and_forget(core_.engine_.release(*got, floor_, core_.lease_now()));
                 got.reset();
                 failure = std::current_exception();
             }

@@ -20,21 +20,25 @@ public:
         : async_wait_op(c.rt->io(), std::move(done), "async_acquire"), c_(c),
           link_(c.rt->link(c.where())), deadline_(deadline), timed_(deadline > clock_type::now()),
           token_(labelled_token(c.label_)),
-          eng_(c.settings(), clock_type::now(), deadline, false, static_cast<bool>(c.listener_)) {}
+          // The engine weighs the deadline against its validity: both on the runtime's clock.
+          eng_(c.settings(), c.lease_now(), c.lease_clock().from_steady(deadline), false,
+               static_cast<bool>(c.listener_)) {}
 
 private:
+    [[nodiscard]] clock_type::time_point lease_now() const { return c_.lease_now(); }
+
     void begin() override {
         {
             std::lock_guard l(c_.wake_mu_);
             c_.async_wake_ = waker();
         }
-        step(eng_.start(clock_type::now()));
+        step(eng_.start(lease_now()));
     }
 
     // From now on the call ends as at its deadline: its last attempt takes it out of the
     // queue (a grant it still gets is given back).
     void on_cancel() override {
-        eng_.cancel(clock_type::now());
+        eng_.cancel(lease_now());
         end_wait();
     }
 
@@ -50,14 +54,14 @@ private:
                 } catch (...) {
                     return leave_then_finish(std::current_exception());
                 }
-                return step(eng_.on_subscribed(confirmed, clock_type::now()));
+                return step(eng_.on_subscribed(confirmed, lease_now()));
             }
             case fair_do::wait:
                 if (s.listen && c_.generation() != seen_)
-                    return step(eng_.on_wake(true, clock_type::now()));
+                    return step(eng_.on_wake(true, lease_now()));
                 return wait_until(
-                    s.until, [this](bool woke) { step(eng_.on_wake(woke, clock_type::now())); },
-                    s.listen);
+                    c_.lease_clock().to_steady(s.until),
+                    [this](bool woke) { step(eng_.on_wake(woke, lease_now())); }, s.listen);
             case fair_do::give_back: {
                 script_call call{&fair_release_script(), {c_.key, c_.queue_key_}, {token_}};
                 if (s.requeue) {
@@ -65,9 +69,8 @@ private:
                     call.args.push_back(c_.lease_ms_);
                 }
                 // Whatever comes of it: a key not given back expires after its TTL.
-                return send(std::move(call), [this](const link_outcome&) {
-                    step(eng_.on_given_back(clock_type::now()));
-                });
+                return send(std::move(call),
+                            [this](const link_outcome&) { step(eng_.on_given_back(lease_now())); });
             }
             case fair_do::leave: return leave_then_finish(cancelled() ? aborted() : nullptr);
             case fair_do::acquired:
@@ -84,7 +87,7 @@ private:
     void attempt(fair_mode mode) {
         seen_ = c_.generation();  // before the attempt: a hand-off after it is never missed
         clear_notice();
-        const auto sent = clock_type::now();
+        const auto sent = lease_now();
         send({&fair_acquire_script(),
               {c_.key, std::string(c_.fence_key), c_.queue_key_},
               {c_.id_, token_, c_.ttl_ms_, c_.lease_ms_, mode == fair_mode::queue ? "q" : "l"}},
@@ -92,7 +95,7 @@ private:
     }
 
     void attempted(link_outcome o, clock_type::time_point sent) {
-        const auto now = clock_type::now();
+        const auto now = lease_now();
         if (o.result.answered()) {
             const auto& r = *o.result.value;
             if (r.is_error())
@@ -111,7 +114,7 @@ private:
         auto failure = o.failure ? o.failure
                                  : std::make_exception_ptr(connection_error(
                                        "fair lock '" + c_.resource + "': " + o.result.error));
-        const bool cut = timed_ && now >= deadline_;
+        const bool cut = timed_ && clock_type::now() >= deadline_;
         leave_then_finish(cut ? (cancelled() ? aborted() : nullptr) : failure, true);
     }
 

@@ -37,7 +37,7 @@ private:
         // Sent to every node, as release() does: a node left out keeps our key (and its
         // waiters asleep) until the TTL.
         round_ =
-            std::make_shared<lock_round>(core_.engine_.release(*held_, floor_, clock_type::now()));
+            std::make_shared<lock_round>(core_.engine_.release(*held_, floor_, core_.lease_now()));
         outstanding_ = links_.size();
         const auto deadline = command_deadline();
         for (std::size_t i = 0; i < links_.size(); ++i)
@@ -50,9 +50,9 @@ private:
             if (o.result.value->is_error())
                 failure = reply_exception(o.result.value->text(), "EVALSHA",
                                           "lock '" + core_.resource + "'");
-            round_->on_result(node, o.result, clock_type::now());
+            round_->on_result(node, o.result, core_.lease_now());
         } else if (o.sent) {
-            round_->on_result(node, o.result, clock_type::now());
+            round_->on_result(node, o.result, core_.lease_now());
         } else {
             round_->on_not_sent(node, node_outcome::status::unreachable, o.result.error);
         }

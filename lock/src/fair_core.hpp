@@ -144,18 +144,21 @@ private:
                                                  const std::stop_token& stop) {
         // One per call: a retry after a lost reply finds it.
         const std::string token = labelled_token(label_);
-        fair_engine eng(settings(), clock_type::now(), deadline, unlimited,
+        // The engine weighs the wait's deadline against the validity it computes: both on the
+        // runtime's clock (hold_state::lease_now()).
+        const auto& clock = lease_clock();
+        fair_engine eng(settings(), clock.now(), clock.from_steady(deadline), unlimited,
                         static_cast<bool>(listener_));
         // A stop request wakes the wait and ends the call as its deadline would.
         std::stop_callback on_stop(stop, [this] { notify(); });
-        if (stop.stop_requested()) eng.cancel(clock_type::now());
-        auto step = eng.start(clock_type::now());
+        if (stop.stop_requested()) eng.cancel(clock.now());
+        auto step = eng.start(clock.now());
         std::uint64_t seen = generation();
         for (;;) {
             switch (step.what) {
                 case fair_do::attempt: {
                     seen = generation();  // before the attempt: a hand-off after it is never missed
-                    const auto sent = clock_type::now();
+                    const auto sent = clock.now();
                     reply r;
                     std::size_t acks = 0;
                     try {
@@ -171,7 +174,7 @@ private:
                         throw;
                     } catch (const error&) {
                         if (unlimited) {
-                            step = eng.on_error(clock_type::now());
+                            step = eng.on_error(clock.now());
                             break;
                         }
                         // The reply is lost, not the attempt: it may have taken the lock,
@@ -180,7 +183,7 @@ private:
                         if (cut_by_deadline()) return std::nullopt;
                         throw;
                     }
-                    const auto now = clock_type::now();
+                    const auto now = clock.now();
                     if (r.is_integer()) {
                         step = eng.on_granted(static_cast<std::uint64_t>(r.integer()), acks, sent,
                                               now);
@@ -191,14 +194,14 @@ private:
                 }
                 case fair_do::subscribe: {
                     const bool confirmed = subscribe(deadline, eng.refresh_period());
-                    step = eng.on_subscribed(confirmed, clock_type::now());
+                    step = eng.on_subscribed(confirmed, clock.now());
                     break;
                 }
                 case fair_do::wait: {
-                    const bool notified =
-                        !stop.stop_requested() && wait(seen, step.until, step.listen);
-                    if (stop.stop_requested()) eng.cancel(clock_type::now());
-                    step = eng.on_wake(notified, clock_type::now());
+                    const bool notified = !stop.stop_requested() &&
+                                          wait(seen, clock.to_steady(step.until), step.listen);
+                    if (stop.stop_requested()) eng.cancel(clock.now());
+                    step = eng.on_wake(notified, clock.now());
                     break;
                 }
                 case fair_do::give_back: {
@@ -212,7 +215,7 @@ private:
                     } catch (...) {
                         // Not given back: the key expires after its TTL.
                     }
-                    step = eng.on_given_back(clock_type::now());
+                    step = eng.on_given_back(clock.now());
                     break;
                 }
                 case fair_do::leave: leave_quietly(eng, token); return std::nullopt;

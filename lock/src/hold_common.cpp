@@ -63,6 +63,12 @@ hold_state::hold_state(std::string r, std::string_view k, std::string_view prefi
     }
 }
 
+const runtime_clock& hold_state::lease_clock() const {
+    return (rt ? *rt : *redcoord::runtime::shared()).clock();
+}
+
+clock_type::time_point hold_state::lease_now() const { return lease_clock().now(); }
+
 clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0,
                                                      milliseconds ttl) const {
     return lease_schedule(ttl, lease.drift_factor).valid_until(t0);
@@ -70,7 +76,7 @@ clock_type::time_point hold_state::valid_until_after(clock_type::time_point t0,
 
 std::optional<clock_type::time_point> hold_state::first_due(clock_type::time_point until) const {
     if (lease.watchdog)
-        return clock_type::now() + lease_schedule(lease.ttl, lease.drift_factor).renew_period();
+        return lease_now() + lease_schedule(lease.ttl, lease.drift_factor).renew_period();
     if (lost_slots && !lost_slots->empty()) return until;
     return std::nullopt;
 }
@@ -186,7 +192,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         if (lost_flag) return extend_result::lost;
         id = hold_id;
         until = held->valid_until;
-        if (clock_type::now() < until) {
+        if (lease_now() < until) {
             if (extensions >= lease.max_extensions) return extend_result::budget_spent;
             token = held->token;
         }
@@ -195,7 +201,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
         mark_lost(id, "validity ended before the extension");
         return extend_result::lost;
     }
-    const auto t0 = clock_type::now();
+    const auto t0 = lease_now();
     extend_result r = extend_result::not_confirmed;
     try {
         r = extend_round(token, ttl, t0);
@@ -209,7 +215,7 @@ extend_result hold_state::extend_hold(std::optional<std::uint64_t> expected, mil
     switch (r) {
         case extend_result::extended: {
             // A reply that comes after the old validity cannot vouch for the time between.
-            if (clock_type::now() >= until) break;
+            if (lease_now() >= until) break;
             detail::lock_guard l(mu);
             if (held && hold_id == id) {
                 held->valid_until = valid_until_after(t0, ttl);
@@ -238,7 +244,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
         until = held->valid_until;
         can_extend = lease.watchdog && extensions < lease.max_extensions;
     }
-    if (clock_type::now() >= until) {
+    if (lease_now() >= until) {
         mark_lost(id, lease.watchdog ? "validity ended unconfirmed (watchdog extensions failed)"
                                      : "validity ended");
         return std::nullopt;
@@ -250,7 +256,7 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     extend_result r = extend_result::not_confirmed;
     // The next extension is due a period after this one started, not after it ended: a round
     // slowed by a loaded machine must not push every later extension closer to the expiry.
-    const auto started = clock_type::now();
+    const auto started = lease_now();
     try {
         r = extend_hold(id, lease.ttl);
     } catch (const error&) {
@@ -259,10 +265,10 @@ std::optional<clock_type::time_point> hold_state::lease_tick(std::uint64_t id) {
     detail::lock_guard l(mu);
     if (!held || hold_id != id || lost_flag) return std::nullopt;
     switch (r) {
-        case extend_result::extended: return std::max(clock_type::now(), started + period);
+        case extend_result::extended: return std::max(lease_now(), started + period);
         // Not confirmed: retry soon, and the tick at the validity's end reports the loss.
         case extend_result::not_confirmed:
-            return std::min(clock_type::now() + period / 2, held->valid_until);
+            return std::min(lease_now() + period / 2, held->valid_until);
         case extend_result::budget_spent: return held->valid_until;
         default: return std::nullopt;
     }
@@ -292,7 +298,7 @@ std::optional<lock_acquisition> hold_state::take_hold() {
 
 bool hold_state::lost() const {
     detail::lock_guard l(mu);
-    return held && (lost_flag || std::chrono::steady_clock::now() >= held->valid_until);
+    return held && (lost_flag || lease_now() >= held->valid_until);
 }
 
 bool hold_state::is_held() const {

@@ -146,6 +146,12 @@ struct hold_state {
     std::optional<lock_acquisition> take_hold();
 
     [[nodiscard]] bool lost() const;
+    // The time of the holding's validity and lease timer: the runtime's clock (runtime_clock;
+    // the steady clock unless a test advanced it). Caller waits stay on the steady clock.
+    [[nodiscard]] std::chrono::steady_clock::time_point lease_now() const;
+    // The runtime clock itself, for an engine that weighs a caller's (steady) deadline
+    // against it (the fair lock's) and for waits on steady primitives until its times.
+    [[nodiscard]] const runtime_clock& lease_clock() const;
     [[nodiscard]] bool is_held() const;
     [[nodiscard]] std::optional<lock_acquisition> current() const;
     // @throws lock_lost when nothing is held.

@@ -131,9 +131,9 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
     const round_io io{attempt_timed ? std::optional(attempt_deadline) : std::nullopt};
     const attempt_context ctx{previous ? &previous->held : nullptr, previous && previous->floor,
                               registered_};
-    auto round = engine_.acquire(labelled_token(c_.label), what, clock_type::now(), ctx);
+    auto round = engine_.acquire(labelled_token(c_.label), what, lease_now(), ctx);
     const auto failure = run(round, io);
-    const auto now = clock_type::now();
+    const auto now = lease_now();
     auto v = engine_.decide_acquire(round, now);
     if (previous) {
         // Where the re-lock ran (answered, or sent and not waited for, or timed out after it
@@ -185,12 +185,11 @@ lock_core::attempt_result lock_core::attempt(ask what, const held_back* previous
 // server must return near it).
 void lock_core::give_back(const lock_round& acquire_round, const std::vector<std::size_t>& nodes,
                           const round_io& io) {
-    auto r = engine_.give_back(acquire_round, clock_type::now());
+    auto r = engine_.give_back(acquire_round, lease_now());
     transport_->give_back(r, nodes, io);
     const auto until = io.deadline.value_or(lock_clock::time_point::max());
-    for (auto again = engine_.resend(r, clock_type::now());
-         !again.empty() && clock_type::now() < until;
-         again = engine_.resend(r, clock_type::now())) {
+    for (auto again = engine_.resend(r, lease_now()); !again.empty() && clock_type::now() < until;
+         again = engine_.resend(r, lease_now())) {
         pace_resend();
         transport_->give_back(r, again, io);
     }
@@ -232,7 +231,7 @@ std::optional<lock_acquisition> lock_core::acquire_once(lock_clock::time_point d
         // holder got meanwhile.
         auto& d = *deferred_;
         detail::lock_guard l(d.mu);
-        if (d.flushed && clock_type::now() < d.flushed_until) previous = std::move(d.flushed);
+        if (d.flushed && lease_now() < d.flushed_until) previous = std::move(d.flushed);
         d.flushed.reset();
     }
     try {
@@ -302,7 +301,7 @@ extend_result lock_core::extend_round(const std::string& token, milliseconds ttl
                                       lock_clock::time_point t0) {
     auto round = engine_.extend(token, ttl, t0);
     if (const auto failure = run(round, {})) std::rethrow_exception(failure);
-    return engine_.decide_extend(round, ttl, clock_type::now());
+    return engine_.decide_extend(round, ttl, lease_now());
 }
 
 bool lock_core::extend(milliseconds ttl) {
@@ -329,12 +328,12 @@ bool lock_core::release() {
     leave_on_exit leave{gate};
     // Decided at a majority, and still sent to every node, also those that need a connect
     // first: a node left out would keep our key, and its waiters asleep, until its TTL.
-    auto round = engine_.release(*a, floor, clock_type::now());
+    auto round = engine_.release(*a, floor, lease_now());
     auto failure = run(round, {.deadline = std::nullopt, .reach_all = true});
     // Nodes whose pools were busy (or still connecting) got nothing: send to them again while
     // the engine says so; the nodes that answered keep their answers.
-    for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
-         again = engine_.resend(round, clock_type::now())) {
+    for (auto again = engine_.resend(round, lease_now()); !again.empty();
+         again = engine_.resend(round, lease_now())) {
         pace_resend();
         failure = run(round, {.deadline = std::nullopt, .reach_all = true, .only = again});
     }
@@ -355,7 +354,7 @@ void lock_core::unlock() noexcept {
     auto a = take_hold(floor);
     if (!a) return;
     leave_on_exit leave{gate};
-    if (deferred_ && deferred_->deferral.on_unlock(clock_type::now())) {
+    if (deferred_ && deferred_->deferral.on_unlock(lease_now())) {
         auto& d = *deferred_;
         try {
             bool arm = false;
@@ -393,7 +392,7 @@ void lock_core::send_release(const lock_acquisition& held, bool floor,
     try {
         // Not dropped on a busy pool: nodes nothing reached get it again within the engine's
         // window (a short wait for a connection), the others are not waited for.
-        auto round = engine_.release(held, floor, clock_type::now());
+        auto round = engine_.release(held, floor, lease_now());
         transport_->send(round, {.deadline = std::nullopt, .reach_all = false, .only = only});
         resend_release(round);
     } catch (...) {
@@ -402,8 +401,8 @@ void lock_core::send_release(const lock_acquisition& held, bool floor,
 }
 
 void lock_core::resend_release(lock_round& round) {
-    for (auto again = engine_.resend(round, clock_type::now()); !again.empty();
-         again = engine_.resend(round, clock_type::now())) {
+    for (auto again = engine_.resend(round, lease_now()); !again.empty();
+         again = engine_.resend(round, lease_now())) {
         pace_resend();
         transport_->send(round, {.deadline = std::nullopt, .reach_all = false, .only = again});
     }
@@ -416,7 +415,7 @@ std::optional<lock_core::held_back> lock_core::take_held_back() {
 }
 
 void lock_core::deferral_on_acquire() {
-    if (deferred_) deferred_->deferral.on_acquire(clock_type::now());
+    if (deferred_) deferred_->deferral.on_acquire(lease_now());
 }
 
 // The flush timer: sends a held-back release once it is due (a new unlock() moves the due
@@ -427,11 +426,11 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
     auto& d = *deferred_;  // the timer exists only with it
     try {
         if (d.flushing) {
-            auto again = engine_.resend(*d.flushing, clock_type::now());
+            auto again = engine_.resend(*d.flushing, lease_now());
             if (!again.empty()) {
                 transport_->send(*d.flushing,
                                  {.deadline = std::nullopt, .reach_all = false, .only = again});
-                if (!d.flushing->unsent().empty()) return clock_type::now() + resend_pace;
+                if (!d.flushing->unsent().empty()) return lease_now() + resend_pace;
             }
             d.flushing.reset();
         }
@@ -441,20 +440,20 @@ std::optional<lock_clock::time_point> lock_core::flush_tick() {
     std::optional<held_back> back;
     {
         detail::lock_guard l(d.mu);
-        if (d.back && clock_type::now() < d.due) return d.due;
+        if (d.back && lease_now() < d.due) return d.due;
         back = std::exchange(d.back, std::nullopt);
         if (!back) {
             d.flush_armed = false;
             return std::nullopt;
         }
         d.flushed = back;
-        d.flushed_until = clock_type::now() + engine_.config().resend_window + flush_in_flight;
+        d.flushed_until = lease_now() + engine_.config().resend_window + flush_in_flight;
     }
     try {
-        d.flushing = std::make_unique<lock_round>(
-            engine_.release(back->held, back->floor, clock_type::now()));
+        d.flushing =
+            std::make_unique<lock_round>(engine_.release(back->held, back->floor, lease_now()));
         transport_->send(*d.flushing, {});
-        if (!d.flushing->unsent().empty()) return clock_type::now() + resend_pace;
+        if (!d.flushing->unsent().empty()) return lease_now() + resend_pace;
     } catch (...) {}
     d.flushing.reset();
     detail::lock_guard l(d.mu);

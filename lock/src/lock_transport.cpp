@@ -4,6 +4,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/replication.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/token.hpp>
 
 #include <algorithm>
@@ -15,6 +16,10 @@ using clock_type = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 namespace {
+
+// The time a round's replies are stamped with: the lock's runtime clock, on which the round
+// started (lock_core's rt is the first pool's runtime).
+clock_type::time_point lease_now(const connection_pool& p) { return p.runtime()->clock().now(); }
 
 node_result answered(reply r) {
     node_result nr;
@@ -46,7 +51,7 @@ void fan_out_into(lock_round& round, std::span<connection_pool* const> pools,
         const auto results =
             fan_out(nodes.empty() ? pools : std::span<connection_pool* const>(subset), *cmd.lua,
                     cmd.keys(), cmd.args(), fo);
-        const auto now = clock_type::now();
+        const auto now = lease_now(*pools.front());
         for (std::size_t i = 0; i < results.size(); ++i)
             round.on_result(nodes.empty() ? i : nodes[i], results[i], now);
     } catch (...) {}
@@ -88,16 +93,16 @@ public:
                 r = budget ? cmd.lua->run_for(*conn, *budget, cmd.keys(), cmd.args())
                            : cmd.lua->run(*conn, cmd.keys(), cmd.args());
             }
-            round.on_result(0, answered(std::move(r)), clock_type::now(), acks);
+            round.on_result(0, answered(std::move(r)), lease_now(pool_), acks);
         } catch (const reply_error& e) {  // the script refused: the connection is fine
             round.on_result(0, answered(reply::make_text(reply::kind::error, e.what())),
-                            clock_type::now());
+                            lease_now(pool_));
             return std::current_exception();
         } catch (const error& e) {
             const auto s = dynamic_cast<const timeout_error*>(&e)
                                ? node_result::status::timeout
                                : node_result::status::connection_failed;
-            round.on_result(0, failed(s, e.what()), clock_type::now());
+            round.on_result(0, failed(s, e.what()), lease_now(pool_));
             // A write whose reply is lost may or may not have happened: say so.
             if (lost_reply_is_unknown)
                 return std::make_exception_ptr(
@@ -124,11 +129,11 @@ public:
             auto conn = borrow_or_busy(round);
             if (!conn) return;
             round.on_result(0, answered(cmd.lua->run(*conn, cmd.keys(), cmd.args())),
-                            clock_type::now());
+                            lease_now(pool_));
         } catch (const std::exception& e) {
             // An undeleted key expires after its TTL.
             round.on_result(0, failed(node_result::status::connection_failed, e.what()),
-                            clock_type::now());
+                            lease_now(pool_));
         } catch (...) {}
     }
 
@@ -138,7 +143,7 @@ public:
             auto conn = borrow_or_busy(round);
             if (!conn) return;
             cmd.lua->send(*conn, cmd.keys(), cmd.args());
-            round.on_result(0, node_result{}, clock_type::now());  // sent, not waited for
+            round.on_result(0, node_result{}, lease_now(pool_));  // sent, not waited for
         } catch (const std::exception& e) {
             // Not sent or broken: the key expires after its TTL.
             round.on_not_sent(0, node_outcome::status::unreachable, e.what());

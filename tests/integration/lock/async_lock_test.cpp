@@ -374,3 +374,27 @@ TEST(AsyncLock, CancellingAnAsyncReleaseStillReleases) {
     EXPECT_TRUE(!e || redcoord::testing::is_operation_aborted(e));
     EXPECT_TRUE(eventually([&] { return s.server.command({"GET", lock.key()}).is_nil(); }, 5s));
 }
+
+// Issue 35, item 6: a lock taken by async_acquire keeps its validity on the runtime's clock, as
+// the blocking path does: its watchdog extends once the clock reaches a third of the TTL, and
+// the new validity counts from the advanced clock (a minute-long TTL: without the clock seam
+// the wait below would fail).
+TEST(AsyncLock, AnAsyncHoldsWatchdogFollowsTheRuntimesClock) {
+    one_server s;
+    distributed_lock lock(s.pool, "clock-async", {.timing = {.ttl = 60s}, .watchdog = true});
+    auto f = async_acquire(lock, 0ms, asio::use_future);
+    ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+    const auto got = f.get();
+    ASSERT_TRUE(got);
+    ASSERT_EQ(s.server.command({"PEXPIRE", lock.key(), "30000"}).integer(), 1);
+    s.rt->clock().advance(20s + 1ms);
+    ASSERT_TRUE(eventually(
+        [&] {
+            return s.server.command({"PTTL", lock.key()}).integer() > 50000;
+        },
+        5s));
+    ASSERT_TRUE(
+        eventually([&] { return lock.current()->valid_until >= got->valid_until + 19s; }, 5s));
+    EXPECT_FALSE(lock.lost());
+    lock.unlock();
+}

@@ -1,0 +1,157 @@
+// Issue 35, item 6: the lock drivers decide by their runtime's clock, so a test advances it
+// instead of sleeping through a TTL. Each test uses long TTLs (a minute): without the clock
+// seam its watchdog or loss notice would be a minute away, and the test would fail its
+// few-second waits.
+
+#include "master_nodes.hpp"
+
+#include <redcoord/core/pool.hpp>
+#include <redcoord/core/runtime.hpp>
+#include <redcoord/lock/distributed_lock.hpp>
+#include <redcoord/lock/fair_lock.hpp>
+#include <redcoord/lock/redlock.hpp>
+#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/wait.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+using namespace redcoord;
+using redcoord::testing::eventually;
+using redcoord::testing::local_server;
+
+namespace {
+
+long long pttl(const local_server& s, const std::string& key) {
+    return s.command({"PTTL", key}).integer();
+}
+
+// The server's side of "time has passed": the key's TTL cut to 30 s of its 60.
+void age_key(const local_server& s, const std::string& key) {
+    ASSERT_EQ(s.command({"PEXPIRE", key, "30000"}).integer(), 1);
+}
+
+}  // namespace
+
+TEST(LockClock, TheWatchdogExtendsOnceTheClockReachesAThirdOfTheTtl) {
+    local_server srv;
+    auto rt = runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    distributed_lock lock(pool, "clock-watchdog", {.timing = {.ttl = 60s}, .watchdog = true});
+    ASSERT_TRUE(lock.try_lock());
+    const auto first_until = lock.current()->valid_until;
+    age_key(srv, lock.key());
+    // Not yet a third of the TTL by the clock: no extension.
+    rt->clock().advance(10s);
+    std::this_thread::sleep_for(200ms);
+    EXPECT_LE(pttl(srv, lock.key()), 30000);
+    EXPECT_EQ(lock.current()->valid_until, first_until);
+    // A third of it: the watchdog extends to the full TTL at once.
+    rt->clock().advance(10s + 1ms);
+    ASSERT_TRUE(eventually([&] { return pttl(srv, lock.key()) > 50000; }, 5s))
+        << "PTTL " << pttl(srv, lock.key());
+    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
+    // The new validity is counted from the extension's start, on the advanced clock.
+    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
+    EXPECT_FALSE(lock.lost());
+    lock.unlock();
+    EXPECT_TRUE(srv.command({"EXISTS", lock.key()}).integer() == 0);
+}
+
+TEST(LockClock, AHolderCutOffFromItsServerIsToldOfTheLossBeforeTheKeyExpires) {
+    local_server srv;
+    auto rt = runtime::create();
+    auto ep = srv.endpoint();
+    ep.command_timeout = 200ms;  // the watchdog's extension against the stopped server
+    connection_pool pool(ep, {}, rt);
+    distributed_lock lock(pool, "clock-loss", {.timing = {.ttl = 60s}, .watchdog = true});
+    std::atomic<int> told{0};
+    auto c = lock.on_lost([&](const std::string&) { ++told; });
+    ASSERT_TRUE(lock.try_lock());
+    srv.pause();
+    const auto paused_at = std::chrono::steady_clock::now();
+    // Past the whole validity by the clock: the extensions cannot be confirmed, so the holder
+    // gives the lock up, a minute before Redis would let the key go.
+    rt->clock().advance(61s);
+    ASSERT_TRUE(eventually([&] { return told.load() == 1; }, 5s));
+    EXPECT_TRUE(lock.lost());
+    srv.resume();
+    // The key is still there: the holder stopped trusting it first (the safe order).
+    EXPECT_GT(pttl(srv, lock.key()), 50000);
+    EXPECT_LT(std::chrono::steady_clock::now() - paused_at, 10s);
+}
+
+TEST(LockClock, WithoutAWatchdogTheLossNoticeComesAtTheValidityEndByTheClock) {
+    local_server srv;
+    auto rt = runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    distributed_lock lock(pool, "clock-notice", {.timing = {.ttl = 60s}});
+    std::atomic<int> told{0};
+    auto c = lock.on_lost([&](const std::string&) { ++told; });
+    ASSERT_TRUE(lock.try_lock());
+    rt->clock().advance(50s);
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(told.load(), 0);
+    EXPECT_FALSE(lock.lost());
+    rt->clock().advance(10s);
+    ASSERT_TRUE(eventually([&] { return told.load() == 1; }, 5s));
+    EXPECT_TRUE(lock.lost());
+    EXPECT_GT(pttl(srv, lock.key()), 0);  // Redis's clock did not move
+}
+
+TEST(LockClock, AnotherRuntimesClockMovesNothingOfThisLock) {
+    local_server srv;
+    auto rt = runtime::create();
+    auto other = runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    distributed_lock lock(pool, "clock-other", {.timing = {.ttl = 60s}});
+    std::atomic<int> told{0};
+    auto c = lock.on_lost([&](const std::string&) { ++told; });
+    ASSERT_TRUE(lock.try_lock());
+    other->clock().advance(2min);
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(told.load(), 0);
+    EXPECT_FALSE(lock.lost());
+    lock.unlock();
+}
+
+TEST(LockClock, RedlocksWatchdogExtendsOnEveryNodeWhenTheClockAdvances) {
+    auto rt = runtime::create();
+    redcoord::testing::master_nodes m(3, rt);
+    redlock lock(m.nodes, "clock-redlock", {.timing = {.ttl = 60s}, .watchdog = true});
+    ASSERT_TRUE(lock.try_lock());
+    const auto first_until = lock.current()->valid_until;
+    for (auto& s : m.servers) age_key(*s, lock.key());
+    rt->clock().advance(20s + 1ms);
+    for (auto& s : m.servers)
+        ASSERT_TRUE(eventually([&] { return pttl(*s, lock.key()) > 50000; }, 5s))
+            << "PTTL " << pttl(*s, lock.key());
+    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
+    // ttl - elapsed - drift from the round's start on the advanced clock.
+    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
+    EXPECT_FALSE(lock.lost());
+    lock.unlock();
+}
+
+TEST(LockClock, AFairLocksWatchdogExtendsWhenTheClockAdvances) {
+    local_server srv;
+    auto rt = runtime::create();
+    connection_pool pool(srv.endpoint(), {}, rt);
+    fair_lock lock(pool, "clock-fair", {.timing = {.ttl = 60s}, .watchdog = true});
+    ASSERT_TRUE(lock.try_lock());
+    const auto first_until = lock.current()->valid_until;
+    age_key(srv, lock.key());
+    rt->clock().advance(20s + 1ms);
+    ASSERT_TRUE(eventually([&] { return pttl(srv, lock.key()) > 50000; }, 5s))
+        << "PTTL " << pttl(srv, lock.key());
+    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
+    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
+    EXPECT_FALSE(lock.lost());
+    lock.unlock();
+}
