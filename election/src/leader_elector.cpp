@@ -72,6 +72,8 @@ struct leader_elector::impl {
         std::make_shared<detail::leadership_watchers>();
 
     // Destroyed first (reverse order): no tick, callback or handoff handler outlives the rest.
+    // The time of the engine's rounds, lease and term: the runtime's clock (runtime_clock).
+    runtime_clock& clock;
     detail::strand callbacks;
     detail::timer timer;
     detail::pubsub_mux::listener handoff;  // only touched under lifecycle_mu
@@ -82,7 +84,7 @@ struct leader_elector::impl {
 
     impl(leader_elector& o, connection_pool& p, std::string name, election_options opts)
         : owner(o), pool(p), selector(p, std::move(name), std::move(opts)), rt(p.runtime()),
-          engine(selector.options().identity, selector.options().retry_period),
+          engine(selector.options().identity, selector.options().retry_period), clock(rt->clock()),
           callbacks(rt->callbacks()), timer(rt->timers(), [this] { return tick(); }) {
         const detail::metrics_scope ms(*rt);
         if (!ms) return;
@@ -142,7 +144,7 @@ struct leader_elector::impl {
     // With mu held: hands the state to the asynchronous waits (each only posts it).
     void tell_watchers(bool stopped) REDCOORD_REQUIRES(mu) {
         if (watchers->size() == 0) return;
-        watchers->notify({leadership_at(clock_type::now()), stopped, round_error});
+        watchers->notify({leadership_at(clock.now()), stopped, round_error});
     }
 
     // With mu held, after an input from outside the tick: the timer follows the engine.
@@ -160,7 +162,7 @@ struct leader_elector::impl {
         {
             detail::lock_guard g(mu);
             ticking = true;
-            const auto now = clock_type::now();
+            const auto now = clock.now();
             engine.expire(now);
             publish();
             const auto due = engine.next_round_due();
@@ -202,7 +204,7 @@ struct leader_elector::impl {
     // once.
     void campaign_round() REDCOORD_EXCLUDES(mu) {
         std::lock_guard round(round_mu);
-        const auto started = clock_type::now();
+        const auto started = clock.now();
         milliseconds wait{};
         {
             detail::lock_guard g(mu);
@@ -221,7 +223,7 @@ struct leader_elector::impl {
         }
         detail::lock_guard g(mu);
         round_error = failure;
-        engine.round_done(clock_type::now(), started, r);
+        engine.round_done(clock.now(), started, r);
         publish();
     }
 
@@ -275,7 +277,7 @@ struct leader_elector::impl {
     bool resign_locked() REDCOORD_EXCLUDES(mu) {
         {
             detail::lock_guard g(mu);
-            (void)engine.resign(clock_type::now());
+            (void)engine.resign(clock.now());
             publish();
             rearm();
         }
@@ -289,7 +291,7 @@ struct leader_elector::impl {
         elector_command cmd{};
         {
             detail::lock_guard g(mu);
-            cmd = engine.stop(clock_type::now());
+            cmd = engine.stop(clock.now());
             publish();
             rearm();
         }
@@ -325,7 +327,7 @@ void leader_elector::start() {
                                    [this](bool up) { impl_->on_handoff_link(up); }});
     detail::lock_guard g(impl_->mu);
     impl_->running = true;
-    impl_->engine.start(clock_type::now());
+    impl_->engine.start(impl_->clock.now());
     impl_->rearm();
 }
 
@@ -364,22 +366,22 @@ void leader_elector::stop() noexcept {
 
 bool leader_elector::is_leader() const noexcept {
     detail::lock_guard g(impl_->mu);
-    return impl_->engine.is_leader(clock_type::now());
+    return impl_->engine.is_leader(impl_->clock.now());
 }
 
 std::uint64_t leader_elector::epoch() const noexcept {
     detail::lock_guard g(impl_->mu);
-    return impl_->engine.epoch(clock_type::now());
+    return impl_->engine.epoch(impl_->clock.now());
 }
 
 leader_elector::leadership leader_elector::current_leadership() const {
     detail::lock_guard g(impl_->mu);
-    return impl_->leadership_at(clock_type::now());
+    return impl_->leadership_at(impl_->clock.now());
 }
 
 std::optional<std::chrono::steady_clock::time_point> leader_elector::deadline() const {
     detail::lock_guard g(impl_->mu);
-    return impl_->engine.deadline(clock_type::now());
+    return impl_->engine.deadline(impl_->clock.now());
 }
 
 std::optional<std::string> leader_elector::leader() { return impl_->selector.leader(); }
@@ -439,7 +441,7 @@ leadership_news elector_access::watch(leader_elector& e, std::uint64_t& id,
     auto& i = *e.impl_;
     detail::lock_guard g(i.mu);
     id = i.watchers->add(std::move(w));
-    return {i.leadership_at(clock_type::now()), false, i.round_error};
+    return {i.leadership_at(i.clock.now()), false, i.round_error};
 }
 
 }  // namespace detail

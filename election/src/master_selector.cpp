@@ -2,6 +2,7 @@
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/replication.hpp>
+#include <redcoord/core/runtime.hpp>
 #include <redcoord/core/script.hpp>
 #include <redcoord/core/token.hpp>
 #include <redcoord/election/master_selector.hpp>
@@ -93,7 +94,9 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     const std::int64_t lease_end_ticks = lease_end_.load();
     const std::chrono::steady_clock::time_point lease_end{
         std::chrono::steady_clock::duration(lease_end_ticks)};
-    const bool continuing = lease_end_ticks != 0 && std::chrono::steady_clock::now() < lease_end;
+    // The lease's times are on the runtime's clock (runtime_clock); I/O deadlines are steady.
+    const runtime_clock& clock = pool_.runtime()->clock();
+    const bool continuing = lease_end_ticks != 0 && clock.now() < lease_end;
     const std::string_view keys[] = {keys_.selector, keys_.epoch, keys_.candidates};
     const std::string_view args[] = {opts_.identity, term,      floor,
                                      nonce_,         epoch_ttl, continuing ? "1" : "0"};
@@ -102,7 +105,8 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
     reply out;
     int acks = -1;
     std::optional<pooled_connection> conn;
-    auto sent_at = std::chrono::steady_clock::now();
+    auto sent_at = clock.now();
+    const auto io_start = std::chrono::steady_clock::now();
     if (opts_.replication.replicas == 0 && reply_timeout > std::chrono::milliseconds::zero()) {
         // Counted from before the connect: the lease can only end earlier than the server's.
         out = run_within(pool_, reply_timeout, keys, args);
@@ -116,9 +120,9 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
         // The borrow keeps the endpoint's connect_timeout for the same reason; a leader's
         // connection is in use every period, so it gets no health check.
         const bool bounded = continuing && reply_timeout > std::chrono::milliseconds::zero();
-        const auto until = sent_at + reply_timeout;
+        const auto until = io_start + reply_timeout;
         conn.emplace(pool_.borrow_for(keys_.selector));
-        sent_at = std::chrono::steady_clock::now();
+        sent_at = clock.now();
         if (opts_.replication.replicas == 0) {
             out = campaign_script.run(**conn, keys, args);
         } else {
@@ -134,7 +138,7 @@ campaign_result master_selector::campaign_once(std::chrono::milliseconds reply_t
             acks = static_cast<int>(rr.acks);
         }
     }
-    const auto received_at = std::chrono::steady_clock::now();
+    const auto received_at = clock.now();
     conn.reset();
 
     auto res = detail::judge_round(detail::parse_round_reply(out), sent_at, received_at, acks,

@@ -33,9 +33,11 @@ struct campaign_result {
     std::optional<std::string> holder;
     /// Replica acknowledgements reported by WAIT; -1 when no replicas were required.
     int acks = -1;
-    /// Steady-clock time just before the round was sent.
+    /// Time just before the round was sent, on the runtime's clock (runtime_clock: the steady
+    /// clock unless a test advanced it).
     std::chrono::steady_clock::time_point sent_at{};
-    /// The local deadline this round confirms when it made us leader: sent_at + term - drift.
+    /// The local deadline this round confirms when it made us leader: sent_at + term - drift
+    /// (the runtime's clock, as sent_at).
     std::chrono::steady_clock::time_point deadline{};
 };
 

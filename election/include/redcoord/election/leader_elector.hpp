@@ -136,7 +136,8 @@ public:
     [[nodiscard]] bool is_leader() const noexcept;
     /// The fencing token of the current leadership; 0 when not leading.
     [[nodiscard]] std::uint64_t epoch() const noexcept;
-    /// The local deadline of the current leadership; nullopt when not leading.
+    /// The local deadline of the current leadership, on the runtime's clock (runtime_clock: the
+    /// steady clock unless a test advanced it); nullopt when not leading.
     [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> deadline() const;
     /// The current holder's identity, read from Redis now (nullopt: nobody holds the selector).
     /// @throws connection_error, timeout_error, pool_exhausted, reply_error on failures.

@@ -118,7 +118,7 @@ private:
     election_keys keys_;
     std::string nonce_;  // this incarnation's; recorded next to the holder identity
     std::atomic<std::uint64_t> max_epoch_{0};
-    // The local lease end our last round confirmed (steady_clock ticks); 0: none, not leading.
+    // The local lease end our last round confirmed (ticks of the runtime clock); 0: none.
     std::atomic<std::int64_t> lease_end_{0};
 };
 
