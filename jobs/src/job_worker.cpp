@@ -28,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace redcoord {
@@ -60,7 +61,7 @@ struct job_worker::state {
     state(job_queue& q, job_handler h, job_worker_options o)
         : queue(q), keys(q.impl_->keys), handler(std::move(h)), opts(o),
           id(labelled_token(resolve_holder_label(o.label))), rt(q.pool().runtime()), hub(q.pool()),
-          engine(settings_of(o), clock_type::now()) {
+          engine(settings_of(o), q.pool().runtime()->clock().now()) {
         const detail::metrics_scope ms(*rt);
         if (!ms) return;
         const auto name = ms.name(q.name());
@@ -126,6 +127,11 @@ struct job_worker::state {
     std::thread upkeeper;
     detail::pubsub_mux::listener wake_listener, cancel_listener;
     std::unique_ptr<detail::timer> watcher;
+
+    // The time of the engine's leases, heartbeats and batches: the runtime's clock
+    // (runtime_clock), whose advance() also wakes the upkeep thread (clock_registration).
+    [[nodiscard]] clock_type::time_point now() const { return rt->clock().now(); }
+    std::uint64_t clock_registration = 0;  // while started
 
     void wake() REDCOORD_EXCLUDES(mu) {
         {
@@ -267,7 +273,7 @@ struct job_worker::state {
         {
             detail::lock_guard lk(mu);
             pending.push_back(std::move(s));
-            arm = engine.settlement_queued(clock_type::now(), more_to_run);
+            arm = engine.settlement_queued(now(), more_to_run);
         }
         if (arm) upkeep_cv.notify_all();
     }
@@ -292,11 +298,12 @@ struct job_worker::state {
         detail::unique_lock lk(mu);
         while (!upkeep_done) {
             const auto due = engine.upkeep_due();
-            if (clock_type::now() < due) {
-                upkeep_cv.wait_until(lk.native(), due);
+            if (now() < due) {
+                // Woken early by a flush armed, stop(), or the clock's advance().
+                upkeep_cv.wait_until(lk.native(), rt->clock().to_steady(due));
                 continue;
             }
-            const auto now = clock_type::now();
+            const auto now = this->now();
             const auto flush_at = engine.flush_at();
             const bool flush_due = flush_at && *flush_at <= now;
             auto beat_jobs = engine.beat(now);
@@ -317,7 +324,7 @@ struct job_worker::state {
         double average_us = -1;     // of the handler's recent runs (moving average)
         while (true) {
             if (local.empty()) {
-                const auto sent = clock_type::now();
+                const auto sent = now();
                 bool housekeep = true;
                 auto batch = take_pending(sent, housekeep);
                 if (stopped()) {
@@ -471,7 +478,7 @@ struct job_worker::state {
     // On the upkeep thread: renews the leases the engine chose; the engine fires the stop
     // tokens of those the server says are cancelled or lost.
     void beat(const detail::beat_request& jobs) noexcept REDCOORD_EXCLUDES(mu) {
-        const auto sent = clock_type::now();
+        const auto sent = now();
         std::vector<std::string> argv{std::to_string(opts.lease.count())};
         argv.reserve(1 + 2 * jobs.jobs.size());
         for (const auto& [job, token] : jobs.jobs) {
@@ -482,7 +489,7 @@ struct job_worker::state {
             const std::array<std::string_view, 1> k{keys->base};
             const auto answers = detail::decode_heartbeat(
                 detail::job_heartbeat_script().run(queue.pool(), k, argv), jobs.jobs.size());
-            const auto now = clock_type::now();
+            const auto now = this->now();
             detail::lock_guard lk(mu);
             (void)engine.on_beat_reply(jobs, answers, sent, now);
         } catch (const std::exception&) {
@@ -496,7 +503,7 @@ struct job_worker::state {
     // stop tokens of the jobs whose lease's local bound or timeout margin has passed.
     std::optional<clock_type::time_point> watch() noexcept REDCOORD_EXCLUDES(mu) {
         detail::lock_guard lk(mu);
-        return engine.watch(clock_type::now()).next;
+        return engine.watch(now()).next;
     }
 };
 
@@ -547,8 +554,12 @@ void job_worker::start() {
     {
         detail::lock_guard lk(s.mu);
         s.upkeep_done = false;
-        s.watcher->arm(s.engine.watch(clock_type::now()).next);
+        s.watcher->arm(s.engine.watch(s.now()).next);
     }
+    s.clock_registration = s.rt->clock().on_advance([raw] {
+        { detail::lock_guard lk(raw->mu); }  // a waiter between its check and its wait sees it
+        raw->upkeep_cv.notify_all();
+    });
     s.running = true;
     try {
         s.upkeeper = std::thread([raw] {
@@ -591,6 +602,8 @@ void job_worker::stop() noexcept {
     }
     s.upkeep_cv.notify_all();
     if (s.upkeeper.joinable()) s.upkeeper.join();
+    if (s.clock_registration != 0)
+        s.rt->clock().forget_advance(std::exchange(s.clock_registration, 0));
     s.watcher.reset();
     s.wake_listener.reset();
     s.cancel_listener.reset();

@@ -41,8 +41,7 @@ public:
         : async_wait_op(m.rt->io(), std::move(done), "async_pop"), m_(m),
           link_(m.rt->link(m.pool.where())), pushes_(m.push_notices()), rechecks_(m.pop_rechecks()),
           command_timeout_(m.pool.where().command_timeout),
-          ticket_(
-              m.locked([&](consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); })),
+          ticket_(m.locked([&](consumer_lease& l) { return l.begin_pop(m.now(), timeout); })),
           pkey_(m.processing_key(ticket_.id)), hkey_(m.heartbeat_key(ticket_.id)) {}
 
 private:
@@ -79,11 +78,11 @@ private:
         live_ = live;
         clear_notice();
         const auto plan = m_.locked([&](consumer_lease& l) {
-            return l.plan_move(ticket_, clock_type::now(), cancelled(), command_timeout_);
+            return l.plan_move(ticket_, m_.now(), cancelled(), command_timeout_);
         });
         if (plan.kind == move_kind::none)
             return end(cancelled() ? aborted() : nullptr, std::nullopt, pop_end::empty);
-        const auto sent = clock_type::now();
+        const auto sent = m_.now();
         auto then = [this, kind = plan.kind, sent](link_outcome o) {
             answered(kind, sent, std::move(o));
         };
@@ -116,9 +115,8 @@ private:
         }
         const auto& r = *o.result.value;
         const bool moved = !r.is_nil();
-        const bool renew_now = m_.locked([&](consumer_lease& l) {
-            return l.moved(ticket_, kind, sent, clock_type::now(), true, moved);
-        });
+        const bool renew_now = m_.locked(
+            [&](consumer_lease& l) { return l.moved(ticket_, kind, sent, m_.now(), true, moved); });
         if (!moved) {
             if (cancelled()) return end(aborted(), std::nullopt, pop_end::empty);
             return wait();
@@ -127,7 +125,7 @@ private:
         if (cancelled()) return give_back(element);
         if (!renew_now) return deliver(std::move(element));
         // Stalled past the lease bound: register again before handing it out, as pop() does.
-        const auto again = clock_type::now();
+        const auto again = m_.now();
         exec(link_,
              script_call{
                  &queue_register_script(), {m_.consumers_key, hkey_}, {ticket_.id, m_.ttl_ms}},
@@ -182,10 +180,10 @@ private:
                                            "reliable_queue: async_pop waits for push notices on " +
                                                m_.push_channel),
                            std::nullopt, pop_end::empty);
-            until = std::min(until, clock_type::now() + backoff_);
+            until = std::min(until, m_.now() + backoff_);
             backoff_ = std::min(backoff_ * 2, max_poll);
         }
-        wait_until(until, [this](bool) {
+        wait_until(m_.rt->clock().to_steady(until), [this](bool) {
             stop_rechecking();
             if (cancelled()) return end(aborted(), std::nullopt, pop_end::empty);
             attempt();

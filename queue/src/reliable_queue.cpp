@@ -315,8 +315,8 @@ void reliable_queue::impl::start_consumer() {
         heartbeat(*c, me.who, me.id);
     }
     if (opts.recover_on_start) (void)recover();
-    const auto due = locked([](detail::consumer_lease& l) {
-        l.started(clock_type::now());
+    const auto due = locked([this](detail::consumer_lease& l) {
+        l.started(now());
         return l.next_due();
     });
     upkeep = std::make_unique<detail::timer>(rt->timers(), [this] { return upkeep_tick(); });
@@ -325,7 +325,7 @@ void reliable_queue::impl::start_consumer() {
 }
 
 void reliable_queue::impl::heartbeat(connection& c, lease_ref who, const std::string& id) {
-    const auto sent = clock_type::now();
+    const auto sent = now();
     const auto r =
         detail::queue_register_script().run(c, {consumers_key, heartbeat_key(id)}, {id, ttl_ms});
     const auto& e = r.elements();
@@ -350,7 +350,7 @@ void reliable_queue::impl::register_after_move(connection& c, lease_ref who,
 // One run of the upkeep on the runtime's timer thread: the heartbeats and recovery the
 // engine says are due. Each command is bounded by the endpoint's timeouts.
 std::optional<clock_type::time_point> reliable_queue::impl::upkeep_tick() {
-    const auto work = locked([](detail::consumer_lease& l) { return l.tick(clock_type::now()); });
+    const auto work = locked([this](detail::consumer_lease& l) { return l.tick(now()); });
     try {
         if (!work.renew.empty()) {
             auto c = pool.borrow_for(ready_key);
@@ -372,8 +372,7 @@ std::optional<delivery> reliable_queue::pop(milliseconds timeout) {
 std::optional<delivery> reliable_queue::pop(milliseconds timeout, std::stop_token stop) {
     auto& m = *impl_;
     m.start_consumer();
-    auto t = m.locked(
-        [&](detail::consumer_lease& l) { return l.begin_pop(clock_type::now(), timeout); });
+    auto t = m.locked([&](detail::consumer_lease& l) { return l.begin_pop(m.now(), timeout); });
     auto end = [&](detail::pop_end how) {
         m.locked([&](detail::consumer_lease& l) { l.end_pop(t, how); });
     };
@@ -397,10 +396,10 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
     const std::string pkey = processing_key(t.id), hkey = heartbeat_key(t.id);
     for (;;) {
         const auto plan = locked([&](detail::consumer_lease& l) {
-            return l.plan_move(t, clock_type::now(), stop.stop_requested(), cmd_timeout);
+            return l.plan_move(t, now(), stop.stop_requested(), cmd_timeout);
         });
         if (plan.kind == detail::move_kind::none) return std::nullopt;
-        const auto sent = clock_type::now();
+        const auto sent = now();
         reply r;
         bool renewal_ok = true;
         if (plan.kind == detail::move_kind::plain) {
@@ -436,7 +435,7 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
         }
         const bool moved = !r.is_nil() && !r.is_error();
         const bool renew_now = locked([&](detail::consumer_lease& l) {
-            return l.moved(t, plan.kind, sent, clock_type::now(), renewal_ok, moved);
+            return l.moved(t, plan.kind, sent, now(), renewal_ok, moved);
         });
         if (renew_now) register_after_move(*c, t.who, t.id);
         if (r.is_error()) detail::throw_reply_error(r.text(), "BLMOVE");
@@ -452,11 +451,9 @@ std::optional<delivery> reliable_queue::impl::pop_as(detail::consumer_lease::pop
 
 template <class F>
 auto reliable_queue::impl::settling(const delivery& d, F&& f) {
-    auto t = locked(
-        [&](detail::consumer_lease& l) { return l.begin_settle(d.consumer, clock_type::now()); });
+    auto t = locked([&](detail::consumer_lease& l) { return l.begin_settle(d.consumer, now()); });
     auto step = [&](detail::settle_attempt what) {
-        return locked(
-            [&](detail::consumer_lease& l) { return l.settle(t, what, clock_type::now()); });
+        return locked([&](detail::consumer_lease& l) { return l.settle(t, what, now()); });
     };
     for (;;) {
         // Failures before the command was sent (no connection, a refused handshake) and
@@ -514,7 +511,7 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
     auto& m = *impl_;
     m.start_consumer();
     using detail::consumer_lease;
-    const auto begun = clock_type::now();
+    const auto begun = m.now();
     // Both engines see what they would see for an ack() and a try_pop() sent separately: the
     // pop's ticket counts the next delivery as outstanding before the move, and the settle
     // ticket releases `done` once the reply says what became of it.
@@ -532,7 +529,7 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
         return {ack(done), std::nullopt};
     }
     const auto plan = m.locked([&](consumer_lease& l) {
-        return l.plan_move(t, clock_type::now(), false, c->where().command_timeout);
+        return l.plan_move(t, m.now(), false, c->where().command_timeout);
     });
     const bool renew = plan.kind == detail::move_kind::renew_then_move;
     // Plain commands in one write, not a script: the ack and the move need no atomicity
@@ -541,7 +538,7 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
         {"LREM", m.processing_key(done.consumer), "1", done.element}};
     if (renew) append_renewal(cmds, m.consumers_key, t.id, m.heartbeat_key(t.id), m.ttl_ms);
     cmds.push_back({"LMOVE", m.ready_key, m.processing_key(t.id), "RIGHT", "LEFT"});
-    const auto sent = clock_type::now();
+    const auto sent = m.now();
     std::vector<reply> replies;
     try {
         replies = c->pipeline(cmds);
@@ -550,7 +547,7 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
         // Sent, replies lost: both the removal and a move are unknown. Each engine retires
         // the identity it concerns, so whatever is still in a list comes back by recovery.
         m.locked([&](consumer_lease& l) {
-            (void)l.settle(st, detail::settle_attempt::reply_lost, clock_type::now());
+            (void)l.settle(st, detail::settle_attempt::reply_lost, m.now());
         });
         end(detail::pop_end::transport_error);
         throw outcome_unknown(std::string("reliable_queue: ack and pop sent, reply lost (") +
@@ -560,9 +557,8 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
     const reply& r = replies.back();
     const bool moved = !r.is_nil() && !r.is_error();
     const bool renewal_ok = !renew || transaction_renewed(replies, 1);
-    const bool renew_now = m.locked([&](consumer_lease& l) {
-        return l.moved(t, plan.kind, sent, clock_type::now(), renewal_ok, moved);
-    });
+    const bool renew_now = m.locked(
+        [&](consumer_lease& l) { return l.moved(t, plan.kind, sent, m.now(), renewal_ok, moved); });
     if (renew_now) m.register_after_move(*c, t.who, t.id);
     c = pooled_connection();
     // A refused move (READONLY, OOM, no permission, ...) moved nothing: no next message.
@@ -581,7 +577,7 @@ ack_and_pop_result reliable_queue::ack_and_pop(const delivery& done) {
         }
     } else {
         m.locked([&](consumer_lease& l) {
-            (void)l.settle(st, detail::settle_attempt::replied, clock_type::now());
+            (void)l.settle(st, detail::settle_attempt::replied, m.now());
         });
         out.acked = removed.integer() == 1;
     }

@@ -44,6 +44,9 @@ struct reliable_queue::impl {
 
     // Held so the runtime outlives the upkeep timer (declared before it).
     std::shared_ptr<redcoord::runtime> rt;
+    // The time of the lease engine's decisions: the runtime's clock (runtime_clock). Its
+    // deadlines meet steady waits only through rt->clock().to_steady().
+    [[nodiscard]] clock_type::time_point now() const { return rt->clock().now(); }
     std::mutex start_mu;  // serialises start_consumer() and close(); guards upkeep
     std::atomic<bool> started{false};
     // Heartbeats and periodic recovery, on the runtime's shared timer thread while the

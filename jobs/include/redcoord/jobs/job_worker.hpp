@@ -52,13 +52,15 @@ public:
     /// was unreachable. The handler should then return soon; what it returns is then not
     /// recorded as a completion unless the job is still held.
     [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_; }
-    /// When this attempt's timeout (job_options::timeout) ends, by the steady clock: past it
+    /// When this attempt's timeout (job_options::timeout) ends, on the worker's runtime clock
+    /// (runtime_clock: the steady clock unless a test advanced it): past it
     /// the job counts as stalled and another worker may run it; stop_token() fires
     /// job_worker_options::timeout_margin before it. nullopt for a job without a timeout.
     [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> deadline() const noexcept {
         return deadline_;
     }
-    /// Until when this worker surely still holds the job, by the steady clock: the local bound
+    /// Until when this worker surely still holds the job, on the runtime clock (as deadline()):
+    /// the local bound
     /// of its lease (job_worker_options::lease, less a drift allowance, from the send time of
     /// the claim or of the last confirmed heartbeat). Each confirmed heartbeat moves it on;
     /// past it, stop_token() fires and another worker may take the job. nullopt once the
