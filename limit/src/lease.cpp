@@ -26,17 +26,17 @@ bool lease_clock::settle(bool extended, steady::time_point sent_at, milliseconds
 std::optional<steady::time_point> lease_clock::watchdog_tick(milliseconds ttl,
                                                              const std::function<bool()>& extend) {
     try {
-        if (extend()) return steady::now() + ttl / 3;
+        if (extend()) return now() + ttl / 3;
         return std::nullopt;  // the lease had ended: lost
     } catch (...) {
         // Unconfirmed (reply lost, server away): retry while the validity lasts.
     }
-    const auto now = steady::now();
-    if (now >= valid_until) {
+    const auto t = now();
+    if (t >= valid_until) {
         lost = true;
         return std::nullopt;
     }
-    return std::min(valid_until, now + std::max(ttl / 10, milliseconds(1)));
+    return std::min(valid_until, t + std::max(ttl / 10, milliseconds(1)));
 }
 
 milliseconds refused_sleep(const wait_policy& policy, milliseconds next_free, bool live) {

@@ -1,10 +1,11 @@
 #pragma once
 // What the semaphore's permits and the rw_lock's holds share: a lease's local bookkeeping (its
-// validity on the steady clock, the loss flag, the watchdog's step) and the acquire loop that
+// validity on the runtime's clock, the loss flag, the watchdog's step) and the acquire loop that
 // waits for releases over pub/sub.
 
 #include <redcoord/core/detail/release_waiter.hpp>
 #include <redcoord/core/options.hpp>
+#include <redcoord/core/runtime_clock.hpp>
 
 #include <chrono>
 #include <functional>
@@ -18,12 +19,18 @@ inline constexpr std::chrono::milliseconds waiter_grace{500};
 
 // One lease as its holder sees it. Not synchronised: its owner guards it.
 struct lease_clock {
+    // The clock of the validity and the watchdog's due times: the owner's runtime clock
+    // (runtime_clock), set when the lease starts; null: the steady clock.
+    const runtime_clock* clock = nullptr;
     std::chrono::steady_clock::time_point valid_until;
     bool lost = false;
     // The owner's lock_timing::drift_factor: a validity ends clock_drift(ttl, drift_factor)
     // before the lease does in Redis.
     double drift_factor = 0.01;
 
+    [[nodiscard]] std::chrono::steady_clock::time_point now() const {
+        return clock ? clock->now() : std::chrono::steady_clock::now();
+    }
     // Starts the validity of a lease of `ttl` whose request was sent at `sent_at`.
     void start(std::chrono::steady_clock::time_point sent_at, std::chrono::milliseconds ttl);
     // Records the answer to an extension sent at `sent_at`: extended restarts the validity,

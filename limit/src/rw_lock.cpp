@@ -84,7 +84,7 @@ struct rw_hold {
 
     // Sends the extension; true when extended. Call with mu held.
     bool extend_locked(milliseconds ttl) {
-        const auto sent_at = steady::now();
+        const auto sent_at = lease.now();
         const auto r =
             rwlock_extend_script().run(sh->pool, {sh->key, sh->writer_key},
                                        {token, mode_arg(mode), std::to_string(ttl.count())});
@@ -101,7 +101,7 @@ struct rw_hold {
             const auto ttl = sh->opts.timing.ttl;
             if (sh->opts.watchdog)
                 next = lease.watchdog_tick(ttl, [&] { return extend_locked(ttl); });
-            else if (steady::now() < lease.valid_until)
+            else if (lease.now() < lease.valid_until)
                 next = lease.valid_until;
             else
                 lease.lost = true;
@@ -116,7 +116,7 @@ struct rw_hold {
         std::lock_guard l(mu);
         if (dog || released) return;
         dog = std::make_unique<timer>(timers, [this] { return tick(); });
-        dog->arm(sh->opts.watchdog ? steady::now() + sh->opts.timing.ttl / 3 : lease.valid_until);
+        dog->arm(sh->opts.watchdog ? lease.now() + sh->opts.timing.ttl / 3 : lease.valid_until);
     }
 
     // Releases (once), best effort; true when the lease was still held.
@@ -254,6 +254,7 @@ struct rw_lock::impl {
         h->thread = thread;
         h->fence = static_cast<std::uint64_t>(e[1].integer());
         h->lease.drift_factor = shared.opts.timing.drift_factor;
+        h->lease.clock = &shared.pool.runtime()->clock();
         h->lease.start(sent_at, shared.opts.timing.ttl);
         shared.of(mode).held.add(1);
         out.got = std::move(h);
@@ -265,7 +266,7 @@ struct rw_lock::impl {
         const auto token = labelled_token(shared.label);
         const auto call = acquire_call(mode, token, waiter_id);
         const std::vector<std::string_view> keys(call.keys.begin(), call.keys.end());
-        const auto sent_at = steady::now();
+        const auto sent_at = shared.pool.runtime()->clock().now();  // the lease's clock
         reply r;
         try {
             r = call.lua->run(shared.pool, keys, call.args);
@@ -455,10 +456,9 @@ std::chrono::steady_clock::time_point rw_lock::valid_until() const {
 }
 
 bool rw_lock::lost() const {
-    const auto now = steady::now();
     for (const auto& h : impl_->all_holds()) {
         std::lock_guard l(h->mu);
-        if (h->lease.lost || now >= h->lease.valid_until) return true;
+        if (h->lease.lost || h->lease.now() >= h->lease.valid_until) return true;
     }
     return false;
 }

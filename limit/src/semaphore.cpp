@@ -92,7 +92,7 @@ struct permit_state {
     // @throws replication_timeout when it extended but too few replicas acknowledged: not
     // lost, the validity not moved (the watchdog retries).
     bool extend_locked(milliseconds ttl) {
-        const auto sent_at = steady::now();
+        const auto sent_at = lease.now();
         const std::string_view keys[] = {sem->key, sem->waiting_key};
         const auto n_text = std::to_string(n);
         const auto ttl_text = std::to_string(ttl.count());
@@ -181,7 +181,8 @@ std::chrono::steady_clock::time_point permit::valid_until() const noexcept {
 bool permit::lost() const noexcept {
     if (!state_) return false;
     std::lock_guard l(state_->mu);
-    return !state_->released && (state_->lease.lost || steady::now() >= state_->lease.valid_until);
+    return !state_->released &&
+           (state_->lease.lost || state_->lease.now() >= state_->lease.valid_until);
 }
 
 bool permit::extend(std::chrono::milliseconds ttl) {
@@ -275,12 +276,13 @@ struct semaphore::impl {
         st->fence = static_cast<std::uint64_t>(e[1].integer());
         s.held.add(static_cast<double>(n));
         st->lease.drift_factor = s.opts.timing.drift_factor;
+        st->lease.clock = &s.pool.runtime()->clock();
         st->lease.start(sent_at, s.opts.timing.ttl);
         if (s.opts.watchdog) {
             auto* raw = st.get();
             st->watchdog = std::make_unique<detail::timer>(s.pool.runtime()->timers(),
                                                            [raw] { return raw->tick(); });
-            st->watchdog->arm(steady::now() + s.opts.timing.ttl / 3);
+            st->watchdog->arm(st->lease.now() + s.opts.timing.ttl / 3);
         }
         out.got = std::move(st);
         return out;
@@ -293,7 +295,7 @@ struct semaphore::impl {
         const auto call = acquire_call(token, n, waiter_id);
         std::vector<std::string_view> keys(call.keys.begin(), call.keys.end());
         std::vector<std::string_view> views(call.args.begin(), call.args.end());
-        const auto sent_at = steady::now();
+        const auto sent_at = s.pool.runtime()->clock().now();  // the lease's clock
         const auto& lua = *call.lua;
         reply r;
         std::size_t acks = 0;

@@ -74,9 +74,10 @@ void double_barrier::start_heartbeat() {
             } catch (...) {
                 // A failed refresh is retried at the next tick; the lease outlasts two misses.
             }
-            return deadline_after(detail::refresh_period(opts_));
+            return deadline_after(detail::refresh_period(opts_), rt_->clock().now());
         });
-    heartbeat_->arm(deadline_after(detail::refresh_period(opts_)));
+    // On the runtime's clock, as every due time of its timers (runtime_clock).
+    heartbeat_->arm(deadline_after(detail::refresh_period(opts_), rt_->clock().now()));
 }
 
 void double_barrier::stop_heartbeat() noexcept { heartbeat_.reset(); }

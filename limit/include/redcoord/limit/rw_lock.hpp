@@ -89,7 +89,8 @@ struct rw_lock_access;
 /// One object may hold the exclusive hold (one thread at a time, as a `std::shared_mutex`)
 /// or any number of shares (one per lock_shared() call, from any threads). Each hold is its
 /// own lease with its own fencing token. The validity of a hold is `sent_at + ttl - drift`
-/// on the local steady clock (drift = `ttl * drift_factor + 2 ms`, as for the locks), so it ends before
+/// on the runtime's clock (runtime_clock: the steady clock unless a test advanced it; drift =
+/// `ttl * drift_factor + 2 ms`, as for the locks), so it ends before
 /// the lease does in Redis.
 ///
 /// @par Thread safety
@@ -167,7 +168,7 @@ public:
     /// The fencing token of the calling thread's latest share, else of the latest share; 0
     /// when no share is held.
     [[nodiscard]] std::uint64_t shared_fencing_token() const;
-    /// The earliest steady-clock instant until which every hold of this object may be trusted
+    /// The earliest instant (on the runtime's clock) until which every hold of this object may be trusted
     /// as held (a default time_point when it holds nothing).
     [[nodiscard]] std::chrono::steady_clock::time_point valid_until() const;
     /// True when a hold of this object can no longer be trusted: an extension found its lease

@@ -107,7 +107,8 @@ struct semaphore_access;
 /// One acquisition of n permits, released when destroyed (RAII). Move-only; an empty
 /// (moved-from or default) permit holds nothing.
 ///
-/// The lease's validity is `sent_at + ttl - drift` on the local steady clock (drift =
+/// The lease's validity is `sent_at + ttl - drift` on the runtime's clock (runtime_clock: the
+/// steady clock unless a test advanced it; drift =
 /// `ttl * drift_factor + 2 ms`, as for the locks: lock_timing), taken before the request was sent, so it ends before the
 /// lease does in Redis.
 ///
@@ -140,7 +141,7 @@ public:
     /// The random token naming this acquisition's leases: 40 hex characters, then `/` and the
     /// holder label unless semaphore_options::label is empty (core/holder_label.hpp).
     [[nodiscard]] const std::string& token() const noexcept;
-    /// Steady-clock instant until which the permits may be trusted as held.
+    /// Instant until which the permits may be trusted as held, on the runtime's clock.
     [[nodiscard]] std::chrono::steady_clock::time_point valid_until() const noexcept;
     /// True when the holding can no longer be trusted: an extension found a lease ended, or
     /// the validity passed without extension. False when empty.
