@@ -48,9 +48,12 @@ namespace redcoord {
 /// Thread-safety: every member function may be called from any thread.
 class runtime_clock {
 public:
+    /// The steady clock's duration (nanoseconds).
     using duration = std::chrono::steady_clock::duration;
+    /// A steady-clock time point: the clocks differ by offset() only.
     using time_point = std::chrono::steady_clock::time_point;
 
+    /// A clock that reads the steady clock (offset zero).
     runtime_clock() = default;
     runtime_clock(const runtime_clock&) = delete;
     runtime_clock& operator=(const runtime_clock&) = delete;
