@@ -8,7 +8,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/election/master_selector.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/runtime_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@
 using namespace std::chrono_literals;
 using namespace redcoord;
 using redcoord::testing::eventually;
-using redcoord::testing::local_server;
+using redcoord::testing::runtime_server;
 
 namespace {
 
@@ -35,9 +35,8 @@ election_options minute_term(std::string id) {
 }  // namespace
 
 TEST(ElectionClock, ALeaderRenewsOnceThePeriodHasPassedByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     leader_elector e(pool, "clock-renew", minute_term("a"));
     e.start();
     ASSERT_TRUE(eventually([&] { return e.is_leader(); }, 5s));
@@ -61,8 +60,9 @@ TEST(ElectionClock, ALeaderRenewsOnceThePeriodHasPassedByTheClock) {
 }
 
 TEST(ElectionClock, ALeaderCutOffStepsDownAtItsTermEndBeforeTheKeyExpires) {
-    local_server srv;
-    auto rt = runtime::create();
+    runtime_server s;
+    auto& srv = s.server;
+    auto& rt = s.rt;
     auto ep = srv.endpoint();
     ep.command_timeout = 200ms;  // the renewals against the stopped server
     connection_pool pool(ep, {}, rt);
@@ -91,9 +91,8 @@ TEST(ElectionClock, ALeaderCutOffStepsDownAtItsTermEndBeforeTheKeyExpires) {
 }
 
 TEST(ElectionClock, AFollowerCampaignsEachPeriodByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     // Another process leads (its own runtime, whose clock does not move).
     auto other_rt = runtime::create();
     connection_pool other_pool(srv.endpoint(), {}, other_rt);

@@ -6,7 +6,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/jobs/job_queue.hpp>
 #include <redcoord/jobs/job_worker.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/runtime_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@
 
 using namespace std::chrono_literals;
 using namespace redcoord;
-using redcoord::testing::local_server;
+using redcoord::testing::runtime_server;
 
 namespace {
 
@@ -64,9 +64,8 @@ struct held_job {
 }  // namespace
 
 TEST(JobsClock, AHeartbeatRenewsTheLeaseWhenDueByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     job_queue q(pool, "clock-beat");
     held_job job;
     job_worker w(q, [&](job_context& c) { return job(c); }, {.lease = 60s});
@@ -89,8 +88,9 @@ TEST(JobsClock, AHeartbeatRenewsTheLeaseWhenDueByTheClock) {
 }
 
 TEST(JobsClock, AWorkerCutOffFromItsServerStopsTheJobAtTheLeaseBoundByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
+    runtime_server s;
+    auto& srv = s.server;
+    auto& rt = s.rt;
     auto ep = srv.endpoint();
     ep.command_timeout = 200ms;  // the heartbeats against the stopped server
     connection_pool pool(ep, {}, rt);

@@ -6,7 +6,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/limit/rw_lock.hpp>
 #include <redcoord/limit/semaphore.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/runtime_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 
 using namespace std::chrono_literals;
 using namespace redcoord;
-using redcoord::testing::local_server;
+using redcoord::testing::runtime_server;
 
 namespace {
 
@@ -25,9 +25,8 @@ bool soon(const std::function<bool()>& p) { return redcoord::testing::eventually
 }  // namespace
 
 TEST(LimitClock, APermitsWatchdogExtendsWhenTheClockReachesAThirdOfTheTtl) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     semaphore sem(pool, "clock-sem", {.permits = 2, .timing = {.ttl = 60s}, .watchdog = true});
     auto p = sem.try_acquire();
     ASSERT_TRUE(p);
@@ -41,9 +40,8 @@ TEST(LimitClock, APermitsWatchdogExtendsWhenTheClockReachesAThirdOfTheTtl) {
 }
 
 TEST(LimitClock, APermitWithoutAWatchdogIsLostAtItsValidityEndByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     semaphore sem(pool, "clock-sem-lost", {.permits = 1, .timing = {.ttl = 60s}});
     auto p = sem.try_acquire();
     ASSERT_TRUE(p);
@@ -53,9 +51,8 @@ TEST(LimitClock, APermitWithoutAWatchdogIsLostAtItsValidityEndByTheClock) {
 }
 
 TEST(LimitClock, ARwLocksWatchdogExtendsEveryHoldWhenTheClockAdvances) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     rw_lock rw(pool, "clock-rw", {.timing = {.ttl = 60s}, .watchdog = true});
     ASSERT_TRUE(rw.try_lock_shared());
     const auto first = rw.valid_until();

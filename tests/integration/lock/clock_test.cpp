@@ -11,6 +11,7 @@
 #include <redcoord/lock/fair_lock.hpp>
 #include <redcoord/lock/redlock.hpp>
 #include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/runtime_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,7 @@ using namespace std::chrono_literals;
 using namespace redcoord;
 using redcoord::testing::eventually;
 using redcoord::testing::local_server;
+using redcoord::testing::runtime_server;
 
 namespace {
 
@@ -37,12 +39,23 @@ void age_key(const local_server& s, const std::string& key) {
     ASSERT_EQ(s.command({"PEXPIRE", key, "30000"}).integer(), 1);
 }
 
+// A lock of a minute's TTL that counts its loss notices.
+struct noticed_lock {
+    distributed_lock lock;
+    std::atomic<int> told{0};
+    boost::signals2::scoped_connection notices;
+    noticed_lock(connection_pool& pool, const std::string& name, bool watchdog)
+        : lock(pool, name, {.timing = {.ttl = 60s}, .watchdog = watchdog}),
+          notices(lock.on_lost([this](const std::string&) { ++told; })) {}
+};
+
 }  // namespace
 
 TEST(LockClock, TheWatchdogExtendsOnceTheClockReachesAThirdOfTheTtl) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& srv = s.server;
+    auto& rt = s.rt;
+    auto& pool = s.pool;
     distributed_lock lock(pool, "clock-watchdog", {.timing = {.ttl = 60s}, .watchdog = true});
     ASSERT_TRUE(lock.try_lock());
     const auto first_until = lock.current()->valid_until;
@@ -65,14 +78,14 @@ TEST(LockClock, TheWatchdogExtendsOnceTheClockReachesAThirdOfTheTtl) {
 }
 
 TEST(LockClock, AHolderCutOffFromItsServerIsToldOfTheLossBeforeTheKeyExpires) {
-    local_server srv;
-    auto rt = runtime::create();
+    runtime_server s;
+    auto& srv = s.server;
+    auto& rt = s.rt;
     auto ep = srv.endpoint();
     ep.command_timeout = 200ms;  // the watchdog's extension against the stopped server
     connection_pool pool(ep, {}, rt);
-    distributed_lock lock(pool, "clock-loss", {.timing = {.ttl = 60s}, .watchdog = true});
-    std::atomic<int> told{0};
-    auto c = lock.on_lost([&](const std::string&) { ++told; });
+    noticed_lock n(pool, "clock-loss", true);
+    auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
     ASSERT_TRUE(lock.try_lock());
     srv.pause();
     const auto paused_at = std::chrono::steady_clock::now();
@@ -88,12 +101,12 @@ TEST(LockClock, AHolderCutOffFromItsServerIsToldOfTheLossBeforeTheKeyExpires) {
 }
 
 TEST(LockClock, WithoutAWatchdogTheLossNoticeComesAtTheValidityEndByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
-    distributed_lock lock(pool, "clock-notice", {.timing = {.ttl = 60s}});
-    std::atomic<int> told{0};
-    auto c = lock.on_lost([&](const std::string&) { ++told; });
+    runtime_server s;
+    auto& srv = s.server;
+    auto& rt = s.rt;
+    auto& pool = s.pool;
+    noticed_lock n(pool, "clock-notice", false);
+    auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
     ASSERT_TRUE(lock.try_lock());
     rt->clock().advance(50s);
     std::this_thread::sleep_for(200ms);
@@ -106,13 +119,10 @@ TEST(LockClock, WithoutAWatchdogTheLossNoticeComesAtTheValidityEndByTheClock) {
 }
 
 TEST(LockClock, AnotherRuntimesClockMovesNothingOfThisLock) {
-    local_server srv;
-    auto rt = runtime::create();
+    runtime_server s;
     auto other = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
-    distributed_lock lock(pool, "clock-other", {.timing = {.ttl = 60s}});
-    std::atomic<int> told{0};
-    auto c = lock.on_lost([&](const std::string&) { ++told; });
+    noticed_lock n(s.pool, "clock-other", false);
+    auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
     ASSERT_TRUE(lock.try_lock());
     other->clock().advance(2min);
     std::this_thread::sleep_for(200ms);
@@ -140,9 +150,10 @@ TEST(LockClock, RedlocksWatchdogExtendsOnEveryNodeWhenTheClockAdvances) {
 }
 
 TEST(LockClock, AFairLocksWatchdogExtendsWhenTheClockAdvances) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& srv = s.server;
+    auto& rt = s.rt;
+    auto& pool = s.pool;
     fair_lock lock(pool, "clock-fair", {.timing = {.ttl = 60s}, .watchdog = true});
     ASSERT_TRUE(lock.try_lock());
     const auto first_until = lock.current()->valid_until;

@@ -5,7 +5,7 @@
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/queue/reliable_queue.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/runtime_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 using namespace std::chrono_literals;
 using namespace redcoord;
 
-using redcoord::testing::local_server;
+using redcoord::testing::runtime_server;
 
 namespace {
 
@@ -32,9 +32,8 @@ reliable_queue_options slow_upkeep(std::string id) {
 }  // namespace
 
 TEST(QueueClock, AConsumerRenewsItsLeaseWhenTheHeartbeatIsDueByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     reliable_queue q(pool, "clock-hb", slow_upkeep("c1"));
     q.push("job");
     auto d = q.pop(1s);
@@ -56,9 +55,8 @@ TEST(QueueClock, AConsumerRenewsItsLeaseWhenTheHeartbeatIsDueByTheClock) {
 }
 
 TEST(QueueClock, PeriodicRecoveryReturnsADeadConsumersMessageWhenDueByTheClock) {
-    local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    runtime_server s;
+    auto& [srv, rt, pool] = s;
     reliable_queue live(pool, "clock-recover", slow_upkeep("live"));
     EXPECT_EQ(live.try_pop(), std::nullopt);  // starts live's upkeep
     // A consumer on another runtime takes a message and stops heartbeating without closing

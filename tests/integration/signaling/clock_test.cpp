@@ -6,7 +6,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/signaling/double_barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/runtime_server.hpp>
 #include <redcoord/testing/wait.hpp>
 
 #include <gtest/gtest.h>
@@ -18,9 +18,8 @@ using namespace std::chrono_literals;
 using namespace redcoord;
 
 TEST(SignalingClock, ADoubleBarriersHeartbeatRunsOncePerPeriodOfTheClock) {
-    redcoord::testing::local_server srv;
-    auto rt = runtime::create();
-    connection_pool pool(srv.endpoint(), {}, rt);
+    redcoord::testing::runtime_server s;
+    auto& [srv, rt, pool] = s;
     signal_hub hub(pool);
     barrier_options o;
     o.arrival_lease = 60s;  // a heartbeat every 20 s
