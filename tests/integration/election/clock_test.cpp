@@ -60,12 +60,8 @@ TEST(ElectionClock, ALeaderRenewsOnceThePeriodHasPassedByTheClock) {
 }
 
 TEST(ElectionClock, ALeaderCutOffStepsDownAtItsTermEndBeforeTheKeyExpires) {
-    runtime_server s;
-    auto& srv = s.server;
-    auto& rt = s.rt;
-    auto ep = srv.endpoint();
-    ep.command_timeout = 200ms;  // the renewals against the stopped server
-    connection_pool pool(ep, {}, rt);
+    runtime_server s(200ms);  // the renewals against the stopped server
+    auto& [srv, rt, pool] = s;
     leader_elector e(pool, "clock-cut", minute_term("a"));
     std::atomic<int> revoked{0};
     auto c = e.on_revoked([&](revoke_reason) { ++revoked; });

@@ -88,12 +88,8 @@ TEST(JobsClock, AHeartbeatRenewsTheLeaseWhenDueByTheClock) {
 }
 
 TEST(JobsClock, AWorkerCutOffFromItsServerStopsTheJobAtTheLeaseBoundByTheClock) {
-    runtime_server s;
-    auto& srv = s.server;
-    auto& rt = s.rt;
-    auto ep = srv.endpoint();
-    ep.command_timeout = 200ms;  // the heartbeats against the stopped server
-    connection_pool pool(ep, {}, rt);
+    runtime_server s(200ms);  // the heartbeats against the stopped server
+    auto& [srv, rt, pool] = s;
     job_queue q(pool, "clock-cut");
     held_job job;
     job_worker w(q, [&](job_context& c) { return job(c); }, {.lease = 60s});

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 using namespace redcoord;
@@ -39,6 +40,25 @@ void age_key(const local_server& s, const std::string& key) {
     ASSERT_EQ(s.command({"PEXPIRE", key, "30000"}).integer(), 1);
 }
 
+// `lock` (held, with a watchdog and a minute's TTL) on `servers`: each key aged to 30 s, then
+// the clock advanced by `by`, which reaches a third of the TTL since the acquisition. The
+// watchdog must set every key's TTL back to about a minute at once, and count the new
+// validity from the advanced clock (ttl - elapsed - drift from the extension's start).
+template <class Lock>
+void expect_extended_by_the_clock(Lock& lock, runtime& rt,
+                                  const std::vector<const local_server*>& servers,
+                                  std::chrono::milliseconds by) {
+    const auto first_until = lock.current()->valid_until;
+    for (const auto* s : servers) age_key(*s, lock.key());
+    rt.clock().advance(by);
+    for (const auto* s : servers)
+        ASSERT_TRUE(eventually([&] { return pttl(*s, lock.key()) > 50000; }, 5s))
+            << "PTTL " << pttl(*s, lock.key());
+    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
+    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
+    EXPECT_FALSE(lock.lost());
+}
+
 // A lock of a minute's TTL that counts its loss notices.
 struct noticed_lock {
     distributed_lock lock;
@@ -53,9 +73,7 @@ struct noticed_lock {
 
 TEST(LockClock, TheWatchdogExtendsOnceTheClockReachesAThirdOfTheTtl) {
     runtime_server s;
-    auto& srv = s.server;
-    auto& rt = s.rt;
-    auto& pool = s.pool;
+    auto& [srv, rt, pool] = s;
     distributed_lock lock(pool, "clock-watchdog", {.timing = {.ttl = 60s}, .watchdog = true});
     ASSERT_TRUE(lock.try_lock());
     const auto first_until = lock.current()->valid_until;
@@ -66,24 +84,14 @@ TEST(LockClock, TheWatchdogExtendsOnceTheClockReachesAThirdOfTheTtl) {
     EXPECT_LE(pttl(srv, lock.key()), 30000);
     EXPECT_EQ(lock.current()->valid_until, first_until);
     // A third of it: the watchdog extends to the full TTL at once.
-    rt->clock().advance(10s + 1ms);
-    ASSERT_TRUE(eventually([&] { return pttl(srv, lock.key()) > 50000; }, 5s))
-        << "PTTL " << pttl(srv, lock.key());
-    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
-    // The new validity is counted from the extension's start, on the advanced clock.
-    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
-    EXPECT_FALSE(lock.lost());
+    expect_extended_by_the_clock(lock, *rt, {&srv}, 10s + 1ms);
     lock.unlock();
     EXPECT_TRUE(srv.command({"EXISTS", lock.key()}).integer() == 0);
 }
 
 TEST(LockClock, AHolderCutOffFromItsServerIsToldOfTheLossBeforeTheKeyExpires) {
-    runtime_server s;
-    auto& srv = s.server;
-    auto& rt = s.rt;
-    auto ep = srv.endpoint();
-    ep.command_timeout = 200ms;  // the watchdog's extension against the stopped server
-    connection_pool pool(ep, {}, rt);
+    runtime_server s(200ms);  // the watchdog's extension against the stopped server
+    auto& [srv, rt, pool] = s;
     noticed_lock n(pool, "clock-loss", true);
     auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
     ASSERT_TRUE(lock.try_lock());
@@ -102,9 +110,7 @@ TEST(LockClock, AHolderCutOffFromItsServerIsToldOfTheLossBeforeTheKeyExpires) {
 
 TEST(LockClock, WithoutAWatchdogTheLossNoticeComesAtTheValidityEndByTheClock) {
     runtime_server s;
-    auto& srv = s.server;
-    auto& rt = s.rt;
-    auto& pool = s.pool;
+    auto& [srv, rt, pool] = s;
     noticed_lock n(pool, "clock-notice", false);
     auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
     ASSERT_TRUE(lock.try_lock());
@@ -136,33 +142,17 @@ TEST(LockClock, RedlocksWatchdogExtendsOnEveryNodeWhenTheClockAdvances) {
     redcoord::testing::master_nodes m(3, rt);
     redlock lock(m.nodes, "clock-redlock", {.timing = {.ttl = 60s}, .watchdog = true});
     ASSERT_TRUE(lock.try_lock());
-    const auto first_until = lock.current()->valid_until;
-    for (auto& s : m.servers) age_key(*s, lock.key());
-    rt->clock().advance(20s + 1ms);
-    for (auto& s : m.servers)
-        ASSERT_TRUE(eventually([&] { return pttl(*s, lock.key()) > 50000; }, 5s))
-            << "PTTL " << pttl(*s, lock.key());
-    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
-    // ttl - elapsed - drift from the round's start on the advanced clock.
-    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
-    EXPECT_FALSE(lock.lost());
+    std::vector<const local_server*> servers;
+    for (const auto& srv : m.servers) servers.push_back(srv.get());
+    expect_extended_by_the_clock(lock, *rt, servers, 20s + 1ms);
     lock.unlock();
 }
 
 TEST(LockClock, AFairLocksWatchdogExtendsWhenTheClockAdvances) {
     runtime_server s;
-    auto& srv = s.server;
-    auto& rt = s.rt;
-    auto& pool = s.pool;
+    auto& [srv, rt, pool] = s;
     fair_lock lock(pool, "clock-fair", {.timing = {.ttl = 60s}, .watchdog = true});
     ASSERT_TRUE(lock.try_lock());
-    const auto first_until = lock.current()->valid_until;
-    age_key(srv, lock.key());
-    rt->clock().advance(20s + 1ms);
-    ASSERT_TRUE(eventually([&] { return pttl(srv, lock.key()) > 50000; }, 5s))
-        << "PTTL " << pttl(srv, lock.key());
-    ASSERT_TRUE(eventually([&] { return lock.current()->valid_until > first_until; }, 5s));
-    EXPECT_GE(lock.current()->valid_until, first_until + 20s);
-    EXPECT_FALSE(lock.lost());
+    expect_extended_by_the_clock(lock, *rt, {&srv}, 20s + 1ms);
     lock.unlock();
 }

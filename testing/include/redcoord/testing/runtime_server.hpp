@@ -7,6 +7,7 @@
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/testing/local_server.hpp>
 
+#include <chrono>
 #include <memory>
 
 namespace redcoord::testing {
@@ -17,7 +18,20 @@ namespace redcoord::testing {
 struct runtime_server {
     local_server server;                              ///< Started on construction.
     std::shared_ptr<runtime> rt = runtime::create();  ///< The test's own runtime.
-    connection_pool pool{server.endpoint(), {}, rt};  ///< On `rt`.
+    connection_pool pool;                             ///< On `rt`.
+
+    /// The pool with the endpoint's default timeouts.
+    runtime_server() : pool(server.endpoint(), {}, rt) {}
+    /// The pool's commands time out after `command_timeout` (milliseconds): for tests that
+    /// pause the server and must not wait the default timeout for each command.
+    explicit runtime_server(std::chrono::milliseconds command_timeout)
+        : pool(with_command_timeout(server.endpoint(), command_timeout), {}, rt) {}
+
+private:
+    static endpoint with_command_timeout(endpoint ep, std::chrono::milliseconds t) {
+        ep.command_timeout = t;
+        return ep;
+    }
 };
 
 }  // namespace redcoord::testing
