@@ -67,6 +67,15 @@ struct noticed_lock {
     noticed_lock(connection_pool& pool, const std::string& name, bool watchdog)
         : lock(pool, name, {.timing = {.ttl = 60s}, .watchdog = watchdog}),
           notices(lock.on_lost([this](const std::string&) { ++told; })) {}
+
+    // Advances `clock` by `by`, then checks a moment later that the holding was neither lost
+    // nor reported lost.
+    void expect_held_after(runtime_clock& clock, runtime_clock::duration by) {
+        clock.advance(by);
+        std::this_thread::sleep_for(200ms);
+        EXPECT_EQ(told.load(), 0);
+        EXPECT_FALSE(lock.lost());
+    }
 };
 
 }  // namespace
@@ -114,10 +123,7 @@ TEST(LockClock, WithoutAWatchdogTheLossNoticeComesAtTheValidityEndByTheClock) {
     noticed_lock n(pool, "clock-notice", false);
     auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
     ASSERT_TRUE(lock.try_lock());
-    rt->clock().advance(50s);
-    std::this_thread::sleep_for(200ms);
-    EXPECT_EQ(told.load(), 0);
-    EXPECT_FALSE(lock.lost());
+    n.expect_held_after(rt->clock(), 50s);
     rt->clock().advance(10s);
     ASSERT_TRUE(eventually([&] { return told.load() == 1; }, 5s));
     EXPECT_TRUE(lock.lost());
@@ -128,13 +134,9 @@ TEST(LockClock, AnotherRuntimesClockMovesNothingOfThisLock) {
     runtime_server s;
     auto other = runtime::create();
     noticed_lock n(s.pool, "clock-other", false);
-    auto [lock, told] = std::tie(n.lock, n.told);  // references to n's
-    ASSERT_TRUE(lock.try_lock());
-    other->clock().advance(2min);
-    std::this_thread::sleep_for(200ms);
-    EXPECT_EQ(told.load(), 0);
-    EXPECT_FALSE(lock.lost());
-    lock.unlock();
+    ASSERT_TRUE(n.lock.try_lock());
+    n.expect_held_after(other->clock(), 2min);
+    n.lock.unlock();
 }
 
 TEST(LockClock, RedlocksWatchdogExtendsOnEveryNodeWhenTheClockAdvances) {
