@@ -393,22 +393,30 @@ async_link::~async_link() {
     }
 }
 
+namespace {
+
+// Hands a made command to the link's strand, where it is queued, written and timed.
+void submit(const std::shared_ptr<async_link::state>& s, std::shared_ptr<op> o,
+            clock_type::time_point deadline, async_link::handler h) {
+    o->deadline = deadline;
+    o->h = std::move(h);
+    asio::dispatch(s->strand, [s, o = std::move(o)]() mutable { s->add(std::move(o)); });
+}
+
+}  // namespace
+
 void async_link::exec(std::vector<std::string> argv, clock_type::time_point deadline, handler h) {
     auto o = std::make_shared<op>();
     std::vector<std::string_view> v(argv.begin(), argv.end());
     o->wire = encode_command(v);
-    o->deadline = deadline;
-    o->h = std::move(h);
-    asio::dispatch(s_->strand, [s = s_, o = std::move(o)]() mutable { s->add(std::move(o)); });
+    submit(s_, std::move(o), deadline, std::move(h));
 }
 
 void async_link::exec_encoded(std::shared_ptr<const std::string> wire,
                               clock_type::time_point deadline, handler h) {
     auto o = std::make_shared<op>();
     o->shared = std::move(wire);
-    o->deadline = deadline;
-    o->h = std::move(h);
-    asio::dispatch(s_->strand, [s = s_, o = std::move(o)]() mutable { s->add(std::move(o)); });
+    submit(s_, std::move(o), deadline, std::move(h));
 }
 
 void async_link::close() {
