@@ -8,7 +8,7 @@
 // Without --redis it starts a local redis-server of its own.
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/queue/async.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/server_or_url.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,7 +20,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
 using namespace std::chrono_literals;
@@ -74,14 +73,8 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
-        std::optional<redcoord::testing::local_server> own;
-        redcoord::endpoint ep;
-        if (url.empty()) {
-            own.emplace();
-            ep = own->endpoint();
-        } else {
-            ep = redcoord::parse_endpoint(url);
-        }
+        const redcoord::testing::server_or_url redis(url);  // a local server without --redis
+        const redcoord::endpoint& ep = redis.endpoint();
         asio::io_context io;
         auto rt = redcoord::runtime::create(io);
         redcoord::connection_pool pool(ep, {}, rt);

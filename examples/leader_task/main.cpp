@@ -7,7 +7,7 @@
 // ticks move to another candidate under a higher epoch.
 
 #include <redcoord/election/leader_task.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/server_or_url.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,14 +32,9 @@ int main(int argc, char** argv) {
     app.add_option("--seconds", seconds, "run time in seconds")->check(CLI::Range(1, 3600));
     CLI11_PARSE(app, argc, argv);
 
-    std::unique_ptr<redcoord::testing::local_server> own;  // only when no --redis was given
-    redcoord::endpoint ep;
-    if (urls.empty()) {
-        own = std::make_unique<redcoord::testing::local_server>();
-        ep = own->endpoint();
-    } else {
-        ep = redcoord::parse_endpoint(urls.front());
-    }
+    const redcoord::testing::server_or_url redis(
+        urls.empty() ? std::string() : urls.front());  // a local server without --redis
+    const redcoord::endpoint& ep = redis.endpoint();
     redcoord::connection_pool pool(ep);
 
     std::mutex out;

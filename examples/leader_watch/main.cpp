@@ -7,13 +7,14 @@
 // Without --redis it starts its own redis-server.
 
 #include <redcoord/election/leader_elector.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/server_or_url.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,14 +32,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 3600000));
     CLI11_PARSE(app, argc, argv);
 
-    std::unique_ptr<redcoord::testing::local_server> own;
-    redcoord::endpoint ep;
-    if (urls.empty()) {
-        own = std::make_unique<redcoord::testing::local_server>();
-        ep = own->endpoint();
-    } else {
-        ep = redcoord::parse_endpoint(urls.front());
-    }
+    const redcoord::testing::server_or_url redis(
+        urls.empty() ? std::string() : urls.front());  // a local server without --redis
+    const redcoord::endpoint& ep = redis.endpoint();
     redcoord::connection_pool pool(ep);
 
     std::mutex out;

@@ -8,7 +8,7 @@
 //
 // Without --redis it starts a local redis-server of its own.
 #include <redcoord/limit/rate_limiter.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/server_or_url.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -38,14 +38,8 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
-        std::unique_ptr<redcoord::testing::local_server> own;
-        redcoord::endpoint ep;
-        if (url.empty()) {
-            own = std::make_unique<redcoord::testing::local_server>();
-            ep = own->endpoint();
-        } else {
-            ep = redcoord::parse_endpoint(url);
-        }
+        const redcoord::testing::server_or_url redis(url);  // a local server without --redis
+        const redcoord::endpoint& ep = redis.endpoint();
         const std::string name = "example:api-quota";
         {
             redcoord::connection_pool pool(ep);

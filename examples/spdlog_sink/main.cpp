@@ -13,7 +13,7 @@
 #include <redcoord/election/leader_elector.hpp>
 #include <redcoord/http/metrics_server.hpp>
 #include <redcoord/lock/distributed_lock.hpp>
-#include <redcoord/testing/local_server.hpp>
+#include <redcoord/testing/server_or_url.hpp>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -57,14 +57,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 3600));
     CLI11_PARSE(app, argc, argv);
 
-    std::unique_ptr<redcoord::testing::local_server> own;
-    redcoord::endpoint ep;
-    if (url.empty()) {
-        own = std::make_unique<redcoord::testing::local_server>();
-        ep = own->endpoint();
-    } else {
-        ep = redcoord::parse_endpoint(url);
-    }
+    const redcoord::testing::server_or_url redis(url);  // a local server without --redis
+    const redcoord::endpoint& ep = redis.endpoint();
 
     // Both before the first pool: objects resolve their metric series when constructed.
     auto rt = redcoord::runtime::shared();
