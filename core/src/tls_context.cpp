@@ -5,6 +5,9 @@
 #include <redcoord/core/errors.hpp>
 
 #include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include <arpa/inet.h>
 
 #include <sys/socket.h>
 
@@ -25,6 +28,49 @@ std::string take_tls_reason(const char* fallback) {
     char buf[256];
     ERR_error_string_n(e, buf, sizeof buf);
     return buf;
+}
+
+namespace {
+
+bool is_ip_literal(const std::string& name) {
+    unsigned char buf[sizeof(in6_addr)];
+    return inet_pton(AF_INET, name.c_str(), buf) == 1 ||
+           inet_pton(AF_INET6, name.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+void prepare_client_session(SSL* ssl, const tls_options& opts, const std::string& host,
+                            const std::string& where) {
+    const std::string& name = opts.server_name.empty() ? host : opts.server_name;
+    if (!is_ip_literal(name) && !name.empty()) SSL_set_tlsext_host_name(ssl, name.c_str());
+    if (opts.verify_peer && !name.empty()) {
+        X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+        const int ok = is_ip_literal(name)
+                           ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                           : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+        if (ok != 1)
+            throw tls_error("TLS with " + where + ": cannot check the server name '" + name + "'");
+    }
+}
+
+std::string handshake_failure(SSL* ssl, const std::string& where, bool closed,
+                              const std::string& reason) {
+    std::string why;
+    if (const long v = SSL_get_verify_result(ssl); v != X509_V_OK)
+        why = std::string("certificate verify failed: ") + X509_verify_cert_error_string(v);
+    else if (closed)
+        why =
+            "the server closed the connection (a plaintext port, or a client certificate it "
+            "wants?)";
+    else
+        why = reason;
+    if (why.find("wrong version number") != std::string::npos ||
+        why.find("packet length too long") != std::string::npos)
+        why += " (is the port a plaintext one? then use redis://)";
+    std::string message = "TLS handshake with ";
+    message.append(where).append(" failed: ").append(why);
+    return message;
 }
 
 namespace {

@@ -31,4 +31,18 @@ BIO* nosignal_socket_bio(socket_io* io);
 // or `fallback` when the queue is empty.
 std::string take_tls_reason(const char* fallback);
 
+// Readies a client session before its handshake: SNI with the name expected (`opts`'s
+// server_name, else `host`; DNS names only, RFC 6066 §3), and with verify_peer the name the
+// certificate must carry (DNS name or IP address). Shared by the blocking connections'
+// tls_stream and the event loop's links. @throws tls_error when the name cannot be set
+// (`where` names the server).
+void prepare_client_session(SSL* ssl, const tls_options& opts, const std::string& host,
+                            const std::string& where);
+
+// The tls_error text of a failed client handshake with `where`: the certificate check's
+// verdict when it failed, else what ended it (`closed`: the server hung up; else `reason`,
+// OpenSSL's), with a hint when the port looks like a plaintext one.
+std::string handshake_failure(SSL* ssl, const std::string& where, bool closed,
+                              const std::string& reason);
+
 }  // namespace redcoord::detail

@@ -5,9 +5,7 @@
 #include <redcoord/core/errors.hpp>
 
 #include <openssl/err.h>
-#include <openssl/x509v3.h>
 
-#include <arpa/inet.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -30,12 +28,6 @@ bool wait_socket(int fd, short events, std::chrono::milliseconds timeout) {
         if (rc > 0) return true;  // ready, or an error/hang-up the next read or write reports
         if (rc < 0 && errno != EINTR) return true;
     }
-}
-
-bool is_ip_literal(const std::string& name) {
-    unsigned char buf[sizeof(in6_addr)];
-    return inet_pton(AF_INET, name.c_str(), buf) == 1 ||
-           inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
 }  // namespace
@@ -88,17 +80,7 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
     BIO* bio = s_->ssl ? nosignal_socket_bio(&s_->io) : nullptr;
     if (!bio) throw tls_error("TLS with " + where + ": out of memory");
     SSL_set_bio(s_->ssl, bio, bio);
-    const std::string& name = opts.server_name.empty() ? host : opts.server_name;
-    // SNI carries DNS names only (RFC 6066 §3); the certificate check takes either form.
-    if (!is_ip_literal(name) && !name.empty()) SSL_set_tlsext_host_name(s_->ssl, name.c_str());
-    if (opts.verify_peer && !name.empty()) {
-        X509_VERIFY_PARAM* param = SSL_get0_param(s_->ssl);
-        const int ok = is_ip_literal(name)
-                           ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
-                           : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-        if (ok != 1)
-            throw tls_error("TLS with " + where + ": cannot check the server name '" + name + "'");
-    }
+    prepare_client_session(s_->ssl, opts, host, where);
     // Without blocking, so that the handshake keeps the connect deadline exactly.
     for (;;) {
         const result r = s_->outcome(SSL_connect(s_->ssl));
@@ -112,20 +94,8 @@ tls_stream::tls_stream(int fd, const tls_options& opts, const std::string& host,
                                     ": timed out (is the port a plaintext one? then use redis://)");
             continue;
         }
-        std::string why;
-        if (const long v = SSL_get_verify_result(s_->ssl); v != X509_V_OK)
-            why = std::string("certificate verify failed: ") + X509_verify_cert_error_string(v);
-        else if (r.state == status::closed)
-            why =
-                "the server closed the connection (a plaintext port, or a client certificate it "
-                "wants?)";
-        else
-            why = r.reason;
-        if (why.find("wrong version number") != std::string::npos ||
-            why.find("packet length too long") != std::string::npos)
-            why += " (is the port a plaintext one? then use redis://)";
-        std::string message = "TLS handshake with ";
-        message.append(where).append(" failed: ").append(why);
+        const std::string message =
+            handshake_failure(s_->ssl, where, r.state == status::closed, r.reason);
         throw tls_error(message);
     }
 }
