@@ -2,6 +2,7 @@
 
 #include "connection_impl.hpp"
 #include "handshake.hpp"
+#include "tls_context.hpp"
 
 #include <redcoord/core/errors.hpp>
 
@@ -13,11 +14,15 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 
 #include <hiredis/hiredis.h>
+#include <openssl/err.h>
 
 #include <array>
 #include <atomic>
@@ -54,17 +59,47 @@ struct reader_deleter {
     void operator()(redisReader* r) const noexcept { redisReaderFree(r); }
 };
 
+// `e` as the only owner of its message: thrown by move, where make_exception_ptr copies. A
+// copy would share the message's reference-counted storage (libstdc++'s runtime_error) with a
+// temporary that the loop's thread releases after a caller's thread got the failure and may
+// be reading it.
+template <class E>
+std::exception_ptr sole_exception(E e) {
+    try {
+        throw std::move(e);
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
+// The process's client context for `opts` (tls_context.hpp: loaded once per set of options),
+// as an Asio context holding its own reference.
+asio::ssl::context asio_tls_context(const tls_options& opts) {
+    const auto shared = tls_context_for(opts);
+    SSL_CTX_up_ref(shared.get());
+    return asio::ssl::context(shared.get());
+}
+
 }  // namespace
 
 struct async_link::state : std::enable_shared_from_this<async_link::state> {
     state(asio::io_context& io, const endpoint& e)
         : ep(e), name(e.to_string()), strand(asio::make_strand(io)), sock(strand), resolver(strand),
-          timer(strand) {}
+          timer(strand) {
+        // Made here, on the caller's thread: loading a CA bundle reads files, which the event
+        // loop's thread must not wait for; a bad file is the caller's typed error at once.
+        if (ep.tls.enabled) tls_ctx.emplace(asio_tls_context(ep.tls));
+    }
 
     endpoint ep;
     std::string name;
     asio::strand<asio::io_context::executor_type> strand;
     asio::generic::stream_protocol::socket sock;
+    // TLS (endpoint::tls): the context, and the session over `sock` of the current connection.
+    std::optional<asio::ssl::context> tls_ctx;
+    using tls_stream_type = asio::ssl::stream<asio::generic::stream_protocol::socket&>;
+    // Shared with its pending operations: a dropped session's stream lives until they end.
+    std::shared_ptr<tls_stream_type> tls;
     asio::ip::tcp::resolver resolver;
     asio::steady_timer timer;  // the earliest deadline: a command's, or the connect's
     enum class phase {
@@ -112,8 +147,9 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
         return out;
     }
     template <class E>
-    static link_outcome failed(status s, bool sent, const E& e) {
-        return failed(s, sent, std::make_exception_ptr(e), e.what());
+    static link_outcome failed(status s, bool sent, E e) {
+        const std::string what = e.what();
+        return failed(s, sent, sole_exception(std::move(e)), what);
     }
 
     void finish(const op_ptr& o, link_outcome outcome) {
@@ -176,6 +212,39 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
             boost::system::error_code ignored;
             sock.set_option(asio::socket_base::keep_alive(true), ignored);
         }
+        if (tls_ctx) return secure(gen);
+        start_session();
+    }
+
+    // The TLS handshake, within the connect deadline (expire() ends it as it ends a connect).
+    void secure(std::uint64_t gen) {
+        tls = std::make_shared<tls_stream_type>(sock, *tls_ctx);
+        try {
+            prepare_client_session(tls->native_handle(), ep.tls, ep.host, name);
+        } catch (const tls_error& e) {
+            broken(e);
+            return;
+        }
+        auto self = shared_from_this();
+        tls->async_handshake(asio::ssl::stream_base::client,
+                             [self, gen, keep = tls](boost::system::error_code ec) {
+                                 if (gen != self->generation || self->at != phase::connecting)
+                                     return;
+                                 if (ec) return self->tls_refused(ec);
+                                 self->start_session();
+                             });
+    }
+
+    void tls_refused(boost::system::error_code ec) {
+        const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+        std::string reason = ec.message();
+        if (ec.category() == asio::error::get_ssl_category())
+            if (const char* r = ERR_reason_error_string(static_cast<unsigned long>(ec.value())))
+                reason = r;
+        broken(tls_error(handshake_failure(tls->native_handle(), name, closed, reason)));
+    }
+
+    void start_session() {
         // The handshake goes first, pipelined with the commands queued meanwhile: a refusal
         // fails them all before any reaches a script.
         const auto hs = handshake_commands(ep);
@@ -225,34 +294,40 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
         writing = true;
         auto self = shared_from_this();
         const auto gen = generation;
-        asio::async_write(
-            sock, asio::buffer(out), [self, gen](boost::system::error_code ec, std::size_t) {
-                if (gen != self->generation) return;
-                self->writing = false;
-                if (ec) {
-                    self->broken(
-                        connection_error("write to " + self->name + " failed: " + ec.message()));
-                    return;
-                }
-                self->flush();
-            });
+        auto wrote = [self, gen, keep = tls](boost::system::error_code ec, std::size_t) {
+            if (gen != self->generation) return;
+            self->writing = false;
+            if (ec) {
+                self->broken(
+                    connection_error("write to " + self->name + " failed: " + ec.message()));
+                return;
+            }
+            self->flush();
+        };
+        if (tls)
+            asio::async_write(*tls, asio::buffer(out), std::move(wrote));
+        else
+            asio::async_write(sock, asio::buffer(out), std::move(wrote));
     }
 
     void read() {
         auto self = shared_from_this();
         const auto gen = generation;
-        sock.async_read_some(
-            asio::buffer(in), [self, gen](boost::system::error_code ec, std::size_t n) {
-                if (gen != self->generation) return;
-                if (ec) {
-                    self->broken(connection_error(
-                        (ec == asio::error::eof ? "connection closed by " : "read from ") +
-                        self->name + (ec == asio::error::eof ? "" : " failed: " + ec.message())));
-                    return;
-                }
-                if (!self->parse(n)) return;
-                self->read();
-            });
+        auto got = [self, gen, keep = tls](boost::system::error_code ec, std::size_t n) {
+            if (gen != self->generation) return;
+            if (ec) {
+                self->broken(connection_error(
+                    (ec == asio::error::eof ? "connection closed by " : "read from ") + self->name +
+                    (ec == asio::error::eof ? "" : " failed: " + ec.message())));
+                return;
+            }
+            if (!self->parse(n)) return;
+            self->read();
+        };
+        if (tls)
+            tls->async_read_some(asio::buffer(in), std::move(got));
+        else
+            sock.async_read_some(asio::buffer(in), std::move(got));
     }
 
     // Feeds `n` bytes to the reader and hands out every complete reply; false when the link
@@ -308,14 +383,18 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
     // Fails every command, written ones as sent (their effect is unknown), and drops the
     // socket; the next command connects again.
     template <class E>
-    void broken(const E& why) {
-        broken_with(std::make_exception_ptr(why), why.what());
+    void broken(E why) {
+        const std::string what = why.what();
+        broken_with(sole_exception(std::move(why)), what);
     }
     void broken_with(const std::exception_ptr& why, const std::string& what) {
         ++generation;
         boost::system::error_code ignored;
         resolver.cancel();
         sock.close(ignored);
+        // Its pending operations end with the socket, see an old generation and let go of the
+        // stream; a TLS session is not shut down politely: the link is being dropped.
+        tls.reset();
         writing = false;
         handshaking = 0;
         if (at != phase::closed) at = phase::idle;
@@ -356,7 +435,12 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
     void expire() {
         const auto now = clock_type::now();
         if ((at == phase::connecting || handshaking > 0) && now >= connect_due) {
-            broken(timeout_error("connect to " + name + " timed out"));
+            if (at == phase::connecting && tls)
+                broken(timeout_error("TLS handshake with " + name +
+                                     ": timed out (is the port a plaintext one? then use "
+                                     "redis://)"));
+            else
+                broken(timeout_error("connect to " + name + " timed out"));
             return;
         }
         const bool stalled = now >= stall_due();
@@ -377,11 +461,7 @@ async_link::async_link(asio::io_context& io, const endpoint& ep)
     : s_(std::make_shared<state>(io, ep)) {}
 
 std::shared_ptr<async_link> async_link::create(asio::io_context& io, const endpoint& ep) {
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(
-            "the event loop's links reach one plain TCP or unix-socket "
-            "server; not " +
-            ep.to_string());
+    require_event_loop_endpoint(ep, "the event loop's link");
     return std::shared_ptr<async_link>(new async_link(io, ep));
 }
 
@@ -391,6 +471,14 @@ async_link::~async_link() {
     } catch (...) {
         // Nothing could be queued to close it: its pending commands end with the io_context.
     }
+}
+
+void require_event_loop_endpoint(const endpoint& ep, std::string_view what) {
+    if (ep.is_sentinel() || ep.is_cluster())
+        throw invalid_argument(std::string(what) +
+                               " reaches one server, over TCP (plain or TLS) or a unix socket; "
+                               "not a Sentinel or Cluster endpoint: " +
+                               ep.to_string());
 }
 
 namespace {

@@ -147,11 +147,7 @@ private:
 std::shared_ptr<async_operation> start_async_wait(
     async_wait_spec spec, std::function<void(std::exception_ptr, bool)> done) {
     const auto& ep = spec.where;
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(spec.what +
-                               ": async operations support plain TCP and unix-socket endpoints; "
-                               "not " +
-                               ep.to_string());
+    require_event_loop_endpoint(ep, spec.what);
     auto op = std::make_shared<limit_wait_op>(std::move(spec), std::move(done));
     op->start();
     return op;

@@ -1,3 +1,4 @@
+#include <redcoord/core/detail/async_link.hpp>
 #include <redcoord/core/detail/async_script.hpp>
 #include <redcoord/core/detail/observe.hpp>
 #include <redcoord/core/detail/options_check.hpp>
@@ -531,10 +532,7 @@ std::shared_ptr<async_operation> start_async_release(permit& p, async_completion
     auto st = semaphore_access::state(p);
     if (!st) throw invalid_argument("async_release: an empty permit (moved from or default)");
     const auto& ep = st->sem->pool.where();
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(
-            "semaphore: async_release supports plain TCP and unix-socket endpoints; not " +
-            ep.to_string());
+    require_event_loop_endpoint(ep, "semaphore: async_release");
     auto op = std::make_shared<async_permit_release>(std::move(done));
     st->watchdog.reset();  // outside mu: waits for a tick in progress, which takes mu
     bool send = false;

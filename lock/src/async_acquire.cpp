@@ -254,13 +254,8 @@ private:
 };
 
 void lock_core::require_async_endpoints(std::string_view what) const {
-    for (auto* p : transport_->pools()) {
-        const auto& ep = p->where();
-        if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-            throw invalid_argument(std::string(c_.kind) + ": " + std::string(what) +
-                                   " supports plain TCP and unix-socket endpoints; not " +
-                                   ep.to_string());
-    }
+    for (auto* p : transport_->pools())
+        require_event_loop_endpoint(p->where(), std::string(c_.kind) + ": " + std::string(what));
 }
 
 std::shared_ptr<async_operation> lock_core::async_acquire_until(lock_clock::time_point deadline,

@@ -181,10 +181,7 @@ std::shared_ptr<async_operation> start_async_acquire(fair_lock& lock, millisecon
     if (c.options().replication.replicas > 0)
         throw invalid_argument("fair lock: async_acquire does not wait for replicas");
     const auto& ep = c.where();
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(
-            "fair lock: async_acquire supports plain TCP and unix-socket endpoints; not " +
-            ep.to_string());
+    require_event_loop_endpoint(ep, "fair lock: async_acquire");
     if (!c.gate.try_enter())
         throw invalid_argument("fair lock '" + c.resource +
                                "': an acquire is under way or the lock is held (lock objects "

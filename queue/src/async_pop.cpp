@@ -225,10 +225,7 @@ std::shared_ptr<async_operation> start_async_pop(reliable_queue& q, milliseconds
     if (m.opts.replication.replicas > 0)
         throw invalid_argument("reliable_queue: async_pop does not wait for replicas");
     const auto& ep = m.pool.where();
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(
-            "reliable_queue: async_pop supports plain TCP and unix-socket endpoints; not " +
-            ep.to_string());
+    require_event_loop_endpoint(ep, "reliable_queue: async_pop");
     try {
         m.start_consumer();
     } catch (const error&) {

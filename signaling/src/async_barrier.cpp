@@ -200,10 +200,7 @@ std::shared_ptr<async_operation> barrier_access::start(barrier& b, milliseconds 
         throw invalid_argument("async_arrive_and_wait: the timeout must not be negative, not " +
                                std::to_string(timeout.count()) + " ms");
     const auto& ep = b.hub_.master().where();
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(
-            "async_arrive_and_wait supports plain TCP and unix-socket endpoints; not " +
-            ep.to_string());
+    require_event_loop_endpoint(ep, "async_arrive_and_wait");
     const auto deadline = deadline_after(timeout);
     {
         std::lock_guard lk(b.anchor_mu_);

@@ -102,11 +102,7 @@ std::shared_ptr<async_operation> start_async_latch_wait(latch& l, milliseconds t
         throw invalid_argument("async_wait: the timeout must not be negative, not " +
                                std::to_string(timeout.count()) + " ms");
     const auto& ep = latch_access::hub(l).master().where();
-    if (ep.tls.enabled || ep.is_sentinel() || ep.is_cluster())
-        throw invalid_argument(
-            "async_wait of a latch supports plain TCP and unix-socket "
-            "endpoints; not " +
-            ep.to_string());
+    require_event_loop_endpoint(ep, "async_wait of a latch");
     auto op = std::make_shared<async_latch_op>(l, deadline_after(timeout), std::move(done));
     op->start();
     return op;

@@ -235,7 +235,7 @@ TEST(AsyncPop, ErrorsAreTypedAsTheBlockingPopThrowsThem) {
     }
 }
 
-TEST(AsyncPop, TlsSentinelClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
+TEST(AsyncPop, SentinelClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
     local_server server;
     auto rt = runtime::create();
     auto refused = [&](endpoint ep, reliable_queue_options o = {}) {
@@ -243,9 +243,6 @@ TEST(AsyncPop, TlsSentinelClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
         reliable_queue q(pool, "jobs", o);
         EXPECT_THROW((void)async_pop(q, 1s, asio::use_future), invalid_argument) << ep.to_string();
     };
-    auto tls = server.endpoint();
-    tls.tls.enabled = true;
-    refused(tls);
     auto sentinel = server.endpoint();
     sentinel.sentinels.push_back({"127.0.0.1", server.endpoint().port});
     sentinel.service = "m";

@@ -175,12 +175,18 @@ TEST(AsyncLink, AWrongPasswordIsAnAuthErrorAndNothingListeningAConnectionError) 
     EXPECT_FALSE(o.sent);
 }
 
-TEST(AsyncLink, TlsSentinelAndClusterEndpointsAreRefused) {
+TEST(AsyncLink, SentinelAndClusterEndpointsAreRefused) {
     auto rt = runtime::create();
-    endpoint tls;
-    tls.tls.enabled = true;
-    EXPECT_THROW((void)rt->link(tls), invalid_argument);
+    endpoint sentinel;
+    sentinel.sentinels.push_back({"127.0.0.1", 26379});
+    sentinel.service = "m";
+    EXPECT_THROW((void)rt->link(sentinel), invalid_argument);
     endpoint cluster;
     cluster.cluster_nodes.push_back({"127.0.0.1", 7000});
-    EXPECT_THROW((void)rt->link(cluster), invalid_argument);
+    try {
+        (void)rt->link(cluster);
+        ADD_FAILURE() << "a Cluster endpoint was taken";
+    } catch (const invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("Sentinel or Cluster"), std::string::npos) << e.what();
+    }
 }

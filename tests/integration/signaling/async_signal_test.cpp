@@ -356,10 +356,11 @@ TEST(AsyncBarrier, ErrorsAreTypedAsTheBlockingArriveThrowsThem) {
     }
 }
 
-TEST(AsyncBarrier, TlsEndpointsAreRefusedBeforeAnythingIsSent) {
+TEST(AsyncBarrier, SentinelEndpointsAreRefusedBeforeAnythingIsSent) {
     local_server server;
     auto ep = server.endpoint();
-    ep.tls.enabled = true;
+    ep.sentinels.push_back({"127.0.0.1", server.endpoint().port});
+    ep.service = "m";
     auto rt = runtime::create();
     connection_pool pool(ep, {}, rt);
     signal_hub hub(pool);

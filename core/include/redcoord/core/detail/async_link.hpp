@@ -31,9 +31,15 @@ struct link_outcome {
     /// effect unknown; before it, nothing happened on the server.
     bool sent = false;
     /// A typed error for the caller when the command did not get a reply: auth_error or
-    /// permission_error for a refused handshake, connection_error, timeout_error.
+    /// permission_error for a refused handshake, tls_error for a refused TLS handshake,
+    /// connection_error, timeout_error.
     std::exception_ptr failure;
 };
+
+/// Throws invalid_argument, naming `what` and `ep`, unless async_link reaches `ep` (one
+/// server, over TCP with or without TLS, or a unix socket): what every async_* operation
+/// checks before it starts.
+void require_event_loop_endpoint(const endpoint& ep, std::string_view what);
 
 /// A connection shared by every asynchronous operation of a runtime on one endpoint:
 /// commands are pipelined (written in batches, as they come) and replies matched to them in
@@ -41,14 +47,18 @@ struct link_outcome {
 /// socket and no operation ever waits for a free connection.
 ///
 /// The link connects on first use and again after it broke (the next command reconnects): a
-/// TCP or unix-socket connect bounded by the endpoint's connect_timeout, then the handshake
-/// (AUTH, SELECT, PING) pipelined in front of the first commands. A command whose deadline
+/// TCP or unix-socket connect, with endpoint::tls the TLS handshake (Boost.Asio's ssl::stream
+/// on the process's OpenSSL context for those options, the server's name checked as the
+/// blocking connections check it), both bounded by the endpoint's connect_timeout, then the
+/// handshake (AUTH, SELECT, PING) pipelined in front of the first commands. A command whose deadline
 /// passes completes with timeout at once; its reply, when it comes, is dropped. A command
 /// sent more than the endpoint's command_timeout ago and still unanswered breaks the link
 /// (a stalled server): every command in flight completes with connection_failed.
 ///
-/// Plain TCP and unix sockets only: TLS, Sentinel and Cluster endpoints are refused by the
-/// constructor (invalid_argument).
+/// One server only: Sentinel and Cluster endpoints are refused by the constructor
+/// (invalid_argument). A TLS failure (an untrusted certificate, a plaintext port) fails the
+/// pending commands with tls_error; a CA or key file that cannot be loaded throws tls_error
+/// from create().
 ///
 /// Thread-safety: exec() and close() may be called from any thread; handlers run on the
 /// link's strand of the io_context, one at a time, and must not block.
@@ -57,7 +67,8 @@ public:
     using clock_type = std::chrono::steady_clock;
     using handler = std::function<void(link_outcome)>;
 
-    /// @throws invalid_argument for a TLS, Sentinel or Cluster endpoint.
+    /// @throws invalid_argument for a Sentinel or Cluster endpoint; tls_error when the TLS
+    ///         options' CA, certificate or key file cannot be loaded.
     static std::shared_ptr<async_link> create(boost::asio::io_context& io, const endpoint& ep);
     ~async_link();
     async_link(const async_link&) = delete;
