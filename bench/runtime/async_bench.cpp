@@ -5,6 +5,7 @@
 
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/lock/async.hpp>
+#include <redcoord/testing/test_certificates.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -329,6 +330,21 @@ pipelined_figures pipelined_vs_raw(local_server& node, double seconds) {
                  "(acquire: %s; release: %s): %.0f; raw SET NX + compare-and-delete: %.0f\n",
                  lib, verbs(same.acquire).c_str(), verbs(same.release).c_str(), raw, setnx);
     return {raw > 0 ? lib / raw : 0.0, setnx > 0 ? lib / setnx : 0.0};
+}
+
+double pipelined_tls_vs_plain(double seconds) {
+    const redcoord::testing::test_certificates certs;
+    redcoord::testing::server_options o;
+    o.tls = redcoord::testing::test_server_tls(certs);
+    local_server tls(o);
+    local_server plain;
+    // Warmed alike first (scripts loaded, connections and sessions made, caches filled).
+    (void)async_pipelined_ops(plain, 0.5);
+    (void)async_pipelined_ops(tls, 0.5);
+    const double p = async_pipelined_ops(plain, seconds);
+    const double t = async_pipelined_ops(tls, seconds);
+    std::fprintf(stderr, "  pipelined over TLS: %.0f lock+unlock/s; over plaintext: %.0f\n", t, p);
+    return p > 0 ? t / p : 0.0;
 }
 
 }  // namespace runtime_bench

@@ -32,4 +32,9 @@ struct pipelined_figures {
 // the server's MONITOR feed), and (b) the bare SET NX PX and compare-and-delete.
 pipelined_figures pipelined_vs_raw(redcoord::testing::local_server& node, double seconds);
 
+// The same 64 loops through one runtime against a server on a TLS port (the test
+// certificates), over those against a plaintext server, `seconds` each in the same run: what
+// the event loop's TLS sessions cost.
+double pipelined_tls_vs_plain(double seconds);
+
 }  // namespace runtime_bench

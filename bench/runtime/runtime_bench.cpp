@@ -31,6 +31,8 @@
 //   ratio pipelined_lock_vs_raw_setnx         the same loops over a raw client pipelining bare
 //                                             SET NX PX and the compare-and-delete: what the
 //                                             fencing token and release notice cost on top
+//   ratio pipelined_lock_tls_vs_plain         the same 64 loops against a server on a TLS port,
+//                                             over a plaintext one: what TLS costs that path
 // Each waiter is a thread blocked in acquire() on a resource that a holder (created before
 // the baseline) holds. The baseline is taken with the 1,000 caller threads already started,
 // warmed by one uncontended lock and release each, and parked, so their own stacks and
@@ -314,6 +316,7 @@ int main(int, char**) {
         const auto figures = runtime_bench::pipelined_vs_raw(*nodes[2], 3.0);
         print_ratio("pipelined_lock_vs_raw_pipelined", figures.vs_same_scripts);
         print_ratio("pipelined_lock_vs_raw_setnx", figures.vs_setnx);
+        print_ratio("pipelined_lock_tls_vs_plain", runtime_bench::pipelined_tls_vs_plain(3.0));
         return 0;
     }
 
@@ -411,6 +414,7 @@ int main(int, char**) {
     const auto pipelined = runtime_bench::pipelined_vs_raw(*nodes[2], 3.0);
     print_ratio("pipelined_lock_vs_raw_pipelined", pipelined.vs_same_scripts);
     print_ratio("pipelined_lock_vs_raw_setnx", pipelined.vs_setnx);
+    print_ratio("pipelined_lock_tls_vs_plain", runtime_bench::pipelined_tls_vs_plain(3.0));
 
     // REDCOORD_BENCH_ISOLATION_S shortens the 30 s isolation run (e.g. for a quick look).
     auto isolation_run = std::chrono::seconds(30);
