@@ -63,6 +63,31 @@ server_tls test_server_tls(const test_certificates& certs) {
     return t;
 }
 
+server_options tls_server_options(const test_certificates& certs, const cert_pair& served,
+                                  bool auth_clients) {
+    server_options o;
+    o.tls = test_server_tls(certs);
+    o.tls->cert_file = served.cert;
+    o.tls->key_file = served.key;
+    o.tls->auth_clients = auth_clients;
+    if (auth_clients) {
+        o.tls->client.cert_file = certs.client().cert.string();
+        o.tls->client.key_file = certs.client().key.string();
+    }
+    o.tls->client.verify_peer = served.cert == certs.server().cert;
+    return o;
+}
+
+redcoord::endpoint tls_endpoint(const test_certificates& certs, const local_server& s) {
+    redcoord::endpoint e;
+    e.host = "127.0.0.1";
+    e.port = s.port();
+    e.tls.enabled = true;
+    e.tls.ca_file = certs.ca().string();
+    e.connect_timeout = std::chrono::seconds(2);
+    return e;
+}
+
 // REDCOORD_TEST_TLS=1 runs a whole test program over TLS (the "every primitive over TLS"
 // runs of the suite): servers that were not given TLS options get the process's own
 // certificates.

@@ -29,30 +29,11 @@ const test_certificates& certs() {
 }
 
 server_options tls_server(const redcoord::testing::cert_pair& served, bool auth_clients = false) {
-    server_options o;
-    o.tls = redcoord::testing::test_server_tls(certs());
-    o.tls->cert_file = served.cert;
-    o.tls->key_file = served.key;
-    o.tls->auth_clients = auth_clients;
-    if (auth_clients) {
-        o.tls->client.cert_file = certs().client().cert.string();
-        o.tls->client.key_file = certs().client().key.string();
-    }
-    // The harness's own start-up check must not fail for the certificate under test.
-    o.tls->client.verify_peer = served.cert == certs().server().cert;
-    return o;
+    return redcoord::testing::tls_server_options(certs(), served, auth_clients);
 }
 
 // An endpoint for `s` over TLS, trusting the test CA, with a short connect deadline.
-endpoint tls_endpoint(const local_server& s) {
-    endpoint e;
-    e.host = "127.0.0.1";
-    e.port = s.port();
-    e.tls.enabled = true;
-    e.tls.ca_file = certs().ca().string();
-    e.connect_timeout = 2s;
-    return e;
-}
+endpoint tls_endpoint(const local_server& s) { return redcoord::testing::tls_endpoint(certs(), s); }
 
 // The message of the error `fn` throws as E, or a failure.
 template <class E, class Fn>

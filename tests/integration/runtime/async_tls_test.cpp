@@ -42,27 +42,11 @@ const test_certificates& certs() {
     return c;
 }
 
-// A server on a TLS port only, presenting `served` (the harness itself checks it only when it
-// is the good server certificate).
 local_server tls_server(const redcoord::testing::cert_pair& served) {
-    redcoord::testing::server_options o;
-    o.tls = redcoord::testing::test_server_tls(certs());
-    o.tls->cert_file = served.cert;
-    o.tls->key_file = served.key;
-    o.tls->client.verify_peer = served.cert == certs().server().cert;
-    return local_server(o);
+    return local_server(redcoord::testing::tls_server_options(certs(), served));
 }
 
-// `s`'s endpoint over TLS, trusting the test CA and checking the name 127.0.0.1.
-endpoint tls_endpoint(const local_server& s) {
-    endpoint e;
-    e.host = "127.0.0.1";
-    e.port = s.port();
-    e.tls.enabled = true;
-    e.tls.ca_file = certs().ca().string();
-    e.connect_timeout = 2s;
-    return e;
-}
+endpoint tls_endpoint(const local_server& s) { return redcoord::testing::tls_endpoint(certs(), s); }
 
 link_outcome run(async_link& link, std::vector<std::string> argv) {
     std::promise<link_outcome> p;

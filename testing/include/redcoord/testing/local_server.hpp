@@ -194,6 +194,21 @@ struct master_and_replica {
 [[nodiscard]] std::vector<std::unique_ptr<local_server>> start_masters(std::size_t n,
                                                                        server_options opts = {});
 
+struct cert_pair;
+
+/// Options for a test server on a TLS port that presents `served` (one of `certs`' pairs),
+/// with `auth_clients` asking for `certs`' client certificate (which the harness then uses).
+/// The harness's own start-up check verifies the certificate only when it is certs.server():
+/// the bad ones are what a test is about.
+[[nodiscard]] server_options tls_server_options(const test_certificates& certs,
+                                                const cert_pair& served, bool auth_clients = false);
+
+/// `s`'s endpoint over TLS by address (127.0.0.1, the name its good certificate carries),
+/// trusting `certs`' CA, with a 2 s connect deadline: what a TLS test connects with before it
+/// changes the part it checks.
+[[nodiscard]] redcoord::endpoint tls_endpoint(const test_certificates& certs,
+                                              const local_server& s);
+
 }  // namespace redcoord::testing
 
 REDCOORD_API_END
