@@ -4,6 +4,9 @@
 #include "handshake.hpp"
 #include "tls_context.hpp"
 
+#include <redcoord/core/detail/master_source.hpp>
+#include <redcoord/core/detail/timer_service.hpp>
+
 #include <redcoord/core/errors.hpp>
 
 #include <boost/asio/bind_executor.hpp>
@@ -72,6 +75,22 @@ std::exception_ptr sole_exception(E e) {
     }
 }
 
+// The message of the exception in `e`.
+std::string message_of(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "unknown failure";
+    }
+}
+
+bool is_master_role(const reply& r) {
+    return r.is_array() && !r.elements().empty() && r.elements()[0].is_string() &&
+           r.elements()[0].text() == "master";
+}
+
 // The process's client context for `opts` (tls_context.hpp: loaded once per set of options),
 // as an Asio context holding its own reference.
 asio::ssl::context asio_tls_context(const tls_options& opts) {
@@ -95,6 +114,15 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
     std::string name;
     asio::strand<asio::io_context::executor_type> strand;
     asio::generic::stream_protocol::socket sock;
+    // A Sentinel endpoint: its resolver (the runtime's), which names the master on a tick
+    // worker (`resolving`: a question to the sentinels blocks, so never on the loop's thread),
+    // the master this connection goes to, and the resolver's master-change notices.
+    std::shared_ptr<master_source> source;
+    timer_service* timers = nullptr;
+    std::unique_ptr<detail::timer> resolving;
+    std::atomic<std::uint64_t> resolve_for{0};  // the generation the next resolution serves
+    std::optional<host_port> target;
+    boost::signals2::scoped_connection moved;
     // TLS (endpoint::tls): the context, and the session over `sock` of the current connection.
     std::optional<asio::ssl::context> tls_ctx;
     using tls_stream_type = asio::ssl::stream<asio::generic::stream_protocol::socket&>;
@@ -175,6 +203,51 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
         reader.reset(redisReaderCreate());
         connect_due = clock_type::now() + ep.connect_timeout;
         rearm();
+        if (source) {
+            resolve_for.store(gen);
+            try {
+                resolving->arm(timers->clock().now());
+            } catch (const std::exception& e) {
+                broken(connection_error("cannot resolve " + name + ": " + e.what()));
+            }
+            return;
+        }
+        dial(ep.host, ep.port, gen);
+    }
+
+    // On a tick worker: asks the sentinels for the master (within the connect timeout) and
+    // hands the answer to the strand.
+    static std::optional<timer_service::time_point> resolve_tick(const std::weak_ptr<state>& weak) {
+        auto self = weak.lock();
+        if (!self) return std::nullopt;
+        const auto gen = self->resolve_for.load();
+        try {
+            auto m = self->source->master(self->ep.connect_timeout);
+            asio::post(self->strand, [self, gen, m] { self->resolved(gen, m); });
+        } catch (...) {
+            asio::post(self->strand, [self, gen, e = std::current_exception()] {
+                if (gen == self->generation && self->at == phase::connecting)
+                    self->broken_with(e, message_of(e));
+            });
+        }
+        return std::nullopt;
+    }
+
+    void resolved(std::uint64_t gen, const host_port& m) {
+        if (gen != generation || at != phase::connecting) return;
+        target = m;
+        dial(m.host, m.port, gen);
+    }
+
+    // A master-change notice (from the resolver's threads): a connection to the old master
+    // is dropped, so the next command goes to the new one instead of meeting READONLY.
+    void master_moved(const host_port& from) {
+        if (at == phase::idle || at == phase::closed || !target || *target != from) return;
+        broken(connection_error("the master of " + name + " moved away from " + from.host + ":" +
+                                std::to_string(from.port)));
+    }
+
+    void dial(const std::string& host, std::uint16_t port, std::uint64_t gen) {
         auto self = shared_from_this();
         if (!ep.unix_path.empty()) {
             sock = asio::generic::stream_protocol::socket(strand);
@@ -184,7 +257,7 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
             return;
         }
         resolver.async_resolve(
-            ep.host, std::to_string(ep.port),
+            host, std::to_string(port),
             [self, gen](boost::system::error_code ec,
                         const asio::ip::tcp::resolver::results_type& rs) {
                 if (gen != self->generation) return;
@@ -220,7 +293,8 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
     void secure(std::uint64_t gen) {
         tls = std::make_shared<tls_stream_type>(sock, *tls_ctx);
         try {
-            prepare_client_session(tls->native_handle(), ep.tls, ep.host, name);
+            prepare_client_session(tls->native_handle(), ep.tls, target ? target->host : ep.host,
+                                   name);
         } catch (const tls_error& e) {
             broken(e);
             return;
@@ -247,7 +321,10 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
     void start_session() {
         // The handshake goes first, pipelined with the commands queued meanwhile: a refusal
         // fails them all before any reaches a script.
-        const auto hs = handshake_commands(ep);
+        auto hs = handshake_commands(ep);
+        // Behind a Sentinel: the server must still be the master (a failover may have turned
+        // the address the sentinels named into a replica since).
+        if (source) hs.push_back({"ROLE"});
         for (auto it = hs.rbegin(); it != hs.rend(); ++it) {
             auto o = std::make_shared<op>();
             std::vector<std::string_view> v(it->begin(), it->end());
@@ -364,6 +441,12 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
                         return false;
                     }
                 }
+                if (o->handshake_verb == "ROLE" && !is_master_role(r)) {
+                    if (target) source->report_failure(*target);
+                    broken(connection_error(name + ": the server the sentinels named is not the "
+                                                   "master (a failover under way?)"));
+                    return false;
+                }
                 if (--handshaking == 0) {
                     connect_due = clock_type::time_point::max();
                     rearm();
@@ -371,12 +454,20 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
                 }
                 continue;
             }
+            // A master turned replica answers writes with READONLY: this one is answered as
+            // it came, and the link goes, so the next commands reach the new master.
+            const bool demoted = source && r.is_error() && r.text().rfind("READONLY", 0) == 0;
             link_outcome outcome;
             outcome.result.state = status::answered;
             outcome.result.value = std::move(r);
             outcome.sent = true;
             finish(o, std::move(outcome));
             if (gen != generation) return false;  // the handler closed the link
+            if (demoted) {
+                if (target) source->report_failure(*target);
+                broken(connection_error(name + ": the master became a replica (READONLY)"));
+                return false;
+            }
         }
     }
 
@@ -388,6 +479,9 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
         broken_with(sole_exception(std::move(why)), what);
     }
     void broken_with(const std::exception_ptr& why, const std::string& what) {
+        // A Sentinel endpoint's next connect asks the sentinels again when this master failed.
+        if (source && target && at != phase::closed) source->report_failure(*target);
+        target.reset();
         ++generation;
         boost::system::error_code ignored;
         resolver.cancel();
@@ -460,9 +554,27 @@ struct async_link::state : std::enable_shared_from_this<async_link::state> {
 async_link::async_link(asio::io_context& io, const endpoint& ep)
     : s_(std::make_shared<state>(io, ep)) {}
 
-std::shared_ptr<async_link> async_link::create(asio::io_context& io, const endpoint& ep) {
+std::shared_ptr<async_link> async_link::create(asio::io_context& io, const endpoint& ep,
+                                               std::shared_ptr<master_source> source,
+                                               timer_service* timers) {
     require_event_loop_endpoint(ep, "the event loop's link");
-    return std::shared_ptr<async_link>(new async_link(io, ep));
+    if (ep.is_sentinel() && (!source || !timers))
+        throw invalid_argument("the event loop's link to " + ep.to_string() +
+                               " needs the Sentinel resolver and timers of its runtime");
+    auto link = std::shared_ptr<async_link>(new async_link(io, ep));
+    if (ep.is_sentinel()) {
+        auto& s = *link->s_;
+        s.source = std::move(source);
+        s.timers = timers;
+        std::weak_ptr<state> weak = link->s_;
+        s.resolving =
+            std::make_unique<detail::timer>(*timers, [weak] { return state::resolve_tick(weak); });
+        s.moved = s.source->on_master_changed([weak](const host_port& from, const host_port&) {
+            if (auto self = weak.lock())
+                asio::post(self->strand, [self, from] { self->master_moved(from); });
+        });
+    }
+    return link;
 }
 
 async_link::~async_link() {
@@ -474,10 +586,11 @@ async_link::~async_link() {
 }
 
 void require_event_loop_endpoint(const endpoint& ep, std::string_view what) {
-    if (ep.is_sentinel() || ep.is_cluster())
+    if (ep.is_cluster())
         throw invalid_argument(std::string(what) +
-                               " reaches one server, over TCP (plain or TLS) or a unix socket; "
-                               "not a Sentinel or Cluster endpoint: " +
+                               " reaches one server (directly, over TCP or TLS or a unix "
+                               "socket, or the master a Sentinel names); not a Cluster "
+                               "endpoint: " +
                                ep.to_string());
 }
 

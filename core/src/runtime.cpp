@@ -59,9 +59,13 @@ runtime_clock& runtime::clock() const noexcept { return timers_->clock(); }
 
 std::shared_ptr<detail::async_link> runtime::link(const endpoint& ep) {
     const auto key = detail::endpoint_key(ep);
+    // A Sentinel endpoint's link asks this runtime's resolver of that service, on its timers;
+    // taken before mu_, since sentinel() takes topology_mu_ and may make pools (mu_).
+    const auto resolver = ep.is_sentinel() ? sentinel(ep) : nullptr;
     std::lock_guard l(mu_);
     if (auto k = async_links_[key].lock()) return k;
-    auto k = detail::async_link::create(io_->context(), ep);
+    auto k = resolver ? detail::async_link::create(io_->context(), ep, resolver, timers_.get())
+                      : detail::async_link::create(io_->context(), ep);
     async_links_[key] = k;
     for (auto it = async_links_.begin(); it != async_links_.end();)
         it = it->second.expired() ? async_links_.erase(it) : std::next(it);

@@ -235,7 +235,7 @@ TEST(AsyncPop, ErrorsAreTypedAsTheBlockingPopThrowsThem) {
     }
 }
 
-TEST(AsyncPop, SentinelClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
+TEST(AsyncPop, ClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
     local_server server;
     auto rt = runtime::create();
     auto refused = [&](endpoint ep, reliable_queue_options o = {}) {
@@ -243,10 +243,6 @@ TEST(AsyncPop, SentinelClusterAndReplicasAreRefusedBeforeAnythingIsSent) {
         reliable_queue q(pool, "jobs", o);
         EXPECT_THROW((void)async_pop(q, 1s, asio::use_future), invalid_argument) << ep.to_string();
     };
-    auto sentinel = server.endpoint();
-    sentinel.sentinels.push_back({"127.0.0.1", server.endpoint().port});
-    sentinel.service = "m";
-    refused(sentinel);
     auto cluster = server.endpoint();
     cluster.cluster_nodes.push_back({"127.0.0.1", server.endpoint().port});
     refused(cluster);

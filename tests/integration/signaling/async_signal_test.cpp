@@ -356,11 +356,10 @@ TEST(AsyncBarrier, ErrorsAreTypedAsTheBlockingArriveThrowsThem) {
     }
 }
 
-TEST(AsyncBarrier, SentinelEndpointsAreRefusedBeforeAnythingIsSent) {
+TEST(AsyncBarrier, ClusterEndpointsAreRefusedBeforeAnythingIsSent) {
     local_server server;
     auto ep = server.endpoint();
-    ep.sentinels.push_back({"127.0.0.1", server.endpoint().port});
-    ep.service = "m";
+    ep.cluster_nodes.push_back({"127.0.0.1", server.endpoint().port});
     auto rt = runtime::create();
     connection_pool pool(ep, {}, rt);
     signal_hub hub(pool);

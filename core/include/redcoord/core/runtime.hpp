@@ -177,7 +177,8 @@ public:
     /// True when io() is the caller's (create(io)), false when it is the runtime's own.
     [[nodiscard]] bool io_is_callers() const noexcept;
     /// The shared pipelined link to `ep` on io() while anyone holds it, else a new one.
-    /// @throws invalid_argument for a TLS, Sentinel or Cluster endpoint (async_link.hpp).
+    /// @throws invalid_argument for a Cluster endpoint; tls_error for TLS files that cannot be
+    ///         loaded (async_link.hpp). A Sentinel endpoint's link uses sentinel(service).
     [[nodiscard]] std::shared_ptr<detail::async_link> link(const endpoint& ep);
     /// The pub/sub reader of this runtime's subscribers while any subscriber holds it, else a
     /// new one: its thread starts here and stops with the last subscriber (the dials run on

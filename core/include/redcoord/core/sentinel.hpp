@@ -127,7 +127,7 @@ public:
     /// @throws unknown_service, sentinel_unreachable, auth_error (a sentinel refused the
     ///         sentinel password) when the sentinels cannot name a master;
     /// @throws timeout_error when `wait` passes while waiting for another caller's round.
-    [[nodiscard]] host_port master(std::chrono::milliseconds wait);
+    [[nodiscard]] host_port master(std::chrono::milliseconds wait) override;
     /// Same with the endpoint's connect_timeout as the wait.
     [[nodiscard]] host_port master();
 

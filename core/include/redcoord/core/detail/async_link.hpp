@@ -36,9 +36,12 @@ struct link_outcome {
     std::exception_ptr failure;
 };
 
+class master_source;
+class timer_service;
+
 /// Throws invalid_argument, naming `what` and `ep`, unless async_link reaches `ep` (one
-/// server, over TCP with or without TLS, or a unix socket): what every async_* operation
-/// checks before it starts.
+/// server, over TCP with or without TLS or a unix socket, or the master behind a Sentinel
+/// endpoint): what every async_* operation checks before it starts.
 void require_event_loop_endpoint(const endpoint& ep, std::string_view what);
 
 /// A connection shared by every asynchronous operation of a runtime on one endpoint:
@@ -55,8 +58,11 @@ void require_event_loop_endpoint(const endpoint& ep, std::string_view what);
 /// sent more than the endpoint's command_timeout ago and still unanswered breaks the link
 /// (a stalled server): every command in flight completes with connection_failed.
 ///
-/// One server only: Sentinel and Cluster endpoints are refused by the constructor
-/// (invalid_argument). A TLS failure (an untrusted certificate, a plaintext port) fails the
+/// One server: a direct endpoint, or the master behind a Sentinel endpoint. Before each
+/// connect the sentinels are asked (on a tick worker, never on the loop's thread); the
+/// handshake then checks ROLE, and a READONLY reply, a master-change notice or a broken link
+/// reports the address to the resolver and drops the connection, so the next command goes to
+/// the new master. Cluster endpoints are refused (invalid_argument). A TLS failure (an untrusted certificate, a plaintext port) fails the
 /// pending commands with tls_error; a CA or key file that cannot be loaded throws tls_error
 /// from create().
 ///
@@ -67,9 +73,14 @@ public:
     using clock_type = std::chrono::steady_clock;
     using handler = std::function<void(link_outcome)>;
 
-    /// @throws invalid_argument for a Sentinel or Cluster endpoint; tls_error when the TLS
-    ///         options' CA, certificate or key file cannot be loaded.
-    static std::shared_ptr<async_link> create(boost::asio::io_context& io, const endpoint& ep);
+    /// A link to `ep`; for a Sentinel endpoint, to the master `source` (the runtime's resolver
+    /// of that service) names, asked on a tick worker of `timers` whenever the link connects.
+    /// @throws invalid_argument for a Cluster endpoint, or a Sentinel one without `source` and
+    ///         `timers`; tls_error when the TLS options' CA, certificate or key file cannot be
+    ///         loaded.
+    static std::shared_ptr<async_link> create(boost::asio::io_context& io, const endpoint& ep,
+                                              std::shared_ptr<master_source> source = {},
+                                              timer_service* timers = nullptr);
     ~async_link();
     async_link(const async_link&) = delete;
     async_link& operator=(const async_link&) = delete;

@@ -27,6 +27,10 @@ public:
     virtual ~master_source() = default;
     /// The last known master without any I/O (nullopt before the first resolution).
     [[nodiscard]] virtual std::optional<host_port> cached_master() const = 0;
+    /// The current master's address, asking the sentinels when none is known or the known one
+    /// was reported failed, within `wait` (milliseconds). Blocks: never on an event loop's
+    /// thread.
+    [[nodiscard]] virtual host_port master(std::chrono::milliseconds wait) = 0;
     /// A connection to the current master, its role verified, within `timeout` (milliseconds).
     [[nodiscard]] virtual connection connect(std::chrono::milliseconds timeout) = 0;
     /// `addr` failed: the next resolution asks again. Never throws.
