@@ -51,8 +51,7 @@ struct async_wait_spec {
 // or `boost::asio::error::operation_aborted` when cancelled. A cancelled or timed-out
 // operation completes only once its queue entry is withdrawn and a grant it got given back
 // (each bounded by the endpoint's command_timeout), so nothing of it is left behind then.
-// @throws invalid_argument for an endpoint the pipelined link does not serve (TLS,
-//         Sentinel, Cluster).
+// @throws invalid_argument for an endpoint the pipelined link does not serve (Cluster).
 std::shared_ptr<async_operation> start_async_wait(
     async_wait_spec spec, std::function<void(std::exception_ptr, bool)> done);
 

@@ -139,7 +139,7 @@ private:
     static void pace_resend();
     release_waiter& waiter();
     std::optional<lock_acquisition> take_hold(bool& floor);
-    // @throws invalid_argument for a Sentinel or Cluster node (the pipelined link reaches one server).
+    // @throws invalid_argument for a Cluster node (the pipelined link reaches one server).
     void require_async_endpoints(std::string_view what) const;
 
     lock_core_config c_;

@@ -51,12 +51,12 @@ namespace redcoord {
 /// runtime was made with runtime::create(io), else on the runtime's callback executor, never
 /// on the runtime's I/O thread.
 ///
-/// Supported on TCP endpoints, plain or TLS, and unix-socket endpoints, without
+/// Supported on TCP endpoints, plain or TLS, unix-socket and Sentinel endpoints, without
 /// `replication.replicas`.
 ///
 /// @throws invalid_argument (from the initiation, before anything is sent) when `n` is 0 or
-///         above the semaphore's permits, when `wait` is negative, for a Sentinel or Cluster
-///         endpoint, or when `semaphore_options::replication.replicas` > 0.
+///         above the semaphore's permits, when `wait` is negative, for a Cluster endpoint,
+///         or when `semaphore_options::replication.replicas` > 0.
 ///
 /// Thread-safety: any number of acquires of one semaphore may run at once, from any thread;
 /// `sem` must outlive the operation (the permit may outlive it, as try_acquire_for()'s).
@@ -88,7 +88,7 @@ auto async_acquire(semaphore& sem, std::uint64_t n, std::chrono::milliseconds wa
 /// by the endpoint's command_timeout.
 ///
 /// @throws invalid_argument (from the initiation) for an empty permit (default-constructed or
-///         moved from) or a Sentinel or Cluster endpoint.
+///         moved from) or a Cluster endpoint.
 ///
 /// Thread-safety: as release(); `p` need not outlive the operation.
 template <class CompletionToken>
@@ -123,7 +123,7 @@ auto async_release(permit& p, CompletionToken&& token) {
 /// waiter entry, and gives back a hold it got, before its handler runs.
 ///
 /// @throws invalid_argument (from the initiation, before anything is sent) when `wait` is
-///         negative, for a Sentinel or Cluster endpoint, when the calling thread holds
+///         negative, for a Cluster endpoint, when the calling thread holds
 ///         `lock` exclusively, or holds a share of it (no upgrade: it would wait for itself).
 ///
 /// Thread-safety: as try_lock_for(); `lock` must outlive the operation.
@@ -148,7 +148,7 @@ auto async_lock(rw_lock& lock, std::chrono::milliseconds wait, CompletionToken&&
 /// fencing token, nullopt when `wait` ran out, or an exception as async_lock() documents.
 ///
 /// @throws invalid_argument (from the initiation) when `wait` is negative, for a
-///         Sentinel or Cluster endpoint, or when the calling thread holds `lock` exclusively.
+///         Cluster endpoint, or when the calling thread holds `lock` exclusively.
 ///
 /// Thread-safety: as try_lock_shared_for(); `lock` must outlive the operation.
 template <class CompletionToken>

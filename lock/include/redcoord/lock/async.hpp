@@ -63,9 +63,10 @@ namespace redcoord {
 /// was made with runtime::create(io), else on the runtime's callback executor (a strand of its
 /// own), never on the runtime's I/O thread, so a slow handler delays no other operation.
 ///
-/// Supported on TCP endpoints, plain or TLS, and unix-socket endpoints, without
-/// `replication.replicas`: Sentinel and Cluster endpoints and `replication.replicas > 0` throw
-/// invalid_argument from this call (use acquire() on a thread of your own there).
+/// Supported on TCP endpoints, plain or TLS, unix-socket and Sentinel endpoints (the master the
+/// sentinels name, followed across failovers), without `replication.replicas`: Cluster
+/// endpoints and `replication.replicas > 0` throw invalid_argument from this call (use
+/// acquire() on a thread of your own there).
 ///
 /// @throws invalid_argument as above, or when `wait` is negative, or when another acquire of
 ///         `lock` (synchronous or asynchronous) is under way or it is held (lock objects are
@@ -111,7 +112,7 @@ auto async_acquire(Lock& lock, std::chrono::milliseconds wait, CompletionToken&&
 ///
 /// Completion executor, threads and supported endpoints: as async_acquire().
 ///
-/// @throws invalid_argument for a Sentinel or Cluster endpoint (thrown by the initiation;
+/// @throws invalid_argument for a Cluster endpoint (thrown by the initiation;
 ///         nothing is taken then).
 ///
 /// Thread-safety: as release(); `lock` must outlive the operation.

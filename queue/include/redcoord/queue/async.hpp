@@ -67,8 +67,8 @@ std::shared_ptr<async_operation> start_async_pop(reliable_queue& q,
 /// executor; a handler without one runs on the caller's io_context when the runtime was made
 /// with runtime::create(io), else on the runtime's callback executor, never on its I/O thread.
 ///
-/// Supported on TCP endpoints, plain or TLS, and unix-socket endpoints, without
-/// `replication.replicas`: Sentinel and Cluster endpoints and `replication.replicas > 0` throw
+/// Supported on TCP endpoints, plain or TLS, unix-socket and Sentinel endpoints, without
+/// `replication.replicas`: Cluster endpoints and `replication.replicas > 0` throw
 /// invalid_argument from this call (use pop() on a thread of your own there).
 ///
 /// @throws invalid_argument as above, or when `timeout` is negative. Thrown by the

@@ -92,7 +92,7 @@ auto async_wait(waiter& w, std::chrono::milliseconds timeout, CompletionToken&& 
 /// Its scripts go through the runtime's pipelined link for the master's endpoint; the wake-up
 /// comes from the hub's subscription (a callback that posts to the operation's strand); the
 /// lease refresh and the timeout are steady_timers on the runtime's event loop. Supported
-/// for a hub on a TCP endpoint, plain or TLS, or a unix-socket one: Sentinel and Cluster
+/// for a hub on a TCP endpoint, plain or TLS, a unix-socket or a Sentinel one: Cluster
 /// endpoints throw invalid_argument from this call (use arrive_and_wait() on a thread of your own there).
 ///
 /// @throws invalid_argument as above, or when `timeout` is negative. Thrown by the initiation,
@@ -125,7 +125,7 @@ auto async_arrive_and_wait(barrier& b, std::chrono::milliseconds timeout, Comple
 /// The subscription is made by this call (as signal_hub::listen(), on the calling thread); the
 /// reads of the count go through the runtime's pipelined link for the master's endpoint; the
 /// waits are async_wait on that subscription. Supported for a hub on a TCP endpoint,
-/// plain or TLS, or a unix-socket one: Sentinel and Cluster endpoints throw invalid_argument
+/// plain or TLS, a unix-socket or a Sentinel one: Cluster endpoints throw invalid_argument
 /// from this call (use wait() on a thread of your own there).
 ///
 /// @throws invalid_argument as above, or when `timeout` is negative. Thrown by the initiation,
