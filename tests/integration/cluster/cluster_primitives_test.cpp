@@ -48,6 +48,7 @@ namespace {
 class ClusterPrimitives : public cluster_test::shared_cluster {
 protected:
     void SetUp() override {
+        shared_cluster::SetUp();
         pool_ = std::make_unique<connection_pool>(parse_endpoint(cluster().url()));
     }
 

@@ -25,6 +25,7 @@ namespace {
 class LimitCluster : public cluster_test::shared_cluster {
 protected:
     void SetUp() override {
+        shared_cluster::SetUp();
         pool_ = std::make_unique<connection_pool>(parse_endpoint(cluster().url()));
     }
     static std::vector<std::string> names(const std::string& base) {
