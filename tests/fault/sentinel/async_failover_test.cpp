@@ -4,18 +4,15 @@
 // replica, and reports an unknown service as the resolver's typed error; the async lock and
 // pop run on it, woken by their notices.
 
+#include "async_wake_checks.hpp"
+
 #include <redcoord/core/detail/async_link.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
 #include <redcoord/core/sentinel.hpp>
-#include <redcoord/lock/async.hpp>
-#include <redcoord/queue/async.hpp>
-#include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/testing/local_sentinel.hpp>
 #include <redcoord/testing/wait.hpp>
-
-#include <boost/asio/use_future.hpp>
 
 #include <gtest/gtest.h>
 
@@ -29,7 +26,6 @@ using namespace redcoord;
 using redcoord::detail::async_link;
 using redcoord::detail::link_outcome;
 using redcoord::testing::local_sentinel;
-namespace asio = boost::asio;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
@@ -109,25 +105,8 @@ TEST(AsyncSentinel, AnAsyncLockWaiterIsWokenByTheReleaseAndAPopByAPush) {
     local_sentinel svc;
     auto rt = runtime::create();
     connection_pool pool(svc.endpoint(), {}, rt);
-    distributed_lock holder(pool, "s", {.timing = {.ttl = 60s}});
-    distributed_lock waiter(pool, "s", {.timing = {.ttl = 60s}});
-    ASSERT_TRUE(holder.try_lock());
-    auto got = redcoord::async_acquire(waiter, 30s, asio::use_future);
-    EXPECT_EQ(got.wait_for(300ms), std::future_status::timeout);
-    holder.unlock();
-    ASSERT_EQ(got.wait_for(20s), std::future_status::ready);
-    auto a = got.get();
-    ASSERT_TRUE(a);
-    EXPECT_EQ(svc.master().command({"GET", waiter.key()}).text(), a->token);
-    EXPECT_EQ(redcoord::async_release(waiter, asio::use_future).get(), std::optional<bool>(true));
-
-    reliable_queue q(pool, "s", {.async_pop_recheck = std::chrono::hours(1)});
-    auto popped = async_pop(q, 30s, asio::use_future);
-    EXPECT_EQ(popped.wait_for(300ms), std::future_status::timeout);
-    const auto id = q.push("behind a sentinel");
-    ASSERT_EQ(popped.wait_for(20s), std::future_status::ready);
-    auto d = popped.get();
-    ASSERT_TRUE(d);
-    EXPECT_EQ(d->id, id);
-    EXPECT_TRUE(q.ack(*d));
+    async_wake_checks::lock_waiter_woken_by_release(pool, "s", [&](const std::string& key) {
+        return svc.master().command({"GET", key}).text();
+    });
+    async_wake_checks::pop_woken_by_push(pool, "s", "behind a sentinel");
 }

@@ -3,13 +3,12 @@
 // connections give, and the async operations of the lock, queue and signaling parts on a TLS
 // endpoint, woken by their notices as on a plaintext one.
 
+#include "async_wake_checks.hpp"
+
 #include <redcoord/core/detail/async_link.hpp>
 #include <redcoord/core/errors.hpp>
 #include <redcoord/core/pool.hpp>
 #include <redcoord/core/runtime.hpp>
-#include <redcoord/lock/async.hpp>
-#include <redcoord/queue/async.hpp>
-#include <redcoord/queue/reliable_queue.hpp>
 #include <redcoord/signaling/async.hpp>
 #include <redcoord/signaling/barrier.hpp>
 #include <redcoord/signaling/signal_hub.hpp>
@@ -214,35 +213,16 @@ TEST(AsyncTls, AnAsyncLockWaiterIsWokenByTheReleaseAndHoldsTheLock) {
     auto s = tls_server(certs().server());
     auto rt = runtime::create();
     connection_pool pool(tls_endpoint(s), {}, rt);
-    distributed_lock holder(pool, "tls", {.timing = {.ttl = 60s}});
-    distributed_lock waiter(pool, "tls", {.timing = {.ttl = 60s}});
-    ASSERT_TRUE(holder.try_lock());
-    auto got = redcoord::async_acquire(waiter, 30s, asio::use_future);
-    EXPECT_EQ(got.wait_for(300ms), std::future_status::timeout);
-    const auto t0 = clock_type::now();
-    holder.unlock();
-    ASSERT_EQ(got.wait_for(20s), std::future_status::ready);
-    EXPECT_LT(clock_type::now() - t0, 10s) << "woken by its fallback, not by the release";
-    auto a = got.get();
-    ASSERT_TRUE(a);
-    EXPECT_EQ(s.command({"GET", waiter.key()}).text(), a->token);
-    EXPECT_EQ(redcoord::async_release(waiter, asio::use_future).get(), std::optional<bool>(true));
+    async_wake_checks::lock_waiter_woken_by_release(pool, "tls", [&](const std::string& key) {
+        return s.command({"GET", key}).text();
+    });
 }
 
 TEST(AsyncTls, AnAsyncPopGetsAMessagePushedWhileItWaits) {
     auto s = tls_server(certs().server());
     auto rt = runtime::create();
     connection_pool pool(tls_endpoint(s), {}, rt);
-    reliable_queue q(pool, "tls", {.async_pop_recheck = std::chrono::hours(1)});
-    auto popped = async_pop(q, 30s, asio::use_future);
-    EXPECT_EQ(popped.wait_for(300ms), std::future_status::timeout);
-    const auto id = q.push("over tls");
-    ASSERT_EQ(popped.wait_for(20s), std::future_status::ready);
-    auto d = popped.get();
-    ASSERT_TRUE(d);
-    EXPECT_EQ(d->id, id);
-    EXPECT_EQ(d->payload, "over tls");
-    EXPECT_TRUE(q.ack(*d));
+    async_wake_checks::pop_woken_by_push(pool, "tls", "over tls");
 }
 
 TEST(AsyncTls, AnAsyncBarrierOpensWhenTheLastPartyArrives) {
