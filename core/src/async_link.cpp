@@ -4,6 +4,7 @@
 #include "handshake.hpp"
 #include "tls_context.hpp"
 
+#include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/detail/master_source.hpp>
 #include <redcoord/core/detail/timer_service.hpp>
 
@@ -72,17 +73,6 @@ std::exception_ptr sole_exception(E e) {
         throw std::move(e);
     } catch (...) {
         return std::current_exception();
-    }
-}
-
-// The message of the exception in `e`.
-std::string message_of(const std::exception_ptr& e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        return x.what();
-    } catch (...) {
-        return "unknown failure";
     }
 }
 

@@ -3,6 +3,7 @@
 #include "sentinel_resolve.hpp"
 
 #include <redcoord/core/deadline.hpp>
+#include <redcoord/core/detail/error_slot.hpp>
 #include <redcoord/core/detail/thread_annotations.hpp>
 #include <redcoord/core/fan_out.hpp>
 #include <redcoord/core/pool.hpp>
@@ -199,23 +200,13 @@ struct sentinel_resolver::impl {
                     if (!err) v = engine->promoted(promoted, clock_type::now());
                 }
             }
-            if (err) engine->abort(clock_type::now(), what(err));
+            if (err) engine->abort(clock_type::now(), detail::message_of(err));
             cv.notify_all();
             if (err) std::rethrow_exception(err);
             if (v.what != verdict::chosen) fail(v);
             lk.unlock();
             announce(v.change);
             return v.addr;
-        }
-    }
-
-    static std::string what(const std::exception_ptr& e) {
-        try {
-            std::rethrow_exception(e);
-        } catch (const std::exception& x) {
-            return x.what();
-        } catch (...) {
-            return "unknown error";
         }
     }
 

@@ -10,9 +10,22 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <string>
 
 REDCOORD_API_BEGIN
 namespace redcoord::detail {
+
+/// The what() of the exception in `e` ("unknown error" for one that is not a std::exception):
+/// a failure's text, for a message or a log record.
+inline std::string message_of(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "unknown error";
+    }
+}
 
 /// A count of failures and the latest one. Thread-safe.
 class error_slot {
